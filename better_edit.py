@@ -1,0 +1,3463 @@
+"""better-edit-tools: exact, atomic, recoverable file edits for LLM agents and shell scripts.
+
+One module, two programs:
+
+* **CLI** - ``better-edit-tools COMMAND [options]`` with COMMAND one of ``read``, ``replace``,
+  ``insert``, ``delete``, ``write``, ``balance``, ``func-range``, ``tag-range``;
+* **MCP server** - with no command, a Model Context Protocol server speaking newline-delimited
+  JSON-RPC on stdin/stdout, with the tools ``be-read`` ... ``be-trx-rollback``.
+
+Both call the same handlers through one tool table (section 8). The contract is SPEC.md.
+
+Sections (code only uses what is above it):
+  1. this docstring
+  2. constants and messages     - version, limits, the one message table (en, zh)
+  3. errors                     - ToolError
+  4. text                       - a decoded file as bytes + encoding; pure line edits, diffs
+  5. scanners                   - balance, function range, tag range (regex-driven tokenizers)
+  6. workspace                  - paths and the sandbox, locks, atomic writes
+  7. stores                     - snapshots and chips, one file per record
+  8. tools                      - one handler per tool and the TOOLS table
+  9. MCP server                 - read a line, dispatch, write a line
+ 10. CLI                        - argparse built from TOOLS
+ 11. main()                     - pick the mode
+"""
+
+import json
+import os
+import re
+import sys
+
+# ====================================================================================================
+# 2. Constants and messages
+# ====================================================================================================
+
+__version__ = "0.1.0"
+PROGRAM = "better-edit-tools"
+CACHE_APP_NAME = "better-edit-tools-mcp"
+CLI_COMMANDS = ("read", "replace", "insert", "delete", "write", "balance", "func-range", "tag-range")
+PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+DEFAULT_MAX_CHIPS = 30
+DEFAULT_MAX_SNAPSHOTS = 30
+SNAPSHOT_TOTAL_BYTES = 100 * 1024 * 1024
+CHIP_MIN_ARGS_BYTES = 50  # failed calls with shorter argument JSON are not worth a chip
+VIEW_MEMORY = 256  # viewed texts the server remembers for STALE_VIEW diffs
+READ_MAX_LINES = 2000  # MCP default; the CLI default is 0 (no limit)
+BINARY_SNIFF_BYTES = 8192
+BALANCE_CHECK_LIMIT = 16 * 1024 * 1024  # larger files skip the post-edit balance check (with a warning)
+WRITE_DIFF_LINE_LIMIT = 20000  # a whole-file write diff of more lines is summarised
+AUTO_WINDOW_BEFORE, AUTO_WINDOW_AFTER = 10, 20
+
+# One table for every human-readable text: key -> (English, Chinese). Fields in {braces}.
+MESSAGES = {
+    # --- errors ---
+    "not_found": ("file not found: {file}", "文件不存在：{file}"),
+    "not_found.hint": (
+        "check the path; relative paths resolve against {base}",
+        "检查路径；相对路径以 {base} 为基准",
+    ),
+    "is_directory": ("{file} is a directory, not a file", "{file} 是目录，不是文件"),
+    "is_directory.hint": ("name a file inside it", "请指定目录中的某个文件"),
+    "not_regular": ("{file} is not a regular file", "{file} 不是普通文件"),
+    "arg_unknown": (
+        "unknown argument {name!r} for {tool}; accepted: {accepted}",
+        "{tool} 不接受参数 {name!r}；可用参数：{accepted}",
+    ),
+    "arg_missing": ("missing required argument {name!r} for {tool}", "{tool} 缺少必需参数 {name!r}"),
+    "arg_type": (
+        "argument {name!r} must be {expected}, got {got}",
+        "参数 {name!r} 应为 {expected}，实际为 {got}",
+    ),
+    "arg_choice": (
+        "argument {name!r} must be one of {choices}, got {got!r}",
+        "参数 {name!r} 只能是 {choices} 之一，实际为 {got!r}",
+    ),
+    "arg.hint": ("correct the argument and call again", "修正参数后重试"),
+    "args_not_object": (
+        "arguments must be a JSON object, got {got}",
+        "arguments 必须是 JSON 对象，实际为 {got}",
+    ),
+    "line_below_one": ("{name} must be 1 or more, got {value}", "{name} 必须大于等于 1，实际为 {value}"),
+    "end_before_start": ("end {end} is before start {start}", "end（{end}）小于 start（{start}）"),
+    "after_line_invalid": (
+        "after_line must be -1 (end), 0 (top) or a line number, got {value}",
+        "after_line 只能是 -1（末尾）、0（开头）或行号，实际为 {value}",
+    ),
+    "out_of_range": (
+        "lines {start}-{end} are outside {file}, which has {total} lines",
+        "第 {start}-{end} 行超出 {file} 的范围（共 {total} 行）",
+    ),
+    "out_of_range.hint": (
+        "valid lines are 1-{total}; read the file again to get current line numbers",
+        "有效行号为 1-{total}；请重新读取文件获取当前行号",
+    ),
+    "after_out_of_range": (
+        "after_line {value} is beyond {file}, which has {total} lines",
+        "after_line {value} 超出 {file} 的范围（共 {total} 行）",
+    ),
+    "after_out_of_range.hint": (
+        "use 0-{total}, or -1 to append at the end",
+        "请使用 0-{total}，或 -1 追加到末尾",
+    ),
+    "empty_file_range": ("{file} is empty: it has no lines to edit", "{file} 是空文件，没有可编辑的行"),
+    "empty_file_range.hint": (
+        "use insert with after_line 0, or write",
+        "请用 insert（after_line 为 0）或 write",
+    ),
+    "old_empty": ("old must not be empty", "old 不能为空"),
+    "old_empty.hint": (
+        "pass the exact text to replace, or start/end line numbers",
+        "请传入要替换的原文，或 start/end 行号",
+    ),
+    "need_lines_or_old": (
+        "replace needs start (line numbers) or old (the text to find)",
+        "replace 需要 start（行号）或 old（要查找的原文）",
+    ),
+    "need_range_or_target": (
+        "delete needs start (and end) or target",
+        "delete 需要 start（和 end）或 target",
+    ),
+    "end_without_start": ("end was given without start", "给出了 end 但没有 start"),
+    "target_and_range": (
+        "target and start/end cannot be used together",
+        "target 不能与 start/end 同时使用",
+    ),
+    "target_bad": (
+        "target must be {{\"kind\": K, \"value\": V}} with K one of line, function, marker, tag; got {got}",
+        "target 应为 {{\"kind\": K, \"value\": V}}，K 为 line、function、marker、tag 之一；实际为 {got}",
+    ),
+    "content_empty": ("content must not be empty for insert", "insert 的 content 不能为空"),
+    "content_empty.hint": (
+        "pass at least one line; to add an empty line pass a single newline",
+        "至少传入一行；如需插入空行请传入一个换行符",
+    ),
+    "binary": (
+        "{file} looks binary (NUL byte at offset {offset}); it is not edited as text",
+        "{file} 看起来是二进制文件（偏移 {offset} 处有 NUL 字节），不能作为文本编辑",
+    ),
+    "binary.hint": ("edit text files only", "只能编辑文本文件"),
+    "not_utf8": (
+        "{file} is not valid UTF-8 (byte 0x{byte:02x} at offset {offset})",
+        "{file} 不是有效的 UTF-8（偏移 {offset} 处字节 0x{byte:02x}）",
+    ),
+    "not_utf8.hint": (
+        "name its encoding, e.g. --encoding gbk / \"encoding\": \"cp1252\"",
+        "请指定编码，例如 --encoding gbk 或 \"encoding\": \"cp1252\"",
+    ),
+    "encoding_unknown": ("unknown encoding {encoding!r}", "未知编码 {encoding!r}"),
+    "encoding_unknown.hint": (
+        "use a Python codec name such as gbk, gb18030, shift_jis, cp1252, latin-1",
+        "请使用 Python 编码名，如 gbk、gb18030、shift_jis、cp1252、latin-1",
+    ),
+    "encoding_decode": (
+        "{file} cannot be decoded as {encoding} (offset {offset})",
+        "{file} 无法按 {encoding} 解码（偏移 {offset}）",
+    ),
+    "encoding_roundtrip": (
+        "{file} does not round-trip through {encoding}: re-encoding would change its bytes",
+        "{file} 无法按 {encoding} 无损往返：重新编码会改变其字节",
+    ),
+    "encoding_roundtrip.hint": (
+        "name the file's real encoding",
+        "请指定文件的真实编码",
+    ),
+    "encoding_content": (
+        "the content has characters that {encoding} cannot encode (first: {char!r})",
+        "内容中含有 {encoding} 无法编码的字符（首个：{char!r}）",
+    ),
+    "encoding_content.hint": (
+        "remove those characters or convert the file to UTF-8 first",
+        "请去掉这些字符，或先把文件转换为 UTF-8",
+    ),
+    "content_not_utf8": (
+        "the content from {source} is not valid UTF-8",
+        "来自 {source} 的内容不是有效的 UTF-8",
+    ),
+    "sandbox": (
+        "{file} resolves to {path}, outside the root {root}",
+        "{file} 解析为 {path}，位于根目录 {root} 之外",
+    ),
+    "sandbox.hint": (
+        "use a path inside {root}",
+        "请使用 {root} 之内的路径",
+    ),
+    "sandbox_name": (
+        "path {file!r} is refused: {why}",
+        "路径 {file!r} 被拒绝：{why}",
+    ),
+    "permission": ("permission denied for {path}: {detail}", "没有权限访问 {path}：{detail}"),
+    "permission.hint": (
+        "check the file's and its directory's permissions",
+        "请检查文件及其所在目录的权限",
+    ),
+    "io": ("I/O error on {path}: {detail}", "{path} 读写出错：{detail}"),
+    "io.hint": (
+        "check free space and the file system; the file was not changed",
+        "请检查磁盘空间和文件系统；文件未被修改",
+    ),
+    "readback": (
+        "read-back check failed for {path}: the file does not hold the bytes just written",
+        "{path} 写后校验失败：文件内容与刚写入的不一致",
+    ),
+    "readback.hint": (
+        "roll back with be-trx-rollback (event {event_id}) and check the disk",
+        "请用 be-trx-rollback（事件 {event_id}）回滚并检查磁盘",
+    ),
+    "conflict": (
+        "{file} was changed by another program during this edit; nothing was written",
+        "编辑期间 {file} 被其他程序修改；未写入任何内容",
+    ),
+    "conflict.hint": ("read the file again and redo the edit", "请重新读取文件后再编辑"),
+    "mismatch_lines": (
+        "the text at lines {start}-{end} of {file} is not the given old text",
+        "{file} 第 {start}-{end} 行的内容与 old 不一致",
+    ),
+    "mismatch_lines.hint": (
+        "see 'actual'; 'found_at' lists where old does occur (your line numbers may be stale)",
+        "参见 actual；found_at 列出 old 实际出现的位置（行号可能已过期）",
+    ),
+    "mismatch_none": ("old was not found in {file}", "在 {file} 中找不到 old"),
+    "mismatch_none.hint": (
+        "the most similar block is lines {start}-{end} (see 'actual'); read them and retry",
+        "最相似的是第 {start}-{end} 行（见 actual）；请读取后重试",
+    ),
+    "mismatch_none_nohint.hint": (
+        "read the file to see its current text",
+        "请读取文件查看当前内容",
+    ),
+    "ambiguous": (
+        "old occurs {count} times in {file} (lines {where})",
+        "old 在 {file} 中出现 {count} 次（第 {where} 行）",
+    ),
+    "ambiguous.hint": (
+        "add surrounding lines to old, or pass start/end",
+        "请在 old 中加入上下文行，或传入 start/end",
+    ),
+    "marker_ambiguous": (
+        "marker {value!r} occurs on {count} lines of {file} ({where})",
+        "标记 {value!r} 在 {file} 中出现于 {count} 行（{where}）",
+    ),
+    "marker_ambiguous.hint": (
+        "add occurrence N to the target to pick one",
+        "请在 target 中加入 occurrence N 指定其一",
+    ),
+    "target_missing": (
+        "{kind} {value!r} not found in {file}",
+        "在 {file} 中找不到 {kind} {value!r}",
+    ),
+    "target_missing.hint": ("nearest names: {nearest}", "最接近的名称：{nearest}"),
+    "occurrence_range": (
+        "occurrence {value} is out of range: {kind} {target!r} occurs {count} times",
+        "occurrence {value} 超出范围：{kind} {target!r} 出现 {count} 次",
+    ),
+    "view_bad": (
+        "viewed_code_id {id!r} is not a token from read (expected v1:START-END:HASH)",
+        "viewed_code_id {id!r} 不是 read 返回的令牌（应为 v1:START-END:HASH）",
+    ),
+    "view_bad.hint": ("pass the viewed_code_id that read returned", "请传入 read 返回的 viewed_code_id"),
+    "stale_view": (
+        "{file} changed since lines {start}-{end} were read (viewed_code_id {id})",
+        "自读取第 {start}-{end} 行以来 {file} 已被修改（viewed_code_id {id}）",
+    ),
+    "stale_view.hint": (
+        "see 'current'; read again and redo the edit on the current text",
+        "参见 current；请重新读取并基于当前内容编辑",
+    ),
+    "unbalanced": (
+        "lines {start}-{end} hold unbalanced {symbols}; deleting them would break the structure",
+        "第 {start}-{end} 行含有不配对的 {symbols}；删除会破坏结构",
+    ),
+    "unbalanced.hint": (
+        "widen the range to whole blocks (func-range helps), or pass force",
+        "请把范围扩大到完整的代码块（可用 func-range），或传入 force",
+    ),
+    "no_function": (
+        "no function, method or class encloses line {line} of {file}",
+        "{file} 第 {line} 行不在任何函数、方法或类中",
+    ),
+    "no_tag": ("no element encloses line {line} of {file}", "{file} 第 {line} 行不在任何元素中"),
+    "range.hint": ("try another line, or read the file", "请换一行或读取文件"),
+    "not_checkable": (
+        "{file}: the language is not known, so {what} cannot be found",
+        "{file}：无法识别语言，无法查找{what}",
+    ),
+    "chip_missing": ("chip {id} not found", "找不到 chip {id}"),
+    "chip_missing.hint": (
+        "list chips with be-insert-chip and no arguments",
+        "不带参数调用 be-insert-chip 可列出所有 chip",
+    ),
+    "chip_bad_from": (
+        "from must be chip://ID or file:///path, got {got!r}",
+        "from 应为 chip://ID 或 file:///path，实际为 {got!r}",
+    ),
+    "chip_bad_to": (
+        "to must be path:LINE or file:///path:LINE, got {got!r}",
+        "to 应为 path:LINE 或 file:///path:LINE，实际为 {got!r}",
+    ),
+    "chip_no_text": (
+        "chip {id} keeps no single text (tool {tool})",
+        "chip {id} 没有可直接插入的文本（工具 {tool}）",
+    ),
+    "chip_no_text.hint": ("insert it with as: annotated", "请使用 as: annotated 插入"),
+    "to_without_from": ("to was given without from", "给出了 to 但没有 from"),
+    "snapshot_missing": ("no snapshot with event_id {event_id}", "没有 event_id 为 {event_id} 的快照"),
+    "snapshot_missing.hint": ("list snapshots with be-trx-status", "可用 be-trx-status 查看快照"),
+    "nothing_to_rollback": ("there is no snapshot to roll back{scope}", "没有可回滚的快照{scope}"),
+    "rollback_conflict": (
+        "{file} no longer holds what event {event_id} wrote; nothing was rolled back",
+        "{file} 已不是事件 {event_id} 写入后的内容；未回滚任何内容",
+    ),
+    "rollback_conflict.hint": (
+        "read the file; pass force to overwrite its current content anyway",
+        "请先读取文件；如确要覆盖当前内容，请传入 force",
+    ),
+    "steps_and_event": ("give steps or event_id, not both", "steps 与 event_id 只能给一个"),
+    "too_large": ("{what} is too large: {size} bytes (limit {limit})", "{what} 过大：{size} 字节（上限 {limit}）"),
+    "internal": ("internal error: {detail}", "内部错误：{detail}"),
+    "internal.hint": (
+        "this is a bug in better-edit-tools; the file was not changed unless the result said so",
+        "这是 better-edit-tools 的缺陷；除非结果另有说明，文件未被修改",
+    ),
+    # --- warnings ---
+    "w.clamped": (
+        "end {end} is beyond the last line; read up to line {total}",
+        "end {end} 超出最后一行；已读到第 {total} 行",
+    ),
+    "w.mixed_eol": (
+        "the file has mixed line endings ({crlf} CRLF, {lf} LF); new lines use {dominant}",
+        "文件混用换行符（CRLF {crlf} 个，LF {lf} 个）；新行使用 {dominant}",
+    ),
+    "w.no_final_newline": ("the file does not end with a newline", "文件末尾没有换行符"),
+    "w.truncated": (
+        "output cut at {max_lines} lines; continue with start {next_start}",
+        "输出已截断为 {max_lines} 行；请从 start {next_start} 继续",
+    ),
+    "w.whitespace_match": (
+        "old matched only when trailing whitespace and line endings are ignored (lines {start}-{end})",
+        "忽略行尾空白和换行符后 old 才匹配（第 {start}-{end} 行）",
+    ),
+    "w.hardlinks": (
+        "{path} has {count} hard links: written in place so they stay shared",
+        "{path} 有 {count} 个硬链接：已原地写入以保持共享",
+    ),
+    "w.outside_view": (
+        "the edited lines {start}-{end} are outside the viewed lines {vstart}-{vend}",
+        "编辑的第 {start}-{end} 行不在已查看的第 {vstart}-{vend} 行内",
+    ),
+    "w.deleted_chip": ("deleted content saved as chip://{id}", "被删除的内容已保存为 chip://{id}"),
+    "w.rescued": (
+        "content looked double-escaped (literal \\n, no real newline): it was unescaped; the original is chip://{id}",
+        "content 疑似被双重转义（只有字面 \\n，没有真正换行）：已还原；原文保存为 chip://{id}",
+    ),
+    "w.chip_evicted": ("oldest chip {id} was evicted (queue max {max})", "最旧的 chip {id} 已被移除（队列上限 {max}）"),
+    "w.chip_not_saved": ("could not save a chip: {detail}", "无法保存 chip：{detail}"),
+    "w.snapshot_evicted": (
+        "oldest snapshot {id} was dropped (limit {max} snapshots, {mib} MiB)",
+        "最旧的快照 {id} 已被丢弃（上限 {max} 个、{mib} MiB）",
+    ),
+    "w.snapshot_not_saved": (
+        "the snapshot was not persisted ({detail}); this edit cannot be rolled back by another process",
+        "快照未能持久化（{detail}）；其他进程无法回滚本次编辑",
+    ),
+    "w.not_checked_delete": (
+        "the language of {file} is not known: the deleted range was not checked for balance",
+        "无法识别 {file} 的语言：未检查删除范围的括号配对",
+    ),
+    "w.balance_skipped": (
+        "the file is over {limit} MiB: the post-edit balance check was skipped",
+        "文件超过 {limit} MiB：已跳过编辑后的配对检查",
+    ),
+    "w.diff_omitted": (
+        "the diff was omitted: {lines} lines is more than {limit}",
+        "差异过长（{lines} 行，超过 {limit} 行），已省略",
+    ),
+    "w.store_skipped": ("skipped unreadable store file {path}: {detail}", "跳过无法读取的存储文件 {path}：{detail}"),
+    "w.forced_unbalanced": (
+        "forced: the deleted lines held unbalanced {symbols}",
+        "已强制删除：被删除的行含有不配对的 {symbols}",
+    ),
+    "w.auto_window": (
+        "no enclosing function for line {line}: showing a window around it",
+        "第 {line} 行不在函数内：显示其附近的行",
+    ),
+    "w.rollback_forced": (
+        "forced: {file} did not hold what event {event_id} wrote; its current content was overwritten",
+        "已强制：{file} 不是事件 {event_id} 写入后的内容；当前内容已被覆盖",
+    ),
+    "w.rollback_deleted": ("event {event_id} created {file}: the file was deleted", "事件 {event_id} 创建了 {file}：已删除该文件"),
+    # --- balance sentences (SPEC §2.8) ---
+    "b.ok": ("ok", "ok"),
+    "b.not_checked": ("not checked", "not checked"),
+    "b.broke": ("edit left {items}", "编辑导致 {items}"),
+    "b.unclosed": ("{count} unclosed \"{symbol}\" (line {line})", "{count} 个未闭合的 \"{symbol}\"（第 {line} 行）"),
+    "b.unexpected": (
+        "{count} unexpected \"{symbol}\" (line {line})",
+        "{count} 个多余的 \"{symbol}\"（第 {line} 行）",
+    ),
+    "b.mismatched": (
+        "{count} mismatched \"{symbol}\" (line {line})",
+        "{count} 个不匹配的 \"{symbol}\"（第 {line} 行）",
+    ),
+    "b.reason_unknown": (
+        "unknown language for {name}: no tokenizer for this file type",
+        "{name} 的语言未知：没有适用于此类文件的分析器",
+    ),
+    # --- CLI text ---
+    "cli.description": (
+        "Exact, atomic, recoverable file edits. With a COMMAND: one operation (the CLI). "
+        "Without: an MCP server on stdin/stdout.",
+        "精确、原子、可恢复的文件编辑。带 COMMAND 时执行一次操作（命令行）；不带时作为 MCP 服务器运行于 stdin/stdout。",
+    ),
+    "cli.bad_command": (
+        "unknown command {word!r}; valid commands: {commands} (no command starts the MCP server)",
+        "未知命令 {word!r}；可用命令：{commands}（不带命令则启动 MCP 服务器）",
+    ),
+    "cli.bad_env": ("invalid {name}={value!r}: {why}", "无效的 {name}={value!r}：{why}"),
+    "cli.content_both": (
+        "give --content or --content-file, not both",
+        "--content 与 --content-file 只能给一个",
+    ),
+    "cli.old_both": ("give --old or --old-file, not both", "--old 与 --old-file 只能给一个"),
+    "cli.content_required": ("{command} needs --content or --content-file", "{command} 需要 --content 或 --content-file"),
+    "cli.error": ("error[{code}]: {message}", "错误[{code}]：{message}"),
+    "cli.hint": ("hint: {hint}", "提示：{hint}"),
+    "cli.warning": ("warning: {text}", "警告：{text}"),
+    "cli.read_summary": (
+        "{file}: lines {start}-{end} of {total} ({encoding}, {eol}) viewed_code_id={viewed_code_id}",
+        "{file}：第 {start}-{end} 行，共 {total} 行（{encoding}，{eol}）viewed_code_id={viewed_code_id}",
+    ),
+    "cli.edit_summary": (
+        "{verb} {file}: lines {start}-{end}, -{removed} +{added}, {total} lines now; balance: {balance}{event}",
+        "{verb} {file}：第 {start}-{end} 行，删除 {removed} 行，新增 {added} 行，现共 {total} 行；配对检查：{balance}{event}",
+    ),
+    "cli.insert_summary": (
+        "{verb} {file}: +{added} after line {after_line}, {total} lines now; balance: {balance}{event}",
+        "{verb} {file}：在第 {after_line} 行后新增 {added} 行，现共 {total} 行；配对检查：{balance}{event}",
+    ),
+    "cli.write_summary": (
+        "{verb} {file}: {lines} lines, {bytes} bytes{event}",
+        "{verb} {file}：{lines} 行，{bytes} 字节{event}",
+    ),
+    "cli.balance_summary": ("{file} ({language}): {status}", "{file}（{language}）：{status}"),
+    "cli.range_summary": ("{file}: lines {start}-{end} {what}", "{file}：第 {start}-{end} 行 {what}"),
+    "cli.verb.preview": ("preview (nothing written) of", "预览（未写入）"),
+    "cli.verb.replace": ("replaced in", "已替换"),
+    "cli.verb.insert": ("inserted into", "已插入"),
+    "cli.verb.delete": ("deleted from", "已删除"),
+    "cli.verb.write_new": ("created", "已创建"),
+    "cli.verb.write": ("wrote", "已写入"),
+    "cli.event": (", event {event_id}", "，事件 {event_id}"),
+    # --- server ---
+    "mcp.instructions": (
+        "better-edit-tools edits files exactly and safely. Read before you edit: be-read returns numbered "
+        "lines and a viewed_code_id; pass that id to be-replace/be-insert/be-delete so a stale view is "
+        "refused instead of corrupting the file. Prefer line ranges (start/end) with old as a check. Every "
+        "edit is snapshotted: be-trx-rollback undoes it. Failed calls and deleted text are kept as chips: "
+        "be-insert-chip lists them and re-inserts their text.",
+        "better-edit-tools 精确、安全地编辑文件。先读后改：be-read 返回带行号的内容和 viewed_code_id；把它传给 "
+        "be-replace/be-insert/be-delete，过期的视图会被拒绝而不会损坏文件。优先用行范围（start/end）并以 old 校验。"
+        "每次编辑都有快照：be-trx-rollback 可撤销。失败调用的参数和被删除的文本都保存为 chip："
+        "be-insert-chip 可列出并重新插入。",
+    ),
+    "mcp.unknown_tool": ("unknown tool {name!r}; closest: {closest}", "未知工具 {name!r}；最接近的：{closest}"),
+    "mcp.parse_error": ("parse error: the line is not JSON ({detail})", "解析错误：该行不是 JSON（{detail}）"),
+    "mcp.parse_chip": (" - the line was saved as chip://{id}", " —— 该行已保存为 chip://{id}"),
+    "mcp.invalid_request": ("invalid request: {detail}", "无效请求：{detail}"),
+    "mcp.unknown_method": ("method not found: {method}", "未知方法：{method}"),
+    "mcp.args_chip": ("arguments saved as chip://{id}", "参数已保存为 chip://{id}"),
+}
+
+
+def tr(lang, key, **fields):
+    """The message `key` in `lang` ("en" or "zh") with `fields` filled in."""
+    pair = MESSAGES.get(key)
+    if pair is None:
+        return key
+    template = pair[1] if lang == "zh" else pair[0]
+    try:
+        return template.format(**fields)
+    except (KeyError, IndexError, ValueError):
+        return template
+
+
+def detect_lang(flag=None, environ=None):
+    """`--lang` if given, else the first set of LC_ALL, LC_MESSAGES, LANG: zh* means Chinese."""
+    if flag:
+        return flag
+    environ = os.environ if environ is None else environ
+    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = environ.get(name)
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
+    return "en"
+
+
+# ====================================================================================================
+# 3. Errors
+# ====================================================================================================
+
+
+class ToolError(Exception):
+    """The one exception raised on purpose: a stable code, a message and a hint (SPEC §2.6).
+
+    `fields` fill the message templates; `data` are extra members of the error object
+    (e.g. `total`, `actual`, `candidates`).
+    """
+
+    def __init__(self, code, key, hint=None, data=None, **fields):
+        super().__init__(code, key)
+        self.code = code
+        self.key = key
+        self.hint_key = hint if hint is not None else (key + ".hint" if key + ".hint" in MESSAGES else "arg.hint")
+        self.data = data or {}
+        self.fields = fields
+
+    def to_dict(self, lang):
+        error = {
+            "code": self.code,
+            "message": tr(lang, self.key, **self.fields),
+            "hint": tr(lang, self.hint_key, **self.fields),
+        }
+        for name, value in self.data.items():
+            error.setdefault(name, value)
+        return error
+
+
+def invalid(key, **fields):
+    return ToolError("INVALID_ARGUMENT", key, "arg.hint", **fields)
+
+
+def os_error(exc, path):
+    """Map an OSError to PERMISSION or IO, carrying the operating system's text."""
+    detail = exc.strerror or str(exc)
+    code = "PERMISSION" if isinstance(exc, PermissionError) else "IO"
+    return ToolError(code, code.lower(), path=path, detail=detail)
+
+# Tool descriptions (d.*), argument help (p.*), CLI examples (x.*) and global options (g.*).
+MESSAGES.update(
+    {
+        "d.read": (
+            "Read lines of a text file, numbered N<TAB>text, with a viewed_code_id that later edits pass to "
+            "prove they are based on this view. Ranges: start/end (negative end counts from the end, end 0 = "
+            "the enclosing function) or a target.",
+            "读取文本文件的行（格式 N<TAB>文本），并返回 viewed_code_id，之后的编辑可传入它以证明基于此视图。"
+            "范围：start/end（负数 end 从末尾倒数，end 为 0 表示所在函数）或 target。",
+        ),
+        "d.replace": (
+            "Replace lines start..end with content, optionally checking that they still hold old; or, without "
+            "start, replace the one place where old occurs (AMBIGUOUS when several). Untouched lines keep "
+            "their exact bytes; returns a diff.",
+            "用 content 替换第 start..end 行，可用 old 校验原内容；不给 start 时，替换 old 唯一出现的位置"
+            "（多处出现则返回 AMBIGUOUS）。未改动的行字节不变；返回差异。",
+        ),
+        "d.insert": (
+            "Insert content after line after_line (0 = at the top, -1 = at the end). Returns a diff.",
+            "在第 after_line 行之后插入 content（0 为开头，-1 为末尾）。返回差异。",
+        ),
+        "d.delete": (
+            "Delete lines start..end or a target. The deleted text is kept as a chip; a range with unbalanced "
+            "brackets is refused unless force.",
+            "删除第 start..end 行或 target。被删除的文本保存为 chip；括号不配对的范围会被拒绝，除非 force。",
+        ),
+        "d.write": (
+            "Write a whole file (create it with its parents, or overwrite keeping encoding, BOM, line endings "
+            "and permissions).",
+            "写入整个文件（新建时自动创建父目录；覆盖时保留编码、BOM、换行符和权限）。",
+        ),
+        "d.balance": (
+            "Check brackets, quotes and tags; lists what is unmatched with line and column.",
+            "检查括号、引号和标签是否配对；列出不配对项的行号和列号。",
+        ),
+        "d.func-range": (
+            "The lines of the function, method or class enclosing a line (signature, decorators and doc "
+            "comment included).",
+            "给出包含某行的函数、方法或类的行范围（含签名、装饰器和文档注释）。",
+        ),
+        "d.tag-range": (
+            "The lines of the markup element enclosing a line (HTML, XML, Vue, Svelte).",
+            "给出包含某行的标记元素的行范围（HTML、XML、Vue、Svelte）。",
+        ),
+        "d.insert-chip": (
+            "Recover saved content. No from: list chips. from only: show one. from + to: insert its text "
+            "(as text) or its arguments as a comment (as annotated) after a line.",
+            "恢复保存的内容。不给 from：列出 chip；只给 from：查看一个；给 from 和 to：把其文本（as text）"
+            "或其参数注释（as annotated）插入到某行之后。",
+        ),
+        "d.trx-status": (
+            "List the snapshots of recent edits, newest first (metadata only).",
+            "列出最近编辑的快照，最新的在前（仅元数据）。",
+        ),
+        "d.trx-commit": (
+            "Forget snapshots (all, or of one file): the edits can no longer be rolled back.",
+            "丢弃快照（全部或某个文件的）：之后这些编辑无法回滚。",
+        ),
+        "d.trx-rollback": (
+            "Undo edits: the last steps, or down to an event_id, for all files or one. Refuses with CONFLICT, "
+            "rolling back nothing, when a file changed since.",
+            "撤销编辑：最近 steps 次，或直到某个 event_id，可限定文件。若文件之后又被修改，则返回 CONFLICT 且不回滚任何内容。",
+        ),
+        "p.file": ("the file (relative to the root, or absolute, or file:// URL)", "文件（相对根目录、绝对路径或 file:// URL）"),
+        "p.encoding": (
+            "the file's encoding when it is not UTF-8/UTF-16 with BOM, e.g. gbk, cp1252",
+            "文件编码（非 UTF-8/带 BOM 的 UTF-16 时），如 gbk、cp1252",
+        ),
+        "p.brief": ("omit content, diff and balance from the result", "结果中省略 content、diff 和 balance"),
+        "p.preview": ("compute everything, write nothing", "只计算，不写入"),
+        "p.format": ("diff format: unified or plain", "差异格式：unified 或 plain"),
+        "p.viewed_code_id": ("the viewed_code_id read returned for these lines", "read 返回的 viewed_code_id"),
+        "p.start": ("first line (1-based)", "起始行（从 1 开始）"),
+        "p.end": ("last line (inclusive; default start; negative counts from the end)", "结束行（含；默认等于 start；负数从末尾倒数）"),
+        "p.read_end": (
+            "last line (default: the last; negative counts from the end; 0 or auto = the enclosing function)",
+            "结束行（默认最后一行；负数从末尾倒数；0 或 auto 表示所在函数）",
+        ),
+        "p.target": (
+            "what to address instead of lines: {kind: line|function|marker|tag, value, occurrence}; CLI KIND:VALUE",
+            "用目标代替行号：{kind: line|function|marker|tag, value, occurrence}；命令行写作 KIND:VALUE",
+        ),
+        "p.content": ("the new text (\"\" = no lines)", "新文本（\"\" 表示零行）"),
+        "p.line": ("a line inside the block (1-based)", "块内的某一行（从 1 开始）"),
+        "p.max_lines": ("at most this many lines (0 = no limit)", "最多返回的行数（0 不限）"),
+        "p.old": (
+            "the text expected at start..end, or (without start) the text to find and replace",
+            "start..end 处应有的原文；不给 start 时为要查找并替换的文本",
+        ),
+        "p.after_line": ("insert after this line: 0 = top, -1 = end", "插入到此行之后：0 为开头，-1 为末尾"),
+        "p.force": ("delete even if the range's brackets do not balance", "即使范围内括号不配对也删除"),
+        "p.verbose": ("also list the matched pairs", "同时列出已配对的符号"),
+        "p.outer": ("give the outermost top-level block instead", "改为给出最外层的顶级块"),
+        "p.from": ("chip://ID or file:///path", "chip://ID 或 file:///path"),
+        "p.to": ("path:LINE or file:///path:LINE - insert after LINE", "path:LINE 或 file:///path:LINE，插入到 LINE 之后"),
+        "p.as": ("text (the chip's text) or annotated (its arguments as a comment)", "text（chip 文本）或 annotated（参数注释）"),
+        "p.filter": ("list only chips whose tool, error or content contains this", "只列出工具名、错误或内容包含此文本的 chip"),
+        "p.trx_file": ("only snapshots of this file", "只处理此文件的快照"),
+        "p.steps": ("how many edits to undo (default 1)", "撤销的编辑次数（默认 1）"),
+        "p.event_id": ("undo down to and including this event", "撤销到此事件（含）为止"),
+        "p.rollback_force": ("roll back even when a file changed since the snapshot", "即使文件在快照后被修改也回滚"),
+        "p.occurrence": ("with --target marker: which occurrence (1-based)", "配合 --target marker：第几处（从 1 开始）"),
+        "p.content_file": ("read the content from a file, - = stdin", "从文件读取内容，- 表示标准输入"),
+        "p.old_file": ("read old from a file, - = stdin", "从文件读取 old，- 表示标准输入"),
+        "p.output": ("text (default) or json", "text（默认）或 json"),
+        "g.lang": ("language of messages: en or zh", "消息语言：en 或 zh"),
+        "g.no_prefix": ("MCP: list tools without the be- prefix", "MCP：工具名不带 be- 前缀"),
+        "g.underscore": ("MCP: list tool names with _ instead of -", "MCP：工具名用 _ 代替 -"),
+        "g.root": ("confine every path to this directory", "把所有路径限制在此目录内"),
+        "g.max_chips": ("how many chips to keep (default 30)", "保留的 chip 数量（默认 30）"),
+        "x.read": (
+            "example:\n  better-edit-tools read -f app.py -s 10 -e 30\n  better-edit-tools read -f app.py -s 42 -e auto -o json",
+            "示例：\n  better-edit-tools read -f app.py -s 10 -e 30\n  better-edit-tools read -f app.py -s 42 -e auto -o json",
+        ),
+        "x.replace": (
+            "example:\n  better-edit-tools replace -f app.py -s 12 -e 13 --old 'x = 1' -c 'x = 2'\n"
+            "  printf 'new\\n' | better-edit-tools replace -f app.py --old 'old line' --content-file -",
+            "示例：\n  better-edit-tools replace -f app.py -s 12 -e 13 --old 'x = 1' -c 'x = 2'\n"
+            "  printf 'new\\n' | better-edit-tools replace -f app.py --old 'old line' --content-file -",
+        ),
+        "x.insert": (
+            "example:\n  better-edit-tools insert -f app.py --after-line 0 -c '#!/usr/bin/env python3'",
+            "示例：\n  better-edit-tools insert -f app.py --after-line 0 -c '#!/usr/bin/env python3'",
+        ),
+        "x.delete": (
+            "example:\n  better-edit-tools delete -f app.py -s 20 -e 25\n  better-edit-tools delete -f app.py --target function:old_helper",
+            "示例：\n  better-edit-tools delete -f app.py -s 20 -e 25\n  better-edit-tools delete -f app.py --target function:old_helper",
+        ),
+        "x.write": (
+            "example:\n  better-edit-tools write -f notes/todo.md -c '# TODO'\n  cat draft.txt | better-edit-tools write -f out.txt --content-file -",
+            "示例：\n  better-edit-tools write -f notes/todo.md -c '# TODO'\n  cat draft.txt | better-edit-tools write -f out.txt --content-file -",
+        ),
+        "x.balance": ("example:\n  better-edit-tools balance -f app.js -v", "示例：\n  better-edit-tools balance -f app.js -v"),
+        "x.func-range": (
+            "example:\n  better-edit-tools func-range -f app.py -l 42 --outer",
+            "示例：\n  better-edit-tools func-range -f app.py -l 42 --outer",
+        ),
+        "x.tag-range": ("example:\n  better-edit-tools tag-range -f index.html -l 17", "示例：\n  better-edit-tools tag-range -f index.html -l 17"),
+    }
+)
+
+
+# ====================================================================================================
+# 4. Text: a decoded file and pure line edits (SPEC §2.1, §2.7)
+# ====================================================================================================
+#
+# A file is kept as bytes. `body` is the file without its BOM, in an encoding where b"\n" can only be
+# a line break (UTF-8 or a declared ASCII-compatible legacy codec); UTF-16 files are carried as UTF-8
+# and turned back into UTF-16 when written. Line edits splice byte ranges of whole lines, so every
+# line an edit does not name keeps its exact bytes.
+
+_BOMS = ((b"\xef\xbb\xbf", "utf-8-bom"), (b"\xff\xfe", "utf-16le"), (b"\xfe\xff", "utf-16be"))
+_UTF16_CODECS = {"utf-16le": "utf-16-le", "utf-16be": "utf-16-be"}
+_EOL_NAMES = {b"\n": "lf", b"\r\n": "crlf"}
+
+
+class Text:
+    """A decoded file: `body` bytes (lines end in b"\\n" or b"\\r\\n"), its codec, BOM and disk form."""
+
+    __slots__ = ("body", "codec", "encoding", "bom", "wire")
+
+    def __init__(self, body, codec="utf-8", encoding="utf-8", bom=b"", wire=None):
+        self.body = body  # bytes after the BOM, in `codec`
+        self.codec = codec  # decodes pieces of body: "utf-8" or a legacy codec
+        self.encoding = encoding  # the name reported to users
+        self.bom = bom
+        self.wire = wire  # None, or the UTF-16 codec the file is stored in
+
+    def with_body(self, body):
+        return Text(body, self.codec, self.encoding, self.bom, self.wire)
+
+    def to_bytes(self, body=None):
+        body = self.body if body is None else body
+        if self.wire:
+            body = bytes(body).decode("utf-8").encode(self.wire)
+        if self.bom:
+            return b"".join((self.bom, body))
+        return bytes(body)
+
+    def decode(self, start=0, stop=None):
+        return self.body[start:stop].decode(self.codec)
+
+    def encode(self, string):
+        try:
+            return string.encode(self.codec)
+        except UnicodeEncodeError as exc:
+            raise ToolError(
+                "ENCODING", "encoding_content", encoding=self.encoding, char=exc.object[exc.start]
+            ) from None
+
+
+def _lookup_codec(name):
+    import codecs
+
+    try:
+        return codecs.lookup(name).name
+    except (LookupError, TypeError, ValueError):
+        raise ToolError("ENCODING", "encoding_unknown", encoding=name) from None
+
+
+def decode_file(raw, file, encoding=None):
+    """Detect how `raw` file bytes are encoded and return a Text, or raise BINARY_FILE / ENCODING.
+
+    UTF-8 with BOM and UTF-16 with BOM are detected; otherwise the bytes must be UTF-8, or
+    `encoding` names a codec through which the whole file round-trips exactly.
+    """
+    for bom, name in _BOMS:
+        if raw.startswith(bom):
+            if name == "utf-8-bom":
+                return _decode_ascii_compatible(raw[3:], file, "utf-8", name, bom)
+            return _decode_utf16(raw[2:], file, name, bom)
+    codec = _lookup_codec(encoding) if encoding else "utf-8"
+    if codec.startswith(("utf-16", "utf-32")):
+        return _decode_utf16(raw, file, codec, b"", codec)
+    nul = raw.find(b"\0", 0, BINARY_SNIFF_BYTES)
+    if nul >= 0:
+        raise ToolError("BINARY_FILE", "binary", file=file, offset=nul)
+    return _decode_ascii_compatible(raw, file, codec, codec if encoding else "utf-8", b"")
+
+
+def _decode_ascii_compatible(body, file, codec, name, bom):
+    if codec == "utf-8":
+        if not body.isascii():
+            try:
+                body.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ToolError(
+                    "ENCODING", "not_utf8", file=file, offset=exc.start + len(bom), byte=body[exc.start]
+                ) from None
+        return Text(body, "utf-8", name, bom)
+    try:
+        same = body.decode(codec).encode(codec) == body
+    except UnicodeDecodeError as exc:
+        raise ToolError("ENCODING", "encoding_decode", file=file, encoding=codec, offset=exc.start) from None
+    except UnicodeEncodeError:
+        same = False
+    if not same or "\n".encode(codec) != b"\n" or "\r".encode(codec) != b"\r":
+        raise ToolError("ENCODING", "encoding_roundtrip", file=file, encoding=codec)
+    return Text(body, codec, name, bom)
+
+
+def _decode_utf16(data, file, name, bom, codec=None):
+    codec = codec or _UTF16_CODECS[name]
+    try:
+        string = data.decode(codec)
+        if string.encode(codec) != data:
+            raise ToolError("ENCODING", "encoding_roundtrip", file=file, encoding=name)
+    except UnicodeError as exc:
+        raise ToolError("ENCODING", "encoding_decode", file=file, encoding=name, offset=exc.start) from None
+    return Text(string.encode("utf-8", "surrogatepass"), "utf-8", name, bom, codec)
+
+
+# --- lines ------------------------------------------------------------------------------------------
+
+
+def line_count(body):
+    """Lines in `body`: every b"\\n" ends one, plus an unterminated last line."""
+    count = body.count(b"\n")
+    if body and not body.endswith(b"\n"):
+        count += 1
+    return count
+
+
+def eol_counts(body):
+    """(CRLF count, LF-only count)."""
+    crlf = body.count(b"\r\n")
+    return crlf, body.count(b"\n") - crlf
+
+
+def dominant_eol(body):
+    """The terminator new lines get: the most frequent one; ties and none -> LF."""
+    crlf, lf = eol_counts(body)
+    return b"\r\n" if crlf > lf else b"\n"
+
+
+def eol_name(body):
+    crlf, lf = eol_counts(body)
+    if crlf and lf:
+        return "mixed"
+    return "crlf" if crlf else "lf"
+
+
+def skip_lines(body, pos, count):
+    """Offset just past the `count`-th b"\\n" at or after `pos` (len(body) when there are fewer)."""
+    size = len(body)
+    if count > 64:
+        chunk = 1 << 20
+        while pos < size:
+            stop = min(pos + chunk, size)
+            found = body.count(b"\n", pos, stop)
+            if found >= count:
+                break
+            count -= found
+            pos = stop
+    find = body.find
+    while count > 0:
+        index = find(b"\n", pos)
+        if index < 0:
+            return size
+        pos = index + 1
+        count -= 1
+    return pos
+
+
+def line_span(body, start, end):
+    """Byte offsets (a, b) of lines start..end (1-based, inclusive), terminators included."""
+    a = skip_lines(body, 0, start - 1)
+    return a, skip_lines(body, a, end - start + 1)
+
+
+def split_decoded(string):
+    """Lines of a decoded chunk as (text, terminator) pairs; only \\n and \\r\\n end lines."""
+    if not string:
+        return []
+    parts = string.split("\n")
+    last = parts.pop()
+    lines = [(p[:-1], "\r\n") if p.endswith("\r") else (p, "\n") for p in parts]
+    if last:
+        lines.append((last, ""))
+    return lines
+
+
+def render_numbered(lines, first):
+    """`N<TAB>text` per line, joined with \\n (terminators are not shown)."""
+    return "\n".join(f"{n}\t{text}" for n, (text, _eol) in enumerate(lines, first))
+
+
+def content_lines(content):
+    """SPEC §2.1: "" is no line; drop one trailing terminator; split on \\r\\n or \\n."""
+    if content == "":
+        return []
+    if content.endswith("\r\n"):
+        content = content[:-2]
+    elif content.endswith("\n"):
+        content = content[:-1]
+    return re.split(r"\r?\n", content)
+
+
+def encode_block(text, lines, eol):
+    """Whole lines, each terminated with `eol`, encoded for `text`."""
+    if not lines:
+        return b""
+    string = eol.decode().join(lines) + eol.decode()
+    return text.encode(string)
+
+
+def splice_lines(body, a, b, block, eol):
+    """New body: whole lines body[a:b] replaced by `block`, keeping the final-newline rule of §2.1.
+
+    When the file does not end with a terminator and the edit reaches its end, the new last line
+    gets none either (and a line appended after an unterminated last line first terminates it).
+    """
+    size = len(body)
+    if size and b == size and not body.endswith(b"\n"):
+        if block:
+            block = block[:-2] if block.endswith(b"\r\n") else block[:-1]
+            if a == size:
+                block = eol + block
+        elif a > 0:
+            a -= 2 if body[a - 2 : a] == b"\r\n" else 1
+    view = memoryview(body)
+    return b"".join((view[:a], block, view[b:]))
+
+
+def view_hash(path, start, end, chunk):
+    import hashlib
+
+    digest = hashlib.sha256(f"{path}\0{start}\0{end}\0".encode("utf-8", "surrogatepass"))
+    digest.update(chunk)
+    return digest.hexdigest()[:16]
+
+
+def make_view_id(path, start, end, chunk):
+    """SPEC §6.1: v1:START-END:HASH over the resolved path, the range and the exact line bytes."""
+    return f"v1:{start}-{end}:{view_hash(path, start, end, chunk)}"
+
+
+_VIEW_ID = re.compile(r"v1:(\d+)-(\d+):([0-9a-f]{16})")
+
+
+def parse_view_id(token):
+    match = _VIEW_ID.fullmatch(token.strip()) if isinstance(token, str) else None
+    if not match or int(match.group(1)) < 1 or int(match.group(2)) < int(match.group(1)) - 1:
+        raise ToolError("INVALID_ARGUMENT", "view_bad", id=token)
+    return int(match.group(1)), int(match.group(2)), match.group(3)
+
+
+# --- finding text (replace by `old`) ----------------------------------------------------------------
+
+
+def normalize_newlines(string):
+    return string.replace("\r\n", "\n")
+
+
+def find_all(haystack, needle):
+    """Every start offset of `needle` in `haystack`, overlapping ones included."""
+    found = []
+    index = haystack.find(needle)
+    while index >= 0:
+        found.append(index)
+        index = haystack.find(needle, index + 1)
+    return found
+
+
+def _strip_trailing_ws(string):
+    return "\n".join(line.rstrip(" \t\f\v\r") for line in string.split("\n"))
+
+
+def locate_old(norm, old):
+    """Find `old` in the LF-normalised file text `norm` (SPEC §4.2).
+
+    Returns (tier, spans): tier "exact" or "loose" (trailing whitespace ignored), spans a list of
+    (line_start, col_start, line_end, col_end_or_None) with 1-based lines; col_end None means "to the
+    end of that line's text". Zero or several spans mean no match / ambiguous.
+    """
+    old = normalize_newlines(old)
+    starts = find_all(norm, old)
+    if starts:
+        return "exact", [_span_of(norm, s, s + len(old)) for s in starts]
+    loose_text, loose_old = _strip_trailing_ws(norm), _strip_trailing_ws(old)
+    if not loose_old.strip("\n"):
+        return "exact", []
+    starts = find_all(loose_text, loose_old)
+    spans = []
+    for s in starts:
+        line_s, col_s, line_e, col_e = _span_of(loose_text, s, s + len(loose_old))
+        line_end_text = loose_text.split("\n", line_e)[line_e - 1] if col_e is not None else ""
+        if col_e is not None and col_e == len(line_end_text):
+            col_e = None  # reached the stripped end: take the trailing whitespace too
+        spans.append((line_s, col_s, line_e, col_e))
+    return "loose", spans
+
+
+def _span_of(string, start, stop):
+    """(line_s, col_s, line_e, col_e) of string[start:stop]; a span ending after "\\n" ends that line."""
+    line_s = string.count("\n", 0, start) + 1
+    col_s = start - (string.rfind("\n", 0, start) + 1)
+    if stop > start and string[stop - 1] == "\n":
+        return line_s, col_s, string.count("\n", 0, stop - 1) + 1, -1
+    line_e = line_s + string.count("\n", start, stop)
+    col_e = stop - (string.rfind("\n", 0, stop) + 1)
+    return line_s, col_s, line_e, col_e
+
+
+def replace_in_lines(lines, col_s, col_e, replacement):
+    """Text of `lines` ((text, eol) pairs) with [line 0 col_s .. last line col_e) replaced.
+
+    col_e -1: the span includes the last line's terminator; None: up to the end of its text.
+    """
+    first_text = lines[0][0]
+    last_text, last_eol = lines[-1]
+    head = first_text[:col_s]
+    if col_e == -1:
+        tail = ""
+    elif col_e is None:
+        tail = last_eol
+    else:
+        tail = last_text[col_e:] + last_eol
+    return head + replacement + tail
+
+
+def similar_block(norm_lines, old_lines, limit=20000):
+    """(start, end) of the block most like `old_lines`, or None (files over `limit` lines are skipped)."""
+    if not norm_lines or len(norm_lines) > limit:
+        return None
+    import difflib
+
+    size = max(1, len(old_lines))
+    target = "\n".join(old_lines)
+    matcher = difflib.SequenceMatcher(None, "", target, autojunk=False)
+    best, best_score = None, 0.0
+    for start in range(0, max(1, len(norm_lines) - size + 1)):
+        window = "\n".join(norm_lines[start : start + size])
+        matcher.set_seq1(window)
+        if matcher.real_quick_ratio() <= best_score or matcher.quick_ratio() <= best_score:
+            continue
+        score = matcher.ratio()
+        if score > best_score:
+            best, best_score = (start + 1, min(len(norm_lines), start + size)), score
+    return best if best_score >= 0.3 else None
+
+
+# --- diffs (SPEC §2.7) ------------------------------------------------------------------------------
+
+
+def _range_label(start, count):
+    if count == 1:
+        return str(start)
+    return f"{start - 1 if count == 0 else start},{count}"
+
+
+def _diff_line(sign, text, eol, other_eol=None):
+    out = [f"{sign}{text}"]
+    if not eol:
+        out.append("\\ No newline at end of file")
+    elif other_eol is not None and other_eol and other_eol != eol:
+        out.append(f"\\ line ending {_EOL_NAMES.get(eol.encode(), eol)!s}")
+    return out
+
+
+def unified_hunk(label, old_lines, new_lines, first, context=3):
+    """One-hunk unified diff of two windows that start at the same line `first` and differ in one block.
+
+    Lines are (text, terminator) pairs; a changed terminator alone shows as a changed line + a note.
+    """
+    limit = min(len(old_lines), len(new_lines))
+    p = 0
+    while p < limit and old_lines[p] == new_lines[p]:
+        p += 1
+    q = 0
+    while q < limit - p and old_lines[-1 - q] == new_lines[-1 - q]:
+        q += 1
+    old_stop, new_stop = len(old_lines) - q, len(new_lines) - q
+    if p == old_stop and p == new_stop:
+        return ""
+    lo = max(0, p - context)
+    old_hi, new_hi = min(len(old_lines), old_stop + context), min(len(new_lines), new_stop + context)
+    out = [
+        f"--- a/{label}",
+        f"+++ b/{label}",
+        f"@@ -{_range_label(first + lo, old_hi - lo)} +{_range_label(first + lo, new_hi - lo)} @@",
+    ]
+    for text, eol in old_lines[lo:p]:
+        out.extend(_diff_line(" ", text, eol))
+    for i in range(p, old_stop):
+        text, eol = old_lines[i]
+        pair = new_lines[i] if i < new_stop and new_lines[i][0] == text else None
+        out.extend(_diff_line("-", text, eol, pair[1] if pair else None))
+    for i in range(p, new_stop):
+        text, eol = new_lines[i]
+        pair = old_lines[i] if i < old_stop and old_lines[i][0] == text else None
+        out.extend(_diff_line("+", text, eol, pair[1] if pair else None))
+    for text, eol in old_lines[old_stop:old_hi]:
+        out.extend(_diff_line(" ", text, eol))
+    return "\n".join(out)
+
+
+def full_diff(label, old_lines, new_lines, context=3):
+    """Unified diff of two whole files (for write): several hunks."""
+    import difflib
+
+    def show(lines):
+        return [text + ("" if eol else "\x00") for text, eol in lines]
+
+    out = []
+    for line in difflib.unified_diff(
+        show(old_lines), show(new_lines), f"a/{label}", f"b/{label}", n=context, lineterm=""
+    ):
+        if line.endswith("\x00"):
+            out.extend((line[:-1], "\\ No newline at end of file"))
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def plain_diff(old_lines, new_lines, first):
+    """SPEC §2.7 format "plain": the window before and after, numbered."""
+    return "\n".join(
+        ["before:", render_numbered(old_lines, first), "after:", render_numbered(new_lines, first)]
+    )
+
+
+# --- double-escaped content (SPEC §4.5) -------------------------------------------------------------
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\"}
+
+
+def looks_double_escaped(content):
+    return "\n" not in content and content.count("\\n") >= 2
+
+
+def unescape_content(content):
+    """Decode \\n, \\t, \\r, \\" and \\\\ (other backslashes stay as they are)."""
+    return re.sub(r'\\([ntr"\\])', lambda m: _ESCAPES[m.group(1)], content)
+
+
+# ====================================================================================================
+# 5. Scanners (SPEC §4.6-4.8)
+# ====================================================================================================
+# SCANNERS-PLACEHOLDER
+
+
+def detect_language(path, head):
+    return None
+
+
+def check_balance(text, language, verbose=False):
+    return {"status": "balanced", "unmatched": [], "counts": {}}
+
+
+def function_range(text, language, line, outer=False):
+    return None
+
+
+def tag_range(text, language, line):
+    return None
+
+
+def find_function(text, language, name):
+    return None
+
+
+def function_names(text, language):
+    return []
+
+
+def find_tag(text, language, name):
+    return None
+
+
+def tag_names(text, language):
+    return []
+
+
+def new_problems(before, after):
+    return []
+
+
+# ====================================================================================================
+# 6. Workspace: paths, the sandbox, locks, atomic writes (SPEC §2.3, §2.4)
+# ====================================================================================================
+
+
+class Context:
+    """Everything a handler may consult: language, root, limits, where the stores live.
+
+    Created once in main() (or by a test); the only mutable state is the server's memory of viewed
+    texts and the lazily computed cache paths.
+    """
+
+    def __init__(
+        self,
+        lang="en",
+        root=None,
+        encoding=None,
+        max_chips=DEFAULT_MAX_CHIPS,
+        chip_ttl=0,
+        max_snapshots=DEFAULT_MAX_SNAPSHOTS,
+        persist_snapshots=True,
+        cache_dir=None,
+        workspace=None,
+        mcp=False,
+        cwd=None,
+    ):
+        self.lang = lang
+        self.cwd = cwd or os.getcwd()
+        self.root = os.path.realpath(os.path.join(self.cwd, root)) if root else None
+        self.encoding = encoding
+        self.max_chips = max_chips
+        self.chip_ttl = chip_ttl
+        self.max_snapshots = max_snapshots
+        self.persist_snapshots = persist_snapshots
+        self.mcp = mcp
+        self._cache_dir = cache_dir
+        self._workspace = workspace
+        self.views = {}  # viewed_code_id -> rendered text, newest last (server memory, SPEC §6.1)
+        self.memory_snapshots = []  # used when snapshots are not persisted
+
+    @property
+    def cache_base(self):
+        if not self._cache_dir:
+            try:
+                import platformdirs
+
+                self._cache_dir = platformdirs.user_cache_dir(CACHE_APP_NAME, appauthor=False)
+            except ImportError:
+                self._cache_dir = os.path.join(os.path.expanduser("~"), ".cache", CACHE_APP_NAME)
+        return self._cache_dir
+
+    @property
+    def workspace_id(self):
+        import hashlib
+
+        key = self._workspace or _git_top(self.root or self.cwd) or self.root or self.cwd
+        return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+    def store_dir(self, kind):
+        return os.path.join(self.cache_base, kind, self.workspace_id)
+
+    def remember_view(self, token, text):
+        self.views.pop(token, None)
+        self.views[token] = text
+        while len(self.views) > VIEW_MEMORY:
+            self.views.pop(next(iter(self.views)))
+
+
+def _git_top(start):
+    """The nearest folder at or above `start` holding .git (no subprocess), or None."""
+    path = os.path.realpath(start)
+    while True:
+        if os.path.exists(os.path.join(path, ".git")):
+            return path
+        parent = os.path.dirname(path)
+        if parent == path:
+            return None
+        path = parent
+
+
+_WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:[\\/]|^\\\\")
+
+
+def _path_from_arg(file):
+    if not isinstance(file, str) or not file:
+        raise ToolError("INVALID_ARGUMENT", "arg_type", name="file", expected="a non-empty path", got=repr(file))
+    if "\0" in file:
+        raise ToolError("SANDBOX", "sandbox_name", "sandbox_name.hint", file=file, why="NUL byte in path")
+    if file.startswith("file://"):
+        from urllib.parse import unquote, urlsplit
+
+        parts = urlsplit(file)
+        if parts.netloc not in ("", "localhost"):
+            raise ToolError("SANDBOX", "sandbox_name", file=file, why="file:// URL with a remote host")
+        file = unquote(parts.path)
+        if "\0" in file or not file:
+            raise ToolError("SANDBOX", "sandbox_name", file=file, why="NUL byte or empty path in URL")
+    return file
+
+
+def resolve_path(ctx, file):
+    """The real absolute path of `file` (SPEC §2.3); SANDBOX when a root is set and it lies outside."""
+    path = _path_from_arg(file)
+    if ctx.root and os.name != "nt" and ("\\" in path or _WINDOWS_DRIVE.match(path)):
+        parts = re.split(r"[\\/]", path)
+        if ".." in parts or _WINDOWS_DRIVE.match(path):
+            raise ToolError("SANDBOX", "sandbox", file=file, path=path, root=ctx.root)
+    base = ctx.root or ctx.cwd
+    real = os.path.realpath(os.path.join(base, os.path.expanduser(path) if not ctx.root else path))
+    if ctx.root and not is_inside(real, ctx.root):
+        raise ToolError("SANDBOX", "sandbox", file=file, path=real, root=ctx.root)
+    return real
+
+
+def is_inside(path, root):
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def stat_file(ctx, file, real):
+    """os.stat of an existing regular file, or NOT_FOUND / INVALID_ARGUMENT / PERMISSION."""
+    try:
+        st = os.stat(real)
+    except FileNotFoundError:
+        raise ToolError("NOT_FOUND", "not_found", file=file, base=ctx.root or ctx.cwd) from None
+    except OSError as exc:
+        raise os_error(exc, real) from None
+    import stat as stat_module
+
+    if stat_module.S_ISDIR(st.st_mode):
+        raise ToolError("INVALID_ARGUMENT", "is_directory", file=file)
+    if not stat_module.S_ISREG(st.st_mode):
+        raise ToolError("INVALID_ARGUMENT", "not_regular", "arg.hint", file=file)
+    return st
+
+
+def read_bytes(real):
+    """The file's bytes; the final component must not have become a symlink since it was resolved."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(real, flags)
+    except OSError as exc:
+        if exc.errno == 40:  # ELOOP: swapped for a symlink between check and use
+            raise ToolError("SANDBOX", "sandbox_name", file=real, why="it became a symlink") from None
+        raise os_error(exc, real) from None
+    try:
+        with open(fd, "rb", closefd=True) as handle:
+            return handle.read()
+    except OSError as exc:
+        raise os_error(exc, real) from None
+
+
+def load_text(ctx, file, real, encoding=None):
+    """(stat, raw bytes, Text) of an existing text file."""
+    st = stat_file(ctx, file, real)
+    raw = read_bytes(real)
+    return st, raw, decode_file(raw, file, encoding or ctx.encoding)
+
+
+class FileLock:
+    """An exclusive lock on one path (SPEC §2.4); the lock file lives in the cache, not beside it."""
+
+    def __init__(self, ctx, key):
+        import hashlib
+
+        digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+        self.path = os.path.join(ctx.cache_base, "locks", digest + ".lock")
+        self.fd = None
+
+    def __enter__(self):
+        try:
+            os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
+            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise os_error(exc, self.path) from None
+        if os.name == "nt":
+            import msvcrt
+
+            while True:
+                try:
+                    msvcrt.locking(self.fd, msvcrt.LK_LOCK, 1)
+                    break
+                except OSError:
+                    continue
+        else:
+            import fcntl
+
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc):
+        if self.fd is not None:
+            if os.name == "nt":
+                import msvcrt
+
+                try:
+                    msvcrt.locking(self.fd, msvcrt.LK_UNLCK, 1)
+                except OSError:
+                    pass
+            os.close(self.fd)  # closing releases a flock
+            self.fd = None
+
+
+def file_signature(st):
+    return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
+
+
+def _still_same(real, st, raw):
+    """True when the file still holds what was read (stat signature; small files byte by byte)."""
+    try:
+        now = os.stat(real)
+    except FileNotFoundError:
+        return st is None
+    except OSError:
+        return False
+    if st is None or file_signature(now) != file_signature(st):
+        return False
+    if raw is not None and len(raw) <= 1 << 20:
+        try:
+            return read_bytes(real) == raw
+        except ToolError:
+            return False
+    return True
+
+
+def _write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view[: 1 << 24])
+        view = view[written:]
+
+
+def _fsync_dir(directory):
+    if os.name == "nt":
+        return
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(real, data, old_stat=None, old_raw=None, check_conflict=True, file=None):
+    """Write `data` to `real` atomically (temp file + fsync + rename + directory fsync).
+
+    Keeps the old permission bits (and owner where permitted). A file with several hard links is
+    written in place so the links stay shared. Raises CONFLICT if the file changed since `old_stat`,
+    PERMISSION/IO on OS errors; returns warnings.
+    """
+    warnings = []
+    directory = os.path.dirname(real)
+    if check_conflict and not _still_same(real, old_stat, old_raw):
+        raise ToolError("CONFLICT", "conflict", file=file or real)
+    if old_stat is not None and old_stat.st_nlink > 1:
+        _write_in_place(real, data)
+        warnings.append(("w.hardlinks", {"path": real, "count": old_stat.st_nlink}))
+        return warnings
+    import secrets
+
+    temp = os.path.join(directory, f".{os.path.basename(real)}.be-{secrets.token_hex(4)}.tmp")
+    fd = None
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+        _write_all(fd, data)
+        if old_stat is not None:
+            _copy_owner_and_mode(fd, temp, old_stat)
+        os.fsync(fd)
+        os.close(fd)
+        fd = None
+        if check_conflict and not _still_same(real, old_stat, old_raw):
+            raise ToolError("CONFLICT", "conflict", file=file or real)
+        os.replace(temp, real)
+        temp = None
+    except OSError as exc:
+        raise os_error(exc, real) from None
+    finally:
+        if fd is not None:
+            os.close(fd)
+        if temp is not None:
+            try:
+                os.unlink(temp)
+            except OSError:
+                pass
+    _fsync_dir(directory)
+    return warnings
+
+
+def _copy_owner_and_mode(fd, temp, old_stat):
+    if hasattr(os, "fchown"):
+        try:
+            os.fchown(fd, old_stat.st_uid, old_stat.st_gid)
+        except OSError:
+            pass  # not permitted: the new file keeps our owner
+    if hasattr(os, "fchmod"):
+        os.fchmod(fd, old_stat.st_mode & 0o7777)
+    else:
+        os.chmod(temp, old_stat.st_mode & 0o7777)
+
+
+def _write_in_place(real, data):
+    try:
+        fd = os.open(real, os.O_WRONLY | getattr(os, "O_BINARY", 0))
+        try:
+            _write_all(fd, data)
+            os.ftruncate(fd, len(data))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise os_error(exc, real) from None
+
+
+def verify_written(real, data):
+    """Read the file back and compare it with `data`, chunk by chunk (SPEC §2.4)."""
+    try:
+        if os.path.getsize(real) != len(data):
+            return False
+        view = memoryview(data)
+        chunk = 1 << 24
+        with open(real, "rb") as handle:
+            for offset in range(0, len(data), chunk):
+                if handle.read(chunk) != view[offset : offset + chunk]:
+                    return False
+        return True
+    except OSError:
+        return False
+
+
+def make_parents(ctx, real, file):
+    directory = os.path.dirname(real)
+    if os.path.isdir(directory):
+        return
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as exc:
+        raise os_error(exc, directory) from None
+    if ctx.root and not is_inside(os.path.realpath(directory), ctx.root):
+        raise ToolError("SANDBOX", "sandbox", file=file, path=directory, root=ctx.root)
+
+
+# ====================================================================================================
+# 7. Stores: snapshots and chips (SPEC §6.2-6.4)
+# ====================================================================================================
+#
+# One file per record under BASE/snapshots/WSID/ and BASE/chips/WSID/, each written atomically with
+# mode 0600 in folders of mode 0700. Every listing reads the folder again, so processes sharing a
+# workspace (a CLI edit, several servers) see each other's records. A store-wide lock serialises
+# writers; readers skip files they cannot parse, with a warning on stderr.
+
+
+def _private_dir(path):
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    try:
+        os.chmod(path, 0o700)
+    except OSError:
+        pass
+
+
+def _write_private(path, data):
+    """Atomically write `data` (bytes) to `path` with mode 0600."""
+    import secrets
+
+    temp = f"{path}.{secrets.token_hex(4)}.tmp"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
+    try:
+        _write_all(fd, data)
+    finally:
+        os.close(fd)
+    try:
+        os.replace(temp, path)
+    except OSError:
+        os.unlink(temp)
+        raise
+
+
+def _store_warning(ctx, path, detail):
+    sys.stderr.write(tr(ctx.lang, "cli.warning", text=tr(ctx.lang, "w.store_skipped", path=path, detail=detail)))
+    sys.stderr.write("\n")
+
+
+def _new_id(taken):
+    import secrets
+
+    for _ in range(5):
+        candidate = secrets.token_hex(3)
+        if candidate not in taken:
+            return candidate
+    return secrets.token_hex(6)
+
+
+def _now():
+    import time
+
+    return time.time()
+
+
+def _load_json(ctx, path):
+    try:
+        with open(path, "rb") as handle:
+            record = json.loads(handle.read())
+        if not isinstance(record, dict):
+            raise ValueError("not a JSON object")
+        return record
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        _store_warning(ctx, path, exc)
+        return None
+
+
+class SnapshotStore:
+    """Snapshots of files before each edit, persisted per workspace (SPEC §6.2).
+
+    Per snapshot: `SEQ-ID.json` (metadata) and `SEQ-ID.bin` (the raw bytes before, absent when the
+    edit created the file). The .bin is a hard link to the old inode where possible, so keeping
+    the old bytes costs no copy.
+    """
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.dir = ctx.store_dir("snapshots")
+
+    def lock(self):
+        return FileLock(self.ctx, "store:" + self.dir)
+
+    def list(self):
+        """Metadata records, oldest first (by sequence number)."""
+        if not self.ctx.persist_snapshots:
+            return list(self.ctx.memory_snapshots)
+        try:
+            names = os.listdir(self.dir)
+        except OSError:
+            return []
+        records = []
+        for name in names:
+            if not name.endswith(".json"):
+                continue
+            record = _load_json(self.ctx, os.path.join(self.dir, name))
+            if record is None:
+                continue
+            if not self._valid(record):
+                _store_warning(self.ctx, os.path.join(self.dir, name), "not a snapshot record")
+                continue
+            record["_base"] = os.path.join(self.dir, name[:-5])
+            records.append(record)
+        records.sort(key=lambda r: (r["seq"], r["event_id"]))
+        return records
+
+    @staticmethod
+    def _valid(record):
+        return (
+            isinstance(record.get("seq"), int)
+            and isinstance(record.get("event_id"), str)
+            and re.fullmatch(r"[0-9a-f]{6,12}", record["event_id"]) is not None
+            and isinstance(record.get("file"), str)
+            and record.get("before") in ("absent", "bytes")
+            and isinstance(record.get("after_sha256"), str)
+        )
+
+    def prepare(self, real, raw, old_stat, tool, summary):
+        """Reserve an event id and keep the bytes before the edit; returns a pending record."""
+        record = {
+            "event_id": None,
+            "tool": tool,
+            "file": real,
+            "before": "absent" if raw is None else "bytes",
+            "before_size": 0 if raw is None else len(raw),
+            "created_at": _now(),
+            "summary": summary,
+        }
+        if not self.ctx.persist_snapshots:
+            taken = {r["event_id"] for r in self.ctx.memory_snapshots}
+            record.update(event_id=_new_id(taken), seq=len(taken) and self.ctx.memory_snapshots[-1]["seq"] + 1)
+            record["_bytes"] = raw
+            return record
+        import time
+
+        _private_dir(self.dir)
+        with self.lock():
+            existing = self.list()
+            taken = {r["event_id"] for r in existing}
+            last = existing[-1]["seq"] if existing else 0
+            record["event_id"] = _new_id(taken)
+            record["seq"] = max(time.time_ns(), last + 1)
+            record["_base"] = os.path.join(self.dir, f"{record['seq']:020d}-{record['event_id']}")
+            if raw is not None:
+                self._keep_before(record["_base"] + ".bin", real, raw, old_stat)
+        return record
+
+    def _keep_before(self, target, real, raw, old_stat):
+        if old_stat is not None and old_stat.st_nlink == 1:
+            try:
+                os.link(real, target)
+                if os.path.getsize(target) == len(raw):
+                    return
+                os.unlink(target)
+            except OSError:
+                pass
+        _write_private(target, raw)
+
+    def commit(self, record, after_sha256):
+        """Record the finished edit; returns warnings (evictions, persistence failures)."""
+        record["after_sha256"] = after_sha256
+        warnings = []
+        if not self.ctx.persist_snapshots:
+            self.ctx.memory_snapshots.append(record)
+            return warnings + self._evict(self.ctx.memory_snapshots)
+        meta = {k: v for k, v in record.items() if not k.startswith("_")}
+        try:
+            with self.lock():
+                bin_path = record["_base"] + ".bin"
+                if record["before"] == "bytes":
+                    try:
+                        os.chmod(bin_path, 0o600)  # the old inode is no longer the user's file
+                    except OSError:
+                        pass
+                _write_private(record["_base"] + ".json", json.dumps(meta).encode())
+                warnings += self._evict(self.list())
+        except OSError as exc:
+            warnings.append(("w.snapshot_not_saved", {"detail": exc.strerror or str(exc)}))
+        return warnings
+
+    def discard(self, record):
+        if self.ctx.persist_snapshots and record.get("_base"):
+            for ext in (".bin", ".json"):
+                try:
+                    os.unlink(record["_base"] + ext)
+                except OSError:
+                    pass
+
+    def _evict(self, records):
+        warnings = []
+        total = sum(r.get("before_size", 0) for r in records)
+        while records and (len(records) > self.ctx.max_snapshots or total > SNAPSHOT_TOTAL_BYTES):
+            oldest = records.pop(0)
+            total -= oldest.get("before_size", 0)
+            self.remove(oldest)
+            warnings.append(
+                (
+                    "w.snapshot_evicted",
+                    {"id": oldest["event_id"], "max": self.ctx.max_snapshots, "mib": SNAPSHOT_TOTAL_BYTES >> 20},
+                )
+            )
+        return warnings
+
+    def remove(self, record):
+        if not self.ctx.persist_snapshots:
+            if record in self.ctx.memory_snapshots:
+                self.ctx.memory_snapshots.remove(record)
+            return
+        for ext in (".json", ".bin"):
+            try:
+                os.unlink(record["_base"] + ext)
+            except OSError:
+                pass
+
+    def before_bytes(self, record):
+        if record["before"] == "absent":
+            return None
+        if "_bytes" in record:
+            return record["_bytes"]
+        with open(record["_base"] + ".bin", "rb") as handle:
+            return handle.read()
+
+
+class ChipStore:
+    """Chips: failed calls' arguments and deleted text, FIFO, one `chip-ID.json` each (SPEC §6.3)."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.dir = ctx.store_dir("chips")
+
+    def list(self):
+        """Chip records oldest first; expired ones (BETTER_EDIT_CHIP_TTL) are deleted."""
+        try:
+            names = os.listdir(self.dir)
+        except OSError:
+            return []
+        records, now = [], _now()
+        for name in names:
+            if not (name.startswith("chip-") and name.endswith(".json")):
+                continue
+            path = os.path.join(self.dir, name)
+            record = _load_json(self.ctx, path)
+            if record is None:
+                continue
+            if not isinstance(record.get("id"), str) or not isinstance(record.get("created_at"), (int, float)):
+                _store_warning(self.ctx, path, "not a chip record")
+                continue
+            if self.ctx.chip_ttl and now - record["created_at"] > self.ctx.chip_ttl:
+                self._unlink(record["id"])
+                continue
+            records.append(record)
+        records.sort(key=lambda r: (r.get("seq", 0), r["created_at"], r["id"]))
+        return records
+
+    def get(self, chip_id):
+        if not re.fullmatch(r"[0-9a-f]{6,12}", chip_id or ""):
+            return None
+        for record in self.list():
+            if record["id"] == chip_id:
+                return record
+        return None
+
+    def save(self, tool, args, err_msg="", text=None):
+        """Store a chip; returns (id, warnings). A failure to persist is a warning, never silent."""
+        import time
+
+        warnings = []
+        try:
+            _private_dir(self.dir)
+            with FileLock(self.ctx, "store:" + self.dir):
+                existing = self.list()
+                chip_id = _new_id({r["id"] for r in existing})
+                seq = max([time.time_ns()] + [r.get("seq", 0) + 1 for r in existing])
+                record = {
+                    "id": chip_id,
+                    "tool": tool,
+                    "args": args,
+                    "err_msg": err_msg,
+                    "created_at": _now(),
+                    "seq": seq,
+                    "text": text,
+                }
+                data = json.dumps(record, ensure_ascii=False).encode("utf-8", "surrogatepass")
+                _write_private(os.path.join(self.dir, f"chip-{chip_id}.json"), data)
+                existing.append(record)
+                while len(existing) > self.ctx.max_chips:
+                    oldest = existing.pop(0)
+                    self._unlink(oldest["id"])
+                    warnings.append(("w.chip_evicted", {"id": oldest["id"], "max": self.ctx.max_chips}))
+            return chip_id, warnings
+        except (OSError, ToolError, ValueError) as exc:
+            detail = getattr(exc, "strerror", None) or str(exc)
+            return None, [("w.chip_not_saved", {"detail": detail})]
+
+    def _unlink(self, chip_id):
+        try:
+            os.unlink(os.path.join(self.dir, f"chip-{chip_id}.json"))
+        except OSError:
+            pass
+
+
+# ====================================================================================================
+# 8. Tools: one handler per tool, and the TOOLS table that the server, the CLI and the docs read
+# ====================================================================================================
+
+
+def _local_warnings(ctx, warnings):
+    """Warnings may be strings or (message key, fields) pairs; render them in ctx.lang, in order."""
+    out = []
+    for item in warnings:
+        text = tr(ctx.lang, item[0], **item[1]) if isinstance(item, tuple) else item
+        if text not in out:
+            out.append(text)
+    return out
+
+
+def _sha256(data):
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def _head(text):
+    return text.body[:512].decode(text.codec, "ignore")
+
+
+def _language_of(real, text):
+    return detect_language(os.path.basename(real), _head(text))
+
+
+def _lines_window(text, body, first, last):
+    """(text, eol) pairs of lines first..last of `body` (empty when first > last)."""
+    if last < first:
+        return []
+    a, b = line_span(body, first, last)
+    return split_decoded(body[a:b].decode(text.codec))
+
+
+def _check_range(file, start, end, total):
+    if start < 1:
+        raise invalid("line_below_one", name="start", value=start)
+    if end < start:
+        raise invalid("end_before_start", start=start, end=end)
+    if total == 0:
+        raise ToolError("OUT_OF_RANGE", "empty_file_range", data={"total": 0}, file=file)
+    if end > total:
+        raise ToolError("OUT_OF_RANGE", "out_of_range", data={"total": total}, file=file, start=start, end=end, total=total)
+
+
+def _edit_range(args, total):
+    """start/end of replace or delete: end defaults to start; a negative end counts from the end."""
+    start = args["start"]
+    end = args.get("end", start)
+    if end is not None and end < 0:
+        end = total + 1 + end
+    return start, end
+
+
+# --- viewed_code_id (SPEC §6.1) ---------------------------------------------------------------------
+
+
+def check_view(ctx, args, file, real, text, edit_first, edit_last):
+    """Raise STALE_VIEW when the viewed lines changed; return warnings (edit outside the view)."""
+    token = args.get("viewed_code_id")
+    if not token:
+        return []
+    vstart, vend, digest = parse_view_id(token)
+    body = text.body
+    total = line_count(body)
+    current_lines = _lines_window(text, body, vstart, min(vend, total))
+    chunk = body[slice(*line_span(body, vstart, vend))] if vend <= total else None
+    if chunk is None or view_hash(real, vstart, vend, chunk) != digest:
+        current = render_numbered(current_lines, vstart)
+        data = {"current": current}
+        remembered = ctx.views.get(token.strip())
+        if remembered is not None:
+            import difflib
+
+            data["changes"] = "\n".join(
+                difflib.unified_diff(
+                    remembered.split("\n"), current.split("\n"), "viewed", "current", lineterm=""
+                )
+            )
+        raise ToolError("STALE_VIEW", "stale_view", data=data, file=file, start=vstart, end=vend, id=token)
+    if edit_first < vstart - 1 or edit_last > vend + 1:
+        return [("w.outside_view", {"start": edit_first, "end": edit_last, "vstart": vstart, "vend": vend})]
+    return []
+
+
+# --- targets (SPEC §2.2) ----------------------------------------------------------------------------
+
+
+def _nearest(names, value):
+    import difflib
+
+    close = difflib.get_close_matches(str(value), sorted(set(names)), n=5, cutoff=0.4)
+    return ", ".join(close) or "-"
+
+
+def resolve_target(ctx, file, real, text, target):
+    """(start, end) of a target {kind, value, occurrence}."""
+    kind, value, occurrence = target["kind"], target["value"], target.get("occurrence")
+    total = line_count(text.body)
+    if kind == "line":
+        line = _as_int("target.value", value)
+        _check_range(file, line, line, total)
+        return line, line
+    if kind == "marker":
+        return _marker_line(file, text, str(value), occurrence)
+    language = _language_of(real, text)
+    what = "function" if kind == "function" else "tag"
+    if language is None:
+        raise ToolError("NOT_FOUND", "not_checkable", "range.hint", file=file, what=what)
+    string = text.decode()
+    if kind == "function":
+        line = find_function(string, language, str(value))
+        found = function_range(string, language, line) if line else None
+        names = function_names if found is None else None
+    else:
+        line = find_tag(string, language, str(value))
+        found = tag_range(string, language, line) if line else None
+        names = tag_names if found is None else None
+    if found is None:
+        raise ToolError(
+            "NOT_FOUND", "target_missing", file=file, kind=kind, value=value, nearest=_nearest(names(string, language), value)
+        )
+    return found["start"], found["end"]
+
+
+def _marker_line(file, text, value, occurrence):
+    if not value:
+        raise invalid("target_bad", got=repr(value))
+    hits = [n for n, (line, _eol) in enumerate(split_decoded(text.decode()), 1) if value in line]
+    if not hits:
+        raise ToolError("NOT_FOUND", "target_missing", "arg.hint", file=file, kind="marker", value=value)
+    if occurrence is not None:
+        occurrence = _as_int("occurrence", occurrence)
+        if not 1 <= occurrence <= len(hits):
+            raise ToolError(
+                "OUT_OF_RANGE", "occurrence_range", "arg.hint", value=occurrence, kind="marker", target=value, count=len(hits)
+            )
+        return hits[occurrence - 1], hits[occurrence - 1]
+    if len(hits) > 1:
+        raise ToolError(
+            "AMBIGUOUS",
+            "marker_ambiguous",
+            data={"candidates": [{"start": n, "end": n} for n in hits]},
+            file=file,
+            value=value,
+            count=len(hits),
+            where=", ".join(map(str, hits[:20])),
+        )
+    return hits[0], hits[0]
+
+
+# --- the shared end of every edit -------------------------------------------------------------------
+
+
+class Change:
+    """What a line edit computed: the new body, the old line range it replaced and result members."""
+
+    def __init__(self, body, first, last, added, fields, warnings=None, chip_text=None):
+        self.body = body
+        self.first, self.last = first, last  # old lines replaced (last = first - 1 for an insertion)
+        self.added = added
+        self.fields = fields
+        self.warnings = warnings or []
+        self.chip_text = chip_text  # delete: the text to keep as a chip before writing
+
+
+def balance_sentence(ctx, real, text, new_body, warnings):
+    """SPEC §2.8: "ok", "not checked", or what the edit broke."""
+    language = _language_of(real, text)
+    if language is None:
+        return tr(ctx.lang, "b.not_checked")
+    if max(len(text.body), len(new_body)) > BALANCE_CHECK_LIMIT:
+        warnings.append(("w.balance_skipped", {"limit": BALANCE_CHECK_LIMIT >> 20}))
+        return tr(ctx.lang, "b.not_checked")
+    before = check_balance(text.decode(), language)
+    after = check_balance(new_body.decode(text.codec), language)
+    broken = new_problems(before, after)
+    if not broken:
+        return tr(ctx.lang, "b.ok")
+    return describe_problems(ctx, broken, "b.broke")
+
+
+def describe_problems(ctx, problems, key):
+    groups = {}
+    for item in problems:
+        group = groups.setdefault((item["problem"], item["symbol"]), [0, item["line"]])
+        group[0] += 1
+    items = [
+        tr(ctx.lang, "b." + problem, count=count, symbol=symbol, line=line)
+        for (problem, symbol), (count, line) in groups.items()
+    ]
+    return tr(ctx.lang, key, items=", ".join(items))
+
+
+def _edit_diff(ctx, args, file, text, change, new_body):
+    old_total = line_count(text.body)
+    new_total = line_count(new_body)
+    first = max(1, change.first - 3)
+    old_last = min(old_total, change.last + 3)
+    new_last = min(new_total, old_last + new_total - old_total)
+    old_lines = _lines_window(text, text.body, first, old_last)
+    new_lines = _lines_window(text, new_body, first, new_last)
+    if args.get("format") == "plain":
+        return plain_diff(old_lines, new_lines, first)
+    return unified_hunk(file, old_lines, new_lines, first)
+
+
+def finish_edit(ctx, tool, args, file, real, st, raw, text, change):
+    """Diff, balance, snapshot, atomic write, read-back; returns the result object (SPEC §2.5)."""
+    warnings = list(change.warnings)
+    new_body = change.body
+    result = {"status": "ok", "file": file, "path": real}
+    result.update(change.fields)
+    result["total"] = line_count(new_body)
+    if not args.get("brief"):
+        result["diff"] = _edit_diff(ctx, args, file, text, change, new_body)
+        result["balance"] = balance_sentence(ctx, real, text, new_body, warnings)
+    if args.get("preview"):
+        result["preview"] = True
+    else:
+        if change.chip_text is not None:
+            chip_id, chip_warnings = ChipStore(ctx).save(
+                tool, {k: v for k, v in args.items() if k != "content"}, "", change.chip_text
+            )
+            warnings += chip_warnings
+            if chip_id:
+                result["chip"] = chip_id
+                warnings.append(("w.deleted_chip", {"id": chip_id}))
+        data = text.to_bytes(new_body)
+        summary = _summary(tool, change)
+        result["event_id"], write_warnings = commit_bytes(ctx, tool, file, real, st, raw, data, summary)
+        warnings += write_warnings
+    if warnings:
+        result["warnings"] = _local_warnings(ctx, warnings)
+    return result
+
+
+def _summary(tool, change):
+    if change.last < change.first:
+        return f"{tool}: +{change.added} after line {change.first - 1}"
+    return f"{tool}: lines {change.first}-{change.last} -> {change.added} lines"
+
+
+def commit_bytes(ctx, tool, file, real, st, raw, data, summary):
+    """Snapshot, atomic write and read-back of `data`; returns (event_id, warnings)."""
+    store = SnapshotStore(ctx)
+    try:
+        pending = store.prepare(real, raw, st, tool, summary)
+    except OSError as exc:
+        raise os_error(exc, store.dir) from None
+    try:
+        warnings = atomic_write(real, data, st, raw, file=file)
+    except BaseException:
+        store.discard(pending)
+        raise
+    warnings += store.commit(pending, _sha256(data))
+    if not verify_written(real, data):
+        raise ToolError("IO", "readback", path=real, event_id=pending["event_id"])
+    return pending["event_id"], warnings
+
+
+def edit_file(ctx, tool, args, compute):
+    """Lock the file, load it, let `compute(file, real, text)` build a Change, then finish_edit."""
+    file = args["file"]
+    real = resolve_path(ctx, file)
+    with FileLock(ctx, real):
+        st, raw, text = load_text(ctx, file, real, args.get("encoding"))
+        change = compute(file, real, text)
+        return finish_edit(ctx, tool, args, file, real, st, raw, text, change)
+
+
+# --- read (SPEC §4.1) -------------------------------------------------------------------------------
+
+
+def tool_read(ctx, args):
+    file = args["file"]
+    real = resolve_path(ctx, file)
+    _st, _raw, text = load_text(ctx, file, real, args.get("encoding"))
+    body = text.body
+    total = line_count(body)
+    warnings = []
+    start, end = _read_range(ctx, args, file, real, text, total, warnings)
+    max_lines = args.get("max_lines", READ_MAX_LINES if ctx.mcp else 0)
+    if max_lines is not None and max_lines < 0:
+        raise invalid("line_below_one", name="max_lines", value=max_lines)
+    result = {"status": "ok", "file": file, "path": real}
+    if max_lines and end - start + 1 > max_lines:
+        end = start + max_lines - 1
+        result["truncated"] = True
+        result["next_start"] = end + 1
+        warnings.append(("w.truncated", {"max_lines": max_lines, "next_start": end + 1}))
+    a, b = line_span(body, start, end) if total else (0, 0)
+    chunk = body[a:b]
+    token = make_view_id(real, start, end, chunk)
+    result.update(start=start, end=end, total=total)
+    content = render_numbered(split_decoded(chunk.decode(text.codec)), start)
+    if not args.get("brief"):
+        result["content"] = content
+    crlf, lf = eol_counts(body)
+    result.update(eol=eol_name(body), encoding=text.encoding, viewed_code_id=token)
+    if crlf and lf:
+        warnings.append(("w.mixed_eol", {"crlf": crlf, "lf": lf, "dominant": "CRLF" if crlf > lf else "LF"}))
+    if body and not body.endswith(b"\n"):
+        warnings.append(("w.no_final_newline", {}))
+    if warnings:
+        result["warnings"] = _local_warnings(ctx, warnings)
+    if ctx.mcp:
+        ctx.remember_view(token, content)
+    return result
+
+
+def _read_range(ctx, args, file, real, text, total, warnings):
+    if args.get("target") is not None:
+        if "start" in args or "end" in args:
+            raise invalid("target_and_range")
+        return resolve_target(ctx, file, real, text, args["target"])
+    start = args.get("start", 1)
+    if start < 1:
+        raise invalid("line_below_one", name="start", value=start)
+    if total == 0:
+        if start > 1:
+            raise ToolError("OUT_OF_RANGE", "out_of_range", data={"total": 0}, file=file, start=start, end=start, total=0)
+        return 1, 0
+    if start > total:
+        end = args.get("end", start)
+        raise ToolError("OUT_OF_RANGE", "out_of_range", data={"total": total}, file=file, start=start, end=end, total=total)
+    end = args.get("end")
+    if end is None:
+        return start, total
+    if end == 0:
+        return _auto_range(ctx, real, text, start, total, warnings)
+    if end < 0:
+        end = total + 1 + end
+    if end < start:
+        raise invalid("end_before_start", start=start, end=args.get("end"))
+    if end > total:
+        warnings.append(("w.clamped", {"end": end, "total": total}))
+        end = total
+    return start, end
+
+
+def _auto_range(ctx, real, text, start, total, warnings):
+    """end "auto": the function enclosing start, else a window of 10 before and 20 after (SPEC §2.2)."""
+    language = _language_of(real, text)
+    if language is not None:
+        found = function_range(text.decode(), language, start)
+        if found:
+            return found["start"], found["end"]
+    warnings.append(("w.auto_window", {"line": start}))
+    return max(1, start - AUTO_WINDOW_BEFORE), min(total, start + AUTO_WINDOW_AFTER)
+
+
+# --- replace (SPEC §4.2) ----------------------------------------------------------------------------
+
+
+def _strip_one_newline(string):
+    return string[:-1] if string.endswith("\n") else string
+
+
+def tool_replace(ctx, args):
+    if "start" not in args:
+        if "end" in args:
+            raise invalid("end_without_start")
+        if "old" not in args:
+            raise invalid("need_lines_or_old")
+    if "old" in args and args["old"] == "":
+        raise ToolError("INVALID_ARGUMENT", "old_empty")
+
+    def compute(file, real, text):
+        if "start" in args:
+            return _replace_lines(ctx, args, file, real, text)
+        return _replace_old(ctx, args, file, real, text)
+
+    return edit_file(ctx, "replace", args, compute)
+
+
+def _replace_lines(ctx, args, file, real, text):
+    body = text.body
+    total = line_count(body)
+    start, end = _edit_range(args, total)
+    _check_range(file, start, end, total)
+    warnings = check_view(ctx, args, file, real, text, start, end)
+    a, b = line_span(body, start, end)
+    if "old" in args:
+        current = _strip_one_newline(normalize_newlines(body[a:b].decode(text.codec)))
+        wanted = _strip_one_newline(normalize_newlines(args["old"]))
+        if current != wanted:
+            _tier, spans = locate_old(normalize_newlines(text.decode()), args["old"])
+            raise ToolError(
+                "MISMATCH",
+                "mismatch_lines",
+                data={"actual": current, "found_at": [{"start": s[0], "end": s[2]} for s in spans]},
+                file=file,
+                start=start,
+                end=end,
+            )
+    eol = dominant_eol(body)
+    lines = content_lines(args["content"])
+    new_body = splice_lines(body, a, b, encode_block(text, lines, eol), eol)
+    fields = {"start": start, "end": end, "removed": end - start + 1, "added": len(lines)}
+    return Change(new_body, start, end, len(lines), fields, warnings)
+
+
+def _replace_old(ctx, args, file, real, text):
+    body = text.body
+    norm = normalize_newlines(text.decode())
+    tier, spans = locate_old(norm, args["old"])
+    if len(spans) > 1:
+        where = ", ".join(f"{s[0]}-{s[2]}" if s[2] != s[0] else str(s[0]) for s in spans[:20])
+        raise ToolError(
+            "AMBIGUOUS",
+            "ambiguous",
+            data={"candidates": [{"start": s[0], "end": s[2]} for s in spans]},
+            file=file,
+            count=len(spans),
+            where=where,
+        )
+    if not spans:
+        raise _no_match(file, norm, args["old"])
+    line_s, col_s, line_e, col_e = spans[0]
+    warnings = check_view(ctx, args, file, real, text, line_s, line_e)
+    if tier == "loose":
+        warnings.append(("w.whitespace_match", {"start": line_s, "end": line_e}))
+    a, b = line_span(body, line_s, line_e)
+    region = split_decoded(body[a:b].decode(text.codec))
+    eol = dominant_eol(body).decode()
+    replacement = normalize_newlines(args["content"]).replace("\n", eol)
+    new_region = replace_in_lines(region, col_s, col_e, replacement)
+    new_body = b"".join((body[:a], text.encode(new_region), body[b:]))
+    added = len(split_decoded(new_region))
+    fields = {"start": line_s, "end": line_e, "removed": line_e - line_s + 1, "added": added}
+    return Change(new_body, line_s, line_e, added, fields, warnings)
+
+
+def _no_match(file, norm, old):
+    lines = norm.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    block = similar_block(lines, _strip_one_newline(normalize_newlines(old)).split("\n"))
+    if block is None:
+        return ToolError("MISMATCH", "mismatch_none", "mismatch_none_nohint.hint", data={"found_at": []}, file=file)
+    start, end = block
+    return ToolError(
+        "MISMATCH",
+        "mismatch_none",
+        data={"actual": "\n".join(lines[start - 1 : end]), "start": start, "end": end, "found_at": []},
+        file=file,
+        start=start,
+        end=end,
+    )
+
+
+# --- insert (SPEC §4.3) -----------------------------------------------------------------------------
+
+
+def tool_insert(ctx, args):
+    after = args["after_line"]
+    if after < -1:
+        raise invalid("after_line_invalid", value=after)
+    if args["content"] == "":
+        raise ToolError("INVALID_ARGUMENT", "content_empty")
+    return edit_file(ctx, "insert", args, lambda file, real, text: _insert_change(ctx, args, file, real, text))
+
+
+def _insert_change(ctx, args, file, real, text):
+    body = text.body
+    total = line_count(body)
+    after = total if args["after_line"] == -1 else args["after_line"]
+    if after > total:
+        raise ToolError(
+            "OUT_OF_RANGE", "after_out_of_range", data={"total": total}, file=file, value=after, total=total
+        )
+    warnings = check_view(ctx, args, file, real, text, after, after + 1)
+    eol = dominant_eol(body)
+    lines = content_lines(args["content"])
+    a = skip_lines(body, 0, after)
+    new_body = splice_lines(body, a, a, encode_block(text, lines, eol), eol)
+    fields = {"after_line": after, "added": len(lines)}
+    return Change(new_body, after + 1, after, len(lines), fields, warnings)
+
+
+# --- delete (SPEC §4.4) -----------------------------------------------------------------------------
+
+
+def tool_delete(ctx, args):
+    if "target" in args and ("start" in args or "end" in args):
+        raise invalid("target_and_range")
+    if "target" not in args and "start" not in args:
+        raise invalid("end_without_start" if "end" in args else "need_range_or_target")
+    return edit_file(ctx, "delete", args, lambda file, real, text: _delete_change(ctx, args, file, real, text))
+
+
+def _delete_change(ctx, args, file, real, text):
+    body = text.body
+    total = line_count(body)
+    if "target" in args:
+        start, end = resolve_target(ctx, file, real, text, args["target"])
+    else:
+        start, end = _edit_range(args, total)
+    _check_range(file, start, end, total)
+    warnings = check_view(ctx, args, file, real, text, start, end)
+    a, b = line_span(body, start, end)
+    deleted = body[a:b].decode(text.codec)
+    warnings += _delete_guard(ctx, args, file, real, text, deleted, start, end)
+    eol = dominant_eol(body)
+    new_body = splice_lines(body, a, b, b"", eol)
+    fields = {"start": start, "end": end, "removed": end - start + 1}
+    return Change(new_body, start, end, 0, fields, warnings, chip_text=deleted)
+
+
+def _delete_guard(ctx, args, file, real, text, deleted, start, end):
+    """Refuse to delete a range whose brackets do not balance on their own (unless force)."""
+    language = _language_of(real, text)
+    if language is None:
+        return [("w.not_checked_delete", {"file": file})]
+    problems = check_balance(deleted, language)["unmatched"]
+    if not problems:
+        return []
+    symbols = ", ".join(sorted({f'"{p["symbol"]}"' for p in problems}))
+    if args.get("force"):
+        return [("w.forced_unbalanced", {"symbols": symbols})]
+    unmatched = [dict(p, line=p["line"] + start - 1) for p in problems]
+    raise ToolError("UNBALANCED", "unbalanced", data={"unmatched": unmatched}, start=start, end=end, symbols=symbols)
+
+
+# --- write (SPEC §4.5) ------------------------------------------------------------------------------
+
+
+def tool_write(ctx, args):
+    file = args["file"]
+    real = resolve_path(ctx, file)
+    content = args["content"]
+    warnings = []
+    if ctx.mcp and looks_double_escaped(content):
+        original = content
+        content = unescape_content(content)
+        if not args.get("preview"):
+            chip_id, chip_warnings = ChipStore(ctx).save("write", dict(args), "", original)
+            warnings += chip_warnings
+            warnings.append(("w.rescued", {"id": chip_id or "-"}))
+    with FileLock(ctx, real):
+        exists = os.path.lexists(real)
+        if exists:
+            st, raw, text = load_text(ctx, file, real, args.get("encoding"))
+            eol = dominant_eol(text.body).decode()
+            new_body = text.encode(normalize_newlines(content).replace("\n", eol))
+            data = text.to_bytes(new_body)
+        else:
+            st = raw = text = None
+            codec = _lookup_codec(args.get("encoding") or ctx.encoding or "utf-8")
+            new_text = Text(b"", codec, codec)
+            data = new_text.encode(content)
+            new_body = data if not codec.startswith(("utf-16", "utf-32")) else content.encode("utf-8", "surrogatepass")
+        result = {"status": "ok", "file": file, "path": real, "created": not exists}
+        result.update(lines=line_count(new_body), bytes=len(data))
+        if exists and not args.get("brief"):
+            result["diff"] = _write_diff(file, text, new_body, warnings)
+        if args.get("preview"):
+            result["preview"] = True
+        else:
+            if not exists:
+                make_parents(ctx, real, file)
+            summary = f"write: {result['lines']} lines" + (" (created)" if not exists else "")
+            result["event_id"], write_warnings = commit_bytes(ctx, "write", file, real, st, raw, data, summary)
+            warnings += write_warnings
+    if warnings:
+        result["warnings"] = _local_warnings(ctx, warnings)
+    return result
+
+
+def _write_diff(file, text, new_body, warnings):
+    old_lines = split_decoded(text.decode())
+    new_lines = split_decoded(new_body.decode(text.codec))
+    size = max(len(old_lines), len(new_lines))
+    if size > WRITE_DIFF_LINE_LIMIT:
+        warnings.append(("w.diff_omitted", {"lines": size, "limit": WRITE_DIFF_LINE_LIMIT}))
+        return ""
+    return full_diff(file, old_lines, new_lines)
+
+
+# --- balance, func-range, tag-range (SPEC §4.6-4.8) -------------------------------------------------
+
+
+def tool_balance(ctx, args):
+    file = args["file"]
+    real = resolve_path(ctx, file)
+    result = {"file": file, "path": real}
+    try:
+        _st, _raw, text = load_text(ctx, file, real, args.get("encoding"))
+    except ToolError as exc:
+        if exc.code not in ("BINARY_FILE", "ENCODING"):
+            raise
+        return dict(result, status="not_checked", language=None, unmatched=[], reason=tr(ctx.lang, exc.key, **exc.fields))
+    language = _language_of(real, text)
+    if language is None:
+        reason = tr(ctx.lang, "b.reason_unknown", name=os.path.basename(real))
+        return dict(result, status="not_checked", language=None, unmatched=[], reason=reason)
+    checked = check_balance(text.decode(), language, bool(args.get("verbose")))
+    result["language"] = language
+    result.update(checked)
+    return result
+
+
+def _structure_request(ctx, args, what):
+    file = args["file"]
+    real = resolve_path(ctx, file)
+    _st, _raw, text = load_text(ctx, file, real, args.get("encoding"))
+    total = line_count(text.body)
+    line = args["line"]
+    if line < 1:
+        raise invalid("line_below_one", name="line", value=line)
+    if line > total:
+        raise ToolError("OUT_OF_RANGE", "out_of_range", data={"total": total}, file=file, start=line, end=line, total=total)
+    language = _language_of(real, text)
+    if language is None:
+        raise ToolError("NOT_FOUND", "not_checkable", "range.hint", file=file, what=what)
+    return file, real, text, line, language
+
+
+def tool_func_range(ctx, args):
+    file, real, text, line, language = _structure_request(ctx, args, "function")
+    found = function_range(text.decode(), language, line, bool(args.get("outer")))
+    if not found:
+        raise ToolError("NOT_FOUND", "no_function", "range.hint", file=file, line=line)
+    return dict({"status": "ok", "file": file, "path": real}, **found, language=language)
+
+
+def tool_tag_range(ctx, args):
+    file, real, text, line, language = _structure_request(ctx, args, "tag")
+    found = tag_range(text.decode(), language, line)
+    if not found:
+        raise ToolError("NOT_FOUND", "no_tag", "range.hint", file=file, line=line)
+    return dict({"status": "ok", "file": file, "path": real}, **found, language=language)
+
+
+# --- chips (SPEC §4.9) ------------------------------------------------------------------------------
+
+_COMMENT_PREFIX = {
+    "python": "#", "shell": "#", "yaml": "#", "toml": "#", "ruby": "#", "perl": "#",
+    "sql": "--", "lua": "--", "haskell": "--",
+}  # fmt: skip
+
+
+def tool_insert_chip(ctx, args):
+    source, target = args.get("from"), args.get("to")
+    if not source:
+        if target:
+            raise invalid("to_without_from")
+        return _list_chips(ctx, args.get("filter"))
+    record = _chip_source(ctx, source)
+    if not target:
+        return dict({"status": "ok"}, **{k: record.get(k) for k in ("id", "tool", "args", "err_msg", "created_at", "text")})
+    match = re.fullmatch(r"(.+):(-?\d+)", target.strip())
+    if not match:
+        raise invalid("chip_bad_to", got=target)
+    path, after = match.group(1), int(match.group(2))
+    if args.get("as", "text") == "annotated":
+        content = _annotated(ctx, record, path)
+    else:
+        content = record.get("text")
+        if not isinstance(content, str) or content == "":
+            raise ToolError("INVALID_ARGUMENT", "chip_no_text", id=record.get("id", source), tool=record.get("tool"))
+    insert_args = {"file": path, "after_line": after, "content": content, "preview": args.get("preview", False)}
+    if after < -1:
+        raise invalid("after_line_invalid", value=after)
+    result = edit_file(ctx, "insert-chip", insert_args, lambda f, r, t: _insert_change(ctx, insert_args, f, r, t))
+    result["from"] = source
+    return result
+
+
+def _list_chips(ctx, needle):
+    items = []
+    for record in ChipStore(ctx).list():
+        text = record.get("text") if isinstance(record.get("text"), str) else ""
+        haystack = " ".join((str(record.get("tool")), str(record.get("err_msg")), text, json.dumps(record.get("args"))))
+        if needle and needle.lower() not in haystack.lower():
+            continue
+        summary = (text or json.dumps(record.get("args"), ensure_ascii=False)).strip().split("\n")[0][:80]
+        items.append(
+            {
+                "id": record["id"],
+                "tool": record.get("tool"),
+                "created_at": record["created_at"],
+                "bytes": len((text or json.dumps(record.get("args"), ensure_ascii=False)).encode("utf-8", "surrogatepass")),
+                "summary": summary,
+                "err_msg": record.get("err_msg") or "",
+            }
+        )
+    return {"status": "ok", "chips": [item["id"] for item in items], "items": items}
+
+
+def _chip_source(ctx, source):
+    if source.startswith("chip://"):
+        chip_id = source[len("chip://") :].strip()
+        record = ChipStore(ctx).get(chip_id)
+        if record is None:
+            raise ToolError("NOT_FOUND", "chip_missing", id=chip_id)
+        return record
+    if source.startswith("file://"):
+        real = resolve_path(ctx, source)
+        _st, _raw, text = load_text(ctx, source, real)
+        return {"id": None, "tool": "file", "args": {"from": source}, "err_msg": "", "created_at": None, "text": text.decode()}
+    raise invalid("chip_bad_from", got=source)
+
+
+def _annotated(ctx, record, path):
+    language = detect_language(os.path.basename(path), "")
+    prefix = _COMMENT_PREFIX.get(language, "//" if language else "#")
+    arguments = json.dumps(record.get("args"), ensure_ascii=False, indent=2)
+    lines = [f'{prefix} Chip {record.get("id")} from tool "{record.get("tool")}"']
+    if record.get("err_msg"):
+        lines.append(f"{prefix} Error: {record['err_msg']}")
+    lines.append(f"{prefix} Original arguments:")
+    lines += [f"{prefix} {line}" for line in arguments.split("\n")]
+    return "\n".join(lines) + "\n"
+
+
+# --- transactions (SPEC §4.10) ----------------------------------------------------------------------
+
+
+def tool_trx_status(ctx, args):
+    snapshots = [
+        {k: record.get(k) for k in ("event_id", "tool", "file", "created_at", "summary")}
+        for record in reversed(SnapshotStore(ctx).list())
+    ]
+    return {"status": "ok", "snapshots": snapshots}
+
+
+def _snapshots_of(ctx, store, file):
+    records = store.list()
+    if file:
+        real = resolve_path(ctx, file)
+        records = [r for r in records if r["file"] == real]
+    return records
+
+
+def tool_trx_commit(ctx, args):
+    store = SnapshotStore(ctx)
+    with store.lock():
+        records = _snapshots_of(ctx, store, args.get("file"))
+        for record in records:
+            store.remove(record)
+    return {"status": "ok", "committed": len(records)}
+
+
+def tool_trx_rollback(ctx, args):
+    if "steps" in args and "event_id" in args:
+        raise invalid("steps_and_event")
+    store = SnapshotStore(ctx)
+    records = _snapshots_of(ctx, store, args.get("file"))
+    chosen = _rollback_selection(args, records)
+    paths = {}
+    for record in chosen:  # a tampered snapshot must not reach outside the root
+        paths[record["event_id"]] = resolve_path(ctx, record["file"]) if ctx.root else record["file"]
+    locks = [FileLock(ctx, path) for path in sorted(set(paths.values()))]
+    for lock in locks:
+        lock.__enter__()
+    try:
+        warnings = _check_rollback(args, chosen, paths)
+        for record in chosen:
+            warnings += _restore(ctx, store, record, paths[record["event_id"]])
+    finally:
+        for lock in reversed(locks):
+            lock.__exit__(None, None, None)
+    result = {
+        "status": "ok",
+        "rolled_back": [r["event_id"] for r in chosen],
+        "files": sorted(set(paths.values())),
+    }
+    if warnings:
+        result["warnings"] = _local_warnings(ctx, warnings)
+    return result
+
+
+def _rollback_selection(args, records):
+    """The snapshots to undo, newest first."""
+    if "event_id" in args:
+        ids = [r["event_id"] for r in records]
+        if args["event_id"] not in ids:
+            raise ToolError("NOT_FOUND", "snapshot_missing", event_id=args["event_id"])
+        return list(reversed(records[ids.index(args["event_id"]) :]))
+    steps = args.get("steps", 1)
+    if steps < 1:
+        raise invalid("line_below_one", name="steps", value=steps)
+    if not records:
+        scope = f" ({args['file']})" if args.get("file") else ""
+        raise ToolError("NOT_FOUND", "nothing_to_rollback", "snapshot_missing.hint", scope=scope)
+    return list(reversed(records[-steps:]))
+
+
+def _current_sha(path):
+    try:
+        with open(path, "rb") as handle:
+            return _sha256(handle.read())
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise os_error(exc, path) from None
+
+
+def _check_rollback(args, chosen, paths):
+    """Every file must hold exactly what its newest snapshot wrote, else CONFLICT and nothing undone."""
+    state, warnings = {}, []
+    for record in chosen:
+        path = paths[record["event_id"]]
+        current = state[path] if path in state else _current_sha(path)
+        if current != record["after_sha256"]:
+            if not args.get("force"):
+                raise ToolError("CONFLICT", "rollback_conflict", file=record["file"], event_id=record["event_id"])
+            warnings.append(("w.rollback_forced", {"file": record["file"], "event_id": record["event_id"]}))
+        state[path] = None if record["before"] == "absent" else _before_sha(record)
+    return warnings
+
+
+def _before_sha(record):
+    if "_bytes" in record:
+        return _sha256(record["_bytes"]) if record["_bytes"] is not None else None
+    try:
+        with open(record["_base"] + ".bin", "rb") as handle:
+            return _sha256(handle.read())
+    except OSError:
+        return "unreadable"
+
+
+def _restore(ctx, store, record, path):
+    try:
+        before = store.before_bytes(record)
+    except OSError as exc:
+        raise os_error(exc, record["_base"] + ".bin") from None
+    if before is None:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise os_error(exc, path) from None
+        store.remove(record)
+        return [("w.rollback_deleted", {"event_id": record["event_id"], "file": record["file"]})]
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+        make_parents(ctx, path, record["file"])
+    except OSError as exc:
+        raise os_error(exc, path) from None
+    warnings = atomic_write(path, before, st, None, check_conflict=False, file=record["file"])
+    if not verify_written(path, before):
+        raise ToolError("IO", "readback", path=path, event_id=record["event_id"])
+    store.remove(record)
+    return warnings
+
+
+# --- argument checking ------------------------------------------------------------------------------
+
+_INT_TEXT = re.compile(r"\s*[-+]?\d{1,18}\s*")
+
+
+def _as_int(name, value):
+    """Integers, integral floats (3.0) and numeric strings ("3") - models send all three (SPEC §2.2)."""
+    if isinstance(value, bool):
+        raise invalid("arg_type", name=name, expected="an integer", got=json.dumps(value))
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and _INT_TEXT.fullmatch(value):
+        return int(value)
+    raise invalid("arg_type", name=name, expected="an integer", got=_show(value))
+
+
+def _show(value):
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _as_bool(name, value):
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise invalid("arg_type", name=name, expected="true or false", got=_show(value))
+
+
+def _as_target(name, value):
+    if isinstance(value, str) and ":" in value:
+        kind, _, rest = value.partition(":")
+        value = {"kind": kind.strip(), "value": rest}
+    if not isinstance(value, dict) or value.get("kind") not in ("line", "function", "marker", "tag"):
+        raise invalid("target_bad", got=_show(value))
+    extra = set(value) - {"kind", "value", "occurrence"}
+    if extra or value.get("value") in (None, ""):
+        raise invalid("target_bad", got=_show(value))
+    target = {"kind": value["kind"], "value": value["value"]}
+    if value.get("occurrence") is not None:
+        target["occurrence"] = _as_int("occurrence", value["occurrence"])
+    return target
+
+
+def _coerce(param, value):
+    if param.type == "integer":
+        return _as_int(param.name, value)
+    if param.type == "boolean":
+        return _as_bool(param.name, value)
+    if param.type == "target":
+        return _as_target(param.name, value)
+    if not isinstance(value, str):
+        raise invalid("arg_type", name=param.name, expected="a string", got=_show(value))
+    if param.choices and value not in param.choices:
+        raise invalid("arg_choice", name=param.name, choices=", ".join(param.choices), got=value)
+    return value
+
+
+def validate_args(tool, args):
+    """Check `args` against the tool's parameters; returns a new dict without nulls (SPEC §3.2)."""
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)  # some clients double-encode arguments
+        except ValueError:
+            pass
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        raise invalid("args_not_object", got=type(args).__name__)
+    accepted = {p.name: p for p in tool.params}
+    checked = {}
+    for name, value in args.items():
+        param = accepted.get(name)
+        if param is None:
+            raise invalid("arg_unknown", name=name, tool=tool.name, accepted=", ".join(accepted) or "-")
+        if value is not None:
+            checked[name] = _coerce(param, value)
+    for param in tool.params:
+        if param.required and param.name not in checked:
+            raise invalid("arg_missing", name=param.name, tool=tool.name)
+    return checked
+
+
+# --- the tool table ---------------------------------------------------------------------------------
+
+
+class Param:
+    """One argument: its JSON type, help text key, CLI flags; `cli_default` differs from the MCP one."""
+
+    __slots__ = ("name", "type", "help", "required", "flags", "choices", "default", "metavar")
+
+    def __init__(self, name, type, help, required=False, flags=(), choices=None, default=None, metavar=None):
+        self.name, self.type, self.help, self.required = name, type, help, required
+        self.flags, self.choices, self.default, self.metavar = flags, choices, default, metavar
+
+    def schema(self, lang):
+        if self.type == "target":
+            schema = {
+                "type": ["object", "string"],
+                "properties": {
+                    "kind": {"type": "string", "enum": ["line", "function", "marker", "tag"]},
+                    "value": {"type": ["string", "integer"]},
+                    "occurrence": {"type": "integer"},
+                },
+                "required": ["kind", "value"],
+                "additionalProperties": False,
+            }
+        else:
+            schema = {"type": self.type}
+        if self.choices:
+            schema["enum"] = list(self.choices)
+        if self.default is not None:
+            schema["default"] = self.default
+        schema["description"] = tr(lang, self.help)
+        return schema
+
+
+class Tool:
+    """One tool: MCP name (without prefix), CLI command or None, handler, parameters, hints."""
+
+    __slots__ = ("name", "cli", "handler", "params", "title", "read_only", "destructive", "idempotent", "output")
+
+    def __init__(self, name, handler, params, title, output, cli=True, read_only=False, destructive=False, idempotent=False):
+        self.name, self.handler, self.params, self.title = name, handler, params, title
+        self.cli = name if cli else None
+        self.read_only, self.destructive, self.idempotent = read_only, destructive, idempotent
+        self.output = output
+
+    def input_schema(self, lang):
+        return {
+            "type": "object",
+            "properties": {p.name: p.schema(lang) for p in self.params},
+            "required": [p.name for p in self.params if p.required],
+            "additionalProperties": False,
+        }
+
+    def output_schema(self):
+        properties = {name: {"type": kind} for name, kind in self.output.items()}
+        properties.setdefault("warnings", {"type": "array", "items": {"type": "string"}})
+        return {"type": "object", "properties": properties, "required": ["status"]}
+
+    def annotations(self):
+        return {
+            "title": self.title,
+            "readOnlyHint": self.read_only,
+            "destructiveHint": self.destructive,
+            "idempotentHint": self.idempotent,
+            "openWorldHint": False,
+        }
+
+
+P_FILE = Param("file", "string", "p.file", True, ("--file", "-f"), metavar="PATH")
+P_ENCODING = Param("encoding", "string", "p.encoding", flags=("--encoding",), metavar="NAME")
+P_BRIEF = Param("brief", "boolean", "p.brief", flags=("--brief",))
+P_PREVIEW = Param("preview", "boolean", "p.preview", flags=("--preview",))
+P_FORMAT = Param("format", "string", "p.format", flags=("--format",), choices=("unified", "plain"), default="unified")
+P_VIEW = Param("viewed_code_id", "string", "p.viewed_code_id", flags=("--viewed-code-id",), metavar="ID")
+P_START = Param("start", "integer", "p.start", flags=("--start", "-s"), metavar="N")
+P_END = Param("end", "integer", "p.end", flags=("--end", "-e"), metavar="N")
+P_TARGET = Param("target", "target", "p.target", flags=("--target",), metavar="KIND:VALUE")
+P_CONTENT = Param("content", "string", "p.content", True, ("--content", "-c"), metavar="TEXT")
+P_LINE = Param("line", "integer", "p.line", True, ("--line", "-l"), metavar="N")
+P_FILE_OPT = Param("file", "string", "p.trx_file", metavar="PATH")
+
+_EDIT_OUT = {
+    "status": "string", "file": "string", "path": "string", "start": "integer", "end": "integer",
+    "removed": "integer", "added": "integer", "after_line": "integer", "total": "integer",
+    "diff": "string", "balance": "string", "event_id": "string", "chip": "string",
+    "preview": "boolean", "from": "string",
+}  # fmt: skip
+
+TOOLS = [
+    Tool(
+        "read",
+        tool_read,
+        [
+            P_FILE, P_START, Param("end", "integer", "p.read_end", flags=("--end", "-e"), metavar="N|auto"),
+            P_TARGET, P_BRIEF, P_ENCODING,
+            Param("max_lines", "integer", "p.max_lines", flags=("--max-lines",), default=READ_MAX_LINES, metavar="N"),
+        ],
+        "Read lines",
+        {
+            "status": "string", "file": "string", "path": "string", "start": "integer", "end": "integer",
+            "total": "integer", "content": "string", "eol": "string", "encoding": "string",
+            "viewed_code_id": "string", "truncated": "boolean", "next_start": "integer",
+        },
+        read_only=True,
+        idempotent=True,
+    ),  # fmt: skip
+    Tool(
+        "replace",
+        tool_replace,
+        [P_FILE, P_CONTENT, P_START, P_END, Param("old", "string", "p.old", flags=("--old",), metavar="TEXT"),
+         P_VIEW, P_PREVIEW, P_BRIEF, P_FORMAT, P_ENCODING],
+        "Replace lines",
+        _EDIT_OUT,
+        destructive=True,
+    ),  # fmt: skip
+    Tool(
+        "insert",
+        tool_insert,
+        [P_FILE, Param("after_line", "integer", "p.after_line", True, ("--after-line", "--after"), metavar="N"),
+         P_CONTENT, P_VIEW, P_PREVIEW, P_BRIEF, P_FORMAT, P_ENCODING],
+        "Insert lines",
+        _EDIT_OUT,
+    ),  # fmt: skip
+    Tool(
+        "delete",
+        tool_delete,
+        [P_FILE, P_START, P_END, P_TARGET, P_VIEW, Param("force", "boolean", "p.force", flags=("--force",)),
+         P_PREVIEW, P_BRIEF, P_FORMAT, P_ENCODING],
+        "Delete lines",
+        _EDIT_OUT,
+        destructive=True,
+    ),  # fmt: skip
+    Tool(
+        "write",
+        tool_write,
+        [P_FILE, P_CONTENT, P_PREVIEW, P_BRIEF, P_ENCODING],
+        "Write a whole file",
+        {"status": "string", "file": "string", "path": "string", "created": "boolean", "lines": "integer",
+         "bytes": "integer", "event_id": "string", "diff": "string", "preview": "boolean"},
+        destructive=True,
+    ),  # fmt: skip
+    Tool(
+        "balance",
+        tool_balance,
+        [P_FILE, Param("verbose", "boolean", "p.verbose", flags=("--verbose", "-v")), P_ENCODING],
+        "Check brackets and tags",
+        {"status": "string", "file": "string", "path": "string", "language": ["string", "null"],
+         "unmatched": "array", "counts": "object", "pairs": "array", "reason": "string"},
+        read_only=True,
+        idempotent=True,
+    ),  # fmt: skip
+    Tool(
+        "func-range",
+        tool_func_range,
+        [P_FILE, P_LINE, Param("outer", "boolean", "p.outer", flags=("--outer",)), P_ENCODING],
+        "Find the enclosing function",
+        {"status": "string", "file": "string", "path": "string", "start": "integer", "end": "integer",
+         "kind": "string", "name": "string", "language": "string"},
+        read_only=True,
+        idempotent=True,
+    ),  # fmt: skip
+    Tool(
+        "tag-range",
+        tool_tag_range,
+        [P_FILE, P_LINE, P_ENCODING],
+        "Find the enclosing element",
+        {"status": "string", "file": "string", "path": "string", "start": "integer", "end": "integer",
+         "tag": "string", "language": "string"},
+        read_only=True,
+        idempotent=True,
+    ),  # fmt: skip
+    Tool(
+        "insert-chip",
+        tool_insert_chip,
+        [Param("from", "string", "p.from", metavar="SOURCE"), Param("to", "string", "p.to", metavar="PATH:LINE"),
+         Param("as", "string", "p.as", choices=("text", "annotated"), default="text"),
+         Param("filter", "string", "p.filter"), P_PREVIEW],
+        "Recover saved content",
+        dict(_EDIT_OUT, chips="array", items="array", id=["string", "null"], tool="string", args=["object", "null"],
+             err_msg=["string", "null"], created_at=["number", "null"], text=["string", "null"]),
+        cli=False,
+    ),  # fmt: skip
+    Tool("trx-status", tool_trx_status, [], "List snapshots", {"status": "string", "snapshots": "array"},
+         cli=False, read_only=True, idempotent=True),  # fmt: skip
+    Tool("trx-commit", tool_trx_commit, [P_FILE_OPT], "Forget snapshots", {"status": "string", "committed": "integer"},
+         cli=False, idempotent=True),  # fmt: skip
+    Tool(
+        "trx-rollback",
+        tool_trx_rollback,
+        [Param("steps", "integer", "p.steps", default=1), Param("event_id", "string", "p.event_id"), P_FILE_OPT,
+         Param("force", "boolean", "p.rollback_force")],
+        "Undo edits",
+        {"status": "string", "rolled_back": "array", "files": "array"},
+        cli=False,
+        destructive=True,
+    ),  # fmt: skip
+]
+TOOLS_BY_NAME = {tool.name: tool for tool in TOOLS}
+
+
+def find_tool(name):
+    """The tool for any spelling: be-read, be_read, read, BE-READ ... (SPEC §3.2)."""
+    if not isinstance(name, str):
+        return None
+    key = name.strip().lower().replace("_", "-")
+    if key.startswith("be-"):
+        key = key[3:]
+    return TOOLS_BY_NAME.get(key)
+
+
+def public_name(tool, prefix=True, underscore=False):
+    name = ("be-" + tool.name) if prefix else tool.name
+    return name.replace("-", "_") if underscore else name
+
+
+def call_tool(ctx, tool, args):
+    """Validate and run one tool; the single path both the server and the CLI take."""
+    return tool.handler(ctx, validate_args(tool, args))
+
+
+# ====================================================================================================
+# 9. MCP server: newline-delimited JSON-RPC 2.0 on stdin/stdout (SPEC §3)
+# ====================================================================================================
+
+
+def encode_message(message):
+    try:
+        text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+        return text.encode("utf-8") + b"\n"
+    except UnicodeEncodeError:  # lone surrogates from the input: escape them instead
+        return json.dumps(message, separators=(",", ":")).encode("ascii") + b"\n"
+
+
+def _rpc_error(request_id, code, message, data=None):
+    error = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}
+
+
+class Server:
+    """Dispatches JSON-RPC messages to the tool table; nothing tool-specific lives here."""
+
+    def __init__(self, ctx, prefix=True, underscore=False):
+        self.ctx = ctx
+        self.prefix, self.underscore = prefix, underscore
+        self._tool_list = None
+
+    def handle_line(self, line):
+        """One input line -> one reply message or None (notifications, blank lines)."""
+        line = line.strip()
+        if not line:
+            return None
+        try:
+            message = json.loads(line)
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+            return self._parse_error(line, exc)
+        if not isinstance(message, dict):
+            return _rpc_error(None, -32600, tr(self.ctx.lang, "mcp.invalid_request", detail="expected one request object"))
+        if "method" not in message and ("result" in message or "error" in message):
+            return None  # a response to something we never asked: ignore
+        if "id" not in message:
+            return None  # notifications are never answered
+        request_id = message["id"]
+        if isinstance(request_id, bool) or not isinstance(request_id, (str, int)) or not isinstance(message.get("method"), str):
+            detail = "id must be a string or integer and method a string"
+            return _rpc_error(None, -32600, tr(self.ctx.lang, "mcp.invalid_request", detail=detail))
+        try:
+            return self._dispatch(request_id, message["method"], message.get("params"))
+        except Exception as exc:  # the server never dies from input
+            detail = f"{type(exc).__name__}: {exc}"
+            return _rpc_error(request_id, -32603, tr(self.ctx.lang, "internal", detail=detail))
+
+    def _parse_error(self, line, exc):
+        message = tr(self.ctx.lang, "mcp.parse_error", detail=str(exc)[:200])
+        if len(line) > CHIP_MIN_ARGS_BYTES:
+            raw = line.decode("utf-8", "replace")
+            chip_id, _warnings = ChipStore(self.ctx).save("jsonrpc", None, message, raw)
+            if chip_id:
+                message += tr(self.ctx.lang, "mcp.parse_chip", id=chip_id)
+        return _rpc_error(None, -32700, message)
+
+    def _dispatch(self, request_id, method, params):
+        if method == "initialize":
+            result = self._initialize(params if isinstance(params, dict) else {})
+        elif method == "ping":
+            result = {}
+        elif method == "tools/list":
+            result = {"tools": self.tool_list()}
+        elif method == "tools/call":
+            if not isinstance(params, dict):
+                return _rpc_error(request_id, -32602, tr(self.ctx.lang, "mcp.invalid_request", detail="params must be an object"))
+            tool = find_tool(params.get("name"))
+            if tool is None:
+                return self._unknown_tool(request_id, params)
+            result = self.call(tool, params.get("arguments"))
+        else:
+            return _rpc_error(request_id, -32601, tr(self.ctx.lang, "mcp.unknown_method", method=method))
+        return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+    def _initialize(self, params):
+        asked = params.get("protocolVersion")
+        version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
+        return {
+            "protocolVersion": version,
+            "capabilities": {"tools": {"listChanged": False}},
+            "serverInfo": {"name": PROGRAM, "title": "Better Edit Tools", "version": __version__},
+            "instructions": tr(self.ctx.lang, "mcp.instructions"),
+        }
+
+    def _unknown_tool(self, request_id, params):
+        import difflib
+
+        name = params.get("name")
+        names = [public_name(t, self.prefix, self.underscore) for t in TOOLS]
+        closest = difflib.get_close_matches(str(name), names, n=3, cutoff=0.3) or names[:3]
+        message = tr(self.ctx.lang, "mcp.unknown_tool", name=name, closest=", ".join(closest))
+        return _rpc_error(request_id, -32602, message, {"closest": closest})
+
+    def tool_list(self):
+        if self._tool_list is None:
+            lang = self.ctx.lang
+            self._tool_list = [
+                {
+                    "name": public_name(tool, self.prefix, self.underscore),
+                    "title": tool.title,
+                    "description": tr(lang, "d." + tool.name),
+                    "inputSchema": tool.input_schema(lang),
+                    "outputSchema": tool.output_schema(),
+                    "annotations": tool.annotations(),
+                }
+                for tool in TOOLS
+            ]
+        return self._tool_list
+
+    def call(self, tool, arguments):
+        """A tools/call result: structuredContent + text, or an isError result with the chip (SPEC §3.2)."""
+        try:
+            result = call_tool(self.ctx, tool, arguments)
+            return {
+                "content": [{"type": "text", "text": json.dumps(result, ensure_ascii=False, separators=(",", ":"))}],
+                "structuredContent": result,
+            }
+        except ToolError as exc:
+            error = exc.to_dict(self.ctx.lang)
+        except Exception as exc:  # a bug: report it, keep serving
+            error = ToolError("INTERNAL", "internal", detail=f"{type(exc).__name__}: {exc}").to_dict(self.ctx.lang)
+        text = f"{error['code']}: {error['message']}\nhint: {error['hint']}"
+        chip_id = self._keep_arguments(tool, arguments, error)
+        if chip_id:
+            error["chip"] = chip_id
+            text += "\n" + tr(self.ctx.lang, "mcp.args_chip", id=chip_id)
+        return {"content": [{"type": "text", "text": text}], "structuredContent": {"error": error}, "isError": True}
+
+    def _keep_arguments(self, tool, arguments, error):
+        try:
+            size = len(json.dumps(arguments, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+        except (TypeError, ValueError):
+            return None
+        if size <= CHIP_MIN_ARGS_BYTES:
+            return None
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except ValueError:
+                pass
+        text = arguments.get("content") if isinstance(arguments, dict) else None
+        chip_id, _warnings = ChipStore(self.ctx).save(
+            public_name(tool), arguments, f"{error['code']}: {error['message']}", text if isinstance(text, str) else None
+        )
+        return chip_id
+
+    def serve(self, stdin, stdout):
+        for line in stdin:
+            reply = self.handle_line(line)
+            if reply is not None:
+                stdout.write(encode_message(reply))
+                stdout.flush()
+        return 0
+
+
+# ====================================================================================================
+# 10. CLI: argparse built from TOOLS (SPEC §5)
+# ====================================================================================================
+
+_GLOBAL_VALUE_FLAGS = ("--lang", "--root", "--max-chips", "--encoding", "--dump-tools")
+
+
+class UsageError(Exception):
+    """A mistake in the command line or environment: message on stderr, exit 2."""
+
+
+def _global_options(parser, lang, defaults=True):
+    import argparse
+
+    default = (lambda value: value) if defaults else (lambda value: argparse.SUPPRESS)
+    parser.add_argument("--lang", choices=("en", "zh"), default=default(None), help=tr(lang, "g.lang"))
+    parser.add_argument("--no-prefix", action="store_true", default=default(False), help=tr(lang, "g.no_prefix"))
+    parser.add_argument(
+        "--underscore-names", action="store_true", default=default(False), help=tr(lang, "g.underscore")
+    )
+    parser.add_argument("--root", metavar="DIR", default=default(None), help=tr(lang, "g.root"))
+    parser.add_argument("--max-chips", metavar="N", default=default(None), help=tr(lang, "g.max_chips"))
+    parser.add_argument("--encoding", metavar="NAME", default=default(None), help=tr(lang, "p.encoding"))
+
+
+def build_parser(lang):
+    import argparse
+
+    parser = argparse.ArgumentParser(prog=PROGRAM, description=tr(lang, "cli.description"))
+    parser.add_argument("-V", "--version", action="version", version=__version__)
+    _global_options(parser, lang)
+    parser.add_argument("--dump-tools", choices=("json", "markdown"), help=argparse.SUPPRESS)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for tool in TOOLS:
+        if tool.cli:
+            _add_command(commands, tool, lang)
+    return parser
+
+
+def _add_command(commands, tool, lang):
+    import argparse
+
+    sub = commands.add_parser(
+        tool.cli,
+        help=tr(lang, "d." + tool.name).split(". ")[0],
+        description=tr(lang, "d." + tool.name),
+        epilog=tr(lang, "x." + tool.name),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _global_options(sub, lang, defaults=False)
+    for param in tool.params:
+        if param.name == "encoding":
+            continue  # a global option, accepted here too
+        kwargs = {"dest": param.name, "help": tr(lang, param.help)}
+        if param.type == "boolean":
+            sub.add_argument(*param.flags, action="store_true", default=None, **kwargs)
+            continue
+        if param.choices:
+            kwargs["choices"] = param.choices
+        sub.add_argument(*param.flags, metavar=param.metavar, required=param.required and param.name != "content", **kwargs)
+    if tool.name in ("read", "delete"):
+        sub.add_argument("--occurrence", metavar="N", help=tr(lang, "p.occurrence"))
+    if any(p.name == "content" for p in tool.params):
+        sub.add_argument("--content-file", metavar="PATH|-", help=tr(lang, "p.content_file"))
+    if tool.name == "replace":
+        sub.add_argument("--old-file", metavar="PATH|-", help=tr(lang, "p.old_file"))
+    sub.add_argument("-o", "--output", choices=("text", "json"), default="text", help=tr(lang, "p.output"))
+
+
+def _read_input(lang, path, source):
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as handle:
+                data = handle.read()
+    except OSError as exc:
+        raise os_error(exc, path) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ToolError("INVALID_ARGUMENT", "content_not_utf8", "arg.hint", source=source) from None
+
+
+def cli_arguments(lang, tool, ns):
+    """The handler's argument dict from parsed options (content files, --end auto, --target)."""
+    args = {}
+    for param in tool.params:
+        value = getattr(ns, param.name, None)
+        if value is not None:
+            args[param.name] = value
+    if ns.encoding:
+        args["encoding"] = ns.encoding
+    for name, flag in (("content", "content_file"), ("old", "old_file")):
+        given_file = getattr(ns, flag, None)
+        if given_file is not None:
+            if name in args:
+                raise UsageError(tr(lang, "cli.content_both" if name == "content" else "cli.old_both"))
+            args[name] = _read_input(lang, given_file, "--" + flag.replace("_", "-"))
+    if any(p.name == "content" for p in tool.params) and "content" not in args:
+        raise UsageError(tr(lang, "cli.content_required", command=tool.cli))
+    if tool.name == "read":
+        if str(args.get("end", "")).strip().lower() == "auto":
+            args["end"] = 0
+        args.setdefault("max_lines", 0)
+    if getattr(ns, "occurrence", None) is not None:
+        if "target" not in args:
+            raise UsageError("--occurrence needs --target")
+        target = _as_target("target", args["target"])
+        target["occurrence"] = ns.occurrence
+        args["target"] = target
+    return args
+
+
+def _print(text, stream=None):
+    stream = stream or sys.stdout
+    stream.write(text)
+    if not text.endswith("\n"):
+        stream.write("\n")
+
+
+def print_result(lang, tool, result, output):
+    if output == "json":
+        _print(json.dumps(result, ensure_ascii=False, indent=2))
+        return
+    lines = [_summary_line(lang, tool, result)]
+    for member in ("content", "diff"):
+        if result.get(member):
+            lines.append(result[member])
+    if tool.name == "balance":
+        lines += [f"{u['line']}:{u['column']}: {u['problem']} {u['symbol']}" for u in result.get("unmatched", [])]
+        if result.get("reason"):
+            lines.append(result["reason"])
+    lines += [tr(lang, "cli.warning", text=w) for w in result.get("warnings", [])]
+    _print("\n".join(lines))
+
+
+def _summary_line(lang, tool, result):
+    fields = dict(result)
+    fields["event"] = tr(lang, "cli.event", event_id=result["event_id"]) if result.get("event_id") else ""
+    fields.setdefault("balance", "-")
+    if result.get("preview"):
+        fields["verb"] = tr(lang, "cli.verb.preview")
+    elif tool.name == "write":
+        fields["verb"] = tr(lang, "cli.verb.write_new" if result.get("created") else "cli.verb.write")
+    else:
+        fields["verb"] = tr(lang, "cli.verb." + tool.name) if tool.name in ("replace", "insert", "delete") else ""
+    if tool.name == "read":
+        return tr(lang, "cli.read_summary", **fields)
+    if tool.name in ("replace", "delete"):
+        fields.setdefault("added", 0)
+        return tr(lang, "cli.edit_summary", **fields)
+    if tool.name == "insert":
+        return tr(lang, "cli.insert_summary", **fields)
+    if tool.name == "write":
+        return tr(lang, "cli.write_summary", **fields)
+    if tool.name == "balance":
+        return tr(lang, "cli.balance_summary", file=result["file"], language=result.get("language") or "-", status=result["status"])
+    what = result.get("tag") if tool.name == "tag-range" else " ".join(str(result.get(k, "")) for k in ("kind", "name"))
+    return tr(lang, "cli.range_summary", file=result["file"], start=result["start"], end=result["end"], what=what)
+
+
+def print_error(lang, error, output):
+    if output == "json":
+        _print(json.dumps({"error": error}, ensure_ascii=False, indent=2))
+    else:
+        _print(tr(lang, "cli.error", code=error["code"], message=error["message"]), sys.stderr)
+        _print(tr(lang, "cli.hint", hint=error["hint"]), sys.stderr)
+
+
+def run_cli(ctx, tool, args, output):
+    """Run one CLI command; returns the exit status (0 ok, 1 failed, 2 usage)."""
+    try:
+        result = call_tool(ctx, tool, args)
+    except ToolError as exc:
+        print_error(ctx.lang, exc.to_dict(ctx.lang), output)
+        return 2 if exc.code == "INVALID_ARGUMENT" else 1
+    except Exception as exc:  # never a traceback for the user
+        if os.environ.get("BETTER_EDIT_DEBUG"):
+            raise
+        error = ToolError("INTERNAL", "internal", detail=f"{type(exc).__name__}: {exc}").to_dict(ctx.lang)
+        print_error(ctx.lang, error, output)
+        return 1
+    print_result(ctx.lang, tool, result, output)
+    return 0
+
+
+# ====================================================================================================
+# 11. main(): pick the mode
+# ====================================================================================================
+
+
+def _first_word(argv):
+    """The first argument that is not a flag or a global flag's value (None: server mode)."""
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+            continue
+        if arg == "--":
+            return None
+        if arg.startswith("-"):
+            skip = arg in _GLOBAL_VALUE_FLAGS
+            continue
+        return arg
+    return None
+
+
+def _env_int(lang, environ, name, minimum):
+    value = environ.get(name)
+    if value in (None, ""):
+        return None
+    if not re.fullmatch(r"\s*\d+\s*", value) or int(value) < minimum:
+        raise UsageError(tr(lang, "cli.bad_env", name=name, value=value, why=f"expected an integer >= {minimum}"))
+    return int(value)
+
+
+def make_context(lang, ns, environ, mcp):
+    """The Context from flags (which win) and BETTER_EDIT_* variables (SPEC §6.5)."""
+    max_chips = ns.max_chips if getattr(ns, "max_chips", None) is not None else environ.get("BETTER_EDIT_MAX_CHIPS")
+    if max_chips is not None:
+        max_chips = _env_int(lang, {"--max-chips": str(max_chips)}, "--max-chips", 1)
+    persist = environ.get("BETTER_EDIT_SNAPSHOT_PERSIST", "true").strip().lower()
+    if persist not in ("true", "false", "1", "0", "yes", "no", "on", "off", ""):
+        raise UsageError(tr(lang, "cli.bad_env", name="BETTER_EDIT_SNAPSHOT_PERSIST", value=persist, why="expected true or false"))
+    encoding = getattr(ns, "encoding", None) or environ.get("BETTER_EDIT_ENCODING") or None
+    if encoding:
+        try:
+            _lookup_codec(encoding)
+        except ToolError:
+            raise UsageError(tr(lang, "encoding_unknown", encoding=encoding)) from None
+    root = getattr(ns, "root", None) or environ.get("BETTER_EDIT_ROOT") or (os.getcwd() if mcp else None)
+    if root and not os.path.isdir(root):
+        raise UsageError(tr(lang, "cli.bad_env", name="--root", value=root, why="not a directory"))
+    return Context(
+        lang=lang,
+        root=root,
+        encoding=encoding,
+        max_chips=max_chips or DEFAULT_MAX_CHIPS,
+        chip_ttl=_env_int(lang, environ, "BETTER_EDIT_CHIP_TTL", 0) or 0,
+        max_snapshots=_env_int(lang, environ, "BETTER_EDIT_MAX_SNAPSHOTS", 1) or DEFAULT_MAX_SNAPSHOTS,
+        persist_snapshots=persist not in ("false", "0", "no", "off"),
+        cache_dir=environ.get("BETTER_EDIT_CACHE_DIR") or None,
+        workspace=environ.get("BETTER_EDIT_WORKSPACE") or None,
+        mcp=mcp,
+    )
+
+
+def _lang_from_argv(argv):
+    for index, arg in enumerate(argv):
+        if arg == "--lang" and index + 1 < len(argv):
+            return argv[index + 1] if argv[index + 1] in ("en", "zh") else None
+        if arg.startswith("--lang="):
+            return arg.split("=", 1)[1] if arg.split("=", 1)[1] in ("en", "zh") else None
+    return None
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    lang = detect_lang(_lang_from_argv(argv))
+    word = _first_word(argv)
+    if word is not None and word not in CLI_COMMANDS:
+        _print(f"{PROGRAM}: " + tr(lang, "cli.bad_command", word=word, commands=", ".join(CLI_COMMANDS)), sys.stderr)
+        return 2
+    if word is None and not argv:
+        ns = None
+    else:
+        ns = build_parser(lang).parse_args(argv)  # exits 2 on a usage error, 0 on --help/--version
+    try:
+        ctx = make_context(lang, ns, os.environ, mcp=word is None)
+    except UsageError as exc:
+        _print(f"{PROGRAM}: {exc}", sys.stderr)
+        return 2
+    if word is None:
+        if ns is not None and ns.dump_tools:
+            return dump_tools(ctx, ns.dump_tools)
+        return serve_stdio(ctx, ns)
+    tool = next(t for t in TOOLS if t.cli == word)
+    try:
+        args = cli_arguments(lang, tool, ns)
+    except UsageError as exc:
+        _print(f"{PROGRAM} {word}: {exc}", sys.stderr)
+        return 2
+    except ToolError as exc:
+        print_error(lang, exc.to_dict(lang), ns.output)
+        return 2 if exc.code == "INVALID_ARGUMENT" else 1
+    return run_cli(ctx, tool, args, ns.output)
+
+
+def serve_stdio(ctx, ns):
+    if hasattr(__import__("signal"), "SIGXFSZ"):
+        import signal
+
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a file-size limit is an IO error, not a crash
+    stdout = sys.stdout.buffer
+    sys.stdout = sys.stderr  # stdout carries protocol messages only
+    server = Server(ctx, prefix=not (ns and ns.no_prefix), underscore=bool(ns and ns.underscore_names))
+    try:
+        return server.serve(sys.stdin.buffer, stdout)
+    except (BrokenPipeError, KeyboardInterrupt):
+        return 0
+
+
+def dump_tools(ctx, form):
+    server = Server(ctx)
+    tools = server.tool_list()
+    if form == "json":
+        _print(json.dumps(tools, ensure_ascii=False, indent=2))
+    else:
+        _print(tools_markdown(ctx.lang, tools))
+    return 0
+
+
+def tools_markdown(lang, tools):
+    """docs/mcp.md body, generated from the tool table."""
+    out = []
+    for entry in tools:
+        out += [f"## `{entry['name']}` — {entry['title']}", "", entry["description"], ""]
+        hints = entry["annotations"]
+        flags = [k for k in ("readOnlyHint", "destructiveHint", "idempotentHint") if hints.get(k)]
+        out += [f"Annotations: {', '.join(flags) or 'none'}.", ""]
+        props = entry["inputSchema"]["properties"]
+        if props:
+            out += ["| argument | type | required | meaning |", "|---|---|---|---|"]
+            required = set(entry["inputSchema"]["required"])
+            for name, schema in props.items():
+                kind = schema["type"] if isinstance(schema["type"], str) else " or ".join(schema["type"])
+                if "enum" in schema:
+                    kind += " (" + " / ".join(map(str, schema["enum"])) + ")"
+                meaning = schema["description"].replace("|", "\\|")
+                out.append(f"| `{name}` | {kind} | {'yes' if name in required else 'no'} | {meaning} |")
+            out.append("")
+        result = ", ".join(f"`{k}`" for k in entry["outputSchema"]["properties"])
+        out += [f"Result members: {result}.", ""]
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
