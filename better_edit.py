@@ -883,12 +883,15 @@ def splice_lines(body, a, b, block, eol):
     """New body: whole lines body[a:b] replaced by `block`, keeping the final-newline rule of §2.1.
 
     When the file does not end with a terminator and the edit reaches its end, the new last line
-    gets none either (and a line appended after an unterminated last line first terminates it).
+    gets none either (and a line appended after an unterminated last line first terminates it),
+    unless that new last line is empty: it keeps its terminator, or it would not exist.
     """
     size = len(body)
     if size and b == size and not body.endswith(b"\n"):
         if block:
-            block = block[:-2] if block.endswith(b"\r\n") else block[:-1]
+            stripped = block[:-2] if block.endswith(b"\r\n") else block[:-1]
+            if stripped and not stripped.endswith(b"\n"):
+                block = stripped  # (an empty last line cannot go unterminated: it would vanish)
             if a == size:
                 block = eol + block
         elif a > 0:
@@ -1351,6 +1354,32 @@ class FileLock:
                     pass
             os.close(self.fd)  # closing releases a flock
             self.fd = None
+
+
+def check_writable(real, st):
+    """PERMISSION unless the file (or, for a new file, its folder) may be written.
+
+    Root passes every access check, so a file or folder with no write bit at all is refused too:
+    a read-only file is a user's statement, not an obstacle to work around.
+    """
+    target = real if st is not None else os.path.dirname(real)
+    mode = st.st_mode if st is not None else _mode_of(target)
+    if mode is None:
+        return
+    if not os.access(target, os.W_OK) or not mode & 0o222:
+        raise ToolError("PERMISSION", "permission", path=target, detail="read-only (no write permission)")
+    if st is not None and st.st_nlink == 1:
+        folder = os.path.dirname(real)
+        folder_mode = _mode_of(folder)
+        if folder_mode is not None and (not os.access(folder, os.W_OK) or not folder_mode & 0o222):
+            raise ToolError("PERMISSION", "permission", path=folder, detail="read-only folder (no write permission)")
+
+
+def _mode_of(path):
+    try:
+        return os.stat(path).st_mode
+    except OSError:
+        return None
 
 
 def file_signature(st):
@@ -2069,6 +2098,8 @@ def edit_file(ctx, tool, args, compute):
     with FileLock(ctx, real):
         st, raw, text = load_text(ctx, file, real, args.get("encoding"))
         change = compute(file, real, text)
+        if not args.get("preview"):
+            check_writable(real, st)
         return finish_edit(ctx, tool, args, file, real, st, raw, text, change)
 
 
@@ -2363,6 +2394,7 @@ def tool_write(ctx, args):
         else:
             if not exists:
                 make_parents(ctx, real, file)
+            check_writable(real, st)
             summary = f"write: {result['lines']} lines" + (" (created)" if not exists else "")
             result["event_id"], write_warnings = commit_bytes(ctx, "write", file, real, st, raw, data, summary)
             warnings += write_warnings

@@ -1,0 +1,462 @@
+"""The CLI as a subprocess (SPEC §5): every command, the options, exit codes and error codes.
+
+Every failing case also checks that the file's bytes did not change.
+"""
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+
+def write(path, data):
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data if isinstance(data, bytes) else data.encode())
+    return path
+
+
+def as_json(proc):
+    assert proc.stdout, proc.stderr
+    return json.loads(proc.stdout)
+
+
+@pytest.fixture
+def cli(run_be):
+    """cli(*args) -> (exit code, parsed JSON) with --output json appended."""
+
+    def call(*args, input=None, env=None):
+        proc = run_be(*args, "--output", "json", input=input, env=env)
+        return proc.returncode, (json.loads(proc.stdout) if proc.stdout.strip() else None)
+
+    return call
+
+
+def fails(cli, path, *args, code, status=1, input=None):
+    """Run a failing command; assert its code and exit status and that `path` is unchanged."""
+    before = Path(path).read_bytes() if path and Path(path).exists() else None
+    rc, out = cli(*args, input=input)
+    assert rc == status, out
+    assert out["error"]["code"] == code, out
+    assert out["error"]["message"] and out["error"]["hint"]
+    if path:
+        assert (Path(path).read_bytes() if Path(path).exists() else None) == before
+    return out["error"]
+
+
+# --- program ---------------------------------------------------------------------------------------
+
+
+def test_version(run_be):
+    import better_edit
+
+    for flag in ("--version", "-V"):
+        proc = run_be(flag)
+        assert proc.returncode == 0 and proc.stdout.decode().strip() == better_edit.__version__
+
+
+def test_unknown_command_is_a_usage_error(run_be):
+    proc = run_be("raed", "-f", "x")
+    assert proc.returncode == 2
+    assert b"read, replace, insert" in proc.stderr and not proc.stdout
+
+
+@pytest.mark.parametrize(
+    "args, env",
+    [(("--lang", "fr", "read", "-f", "x"), None), (("read", "-f", "x"), {"BETTER_EDIT_MAX_CHIPS": "many"}),
+     (("read", "-f", "x"), {"BETTER_EDIT_ENCODING": "klingon"}), (("read",), None)],
+)  # fmt: skip
+def test_usage_errors_exit_2(run_be, args, env):
+    proc = run_be(*args, env=env)
+    assert proc.returncode == 2 and proc.stderr
+
+
+def test_help_documents_every_command_with_an_example(run_be):
+    for command in ("read", "replace", "insert", "delete", "write", "balance", "func-range", "tag-range"):
+        proc = run_be(command, "--help")
+        assert proc.returncode == 0
+        assert b"--file" in proc.stdout and f"better-edit-tools {command}".encode() in proc.stdout
+
+
+def test_no_traceback_ever_reaches_the_user(run_be, root):
+    write(root / "a.txt", "x\n")
+    for args in (("read", "-f", "a.txt", "-s", "abc"), ("replace", "-f", "a.txt", "-s", "1", "-c"), ("delete", "-f", "a.txt", "-s", "0")):
+        proc = run_be(*args)
+        assert b"Traceback" not in proc.stderr + proc.stdout
+
+
+# --- read ------------------------------------------------------------------------------------------
+
+
+def test_read_whole_file_and_ranges(cli, root):
+    write(root / "f.txt", "one\ntwo\nthree\nfour\n")
+    rc, out = cli("read", "-f", "f.txt")
+    assert rc == 0
+    assert out["content"] == "1\tone\n2\ttwo\n3\tthree\n4\tfour"
+    assert (out["start"], out["end"], out["total"], out["eol"], out["encoding"]) == (1, 4, 4, "lf", "utf-8")
+    assert out["path"] == str(root / "f.txt") and out["file"] == "f.txt"
+    assert out["viewed_code_id"].startswith("v1:1-4:") and "warnings" not in out
+    assert cli("read", "-f", "f.txt", "-s", "2", "-e", "3")[1]["content"] == "2\ttwo\n3\tthree"
+    assert cli("read", "-f", "f.txt", "-s", "2", "-e", "-1")[1]["content"].endswith("4\tfour")
+    assert cli("read", "-f", "f.txt", "-s", "3")[1]["end"] == 4
+
+
+def test_read_clamps_end_with_a_warning(cli, root):
+    write(root / "f.txt", "a\nb\n")
+    rc, out = cli("read", "-f", "f.txt", "-s", "1", "-e", "99")
+    assert rc == 0 and out["end"] == 2 and len(out["warnings"]) == 1 and "99" in out["warnings"][0]
+
+
+def test_read_max_lines_truncates(cli, root):
+    write(root / "f.txt", "".join(f"{i}\n" for i in range(1, 11)))
+    rc, out = cli("read", "-f", "f.txt", "--max-lines", "3", "-s", "2")
+    assert (out["start"], out["end"], out["truncated"], out["next_start"]) == (2, 4, True, 5)
+
+
+def test_read_warnings_and_invisible_bom(cli, root):
+    write(root / "f.txt", b"\xef\xbb\xbfa\r\nb\nc\tc")
+    rc, out = cli("read", "-f", "f.txt")
+    assert out["content"] == "1\ta\n2\tb\n3\tc\tc"
+    assert out["eol"] == "mixed" and out["encoding"] == "utf-8-bom"
+    assert len(out["warnings"]) == 2  # mixed endings, no final newline; never one for tabs
+
+
+def test_read_empty_file(cli, root):
+    write(root / "e.txt", b"")
+    rc, out = cli("read", "-f", "e.txt")
+    assert rc == 0 and out["total"] == 0 and out["content"] == ""
+
+
+def test_read_end_auto_without_a_function_gives_a_window(cli, root):
+    write(root / "f.txt", "".join(f"line {i}\n" for i in range(1, 101)))
+    rc, out = cli("read", "-f", "f.txt", "-s", "50", "-e", "auto")
+    assert (out["start"], out["end"]) == (40, 70)
+
+
+def test_read_targets(cli, root):
+    write(root / "f.txt", "alpha\n# TODO one\nbeta\n# TODO two\n")
+    assert cli("read", "-f", "f.txt", "--target", "line:3")[1]["content"] == "3\tbeta"
+    err = fails(cli, root / "f.txt", "read", "-f", "f.txt", "--target", "marker:TODO", code="AMBIGUOUS")
+    assert err["candidates"] == [{"start": 2, "end": 2}, {"start": 4, "end": 4}]
+    out = cli("read", "-f", "f.txt", "--target", "marker:TODO", "--occurrence", "2")[1]
+    assert out["content"] == "4\t# TODO two"
+    fails(cli, None, "read", "-f", "f.txt", "--target", "marker:nothing", code="NOT_FOUND")
+    fails(cli, None, "read", "-f", "f.txt", "--target", "line:2", "-s", "1", code="INVALID_ARGUMENT", status=2)
+    fails(cli, None, "read", "-f", "f.txt", "--target", "colour:red", code="INVALID_ARGUMENT", status=2)
+
+
+def test_read_text_output(run_be, root):
+    write(root / "f.txt", "a\nb")
+    proc = run_be("read", "-f", "f.txt")
+    lines = proc.stdout.decode().splitlines()
+    assert lines[0].startswith("f.txt: lines 1-2 of 2") and lines[1:3] == ["1\ta", "2\tb"]
+    assert lines[3].startswith("warning: ")
+
+
+# --- replace ---------------------------------------------------------------------------------------
+
+
+def test_replace_lines(cli, root):
+    f = write(root / "f.txt", "a\nb\nc\n")
+    rc, out = cli("replace", "-f", "f.txt", "-s", "2", "-c", "B1\nB2")
+    assert rc == 0 and f.read_bytes() == b"a\nB1\nB2\nc\n"
+    assert (out["start"], out["end"], out["removed"], out["added"], out["total"]) == (2, 2, 1, 2, 4)
+    assert out["diff"] == "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,4 @@\n a\n-b\n+B1\n+B2\n c"
+    assert out["balance"] == "not checked" and len(out["event_id"]) == 6
+
+
+def test_replace_keeps_crlf_bom_and_missing_final_newline(cli, root):
+    f = write(root / "f.txt", b"\xef\xbb\xbfa\r\nb\r\nc")
+    cli("replace", "-f", "f.txt", "-s", "3", "-c", "C\nD\n")
+    assert f.read_bytes() == b"\xef\xbb\xbfa\r\nb\r\nC\r\nD"
+    cli("replace", "-f", "f.txt", "-s", "1", "-c", "A")
+    assert f.read_bytes() == b"\xef\xbb\xbfA\r\nb\r\nC\r\nD"
+
+
+def test_replace_with_empty_content_deletes_lines(cli, root):
+    f = write(root / "f.txt", "a\nb\nc\n")
+    assert cli("replace", "-f", "f.txt", "-s", "1", "-e", "2", "-c", "")[0] == 0
+    assert f.read_bytes() == b"c\n"
+
+
+def test_replace_checks_old(cli, root):
+    f = write(root / "f.txt", "x = 1\ny = 2\nx = 1\n")
+    assert cli("replace", "-f", "f.txt", "-s", "2", "--old", "y = 2\n", "-c", "y = 3")[0] == 0
+    err = fails(cli, f, "replace", "-f", "f.txt", "-s", "2", "--old", "x = 1", "-c", "z", code="MISMATCH")
+    assert err["actual"] == "y = 3" and err["found_at"] == [{"start": 1, "end": 1}, {"start": 3, "end": 3}]
+
+
+def test_replace_old_ignores_crlf_differences(cli, root):
+    f = write(root / "f.txt", b"a\r\nb\r\n")
+    assert cli("replace", "-f", "f.txt", "-s", "1", "-e", "2", "--old", "a\nb", "-c", "c")[0] == 0
+    assert f.read_bytes() == b"c\r\n"
+
+
+def test_replace_by_old_alone(cli, root):
+    f = write(root / "f.py", "def f(a, b):\n    return a + b\n")
+    rc, out = cli("replace", "-f", "f.py", "--old", "a + b", "-c", "a - b")
+    assert rc == 0 and f.read_text() == "def f(a, b):\n    return a - b\n"
+    assert (out["start"], out["end"]) == (2, 2)
+    cli("replace", "-f", "f.py", "--old", "(a, b):\n    return", "-c", "(a):\n    yield")
+    assert f.read_text() == "def f(a):\n    yield a - b\n"
+
+
+def test_replace_by_old_forgives_trailing_whitespace_with_a_warning(cli, root):
+    f = write(root / "f.txt", "keep\nvalue = 1   \nend\n")
+    rc, out = cli("replace", "-f", "f.txt", "--old", "value = 1\nend", "-c", "value = 2\nend")
+    assert rc == 0 and f.read_text() == "keep\nvalue = 2\nend\n"
+    assert any("trailing whitespace" in w for w in out["warnings"])
+
+
+def test_replace_by_old_never_forgives_indentation(cli, root):
+    f = write(root / "f.txt", "if x:\n    go()\n")
+    fails(cli, f, "replace", "-f", "f.txt", "--old", "if x:\n  go()", "-c", "z", code="MISMATCH")
+
+
+def test_replace_ambiguous_and_missing_old(cli, root):
+    f = write(root / "f.txt", "a = 1\nb = 2\na = 1\n")
+    err = fails(cli, f, "replace", "-f", "f.txt", "--old", "a = 1", "-c", "z", code="AMBIGUOUS")
+    assert err["candidates"] == [{"start": 1, "end": 1}, {"start": 3, "end": 3}]
+    err = fails(cli, f, "replace", "-f", "f.txt", "--old", "b = 3", "-c", "z", code="MISMATCH")
+    assert err["actual"] == "b = 2" and (err["start"], err["end"]) == (2, 2)
+    fails(cli, f, "replace", "-f", "f.txt", "--old", "", "-c", "z", code="INVALID_ARGUMENT", status=2)
+    fails(cli, f, "replace", "-f", "f.txt", "-c", "z", code="INVALID_ARGUMENT", status=2)
+
+
+def test_replace_preview_brief_and_plain(cli, root):
+    f = write(root / "f.txt", "a\nb\n")
+    rc, out = cli("replace", "-f", "f.txt", "-s", "1", "-c", "A", "--preview")
+    assert rc == 0 and out["preview"] is True and "event_id" not in out and f.read_bytes() == b"a\nb\n"
+    rc, out = cli("replace", "-f", "f.txt", "-s", "1", "-c", "A", "--brief")
+    assert "diff" not in out and "balance" not in out and out["total"] == 2
+    rc, out = cli("replace", "-f", "f.txt", "-s", "2", "-c", "B", "--format", "plain")
+    assert out["diff"] == "before:\n1\tA\n2\tb\nafter:\n1\tA\n2\tB"
+
+
+def test_content_and_old_from_stdin_and_files(run_be, root):
+    f = write(root / "f.txt", "a\nb\n")
+    write(root / "old.txt", "b\n")
+    proc = run_be("replace", "-f", "f.txt", "--old-file", "old.txt", "--content-file", "-", input=b"x\ty \n")
+    assert proc.returncode == 0, proc.stderr
+    assert f.read_bytes() == b"a\nx\ty \n"
+    proc = run_be("replace", "-f", "f.txt", "-s", "1", "-c", "z", "--content-file", "old.txt")
+    assert proc.returncode == 2 and f.read_bytes() == b"a\nx\ty \n"
+
+
+def test_cli_content_is_verbatim(cli, root):
+    f = write(root / "f.txt", "a\n")
+    cli("write", "-f", "f.txt", "-c", "one\\ntwo\\nthree")
+    assert f.read_bytes() == b"one\\ntwo\\nthree"
+
+
+def test_viewed_code_id_in_the_cli(cli, root):
+    f = write(root / "f.txt", "a\nb\nc\n")
+    token = cli("read", "-f", "f.txt", "-s", "2", "-e", "3")[1]["viewed_code_id"]
+    assert cli("replace", "-f", "f.txt", "-s", "2", "-c", "B", "--viewed-code-id", token)[0] == 0
+    err = fails(cli, f, "replace", "-f", "f.txt", "-s", "3", "-c", "C", "--viewed-code-id", token, code="STALE_VIEW")
+    assert err["current"] == "2\tB\n3\tc"
+    fails(cli, f, "delete", "-f", "f.txt", "-s", "1", "--viewed-code-id", "nonsense", code="INVALID_ARGUMENT", status=2)
+
+
+# --- insert ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "after, expected", [("0", b"new\na\nb\n"), ("1", b"a\nnew\nb\n"), ("-1", b"a\nb\nnew\n"), ("2", b"a\nb\nnew\n")]
+)
+def test_insert_positions(cli, root, after, expected):
+    f = write(root / "f.txt", "a\nb\n")
+    rc, out = cli("insert", "-f", "f.txt", "--after-line", after, "-c", "new")
+    assert rc == 0 and f.read_bytes() == expected and out["added"] == 1 and out["total"] == 3
+
+
+def test_insert_alias_and_errors(cli, root):
+    f = write(root / "f.txt", "a\n")
+    assert cli("insert", "-f", "f.txt", "--after", "1", "-c", "b")[0] == 0
+    fails(cli, f, "insert", "-f", "f.txt", "--after", "5", "-c", "z", code="OUT_OF_RANGE")
+    fails(cli, f, "insert", "-f", "f.txt", "--after", "-2", "-c", "z", code="INVALID_ARGUMENT", status=2)
+    fails(cli, f, "insert", "-f", "f.txt", "--after", "1", "-c", "", code="INVALID_ARGUMENT", status=2)
+
+
+def test_insert_into_empty_file(cli, root):
+    f = write(root / "e.txt", b"")
+    assert cli("insert", "-f", "e.txt", "--after", "0", "-c", "first")[0] == 0
+    assert f.read_bytes() == b"first\n"
+
+
+# --- delete ----------------------------------------------------------------------------------------
+
+
+def test_delete_keeps_a_chip_of_the_deleted_text(cli, root, cache_dir):
+    f = write(root / "f.txt", "a\r\nb\r\nc\r\n")
+    rc, out = cli("delete", "-f", "f.txt", "-s", "2", "-e", "3")
+    assert rc == 0 and f.read_bytes() == b"a\r\n"
+    chip = out["chip"]
+    assert any(chip in w for w in out["warnings"])
+    (chip_file,) = cache_dir.glob(f"chips/*/chip-{chip}.json")
+    assert json.loads(chip_file.read_text())["text"] == "b\r\nc\r\n"
+    assert stat.S_IMODE(chip_file.stat().st_mode) == 0o600
+    assert stat.S_IMODE(chip_file.parent.stat().st_mode) == 0o700
+
+
+def test_delete_last_line_without_final_newline(cli, root):
+    f = write(root / "f.txt", "a\nb")
+    cli("delete", "-f", "f.txt", "-s", "2")
+    assert f.read_bytes() == b"a"
+
+
+def test_delete_by_marker_and_preview(cli, root, cache_dir):
+    f = write(root / "f.txt", "keep\nDROP me\nkeep\n")
+    rc, out = cli("delete", "-f", "f.txt", "--target", "marker:DROP", "--preview")
+    assert rc == 0 and out["preview"] and "chip" not in out and f.read_bytes() == b"keep\nDROP me\nkeep\n"
+    assert not list(cache_dir.glob("chips/*/chip-*.json"))
+    cli("delete", "-f", "f.txt", "--target", "marker:DROP")
+    assert f.read_bytes() == b"keep\nkeep\n"
+
+
+def test_delete_errors(cli, root):
+    f = write(root / "f.txt", "a\nb\n")
+    fails(cli, f, "delete", "-f", "f.txt", code="INVALID_ARGUMENT", status=2)
+    fails(cli, f, "delete", "-f", "f.txt", "-s", "0", code="INVALID_ARGUMENT", status=2)
+    fails(cli, f, "delete", "-f", "f.txt", "-s", "2", "-e", "1", code="INVALID_ARGUMENT", status=2)
+    err = fails(cli, f, "delete", "-f", "f.txt", "-s", "2", "-e", "7", code="OUT_OF_RANGE")
+    assert err["total"] == 2 and "1-2" in err["hint"]
+    fails(cli, f, "delete", "-f", "f.txt", "-s", "two", code="INVALID_ARGUMENT", status=2)
+    fails(cli, f, "delete", "-f", "f.txt", "-s", "1.5", code="INVALID_ARGUMENT", status=2)
+
+
+# --- write -----------------------------------------------------------------------------------------
+
+
+def test_write_creates_with_parents(cli, root):
+    rc, out = cli("write", "-f", "deep/er/new.txt", "-c", "hello\nworld")
+    assert rc == 0 and out["created"] is True and (out["lines"], out["bytes"]) == (2, 11)
+    assert (root / "deep/er/new.txt").read_bytes() == b"hello\nworld"
+
+
+def test_write_overwrite_keeps_eol_bom_encoding_and_mode(cli, root):
+    f = write(root / "f.txt", b"\xff\xfe" + "a\r\nb\r\n".encode("utf-16-le"))
+    os.chmod(f, 0o640)
+    rc, out = cli("write", "-f", "f.txt", "-c", "x\ny\n")
+    assert rc == 0 and out["created"] is False and out["diff"].startswith("--- a/f.txt")
+    assert f.read_bytes() == b"\xff\xfe" + "x\r\ny\r\n".encode("utf-16-le")
+    assert stat.S_IMODE(f.stat().st_mode) == 0o640
+
+
+def test_write_empty_content_and_preview(cli, root):
+    f = write(root / "f.txt", "a\n")
+    assert cli("write", "-f", "f.txt", "-c", "", "--preview")[1]["preview"] is True
+    assert f.read_bytes() == b"a\n"
+    cli("write", "-f", "f.txt", "-c", "")
+    assert f.read_bytes() == b""
+    assert not (root / "new").exists() and cli("write", "-f", "new/x.txt", "-c", "z", "--preview")[0] == 0
+    assert not (root / "new").exists()
+
+
+# --- files the tool must refuse ----------------------------------------------------------------------
+
+
+def test_missing_file_and_directory(cli, root):
+    (root / "d").mkdir()
+    err = fails(cli, None, "read", "-f", "missing.txt", code="NOT_FOUND")
+    assert "missing.txt" in err["message"]
+    fails(cli, None, "replace", "-f", "d", "-s", "1", "-c", "x", code="INVALID_ARGUMENT", status=2)
+
+
+def test_binary_and_encodings(cli, root):
+    b = write(root / "b.bin", b"PK\x03\x04\x00\x00data")
+    fails(cli, b, "replace", "-f", "b.bin", "-s", "1", "-c", "x", code="BINARY_FILE")
+    g = write(root / "g.txt", "你好\n世界\n".encode("gbk"))
+    err = fails(cli, g, "read", "-f", "g.txt", code="ENCODING")
+    assert "--encoding" in err["hint"]
+    assert cli("read", "-f", "g.txt", "--encoding", "gbk")[1]["content"] == "1\t你好\n2\t世界"
+    assert cli("replace", "-f", "g.txt", "-s", "2", "-c", "朋友", "--encoding", "gbk")[0] == 0
+    assert g.read_bytes() == "你好\n朋友\n".encode("gbk")
+    bad = write(root / "bad.txt", b"ok\n\x81\n")
+    fails(cli, bad, "replace", "-f", "bad.txt", "-s", "1", "-c", "x", "--encoding", "gbk", code="ENCODING")
+
+
+def test_sandbox_escapes_are_refused(cli, root, tmp_path):
+    outside = write(tmp_path / "outside.txt", "secret\n")
+    (root / "link").symlink_to(outside)
+    (root / "dirlink").symlink_to(tmp_path)
+    for path in ("../outside.txt", str(outside), "link", "dirlink/outside.txt", f"file://{outside}"):
+        err = fails(cli, outside, "read", "-f", path, "--root", str(root), code="SANDBOX")
+        assert str(root) in err["message"]
+    fails(cli, outside, "write", "-f", "../new.txt", "-c", "x", "--root", str(root), code="SANDBOX")
+    assert not (tmp_path / "new.txt").exists()
+    write(root / "..notes", "fine\n")
+    assert cli("read", "-f", "..notes", "--root", str(root))[0] == 0
+
+
+def test_symlink_inside_is_edited_through(cli, root):
+    target = write(root / "real.txt", "a\n")
+    (root / "alias.txt").symlink_to("real.txt")
+    rc, out = cli("replace", "-f", "alias.txt", "-s", "1", "-c", "b", "--root", str(root))
+    assert rc == 0 and target.read_bytes() == b"b\n" and (root / "alias.txt").is_symlink()
+    assert out["path"] == str(target)
+
+
+def test_hard_links_stay_shared(cli, root):
+    f = write(root / "f.txt", "a\n")
+    os.link(f, root / "g.txt")
+    rc, out = cli("replace", "-f", "f.txt", "-s", "1", "-c", "b")
+    assert rc == 0 and (root / "g.txt").read_bytes() == b"b\n"
+    assert any("hard links" in w for w in out["warnings"])
+
+
+def test_read_only_file_and_folder(cli, root):
+    f = write(root / "ro.txt", "a\n")
+    os.chmod(f, 0o444)
+    err = fails(cli, f, "replace", "-f", "ro.txt", "-s", "1", "-c", "b", code="PERMISSION")
+    assert "ro.txt" in err["message"]
+    folder = root / "locked"
+    g = write(folder / "g.txt", "a\n")
+    os.chmod(folder, 0o555)
+    try:
+        fails(cli, g, "replace", "-f", "locked/g.txt", "-s", "1", "-c", "b", code="PERMISSION")
+        fails(cli, None, "write", "-f", "locked/new.txt", "-c", "b", code="PERMISSION")
+        assert not (folder / "new.txt").exists()
+    finally:
+        os.chmod(folder, 0o755)
+
+
+def test_no_temp_files_are_left_behind(cli, root):
+    write(root / "f.txt", "a\n")
+    for i in range(3):
+        cli("replace", "-f", "f.txt", "-s", "1", "-c", str(i))
+    assert sorted(p.name for p in root.iterdir()) == ["f.txt"]
+
+
+def test_snapshots_are_persisted_privately(cli, root, cache_dir):
+    f = write(root / "f.txt", "before\n")
+    event = cli("replace", "-f", "f.txt", "-s", "1", "-c", "after")[1]["event_id"]
+    (meta,) = cache_dir.glob(f"snapshots/*/*-{event}.json")
+    record = json.loads(meta.read_text())
+    assert record["before"] == "bytes" and record["file"] == str(f) and "before\n" not in meta.read_text()
+    assert meta.with_suffix(".bin").read_bytes() == b"before\n"
+    for path in (meta, meta.with_suffix(".bin")):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_chinese_messages(run_be, root):
+    write(root / "f.txt", "a\n")
+    proc = run_be("read", "-f", "nope.txt", "--lang", "zh")
+    assert proc.returncode == 1 and "文件不存在" in proc.stderr.decode()
+    proc = run_be("read", "-f", "nope.txt", env={"LANG": "zh_CN.UTF-8"})
+    assert "文件不存在" in proc.stderr.decode()
+
+
+def test_python_module_and_console_script_agree(run_be, root):
+    import shutil
+    import subprocess
+
+    exe = shutil.which("better-edit-tools")
+    if not exe or os.environ.get("BE_EXE"):
+        pytest.skip("the console script is not installed")
+    write(root / "f.txt", "a\nb\n")
+    via_module = run_be("read", "-f", "f.txt", "-o", "json").stdout
+    via_script = subprocess.run([exe, "read", "-f", "f.txt", "-o", "json"], cwd=root, capture_output=True).stdout
+    assert json.loads(via_module)["content"] == json.loads(via_script)["content"]

@@ -1,0 +1,262 @@
+"""The text model (SPEC §2.1, §2.7): pure functions, examples and hypothesis properties."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import better_edit as be
+
+# --- strategies -------------------------------------------------------------------------------------
+
+line_text = st.text(alphabet=st.characters(blacklist_characters="\r\n\x00", blacklist_categories=("Cs",)), max_size=12)
+terminator = st.sampled_from(["\n", "\r\n"])
+
+
+@st.composite
+def files(draw):
+    """(lines as (text, eol) pairs, final newline?) -> a file body as str."""
+    texts = draw(st.lists(line_text, max_size=12))
+    eols = [draw(terminator) for _ in texts]
+    if texts and not draw(st.booleans()):
+        eols[-1] = ""
+    return "".join(t + e for t, e in zip(texts, eols))
+
+
+encodings = st.sampled_from(["utf-8", "utf-8-bom", "utf-16le", "utf-16be"])
+BOMS = {"utf-8": b"", "utf-8-bom": b"\xef\xbb\xbf", "utf-16le": b"\xff\xfe", "utf-16be": b"\xfe\xff"}
+CODECS = {"utf-8": "utf-8", "utf-8-bom": "utf-8", "utf-16le": "utf-16-le", "utf-16be": "utf-16-be"}
+
+
+def raw_of(string, encoding):
+    return BOMS[encoding] + string.encode(CODECS[encoding])
+
+
+def replace_lines(text, start, end, content):
+    """The pure core of replace-by-lines, as the handler does it."""
+    body = text.body
+    a, b = be.line_span(body, start, end)
+    eol = be.dominant_eol(body)
+    return be.splice_lines(body, a, b, be.encode_block(text, be.content_lines(content), eol), eol)
+
+
+def insert_after(text, after, content):
+    body = text.body
+    a = be.skip_lines(body, 0, after)
+    eol = be.dominant_eol(body)
+    return be.splice_lines(body, a, a, be.encode_block(text, be.content_lines(content), eol), eol)
+
+
+def lines_with_ends(body):
+    return [t + e for t, e in be.split_decoded(body.decode("utf-8"))]
+
+
+# --- examples ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "body, count", [(b"", 0), (b"\n", 1), (b"a\nb", 2), (b"a\nb\n", 2), (b"a\r\nb\r\n", 2), (b"a\rb\n", 1)]
+)
+def test_line_count(body, count):
+    assert be.line_count(body) == count
+
+
+@pytest.mark.parametrize(
+    "content, lines",
+    [("", []), ("x", ["x"]), ("x\n", ["x"]), ("x\n\n", ["x", ""]), ("\n", [""]), ("a\r\nb", ["a", "b"]),
+     ("\ta  \n\n b", ["\ta  ", "", " b"]), ("a\rb", ["a\rb"])],
+)  # fmt: skip
+def test_content_to_lines(content, lines):
+    assert be.content_lines(content) == lines
+
+
+def test_eol_detection():
+    assert be.eol_name(b"a\nb\n") == "lf"
+    assert be.eol_name(b"a\r\nb\r\n") == "crlf"
+    assert be.eol_name(b"a\r\nb\n") == "mixed"
+    assert be.dominant_eol(b"a\r\nb\r\nc\n") == b"\r\n"
+    assert be.dominant_eol(b"a\r\nb\n") == b"\n"  # a tie -> LF
+    assert be.dominant_eol(b"abc") == b"\n"
+
+
+def test_final_newline_rules():
+    text = be.Text(b"a\nb")
+    assert replace_lines(text, 2, 2, "B") == b"a\nB"
+    assert be.splice_lines(b"a\nb", 2, 3, b"", b"\n") == b"a"  # deleting the last line of a\nb
+    assert insert_after(text, 2, "c") == b"a\nb\nc"
+    assert insert_after(be.Text(b""), 0, "first") == b"first\n"
+    assert insert_after(be.Text(b"a\n"), 1, "b") == b"a\nb\n"
+    assert replace_lines(be.Text(b"a\r\nb\r\n"), 1, 1, "x\ny\n") == b"x\r\ny\r\nb\r\n"
+
+
+def test_decode_detects_encodings():
+    assert be.decode_file(b"abc", "f").encoding == "utf-8"
+    text = be.decode_file(b"\xef\xbb\xbfabc\n", "f")
+    assert (text.encoding, text.bom, text.body) == ("utf-8-bom", b"\xef\xbb\xbf", b"abc\n")
+    text = be.decode_file(b"\xff\xfe" + "héllo\n".encode("utf-16-le"), "f")
+    assert text.encoding == "utf-16le" and text.body == "héllo\n".encode()
+    assert text.to_bytes() == b"\xff\xfe" + "héllo\n".encode("utf-16-le")
+    text = be.decode_file(b"\xfe\xff" + "x\n".encode("utf-16-be"), "f")
+    assert text.encoding == "utf-16be"
+
+
+def test_binary_and_bad_utf8_are_refused():
+    with pytest.raises(be.ToolError) as err:
+        be.decode_file(b"abc\0def", "f")
+    assert err.value.code == "BINARY_FILE"
+    with pytest.raises(be.ToolError) as err:
+        be.decode_file("中文".encode("gbk"), "f")
+    assert err.value.code == "ENCODING" and "offset 0" in err.value.to_dict("en")["message"]
+
+
+def test_utf8_cut_at_sniff_end_is_not_binary():
+    raw = b"a" * (be.BINARY_SNIFF_BYTES - 1) + "é".encode() + b"\n"
+    assert be.decode_file(raw, "f").encoding == "utf-8"
+
+
+def test_declared_legacy_encoding_round_trips():
+    raw = "第一行\n第二行\n".encode("gbk")
+    text = be.decode_file(raw, "f", "gbk")
+    assert text.codec == "gbk" and text.to_bytes() == raw
+    new = replace_lines(text, 2, 2, "新的")
+    assert new.decode("gbk") == "第一行\n新的\n"
+
+
+def test_encoding_that_does_not_round_trip_is_refused():
+    with pytest.raises(be.ToolError) as err:
+        be.decode_file(b"\x81\n", "f", "gbk")  # a lone lead byte
+    assert err.value.code == "ENCODING"
+    with pytest.raises(be.ToolError) as err:
+        be.decode_file(b"abc", "f", "no-such-codec")
+    assert err.value.code == "ENCODING"
+
+
+def test_content_the_codec_cannot_encode():
+    text = be.decode_file(b"abc\n", "f", "latin-1")
+    with pytest.raises(be.ToolError) as err:
+        replace_lines(text, 1, 1, "中")
+    assert err.value.code == "ENCODING"
+
+
+def test_locate_old_tiers():
+    norm = "def f():\n    return 1   \n\nx = f()\n"
+    assert be.locate_old(norm, "return 1") == ("exact", [(2, 4, 2, 12)])
+    tier, spans = be.locate_old(norm, "    return 1\n\nx = f()")
+    assert tier == "loose" and spans == [(2, 0, 4, None)]  # to the end of line 4's text
+    assert be.locate_old("a\na\n", "a")[1] == [(1, 0, 1, 1), (2, 0, 2, 1)]
+    assert be.locate_old(norm, "  return 1\n") == ("loose", [(2, 2, 2, -1)])
+    tier, spans = be.locate_old(norm, "return 2")
+    assert spans == []
+
+
+def test_indentation_is_never_forgiven():
+    assert be.locate_old("    x = 1\n", "x = 1\n")[1] == [(1, 4, 1, -1)]  # partial-line match, exact
+    assert be.locate_old("    x = 1\n", "  y = 1")[1] == []
+
+
+def test_unified_hunk_format():
+    old = [("a", "\n"), ("b", "\n"), ("c", "\n")]
+    new = [("a", "\n"), ("B", "\n"), ("c", "\n")]
+    assert be.unified_hunk("f", old, new, 10) == "--- a/f\n+++ b/f\n@@ -10,3 +10,3 @@\n a\n-b\n+B\n c"
+    assert be.unified_hunk("f", [("a", "\n")], [("a", "\n"), ("b", "\n")], 1).endswith("@@ -1 +1,2 @@\n a\n+b")
+    diff = be.unified_hunk("f", [("a", "")], [("a", "\n"), ("b", "")], 1)
+    assert "-a\n\\ No newline at end of file\n+a\n+b\n\\ No newline at end of file" in diff
+
+
+def test_view_id_round_trip():
+    token = be.make_view_id("/x", 3, 5, b"abc")
+    assert be.parse_view_id(token)[:2] == (3, 5)
+    for bad in ("", "v2:1-2:0123456789abcdef", "v1:0-2:0123456789abcdef", "v1:1-2:xyz"):
+        with pytest.raises(be.ToolError):
+            be.parse_view_id(bad)
+
+
+def test_double_escape_rescue_rules():
+    assert be.looks_double_escaped("a\\nb\\nc")
+    assert not be.looks_double_escaped("a\\nb")  # only one
+    assert not be.looks_double_escaped("a\nb\\nc\\n")  # has a real newline
+    assert be.unescape_content('x\\n\\t"q\\"\\\\\\d') == 'x\n\t"q"\\\\d'
+
+
+# --- properties -------------------------------------------------------------------------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(files(), encodings, st.data())
+def test_untouched_lines_keep_their_bytes(string, encoding, data):
+    text = be.decode_file(raw_of(string, encoding), "f")
+    before = lines_with_ends(text.body)
+    total = len(before)
+    if total == 0:
+        return
+    start = data.draw(st.integers(1, total))
+    end = data.draw(st.integers(start, total))
+    content = data.draw(st.text(alphabet="ab \t\n\r", max_size=10))
+    new_body = replace_lines(text, start, end, content)
+    after = lines_with_ends(new_body)
+    added = len(be.content_lines(content))
+    if end == total and not added and start > 1 and not before[-1].endswith("\n"):
+        # deleting the last lines of a file without final newline: the new last line loses its terminator
+        assert after[: start - 2] == before[: start - 2]
+        kept = before[start - 2].rstrip("\r\n")
+        assert after[start - 2 :] == ([kept] if kept else [])  # an empty line without terminator is gone
+    else:
+        assert after[: start - 1] == before[: start - 1]
+    tail = before[end:]
+    if tail:
+        assert after[len(after) - len(tail) :] == tail
+
+
+@settings(max_examples=300, deadline=None)
+@given(files(), encodings, st.data())
+def test_encoding_bom_eol_and_final_newline_survive(string, encoding, data):
+    raw = raw_of(string, encoding)
+    text = be.decode_file(raw, "f")
+    total = be.line_count(text.body)
+    after = data.draw(st.integers(0, total))
+    content = data.draw(st.text(alphabet="xy\n", min_size=1, max_size=8))
+    new_raw = text.to_bytes(insert_after(text, after, content))
+    again = be.decode_file(new_raw, "f")
+    assert again.encoding == text.encoding and again.bom == text.bom
+    ends_open = bool(text.body) and not text.body.endswith(b"\n")
+    if after == total and be.content_lines(content)[-1] == "":
+        ends_open = False  # an empty new last line keeps its terminator (it would vanish otherwise)
+    assert (bool(again.body) and not again.body.endswith(b"\n")) == ends_open
+    if be.eol_name(text.body) != "mixed" and b"\n" in text.body:
+        assert be.eol_name(again.body) == be.eol_name(text.body)
+
+
+@settings(max_examples=200, deadline=None)
+@given(files(), encodings, st.data())
+def test_edit_then_restore_gives_the_original_bytes(string, encoding, data):
+    raw = raw_of(string, encoding)
+    text = be.decode_file(raw, "f")
+    total = be.line_count(text.body)
+    if total == 0:
+        return
+    start = data.draw(st.integers(1, total))
+    new_raw = text.to_bytes(replace_lines(text, start, start, "changed"))
+    snapshot = raw  # what the store keeps: the raw bytes before
+    assert be.decode_file(new_raw, "f").encoding == text.encoding
+    assert snapshot == raw_of(string, encoding)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=64), st.sampled_from([None, "utf-8", "latin-1", "gbk", "cp1252", "shift_jis"]))
+def test_decode_never_raises_anything_but_tool_errors(raw, encoding):
+    try:
+        text = be.decode_file(raw, "f", encoding)
+    except be.ToolError as exc:
+        assert exc.code in ("BINARY_FILE", "ENCODING")
+    else:
+        assert text.to_bytes() == raw  # whatever is accepted round-trips exactly
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=40), st.text(min_size=1, max_size=6))
+def test_locate_old_spans_point_at_the_match(haystack, needle):
+    norm = be.normalize_newlines(haystack)
+    tier, spans = be.locate_old(norm, needle)
+    if tier == "exact":
+        for line_s, col_s, _line_e, _col_e in spans:
+            offset = sum(len(line) + 1 for line in norm.split("\n")[: line_s - 1]) + col_s
+            assert norm[offset:].startswith(be.normalize_newlines(needle))
