@@ -692,14 +692,21 @@ _EOL_NAMES = {b"\n": "lf", b"\r\n": "crlf"}
 class Text:
     """A decoded file: `body` bytes (lines end in b"\\n" or b"\\r\\n"), its codec, BOM and disk form."""
 
-    __slots__ = ("body", "codec", "encoding", "bom", "wire")
+    __slots__ = ("body", "codec", "encoding", "bom", "wire", "_total")
 
     def __init__(self, body, codec="utf-8", encoding="utf-8", bom=b"", wire=None):
+        self._total = None
         self.body = body  # bytes after the BOM, in `codec`
         self.codec = codec  # decodes pieces of body: "utf-8" or a legacy codec
         self.encoding = encoding  # the name reported to users
         self.bom = bom
         self.wire = wire  # None, or the UTF-16 codec the file is stored in
+
+    def total(self):
+        """Number of lines (counted once: on a large file each count is a pass over it)."""
+        if self._total is None:
+            self._total = line_count(self.body)
+        return self._total
 
     def with_body(self, body):
         return Text(body, self.codec, self.encoding, self.bom, self.wire)
@@ -796,14 +803,17 @@ def line_count(body):
     return count
 
 
-def eol_counts(body):
-    """(CRLF count, LF-only count)."""
-    crlf = body.count(b"\r\n")
-    return crlf, body.count(b"\n") - crlf
+def eol_counts(body, newlines=None):
+    """(CRLF count, LF-only count); `newlines` is body.count(b"\\n") when the caller has it."""
+    newlines = body.count(b"\n") if newlines is None else newlines
+    crlf = body.count(b"\r\n") if b"\r" in body else 0
+    return crlf, newlines - crlf
 
 
 def dominant_eol(body):
     """The terminator new lines get: the most frequent one; ties and none -> LF."""
+    if b"\r" not in body:
+        return b"\n"
     crlf, lf = eol_counts(body)
     return b"\r\n" if crlf > lf else b"\n"
 
@@ -880,7 +890,18 @@ def encode_block(text, lines, eol):
 
 
 def splice_lines(body, a, b, block, eol):
-    """New body: whole lines body[a:b] replaced by `block`, keeping the final-newline rule of §2.1.
+    """New body: whole lines body[a:b] replaced by `block`, keeping the final-newline rule of §2.1."""
+    return join_splice(body, splice_plan(body, a, b, block, eol))
+
+
+def join_splice(body, plan):
+    a, block, b = plan
+    view = memoryview(body)
+    return b"".join((view[:a], block, view[b:]))
+
+
+def splice_plan(body, a, b, block, eol):
+    """(a, block, b) such that body[:a] + block + body[b:] is the edit, final-newline rule applied.
 
     When the file does not end with a terminator and the edit reaches its end, the new last line
     gets none either (and a line appended after an unterminated last line first terminates it),
@@ -896,8 +917,7 @@ def splice_lines(body, a, b, block, eol):
                 block = eol + block
         elif a > 0:
             a -= 2 if body[a - 2 : a] == b"\r\n" else 1
-    view = memoryview(body)
-    return b"".join((view[:a], block, view[b:]))
+    return a, block, b
 
 
 def view_hash(path, start, end, chunk):
@@ -1411,6 +1431,57 @@ def _write_all(fd, data):
         view = view[written:]
 
 
+# A payload is what a write puts in a file: pieces (source bytes, start, stop, file_offset), where
+# file_offset says the same bytes stand at that offset of the file being replaced, so the kernel can
+# copy them (copy_file_range) instead of pushing them through this process again.
+
+
+def payload_of(data):
+    return [(data, 0, len(data), None)]
+
+
+def payload_size(payload):
+    return sum(stop - start for _source, start, stop, _offset in payload)
+
+
+def payload_sha256(payload):
+    import hashlib
+
+    digest = hashlib.sha256()
+    for source, start, stop, _offset in payload:
+        digest.update(memoryview(source)[start:stop])
+    return digest.hexdigest()
+
+
+def payload_bytes(payload):
+    if len(payload) == 1 and payload[0][1] == 0 and payload[0][2] == len(payload[0][0]):
+        return payload[0][0]
+    return b"".join(memoryview(source)[start:stop] for source, start, stop, _offset in payload)
+
+
+def _copy_range(src_fd, dst_fd, offset, count):
+    """Bytes copied in the kernel from src_fd[offset:] to dst_fd's position (0 if unsupported)."""
+    copy = getattr(os, "copy_file_range", None)
+    done = 0
+    if copy is None or src_fd is None:
+        return 0
+    try:
+        while done < count:
+            copied = copy(src_fd, dst_fd, count - done, offset + done)
+            if copied <= 0:
+                break
+            done += copied
+    except OSError:
+        pass
+    return done
+
+
+def _write_payload(fd, payload, src_fd=None):
+    for source, start, stop, offset in payload:
+        done = _copy_range(src_fd, fd, offset, stop - start) if offset is not None else 0
+        _write_all(fd, memoryview(source)[start + done : stop])
+
+
 def _fsync_dir(directory):
     if os.name == "nt":
         return
@@ -1426,8 +1497,8 @@ def _fsync_dir(directory):
         os.close(fd)
 
 
-def atomic_write(real, data, old_stat=None, old_raw=None, check_conflict=True, file=None):
-    """Write `data` to `real` atomically (temp file + fsync + rename + directory fsync).
+def atomic_write(real, payload, old_stat=None, old_raw=None, check_conflict=True, file=None):
+    """Write `payload` to `real` atomically (temp file + fsync + rename + directory fsync).
 
     Keeps the old permission bits (and owner where permitted). A file with several hard links is
     written in place so the links stay shared. Raises CONFLICT if the file changed since `old_stat`,
@@ -1438,16 +1509,18 @@ def atomic_write(real, data, old_stat=None, old_raw=None, check_conflict=True, f
     if check_conflict and not _still_same(real, old_stat, old_raw):
         raise ToolError("CONFLICT", "conflict", file=file or real)
     if old_stat is not None and old_stat.st_nlink > 1:
-        _write_in_place(real, data)
+        _write_in_place(real, payload)
         warnings.append(("w.hardlinks", {"path": real, "count": old_stat.st_nlink}))
         return warnings
     import secrets
 
     temp = os.path.join(directory, f".{os.path.basename(real)}.be-{secrets.token_hex(4)}.tmp")
-    fd = None
+    fd = src_fd = None
     try:
+        if old_stat is not None and any(piece[3] is not None for piece in payload):
+            src_fd = os.open(real, os.O_RDONLY | getattr(os, "O_BINARY", 0))
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-        _write_all(fd, data)
+        _write_payload(fd, payload, src_fd)
         if old_stat is not None:
             _copy_owner_and_mode(fd, temp, old_stat)
         os.fsync(fd)
@@ -1460,8 +1533,9 @@ def atomic_write(real, data, old_stat=None, old_raw=None, check_conflict=True, f
     except OSError as exc:
         raise os_error(exc, real) from None
     finally:
-        if fd is not None:
-            os.close(fd)
+        for handle in (fd, src_fd):
+            if handle is not None:
+                os.close(handle)
         if temp is not None:
             try:
                 os.unlink(temp)
@@ -1483,12 +1557,12 @@ def _copy_owner_and_mode(fd, temp, old_stat):
         os.chmod(temp, old_stat.st_mode & 0o7777)
 
 
-def _write_in_place(real, data):
+def _write_in_place(real, payload):
     try:
         fd = os.open(real, os.O_WRONLY | getattr(os, "O_BINARY", 0))
         try:
-            _write_all(fd, data)
-            os.ftruncate(fd, len(data))
+            _write_payload(fd, payload)
+            os.ftruncate(fd, payload_size(payload))
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -1496,17 +1570,18 @@ def _write_in_place(real, data):
         raise os_error(exc, real) from None
 
 
-def verify_written(real, data):
-    """Read the file back and compare it with `data`, chunk by chunk (SPEC §2.4)."""
+def verify_written(real, payload):
+    """Read the file back and compare it with `payload`, chunk by chunk (SPEC §2.4)."""
     try:
-        if os.path.getsize(real) != len(data):
+        if os.path.getsize(real) != payload_size(payload):
             return False
-        view = memoryview(data)
-        chunk = 1 << 24
         with open(real, "rb") as handle:
-            for offset in range(0, len(data), chunk):
-                if handle.read(chunk) != view[offset : offset + chunk]:
-                    return False
+            for source, start, stop, _offset in payload:
+                source = source if isinstance(source, bytes) else bytes(source)
+                for position in range(start, stop, 1 << 24):
+                    chunk = handle.read(min(1 << 24, stop - position))
+                    if not source.startswith(chunk, position) or not chunk:
+                        return False
         return True
     except OSError:
         return False
@@ -1894,7 +1969,7 @@ def check_view(ctx, args, file, real, text, edit_first, edit_last):
         return []
     vstart, vend, digest = parse_view_id(token)
     body = text.body
-    total = line_count(body)
+    total = text.total()
     current_lines = _lines_window(text, body, vstart, min(vend, total))
     chunk = body[slice(*line_span(body, vstart, vend))] if vend <= total else None
     if chunk is None or view_hash(real, vstart, vend, chunk) != digest:
@@ -1928,7 +2003,7 @@ def _nearest(names, value):
 def resolve_target(ctx, file, real, text, target):
     """(start, end) of a target {kind, value, occurrence}."""
     kind, value, occurrence = target["kind"], target["value"], target.get("occurrence")
-    total = line_count(text.body)
+    total = text.total()
     if kind == "line":
         line = _as_int("target.value", value)
         _check_range(file, line, line, total)
@@ -1987,25 +2062,46 @@ def _marker_line(file, text, value, occurrence):
 class Change:
     """What a line edit computed: the new body, the old line range it replaced and result members."""
 
-    def __init__(self, body, first, last, added, fields, warnings=None, chip_text=None):
-        self.body = body
+    def __init__(self, old_body, plan, first, last, added, fields, warnings=None, chip_text=None):
+        self.old_body = old_body
+        self.plan = plan  # (a, block, b): new body = old_body[:a] + block + old_body[b:]
+        self._body = None
+        self.total = spliced_line_count(old_body, plan)
         self.first, self.last = first, last  # old lines replaced (last = first - 1 for an insertion)
         self.added = added
         self.fields = fields
         self.warnings = warnings or []
         self.chip_text = chip_text  # delete: the text to keep as a chip before writing
 
+    @property
+    def body(self):
+        """The whole new body, joined only when something needs it (a large file is never joined)."""
+        if self._body is None:
+            self._body = join_splice(self.old_body, self.plan)
+        return self._body
 
-def balance_sentence(ctx, real, text, new_body, warnings):
+
+def spliced_line_count(body, plan):
+    """line_count(body[:a] + block + body[b:]) without building it."""
+    a, block, b = plan
+    newlines = body.count(b"\n", 0, a) + block.count(b"\n") + body.count(b"\n", b)
+    if b < len(body):
+        last = body[-1:]
+    else:
+        last = block[-1:] if block else body[a - 1 : a] if a else b""
+    return newlines + (1 if last and last != b"\n" else 0)
+
+
+def balance_sentence(ctx, real, text, change, warnings):
     """SPEC §2.8: "ok", "not checked", or what the edit broke."""
     language = _language_of(real, text)
     if language is None:
         return tr(ctx.lang, "b.not_checked")
-    if max(len(text.body), len(new_body)) > BALANCE_CHECK_LIMIT:
+    if len(text.body) + len(change.plan[1]) > BALANCE_CHECK_LIMIT:
         warnings.append(("w.balance_skipped", {"limit": BALANCE_CHECK_LIMIT >> 20}))
         return tr(ctx.lang, "b.not_checked")
     before = check_balance(text.decode(), language)
-    after = check_balance(new_body.decode(text.codec), language)
+    after = check_balance(change.body.decode(text.codec), language)
     broken = new_problems(before, after)
     if not broken:
         return tr(ctx.lang, "b.ok")
@@ -2024,14 +2120,16 @@ def describe_problems(ctx, problems, key):
     return tr(ctx.lang, key, items=", ".join(items))
 
 
-def _edit_diff(ctx, args, file, text, change, new_body):
-    old_total = line_count(text.body)
-    new_total = line_count(new_body)
+def _edit_diff(ctx, args, file, text, change):
+    """The diff of a window of 3 lines around the edit, cut from the old body and the plan."""
+    body = text.body
     first = max(1, change.first - 3)
-    old_last = min(old_total, change.last + 3)
-    new_last = min(new_total, old_last + new_total - old_total)
-    old_lines = _lines_window(text, text.body, first, old_last)
-    new_lines = _lines_window(text, new_body, first, new_last)
+    old_last = min(text.total(), change.last + 3)
+    start = skip_lines(body, 0, first - 1)
+    stop = skip_lines(body, start, old_last - first + 1)
+    a, block, b = change.plan
+    old_lines = split_decoded(body[start:stop].decode(text.codec))
+    new_lines = split_decoded(b"".join((body[start:a], block, body[b : max(b, stop)])).decode(text.codec))
     if args.get("format") == "plain":
         return plain_diff(old_lines, new_lines, first)
     return unified_hunk(file, old_lines, new_lines, first)
@@ -2040,13 +2138,12 @@ def _edit_diff(ctx, args, file, text, change, new_body):
 def finish_edit(ctx, tool, args, file, real, st, raw, text, change):
     """Diff, balance, snapshot, atomic write, read-back; returns the result object (SPEC §2.5)."""
     warnings = list(change.warnings)
-    new_body = change.body
     result = {"status": "ok", "file": file, "path": real}
     result.update(change.fields)
-    result["total"] = line_count(new_body)
+    result["total"] = change.total
     if not args.get("brief"):
-        result["diff"] = _edit_diff(ctx, args, file, text, change, new_body)
-        result["balance"] = balance_sentence(ctx, real, text, new_body, warnings)
+        result["diff"] = _edit_diff(ctx, args, file, text, change)
+        result["balance"] = balance_sentence(ctx, real, text, change, warnings)
     if args.get("preview"):
         result["preview"] = True
     else:
@@ -2058,9 +2155,9 @@ def finish_edit(ctx, tool, args, file, real, st, raw, text, change):
             if chip_id:
                 result["chip"] = chip_id
                 warnings.append(("w.deleted_chip", {"id": chip_id}))
-        data = text.to_bytes(new_body)
         summary = _summary(tool, change)
-        result["event_id"], write_warnings = commit_bytes(ctx, tool, file, real, st, raw, data, summary)
+        payload = _edit_payload(text, raw, change)
+        result["event_id"], write_warnings = commit_bytes(ctx, tool, file, real, st, raw, payload, summary)
         warnings += write_warnings
     if warnings:
         result["warnings"] = _local_warnings(ctx, warnings)
@@ -2073,20 +2170,30 @@ def _summary(tool, change):
     return f"{tool}: lines {change.first}-{change.last} -> {change.added} lines"
 
 
-def commit_bytes(ctx, tool, file, real, st, raw, data, summary):
-    """Snapshot, atomic write and read-back of `data`; returns (event_id, warnings)."""
+def _edit_payload(text, raw, change):
+    """The new file as pieces: unchanged head and tail are ranges of the old file (SPEC §7 speed)."""
+    if text.wire:
+        return payload_of(text.to_bytes(change.body))
+    a, block, b = change.plan
+    head = len(text.bom) + a
+    tail = len(text.bom) + b
+    return [(raw, 0, head, 0), (bytes(block), 0, len(block), None), (raw, tail, len(raw), tail)]
+
+
+def commit_bytes(ctx, tool, file, real, st, raw, payload, summary):
+    """Snapshot, atomic write and read-back of `payload`; returns (event_id, warnings)."""
     store = SnapshotStore(ctx)
     try:
         pending = store.prepare(real, raw, st, tool, summary)
     except OSError as exc:
         raise os_error(exc, store.dir) from None
     try:
-        warnings = atomic_write(real, data, st, raw, file=file)
+        warnings = atomic_write(real, payload, st, raw, file=file)
     except BaseException:
         store.discard(pending)
         raise
-    warnings += store.commit(pending, _sha256(data))
-    if not verify_written(real, data):
+    warnings += store.commit(pending, payload_sha256(payload))
+    if not verify_written(real, payload):
         raise ToolError("IO", "readback", path=real, event_id=pending["event_id"])
     return pending["event_id"], warnings
 
@@ -2111,7 +2218,8 @@ def tool_read(ctx, args):
     real = resolve_path(ctx, file)
     _st, _raw, text = load_text(ctx, file, real, args.get("encoding"))
     body = text.body
-    total = line_count(body)
+    newlines = body.count(b"\n")
+    total = newlines + (1 if body and not body.endswith(b"\n") else 0)
     warnings = []
     start, end = _read_range(ctx, args, file, real, text, total, warnings)
     max_lines = args.get("max_lines", READ_MAX_LINES if ctx.mcp else 0)
@@ -2130,8 +2238,8 @@ def tool_read(ctx, args):
     content = render_numbered(split_decoded(chunk.decode(text.codec)), start)
     if not args.get("brief"):
         result["content"] = content
-    crlf, lf = eol_counts(body)
-    result.update(eol=eol_name(body), encoding=text.encoding, viewed_code_id=token)
+    crlf, lf = eol_counts(body, newlines)
+    result.update(eol="mixed" if crlf and lf else ("crlf" if crlf else "lf"), encoding=text.encoding, viewed_code_id=token)
     if crlf and lf:
         warnings.append(("w.mixed_eol", {"crlf": crlf, "lf": lf, "dominant": "CRLF" if crlf > lf else "LF"}))
     if body and not body.endswith(b"\n"):
@@ -2210,7 +2318,7 @@ def tool_replace(ctx, args):
 
 def _replace_lines(ctx, args, file, real, text):
     body = text.body
-    total = line_count(body)
+    total = text.total()
     start, end = _edit_range(args, total)
     _check_range(file, start, end, total)
     warnings = check_view(ctx, args, file, real, text, start, end)
@@ -2230,9 +2338,9 @@ def _replace_lines(ctx, args, file, real, text):
             )
     eol = dominant_eol(body)
     lines = content_lines(args["content"])
-    new_body = splice_lines(body, a, b, encode_block(text, lines, eol), eol)
+    plan = splice_plan(body, a, b, encode_block(text, lines, eol), eol)
     fields = {"start": start, "end": end, "removed": end - start + 1, "added": len(lines)}
-    return Change(new_body, start, end, len(lines), fields, warnings)
+    return Change(body, plan, start, end, len(lines), fields, warnings)
 
 
 def _replace_old(ctx, args, file, real, text):
@@ -2260,10 +2368,10 @@ def _replace_old(ctx, args, file, real, text):
     eol = dominant_eol(body).decode()
     replacement = normalize_newlines(args["content"]).replace("\n", eol)
     new_region = replace_in_lines(region, col_s, col_e, replacement)
-    new_body = b"".join((body[:a], text.encode(new_region), body[b:]))
+    plan = (a, text.encode(new_region), b)
     added = len(split_decoded(new_region))
     fields = {"start": line_s, "end": line_e, "removed": line_e - line_s + 1, "added": added}
-    return Change(new_body, line_s, line_e, added, fields, warnings)
+    return Change(body, plan, line_s, line_e, added, fields, warnings)
 
 
 def _no_match(file, norm, old):
@@ -2298,7 +2406,7 @@ def tool_insert(ctx, args):
 
 def _insert_change(ctx, args, file, real, text):
     body = text.body
-    total = line_count(body)
+    total = text.total()
     after = total if args["after_line"] == -1 else args["after_line"]
     if after > total:
         raise ToolError(
@@ -2308,9 +2416,9 @@ def _insert_change(ctx, args, file, real, text):
     eol = dominant_eol(body)
     lines = content_lines(args["content"])
     a = skip_lines(body, 0, after)
-    new_body = splice_lines(body, a, a, encode_block(text, lines, eol), eol)
+    plan = splice_plan(body, a, a, encode_block(text, lines, eol), eol)
     fields = {"after_line": after, "added": len(lines)}
-    return Change(new_body, after + 1, after, len(lines), fields, warnings)
+    return Change(body, plan, after + 1, after, len(lines), fields, warnings)
 
 
 # --- delete (SPEC §4.4) -----------------------------------------------------------------------------
@@ -2326,7 +2434,7 @@ def tool_delete(ctx, args):
 
 def _delete_change(ctx, args, file, real, text):
     body = text.body
-    total = line_count(body)
+    total = text.total()
     if "target" in args:
         start, end = resolve_target(ctx, file, real, text, args["target"])
     else:
@@ -2337,9 +2445,9 @@ def _delete_change(ctx, args, file, real, text):
     deleted = body[a:b].decode(text.codec)
     warnings += _delete_guard(ctx, args, file, real, text, deleted, start, end)
     eol = dominant_eol(body)
-    new_body = splice_lines(body, a, b, b"", eol)
+    plan = splice_plan(body, a, b, b"", eol)
     fields = {"start": start, "end": end, "removed": end - start + 1}
-    return Change(new_body, start, end, 0, fields, warnings, chip_text=deleted)
+    return Change(body, plan, start, end, 0, fields, warnings, chip_text=deleted)
 
 
 def _delete_guard(ctx, args, file, real, text, deleted, start, end):
@@ -2396,7 +2504,9 @@ def tool_write(ctx, args):
                 make_parents(ctx, real, file)
             check_writable(real, st)
             summary = f"write: {result['lines']} lines" + (" (created)" if not exists else "")
-            result["event_id"], write_warnings = commit_bytes(ctx, "write", file, real, st, raw, data, summary)
+            result["event_id"], write_warnings = commit_bytes(
+                ctx, "write", file, real, st, raw, payload_of(data), summary
+            )
             warnings += write_warnings
     if warnings:
         result["warnings"] = _local_warnings(ctx, warnings)
@@ -2440,7 +2550,7 @@ def _structure_request(ctx, args, what):
     file = args["file"]
     real = resolve_path(ctx, file)
     _st, _raw, text = load_text(ctx, file, real, args.get("encoding"))
-    total = line_count(text.body)
+    total = text.total()
     line = args["line"]
     if line < 1:
         raise invalid("line_below_one", name="line", value=line)
@@ -2678,8 +2788,8 @@ def _restore(ctx, store, record, path):
         make_parents(ctx, path, record["file"])
     except OSError as exc:
         raise os_error(exc, path) from None
-    warnings = atomic_write(path, before, st, None, check_conflict=False, file=record["file"])
-    if not verify_written(path, before):
+    warnings = atomic_write(path, payload_of(before), st, None, check_conflict=False, file=record["file"])
+    if not verify_written(path, payload_of(before)):
         raise ToolError("IO", "readback", path=path, event_id=record["event_id"])
     store.remove(record)
     return warnings
@@ -3179,7 +3289,8 @@ def _global_options(parser, lang, defaults=True):
     parser.add_argument("--encoding", metavar="NAME", default=default(None), help=tr(lang, "p.encoding"))
 
 
-def build_parser(lang):
+def build_parser(lang, only=None):
+    """The argparse parser; `only` builds just that command's subparser (start-up time matters)."""
     import argparse
 
     parser = argparse.ArgumentParser(prog=PROGRAM, description=tr(lang, "cli.description"))
@@ -3188,7 +3299,7 @@ def build_parser(lang):
     parser.add_argument("--dump-tools", choices=("json", "markdown"), help=argparse.SUPPRESS)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for tool in TOOLS:
-        if tool.cli:
+        if tool.cli and only in (None, tool.cli):
             _add_command(commands, tool, lang)
     return parser
 
@@ -3421,7 +3532,7 @@ def main(argv=None):
     if word is None and not argv:
         ns = None
     else:
-        ns = build_parser(lang).parse_args(argv)  # exits 2 on a usage error, 0 on --help/--version
+        ns = build_parser(lang, word).parse_args(argv)  # exits 2 on a usage error, 0 on --help/--version
     try:
         ctx = make_context(lang, ns, os.environ, mcp=word is None)
     except UsageError as exc:
