@@ -1,0 +1,196 @@
+"""Handlers called through the tool table on temporary folders (DESIGN.md: test_tools.py)."""
+
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import better_edit as be
+
+
+@pytest.fixture
+def ctx(root, cache_dir):
+    return be.Context(root=str(root), cache_dir=str(cache_dir), workspace=str(root), mcp=True)
+
+
+def call(ctx, name, **args):
+    return be.call_tool(ctx, be.find_tool(name), args)
+
+
+def error_of(ctx, name, **args):
+    with pytest.raises(be.ToolError) as err:
+        call(ctx, name, **args)
+    return err.value
+
+
+def test_every_tool_is_in_the_table_once():
+    names = [t.name for t in be.TOOLS]
+    assert sorted(names) == sorted(
+        ["read", "replace", "insert", "delete", "write", "balance", "func-range", "tag-range", "insert-chip",
+         "trx-status", "trx-commit", "trx-rollback"]
+    )  # fmt: skip
+    for spelling in ("be-read", "be_read", "read", "BE-READ", "be_func_range", "func_range"):
+        assert be.find_tool(spelling) is not None
+    assert be.find_tool("be-raed") is None
+
+
+def test_arguments_are_checked_against_the_table(ctx, root):
+    (root / "f.txt").write_text("a\n")
+    assert error_of(ctx, "read", file="f.txt", colour="red").code == "INVALID_ARGUMENT"
+    assert "colour" in error_of(ctx, "read", file="f.txt", colour="red").to_dict("en")["message"]
+    assert error_of(ctx, "read", file="f.txt", start=True).code == "INVALID_ARGUMENT"
+    assert error_of(ctx, "read", file="f.txt", start=1.5).code == "INVALID_ARGUMENT"
+    assert call(ctx, "read", file="f.txt", start=1.0, end="1")["content"] == "1\ta"
+    assert be.validate_args(be.find_tool("read"), '{"file": "f.txt"}') == {"file": "f.txt"}
+    assert error_of(ctx, "replace", file="f.txt", start=1).code == "INVALID_ARGUMENT"  # content missing
+
+
+def test_conflict_when_the_file_changes_underneath(ctx, root):
+    path = root / "f.txt"
+    path.write_text("a\nb\n")
+    st_before = os.stat(path)
+    raw = path.read_bytes()
+    time.sleep(0.01)
+    path.write_text("a\nB\n")  # another program writes between our read and our rename
+    with pytest.raises(be.ToolError) as err:
+        be.atomic_write(str(path), be.payload_of(b"mine\n"), st_before, raw, file="f.txt")
+    assert err.value.code == "CONFLICT"
+    assert path.read_bytes() == b"a\nB\n"
+    assert sorted(p.name for p in root.iterdir()) == ["f.txt"]  # no temp file left
+
+
+def test_snapshots_are_bounded_with_a_warning(root, cache_dir):
+    ctx = be.Context(root=str(root), cache_dir=str(cache_dir), max_snapshots=3)
+    (root / "f.txt").write_text("0\n")
+    results = [call(ctx, "replace", file="f.txt", start=1, content=str(i)) for i in range(1, 5)]
+    assert len(be.SnapshotStore(ctx).list()) == 3
+    assert any("dropped" in w for w in results[-1]["warnings"])
+    status = call(ctx, "trx-status")["snapshots"]
+    assert [s["event_id"] for s in status] == [r["event_id"] for r in reversed(results[1:])]
+
+
+def test_chips_fifo_eviction_and_ttl(root, cache_dir):
+    ctx = be.Context(root=str(root), cache_dir=str(cache_dir), max_chips=2)
+    store = be.ChipStore(ctx)
+    first, _ = store.save("t", {"a": 1}, "", "one")
+    second, _ = store.save("t", {"a": 2}, "", "two")
+    third, warnings = store.save("t", {"a": 3}, "", "three")
+    assert [c["id"] for c in store.list()] == [second, third]
+    assert warnings == [("w.chip_evicted", {"id": first, "max": 2})]
+    assert be.tr("en", *warnings[0][:1], **warnings[0][1]) == f"oldest chip {first} was evicted (queue max 2)"
+    ttl_ctx = be.Context(root=str(root), cache_dir=str(cache_dir), chip_ttl=1)
+    for path in Path(store.dir).glob("chip-*.json"):
+        record = json.loads(path.read_text())
+        record["created_at"] -= 10
+        path.write_text(json.dumps(record))
+    assert be.ChipStore(ttl_ctx).list() == []
+
+
+def test_unreadable_store_files_are_skipped(ctx, root, capsys):
+    (root / "f.txt").write_text("a\n")
+    call(ctx, "replace", file="f.txt", start=1, content="b")
+    store = be.SnapshotStore(ctx)
+    Path(store.dir, "00000000000000000001-abcdef.json").write_text("{not json")
+    Path(store.dir, "00000000000000000002-abcdee.json").write_text('{"seq": "x"}')
+    chips = be.ChipStore(ctx)
+    os.makedirs(chips.dir, exist_ok=True)
+    Path(chips.dir, "chip-123456.json").write_text("[1, 2")
+    assert len(store.list()) == 1 and chips.list() == []
+    assert "skipped" in capsys.readouterr().err
+
+
+def test_a_tampered_snapshot_cannot_write_outside_the_root(ctx, root, tmp_path):
+    (root / "f.txt").write_text("a\n")
+    call(ctx, "replace", file="f.txt", start=1, content="b")
+    (meta,) = Path(be.SnapshotStore(ctx).dir).glob("*.json")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("safe\n")
+    record = json.loads(meta.read_text())
+    record["file"] = str(victim)
+    meta.write_text(json.dumps(record))
+    assert error_of(ctx, "trx-rollback").code == "SANDBOX"
+    assert victim.read_text() == "safe\n"
+
+
+def test_snapshot_keeps_the_old_inode_instead_of_a_copy(ctx, root):
+    path = root / "f.txt"
+    path.write_text("old\n")
+    inode = os.stat(path).st_ino
+    event = call(ctx, "replace", file="f.txt", start=1, content="new")["event_id"]
+    (bin_file,) = Path(be.SnapshotStore(ctx).dir).glob(f"*-{event}.bin")
+    assert os.stat(bin_file).st_ino == inode and bin_file.read_bytes() == b"old\n"
+    assert oct(os.stat(bin_file).st_mode & 0o777) == "0o600"
+
+
+def test_preview_changes_nothing_anywhere(ctx, root, cache_dir):
+    (root / "f.txt").write_text("a\nb\n")
+    for name, args in (
+        ("replace", {"start": 1, "content": "x"}),
+        ("insert", {"after_line": 1, "content": "x"}),
+        ("delete", {"start": 1}),
+        ("write", {"content": "x"}),
+    ):
+        result = call(ctx, name, file="f.txt", preview=True, **args)
+        assert result["preview"] is True and "event_id" not in result
+    assert (root / "f.txt").read_bytes() == b"a\nb\n"
+    assert not list(cache_dir.glob("snapshots/*/*")) and not list(cache_dir.glob("chips/*/*"))
+
+
+def test_rescue_of_double_escaped_write_is_mcp_only(root, cache_dir):
+    mcp = be.Context(root=str(root), cache_dir=str(cache_dir), mcp=True)
+    result = call(mcp, "write", file="a.py", content='print(\\"hi\\")\\nx = 1\\n')
+    assert (root / "a.py").read_text() == 'print("hi")\nx = 1\n'
+    chip = next(c for c in be.ChipStore(mcp).list() if c["tool"] == "write")
+    assert chip["text"] == 'print(\\"hi\\")\\nx = 1\\n' and chip["id"] in result["warnings"][0]
+    cli = be.Context(root=str(root), cache_dir=str(cache_dir))
+    call(cli, "write", file="b.py", content="a\\nb\\n")
+    assert (root / "b.py").read_text() == "a\\nb\\n"
+
+
+# --- the recovery promise as a property: any edits, then rollback, give back the exact bytes ----------
+
+EDITS = st.lists(
+    st.one_of(
+        st.tuples(st.just("replace"), st.integers(1, 6), st.integers(0, 2), st.text("ab\n\t ", max_size=8)),
+        st.tuples(st.just("insert"), st.integers(-1, 6), st.just(0), st.text("cd\n", min_size=1, max_size=8)),
+        st.tuples(st.just("delete"), st.integers(1, 6), st.integers(0, 2), st.just("")),
+    ),
+    min_size=1,
+    max_size=5,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.binary(max_size=60).map(lambda b: b.replace(b"\0", b"")), st.sampled_from([b"", b"\xef\xbb\xbf"]), EDITS)
+def test_any_edits_then_rollback_restore_the_exact_bytes(original, bom, edits):
+    try:
+        original.decode("utf-8")
+    except UnicodeDecodeError:
+        original = original.decode("latin-1").encode("utf-8")
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder, "root")
+        root.mkdir()
+        ctx = be.Context(root=str(root), cache_dir=str(Path(folder, "cache")), mcp=True)
+        path = root / "f.txt"
+        path.write_bytes(bom + original)
+        done = 0
+        for kind, line, span, content in edits:
+            args = {"file": "f.txt", "force": True} if kind == "delete" else {"file": "f.txt", "content": content}
+            if kind == "insert":
+                args["after_line"] = line
+            else:
+                args.update(start=line, end=line + span)
+            try:
+                call(ctx, kind, **args)
+                done += 1
+            except be.ToolError as exc:
+                assert exc.code in ("OUT_OF_RANGE", "INVALID_ARGUMENT")
+        if done:
+            result = call(ctx, "trx-rollback", steps=done)
+            assert len(result["rolled_back"]) == done
+        assert path.read_bytes() == bom + original
