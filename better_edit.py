@@ -1211,6 +1211,7 @@ class Context:
         self.mcp = mcp
         self._cache_dir = cache_dir
         self._workspace = workspace
+        self._workspace_id = None
         self.views = {}  # viewed_code_id -> rendered text, newest last (server memory, SPEC §6.1)
         self.memory_snapshots = []  # used when snapshots are not persisted
 
@@ -1227,10 +1228,13 @@ class Context:
 
     @property
     def workspace_id(self):
-        import hashlib
+        """First 16 hex of SHA-256 of the workspace: BETTER_EDIT_WORKSPACE, git top, or root/cwd (§6.4)."""
+        if self._workspace_id is None:
+            import hashlib
 
-        key = self._workspace or _git_top(self.root or self.cwd) or self.root or self.cwd
-        return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+            key = self._workspace or _git_top(self.root or self.cwd) or self.root or self.cwd
+            self._workspace_id = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        return self._workspace_id
 
     def store_dir(self, kind):
         return os.path.join(self.cache_base, kind, self.workspace_id)
