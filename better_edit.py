@@ -318,6 +318,16 @@ MESSAGES = {
         "this is a bug in better-edit-tools; the file was not changed unless the result said so",
         "这是 better-edit-tools 的缺陷；除非结果另有说明，文件未被修改",
     ),
+    "type.integer": ("an integer", "整数"),
+    "type.string": ("a string", "字符串"),
+    "type.boolean": ("true or false", "true 或 false"),
+    "type.path": ("a non-empty path", "非空路径"),
+    "rpc.not_object": ("expected one request object", "应为单个请求对象"),
+    "rpc.bad_id": (
+        "id must be a string or integer and method a string",
+        "id 必须是字符串或整数，method 必须是字符串",
+    ),
+    "rpc.bad_params": ("params must be an object", "params 必须是对象"),
     # --- warnings ---
     "w.clamped": (
         "end {end} is beyond the last line; read up to line {total}",
@@ -348,6 +358,10 @@ MESSAGES = {
     "w.rescued": (
         "content looked double-escaped (literal \\n, no real newline): it was unescaped; the original is chip://{id}",
         "content 疑似被双重转义（只有字面 \\n，没有真正换行）：已还原；原文保存为 chip://{id}",
+    ),
+    "w.rescued_preview": (
+        "content looked double-escaped (literal \\n, no real newline): it would be unescaped (preview: no chip saved)",
+        "content 疑似被双重转义（只有字面 \\n，没有真正换行）：写入时将被还原（预览：未保存 chip）",
     ),
     "w.chip_evicted": ("oldest chip {id} was evicted (queue max {max})", "最旧的 chip {id} 已被移除（队列上限 {max}）"),
     "w.chip_not_saved": ("could not save a chip: {detail}", "无法保存 chip：{detail}"),
@@ -460,7 +474,10 @@ MESSAGES = {
         "be-insert-chip 可列出并重新插入。",
     ),
     "mcp.unknown_tool": ("unknown tool {name!r}; closest: {closest}", "未知工具 {name!r}；最接近的：{closest}"),
-    "mcp.parse_error": ("parse error: the line is not JSON ({detail})", "解析错误：该行不是 JSON（{detail}）"),
+    "mcp.parse_error": (
+        "parse error: the line is not JSON (first problem at character {position})",
+        "解析错误：该行不是 JSON（第一个问题位于第 {position} 个字符）",
+    ),
     "mcp.parse_chip": (" - the line was saved as chip://{id}", " —— 该行已保存为 chip://{id}"),
     "mcp.invalid_request": ("invalid request: {detail}", "无效请求：{detail}"),
     "mcp.unknown_method": ("method not found: {method}", "未知方法：{method}"),
@@ -469,11 +486,16 @@ MESSAGES = {
 
 
 def tr(lang, key, **fields):
-    """The message `key` in `lang` ("en" or "zh") with `fields` filled in."""
+    """The message `key` in `lang` ("en" or "zh") with `fields` filled in.
+
+    A field named `NAME_key` is itself a message key: it fills {NAME}, translated too.
+    """
     pair = MESSAGES.get(key)
     if pair is None:
         return key
     template = pair[1] if lang == "zh" else pair[0]
+    for name in [name for name in fields if name.endswith("_key")]:
+        fields[name[:-4]] = tr(lang, fields.pop(name))
     try:
         return template.format(**fields)
     except (KeyError, IndexError, ValueError):
@@ -1263,7 +1285,7 @@ _WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:[\\/]|^\\\\")
 
 def _path_from_arg(file):
     if not isinstance(file, str) or not file:
-        raise ToolError("INVALID_ARGUMENT", "arg_type", name="file", expected="a non-empty path", got=repr(file))
+        raise ToolError("INVALID_ARGUMENT", "arg_type", name="file", expected_key="type.path", got=repr(file))
     if "\0" in file:
         raise ToolError("SANDBOX", "sandbox_name", "sandbox_name.hint", file=file, why="NUL byte in path")
     if file.startswith("file://"):
@@ -1673,6 +1695,9 @@ def _load_json(ctx, path):
         return None
 
 
+_SNAPSHOT_NAME = re.compile(r"(\d{1,20})-([0-9a-f]{6,12})\.json")
+
+
 class SnapshotStore:
     """Snapshots of files before each edit, persisted per workspace (SPEC §6.2).
 
@@ -1722,6 +1747,20 @@ class SnapshotStore:
             and isinstance(record.get("after_sha256"), str)
         )
 
+    def entries(self):
+        """(seq, event_id, base path) of every snapshot, oldest first, from the file names alone."""
+        try:
+            names = os.listdir(self.dir)
+        except OSError:
+            return []
+        found = []
+        for name in names:
+            match = _SNAPSHOT_NAME.fullmatch(name)
+            if match:
+                found.append((int(match.group(1)), match.group(2), os.path.join(self.dir, name[:-5])))
+        found.sort()
+        return found
+
     def prepare(self, real, raw, old_stat, tool, summary):
         """Reserve an event id and keep the bytes before the edit; returns a pending record."""
         record = {
@@ -1742,9 +1781,9 @@ class SnapshotStore:
 
         _private_dir(self.dir)
         with self.lock():
-            existing = self.list()
-            taken = {r["event_id"] for r in existing}
-            last = existing[-1]["seq"] if existing else 0
+            existing = self.entries()
+            taken = {eid for _seq, eid, _base in existing}
+            last = existing[-1][0] if existing else 0
             record["event_id"] = _new_id(taken)
             record["seq"] = max(time.time_ns(), last + 1)
             record["_base"] = os.path.join(self.dir, f"{record['seq']:020d}-{record['event_id']}")
@@ -1780,7 +1819,7 @@ class SnapshotStore:
                     except OSError:
                         pass
                 _write_private(record["_base"] + ".json", json.dumps(meta).encode())
-                warnings += self._evict(self.list())
+                warnings += self._evict_files(self.entries())
         except OSError as exc:
             warnings.append(("w.snapshot_not_saved", {"detail": exc.strerror or str(exc)}))
         return warnings
@@ -1805,6 +1844,25 @@ class SnapshotStore:
                     "w.snapshot_evicted",
                     {"id": oldest["event_id"], "max": self.ctx.max_snapshots, "mib": SNAPSHOT_TOTAL_BYTES >> 20},
                 )
+            )
+        return warnings
+
+    def _evict_files(self, entries):
+        """Drop the oldest snapshots beyond the count and byte bounds (sizes from the .bin files)."""
+        warnings = []
+        sizes = []
+        for _seq, _eid, base in entries:
+            try:
+                sizes.append(os.stat(base + ".bin").st_size)
+            except OSError:
+                sizes.append(0)
+        total = sum(sizes)
+        while entries and (len(entries) > self.ctx.max_snapshots or total > SNAPSHOT_TOTAL_BYTES):
+            _seq, event_id, base = entries.pop(0)
+            total -= sizes.pop(0)
+            self.remove({"_base": base})
+            warnings.append(
+                ("w.snapshot_evicted", {"id": event_id, "max": self.ctx.max_snapshots, "mib": SNAPSHOT_TOTAL_BYTES >> 20})
             )
         return warnings
 
@@ -2480,7 +2538,9 @@ def tool_write(ctx, args):
     if ctx.mcp and looks_double_escaped(content):
         original = content
         content = unescape_content(content)
-        if not args.get("preview"):
+        if args.get("preview"):
+            warnings.append(("w.rescued_preview", {}))
+        else:
             chip_id, chip_warnings = ChipStore(ctx).save("write", dict(args), "", original)
             warnings += chip_warnings
             warnings.append(("w.rescued", {"id": chip_id or "-"}))
@@ -2807,14 +2867,14 @@ _INT_TEXT = re.compile(r"\s*[-+]?\d{1,18}\s*")
 def _as_int(name, value):
     """Integers, integral floats (3.0) and numeric strings ("3") - models send all three (SPEC §2.2)."""
     if isinstance(value, bool):
-        raise invalid("arg_type", name=name, expected="an integer", got=json.dumps(value))
+        raise invalid("arg_type", name=name, expected_key="type.integer", got=json.dumps(value))
     if isinstance(value, int):
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, str) and _INT_TEXT.fullmatch(value):
         return int(value)
-    raise invalid("arg_type", name=name, expected="an integer", got=_show(value))
+    raise invalid("arg_type", name=name, expected_key="type.integer", got=_show(value))
 
 
 def _show(value):
@@ -2830,7 +2890,7 @@ def _as_bool(name, value):
         return value
     if isinstance(value, str) and value.lower() in ("true", "false"):
         return value.lower() == "true"
-    raise invalid("arg_type", name=name, expected="true or false", got=_show(value))
+    raise invalid("arg_type", name=name, expected_key="type.boolean", got=_show(value))
 
 
 def _as_target(name, value):
@@ -2856,7 +2916,7 @@ def _coerce(param, value):
     if param.type == "target":
         return _as_target(param.name, value)
     if not isinstance(value, str):
-        raise invalid("arg_type", name=param.name, expected="a string", got=_show(value))
+        raise invalid("arg_type", name=param.name, expected_key="type.string", got=_show(value))
     if param.choices and value not in param.choices:
         raise invalid("arg_choice", name=param.name, choices=", ".join(param.choices), got=value)
     return value
@@ -3145,15 +3205,14 @@ class Server:
         except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             return self._parse_error(line, exc)
         if not isinstance(message, dict):
-            return _rpc_error(None, -32600, tr(self.ctx.lang, "mcp.invalid_request", detail="expected one request object"))
+            return _rpc_error(None, -32600, tr(self.ctx.lang, "mcp.invalid_request", detail_key="rpc.not_object"))
         if "method" not in message and ("result" in message or "error" in message):
             return None  # a response to something we never asked: ignore
         if "id" not in message:
             return None  # notifications are never answered
         request_id = message["id"]
         if isinstance(request_id, bool) or not isinstance(request_id, (str, int)) or not isinstance(message.get("method"), str):
-            detail = "id must be a string or integer and method a string"
-            return _rpc_error(None, -32600, tr(self.ctx.lang, "mcp.invalid_request", detail=detail))
+            return _rpc_error(None, -32600, tr(self.ctx.lang, "mcp.invalid_request", detail_key="rpc.bad_id"))
         try:
             return self._dispatch(request_id, message["method"], message.get("params"))
         except Exception as exc:  # the server never dies from input
@@ -3161,12 +3220,13 @@ class Server:
             return _rpc_error(request_id, -32603, tr(self.ctx.lang, "internal", detail=detail))
 
     def _parse_error(self, line, exc):
-        message = tr(self.ctx.lang, "mcp.parse_error", detail=str(exc)[:200])
+        message = tr(self.ctx.lang, "mcp.parse_error", position=getattr(exc, "pos", None) or 0)
         if len(line) > CHIP_MIN_ARGS_BYTES:
             raw = line.decode("utf-8", "replace")
-            chip_id, _warnings = ChipStore(self.ctx).save("jsonrpc", None, message, raw)
+            chip_id, warnings = ChipStore(self.ctx).save("jsonrpc", None, message, raw)
             if chip_id:
                 message += tr(self.ctx.lang, "mcp.parse_chip", id=chip_id)
+            message += "".join("; " + w for w in _local_warnings(self.ctx, warnings))
         return _rpc_error(None, -32700, message)
 
     def _dispatch(self, request_id, method, params):
@@ -3178,7 +3238,7 @@ class Server:
             result = {"tools": self.tool_list()}
         elif method == "tools/call":
             if not isinstance(params, dict):
-                return _rpc_error(request_id, -32602, tr(self.ctx.lang, "mcp.invalid_request", detail="params must be an object"))
+                return _rpc_error(request_id, -32602, tr(self.ctx.lang, "mcp.invalid_request", detail_key="rpc.bad_params"))
             tool = find_tool(params.get("name"))
             if tool is None:
                 return self._unknown_tool(request_id, params)
@@ -3235,29 +3295,31 @@ class Server:
         except Exception as exc:  # a bug: report it, keep serving
             error = ToolError("INTERNAL", "internal", detail=f"{type(exc).__name__}: {exc}").to_dict(self.ctx.lang)
         text = f"{error['code']}: {error['message']}\nhint: {error['hint']}"
-        chip_id = self._keep_arguments(tool, arguments, error)
+        chip_id, warnings = self._keep_arguments(tool, arguments, error)
         if chip_id:
             error["chip"] = chip_id
             text += "\n" + tr(self.ctx.lang, "mcp.args_chip", id=chip_id)
+        if warnings:
+            error["warnings"] = _local_warnings(self.ctx, warnings)
+            text += "".join("\n" + tr(self.ctx.lang, "cli.warning", text=w) for w in error["warnings"])
         return {"content": [{"type": "text", "text": text}], "structuredContent": {"error": error}, "isError": True}
 
     def _keep_arguments(self, tool, arguments, error):
         try:
             size = len(json.dumps(arguments, ensure_ascii=False).encode("utf-8", "surrogatepass"))
         except (TypeError, ValueError):
-            return None
+            return None, []
         if size <= CHIP_MIN_ARGS_BYTES:
-            return None
+            return None, []
         if isinstance(arguments, str):
             try:
                 arguments = json.loads(arguments)
             except ValueError:
                 pass
         text = arguments.get("content") if isinstance(arguments, dict) else None
-        chip_id, _warnings = ChipStore(self.ctx).save(
+        return ChipStore(self.ctx).save(
             public_name(tool), arguments, f"{error['code']}: {error['message']}", text if isinstance(text, str) else None
         )
-        return chip_id
 
     def serve(self, stdin, stdout):
         for line in stdin:
