@@ -3550,9 +3550,10 @@ def _env_int(lang, environ, name, minimum):
 
 def make_context(lang, ns, environ, mcp):
     """The Context from flags (which win) and BETTER_EDIT_* variables (SPEC §6.5)."""
-    max_chips = ns.max_chips if getattr(ns, "max_chips", None) is not None else environ.get("BETTER_EDIT_MAX_CHIPS")
-    if max_chips is not None:
-        max_chips = _env_int(lang, {"--max-chips": str(max_chips)}, "--max-chips", 1)
+    if getattr(ns, "max_chips", None) is not None:
+        max_chips = _env_int(lang, {"--max-chips": ns.max_chips}, "--max-chips", 1)
+    else:
+        max_chips = _env_int(lang, environ, "BETTER_EDIT_MAX_CHIPS", 1)
     persist = environ.get("BETTER_EDIT_SNAPSHOT_PERSIST", "true").strip().lower()
     if persist not in ("true", "false", "1", "0", "yes", "no", "on", "off", ""):
         raise UsageError(tr(lang, "cli.bad_env", name="BETTER_EDIT_SNAPSHOT_PERSIST", value=persist, why="expected true or false"))
