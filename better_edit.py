@@ -1157,43 +1157,2107 @@ def unescape_content(content):
 # ====================================================================================================
 # 5. Scanners (SPEC §4.6-4.8)
 # ====================================================================================================
-# SCANNERS-PLACEHOLDER
+# How it works: one compiled regular expression per language family (and bracket set) tokenizes
+# the text. Every branch of the alternation starts with a literal character, so the `re` engine skips
+# ordinary code in C and the Python loop runs once per bracket, string or comment - never once per
+# character. Each branch ends with an empty group; `m.lastindex` names the branch. Brackets come first
+# (opens, then closes), then tokens to skip (closed strings, comments), then tokens that need a small
+# Python handler (unterminated strings, template literals, regex literals, nested comments, ...).
+
+# ---------------------------------------------------------------------------------------------
+# 5.1 Languages
+# ---------------------------------------------------------------------------------------------
+
+_EXTENSION_LANGUAGES = {
+    "c": "c",
+    "h": "c",
+    "cpp": "cpp",
+    "cc": "cpp",
+    "cxx": "cpp",
+    "c++": "cpp",
+    "hpp": "cpp",
+    "hh": "cpp",
+    "hxx": "cpp",
+    "h++": "cpp",
+    "ipp": "cpp",
+    "tpp": "cpp",
+    "inl": "cpp",
+    "ino": "cpp",
+    "cu": "cpp",
+    "java": "java",
+    "cs": "csharp",
+    "csx": "csharp",
+    "kt": "kotlin",
+    "kts": "kotlin",
+    "swift": "swift",
+    "dart": "dart",
+    "js": "javascript",
+    "mjs": "javascript",
+    "cjs": "javascript",
+    "jsx": "javascript",
+    "ts": "typescript",
+    "mts": "typescript",
+    "cts": "typescript",
+    "tsx": "typescript",
+    "go": "go",
+    "rs": "rust",
+    "py": "python",
+    "pyi": "python",
+    "pyw": "python",
+    "sh": "shell",
+    "bash": "shell",
+    "zsh": "shell",
+    "ksh": "shell",
+    "dash": "shell",
+    "ash": "shell",
+    "bats": "shell",
+    "yaml": "yaml",
+    "yml": "yaml",
+    "toml": "toml",
+    "rb": "ruby",
+    "rake": "ruby",
+    "gemspec": "ruby",
+    "ru": "ruby",
+    "pl": "perl",
+    "pm": "perl",
+    "psgi": "perl",
+    "sql": "sql",
+    "psql": "sql",
+    "lua": "lua",
+    "hs": "haskell",
+    "css": "css",
+    "scss": "scss",
+    "less": "scss",
+    "json": "json",
+    "jsonc": "json",
+    "json5": "json",
+    "geojson": "json",
+    "webmanifest": "json",
+    "html": "html",
+    "htm": "html",
+    "xhtml": "html",
+    "shtml": "html",
+    "xml": "xml",
+    "xsd": "xml",
+    "xsl": "xml",
+    "xslt": "xml",
+    "svg": "xml",
+    "plist": "xml",
+    "csproj": "xml",
+    "vbproj": "xml",
+    "fsproj": "xml",
+    "props": "xml",
+    "targets": "xml",
+    "resx": "xml",
+    "xaml": "xml",
+    "wsdl": "xml",
+    "rss": "xml",
+    "atom": "xml",
+    "fxml": "xml",
+    "kml": "xml",
+    "gpx": "xml",
+    "nuspec": "xml",
+    "vue": "vue",
+    "svelte": "svelte",
+    "md": "markdown",
+    "markdown": "markdown",
+    "mkd": "markdown",
+    "mdown": "markdown",
+    "mdx": "markdown",
+}
+
+_FILENAME_LANGUAGES = {
+    ".bashrc": "shell",
+    ".bash_profile": "shell",
+    ".bash_aliases": "shell",
+    ".zshrc": "shell",
+    ".zprofile": "shell",
+    ".profile": "shell",
+    ".kshrc": "shell",
+    "gemfile": "ruby",
+    "rakefile": "ruby",
+    "podfile": "ruby",
+    "vagrantfile": "ruby",
+    "pipfile": "toml",
+    "cargo.lock": "toml",
+    "poetry.lock": "toml",
+    ".clang-format": "yaml",
+}
+
+_INTERPRETER_LANGUAGES = {
+    "sh": "shell",
+    "bash": "shell",
+    "zsh": "shell",
+    "ksh": "shell",
+    "dash": "shell",
+    "ash": "shell",
+    "node": "javascript",
+    "nodejs": "javascript",
+    "bun": "javascript",
+    "deno": "typescript",
+    "ts-node": "typescript",
+    "tsx": "typescript",
+    "ruby": "ruby",
+    "perl": "perl",
+    "lua": "lua",
+    "luajit": "lua",
+    "runhaskell": "haskell",
+    "runghc": "haskell",
+}
+
+_SHEBANG = re.compile(r"#![ \t]*(\S+)([^\n]*)")
+_INTERPRETER_VERSION = re.compile(r"[\d.]+$")
+
+# Fence info strings that are not file extensions.
+_FENCE_LANGUAGES = {
+    "javascript": "javascript",
+    "typescript": "typescript",
+    "python": "python",
+    "python3": "python",
+    "bash": "shell",
+    "shell": "shell",
+    "sh": "shell",
+    "zsh": "shell",
+    "golang": "go",
+    "rust": "rust",
+    "csharp": "csharp",
+    "c#": "csharp",
+    "kotlin": "kotlin",
+    "ruby": "ruby",
+    "perl": "perl",
+    "yaml": "yaml",
+    "json": "json",
+    "jsonc": "json",
+    "html": "html",
+    "xml": "xml",
+    "vue": "vue",
+    "svelte": "svelte",
+    "haskell": "haskell",
+    "markdown": "markdown",
+    "objective-c": "c",
+}
+
+LANGUAGES = (
+    "c",
+    "cpp",
+    "java",
+    "csharp",
+    "kotlin",
+    "swift",
+    "dart",
+    "javascript",
+    "typescript",
+    "go",
+    "rust",
+    "python",
+    "shell",
+    "yaml",
+    "toml",
+    "ruby",
+    "perl",
+    "sql",
+    "lua",
+    "haskell",
+    "css",
+    "scss",
+    "json",
+    "html",
+    "xml",
+    "vue",
+    "svelte",
+    "markdown",
+)
 
 
-def detect_language(path, head):
+def detect_language(path, head=""):
+    """Language id for a file name (extension, well-known name) or, failing that, its shebang.
+
+    >>> detect_language("src/App.tsx", "")
+    'typescript'
+    >>> detect_language("deploy", "#!/usr/bin/env bash\\n")
+    'shell'
+    """
+    try:
+        name = re.split(r"[\\/]", str(path or ""))[-1].lower()
+        if name in _FILENAME_LANGUAGES:
+            return _FILENAME_LANGUAGES[name]
+        if "." in name.strip("."):
+            language = _EXTENSION_LANGUAGES.get(name.rsplit(".", 1)[1])
+            if language:
+                return language
+        return _shebang_language(str(head or ""))
+    except Exception:
+        return None
+
+
+def _shebang_language(head):
+    """Language named by a `#!` line (`#!/usr/bin/env -S node --x`, `#!/bin/bash -e`), or None."""
+    m = _SHEBANG.match(head)
+    if m is None:
+        return None
+    program = m.group(1).rsplit("/", 1)[-1]
+    if program == "env":
+        words = [w for w in m.group(2).split() if not w.startswith("-") and "=" not in w]
+        program = words[0].rsplit("/", 1)[-1] if words else ""
+    if program.startswith("python"):
+        return "python"
+    return _INTERPRETER_LANGUAGES.get(_INTERPRETER_VERSION.sub("", program) or program)
+
+
+def _fence_language(info):
+    """Language of a Markdown fence from its info string (` ```ts title=x `), or None."""
+    word = info.strip().split(None, 1)[0].lower().strip("{}.") if info.strip() else ""
+    return _FENCE_LANGUAGES.get(word) or _EXTENSION_LANGUAGES.get(word)
+
+
+# ---------------------------------------------------------------------------------------------
+# 5.2 Token patterns, one family per function
+# ---------------------------------------------------------------------------------------------
+# A family returns (allowed brackets, bracket pattern overrides, skips, specials).
+# skips:    (kind, pattern)                  kind is "string" or "comment"
+# specials: (kind, pattern, handler, arg)    handler(state, match, arg) -> resume offset or None
+# Every pattern MUST begin with a literal character (the `re` engine then scans for the set of
+# first characters in C) and MUST NOT contain a top-level `|`.
+
+_DQ_BODY = r'[^"\\\n]*(?:\\[\s\S][^"\\\n]*)*'
+_SQ_BODY = r"[^'\\\n]*(?:\\[\s\S][^'\\\n]*)*"
+_DQ = '"' + _DQ_BODY + '"'
+_SQ = "'" + _SQ_BODY + "'"
+_DQ_MULTI = r'"[^"\\]*(?:\\[\s\S][^"\\]*)*"'
+_SQ_MULTI = r"'[^'\\]*(?:\\[\s\S][^'\\]*)*'"
+_LINE_COMMENT = r"//[^\n]*"
+_BLOCK_COMMENT = r"/\*[^*]*\*+(?:[^/*][^*]*\*+)*/"
+_BLOCK_COMMENT_OPEN = r"/\*[\s\S]*"
+_TRIPLE_DQ = r'"""[^"\\]*(?:(?:\\[\s\S]|"(?!""))[^"\\]*)*"""'
+_TRIPLE_SQ = r"'''[^'\\]*(?:(?:\\[\s\S]|'(?!''))[^'\\]*)*'''"
+_TO_EOF = r"[\s\S]*"
+_TO_EOL = r"[^\n]*"
+
+
+def _h_unclosed(state, m, symbol):
+    """An unterminated string/comment: report it where it starts; the pattern already ate it."""
+    state.problems.append((m.start(), symbol, "unclosed"))
     return None
+
+
+def _h_ignore(state, m, arg):
+    return None
+
+
+def _c_family(language):
+    triple = language in ("java", "csharp", "kotlin", "swift", "dart")
+    dq_start = '"(?!"")' if triple else '"'
+    skips = [("comment", _LINE_COMMENT), ("comment", _BLOCK_COMMENT)]
+    specials = [("comment", _BLOCK_COMMENT_OPEN, _h_unclosed, "/*")]
+    if triple:
+        skips.append(("string", _TRIPLE_DQ))
+        specials.append(("string", '"""' + _TO_EOF, _h_unclosed, '"""'))
+    if language == "dart":
+        skips.append(("string", _TRIPLE_SQ))
+        specials.append(("string", "'''" + _TO_EOF, _h_unclosed, "'''"))
+    if language == "csharp":
+        verbatim = r'"[^"]*(?:""[^"]*)*"'
+        skips += [("string", "@" + verbatim), ("string", r"\$@" + verbatim), ("string", r"@\$" + verbatim)]
+        specials.append(("string", '@"' + _TO_EOF, _h_unclosed, '@"'))
+    if language == "cpp":
+        opener = r'"[^()\\\s"]{0,16}\('
+        specials += [
+            ("string", r"R(?<![\w]R)" + opener, _h_cpp_raw_string, None),
+            ("string", r"R(?<=[^\w][uUL]R)" + opener, _h_cpp_raw_string, None),
+            ("string", r"R(?<=[^\w]u8R)" + opener, _h_cpp_raw_string, None),
+        ]
+    char_start = "'(?<![\\w]')" if language in ("c", "cpp") else "'"
+    skips += [("string", dq_start + _DQ_BODY + '"'), ("string", char_start + _SQ_BODY + "'")]
+    specials += [
+        ("string", dq_start + _DQ_BODY, _h_unclosed, '"'),
+        ("string", char_start + _SQ_BODY, _h_unclosed, "'"),
+    ]
+    if language in ("c", "cpp"):
+        specials.append(("string", "'", _h_c_quote_after_word, None))
+    return "()[]{}", {}, skips, specials
+
+
+def _h_cpp_raw_string(state, m, arg):
+    """C++ `R"delim( ... )delim"`: ends at the first `)delim"`; unterminated runs to the end."""
+    closer = ")" + m.group()[2:-1] + '"'
+    found = state.text.find(closer, m.end(), state.end)
+    if found < 0:
+        state.problems.append((m.start(), 'R"', "unclosed"))
+        return state.end
+    return found + len(closer)
+
+
+_C_CHAR_PREFIX = re.compile(r"(?<![\w])(?:u8|[uUL])$")
+_C_CHAR = re.compile("'" + _SQ_BODY + "'")
+
+
+def _h_c_quote_after_word(state, m, arg):
+    """`'` right after a word: a prefixed char literal (`L'x'`, `u8'x'`) or a digit separator."""
+    start = m.start()
+    if _C_CHAR_PREFIX.search(state.text, max(state.start, start - 3), start):
+        char = _C_CHAR.match(state.text, start, state.end)
+        if char:
+            return char.end()
+    return None
+
+
+def _js_family(language):
+    sq_start = "'(?<![\\w$]')"  # `Don't` in JSX text is no string start
+    skips = [
+        ("comment", _LINE_COMMENT),
+        ("comment", _BLOCK_COMMENT),
+        ("string", _DQ),
+        ("string", sq_start + _SQ_BODY + "'"),
+    ]
+    specials = [
+        ("comment", _BLOCK_COMMENT_OPEN, _h_unclosed, "/*"),
+        ("string", '"' + _DQ_BODY, _h_unclosed, '"'),
+        ("string", sq_start + _SQ_BODY, _h_unclosed, "'"),
+        ("string", "'", _h_ignore, None),
+        ("string", "`", _h_template, None),
+        ("string", "/", _h_slash, _JS_REGEX_WORDS),
+    ]
+    return "()[]{}", {}, skips, specials
+
+
+def _go_family(language):
+    skips = [
+        ("comment", _LINE_COMMENT),
+        ("comment", _BLOCK_COMMENT),
+        ("string", _DQ),
+        ("string", "`[^`]*`"),
+        ("string", _SQ),
+    ]
+    specials = [
+        ("comment", _BLOCK_COMMENT_OPEN, _h_unclosed, "/*"),
+        ("string", '"' + _DQ_BODY, _h_unclosed, '"'),
+        ("string", "`" + _TO_EOF, _h_unclosed, "`"),
+        ("string", "'" + _SQ_BODY, _h_unclosed, "'"),
+    ]
+    return "()[]{}", {}, skips, specials
+
+
+_RUST_COMMENT_TOKENS = re.compile(r"/\*|\*/")
+
+
+def _rust_family(language):
+    char = r"'(?:[^'\\\n]|\\(?:x[0-9a-fA-F]{2}|u\{[0-9a-fA-F_]{1,8}\}|[^\n]))'"
+    skips = [
+        ("comment", _LINE_COMMENT),
+        ("string", r'r(?<![\w]r)(?P<rs_hash>#*)"[\s\S]*?"(?P=rs_hash)'),
+        ("string", r'b(?<![\w]b)r(?P<rs_hash2>#*)"[\s\S]*?"(?P=rs_hash2)'),
+        ("string", _DQ_MULTI),
+        ("string", char),
+        ("string", "'"),  # a lone ' is a lifetime or label
+    ]
+    specials = [
+        ("comment", r"/\*", _h_nested_comment, (_RUST_COMMENT_TOKENS, "/*")),
+        ("string", r'r(?<![\w]r)#+"' + _TO_EOF, _h_unclosed, 'r#"'),
+        ("string", '"' + _TO_EOF, _h_unclosed, '"'),
+    ]
+    return "()[]{}", {}, skips, specials
+
+
+def _python_family(language):
+    skips = [
+        ("comment", r"#[^\n]*"),
+        ("string", _TRIPLE_DQ),
+        ("string", _TRIPLE_SQ),
+        ("string", '"(?!"")' + _DQ_BODY + '"'),
+        ("string", "'(?!'')" + _SQ_BODY + "'"),
+    ]
+    specials = [
+        ("string", '"""' + _TO_EOF, _h_unclosed, '"""'),
+        ("string", "'''" + _TO_EOF, _h_unclosed, "'''"),
+        ("string", '"' + _DQ_BODY, _h_unclosed, '"'),
+        ("string", "'" + _SQ_BODY, _h_unclosed, "'"),
+    ]
+    return "()[]{}", {}, skips, specials
+
+
+def _shell_family(language):
+    skips = [
+        ("comment", r"#(?<![^\s;&|(]#)[^\n]*"),
+        ("string", r"\$'[^'\\]*(?:\\[\s\S][^'\\]*)*'"),
+        ("string", r"'[^']*'"),
+        ("string", _DQ_MULTI),
+        ("string", r"`[^`\\]*(?:\\[\s\S][^`\\]*)*`"),
+        ("string", r"\\[\s\S]"),
+    ]
+    specials = [
+        (
+            "string",
+            r"<<(?!<)-?[ \t]*(?P<sh_q>['\"]?)(?P<sh_word>[A-Za-z_]\w*)(?P=sh_q)",
+            _h_heredoc,
+            ("sh_word",),
+        ),
+        ("code", r"c(?<![\w$-]c)ase(?![\w-])", _h_case, None),
+        ("code", r"e(?<![\w$-]e)sac(?![\w-])", _h_esac, None),
+        ("string", "'" + _TO_EOL, _h_unclosed, "'"),
+        ("string", '"' + _TO_EOL, _h_unclosed, '"'),
+        ("string", "`" + _TO_EOL, _h_unclosed, "`"),
+    ]
+    return "()[]{}", {}, skips, specials
+
+
+def _yaml_family(language):
+    # A quote opens a string only at the start of a scalar: `it's` is plain text.
+    sq_start, dq_start = "'(?<![^\\s\\[{,]')", '"(?<![^\\s\\[{,]")'
+    skips = [
+        ("comment", r"#(?<![^\s]#)[^\n]*"),
+        ("string", sq_start + r"[^']*(?:''[^']*)*'"),
+        ("string", dq_start + r'[^"\\]*(?:\\[\s\S][^"\\]*)*"'),
+    ]
+    block = r"[-+0-9]*[ \t]*(?:#[^\n]*)?(?=\r?\n)"
+    specials = [
+        ("string", r"\|(?<=\s\|)" + block, _h_yaml_block, None),
+        ("string", r">(?<=\s>)" + block, _h_yaml_block, None),
+        ("string", sq_start + _TO_EOL, _h_unclosed, "'"),
+        ("string", dq_start + _TO_EOL, _h_unclosed, '"'),
+    ]
+    return "[]{}", {}, skips, specials
+
+
+def _toml_family(language):
+    skips = [
+        ("comment", r"#[^\n]*"),
+        ("string", _TRIPLE_DQ),
+        ("string", r"'''[\s\S]*?'''"),
+        ("string", '"(?!"")' + _DQ_BODY + '"'),
+        ("string", r"'(?!'')[^'\n]*'"),
+    ]
+    specials = [
+        ("string", '"""' + _TO_EOF, _h_unclosed, '"""'),
+        ("string", "'''" + _TO_EOF, _h_unclosed, "'''"),
+        ("string", '"' + _TO_EOL, _h_unclosed, '"'),
+        ("string", "'" + _TO_EOL, _h_unclosed, "'"),
+    ]
+    return "()[]{}", {}, skips, specials
+
+
+def _ruby_family(language):
+    skips = [
+        ("comment", r"#[^\n]*"),
+        ("comment", r"=(?<![^\n]=)begin\b[\s\S]*?\n=end\b[^\n]*"),
+        ("string", _DQ_MULTI),
+        ("string", _SQ_MULTI),
+        ("string", r"`[^`\\]*(?:\\[\s\S][^`\\]*)*`"),
+    ]
+    specials = [
+        (
+            "string",
+            r"<<[~-]?(?P<rb_q>['\"`]?)(?P<rb_word>[A-Z_][A-Z0-9_]*)(?P=rb_q)",
+            _h_heredoc,
+            ("rb_word",),
+        ),
+        ("string", "/", _h_slash, _RUBY_REGEX_WORDS),
+        ("string", '"' + _TO_EOL, _h_unclosed, '"'),
+        ("string", "'" + _TO_EOL, _h_unclosed, "'"),
+    ]
+    return "()[]{}", {}, skips, specials
+
+
+def _perl_family(language):
+    skips = [
+        ("comment", r"#(?<!\$#)[^\n]*"),
+        ("comment", r"=(?<![^\n]=)[a-zA-Z]\w*[\s\S]*?\n=cut\b[^\n]*"),
+        ("string", _DQ_MULTI),
+        ("string", _SQ_MULTI),
+    ]
+    specials = [
+        (
+            "string",
+            r"<<~?(?:(?P<pl_q>['\"])(?P<pl_word>\w+)(?P=pl_q)|(?P<pl_bare>[A-Z_][A-Z0-9_]*))",
+            _h_heredoc,
+            ("pl_word", "pl_bare"),
+        ),
+        ("string", "/", _h_slash, _PERL_REGEX_WORDS),
+        ("string", '"' + _TO_EOL, _h_unclosed, '"'),
+        ("string", "'" + _TO_EOL, _h_unclosed, "'"),
+    ]
+    return "()[]{}", {}, skips, specials
+
+
+def _sql_family(language):
+    skips = [
+        ("comment", r"--[^\n]*"),
+        ("comment", _BLOCK_COMMENT),
+        ("string", r"'[^']*(?:''[^']*)*'"),
+        ("string", r'"[^"]*"'),
+        ("string", r"`[^`]*`"),
+        ("string", r"\$(?P<sql_tag>(?:[A-Za-z_]\w*)?)\$[\s\S]*?\$(?P=sql_tag)\$"),
+    ]
+    specials = [
+        ("comment", _BLOCK_COMMENT_OPEN, _h_unclosed, "/*"),
+        ("string", r"\$(?:[A-Za-z_]\w*)?\$" + _TO_EOF, _h_unclosed, "$$"),
+        ("string", "'" + _TO_EOL, _h_unclosed, "'"),
+        ("string", '"' + _TO_EOL, _h_unclosed, '"'),
+    ]
+    return "()[]{}", {}, skips, specials
+
+
+def _lua_family(language):
+    skips = [
+        ("comment", r"--\[(?P<lua_c>=*)\[[\s\S]*?\](?P=lua_c)\]"),
+        ("comment", r"--(?!\[=*\[)[^\n]*"),
+        ("string", r"\[(?P<lua_s>=*)\[[\s\S]*?\](?P=lua_s)\]"),
+        ("string", _DQ),
+        ("string", _SQ),
+    ]
+    specials = [
+        ("comment", r"--\[=*\[" + _TO_EOF, _h_unclosed, "--[["),
+        ("string", r"\[=*\[" + _TO_EOF, _h_unclosed, "[["),
+        ("string", '"' + _DQ_BODY, _h_unclosed, '"'),
+        ("string", "'" + _SQ_BODY, _h_unclosed, "'"),
+    ]
+    return "()[]{}", {"[": r"\[(?!=*\[)"}, skips, specials
+
+
+_HASKELL_COMMENT_TOKENS = re.compile(r"\{-|-\}")
+
+
+def _haskell_family(language):
+    skips = [
+        ("comment", r"--+(?![-!#$%&*+./<=>?@\\^|~:])[^\n]*"),
+        ("string", _DQ),
+        ("string", r"'(?<![\w']')(?:[^'\\\n]|\\[^'\n]{1,8}|\\')'"),
+    ]
+    specials = [
+        ("comment", r"\{-", _h_nested_comment, (_HASKELL_COMMENT_TOKENS, "{-")),
+        ("string", '"' + _DQ_BODY, _h_unclosed, '"'),
+    ]
+    return "()[]{}", {"{": r"\{(?!-)"}, skips, specials
+
+
+def _css_family(language):
+    skips = [("comment", _BLOCK_COMMENT), ("string", r"u(?<![\w-]u)rl\(\s*(?![\s\"'])[^)\n]*\)")]
+    if language == "scss":
+        skips.append(("comment", _LINE_COMMENT))
+    skips += [("string", _DQ), ("string", _SQ)]
+    specials = [
+        ("comment", _BLOCK_COMMENT_OPEN, _h_unclosed, "/*"),
+        ("string", '"' + _DQ_BODY, _h_unclosed, '"'),
+        ("string", "'" + _SQ_BODY, _h_unclosed, "'"),
+    ]
+    return "()[]{}", {}, skips, specials
+
+
+def _json_family(language):
+    skips = [("string", _DQ), ("comment", _LINE_COMMENT), ("comment", _BLOCK_COMMENT)]
+    specials = [
+        ("comment", _BLOCK_COMMENT_OPEN, _h_unclosed, "/*"),
+        ("string", '"' + _DQ_BODY, _h_unclosed, '"'),
+    ]
+    return "()[]{}", {}, skips, specials
+
+
+_FAMILIES = {
+    "c": _c_family,
+    "cpp": _c_family,
+    "java": _c_family,
+    "csharp": _c_family,
+    "kotlin": _c_family,
+    "swift": _c_family,
+    "dart": _c_family,
+    "javascript": _js_family,
+    "typescript": _js_family,
+    "go": _go_family,
+    "rust": _rust_family,
+    "python": _python_family,
+    "shell": _shell_family,
+    "yaml": _yaml_family,
+    "toml": _toml_family,
+    "ruby": _ruby_family,
+    "perl": _perl_family,
+    "sql": _sql_family,
+    "lua": _lua_family,
+    "haskell": _haskell_family,
+    "css": _css_family,
+    "scss": _css_family,
+    "json": _json_family,
+}
+_MARKUP_LANGUAGES = ("html", "xml", "vue", "svelte")
+
+
+# ---------------------------------------------------------------------------------------------
+# 5.3 The bracket scanner
+# ---------------------------------------------------------------------------------------------
+# Stack items are ints `offset * 8 + code`: code 1..3 is the bracket group that opened it,
+# 6 a shell `case` (its patterns end with a lone `)`), 7 a template literal's `${`.
+
+_CASE_CODE, _TEMPLATE_CODE = 6, 7
+_SIGNATURE_LOOKAHEAD = 4  # blocks after a line whose signature may still contain it (`@A({..})`)
+_MAX_RECOVERY_DEPTH = 200  # how deep a closer looks for its opener (bounds pathological input)
+
+
+class _Spec:
+    """A compiled tokenizer: regex plus what each branch's tail group means."""
+
+    __slots__ = ("regex", "nb", "first_special", "handlers", "kinds", "symbols", "brace_group")
+
+
+class _State:
+    """Mutable scan state shared by the loop and the handlers."""
+
+    __slots__ = (
+        "text",
+        "start",
+        "end",
+        "spec",
+        "stack",
+        "problems",
+        "pairs",
+        "cnt",
+        "templates",
+        "missing_heredocs",
+    )
+
+    def __init__(self, text, spec, start, end, pairs=None):
+        self.text, self.spec, self.start, self.end = text, spec, start, end
+        self.stack, self.problems, self.pairs = [], [], pairs
+        self.cnt = [0] * (2 * spec.nb + 1)
+        self.templates, self.missing_heredocs = [], set()
+
+
+_SPEC_CACHE = {}
+
+
+def _token_spec(language, brackets="()[]{}"):
+    """The (cached) tokenizer of `language` capturing only `brackets`."""
+    key = (language, brackets)
+    spec = _SPEC_CACHE.get(key)
+    if spec is None:
+        spec = _SPEC_CACHE[key] = _build_spec(language, brackets)
+    return spec
+
+
+def _build_spec(language, brackets):
+    allowed, overrides, skips, specials = _FAMILIES[language](language)
+    pairs = [(o, c) for o, c in (("(", ")"), ("[", "]"), ("{", "}")) if o in brackets and o in allowed]
+    spec = _Spec()
+    spec.nb = len(pairs)
+    parts, kinds, handlers, symbols = [], [None], [None], {}
+    bracket_patterns = [o for o, _ in pairs] + [c for _, c in pairs]
+    entries = [(s, overrides.get(s, re.escape(s)), None, None) for s in bracket_patterns]
+    entries += [(kind, pattern, None, None) for kind, pattern in skips]
+    spec.first_special = None
+    for index, entry in enumerate(entries + [(k, p, h, a) for k, p, h, a in specials]):
+        kind, pattern, handler, arg = entry
+        if index == len(entries):
+            spec.first_special = len(kinds)
+        inner = re.compile(pattern).groups
+        kinds += [None] * inner + [kind]
+        handlers += [None] * inner + [(handler, arg) if handler else None]
+        parts.append(pattern + "()")
+        if index < len(bracket_patterns):
+            symbols[len(kinds) - 1] = kind
+    if spec.first_special is None:
+        spec.first_special = len(kinds)
+    spec.regex = re.compile("|".join(parts))
+    spec.kinds, spec.handlers, spec.symbols = kinds, handlers, symbols
+    spec.brace_group = next((k for k, s in symbols.items() if s == "{"), 0)
+    return spec
+
+
+def _scan_brackets(text, spec, start, end, pairs=None, stop_after=None):
+    """Run the tokenizer over text[start:end]; returns the final _State.
+
+    With `pairs` (a list), every matched bracket pair is appended as (open item, close offset).
+    With `stop_after`, the scan stops once _SIGNATURE_LOOKAHEAD top-level blocks have closed after
+    that offset (used by function_range: later code cannot enclose the line, though the line may
+    be in the signature of one of the next few blocks, as in `@Anno({..}) class A {`).
+    """
+    state = _State(text, spec, start, end, pairs)
+    regex, nb, first_special, handlers = spec.regex, spec.nb, spec.first_special, spec.handlers
+    nb2 = 2 * nb
+    stack, cnt = state.stack, state.cnt
+    push, pop = stack.append, stack.pop
+    limit = end + 1 if stop_after is None else stop_after
+    lookahead = _SIGNATURE_LOOKAHEAD
+    pos = start
+    while pos is not None:
+        resume = None
+        for m in regex.finditer(text, pos, end):
+            k = m.lastindex
+            if k <= nb:
+                push(m.start() * 8 + k)
+                cnt[k] += 1
+            elif k <= nb2:
+                cnt[k] += 1
+                if stack and stack[-1] & 7 == k - nb:
+                    top = pop()
+                    if pairs is not None:
+                        pairs.append((top, m.start()))
+                    if not stack and m.start() > limit:
+                        lookahead -= 1
+                        if not lookahead:
+                            break
+                else:
+                    resume = _close_slow(state, m.start(), k)
+                    if resume is not None:
+                        break
+            elif k < first_special:
+                continue
+            else:
+                handler, arg = handlers[k]
+                resume = handler(state, m, arg)
+                if resume is not None:
+                    break
+        pos = resume
+    return state
+
+
+def _close_slow(state, pos, k):
+    """A closer that does not match the innermost opener.
+
+    Recovery: `}` ending a template's `${` resumes the template; `)` under a shell `case` is a
+    pattern. Otherwise, if an opener of the same kind is open deeper (searching at most
+    _MAX_RECOVERY_DEPTH levels and never across a template or `case`), the openers above it are
+    reported `unclosed` and it pairs with that one; else the closer is reported `unexpected`
+    (nothing open) or `mismatched` (something else open, which stays open).
+    """
+    spec, stack = state.spec, state.stack
+    symbol = spec.symbols[k]
+    if stack:
+        code = stack[-1] & 7
+        if code == _TEMPLATE_CODE and symbol == "}":
+            stack.pop()
+            return _resume_template(state, pos + 1, state.templates.pop())
+        if code == _CASE_CODE and symbol == ")":
+            return None
+    want = k - spec.nb
+    lowest = max(0, len(stack) - _MAX_RECOVERY_DEPTH)
+    for i in range(len(stack) - 1, lowest - 1, -1):
+        code = stack[i] & 7
+        if code == want:
+            for item in stack[i + 1 :]:
+                _report_open(state, item)
+            if state.pairs is not None:
+                state.pairs.append((stack[i], pos))
+            del stack[i:]
+            return None
+        if code >= _CASE_CODE:
+            break
+    state.problems.append((pos, symbol, "mismatched" if stack else "unexpected"))
+    return None
+
+
+def _report_open(state, item):
+    code = item & 7
+    if code == _CASE_CODE:
+        return  # a `case` we never saw end is not worth an alarm
+    symbol = "${" if code == _TEMPLATE_CODE else state.spec.symbols[code]
+    state.problems.append((item >> 3, symbol, "unclosed"))
+
+
+_TEMPLATE_REST = re.compile(r"[^`\\$]*(?:(?:\\[\s\S]|\$(?!\{))[^`\\$]*)*(?:(`)|(\$\{))?")
+
+
+def _h_template(state, m, arg):
+    return _resume_template(state, m.end(), m.start())
+
+
+def _resume_template(state, pos, backtick):
+    """Continue a template literal at `pos`: to its closing backtick, or into a `${`."""
+    m = _TEMPLATE_REST.match(state.text, pos, state.end)
+    if m.group(1) is not None:
+        return m.end()
+    if m.group(2) is not None:
+        state.stack.append((m.end() - 2) * 8 + _TEMPLATE_CODE)
+        state.templates.append(backtick)
+        if state.spec.brace_group:
+            state.cnt[state.spec.brace_group] += 1
+        return m.end()
+    state.problems.append((backtick, "`", "unclosed"))
+    return state.end
+
+
+_JS_REGEX = re.compile(r"/(?![*/])(?:[^/\\\[\n]|\\[^\n]|\[(?:[^\]\\\n]|\\[^\n])*\])+/[A-Za-z]*")
+_TRAILING_WORD = re.compile(r"[\w$]+$")
+_JS_REGEX_WORDS = frozenset(
+    "return typeof instanceof in of new delete void throw case do else yield await".split()
+)
+_RUBY_REGEX_WORDS = _JS_REGEX_WORDS | frozenset("if elsif unless when while until and or not puts".split())
+_PERL_REGEX_WORDS = _RUBY_REGEX_WORDS | frozenset("m qr s tr y split grep join push unshift".split())
+
+
+def _h_slash(state, m, words):
+    """`/` not starting a comment: a regex literal or division, decided by the token before it."""
+    start = m.start()
+    if not _slash_starts_regex(state.text, max(state.start, start - 80), start, words):
+        return None
+    literal = _JS_REGEX.match(state.text, start, state.end)
+    return literal.end() if literal else None
+
+
+def _slash_starts_regex(text, lo, start, words):
+    if text.startswith(">", start + 1):
+        return False  # JSX `/>`
+    before = text[lo:start].rstrip()
+    if not before:
+        return True
+    last = before[-1]
+    if last in ")]}\"'`<":
+        return False  # an operand ends there (or JSX `</`)
+    if last.isalnum() or last in "_$":
+        word = _TRAILING_WORD.search(before)
+        return word is not None and word.group() in words
+    return True
+
+
+def _h_nested_comment(state, m, arg):
+    """Nested block comments (Rust `/* /* */ */`, Haskell `{- {- -} -}`)."""
+    tokens, opener = arg
+    depth = 1
+    for t in tokens.finditer(state.text, m.end(), state.end):
+        depth += 1 if t.group() == opener else -1
+        if depth == 0:
+            return t.end()
+    state.problems.append((m.start(), opener, "unclosed"))
+    return state.end
+
+
+def _h_heredoc(state, m, groups):
+    """`<<WORD`: skip to the line that is exactly WORD (the rest of the `<<` line goes with it)."""
+    word = next((m.group(g) for g in groups if m.group(g)), None)
+    if not word or word in state.missing_heredocs:
+        return None
+    eol = state.text.find("\n", m.end(), state.end)
+    if eol < 0:
+        return None
+    terminator = re.compile(r"^[ \t]*" + re.escape(word) + r"[ \t]*\r?$", re.M)
+    found = terminator.search(state.text, eol + 1, state.end)
+    if found is None:
+        state.missing_heredocs.add(word)
+        return None
+    return found.end()
+
+
+def _h_case(state, m, arg):
+    state.stack.append(m.start() * 8 + _CASE_CODE)
+    return None
+
+
+def _h_esac(state, m, arg):
+    stack = state.stack
+    lowest = max(0, len(stack) - _MAX_RECOVERY_DEPTH)
+    for i in range(len(stack) - 1, lowest - 1, -1):
+        if stack[i] & 7 == _CASE_CODE:
+            for item in stack[i + 1 :]:
+                _report_open(state, item)
+            del stack[i:]
+            break
+    return None
+
+
+_YAML_KEY_INDENT = re.compile(r"[ \t]*(?:-[ \t]+)*")
+_YAML_BLOCK_CACHE = {}
+
+
+def _h_yaml_block(state, m, arg):
+    """A block scalar (`key: |`): its lines are the following ones indented deeper than the key."""
+    text = state.text
+    line_start = max(state.start, text.rfind("\n", state.start, m.start()) + 1)
+    indent = _YAML_KEY_INDENT.match(text, line_start).end() - line_start
+    body = _YAML_BLOCK_CACHE.get(indent)
+    if body is None:
+        body = _YAML_BLOCK_CACHE[indent] = re.compile(
+            r"(?:\n(?:[ \t]*(?=\r?\n|$)| {" + str(indent + 1) + r",}[^\n]*))*"
+        )
+    return body.match(text, m.end(), state.end).end()
+
+
+# ---------------------------------------------------------------------------------------------
+# 5.4 Balance
+# ---------------------------------------------------------------------------------------------
 
 
 def check_balance(text, language, verbose=False):
-    return {"status": "balanced", "unmatched": [], "counts": {}}
+    """Check brackets, quotes and (for markup) tags of a whole file (SPEC §4.8).
+
+    Returns {"status": "balanced"|"unbalanced", "unmatched": [...], "counts": {...}} and, when
+    `verbose`, "pairs": [{"open", "close", "start_line", "start_column", "end_line", "end_column"}].
+    For an unknown language: {"status": "not_checked", "reason": ..., "unmatched": [], "counts": {}}.
+
+    unmatched: [{"symbol", "line", "column", "problem"}], ordered by position; line and column are
+    1-based, the column counts characters. problem is
+      - "unclosed": an opener never closed, or an unterminated string/comment/template reported
+        where it starts (symbol is the quote: '"', "'", '\"\"\"', '`', '/*', ...);
+      - "unexpected": a closer while nothing is open;
+      - "mismatched": a closer that matches no open bracket while another one is open (the open one
+        stays open). A closer that matches an opener deeper in the stack closes it, and every opener
+        above it is reported "unclosed".
+    counts: occurrences outside strings and comments, one key per symbol seen, e.g.
+    {"(": 3, ")": 3, "{": 1, "}": 1}; a template literal's `${` counts as "{". For markup, tags
+    count as "<name>" (open), "</name>" (close) and "<name/>" (self-closing); text between tags is
+    prose, so its brackets are not checked; <script>/<style> bodies are checked as JS/CSS and their
+    brackets counted. Markdown checks only fenced code blocks with a known language.
+
+    Leniency (no false alarms on valid code): a quote right after a letter is no JS/JSX string
+    (`Don't`), nor a C++ char (`1'000`); YAML quotes open strings only at a scalar's start, YAML
+    block scalars (`run: |`) and parentheses are not checked; shell `case` patterns may end in a
+    lone `)`; heredocs are skipped; an unclosed HTML element with an optional end tag (`<li>`,
+    `<p>`, ...) is fine. Known limit: a string nested inside an interpolation of another string
+    (Kotlin `"${f(")")}"`) is read as two strings.
+    """
+    try:
+        if not isinstance(text, str):
+            text = ""
+        if language not in LANGUAGES:
+            reason = "unknown language" if language is None else f"language {language!r} is not checked"
+            return {"status": "not_checked", "reason": reason, "unmatched": [], "counts": {}}
+        pairs = [] if verbose else None
+        problems, counts = _balance_problems(text, language, 0, len(text), pairs)
+        result = {
+            "status": "unbalanced" if problems else "balanced",
+            "unmatched": _unmatched_entries(text, problems),
+            "counts": counts,
+        }
+        if verbose:
+            result["pairs"] = _pair_entries(text, pairs)
+        return result
+    except Exception as exc:  # never raise: the caller is in the middle of an edit
+        return {"status": "not_checked", "reason": f"scanner error: {exc}", "unmatched": [], "counts": {}}
 
 
-def function_range(text, language, line, outer=False):
-    return None
+def _balance_problems(text, language, start, end, pairs):
+    """(problems, counts) for text[start:end]; problems are (offset, symbol, problem) tuples and
+    `pairs` receives (open offset, open symbol, close offset, close symbol)."""
+    if language in _MARKUP_LANGUAGES:
+        return _markup_balance(text, language, start, end, pairs)
+    if language == "markdown":
+        return _markdown_balance(text, start, end, pairs)
+    spec = _token_spec(language)
+    raw_pairs = [] if pairs is not None else None
+    state = _scan_brackets(text, spec, start, end, raw_pairs)
+    for item in state.stack:
+        _report_open(state, item)
+    counts = {}
+    for k, symbol in spec.symbols.items():
+        if state.cnt[k]:
+            counts[symbol] = counts.get(symbol, 0) + state.cnt[k]
+    if raw_pairs is not None:
+        for item, close in raw_pairs:
+            pairs.append((item >> 3, spec.symbols.get(item & 7, "${"), close, text[close]))
+    return state.problems, counts
 
 
-def tag_range(text, language, line):
-    return None
+def _merge_counts(total, more):
+    for key, value in more.items():
+        total[key] = total.get(key, 0) + value
 
 
-def find_function(text, language, name):
-    return None
+def _line_columns(text, offsets):
+    """{offset: (line, column)} for many offsets in one forward pass."""
+    result = {}
+    line, line_start, previous = 1, 0, 0
+    for offset in sorted(set(offsets)):
+        newlines = text.count("\n", previous, offset)
+        if newlines:
+            line += newlines
+            line_start = text.rfind("\n", previous, offset) + 1
+        result[offset] = (line, offset - line_start + 1)
+        previous = offset
+    return result
 
 
-def function_names(text, language):
-    return []
+def _unmatched_entries(text, problems):
+    problems = sorted(problems, key=lambda p: p[0])
+    where = _line_columns(text, [p[0] for p in problems])
+    return [
+        {"symbol": symbol, "line": where[offset][0], "column": where[offset][1], "problem": problem}
+        for offset, symbol, problem in problems
+    ]
 
 
-def find_tag(text, language, name):
-    return None
-
-
-def tag_names(text, language):
-    return []
+def _pair_entries(text, pairs):
+    pairs = sorted(pairs, key=lambda p: p[0])
+    where = _line_columns(text, [p[0] for p in pairs] + [p[2] for p in pairs])
+    return [
+        {
+            "open": open_symbol,
+            "close": close_symbol,
+            "start_line": where[o][0],
+            "start_column": where[o][1],
+            "end_line": where[c][0],
+            "end_column": where[c][1],
+        }
+        for o, open_symbol, c, close_symbol in pairs
+    ]
 
 
 def new_problems(before, after):
+    """Entries of after["unmatched"] that the edit introduced (SPEC §2.8).
+
+    Line numbers shift after an edit, so entries are compared as multisets of (symbol, problem):
+    each entry of `before` explains one equal entry of `after`, first come first served.
+    """
+    try:
+        budget = {}
+        for item in (before or {}).get("unmatched") or []:
+            key = (item.get("symbol"), item.get("problem"))
+            budget[key] = budget.get(key, 0) + 1
+        introduced = []
+        for item in (after or {}).get("unmatched") or []:
+            key = (item.get("symbol"), item.get("problem"))
+            if budget.get(key, 0) > 0:
+                budget[key] -= 1
+            else:
+                introduced.append(item)
+        return introduced
+    except Exception:
+        return []
+
+
+# ---------------------------------------------------------------------------------------------
+# 5.5 Markup: tags, comments, raw-text bodies; Markdown fences
+# ---------------------------------------------------------------------------------------------
+
+_VOID_ELEMENTS = frozenset(
+    "area base br col embed hr img input link meta param source track wbr keygen command basefont "
+    "frame isindex".split()
+)
+_OPTIONAL_END = frozenset(
+    "li dt dd p rt rp rb rtc optgroup option colgroup caption thead tbody tfoot tr td th html head "
+    "body".split()
+)
+_RAW_TEXT = frozenset(("script", "style", "textarea", "title"))
+# Unquoted attribute text cannot hold `<`: a tag never left open runs only to the next `<`.
+_ATTRS = r"""[^<>"']*(?:(?:"[^"]*"|'[^']*')[^<>"']*)*"""
+_ATTRS_WITH_BRACES = r"""[^<>"'{]*(?:(?:"[^"]*"|'[^']*'|\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\})[^<>"'{]*)*"""
+_MARKUP_BRANCHES = (
+    r"<!--[\s\S]*?-->()"  # 1 comment
+    r"|<!--()"  # 2 unclosed comment
+    r"|<!\[CDATA\[[\s\S]*?\]\]>()"  # 3 CDATA
+    r"|<!\[CDATA\[()"  # 4 unclosed CDATA
+    r"|<![^>]*>()"  # 5 <!DOCTYPE ...>
+    r"|<\?[^>]*>()"  # 6 <?xml ... ?>
+    r"|</([A-Za-z][\w:.\-]*)\s*>()"  # 7 name, 8 close tag
+    r"|<([A-Za-z][\w:.\-]*)(%s)>()"  # 9 name, 10 attributes, 11 open tag
+)
+_MARKUP_TOKENS = re.compile(_MARKUP_BRANCHES % _ATTRS)
+_MARKUP_TOKENS_BRACES = re.compile(_MARKUP_BRANCHES % _ATTRS_WITH_BRACES)
+_SCRIPT_LANG = re.compile(r"""\b(lang|type)\s*=\s*["']?([\w/+.-]+)""", re.I)
+
+
+class _Markup:
+    """What one pass over a markup file found (offsets are absolute)."""
+
+    __slots__ = ("elements", "problems", "counts", "bodies", "opens")
+
+    def __init__(self):
+        self.elements = []  # (open start, close end, name) for elements with both tags
+        self.problems = []  # (offset, symbol, problem)
+        self.counts = {}  # "<name>", "</name>", "<name/>" -> occurrences
+        self.bodies = []  # (language or None, start, end) of <script>/<style>/... contents
+        self.opens = []  # (open start, name) of every non-void open tag, in order
+
+
+def _scan_markup(text, language, start, end, stop_after=None, counting=True):
+    """One pass over markup: match tags with a stack, HTML-style recovery (SPEC §4.7).
+
+    With `stop_after`, stop at the first element that opened before that offset and closes after
+    it: elements close innermost first, so no later element can be a smaller container.
+    Without `counting`, tag counts and the list of open tags are not collected (tag_range)."""
+    html_like = language != "xml"
+    fold = language == "html"
+    void = _VOID_ELEMENTS if html_like else frozenset()
+    raw_text = _RAW_TEXT if html_like else frozenset()
+    regex = _MARKUP_TOKENS_BRACES if language in ("vue", "svelte") else _MARKUP_TOKENS
+    found = _Markup()
+    opened, closed, self_closed = {}, {}, {}
+    stack = []  # (key, name, open start)
+    push, elements, opens = stack.append, found.elements.append, found.opens.append
+    limit = end + 1 if stop_after is None else stop_after
+    pos = start
+    while pos is not None:
+        resume = None
+        for m in regex.finditer(text, pos, end):
+            k = m.lastindex
+            if k == 11:
+                name = m.group(9)
+                key = name.lower() if fold else name
+                tail = text[m.end() - 2]
+                if tail == "/" or (tail in " \t\r\n" and m.group(10).rstrip().endswith("/")):
+                    self_closed[key] = self_closed.get(key, 0) + 1
+                    continue
+                if counting:
+                    opened[key] = opened.get(key, 0) + 1
+                if key in void:
+                    continue
+                if counting:
+                    opens((m.start(), name))
+                if key in raw_text:
+                    resume = _raw_text_element(text, m, name, key, fold, found, closed, end)
+                    break
+                push((key, name, m.start()))
+            elif k == 8:
+                name = m.group(7)
+                key = name.lower() if fold else name
+                if counting:
+                    closed[key] = closed.get(key, 0) + 1
+                if stack and stack[-1][0] == key:
+                    open_start = stack.pop()[2]
+                    elements((open_start, m.end(), name))
+                else:
+                    open_start = _markup_close_slow(m, key, name, html_like, stack, found)
+                if open_start <= limit < m.start():
+                    break
+            elif k == 2 or k == 4:
+                found.problems.append((m.start(), "<!--" if k == 2 else "<![CDATA[", "unclosed"))
+                resume = end
+                break
+        pos = resume
+    for key, name, open_start in stack:
+        if not (html_like and key.lower() in _OPTIONAL_END):
+            found.problems.append((open_start, f"<{name}>", "unclosed"))
+    found.counts = _markup_counts(opened, closed, self_closed)
+    return found
+
+
+def _markup_counts(opened, closed, self_closed):
+    counts = {}
+    for key, n in opened.items():
+        counts[f"<{key}>"] = n
+    for key, n in closed.items():
+        counts[f"</{key}>"] = n
+    for key, n in self_closed.items():
+        counts[f"<{key}/>"] = n
+    return counts
+
+
+def _raw_text_element(text, m, name, key, fold, found, closed, end):
+    """<script>, <style>, <textarea>, <title>: the body is opaque; returns where to resume."""
+    closer = re.compile(r"</" + re.escape(name) + r"\s*>", re.I if fold else 0).search(text, m.end(), end)
+    language = _body_language(key.lower(), m.group(10))
+    if closer is None:
+        found.problems.append((m.start(), f"<{name}>", "unclosed"))
+        found.bodies.append((language, m.end(), end))
+        return end
+    closed[key] = closed.get(key, 0) + 1
+    found.elements.append((m.start(), closer.end(), name))
+    found.bodies.append((language, m.end(), closer.start()))
+    return closer.end()
+
+
+def _markup_close_slow(m, key, name, html_like, stack, found):
+    """A close tag that does not close the innermost open element (see _close_slow); returns the
+    offset of the element it closes (its own end when it closes nothing)."""
+    lowest = max(0, len(stack) - _MAX_RECOVERY_DEPTH)
+    for i in range(len(stack) - 1, lowest - 1, -1):
+        if stack[i][0] == key:
+            for inner_key, inner_name, inner_start in stack[i + 1 :]:
+                if not (html_like and inner_key.lower() in _OPTIONAL_END):
+                    found.problems.append((inner_start, f"<{inner_name}>", "unclosed"))
+            open_start = stack[i][2]
+            found.elements.append((open_start, m.end(), stack[i][1]))
+            del stack[i:]
+            return open_start
+    if not (html_like and key.lower() in _VOID_ELEMENTS):  # `<input ...></input>` is harmless
+        found.problems.append((m.start(), f"</{name}>", "mismatched" if stack else "unexpected"))
+    return m.end()
+
+
+def _body_language(element, attributes):
+    """Language of a raw-text element's body, or None when it is not checked (templates, JSON-LD)."""
+    if element == "style":
+        for m in _SCRIPT_LANG.finditer(attributes):
+            if m.group(1).lower() == "lang" and m.group(2).lower() in ("scss", "less", "sass"):
+                return "scss" if m.group(2).lower() != "sass" else None
+        return "css"
+    if element != "script":
+        return None
+    for m in _SCRIPT_LANG.finditer(attributes):
+        value = m.group(2).lower()
+        if m.group(1).lower() == "lang":
+            return {"ts": "typescript", "tsx": "typescript", "js": "javascript", "jsx": "javascript"}.get(
+                value
+            )
+        if value in ("module", "text/javascript", "application/javascript", "text/babel", "jsx"):
+            return "javascript"
+        if value in ("application/json", "application/ld+json", "importmap"):
+            return "json"
+        return None
+    return "javascript"
+
+
+def _markup_balance(text, language, start, end, pairs):
+    found = _scan_markup(text, language, start, end)
+    problems, counts = list(found.problems), dict(found.counts)
+    if pairs is not None:
+        for open_start, close_end, name in found.elements:
+            close_start = text.rfind("</", open_start, close_end)
+            pairs.append((open_start, f"<{name}>", close_start, f"</{name}>"))
+    for body_language, body_start, body_end in found.bodies:
+        if body_language:
+            more, more_counts = _balance_problems(text, body_language, body_start, body_end, pairs)
+            problems += more
+            _merge_counts(counts, more_counts)
+    return problems, counts
+
+
+_FENCE_OPEN = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})([^\n]*)\n", re.M)
+
+
+def _markdown_fences(text, start, end):
+    """[(language or None, body start, body end, fence start, closed)] of fenced code blocks."""
+    fences, pos = [], start
+    while True:
+        m = _FENCE_OPEN.search(text, pos, end)
+        if m is None:
+            return fences
+        fence, info = m.group(1), m.group(2)
+        if fence[0] == "`" and "`" in info:
+            pos = m.end()  # "```foo```" is inline code, not a fence
+            continue
+        closer = re.compile(rf"^[ \t]{{0,3}}{re.escape(fence)}{re.escape(fence[0])}*[ \t]*\r?$", re.M)
+        close = closer.search(text, m.end(), end)
+        body_end = close.start() if close else end
+        fences.append((_fence_language(info), m.end(), body_end, m.start(), close is not None))
+        if close is None:
+            return fences
+        pos = close.end()
+
+
+def _markdown_balance(text, start, end, pairs):
+    problems, counts = [], {}
+    for language, body_start, body_end, fence_start, closed in _markdown_fences(text, start, end):
+        if not closed:
+            fence = text[fence_start:body_start].strip()[:3]
+            problems.append((fence_start + text[fence_start:body_start].index(fence), fence, "unclosed"))
+        if language:
+            more, more_counts = _balance_problems(text, language, body_start, body_end, pairs)
+            problems += more
+            _merge_counts(counts, more_counts)
+    return problems, counts
+
+
+def _embedded_regions(text, language, start, end):
+    """[(language, start, end)] of code embedded in markup (<script>, <style>) or Markdown fences."""
+    if language == "markdown":
+        return [(lang, s, e) for lang, s, e, _, _ in _markdown_fences(text, start, end) if lang]
+    if language in _MARKUP_LANGUAGES:
+        return [(lang, s, e) for lang, s, e in _scan_markup(text, language, start, end).bodies if lang]
     return []
+
+
+# ---------------------------------------------------------------------------------------------
+# 5.6 Lines
+# ---------------------------------------------------------------------------------------------
+
+_THOUSAND_LINES = re.compile(r"(?:[^\n]*\n){1000}")
+
+
+def _line_start(text, line):
+    """Offset where 1-based `line` starts, or None when the text has no such line."""
+    if not isinstance(line, int) or line < 1:
+        return None
+    pos, remaining = 0, line - 1
+    while remaining >= 1000:
+        m = _THOUSAND_LINES.match(text, pos)
+        if m is None:
+            return None
+        pos, remaining = m.end(), remaining - 1000
+    for _ in range(remaining):
+        newline = text.find("\n", pos)
+        if newline < 0:
+            return None
+        pos = newline + 1
+    return pos if pos < len(text) else None
+
+
+def _line_end(text, pos, end):
+    """Offset of the newline ending the line at `pos` (or `end`)."""
+    newline = text.find("\n", pos, end)
+    return end if newline < 0 else newline
+
+
+def _line_of(text, pos):
+    return text.count("\n", 0, pos) + 1
+
+
+def tag_range(text, language, line, name=None):
+    """The innermost element whose open tag starts at or before `line` and whose close tag ends at
+    or after it (SPEC §4.7): {"start", "end", "tag"} (1-based lines) or None.
+
+    Void and self-closing elements have no range; an element never closed (an HTML `<li>`) has none
+    either but does not hide its parents. With `name`, only elements of that tag name count.
+    """
+    try:
+        if language not in _MARKUP_LANGUAGES or not isinstance(text, str):
+            return None
+        line_start = _line_start(text, line)
+        if line_start is None:
+            return None
+        line_end = _line_end(text, line_start, len(text))
+        found = _scan_markup(text, language, 0, len(text), line_end if name is None else None, False)
+        fold = language == "html"
+        wanted = name.lower() if (fold and isinstance(name, str)) else name
+        best = None
+        for open_start, close_end, tag in reversed(found.elements):  # elements are in closing order
+            if close_end <= line_start:
+                break
+            if open_start <= line_end and (best is None or open_start > best[0]):
+                if wanted is None or (tag.lower() if fold else tag) == wanted:
+                    best = (open_start, close_end, tag)
+        if best is None:
+            return None
+        return {"start": _line_of(text, best[0]), "end": _line_of(text, best[1] - 1), "tag": best[2]}
+    except Exception:
+        return None
+
+
+def find_tag(text, language, name):
+    """1-based line where the first element with exactly that tag name opens (HTML: any case)."""
+    try:
+        if language not in _MARKUP_LANGUAGES or not isinstance(text, str) or not isinstance(name, str):
+            return None
+        fold = language == "html"
+        wanted = name.lower() if fold else name
+        for open_start, tag in _scan_markup(text, language, 0, len(text)).opens:
+            if (tag.lower() if fold else tag) == wanted:
+                return _line_of(text, open_start)
+        return None
+    except Exception:
+        return None
+
+
+def tag_names(text, language):
+    """Names of the elements present (first appearance order, HTML names lower-cased)."""
+    try:
+        if language not in _MARKUP_LANGUAGES or not isinstance(text, str):
+            return []
+        fold = language == "html"
+        names = {}
+        for _, tag in _scan_markup(text, language, 0, len(text)).opens:
+            names.setdefault(tag.lower() if fold else tag, None)
+        return list(names)
+    except Exception:
+        return []
+
+
+# ---------------------------------------------------------------------------------------------
+# 5.7 Function ranges: brace languages
+# ---------------------------------------------------------------------------------------------
+# A block is a `{ }` pair found by the braces-only tokenizer. Its header is the code between the
+# previous brace token and its `{`, read line by line on a copy where strings and comments are
+# blanked: the signature line(s), climbing up through open parentheses (multi-line parameters),
+# continuation lines, annotations/attributes, then attached comment lines.
+
+_BRACE_LANGUAGES = frozenset(
+    "c cpp java csharp kotlin swift dart javascript typescript go rust shell css scss perl".split()
+)
+_WIDER = "wider"  # the header starts before the region we looked at
+_NON_NEWLINE = re.compile(r"[^\n]")
+
+
+def _brace_blocks(text, language, start, end, stop_after=None):
+    """[(open offset, close offset)] of `{ }` blocks in closing order; unclosed ones end at `end`."""
+    spec = _token_spec(language, "{}")
+    raw = []
+    state = _scan_brackets(text, spec, start, end, raw, stop_after)
+    blocks = [(item >> 3, close) for item, close in raw if item & 7 == 1]
+    blocks += [(item >> 3, end) for item in state.stack if item & 7 == 1]
+    return blocks
+
+
+def _masked_region(text, language, lo, hi):
+    """text[lo:hi] with strings and comments blanked (newlines kept), and the comment spans."""
+    spec = _token_spec(language)
+    state = _State(text, spec, lo, hi)
+    pieces, comments, last, pos = [], [], lo, lo
+    while pos is not None:
+        resume = None
+        for m in spec.regex.finditer(text, pos, hi):
+            k, s = m.lastindex, m.start()
+            if k <= spec.nb:
+                state.stack.append(s * 8 + k)
+                continue
+            if k <= 2 * spec.nb:
+                if state.stack and state.stack[-1] & 7 == k - spec.nb:
+                    state.stack.pop()
+                    continue
+                resume = _close_slow(state, s, k)
+                if resume is None:
+                    continue
+                e = resume
+            elif k < spec.first_special:
+                e = m.end()
+            else:
+                handler, arg = spec.handlers[k]
+                resume = handler(state, m, arg)
+                e = m.end() if resume is None else resume
+            pieces.append(text[last:s])
+            if spec.kinds[k] == "comment" or e - s < 2:
+                pieces.append(_NON_NEWLINE.sub(" ", text[s:e]))
+            else:  # a string stays visible as `"   "`: `x = '}'` must still end with a value
+                pieces.append('"' + _NON_NEWLINE.sub(" ", text[s + 1 : e - 1]) + '"')
+            if spec.kinds[k] == "comment":
+                comments.append((s, e))
+            last = e
+            if resume is not None:
+                break
+        pos = resume
+    pieces.append(text[last:hi])
+    return "".join(pieces), comments
+
+
+_CONTINUED_BY_END = re.compile(r"(?:=|=>|->|&&|\|\||\+|\b(?:extends|implements|throws|where))$")
+_CONTINUES_START = re.compile(r"(?::|\.|->|=>|&&|\|\||\?|(?:extends|implements|where|throws|with)\b)")
+_TYPE_LINE = re.compile(r"[\w\s:<>,*&~\[\]]*[\w>*&\]]")  # `int`, `static std::vector<T>` above a name(...)
+
+
+def _continues(previous, current, language):
+    """Whether the line `previous` is part of the same signature as `current` below it."""
+    if _CONTINUED_BY_END.search(previous) or _CONTINUES_START.match(current):
+        return True
+    if language in ("css", "scss"):
+        return previous.endswith(",")
+    if language in ("c", "cpp", "java", "csharp", "dart") and _TYPE_LINE.fullmatch(previous):
+        return previous.split()[-1] not in _CONTROL_WORDS
+    return False
+
+
+def _is_annotation(line, language):
+    if line.startswith("@") and language not in ("css", "scss"):
+        return True
+    if language == "rust" and line.startswith("#["):
+        return True
+    if language == "csharp" and line.startswith("[") and line.endswith("]"):
+        return True
+    return language == "cpp" and line.startswith("template")
+
+
+def _header_lines(lines, language, partial_first):
+    """Index of the first header line (climbing through parentheses, continuations, annotations),
+    or _WIDER when the header may reach above the first line (which is `partial_first` when it
+    starts just after a brace on the same line), or None when there is no header."""
+    i = len(lines) - 1
+    while i >= 0 and not lines[i].strip():
+        i -= 1  # Allman style: `{` alone on its line
+    if i < 0:
+        return _WIDER  # no code since the previous brace: `A() : b_{0} {`
+    depth = _paren_excess(lines[i])  # `)` minus `(` over lines[i:]
+    while True:
+        while depth > 0:  # inside a multi-line parameter list: go up to its `(`
+            if i == 0:
+                return _WIDER
+            i -= 1
+            depth += _paren_excess(lines[i])
+        if i == 0:
+            return _WIDER if partial_first else i
+        previous, current = lines[i - 1].strip(), lines[i].strip()
+        if not previous:
+            return i
+        if _continues(previous, current, language):
+            i -= 1
+            depth += _paren_excess(lines[i])
+            continue
+        excess, j = _paren_excess(previous), i - 1
+        while excess > 0 and j > 0:  # the end of a multi-line annotation?
+            j -= 1
+            excess += _paren_excess(lines[j])
+        if excess > 0:
+            return _WIDER
+        if not _is_annotation(lines[j].strip(), language):
+            return i
+        i, depth = j, depth + excess
+
+
+def _paren_excess(line):
+    return line.count(")") - line.count("(")
+
+
+def _block_header(text, language, lo, brace, start, may_widen=True):
+    """(range start offset, header code, header offset) of the block whose `{` is at `brace`, or
+    None; `lo` is where the code before it begins (just after the previous brace token)."""
+    masked, _ = _masked_region(text, language, lo, brace)
+    lines = masked.split("\n")
+    i = _header_lines(lines, language, lo > start and text[lo - 1] != "\n")
+    if i == _WIDER and not may_widen:
+        i = 0
+    if i is None or i == _WIDER:
+        return i
+    originals = text[lo:brace].split("\n")
+    offsets = [0]
+    for line in lines[:-1]:
+        offsets.append(offsets[-1] + len(line) + 1)
+    first = i
+    while first > 0 and not lines[first - 1].strip() and originals[first - 1].strip():
+        if first - 1 == 0 and lo > start and text[lo - 1] != "\n":
+            break  # that comment shares its line with the code before
+        if originals[first - 1].startswith("#!"):
+            break  # a shebang is no doc comment
+        first -= 1
+    return lo + offsets[first], masked[offsets[i] :], lo + offsets[i]
+
+
+class _BlockIndex:
+    """Blocks in closing order (as the scanner finds them), with their closes and sorted opens."""
+
+    __slots__ = ("blocks", "closes", "opens")
+
+    def __init__(self, blocks):
+        self.blocks = blocks
+        self.closes = [c for _, c in blocks]
+        self.opens = sorted(o for o, _ in blocks)
+
+    def region_start(self, brace, start):
+        """Where the code before the `{` at `brace` begins: just after the previous brace token."""
+        import bisect
+
+        j = bisect.bisect_left(self.closes, brace)
+        k = bisect.bisect_left(self.opens, brace)
+        previous = max(self.closes[j - 1] if j else -1, self.opens[k - 1] if k else -1, start - 1)
+        return previous + 1
+
+    def open_of_close(self, close):
+        """Opening offset of the block closing at `close`, or None when no block closes there."""
+        import bisect
+
+        j = bisect.bisect_left(self.closes, close)
+        if j < len(self.closes) and self.closes[j] == close:
+            return self.blocks[j][0]
+        return None
+
+    def parent_open(self, brace, start):
+        """Opening offset of the innermost block around `brace` (or start - 1)."""
+        import bisect
+
+        for o, _ in self.blocks[bisect.bisect_right(self.closes, brace) :]:
+            if o < brace:
+                return o
+        return start - 1
+
+
+def _header_of(text, language, brace, index, start):
+    """Header (see _block_header) of the block opening at `brace`. When the signature holds braces
+    of its own (`@Anno({..})`, `f(opts: {a: T}) {`), the region grows back over the previous
+    sibling blocks a few times, then to the enclosing block."""
+    lo = index.region_start(brace, start)
+    for _ in range(8):
+        header = _block_header(text, language, lo, brace, start)
+        if header != _WIDER:
+            return header
+        sibling = index.open_of_close(lo - 1)
+        if sibling is None:
+            break
+        lo = index.region_start(sibling, start)
+    else:
+        lo = index.parent_open(brace, start) + 1
+    return _block_header(text, language, lo, brace, start, False)
+
+
+_CONTROL_WORDS = frozenset(
+    "if else for foreach while do switch try catch finally synchronized using lock fixed unsafe "
+    "checked unchecked loop match select defer when guard repeat with unless until elif return "
+    "case default".split()
+)
+_ALONE_CONTROL_WORDS = frozenset("get set init static add remove".split())
+_NOT_FUNCTION_NAMES = _CONTROL_WORDS | frozenset(
+    "sizeof new delete throw typeof decltype alignof defined assert super this await".split()
+)
+_FIRST_WORD = re.compile(r"\s*([A-Za-z_$][\w$]*)")
+_MODIFIERS = (
+    r"(?:@[\w.]+(?:\s*\([^()]*(?:\([^()]*\)[^()]*)*\))?\s*|#\[[^\]]*\]\s*|\[[^\]]*\]\s*"
+    r"|template\s*<[^{;]*?>\s*|[a-z]\w*(?:\([\w\s:]*\))?\s+)*"
+)
+_CLASS_HEAD = re.compile(
+    r"\s*" + _MODIFIERS + r"(class|struct|interface|enum|record|object|protocol|extension|actor|union|"
+    r"trait|namespace|mod|module|package)\b(?:\s+(?:class|struct)\b)?\s*(?:<[^{]*?>\s*)?"
+    r"([A-Za-z_$][\w$.]*(?:::[A-Za-z_]\w*)*)?[^=]*$"
+)
+_RUST_IMPL = re.compile(
+    r"\s*" + _MODIFIERS + r"impl\b\s*(?:<[^{]*?>)?\s*([\w:]+)(?:<[^{]*?>)?(?:\s+for\s+([\w:]+))?"
+)
+_RUST_FN = re.compile(r"\bfn\s+([A-Za-z_]\w*)")
+_GO_FUNC = re.compile(r"\bfunc\b\s*(\([^()]*\)\s*)?([A-Za-z_]\w*)?\s*(?:\[[^\]]*\])?\s*\(")
+_GO_TYPE = re.compile(r"\s*type\s+([A-Za-z_]\w*)(?:\[[^\]]*\])?\s+(?:struct|interface)\b")
+_KOTLIN_FUN = re.compile(r"\bfun\b\s*(?:<[^>]*>\s*)?(?:[\w.]+\.)?([A-Za-z_]\w*)\s*\(|\b(constructor)\s*\(")
+_SWIFT_FUNC = re.compile(r"\bfunc\s+([^\s(<]+)|\b(init|deinit|subscript)\b")
+_JS_FUNCTION = re.compile(r"\bfunction\b\s*\*?\s*([A-Za-z_$][\w$]*)?")
+_JS_ASSIGNED = re.compile(
+    r"\b(?:const|let|var)\s+([A-Za-z_$][\w$]*)|([A-Za-z_$#][\w$]*)\s*[:=]\s*(?:async\b)?"
+)
+_SHELL_FUNCTION = re.compile(r"\s*(?:function\s+([\w.:-]+)(?:\s*\(\s*\))?|([\w.:-]+)\s*\(\s*\))\s*$")
+_PERL_SUB = re.compile(r"\bsub\s+([\w:]+)")
+_CSS_MIXIN = re.compile(r"\s*@(?:mixin|function)\s+([\w-]+)")
+_CALL_NAME = re.compile(
+    r"(~?[A-Za-z_$][\w$]*(?:\s*::\s*~?[A-Za-z_]\w*)*|operator\s*(?:\(\)|[^\s(]+))\s*(?:<[^()]*>\s*)?\("
+)
+_FUNCTION_TAIL = re.compile(
+    r"\s*(?:(?:[:=-]>?|const\b|noexcept\b|override\b|final\b|volatile\b|mutable\b|constexpr\b|async\b"
+    r"|sync\b|throws\b|rethrows\b|where\b|requires\b|&)[\s\S]*)?"
+)
+_CLASS_KINDS = {"namespace": "namespace", "mod": "namespace", "module": "namespace", "package": "namespace"}
+
+
+def _classify(header, language, original=None):
+    """(kind, name or None, name offset in header) of a block header (strings and comments
+    blanked; `original` is the same text unblanked), or None when it is no definition.
+    kind: "function", "method", "class", "namespace" or "block" (CSS rules)."""
+    if language in ("css", "scss"):
+        return _css_block(header, original if original is not None else header)
+    found = _classify_specific(header, language)
+    if found is not None:
+        return found
+    m = _RUST_IMPL.match(header) if language == "rust" else None
+    if m:
+        group = 2 if m.group(2) else 1
+        return "class", m.group(group), m.start(group)
+    m = _CLASS_HEAD.match(header)
+    if m:
+        return _CLASS_KINDS.get(m.group(1), "class"), m.group(2), m.start(2) if m.group(2) else 0
+    first = _FIRST_WORD.match(header)
+    if first and (
+        first.group(1) in _CONTROL_WORDS
+        or (first.group(1) in _ALONE_CONTROL_WORDS and not header[first.end() :].strip())
+    ):
+        return None
+    if language in ("c", "cpp", "java", "csharp", "dart", "javascript", "typescript"):
+        return _c_like_function(header)
+    return None
+
+
+def _classify_specific(header, language):
+    """Definitions that a keyword announces (`fn`, `func`, `fun`, `function`, `sub`, ...)."""
+    m = None
+    if language == "rust":
+        m = _RUST_FN.search(header)
+    elif language == "go":
+        m = _GO_FUNC.search(header)
+        if m:
+            method = m.group(1) and m.group(2)
+            return ("method" if method else "function"), m.group(2), m.start(2) if m.group(2) else 0
+        m = _GO_TYPE.match(header)
+        return ("class", m.group(1), m.start(1)) if m else None
+    elif language == "kotlin":
+        m = _KOTLIN_FUN.search(header)
+    elif language == "swift":
+        m = _SWIFT_FUNC.search(header)
+    elif language in ("javascript", "typescript"):
+        return _js_function(header)
+    elif language == "shell":
+        m = _SHELL_FUNCTION.match(header)
+    elif language == "perl":
+        m = _PERL_SUB.search(header)
+    if m is None:
+        return None
+    group = 1 if m.group(1) else (2 if m.lastindex and m.lastindex >= 2 and m.group(2) else 1)
+    return "function", m.group(group), m.start(group)
+
+
+def _js_function(header):
+    m = _JS_FUNCTION.search(header)
+    if m is None and not header.rstrip().endswith("=>"):
+        return None
+    if m is not None and m.group(1):
+        return "function", m.group(1), m.start(1)
+    named = _JS_ASSIGNED.search(header, 0, m.start() if m else len(header))
+    if named:
+        group = 1 if named.group(1) else 2
+        return "function", named.group(group), named.start(group)
+    return "function", None, 0
+
+
+def _css_block(header, original):
+    m = _CSS_MIXIN.match(header)
+    if m:
+        return "function", m.group(1), m.start(1)
+    selector = " ".join(original.split())
+    if not selector:
+        return None
+    return "block", selector[:120], len(header) - len(header.lstrip())
+
+
+def _c_like_function(header):
+    """`[modifiers] [type] name(params) [qualifiers]`: the first identifier followed by `(` at the
+    top level names the function; what follows the `)` must look like qualifiers."""
+    for m in _CALL_NAME.finditer(header):
+        if m.start() and header[m.start() - 1] in "@.":
+            continue  # an annotation's or a call's parentheses
+        if _bracket_depth(header, 0, m.start()) != 0:
+            continue
+        name = m.group(1)
+        simple = name.split("::")[-1].strip().lstrip("~")
+        before = header[: m.start()].split()
+        if before and before[-1] == "new":
+            return "class", None, 0  # anonymous class: `new Runnable() {`
+        if simple in _NOT_FUNCTION_NAMES:
+            return None
+        close = _matching_paren(header, m.end() - 1)
+        if close is None or not _FUNCTION_TAIL.fullmatch(header, close + 1):
+            return None
+        return (
+            ("method" if "::" in name else "function"),
+            simple,
+            m.start(1) + len(name) - len(name.split("::")[-1].strip()),
+        )
+    return None
+
+
+_BRACKET_CHARS = re.compile(r"[()\[\]]")
+
+
+def _bracket_depth(code, lo, hi):
+    depth = 0
+    for m in _BRACKET_CHARS.finditer(code, lo, hi):
+        depth += 1 if m.group() in "([" else -1
+    return depth
+
+
+def _matching_paren(code, open_index):
+    depth = 0
+    for m in _BRACKET_CHARS.finditer(code, open_index):
+        depth += 1 if m.group() in "([" else -1
+        if depth == 0:
+            return m.start()
+    return None
+
+
+def _brace_function_range(text, language, line_start, outer, start, end):
+    import bisect
+
+    line_end = _line_end(text, line_start, end)
+    index = _BlockIndex(_brace_blocks(text, language, start, end, stop_after=line_end))
+    later = index.blocks[bisect.bisect_left(index.closes, line_start) :]  # closing after the line starts
+    candidates = sorted(b for b in later if b[0] <= line_end)
+    following = sorted(b for b in later if b[0] > line_end)
+    candidates += following[:_SIGNATURE_LOOKAHEAD]  # the line may be in a later block's signature
+    chain, blocks = [], []
+    for brace, close in candidates:
+        header = _header_of(text, language, brace, index, start)
+        first = header[0] if header else brace
+        if first > line_end:
+            continue
+        found = _classify(header[1], language, text[header[2] : brace]) if header else None
+        if not found or found[0] != "namespace":
+            blocks.append((first, close))
+        if found and found[0] != "namespace":
+            kind, name, _ = found
+            if kind == "function" and chain and chain[-1][2] == "class":
+                kind = "method"
+            chain.append((first, close, kind, name))
+    chain = [c for c in chain if c[2] != "class" or c[3]]  # anonymous classes only gave methods
+    if chain:
+        first, close, kind, name = chain[0] if outer else chain[-1]
+    elif outer and blocks:
+        (first, close), kind, name = blocks[0], "block", None
+    else:
+        return None
+    return _range_result(text, first, close, kind, name)
+
+
+def _range_result(text, first, last, kind, name):
+    result = {"start": _line_of(text, first), "end": _line_of(text, last), "kind": kind}
+    if name:
+        result["name"] = name
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# 5.8 Function ranges: indentation languages (Python) and `end` languages (Ruby, Lua)
+# ---------------------------------------------------------------------------------------------
+
+_PY_DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+([^\W\d]\w*)", re.M)
+_RUBY_DEF = re.compile(
+    r"^([ \t]*)(?:(?:private|protected|public|module_function)[ \t]+)?(def|class|module)\b[ \t]*"
+    r"(?:self\.)?([\w:]*[\w][?!=]?)?",
+    re.M,
+)
+_LUA_DEF = re.compile(
+    r"^([ \t]*)(?:local[ \t]+)?(?:(function)[ \t]+([\w.:]+)|([\w.:]+)[ \t]*=[ \t]*(function)\b)", re.M
+)
+_ONE_LINE_END = re.compile(r"\bend\b[ \t]*(?:(?:#|--)[^\n]*)?\r?$")
+_PY_DEDENT_CACHE = {}
+
+
+class _Definition:
+    """A definition found by indentation rules: where it is and how to find its extent."""
+
+    __slots__ = ("pos", "indent", "kind", "name", "name_pos")
+
+    def __init__(self, pos, indent, kind, name, name_pos):
+        self.pos, self.indent, self.kind, self.name, self.name_pos = pos, indent, kind, name, name_pos
+
+
+def _python_spans(text, start, end):
+    """Sorted (start, end) spans of bracketed code and multi-line strings: a line starting inside
+    one continues the logical line above it."""
+    spec = _token_spec("python")
+    nb = spec.nb
+    spans, depth, open_at = [], 0, start
+    for m in spec.regex.finditer(text, start, end):
+        k = m.lastindex
+        if k <= nb:
+            if depth == 0:
+                open_at = m.start()
+            depth += 1
+        elif k <= 2 * nb:
+            if depth:
+                depth -= 1
+                if depth == 0:
+                    spans.append((open_at, m.end()))
+        elif depth == 0 and text.find("\n", m.start(), m.end()) >= 0:
+            spans.append((m.start(), m.end()))
+    if depth:
+        spans.append((open_at, end))
+    return spans
+
+
+def _inside(spans, starts, pos):
+    import bisect
+
+    i = bisect.bisect_right(starts, pos) - 1
+    return i >= 0 and spans[i][0] < pos < spans[i][1]
+
+
+def _python_definitions(text, start, end):
+    spans = _python_spans(text, start, end)
+    starts = [s for s, _ in spans]
+    defs = []
+    for m in _PY_DEF.finditer(text, start, end):
+        if not _inside(spans, starts, m.start()):
+            kind = "class" if m.group(2) == "class" else "function"
+            defs.append(_Definition(m.start(), len(m.group(1)), kind, m.group(3), m.start(3)))
+    return defs, spans, starts
+
+
+def _python_extent(text, definition, spans, starts, start, end):
+    """(first offset incl. decorators, offset of the last line) of a def/class block."""
+    indent = definition.indent
+    dedent = _PY_DEDENT_CACHE.get(indent)
+    if dedent is None:
+        dedent = _PY_DEDENT_CACHE[indent] = re.compile(r"^[ \t]{0," + str(indent) + r"}(?=[^ \t\r\n#])", re.M)
+    pos, stop = _line_end(text, definition.pos, end) + 1, end
+    while pos < end:
+        m = dedent.search(text, pos, end)
+        if m is None:
+            break
+        if not _inside(spans, starts, m.start()):
+            stop = m.start()
+            break
+        pos = _line_end(text, m.start(), end) + 1
+    last = _last_block_line(text, definition.pos, indent, stop, spans, starts)
+    return _decorated_start(text, definition, spans, starts, start), last
+
+
+def _last_block_line(text, first, indent, stop, spans, starts):
+    """Offset of the block's last line before `stop`: trailing blank lines and comments not
+    indented deeper than the def do not belong to it."""
+    cursor = stop
+    while True:
+        line_end = cursor - 1 if cursor > first and text[cursor - 1] == "\n" else cursor
+        line_start = text.rfind("\n", first, line_end) + 1
+        if line_start <= first:
+            return text.rfind("\n", 0, first) + 1
+        content = text[line_start:line_end]
+        stripped = content.strip()
+        shallow = len(content) - len(content.lstrip()) <= indent
+        if not _inside(spans, starts, line_start) and (not stripped or (stripped[0] == "#" and shallow)):
+            cursor = line_start
+            continue
+        return line_start
+
+
+def _decorated_start(text, definition, spans, starts, start):
+    """Start of the def line, moved up over decorators at the same indentation."""
+    head = max(start, text.rfind("\n", start, definition.pos) + 1)
+    cursor = head
+    while cursor > start:
+        line_start = max(start, text.rfind("\n", start, cursor - 1) + 1)
+        if _inside(spans, starts, line_start):
+            i = _span_index(spans, starts, line_start)
+            line_start = max(start, text.rfind("\n", start, spans[i][0]) + 1)
+        content = text[line_start : cursor - 1]
+        stripped = content.lstrip()
+        if stripped.startswith("@") and len(content) - len(stripped) == definition.indent:
+            cursor = line_start
+            continue
+        break
+    return cursor
+
+
+def _span_index(spans, starts, pos):
+    import bisect
+
+    return bisect.bisect_right(starts, pos) - 1
+
+
+def _keyword_definitions(text, language, start, end):
+    """Ruby `def/class/module ... end` and Lua `function ... end` headers."""
+    defs = []
+    if language == "ruby":
+        for m in _RUBY_DEF.finditer(text, start, end):
+            kind = "function" if m.group(2) == "def" else "class"
+            name = m.group(3) or ""
+            defs.append(
+                _Definition(m.start(), len(m.group(1)), kind, name.split(".")[-1] or None, m.start(3))
+            )
+    else:
+        for m in _LUA_DEF.finditer(text, start, end):
+            group = 3 if m.group(3) else 4
+            qualified = m.group(group)
+            kind = "method" if ":" in qualified else "function"
+            name = re.split(r"[.:]", qualified)[-1]
+            defs.append(_Definition(m.start(), len(m.group(1)), kind, name, m.end(group) - len(name)))
+    return defs
+
+
+def _keyword_extent(text, definition, start, end):
+    """(first offset, offset of the last line): the block ends at the `end` with the same indentation."""
+    line_end = _line_end(text, definition.pos, end)
+    first = max(start, text.rfind("\n", start, definition.pos) + 1)
+    if _ONE_LINE_END.search(text, definition.pos, line_end):
+        return first, first
+    indent = text[first : first + definition.indent]
+    closer = re.compile(r"^" + re.escape(indent) + r"end\b", re.M).search(text, line_end, end)
+    if closer is None:
+        return None
+    return first, closer.start()
+
+
+def _indented_chain(defs, line_start, line_end, extent):
+    """Definitions containing the line, outermost first: [(definition, first offset, last line offset)].
+    Nested definitions are more indented, so walking up we only look at shallower ones."""
+    import bisect
+
+    positions = [d.pos for d in defs]
+    i = bisect.bisect_right(positions, line_end)
+    candidates = list(reversed(defs[:i]))
+    if i < len(defs):
+        candidates.insert(0, defs[i])  # the line may be a decorator of the next def
+    chain, shallowest = [], None
+    for definition in candidates:
+        if shallowest is not None and definition.indent >= shallowest:
+            continue
+        found = extent(definition)
+        if found and found[0] <= line_start <= found[1]:
+            chain.insert(0, (definition, found[0], found[1]))
+            shallowest = definition.indent
+            if shallowest == 0:
+                break
+    return chain
+
+
+def _indented_function_range(text, language, line_start, outer, start, end):
+    line_end = _line_end(text, line_start, end)
+    if language == "python":
+        defs, spans, starts = _python_definitions(text, start, end)
+
+        def extent(d):
+            return _python_extent(text, d, spans, starts, start, end)
+    else:
+        defs = _keyword_definitions(text, language, start, end)
+
+        def extent(d):
+            return _keyword_extent(text, d, start, end)
+
+    chain = _indented_chain(defs, line_start, line_end, extent)
+    if not chain:
+        return None
+    t = 0 if outer else len(chain) - 1
+    definition, first, last = chain[t]
+    kind = definition.kind
+    if kind == "function" and t > 0 and chain[t - 1][0].kind == "class":
+        kind = "method"
+    return _range_result(text, first, last, kind, definition.name)
+
+
+# ---------------------------------------------------------------------------------------------
+# 5.9 Function ranges: public functions
+# ---------------------------------------------------------------------------------------------
+
+
+def function_range(text, language, line, outer=False):
+    """The innermost function/method/class containing `line` (SPEC §4.6), or with `outer` the
+    outermost one: {"start", "end", "kind", "name"} (1-based lines; "name" only when known), or None.
+
+    kind is "function", "method" (a function directly inside a class/struct/impl/trait body, a Go
+    function with a receiver, a C++ `A::f`), "class" (class, struct, interface, enum, trait, impl,
+    record, object...) or "block" (a CSS rule; or, with `outer`, a top-level block that is no
+    definition). Namespaces/modules are never returned. Brace languages: the range starts at the
+    signature (multi-line, Allman, annotations, attached comments). Python: `def`/`class` with its
+    decorators, ending at its last non-blank line. Ruby/Lua: from `def`/`function` to the `end` at
+    the same indentation. HTML/Vue/Svelte/Markdown: inside <script> or a fenced block, in its language.
+    JS/TS arrow functions and function expressions count as functions; closures of other languages
+    (Rust `|x| {`, C++ lambdas) do not.
+    """
+    try:
+        if not isinstance(text, str) or language not in LANGUAGES:
+            return None
+        line_start = _line_start(text, line)
+        if line_start is None:
+            return None
+        return _function_range_in(text, language, line, line_start, bool(outer), 0, len(text))
+    except Exception:
+        return None
+
+
+def _function_range_in(text, language, line, line_start, outer, start, end):
+    if language in _BRACE_LANGUAGES:
+        return _brace_function_range(text, language, line_start, outer, start, end)
+    if language in ("python", "ruby", "lua"):
+        return _indented_function_range(text, language, line_start, outer, start, end)
+    for sub_language, sub_start, sub_end in _embedded_regions(text, language, start, end):
+        if sub_start <= line_start < sub_end:
+            return _function_range_in(text, sub_language, line, line_start, outer, sub_start, sub_end)
+    return None
+
+
+def _definitions(text, language, start, end, name=None):
+    """[(name, name offset)] of definitions in text order (only those called `name` when given)."""
+    found = []
+    if language in _BRACE_LANGUAGES:
+        index = _BlockIndex(_brace_blocks(text, language, start, end))
+        for brace in index.opens:
+            if (
+                name is not None
+                and text.find(name, max(start, index.region_start(brace, start) - 2000), brace) < 0
+            ):
+                continue
+            header = _header_of(text, language, brace, index, start)
+            kind = _classify(header[1], language) if header else None
+            if kind and kind[0] in ("function", "method", "class") and kind[1]:
+                found.append((kind[1], header[2] + kind[2]))
+    elif language in ("python", "ruby", "lua"):
+        defs = (
+            _python_definitions(text, start, end)[0]
+            if language == "python"
+            else _keyword_definitions(text, language, start, end)
+        )
+        found = [(d.name, d.name_pos) for d in defs if d.name]
+    else:
+        for sub_language, sub_start, sub_end in _embedded_regions(text, language, start, end):
+            found += _definitions(text, sub_language, sub_start, sub_end, name)
+    if name is not None:
+        found = [item for item in found if item[0] == name]
+    return found
+
+
+def find_function(text, language, name):
+    """1-based line of the first definition of function/method/class `name`, or None.
+    Only definitions count, so a call site never wins over the definition."""
+    try:
+        if not isinstance(text, str) or not isinstance(name, str) or not name or language not in LANGUAGES:
+            return None
+        found = _definitions(text, language, 0, len(text), name)
+        return _line_of(text, min(pos for _, pos in found)) if found else None
+    except Exception:
+        return None
+
+
+def function_names(text, language):
+    """Names of the functions, methods and classes defined (first appearance order, no repeats)."""
+    try:
+        if not isinstance(text, str) or language not in LANGUAGES:
+            return []
+        names = {}
+        for name, _ in sorted(_definitions(text, language, 0, len(text)), key=lambda item: item[1]):
+            names.setdefault(name, None)
+        return list(names)
+    except Exception:
+        return []
 
 
 # ====================================================================================================
@@ -2083,7 +4147,7 @@ def resolve_target(ctx, file, real, text, target):
         names = function_names if found is None else None
     else:
         line = find_tag(string, language, str(value))
-        found = tag_range(string, language, line) if line else None
+        found = tag_range(string, language, line, str(value)) if line else None
         names = tag_names if found is None else None
     if found is None:
         raise ToolError(

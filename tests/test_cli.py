@@ -460,3 +460,97 @@ def test_python_module_and_console_script_agree(run_be, root):
     via_module = run_be("read", "-f", "f.txt", "-o", "json").stdout
     via_script = subprocess.run([exe, "read", "-f", "f.txt", "-o", "json"], cwd=root, capture_output=True).stdout
     assert json.loads(via_module)["content"] == json.loads(via_script)["content"]
+
+
+# --- structure: balance, func-range, tag-range, and the checks edits make (SPEC §2.8, §4.4, §4.6-4.8) -
+
+PY_SOURCE = '''import os
+
+
+class Store:
+    """A store."""
+
+    @property
+    def size(self):
+        return len(self.items)
+
+    def add(self, item):
+        if item:
+            self.items.append(item)
+        return self
+
+
+def helper(x):
+    return {"x": [x, (x + 1)]}
+'''
+
+
+def test_balance_command(cli, run_be, root):
+    write(root / "ok.js", "const s = '(';\nfunction f(a) { return [a, `${a}}`]; }\n")
+    rc, out = cli("balance", "-f", "ok.js")
+    assert rc == 0 and out["status"] == "balanced" and out["language"] == "javascript" and out["unmatched"] == []
+    write(root / "bad.js", "function f(a) {\n  return (a;\n}\n")
+    rc, out = cli("balance", "-f", "bad.js", "-v")
+    assert out["status"] == "unbalanced" and {"symbol": "(", "line": 2, "column": 10, "problem": "unclosed"} in out["unmatched"]
+    assert "pairs" in out
+    write(root / "notes.unknownext", "(((\n")
+    rc, out = cli("balance", "-f", "notes.unknownext")
+    assert rc == 0 and out["status"] == "not_checked" and out["reason"]
+    write(root / "blob.c", b"\x00\x01(")
+    assert cli("balance", "-f", "blob.c")[1]["status"] == "not_checked"
+    proc = run_be("balance", "-f", "bad.js")
+    assert proc.returncode == 0 and b"2:10: unclosed (" in proc.stdout
+
+
+def test_func_range_command(cli, root):
+    write(root / "store.py", PY_SOURCE)
+    rc, out = cli("func-range", "-f", "store.py", "-l", "13")
+    assert rc == 0 and (out["start"], out["end"], out["kind"], out["name"]) == (11, 14, "method", "add")
+    assert (out["language"], out["file"]) == ("python", "store.py")
+    rc, out = cli("func-range", "-f", "store.py", "-l", "9")
+    assert (out["start"], out["end"], out["name"]) == (7, 9, "size")  # the decorator belongs to it
+    rc, out = cli("func-range", "-f", "store.py", "-l", "13", "--outer")
+    assert (out["start"], out["end"], out["kind"], out["name"]) == (4, 14, "class", "Store")
+    fails(cli, None, "func-range", "-f", "store.py", "-l", "1", code="NOT_FOUND")
+    fails(cli, None, "func-range", "-f", "store.py", "-l", "99", code="OUT_OF_RANGE")
+
+
+def test_tag_range_command(cli, root):
+    write(root / "page.html", "<html>\n<body>\n<ul>\n  <li>one\n  <li>two\n</ul>\n<div\n  class='a>b'>\n  text\n</div>\n</body>\n</html>\n")
+    assert cli("tag-range", "-f", "page.html", "-l", "5")[1]["tag"] == "ul"  # an unclosed <li> does not hide <ul>
+    rc, out = cli("tag-range", "-f", "page.html", "-l", "9")
+    assert (out["start"], out["end"], out["tag"]) == (7, 10, "div")
+    write(root / "plain.py", "x = 1\n")
+    fails(cli, None, "tag-range", "-f", "plain.py", "-l", "1", code="NOT_FOUND")
+
+
+def test_read_end_auto_and_function_targets(cli, root):
+    write(root / "store.py", PY_SOURCE)
+    rc, out = cli("read", "-f", "store.py", "-s", "12", "-e", "auto")
+    assert (out["start"], out["end"]) == (11, 14)
+    assert cli("read", "-f", "store.py", "--target", "function:helper")[1]["start"] == 17
+    err = fails(cli, None, "read", "-f", "store.py", "--target", "function:halper", code="NOT_FOUND")
+    assert "helper" in err["hint"]
+    write(root / "page.html", "<main>\n<section id='s'>\n<p>x</p>\n</section>\n</main>\n")
+    out = cli("read", "-f", "page.html", "--target", "tag:section")[1]
+    assert (out["start"], out["end"]) == (2, 4)
+
+
+def test_delete_refuses_an_unbalanced_range_unless_forced(cli, root):
+    js = write(root / "a.js", "function f() {\n  return 1;\n}\n")
+    err = fails(cli, js, "delete", "-f", "a.js", "-s", "1", code="UNBALANCED")
+    assert '"{"' in err["message"] and err["unmatched"][0]["line"] == 1
+    rc, out = cli("delete", "-f", "a.js", "-s", "1", "--force")
+    assert rc == 0 and any("forced" in w for w in out["warnings"]) and js.read_text() == "  return 1;\n}\n"
+    f = write(root / "store.py", PY_SOURCE)
+    rc, out = cli("delete", "-f", "store.py", "--target", "function:add")
+    assert rc == 0 and "def add" not in f.read_text() and out["balance"] == "ok"
+
+
+def test_edits_report_only_the_imbalance_they_introduced(cli, root):
+    f = write(root / "a.js", "function f() {\n  return [1, 2];\n}\nconst broken = (;\n")
+    rc, out = cli("replace", "-f", "a.js", "-s", "2", "-c", "  return [1, 3];")
+    assert rc == 0 and out["balance"] == "ok"  # line 4 was broken before: not reported again
+    rc, out = cli("replace", "-f", "a.js", "-s", "2", "-c", "  return [1, 3;")
+    assert rc == 0 and out["balance"].startswith("edit left") and '"["' in out["balance"]
+    assert f.read_text().count("[1, 3;") == 1

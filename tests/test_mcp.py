@@ -1251,11 +1251,6 @@ def test_sdk_client_calls_every_tool(be_command, be_env, root, tmp_path):
     assert (root / "b.txt").read_text() == "bee\n"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="section 5 (scanners) is still a placeholder: func-range and tag-range find nothing "
-    "(detect_language returns None)",
-)
 def test_sdk_client_func_range_and_tag_range_succeed(be_command, be_env, root, tmp_path):
     (root / "m.py").write_text("import os\n\n\ndef f(x):\n    y = x\n    return y\n")
     (root / "p.html").write_text("<html>\n<body>\n<div>\n<p>hi</p>\n</div>\n</body>\n</html>\n")

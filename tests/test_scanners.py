@@ -1,0 +1,642 @@
+"""Unit and property tests for the structure scanners (SPEC §2.8, §4.6-§4.8)."""
+
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from better_edit import (  # noqa: E402
+    LANGUAGES,
+    check_balance,
+    detect_language,
+    find_function,
+    find_tag,
+    function_names,
+    function_range,
+    new_problems,
+    tag_names,
+    tag_range,
+)
+
+
+def problems(text, language):
+    result = check_balance(text, language)
+    return [(u["symbol"], u["line"], u["column"], u["problem"]) for u in result["unmatched"]]
+
+
+def fr(text, language, line, outer=False):
+    r = function_range(text, language, line, outer)
+    return None if r is None else (r["start"], r["end"], r["kind"], r.get("name"))
+
+
+# --- detect_language -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "path, head, expected",
+    [
+        ("a.c", "", "c"),
+        ("a.h", "", "c"),
+        ("a.hpp", "", "cpp"),
+        ("a.cc", "", "cpp"),
+        ("a.cxx", "", "cpp"),
+        ("A.java", "", "java"),
+        ("a.cs", "", "csharp"),
+        ("a.kt", "", "kotlin"),
+        ("a.swift", "", "swift"),
+        ("a.dart", "", "dart"),
+        ("a.jsx", "", "javascript"),
+        ("a.mjs", "", "javascript"),
+        ("a.cjs", "", "javascript"),
+        ("a.tsx", "", "typescript"),
+        ("a.go", "", "go"),
+        ("a.rs", "", "rust"),
+        ("a.py", "", "python"),
+        ("a.sh", "", "shell"),
+        ("a.yml", "", "yaml"),
+        ("a.toml", "", "toml"),
+        ("a.rb", "", "ruby"),
+        ("a.pl", "", "perl"),
+        ("a.sql", "", "sql"),
+        ("a.lua", "", "lua"),
+        ("a.hs", "", "haskell"),
+        ("a.css", "", "css"),
+        ("a.scss", "", "scss"),
+        ("a.json", "", "json"),
+        ("a.htm", "", "html"),
+        ("a.xhtml", "", "html"),
+        ("a.svg", "", "xml"),
+        ("a.vue", "", "vue"),
+        ("a.svelte", "", "svelte"),
+        ("README.md", "", "markdown"),
+        ("dir/Sub.PY", "", "python"),
+        ("C:\\x\\y.TS", "", "typescript"),
+        (".bashrc", "", "shell"),
+        ("Gemfile", "", "ruby"),
+        ("run", "#!/usr/bin/env python3\nprint(1)", "python"),
+        ("run", "#!/bin/bash\n", "shell"),
+        ("run", "#!/usr/bin/env -S node --harmony\n", "javascript"),
+        ("run", "#!/usr/bin/perl -w\n", "perl"),
+        ("run", "#!/usr/bin/env ruby\n", "ruby"),
+        ("run", "#! /bin/sh\n", "shell"),
+        ("notes.txt", "", None),
+        ("noext", "plain text", None),
+        ("", None, None),
+    ],
+)
+def test_detect_language(path, head, expected):
+    assert detect_language(path, head) == expected
+
+
+# --- check_balance: brackets and recovery ----------------------------------------------------
+
+
+def test_balanced_counts_and_shape():
+    result = check_balance("f(a[1], {b: 2})\n", "javascript")
+    assert result == {
+        "status": "balanced",
+        "unmatched": [],
+        "counts": {"(": 1, "[": 1, "{": 1, ")": 1, "]": 1, "}": 1},
+    }
+
+
+def test_unclosed_reports_opener_position():
+    assert problems("int f() {\n  if (x) {\n}\n", "c") == [("{", 1, 9, "unclosed")]
+
+
+def test_unexpected_closer():
+    assert problems("x = 1)\n", "python") == [(")", 1, 6, "unexpected")]
+
+
+def test_mismatched_closer_keeps_opener_open():
+    assert problems("int main() { return (1+2]; }", "c") == [
+        ("(", 1, 21, "unclosed"),
+        ("]", 1, 25, "mismatched"),
+    ]
+
+
+def test_closer_matching_deeper_opener_reports_the_ones_between():
+    assert problems("{ ( [ }", "json") == [("(", 1, 3, "unclosed"), ("[", 1, 5, "unclosed")]
+
+
+def test_columns_count_code_points_and_crlf_lines():
+    assert problems("s = 'é€😀'\r\nx = (1\r\n", "python") == [("(", 2, 5, "unclosed")]
+    assert problems("a\r\nb\nc = ]", "python") == [("]", 3, 5, "unexpected")]
+
+
+def test_verbose_pairs():
+    result = check_balance("f(\n  [1]\n)", "javascript", verbose=True)
+    assert result["pairs"] == [
+        {"open": "(", "close": ")", "start_line": 1, "start_column": 2, "end_line": 3, "end_column": 1},
+        {"open": "[", "close": "]", "start_line": 2, "start_column": 3, "end_line": 2, "end_column": 5},
+    ]
+
+
+def test_unknown_language_is_not_checked():
+    result = check_balance("((((", None)
+    assert result["status"] == "not_checked" and result["reason"]
+    assert check_balance("x", "cobol")["status"] == "not_checked"
+
+
+# --- check_balance: strings, comments and per-language traps --------------------------------
+
+
+@pytest.mark.parametrize(
+    "language, text",
+    [
+        ("c", "char c = '{'; char d = '\\''; const char *s = \"}\\\"(\"; /* { */ // (\n"),
+        ("c", 'printf("a\\\n(b");\n'),
+        ("cpp", "auto s = R\"xy(raw ) } string)xy\"; int n = 1'000'000; char c = u8'{'; auto w = L'(';"),
+        ("cpp", "std::vector<std::map<int, int>> v; if (a < b && c > d) {}"),
+        ("java", 'String s = """\n  text { ( \n  """; char c = \'\\\'\'; List<T> x;'),
+        ("csharp", 'var p = @"C:\\dir\\" + @"say ""}"" now"; var q = $"{x}"; var r = """\n " } \n""";'),
+        ("kotlin", 'val s = """multi { """; val c = \'(\'; val t = "${f("a")}"'),
+        ("swift", 'let s = """\n ( \n"""\nfunc f() { print("\\(x))") }'),
+        ("dart", "var s = '''a ( '''; var t = \"x\"; var u = 'it\\'s';"),
+        ("javascript", "const a = b / c / d; const r = /[/(]\\//g; // }\n"),
+        ("javascript", "x = `t ${ {a: `in ${y} }`}.a } ` + '`';"),
+        ("javascript", "if (x) { return /}/.test(s) } else { y = a / 2 / (b) }"),
+        ("javascript", "const el = <p>Don't {x} it's</p>; const v = <Comp a={x} />;"),
+        ("javascript", "return /regex{/.test(y) || typeof /x(/ ? 1 : 2"),
+        ("typescript", "function f<T>(x: Vec<T>): Map<K, V> { return a < b && c > d; }"),
+        ("go", 'func f() { s := `raw } (\n ` ; r := \'}\' ; x := "a\\"}" }'),
+        (
+            "rust",
+            "fn f<'a>(x: &'a str) -> char { let c = '{'; let d = '\\''; let r = r#\"}\"#; "
+            "/* /* } */ */ 'label: loop { break 'label; } let e = '\\u{1F600}'; c }",
+        ),
+        ("rust", 'let b = b\'{\'; let s = br##"( "# )"##; let x: Vec<u8> = vec![];'),
+        (
+            "python",
+            "def f():\n    s = '''(\n'''\n    t = rb'\\'('\n    u = f\"{x['a']}\"\n    return (s, t)  # )\n",
+        ),
+        ("python", 'x = """a ""(" \\""" b"""\ny = R"\\"" + Fr\'{{\'\n'),
+        ("shell", 'echo $# ${#arr[@]} a#b # comment )\necho "it\'s (" \'say "("\'\n'),
+        ("shell", "case $x in\n  a) echo 1;;\n  (b) echo 2;;\n  *) ;;\nesac\n"),
+        ("shell", "cat <<'EOF'\nDon't ( worry {\nEOF\nfind . \\( -name x \\)\n"),
+        (
+            "yaml",
+            'key: it\'s fine\nlist: [a, \'b]\', "c{"]\nrun: |\n  echo "(" {\n  more ]\nnext: {a: 1}  # ]\n',
+        ),
+        ("toml", "a = \"x[\"\nb = [1, 2]\nc = '''\n]\n'''\nd = 'C:\\dir['\n[table]\n"),
+        (
+            "ruby",
+            "def f(x)\n  s = \"it's #{x}\" # (\n  y = x / 2\n  z = x.gsub(/\\(/, '')\n  <<~EOS\n  Don't (\n  EOS\nend\n",
+        ),
+        ("perl", "my $n = $#a; my @x = (1, 2); # )\n$s =~ s/\\(//g;\n"),
+        ("sql", "SELECT '(' , \"a)\", 'it''s (' FROM t -- )\n/* ( */ WHERE x IN (1, 2) AND y = $$ ( $$;"),
+        ("lua", "local s = [[ ( ]] --[[ { ]] -- ]\nlocal t = [==[ ]] ]==]\nf(a[1])"),
+        ("haskell", "f x = {- {- nested -} ( -} foldl' (+) 0 [x] -- )\ng = '(' --> h\n"),
+        ("css", "a { background: url(http://x/y.png); content: '}'; } /* { */"),
+        ("scss", "a { // }\n  b: url(//cdn/x); c: #{$v}; }"),
+        ("json", '{"a": "}", "b": [1, 2], "c": "\\"{"}'),
+    ],
+)
+def test_balanced_despite_tricky_tokens(language, text):
+    assert problems(text, language) == []
+
+
+@pytest.mark.parametrize(
+    "language, text, expected",
+    [
+        ("python", "x = '''never closed\n(\n", [("'''", 1, 5, "unclosed")]),
+        ("python", "x = 'oops\ny = (1)\n", [("'", 1, 5, "unclosed")]),
+        ("c", "int x = 1; /* unterminated\n{", [("/*", 1, 12, "unclosed")]),
+        ("c", 'char *s = "abc;\nint y = (1);\n', [('"', 1, 11, "unclosed")]),
+        ("javascript", "const t = `abc ${x", [("${", 1, 16, "unclosed")]),
+        ("javascript", "const t = `abc", [("`", 1, 11, "unclosed")]),
+        ("rust", 'fn f() { let s = "open; }', [("{", 1, 8, "unclosed"), ('"', 1, 18, "unclosed")]),
+        ("rust", "fn f() { /* /* */ }", [("{", 1, 8, "unclosed"), ("/*", 1, 10, "unclosed")]),
+        ("go", "var s = `raw\n(", [("`", 1, 9, "unclosed")]),
+        ("shell", "echo 'oops\necho (x)\n", [("'", 1, 6, "unclosed")]),
+        ("yaml", "a: 'oops\nb: [1]\n", [("'", 1, 4, "unclosed")]),
+        ("sql", "SELECT (1;", [("(", 1, 8, "unclosed")]),
+        ("lua", "local s = [[ open\n", [("[[", 1, 11, "unclosed")]),
+        ("json", '{"a": [1, 2}', [("[", 1, 7, "unclosed")]),
+    ],
+)
+def test_unbalanced_cases(language, text, expected):
+    assert problems(text, language) == expected
+
+
+# --- markup ----------------------------------------------------------------------------------
+
+
+def test_html_tags_void_optional_and_comments():
+    html = (
+        "<!DOCTYPE html><html><body><p title='a > b'>x<br><img src=x><div\n class=\"y\">z</div>"
+        "<ul><li>a<li>b</ul><!-- <div> --><input></input></body></html>"
+    )
+    assert problems(html, "html") == []
+
+
+def test_html_unclosed_and_unexpected():
+    assert problems("<div><span></div>", "html") == [("<span>", 1, 6, "unclosed")]
+    assert problems("</div>", "html") == [("</div>", 1, 1, "unexpected")]
+    assert problems("<div>\n<!-- open", "html") == [("<div>", 1, 1, "unclosed"), ("<!--", 2, 1, "unclosed")]
+
+
+def test_html_script_and_style_bodies_are_checked_with_file_positions():
+    html = "<div>\n<script>\nif (x) {\n  y = '</div>';\n</script>\n<style>a { b: c; }}</style>\n</div>\n"
+    assert problems(html, "html") == [("{", 3, 8, "unclosed"), ("}", 6, 19, "unexpected")]
+
+
+def test_script_of_unknown_type_is_opaque():
+    assert problems('<script type="text/template"><div>{{</script>', "html") == []
+
+
+def test_xml_is_case_sensitive_with_cdata_and_pi():
+    assert problems('<?xml version="1.0"?><a><b/><![CDATA[ <c> ]]></a>', "xml") == []
+    assert problems("<a><C></c></a>", "xml") == [("<C>", 1, 4, "unclosed"), ("</c>", 1, 7, "mismatched")]
+
+
+def test_vue_and_svelte():
+    vue = (
+        '<template><div @click="a > b"><MyComp :x="1"/><Input></Input><br></div></template>\n'
+        '<script lang="ts">\nexport default { data() { return {a: 1} } }\n</script>\n'
+        "<style scoped>\na { color: red; }\n</style>\n"
+    )
+    assert problems(vue, "vue") == []
+    svelte = "<script>let c = 0;</script>\n<Comp fn={() => c > 1} />\n{#if c}<p>y</p>{/if}\n"
+    assert problems(svelte, "svelte") == []
+
+
+def test_markup_counts():
+    counts = check_balance("<div><br><img/></div>", "html")["counts"]
+    assert counts == {"<div>": 1, "<br>": 1, "<img/>": 1, "</div>": 1}
+
+
+def test_markdown_checks_known_fences_only():
+    md = "# T\n\n```js\nif (x) {\n```\n\n```unknown\n((\n```\n\n~~~python\nprint((1)\n~~~\n\nprose (\n"
+    assert problems(md, "markdown") == [("{", 4, 8, "unclosed"), ("(", 12, 6, "unclosed")]
+    assert problems("text\n```\nnot closed\n", "markdown") == [("```", 2, 1, "unclosed")]
+
+
+# --- new_problems ----------------------------------------------------------------------------
+
+
+def test_new_problems_compares_multisets():
+    before = check_balance("f(\n{\n", "javascript")
+    after = check_balance("x\nf(\n{\n(\n", "javascript")
+    assert [(u["symbol"], u["line"]) for u in new_problems(before, after)] == [("(", 4)]
+    assert new_problems(after, before) == []
+    assert new_problems({}, {"unmatched": [{"symbol": "{", "problem": "unclosed", "line": 1}]}) != []
+
+
+# --- function_range --------------------------------------------------------------------------
+
+JAVA = """package x;
+
+/**
+ * A class.
+ */
+@Deprecated
+public class Foo
+    extends Bar {
+
+    // helper
+    @Override
+    public String toString() {
+        return "}";
+    }
+
+    private static <T> List<T> make(
+            int a,
+            String b)
+        throws Exception
+    {
+        Runnable r = new Runnable() {
+            public void run() { }
+        };
+        return null;
+    }
+}
+"""
+
+
+def test_java_ranges():
+    assert fr(JAVA, "java", 1) is None
+    assert fr(JAVA, "java", 4) == (3, 26, "class", "Foo")
+    assert fr(JAVA, "java", 11) == (10, 14, "method", "toString")
+    assert fr(JAVA, "java", 17) == (16, 25, "method", "make")
+    assert fr(JAVA, "java", 20) == (16, 25, "method", "make")
+    assert fr(JAVA, "java", 22) == (22, 22, "method", "run")
+    assert fr(JAVA, "java", 22, outer=True) == (3, 26, "class", "Foo")
+    assert fr(JAVA, "java", 15) == (3, 26, "class", "Foo")
+    assert find_function(JAVA, "java", "make") == 16
+    assert function_names(JAVA, "java") == ["Foo", "toString", "make", "run"]
+
+
+TS = """import x from "y";
+
+/** Doc for Foo. */
+@Component({
+  selector: "app",
+})
+export class Foo {
+  constructor(private readonly svc: Service) {}
+
+  async load(opts: { a: number; b: string }): Promise<void> {
+    const re = /}/;
+    return this.svc.get(`x${opts.a}`);
+  }
+
+  handler = (e: Event) => {
+    console.log(e);
+  };
+}
+
+describe("suite", () => {
+  it("works", async () => {
+    expect(1).toBe(1);
+  });
+});
+"""
+
+
+def test_typescript_ranges():
+    assert fr(TS, "typescript", 3) == (3, 18, "class", "Foo")
+    assert fr(TS, "typescript", 5) == (3, 18, "class", "Foo")
+    assert fr(TS, "typescript", 8) == (8, 8, "method", "constructor")
+    assert fr(TS, "typescript", 11) == (10, 13, "method", "load")
+    assert fr(TS, "typescript", 16) == (15, 17, "method", "handler")
+    assert fr(TS, "typescript", 22) == (21, 23, "function", None)
+    assert fr(TS, "typescript", 22, outer=True) == (20, 24, "function", None)
+    assert find_function(TS, "typescript", "load") == 10
+
+
+def test_go_rust_cpp_shell_css_ranges():
+    go = (
+        "package main\n\n// Server serves.\ntype Server struct {\n\tname string\n}\n\n"
+        'func (s *Server) Start(port int) error {\n\tgo func() {\n\t\tfmt.Println("}")\n\t}()\n\treturn nil\n}\n'
+    )
+    assert fr(go, "go", 5) == (3, 6, "class", "Server")
+    assert fr(go, "go", 10) == (9, 11, "function", None)
+    assert fr(go, "go", 12) == (8, 13, "method", "Start")
+    rust = (
+        "/// A point.\n#[derive(Debug)]\npub struct Point<'a> {\n    name: &'a str,\n}\n\n"
+        "impl<'a> fmt::Display for Point<'a> {\n    fn fmt(&self, f: &mut F) -> R {\n        let c = '{';\n"
+        "        Ok(())\n    }\n}\n\npub fn free<T>(x: T) -> Option<T>\nwhere\n    T: Clone,\n{\n"
+        "    let f = |y: i32| { y + 1 };\n    Some(x)\n}\n"
+    )
+    assert fr(rust, "rust", 4) == (1, 5, "class", "Point")
+    assert fr(rust, "rust", 9) == (8, 11, "method", "fmt")
+    assert fr(rust, "rust", 9, outer=True) == (7, 12, "class", "Point")
+    assert fr(rust, "rust", 16) == (14, 20, "function", "free")
+    assert fr(rust, "rust", 18) == (14, 20, "function", "free")
+    cpp = (
+        "#include <stdio.h>\n\n/* Adds. */\nint\nadd(int a, int b)\n{\n    return a + b;\n}\n\n"
+        "namespace ns {\nclass W : public B {\npublic:\n    W(int x) : x_(x), y_{0} {\n    }\n"
+        "    int get() const { return x_; }\n};\nvoid W::draw() const {\n    for (;;) {\n    }\n}\n}\n"
+    )
+    assert fr(cpp, "cpp", 7) == (3, 8, "function", "add")
+    assert fr(cpp, "cpp", 14) == (13, 14, "method", "W")
+    assert fr(cpp, "cpp", 15) == (15, 15, "method", "get")
+    assert fr(cpp, "cpp", 18) == (17, 20, "method", "draw")
+    assert fr(cpp, "cpp", 21) is None and fr(cpp, "cpp", 21, outer=True) is None
+    sh = '#!/bin/bash\n# deploy it\ndeploy() {\n  echo "}"\n}\n\nfunction cleanup {\n  rm -rf "$tmp"\n}\n'
+    assert fr(sh, "shell", 4) == (2, 5, "function", "deploy")
+    assert fr(sh, "shell", 8) == (7, 9, "function", "cleanup")
+    css = "/* main */\nh1,\nh2 {\n  color: red;\n}\n@media (max-width: 600px) {\n  .a { margin: 0; }\n}\n"
+    assert fr(css, "css", 4) == (1, 5, "block", "h1, h2")
+    assert fr(css, "css", 7) == (7, 7, "block", ".a")
+    assert fr(css, "css", 7, outer=True) == (6, 8, "block", "@media (max-width: 600px)")
+
+
+PY = '''import os
+
+
+class A:
+    """doc
+def fake():
+    """
+
+    @property
+    @other(
+        1)
+    def x(self):
+        return 1
+        # trailing comment in block
+
+    # comment at class level
+
+    async def y(self,
+                a):
+        def inner():
+            pass
+        return inner
+
+
+def top():
+    pass
+'''
+
+
+@pytest.mark.parametrize(
+    "line, expected, outer_expected",
+    [
+        (1, None, None),
+        (6, (4, 22, "class", "A"), (4, 22, "class", "A")),
+        (9, (9, 14, "method", "x"), (4, 22, "class", "A")),
+        (11, (9, 14, "method", "x"), (4, 22, "class", "A")),
+        (14, (9, 14, "method", "x"), (4, 22, "class", "A")),
+        (16, (4, 22, "class", "A"), (4, 22, "class", "A")),
+        (19, (18, 22, "method", "y"), (4, 22, "class", "A")),
+        (21, (20, 21, "function", "inner"), (4, 22, "class", "A")),
+        (24, None, None),
+        (26, (25, 26, "function", "top"), (25, 26, "function", "top")),
+    ],
+)
+def test_python_ranges(line, expected, outer_expected):
+    assert fr(PY, "python", line) == expected
+    assert fr(PY, "python", line, outer=True) == outer_expected
+
+
+def test_python_names_skip_strings():
+    assert function_names(PY, "python") == ["A", "x", "y", "inner", "top"]
+    assert find_function(PY, "python", "fake") is None
+    assert find_function(PY, "python", "inner") == 20
+
+
+def test_definition_wins_over_call_site():
+    js = "run();\nrun();\nfunction run() {\n  return 1;\n}\n"
+    assert find_function(js, "javascript", "run") == 3
+    assert find_function(js, "javascript", "nope") is None
+
+
+def test_ruby_lua_and_embedded_script():
+    rb = "class Foo\n  def bar(x)\n    x + 1\n  end\n\n  def self.baz; end\nend\n"
+    assert fr(rb, "ruby", 3) == (2, 4, "method", "bar")
+    assert fr(rb, "ruby", 6) == (6, 6, "method", "baz")
+    lua = "local M = {}\n\nfunction M.greet(name)\n  return name\nend\n"
+    assert fr(lua, "lua", 4) == (3, 5, "function", "greet")
+    html = "<html>\n<script>\nfunction hello() {\n  return 1;\n}\n</script>\n</html>\n"
+    assert fr(html, "html", 4) == (3, 5, "function", "hello")
+    assert fr(html, "html", 7) is None
+    assert find_function(html, "html", "hello") == 3
+
+
+# --- tag_range -------------------------------------------------------------------------------
+
+HTML = """<!DOCTYPE html>
+<html>
+<body>
+  <div class="a"
+       data-x="1 > 0">
+    <ul>
+      <li>one
+      <li>two</li>
+    </ul>
+    <br>
+    <img src="x.png"/>
+    <!-- <section>
+    </section> -->
+    <script>
+      if (a < b) { x = "<div>"; }
+    </script>
+  </div>
+</body>
+</html>
+"""
+
+
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        (1, None),
+        (4, (4, 17, "div")),
+        (5, (4, 17, "div")),
+        (7, (6, 9, "ul")),
+        (8, (8, 8, "li")),
+        (10, (4, 17, "div")),
+        (12, (4, 17, "div")),
+        (15, (14, 16, "script")),
+        (18, (3, 18, "body")),
+        (19, (2, 19, "html")),
+    ],
+)
+def test_tag_range(line, expected):
+    r = tag_range(HTML, "html", line)
+    assert (None if r is None else (r["start"], r["end"], r["tag"])) == expected
+
+
+def test_tag_helpers():
+    assert find_tag(HTML, "html", "UL") == 6
+    assert find_tag(HTML, "html", "section") is None
+    assert tag_names(HTML, "html") == ["html", "body", "div", "ul", "li", "script"]
+    assert tag_range(HTML, "html", 8, name="ul") == {"start": 6, "end": 9, "tag": "ul"}
+    assert tag_range("x(\n)", "javascript", 1) is None
+    xml = "<a>\n  <B>\n  </B>\n  <b/>\n</a>\n"
+    assert tag_range(xml, "xml", 3) == {"start": 2, "end": 3, "tag": "B"}
+    assert find_tag(xml, "xml", "b") is None
+
+
+# --- properties ------------------------------------------------------------------------------
+
+BRACKETS = {"(": ")", "[": "]", "{": "}"}
+COMMENT_FORMS = {
+    "c": ("/*", "*/"),
+    "javascript": ("/*", "*/"),
+    "python": ("#", "\n"),
+    "go": ("//", "\n"),
+    "rust": ("/*", "*/"),
+    "shell": (" #", "\n"),
+    "sql": ("--", "\n"),
+    "lua": ("--", "\n"),
+    "css": ("/*", "*/"),
+    "java": ("//", "\n"),
+}
+STRING_FORMS = {
+    "c": ('"', '"'),
+    "javascript": ("`", "`"),
+    "python": ('"""', '"""'),
+    "go": ("`", "`"),
+    "rust": ('r#"', '"#'),
+    "shell": ("'", "'"),
+    "sql": ("'", "'"),
+    "lua": ("[==[", "]==]"),
+    "css": ('"', '"'),
+    "java": ('"', '"'),
+}
+noise = st.text(alphabet="()[]{}<> ab", max_size=12)
+
+
+@st.composite
+def nesting(draw, depth=0):
+    """A balanced random nesting of brackets, one per line, as a list of lines."""
+    lines = []
+    for _ in range(draw(st.integers(0, 3 if depth < 4 else 0))):
+        opener = draw(st.sampled_from(list(BRACKETS)))
+        lines.append("x" + opener)
+        lines += draw(nesting(depth + 1))
+        lines.append(BRACKETS[opener] + ";")
+    return lines
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(sorted(COMMENT_FORMS)), nesting(), st.lists(noise, max_size=4), st.data())
+def test_property_noise_in_strings_and_comments_is_ignored(language, lines, noises, data):
+    (c_open, c_close), (s_open, s_close) = COMMENT_FORMS[language], STRING_FORMS[language]
+    for text in noises:
+        where = data.draw(st.integers(0, len(lines)))
+        safe = text.replace("\n", " ")
+        if data.draw(st.booleans()):
+            lines.insert(where, "y = " + s_open + safe + s_close + ";")
+        else:
+            lines.insert(where, "z;" + c_open + " " + safe + c_close.rstrip("\n"))
+    text = "\n".join(lines) + "\n"
+    assert check_balance(text, language)["unmatched"] == [], text
+
+
+def partner_lines(lines):
+    """{line index: index of the line holding the matching bracket} for a nesting()."""
+    partner, stack = {}, []
+    for i, line in enumerate(lines):
+        if line.startswith("x"):
+            stack.append(i)
+        else:
+            j = stack.pop()
+            partner[i], partner[j] = j, i
+    return partner
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["c", "javascript", "python", "rust", "go", "json", "java", "lua"]),
+    nesting().filter(lambda lines: len(lines) >= 2),
+    st.data(),
+)
+def test_property_removing_one_bracket_is_reported_on_its_line(language, lines, data):
+    victim = data.draw(st.integers(0, len(lines) - 1))
+    partner = partner_lines(lines)[victim]
+    orphan = lines[partner].strip("x;")
+    lines[victim] = lines[victim].strip("()[]{}") or ";"
+    text = "\n".join(lines) + "\n"
+    result = check_balance(text, language)
+    assert result["status"] == "unbalanced"
+    # The orphan is reported on its own line, or (same-kind nesting is ambiguous) an equal symbol is.
+    assert any(u["line"] == partner + 1 or u["symbol"] == orphan for u in result["unmatched"]), text
+
+
+ANY_TEXT = st.one_of(
+    st.text(max_size=300),
+    st.text(alphabet="(){}[]<>/\\*'\"`#-$@!?=:;|\n\r\t abcdefXYZ019_.~%&+", max_size=400),
+    st.binary(max_size=300).map(lambda b: b.decode("utf-8", "surrogateescape")),
+)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ANY_TEXT, st.integers(-1, 30), st.booleans())
+def test_property_nothing_raises(text, line, flag):
+    for language in LANGUAGES + (None, "nope"):
+        result = check_balance(text, language, verbose=flag)
+        assert result["status"] in ("balanced", "unbalanced", "not_checked")
+        assert result["status"] != "not_checked" or language not in LANGUAGES, result
+        function_range(text, language, line, outer=flag)
+        find_function(text, language, "f")
+        function_names(text, language)
+        tag_range(text, language, line)
+        find_tag(text, language, "div")
+        tag_names(text, language)
+    detect_language(text, text)
+    new_problems(check_balance(text, "c"), check_balance(text + "(", "c"))
