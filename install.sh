@@ -1,0 +1,310 @@
+#!/bin/sh
+# install.sh — install the better-edit-tools executable (SPEC §8).
+#
+#   sh install.sh            # the latest release
+#   sh install.sh v0.2.0     # that release ("0.2.0" works too)
+#
+# What it does, in order: detect OS and CPU, download the release asset and checksums.txt, check
+# the asset's SHA-256, unpack it, check that the program runs, and move it over any older copy in
+# one rename. It prints the absolute path and an MCP client snippet. It never edits any client's
+# configuration: that is yours (or your agent's) to do.
+#
+# Environment:
+#   BETTER_EDIT_INSTALL_DIR   where the executable goes (default ~/.local/share/better-edit-tools/bin)
+#   BETTER_EDIT_RELEASE_BASE  release base URL (default: the project's GitHub releases); a mirror
+#                             must follow GitHub's layout: BASE/download/vVERSION/ASSET and
+#                             BASE/latest/download/ASSET
+#   BETTER_EDIT_OS, BETTER_EDIT_ARCH
+#                             override what `uname -s` / `uname -m` report
+#   BETTER_EDIT_DOWNLOADER    curl or wget (default: curl if found, else wget)
+#
+# How "latest" is found: checksums.txt has the same name in every release, so the script fetches
+# BASE/latest/download/checksums.txt and takes the version from the one asset name in it that
+# matches this OS and CPU (better-edit-tools_VERSION_OS_ARCH.tar.gz). Then it downloads
+# BASE/latest/download/<that name>.
+#
+# Exit status: 0 installed; 1 failed (nothing installed, an existing copy left as it was);
+# 2 usage error or unsupported platform.
+
+set -eu
+
+PROGRAM=better-edit-tools
+DEFAULT_RELEASE_BASE=https://github.com/better-edit-tools/better-edit-tools/releases
+
+say() { printf '%s\n' "$@"; }
+warn() { printf 'install.sh: %s\n' "$*" >&2; }
+die() { warn "error: $*"; exit 1; }
+usage_error() { warn "error: $*"; exit 2; }
+
+usage() {
+    cat <<EOF
+usage: install.sh [VERSION]
+
+Install $PROGRAM from its GitHub release (latest when VERSION is omitted;
+"v0.2.0" and "0.2.0" name the same release).
+
+Environment: BETTER_EDIT_INSTALL_DIR (default ~/.local/share/$PROGRAM/bin),
+BETTER_EDIT_RELEASE_BASE (a mirror of the releases), BETTER_EDIT_OS / BETTER_EDIT_ARCH,
+BETTER_EDIT_DOWNLOADER (curl or wget).
+EOF
+}
+
+# ---- arguments ---------------------------------------------------------------------------------
+
+parse_version() {
+    # Prints the bare version ("" for latest) or exits with a usage error.
+    case "${1-}" in
+        "" | latest) printf '' ;;
+        v[0-9]* | [0-9]*)
+            version=${1#v}
+            case "$version" in
+                *[!0-9A-Za-z.+-]* | *..* | .* | *.) usage_error "not a version: '$1' (expected e.g. v0.2.0)" ;;
+            esac
+            printf '%s' "$version"
+            ;;
+        *) usage_error "not a version: '$1' (expected e.g. v0.2.0 or 0.2.0)" ;;
+    esac
+}
+
+# ---- platform ----------------------------------------------------------------------------------
+
+detect_os() {
+    raw=${BETTER_EDIT_OS:-$(uname -s)}
+    case "$raw" in
+        Linux | linux) printf linux ;;
+        Darwin | darwin | macOS | macos) printf darwin ;;
+        MINGW* | MSYS* | CYGWIN* | Windows* | windows)
+            usage_error "install.sh supports Linux and macOS only. On Windows, download
+  ${PROGRAM}_VERSION_windows_amd64.zip (or _arm64.zip) from $RELEASE_BASE,
+  unzip ${PROGRAM}.exe into a folder of your choice and use its full path (see docs/install.md)." ;;
+        *) usage_error "unsupported operating system '$raw': release builds exist for Linux, macOS and Windows.
+  Other systems can use 'pipx install better-edit-tools' (see docs/install.md)." ;;
+    esac
+}
+
+detect_arch() {
+    os=$1
+    raw=${BETTER_EDIT_ARCH:-$(uname -m)}
+    case "$raw" in
+        x86_64 | amd64 | x64)
+            # A shell running under Rosetta on Apple silicon reports x86_64; prefer the native build.
+            if [ -z "${BETTER_EDIT_ARCH:-}" ] && [ "$os" = darwin ] &&
+                [ "$(sysctl -n sysctl.proc_translated 2>/dev/null || true)" = 1 ]; then
+                printf arm64
+            else
+                printf amd64
+            fi
+            ;;
+        aarch64 | arm64 | armv8*) printf arm64 ;;
+        *) usage_error "unsupported CPU architecture '$raw': release builds exist for x86_64 (amd64) and aarch64 (arm64).
+  Other CPUs can use 'pipx install better-edit-tools' (see docs/install.md)." ;;
+    esac
+}
+
+# ---- tools -------------------------------------------------------------------------------------
+
+have() { command -v "$1" >/dev/null 2>&1; }
+
+pick_downloader() {
+    case "${BETTER_EDIT_DOWNLOADER:-}" in
+        "") ;;
+        curl | wget)
+            have "$BETTER_EDIT_DOWNLOADER" || die "BETTER_EDIT_DOWNLOADER=$BETTER_EDIT_DOWNLOADER, but it was not found"
+            printf '%s' "$BETTER_EDIT_DOWNLOADER"
+            return ;;
+        *) usage_error "BETTER_EDIT_DOWNLOADER must be curl or wget, not '$BETTER_EDIT_DOWNLOADER'" ;;
+    esac
+    if have curl; then
+        printf curl
+    elif have wget; then
+        printf wget
+    else
+        die "neither curl nor wget was found; install one of them and run install.sh again"
+    fi
+}
+
+# download URL FILE: fails (non-zero) on HTTP errors, refused connections and cut-off bodies.
+download() {
+    case "$DOWNLOADER" in
+        curl) curl --fail --silent --show-error --location --proto '=https,http' --retry 2 \
+            --connect-timeout 20 --output "$2" "$1" ;;
+        wget) wget --quiet --tries=1 --timeout=60 --output-document="$2" "$1" ;;
+    esac
+}
+
+sha256_of() {
+    if have sha256sum; then
+        sha256sum "$1" | awk '{print $1}'
+    elif have shasum; then
+        shasum -a 256 "$1" | awk '{print $1}'
+    elif have openssl; then
+        openssl dgst -sha256 "$1" | awk '{print $NF}'
+    else
+        die "no SHA-256 tool found (sha256sum, shasum or openssl); cannot verify the download"
+    fi
+}
+
+# ---- release metadata --------------------------------------------------------------------------
+
+# checksum_for NAME FILE: the hash recorded for NAME in a sha256sum-style file ("HASH  NAME" or
+# "HASH *NAME"), or nothing.
+checksum_for() {
+    awk -v name="$1" '$2 == name || $2 == ("*" name) { print tolower($1); exit }' "$2"
+}
+
+# latest_asset_name OS ARCH FILE: the one asset name in checksums.txt built for OS/ARCH.
+latest_asset_name() {
+    awk -v suffix="_$1_$2.tar.gz" -v prefix="${PROGRAM}_" '
+        { name = $2; sub(/^\*/, "", name) }
+        substr(name, 1, length(prefix)) == prefix &&
+        length(name) > length(prefix suffix) &&
+        substr(name, length(name) - length(suffix) + 1) == suffix { print name; exit }' "$3"
+}
+
+# version_of_asset NAME: better-edit-tools_0.2.0_linux_amd64.tar.gz -> 0.2.0
+version_of_asset() {
+    v=${1#"${PROGRAM}_"}
+    v=${v%.tar.gz}
+    v=${v%_*}
+    printf '%s' "${v%_*}"
+}
+
+# ---- output ------------------------------------------------------------------------------------
+
+wants_chinese() {
+    # The program's own rule (SPEC §1): the first set of LC_ALL, LC_MESSAGES, LANG.
+    for value in "${LC_ALL:-}" "${LC_MESSAGES:-}" "${LANG:-}"; do
+        if [ -n "$value" ]; then
+            case "$value" in zh*) return 0 ;; *) return 1 ;; esac
+        fi
+    done
+    return 1
+}
+
+json_string() {
+    printf '"%s"' "$(printf '%s' "$1" | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g')"
+}
+
+print_snippet() {
+    if wants_chinese; then args='["--lang", "zh"]'; else args='[]'; fi
+    cat <<EOF
+{
+  "mcpServers": {
+    "better-edit-tools": {
+      "command": $(json_string "$1"),
+      "args": $args
+    }
+  }
+}
+EOF
+}
+
+# ---- main --------------------------------------------------------------------------------------
+
+main() {
+    case "${1-}" in
+        -h | --help) usage; exit 0 ;;
+    esac
+    [ "$#" -le 1 ] || usage_error "too many arguments: expected at most one VERSION"
+
+    RELEASE_BASE=${BETTER_EDIT_RELEASE_BASE:-$DEFAULT_RELEASE_BASE}
+    RELEASE_BASE=${RELEASE_BASE%/}
+    version=$(parse_version "${1-}")
+    os=$(detect_os)
+    arch=$(detect_arch "$os")
+    DOWNLOADER=$(pick_downloader)
+    install_dir=${BETTER_EDIT_INSTALL_DIR:-${HOME:?HOME is not set}/.local/share/$PROGRAM/bin}
+
+    work=$(mktemp -d "${TMPDIR:-/tmp}/better-edit-install.XXXXXX") || die "cannot create a temporary directory"
+    staged=""
+    trap cleanup EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+
+    if [ -n "$version" ]; then
+        asset="${PROGRAM}_${version}_${os}_${arch}.tar.gz"
+        release_url="$RELEASE_BASE/download/v$version"
+        say "Installing $PROGRAM $version for $os/$arch"
+    else
+        release_url="$RELEASE_BASE/latest/download"
+        say "Installing the latest $PROGRAM for $os/$arch"
+    fi
+
+    download "$release_url/checksums.txt" "$work/checksums.txt" ||
+        die "could not download $release_url/checksums.txt
+  (no such release, or the network failed). Nothing was installed."
+
+    if [ -z "$version" ]; then
+        asset=$(latest_asset_name "$os" "$arch" "$work/checksums.txt")
+        [ -n "$asset" ] || die "the latest release has no build for $os/$arch (no ${PROGRAM}_*_${os}_${arch}.tar.gz
+  in $release_url/checksums.txt). Nothing was installed."
+        version=$(version_of_asset "$asset")
+    fi
+
+    expected=$(checksum_for "$asset" "$work/checksums.txt")
+    [ -n "$expected" ] || die "release $version has no $asset in its checksums.txt
+  (no build for $os/$arch?). Nothing was installed."
+
+    say "Downloading $release_url/$asset"
+    download "$release_url/$asset" "$work/$asset" ||
+        die "could not download $release_url/$asset
+  (missing asset, or the download was cut off). Nothing was installed."
+
+    actual=$(sha256_of "$work/$asset")
+    [ "$actual" = "$expected" ] || die "checksum mismatch for $asset:
+  expected $expected (checksums.txt)
+  got      $actual
+  The download is corrupt or was tampered with. Nothing was installed."
+    say "SHA-256 matches checksums.txt"
+
+    mkdir "$work/unpacked"
+    tar -xzf "$work/$asset" -C "$work/unpacked" ||
+        die "could not unpack $asset. Nothing was installed."
+    [ -f "$work/unpacked/$PROGRAM" ] ||
+        die "$asset does not hold '$PROGRAM' at its top level. Nothing was installed."
+
+    mkdir -p "$install_dir" || die "cannot create $install_dir"
+    install_dir=$(cd "$install_dir" && pwd -P) || die "cannot enter $install_dir"
+    target="$install_dir/$PROGRAM"
+
+    # Stage beside the target so the final rename stays on one filesystem (atomic replace).
+    staged="$install_dir/.$PROGRAM.new.$$"
+    cp "$work/unpacked/$PROGRAM" "$staged" || die "cannot write to $install_dir"
+    chmod 755 "$staged"
+    if ! ran=$("$staged" --version 2>&1); then
+        die "the downloaded program does not run on this machine:
+  $ran
+  Nothing was installed."
+    fi
+
+    previous=""
+    if [ -x "$target" ]; then
+        previous=$("$target" --version 2>/dev/null || printf 'unknown version')
+    fi
+    [ "$ran" = "$version" ] || warn "warning: the program reports version '$ran', the release is $version"
+    mv -f "$staged" "$target" || die "cannot move the program to $target"
+    staged=""
+
+    if [ -n "$previous" ]; then
+        say "Replaced $PROGRAM $previous with $ran at:"
+    else
+        say "Installed $PROGRAM $ran at:"
+    fi
+    say "  $target"
+    case ":${PATH:-}:" in
+        *":$install_dir:"*) ;;
+        *) say "" "Not on your PATH. To use it from a shell, add this line to your shell's profile:" \
+            "  export PATH=\"$install_dir:\$PATH\"" ;;
+    esac
+    say "" "MCP client configuration (add it to your client's settings yourself; install.sh changes none):"
+    print_snippet "$target"
+    say "" "CLI example:  $target read --file README.md --start 1 --end 20"
+}
+
+# Runs at every exit: removes the download area and a staged copy that was never moved in place.
+cleanup() {
+    if [ -n "${staged:-}" ]; then rm -f "$staged"; fi
+    if [ -n "${work:-}" ]; then rm -rf "$work"; fi
+}
+
+main "$@"

@@ -1,0 +1,182 @@
+"""The documentation cannot rot (issue 7).
+
+(a) Every fenced block in README.md and README.zh.md (and in docs/*.md) whose info string is exactly
+    `sh test` runs with `bash -e` in an empty temporary directory, where `better-edit-tools` is this checkout's program
+    (or the executable named by BE_EXE) and the cache is private; each block must exit 0.
+(b) docs/mcp.md is what scripts/gen_mcp_docs.py generates from the tool table today.
+(c) Every relative link in README*.md and docs/*.md points to an existing file (and heading).
+"""
+
+import importlib.util
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+MODULE = REPO / "better_edit.py"
+READMES = [REPO / "README.md", REPO / "README.zh.md"]
+FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S)
+
+
+def fenced_blocks(path):
+    """(info string, body, line number) of every fenced code block in a markdown file."""
+    text = path.read_text(encoding="utf-8")
+    return [
+        (match["info"].strip(), match["body"], text.count("\n", 0, match.start()) + 1)
+        for match in FENCE.finditer(text)
+    ]
+
+
+def runnable_blocks(path):
+    return [(body, line) for info, body, line in fenced_blocks(path) if info == "sh test"]
+
+
+# The READMEs must have such blocks; pages under docs/ may, and theirs run the same way.
+TESTED_BLOCKS = [
+    pytest.param(body, id=f"{path.relative_to(REPO)}:{line}")
+    for path in [p for p in READMES if p.exists()] + sorted((REPO / "docs").glob("*.md"))
+    for body, line in runnable_blocks(path)
+]
+
+
+# --- (a) the README's commands run ---------------------------------------------------------------
+
+
+@pytest.fixture
+def program_on_path(tmp_path):
+    """A folder holding a `better-edit-tools` wrapper for this checkout (or BE_EXE)."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    exe = os.environ.get("BE_EXE")
+    if exe:
+        target = f'exec "{Path(exe).resolve()}" "$@"'
+    else:
+        target = f'exec "{sys.executable}" "{MODULE}" "$@"'
+    wrapper = folder / "better-edit-tools"
+    wrapper.write_text(f"#!/usr/bin/env bash\n{target}\n", encoding="utf-8")
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return folder
+
+
+def test_readmes_have_runnable_blocks():
+    for path in READMES:
+        assert runnable_blocks(path), f"{path.name} has no ```sh test block"
+
+
+def test_setup_commands_come_first():
+    """The two set-up commands are the first blocks under the Set up heading, word for word."""
+    for path in READMES:
+        text = path.read_text(encoding="utf-8")
+        heading = re.search(r"^## .*Set up.*$", text, re.M)
+        assert heading, f"{path.name} has no Set up heading"
+        heading_line = text.count("\n", 0, heading.start()) + 1
+        blocks = [body.strip() for _info, body, line in fenced_blocks(path) if line > heading_line]
+        assert blocks[:2] == [
+            "pip install -e '.[dev]' && better-edit-tools read -f README.md -s 1 -e 5",
+            "pytest",
+        ]
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+@pytest.mark.parametrize("script", TESTED_BLOCKS)
+def test_readme_block_runs(script, program_on_path, tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    cache = tmp_path / "cache"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BETTER_EDIT_", "LC_", "LANG"))}
+    env.update(
+        PATH=str(program_on_path) + os.pathsep + env.get("PATH", ""),
+        BETTER_EDIT_CACHE_DIR=str(cache),
+        BETTER_EDIT_WORKSPACE=str(work),
+        LANG="C.UTF-8",
+        PYTHONIOENCODING="utf-8",
+    )
+    done = subprocess.run(
+        ["bash", "-e", "-c", script], cwd=str(work), env=env, capture_output=True, timeout=120
+    )
+    assert done.returncode == 0, (
+        f"block exited {done.returncode}\n--- script\n{script}\n--- stdout\n"
+        f"{done.stdout.decode(errors='replace')}\n--- stderr\n{done.stderr.decode(errors='replace')}"
+    )
+
+
+# --- (b) docs/mcp.md is generated from the tool table ---------------------------------------------
+
+
+def _generator():
+    spec = importlib.util.spec_from_file_location("gen_mcp_docs", REPO / "scripts" / "gen_mcp_docs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_mcp_doc_is_up_to_date():
+    expected = _generator().render()
+    current = (REPO / "docs" / "mcp.md").read_text(encoding="utf-8")
+    assert current == expected, "docs/mcp.md is out of date: run python scripts/gen_mcp_docs.py"
+
+
+def test_mcp_doc_names_every_tool():
+    import json
+
+    listed = subprocess.run(
+        [sys.executable, str(MODULE), "--lang", "en", "--dump-tools", "json"], capture_output=True, check=True
+    )
+    text = (REPO / "docs" / "mcp.md").read_text(encoding="utf-8")
+    for tool in json.loads(listed.stdout):
+        assert f"## `{tool['name']}`" in text
+
+
+# --- (c) relative links point to files -----------------------------------------------------------
+
+LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+
+
+def markdown_files():
+    return (
+        [p for p in READMES if p.exists()]
+        + sorted((REPO / "docs").glob("*.md"))
+        + [p for p in (REPO / "CONTRIBUTING.md", REPO / "CHANGELOG.md") if p.exists()]
+    )
+
+
+def relative_links(path):
+    """(file part, fragment) of every relative link outside code."""
+    text = FENCE.sub("", path.read_text(encoding="utf-8"))  # links inside code blocks are examples
+    text = re.sub(r"`[^`\n]*`", "", text)
+    for target in LINK.findall(text):
+        if re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]*:", target):
+            continue  # http:, https:, mailto:, chip: ...
+        file_part, _, fragment = target.partition("#")
+        yield file_part, fragment
+
+
+def anchors(path):
+    """GitHub's anchors for the headings of a markdown file."""
+    text = FENCE.sub("", path.read_text(encoding="utf-8"))
+    slugs = set()
+    for heading in re.findall(r"^#{1,6}\s+(.+?)\s*#*\s*$", text, re.M):
+        slug = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+        candidate, n = slug, 1
+        while candidate in slugs:
+            candidate, n = f"{slug}-{n}", n + 1
+        slugs.add(candidate)
+    return slugs
+
+
+@pytest.mark.parametrize("path", markdown_files(), ids=lambda p: str(p.relative_to(REPO)))
+def test_relative_links_exist(path):
+    broken = []
+    for file_part, fragment in relative_links(path):
+        target = (path.parent / file_part) if file_part else path
+        if not target.exists():
+            broken.append(file_part)
+        elif fragment and target.suffix == ".md" and fragment not in anchors(target):
+            broken.append(f"{file_part}#{fragment}")
+    assert not broken, f"{path.relative_to(REPO)}: broken links {broken}"

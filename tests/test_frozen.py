@@ -1,0 +1,169 @@
+"""The one-file executable (SPEC §8, issue 5): build it once, smoke-test it, then run the CLI and MCP
+suites against it.
+
+The executable is built from build.spec into a temporary directory once per session, unless the
+environment variable BE_EXE names one already built (the release workflow sets it and runs only
+the smoke tests: `pytest tests/test_frozen.py -k smoke`). Without PyInstaller and without BE_EXE
+the module is skipped with the reason.
+"""
+
+import io
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from conftest import be_command_prefix
+
+REPO = Path(__file__).resolve().parent.parent
+EXE_NAME = "better-edit-tools" + (".exe" if os.name == "nt" else "")
+SUITES = ["tests/test_cli.py", "tests/test_mcp.py"]
+TOOLS = {
+    "be-read", "be-replace", "be-insert", "be-delete", "be-write", "be-balance", "be-func-range",
+    "be-tag-range", "be-insert-chip", "be-trx-status", "be-trx-commit", "be-trx-rollback",
+}  # fmt: skip
+
+
+def module_version():
+    text = (REPO / "better_edit.py").read_text(encoding="utf-8")
+    return re.search(r'^__version__ = "([^"]+)"', text, re.M).group(1)
+
+
+@pytest.fixture(scope="session")
+def frozen_exe(tmp_path_factory):
+    """Path of the executable: BE_EXE's, or one built now from build.spec."""
+    if os.environ.get("BE_EXE"):
+        exe = Path(be_command_prefix()[0])
+        if not exe.is_file():
+            pytest.fail(f"BE_EXE={os.environ['BE_EXE']} does not exist")
+        return exe
+    try:
+        import PyInstaller  # noqa: F401
+    except ImportError:
+        pytest.skip("PyInstaller is not installed (pip install -e '.[dev]'), and BE_EXE names no executable")
+    work = tmp_path_factory.mktemp("frozen")
+    result = subprocess.run(
+        [sys.executable, "-m", "PyInstaller", "--noconfirm", "--log-level", "WARN",
+         "--distpath", str(work / "dist"), "--workpath", str(work / "build"), str(REPO / "build.spec")],
+        cwd=str(work), capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    exe = work / "dist" / EXE_NAME
+    assert result.returncode == 0 and exe.is_file(), f"PyInstaller failed:\n{result.stdout}\n{result.stderr}"
+    return exe
+
+
+# ---- smoke tests (also run by the release workflow on every platform) --------------------------
+
+
+def test_smoke_version(frozen_exe, be_env):
+    for flag in ("--version", "-V"):
+        result = subprocess.run(
+            [str(frozen_exe), flag], env=be_env, capture_output=True, text=True, timeout=60
+        )
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip() == module_version()
+
+
+def test_smoke_cli_write_then_read(frozen_exe, be_env, root):
+    target = root / "notes.txt"
+    write = subprocess.run(
+        [str(frozen_exe), "write", "--file", str(target), "--content", "hello\nwörld\n"],
+        env=be_env, capture_output=True, timeout=60,
+    )  # fmt: skip
+    assert write.returncode == 0, write.stderr
+    assert target.read_bytes() == "hello\nwörld\n".encode()
+    read = subprocess.run(
+        [str(frozen_exe), "read", "--file", str(target), "--output", "json"],
+        env=be_env, capture_output=True, timeout=60,
+    )  # fmt: skip
+    assert read.returncode == 0, read.stderr
+    result = json.loads(read.stdout)
+    assert result["total"] == 2
+    assert result["content"] == "1\thello\n2\twörld"
+    assert result["viewed_code_id"].startswith("v1:1-2:")
+
+
+def test_smoke_mcp_initialize_and_tools_list(frozen_exe, be_env, root):
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "smoke", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]  # fmt: skip
+    stdin = "".join(json.dumps(r) + "\n" for r in requests).encode()
+    # stdin closes after the last request: the server must answer, then exit 0 at EOF (SPEC §3.1).
+    result = subprocess.run(
+        [str(frozen_exe)], input=stdin, env=be_env, cwd=str(root), capture_output=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    replies = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [reply["id"] for reply in replies] == [1, 2]  # the notification got no answer
+    init = replies[0]["result"]
+    assert init["protocolVersion"] == "2025-06-18"
+    assert init["serverInfo"]["name"] == "better-edit-tools"
+    assert init["serverInfo"]["version"] == module_version()
+    assert {tool["name"] for tool in replies[1]["result"]["tools"]} == TOOLS
+
+
+# ---- what is inside ------------------------------------------------------------------------------
+
+
+def bundled_modules(exe):
+    """Names of the Python modules in the executable (PYZ and base_library.zip) and its binaries."""
+    readers = pytest.importorskip(
+        "PyInstaller.archive.readers", reason="PyInstaller is needed to list the bundle"
+    )
+    archive = readers.CArchiveReader(str(exe))
+    names = set(readers.pkg_archive_contents(str(exe)))
+    if "base_library.zip" in archive.toc:
+        with zipfile.ZipFile(io.BytesIO(archive.extract("base_library.zip"))) as base:
+            names |= {re.sub(r"(/__init__)?\.pyc$", "", n).replace("/", ".") for n in base.namelist()}
+    return names
+
+
+def test_bundle_has_what_the_program_imports_and_not_the_rest(frozen_exe):
+    names = bundled_modules(frozen_exe)
+    lazily_imported = [
+        "argparse",
+        "difflib",
+        "hashlib",
+        "secrets",
+        "tempfile",
+        "platformdirs",
+        "urllib.parse",
+    ]
+    for module in lazily_imported:
+        assert module in names, f"{module} is not in the executable"
+    if os.name != "nt":
+        assert any(re.search(r"(^|/)fcntl[.\w-]*\.(so|pyd)$", n) for n in names) or "fcntl" in names
+    for module in ["tkinter", "unittest", "email", "http", "xml", "pydoc", "lib2to3", "ensurepip", "logging"]:
+        assert module not in names, f"{module} should have been excluded"
+
+
+@pytest.mark.skipif(
+    not (sys.platform.startswith("linux") and platform.machine() in ("x86_64", "AMD64")),
+    reason="the size target is set for Linux x86-64",
+)
+def test_executable_is_at_most_8_mib(frozen_exe):
+    assert frozen_exe.stat().st_size <= 8 * 1024 * 1024
+
+
+# ---- the CLI and MCP suites, against the executable ----------------------------------------------
+
+
+def test_cli_and_mcp_suites_pass_against_the_executable(frozen_exe):
+    suites = [s for s in SUITES if (REPO / s).is_file()]
+    if not suites:
+        pytest.skip(f"none of {', '.join(SUITES)} exists yet")
+    env = dict(os.environ, BE_EXE=str(frozen_exe))
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", *suites, "-q", "-p", "no:cacheprovider"],
+        cwd=str(REPO), env=env, capture_output=True, text=True, timeout=1200,
+    )  # fmt: skip
+    tail = "\n".join(result.stdout.splitlines()[-40:])
+    assert result.returncode == 0, f"the suites failed against {frozen_exe}:\n{tail}\n{result.stderr[-2000:]}"

