@@ -173,6 +173,7 @@ MESSAGES = {
         "the content from {source} is not valid UTF-8",
         "来自 {source} 的内容不是有效的 UTF-8",
     ),
+    "input_unreadable": ("cannot read {source} {path}: {detail}", "无法读取 {source} {path}：{detail}"),
     "sandbox": (
         "{file} resolves to {path}, outside the root {root}",
         "{file} 解析为 {path}，位于根目录 {root} 之外",
@@ -3436,8 +3437,8 @@ class FileLock:
         try:
             os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
             self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        except OSError as exc:
-            raise os_error(exc, self.path) from None
+        except OSError:
+            self.fd = self._fallback_fd()
         if os.name == "nt":
             import msvcrt
 
@@ -3452,6 +3453,18 @@ class FileLock:
 
             fcntl.flock(self.fd, fcntl.LOCK_EX)
         return self
+
+    def _fallback_fd(self):
+        """The cache is unusable (read-only, full): lock in the system temp folder instead."""
+        import tempfile
+
+        folder = os.path.join(tempfile.gettempdir(), f"better-edit-tools-locks-{getattr(os, 'getuid', lambda: 0)()}")
+        path = os.path.join(folder, os.path.basename(self.path))
+        try:
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+            return os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise os_error(exc, path) from None
 
     def __exit__(self, *exc):
         if self.fd is not None:
@@ -4275,7 +4288,7 @@ def finish_edit(ctx, tool, args, file, real, st, raw, text, change):
     else:
         if change.chip_text is not None:
             chip_id, chip_warnings = ChipStore(ctx).save(
-                tool, {k: v for k, v in args.items() if k != "content"}, "", change.chip_text
+                "be-" + tool, {k: v for k, v in args.items() if k != "content"}, "", change.chip_text
             )
             warnings += chip_warnings
             if chip_id:
@@ -4309,12 +4322,16 @@ def _edit_payload(text, raw, change):
 def commit_bytes(ctx, tool, file, real, st, raw, payload, summary):
     """Snapshot, atomic write and read-back of `payload`; returns (event_id, warnings)."""
     store = SnapshotStore(ctx)
+    warnings = []
     try:
         pending = store.prepare(real, raw, st, tool, summary)
-    except OSError as exc:
-        raise os_error(exc, store.dir) from None
+    except OSError as exc:  # the edit goes on; only its rollback by another process is lost
+        warnings.append(("w.snapshot_not_saved", {"detail": exc.strerror or str(exc)}))
+        ctx.persist_snapshots = False
+        store = SnapshotStore(ctx)
+        pending = store.prepare(real, raw, st, tool, summary)
     try:
-        warnings = atomic_write(real, payload, st, raw, file=file)
+        warnings += atomic_write(real, payload, st, raw, file=file)
     except BaseException:
         store.discard(pending)
         raise
@@ -4492,12 +4509,26 @@ def _replace_old(ctx, args, file, real, text):
     a, b = line_span(body, line_s, line_e)
     region = split_decoded(body[a:b].decode(text.codec))
     eol = dominant_eol(body).decode()
-    replacement = normalize_newlines(args["content"]).replace("\n", eol)
+    replacement = _match_trailing_newline(normalize_newlines(args["content"]), col_e == -1).replace("\n", eol)
     new_region = replace_in_lines(region, col_s, col_e, replacement)
     plan = (a, text.encode(new_region), b)
     added = len(split_decoded(new_region))
     fields = {"start": line_s, "end": line_e, "removed": line_e - line_s + 1, "added": added}
     return Change(body, plan, line_s, line_e, added, fields, warnings)
+
+
+def _match_trailing_newline(content, old_ends_a_line):
+    """Give `content` the trailing newline `old` had, so lines neither merge nor split.
+
+    `old` that ends with a newline covers whole lines: content without one still ends its line
+    (unless it is "", which deletes those lines). `old` that stops inside a line gets content
+    without a trailing newline, or a newline would be inserted mid-line.
+    """
+    if old_ends_a_line and content and not content.endswith("\n"):
+        return content + "\n"
+    if not old_ends_a_line and content.endswith("\n"):
+        return content[:-1]
+    return content
 
 
 def _no_match(file, norm, old):
@@ -4605,7 +4636,7 @@ def tool_write(ctx, args):
         if args.get("preview"):
             warnings.append(("w.rescued_preview", {}))
         else:
-            chip_id, chip_warnings = ChipStore(ctx).save("write", dict(args), "", original)
+            chip_id, chip_warnings = ChipStore(ctx).save("be-write", dict(args), "", original)
             warnings += chip_warnings
             warnings.append(("w.rescued", {"id": chip_id or "-"}))
     with FileLock(ctx, real):
@@ -5472,7 +5503,9 @@ def _read_input(lang, path, source):
             with open(path, "rb") as handle:
                 data = handle.read()
     except OSError as exc:
-        raise os_error(exc, path) from None
+        raise ToolError(
+            "INVALID_ARGUMENT", "input_unreadable", "arg.hint", source=source, path=path, detail=exc.strerror or str(exc)
+        ) from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:

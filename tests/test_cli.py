@@ -554,3 +554,26 @@ def test_edits_report_only_the_imbalance_they_introduced(cli, root):
     rc, out = cli("replace", "-f", "a.js", "-s", "2", "-c", "  return [1, 3;")
     assert rc == 0 and out["balance"].startswith("edit left") and '"["' in out["balance"]
     assert f.read_text().count("[1, 3;") == 1
+
+
+def test_replace_by_old_keeps_line_structure(cli, root):
+    f = write(root / "f.txt", "a\nb\n")
+    assert cli("replace", "-f", "f.txt", "--old", "a\n", "-c", "A")[0] == 0
+    assert f.read_bytes() == b"A\nb\n"  # old ended its line, so does the content
+    assert cli("replace", "-f", "f.txt", "--old", "b", "-c", "B\n")[0] == 0
+    assert f.read_bytes() == b"A\nB\n"  # old stopped inside the line: no newline inserted
+    rc, out = cli("replace", "-f", "f.txt", "--old", "A\n", "-c", "")
+    assert rc == 0 and f.read_bytes() == b"B\n" and (out["removed"], out["added"], out["total"]) == (1, 0, 1)
+
+
+def test_unreadable_content_file_is_a_usage_error(cli, root):
+    f = write(root / "f.txt", "a\n")
+    fails(cli, f, "replace", "-f", "f.txt", "-s", "1", "--content-file", "nope.txt", code="INVALID_ARGUMENT", status=2)
+
+
+def test_an_unusable_cache_does_not_stop_an_edit(run_be, root, tmp_path):
+    f = write(root / "f.txt", "a\n")
+    blocker = write(tmp_path / "not-a-folder", "x")
+    proc = run_be("replace", "-f", "f.txt", "-s", "1", "-c", "b", "-o", "json", env={"BETTER_EDIT_CACHE_DIR": str(blocker)})
+    assert proc.returncode == 0, proc.stderr
+    assert f.read_bytes() == b"b\n" and any("not persisted" in w for w in json.loads(proc.stdout)["warnings"])

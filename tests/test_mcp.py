@@ -1005,7 +1005,7 @@ def test_chip_list_oldest_first_with_filter(serve, root):
         assert isinstance(item["created_at"], (int, float)) and isinstance(item["bytes"], int)
     assert listing["items"][0]["tool"] == "be-replace" and "NOT_FOUND" in listing["items"][0]["err_msg"]
     assert listing["items"][0]["summary"].startswith("alpha")
-    assert listing["items"][3]["tool"] == "delete" and listing["items"][3]["bytes"] == len(
+    assert listing["items"][3]["tool"] == "be-delete" and listing["items"][3]["bytes"] == len(
         "deleted words here\n"
     )
     assert server.ok("be-insert-chip", filter="beta")["chips"] == [ids[1]]

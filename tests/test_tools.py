@@ -145,7 +145,7 @@ def test_rescue_of_double_escaped_write_is_mcp_only(root, cache_dir):
     mcp = be.Context(root=str(root), cache_dir=str(cache_dir), mcp=True)
     result = call(mcp, "write", file="a.py", content='print(\\"hi\\")\\nx = 1\\n')
     assert (root / "a.py").read_text() == 'print("hi")\nx = 1\n'
-    chip = next(c for c in be.ChipStore(mcp).list() if c["tool"] == "write")
+    chip = next(c for c in be.ChipStore(mcp).list() if c["tool"] == "be-write")
     assert chip["text"] == 'print(\\"hi\\")\\nx = 1\\n' and chip["id"] in result["warnings"][0]
     cli = be.Context(root=str(root), cache_dir=str(cache_dir))
     call(cli, "write", file="b.py", content="a\\nb\\n")
