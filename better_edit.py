@@ -4211,6 +4211,7 @@ class Change:
         self.fields = fields
         self.warnings = warnings or []
         self.chip_text = chip_text  # delete: the text to keep as a chip before writing
+        self.breaks = "unknown"  # edit_breaks() fills it in
 
     @property
     def body(self):
@@ -4231,17 +4232,27 @@ def spliced_line_count(body, plan):
     return newlines + (1 if last and last != b"\n" else 0)
 
 
+def edit_breaks(real, text, change):
+    """What the edit breaks (SPEC §2.8): a list of new problems, or None when it cannot be checked
+    (unknown language, over BALANCE_CHECK_LIMIT). Computed once per Change."""
+    if change.breaks == "unknown":
+        language = _language_of(real, text)
+        change.breaks = None
+        if language is not None and len(text.body) + len(change.plan[1]) <= BALANCE_CHECK_LIMIT:
+            before = check_balance(text.decode(), language)
+            after = check_balance(change.body.decode(text.codec), language)
+            if "not_checked" not in (before["status"], after["status"]):
+                change.breaks = new_problems(before, after)
+    return change.breaks
+
+
 def balance_sentence(ctx, real, text, change, warnings):
     """SPEC §2.8: "ok", "not checked", or what the edit broke."""
-    language = _language_of(real, text)
-    if language is None:
+    broken = edit_breaks(real, text, change)
+    if broken is None:
+        if _language_of(real, text) is not None:
+            warnings.append(("w.balance_skipped", {"limit": BALANCE_CHECK_LIMIT >> 20}))
         return tr(ctx.lang, "b.not_checked")
-    if len(text.body) + len(change.plan[1]) > BALANCE_CHECK_LIMIT:
-        warnings.append(("w.balance_skipped", {"limit": BALANCE_CHECK_LIMIT >> 20}))
-        return tr(ctx.lang, "b.not_checked")
-    before = check_balance(text.decode(), language)
-    after = check_balance(change.body.decode(text.codec), language)
-    broken = new_problems(before, after)
     if not broken:
         return tr(ctx.lang, "b.ok")
     return describe_problems(ctx, broken, "b.broke")
@@ -4600,20 +4611,24 @@ def _delete_change(ctx, args, file, real, text):
     warnings = check_view(ctx, args, file, real, text, start, end)
     a, b = line_span(body, start, end)
     deleted = body[a:b].decode(text.codec)
-    warnings += _delete_guard(ctx, args, file, real, text, deleted, start, end)
-    eol = dominant_eol(body)
-    plan = splice_plan(body, a, b, b"", eol)
+    plan = splice_plan(body, a, b, b"", dominant_eol(body))
     fields = {"start": start, "end": end, "removed": end - start + 1}
-    return Change(body, plan, start, end, 0, fields, warnings, chip_text=deleted)
+    change = Change(body, plan, start, end, 0, fields, warnings, chip_text=deleted)
+    change.warnings += _delete_guard(ctx, args, file, real, text, change, start, end)
+    return change
 
 
-def _delete_guard(ctx, args, file, real, text, deleted, start, end):
-    """Refuse to delete a range whose brackets do not balance on their own (unless force)."""
+def _delete_guard(ctx, args, file, real, text, change, start, end):
+    """Refuse to delete a range whose brackets do not balance on their own (unless force).
+
+    A range that is unbalanced alone but whose removal leaves the file no worse (brackets inside a
+    multi-line string or comment, say) is not refused: that would be a false alarm.
+    """
     language = _language_of(real, text)
     if language is None:
         return [("w.not_checked_delete", {"file": file})]
-    problems = check_balance(deleted, language)["unmatched"]
-    if not problems:
+    problems = check_balance(change.chip_text, language)["unmatched"]
+    if not problems or edit_breaks(real, text, change) == []:
         return []
     symbols = ", ".join(sorted({f'"{p["symbol"]}"' for p in problems}))
     if args.get("force"):

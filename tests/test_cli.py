@@ -577,3 +577,9 @@ def test_an_unusable_cache_does_not_stop_an_edit(run_be, root, tmp_path):
     proc = run_be("replace", "-f", "f.txt", "-s", "1", "-c", "b", "-o", "json", env={"BETTER_EDIT_CACHE_DIR": str(blocker)})
     assert proc.returncode == 0, proc.stderr
     assert f.read_bytes() == b"b\n" and any("not persisted" in w for w in json.loads(proc.stdout)["warnings"])
+
+
+def test_delete_inside_a_multiline_string_is_not_a_false_alarm(cli, root):
+    f = write(root / "doc.py", 'TEXT = """\nopen ( here\nand [ there\n"""\n')
+    rc, out = cli("delete", "-f", "doc.py", "-s", "2", "-e", "3")
+    assert rc == 0 and f.read_text() == 'TEXT = """\n"""\n' and out["balance"] == "ok"
