@@ -3373,7 +3373,10 @@ def resolve_path(ctx, file):
         if ".." in parts or _WINDOWS_DRIVE.match(path):
             raise ToolError("SANDBOX", "sandbox", file=file, path=path, root=ctx.root)
     base = ctx.root or ctx.cwd
-    real = os.path.realpath(os.path.join(base, os.path.expanduser(path) if not ctx.root else path))
+    try:
+        real = os.path.realpath(os.path.join(base, os.path.expanduser(path) if not ctx.root else path))
+    except OSError:  # a link changed while it was being resolved
+        raise ToolError("CONFLICT", "conflict", file=file) from None
     if ctx.root and not is_inside(real, ctx.root):
         raise ToolError("SANDBOX", "sandbox", file=file, path=real, root=ctx.root)
     return real
@@ -3490,6 +3493,8 @@ def check_writable(real, st):
     if mode is None:
         return
     if not os.access(target, os.W_OK) or not mode & 0o222:
+        if not os.path.lexists(target):
+            raise ToolError("CONFLICT", "conflict", file=target)
         raise ToolError("PERMISSION", "permission", path=target, detail="read-only (no write permission)")
     if st is not None and st.st_nlink == 1:
         folder = os.path.dirname(real)
@@ -3600,52 +3605,157 @@ def _fsync_dir(directory):
         os.close(fd)
 
 
-def atomic_write(real, payload, old_stat=None, old_raw=None, check_conflict=True, file=None):
+def atomic_write(real, payload, old_stat=None, old_raw=None, check_conflict=True, file=None, root=None):
     """Write `payload` to `real` atomically (temp file + fsync + rename + directory fsync).
 
     Keeps the old permission bits (and owner where permitted). A file with several hard links is
-    written in place so the links stay shared. Raises CONFLICT if the file changed since `old_stat`,
-    PERMISSION/IO on OS errors; returns warnings.
+    written in place so the links stay shared. Everything happens through a handle on the folder,
+    checked to be inside `root`, so a folder or file swapped for a symlink between our checks and
+    our writes cannot redirect them. Raises CONFLICT if the file changed since `old_stat`,
+    SANDBOX/PERMISSION/IO otherwise; returns warnings.
     """
-    warnings = []
-    directory = os.path.dirname(real)
+    directory, name = os.path.split(real)
     if check_conflict and not _still_same(real, old_stat, old_raw):
         raise ToolError("CONFLICT", "conflict", file=file or real)
-    if old_stat is not None and old_stat.st_nlink > 1:
-        _write_in_place(real, payload)
-        warnings.append(("w.hardlinks", {"path": real, "count": old_stat.st_nlink}))
-        return warnings
-    import secrets
-
-    temp = os.path.join(directory, f".{os.path.basename(real)}.be-{secrets.token_hex(4)}.tmp")
-    fd = src_fd = None
+    folder = _Folder(directory, root, file or real)
     try:
-        if old_stat is not None and any(piece[3] is not None for piece in payload):
-            src_fd = os.open(real, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-        _write_payload(fd, payload, src_fd)
-        if old_stat is not None:
-            _copy_owner_and_mode(fd, temp, old_stat)
-        os.fsync(fd)
-        os.close(fd)
-        fd = None
-        if check_conflict and not _still_same(real, old_stat, old_raw):
+        if old_stat is not None and old_stat.st_nlink > 1:
+            folder.write_in_place(name, payload, old_stat)
+            return [("w.hardlinks", {"path": real, "count": old_stat.st_nlink})]
+        folder.sweep_temps(name)
+        temp = folder.replace_with(name, payload, old_stat, lambda: not check_conflict or _still_same(real, old_stat, old_raw))
+        if temp is None:
             raise ToolError("CONFLICT", "conflict", file=file or real)
-        os.replace(temp, real)
-        temp = None
+        folder.fsync()
     except OSError as exc:
         raise os_error(exc, real) from None
     finally:
-        for handle in (fd, src_fd):
-            if handle is not None:
-                os.close(handle)
-        if temp is not None:
+        folder.close()
+    return []
+
+
+class _Folder:
+    """A handle on the folder of the file being written (POSIX: an fd used with dir_fd=...)."""
+
+    def __init__(self, directory, root, file):
+        self.path = directory
+        self.fd = None
+        if os.name == "nt" or os.open not in getattr(os, "supports_dir_fd", ()):
+            self._check_inside(root, file)
+            return
+        try:
+            self.fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except OSError as exc:
+            raise os_error(exc, directory) from None
+        self._check_inside(root, file)
+
+    def _check_inside(self, root, file):
+        if not root:
+            return
+        real = os.path.realpath(self.path)
+        same = True
+        if self.fd is not None:
+            opened, named = os.fstat(self.fd), os.stat(real)
+            same = (opened.st_dev, opened.st_ino) == (named.st_dev, named.st_ino)
+        if not is_inside(real, root) or not same:
+            self.close()
+            raise ToolError("SANDBOX", "sandbox", file=file, path=real, root=root)
+
+    def _at(self, name):
+        return (name, {"dir_fd": self.fd}) if self.fd is not None else (os.path.join(self.path, name), {})
+
+    def open(self, name, flags, mode=0o666):
+        path, kwargs = self._at(name)
+        return os.open(path, flags | getattr(os, "O_BINARY", 0), mode, **kwargs)
+
+    def unlink(self, name):
+        path, kwargs = self._at(name)
+        try:
+            os.unlink(path, **kwargs)
+        except OSError:
+            pass
+
+    def replace_with(self, name, payload, old_stat, still_same):
+        """Write a temp file, then rename it over `name` if still_same(); returns the temp name or None."""
+        import secrets
+
+        temp = f".{name}.be-{os.getpid()}-{secrets.token_hex(4)}.tmp"
+        fd = src_fd = None
+        try:
+            if old_stat is not None and any(piece[3] is not None for piece in payload):
+                src_fd = self.open(name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            fd = self.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+            _write_payload(fd, payload, src_fd)
+            if old_stat is not None:
+                _copy_owner_and_mode(fd, os.path.join(self.path, temp), old_stat)
+            os.fsync(fd)
+            os.close(fd)
+            fd = None
+            if not still_same():
+                return None
+            if self.fd is not None:
+                os.replace(temp, name, src_dir_fd=self.fd, dst_dir_fd=self.fd)
+            else:
+                os.replace(os.path.join(self.path, temp), os.path.join(self.path, name))
+            done, temp = temp, None
+            return done
+        finally:
+            for handle in (fd, src_fd):
+                if handle is not None:
+                    os.close(handle)
+            if temp is not None:
+                self.unlink(temp)
+
+    def write_in_place(self, name, payload, old_stat):
+        """For hard-linked files: overwrite the same inode (refusing a swapped-in symlink or file)."""
+        fd = self.open(name, os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0))
+        try:
+            now = os.fstat(fd)
+            if (now.st_dev, now.st_ino) != (old_stat.st_dev, old_stat.st_ino):
+                raise ToolError("CONFLICT", "conflict", file=os.path.join(self.path, name))
+            _write_payload(fd, payload)
+            os.ftruncate(fd, payload_size(payload))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def sweep_temps(self, name):
+        """Remove temp files of `name` left by killed processes (their pid no longer runs)."""
+        prefix = f".{name}.be-"
+        try:
+            names = os.listdir(self.fd if self.fd is not None else self.path)
+        except OSError:
+            return
+        for entry in names:
+            match = re.fullmatch(r"(\d+)-[0-9a-f]{8}\.tmp", entry[len(prefix) :]) if entry.startswith(prefix) else None
+            if match and not _process_alive(int(match.group(1))):
+                self.unlink(entry)
+
+    def fsync(self):
+        if self.fd is not None:
             try:
-                os.unlink(temp)
+                os.fsync(self.fd)
             except OSError:
                 pass
-    _fsync_dir(directory)
-    return warnings
+        else:
+            _fsync_dir(self.path)
+
+    def close(self):
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def _process_alive(pid):
+    if pid == os.getpid() or os.name == "nt":  # (os.kill(pid, 0) is not a probe on Windows)
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (OSError, ValueError):
+        return True  # exists but not ours, or cannot tell: leave its file alone
+    return True
 
 
 def _copy_owner_and_mode(fd, temp, old_stat):
@@ -3658,19 +3768,6 @@ def _copy_owner_and_mode(fd, temp, old_stat):
         os.fchmod(fd, old_stat.st_mode & 0o7777)
     else:
         os.chmod(temp, old_stat.st_mode & 0o7777)
-
-
-def _write_in_place(real, payload):
-    try:
-        fd = os.open(real, os.O_WRONLY | getattr(os, "O_BINARY", 0))
-        try:
-            _write_payload(fd, payload)
-            os.ftruncate(fd, payload_size(payload))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    except OSError as exc:
-        raise os_error(exc, real) from None
 
 
 def verify_written(real, payload):
@@ -3759,15 +3856,26 @@ def _now():
 
 
 def _load_json(ctx, path):
+    """A store record, or None (with a warning) for anything that is not a readable JSON object file.
+
+    Opened without following links and without blocking, so a FIFO or a link placed in the store
+    cannot hang or redirect us.
+    """
+    import stat as stat_module
+
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     try:
-        with open(path, "rb") as handle:
+        fd = os.open(path, flags)
+        with open(fd, "rb") as handle:
+            if not stat_module.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise ValueError("not a regular file")
             record = json.loads(handle.read())
         if not isinstance(record, dict):
             raise ValueError("not a JSON object")
         return record
     except FileNotFoundError:
         return None
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         _store_warning(ctx, path, exc)
         return None
 
@@ -3838,6 +3946,30 @@ class SnapshotStore:
         found.sort()
         return found
 
+    def drop_stray_links(self, st):
+        """Unlink .bin files of unfinished snapshots that share the inode `st` (True if any).
+
+        A snapshot's .bin is linked to the user's file just before the rename; a process killed in
+        between leaves that link, which would make the file look hard-linked by the user.
+        """
+        dropped = False
+        try:
+            names = os.listdir(self.dir)
+        except OSError:
+            return False
+        for name in names:
+            if not name.endswith(".bin") or name[:-4] + ".json" in names:
+                continue
+            path = os.path.join(self.dir, name)
+            try:
+                other = os.lstat(path)
+                if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
+                    os.unlink(path)
+                    dropped = True
+            except OSError:
+                pass
+        return dropped
+
     def prepare(self, real, raw, old_stat, tool, summary):
         """Reserve an event id and keep the bytes before the edit; returns a pending record."""
         record = {
@@ -3897,6 +4029,7 @@ class SnapshotStore:
                         pass
                 _write_private(record["_base"] + ".json", json.dumps(meta).encode())
                 warnings += self._evict_files(self.entries())
+                self._sweep_orphans()
         except OSError as exc:
             warnings.append(("w.snapshot_not_saved", {"detail": exc.strerror or str(exc)}))
         return warnings
@@ -3923,6 +4056,22 @@ class SnapshotStore:
                 )
             )
         return warnings
+
+    def _sweep_orphans(self, age=600):
+        """Remove .bin files whose snapshot never got its .json (a killed process), once old."""
+        now = _now()
+        try:
+            names = set(os.listdir(self.dir))
+        except OSError:
+            return
+        for name in names:
+            if name.endswith((".bin", ".tmp")) and name.split(".")[0] + ".json" not in names:
+                path = os.path.join(self.dir, name)
+                try:
+                    if now - os.lstat(path).st_mtime > age:
+                        os.unlink(path)
+                except OSError:
+                    pass
 
     def _evict_files(self, entries):
         """Drop the oldest snapshots beyond the count and byte bounds (sizes from the .bin files)."""
@@ -3963,6 +4112,18 @@ class SnapshotStore:
             return handle.read()
 
 
+def _valid_chip(record, name):
+    chip_id, seq, created = record.get("id"), record.get("seq", 0), record.get("created_at")
+    return (
+        isinstance(chip_id, str)
+        and re.fullmatch(r"[0-9a-f]{6,12}", chip_id) is not None
+        and name == f"chip-{chip_id}.json"
+        and type(seq) is int
+        and isinstance(created, (int, float))
+        and not isinstance(created, bool)
+    )
+
+
 class ChipStore:
     """Chips: failed calls' arguments and deleted text, FIFO, one `chip-ID.json` each (SPEC §6.3)."""
 
@@ -3984,7 +4145,7 @@ class ChipStore:
             record = _load_json(self.ctx, path)
             if record is None:
                 continue
-            if not isinstance(record.get("id"), str) or not isinstance(record.get("created_at"), (int, float)):
+            if not _valid_chip(record, name):
                 _store_warning(self.ctx, path, "not a chip record")
                 continue
             if self.ctx.chip_ttl and now - record["created_at"] > self.ctx.chip_ttl:
@@ -4334,6 +4495,8 @@ def commit_bytes(ctx, tool, file, real, st, raw, payload, summary):
     """Snapshot, atomic write and read-back of `payload`; returns (event_id, warnings)."""
     store = SnapshotStore(ctx)
     warnings = []
+    if st is not None and st.st_nlink > 1 and store.drop_stray_links(st):
+        st = os.stat(real)  # the extra link was ours, left by a killed process: not a user's hard link
     try:
         pending = store.prepare(real, raw, st, tool, summary)
     except OSError as exc:  # the edit goes on; only its rollback by another process is lost
@@ -4342,7 +4505,7 @@ def commit_bytes(ctx, tool, file, real, st, raw, payload, summary):
         store = SnapshotStore(ctx)
         pending = store.prepare(real, raw, st, tool, summary)
     try:
-        warnings += atomic_write(real, payload, st, raw, file=file)
+        warnings += atomic_write(real, payload, st, raw, file=file, root=ctx.root)
     except BaseException:
         store.discard(pending)
         raise
@@ -4962,7 +5125,7 @@ def _restore(ctx, store, record, path):
         make_parents(ctx, path, record["file"])
     except OSError as exc:
         raise os_error(exc, path) from None
-    warnings = atomic_write(path, payload_of(before), st, None, check_conflict=False, file=record["file"])
+    warnings = atomic_write(path, payload_of(before), st, None, check_conflict=False, file=record["file"], root=ctx.root)
     if not verify_written(path, payload_of(before)):
         raise ToolError("IO", "readback", path=path, event_id=record["event_id"])
     store.remove(record)
