@@ -123,8 +123,8 @@ MESSAGES = {
         "target 不能与 start/end 同时使用",
     ),
     "target_bad": (
-        "target must be {{\"kind\": K, \"value\": V}} with K one of line, function, marker, tag; got {got}",
-        "target 应为 {{\"kind\": K, \"value\": V}}，K 为 line、function、marker、tag 之一；实际为 {got}",
+        'target must be {{"kind": K, "value": V}} with K one of line, function, marker, tag; got {got}',
+        'target 应为 {{"kind": K, "value": V}}，K 为 line、function、marker、tag 之一；实际为 {got}',
     ),
     "content_empty": ("content must not be empty for insert", "insert 的 content 不能为空"),
     "content_empty.hint": (
@@ -141,8 +141,8 @@ MESSAGES = {
         "{file} 不是有效的 UTF-8（偏移 {offset} 处字节 0x{byte:02x}）",
     ),
     "not_utf8.hint": (
-        "name its encoding, e.g. --encoding gbk / \"encoding\": \"cp1252\"",
-        "请指定编码，例如 --encoding gbk 或 \"encoding\": \"cp1252\"",
+        'name its encoding, e.g. --encoding gbk / "encoding": "cp1252"',
+        '请指定编码，例如 --encoding gbk 或 "encoding": "cp1252"',
     ),
     "encoding_unknown": ("unknown encoding {encoding!r}", "未知编码 {encoding!r}"),
     "encoding_unknown.hint": (
@@ -313,7 +313,10 @@ MESSAGES = {
         "请先读取文件；如确要覆盖当前内容，请传入 force",
     ),
     "steps_and_event": ("give steps or event_id, not both", "steps 与 event_id 只能给一个"),
-    "too_large": ("{what} is too large: {size} bytes (limit {limit})", "{what} 过大：{size} 字节（上限 {limit}）"),
+    "too_large": (
+        "{what} is too large: {size} bytes (limit {limit})",
+        "{what} 过大：{size} 字节（上限 {limit}）",
+    ),
     "internal": ("internal error: {detail}", "内部错误：{detail}"),
     "internal.hint": (
         "this is a bug in better-edit-tools; the file was not changed unless the result said so",
@@ -364,7 +367,10 @@ MESSAGES = {
         "content looked double-escaped (literal \\n, no real newline): it would be unescaped (preview: no chip saved)",
         "content 疑似被双重转义（只有字面 \\n，没有真正换行）：写入时将被还原（预览：未保存 chip）",
     ),
-    "w.chip_evicted": ("oldest chip {id} was evicted (queue max {max})", "最旧的 chip {id} 已被移除（队列上限 {max}）"),
+    "w.chip_evicted": (
+        "oldest chip {id} was evicted (queue max {max})",
+        "最旧的 chip {id} 已被移除（队列上限 {max}）",
+    ),
     "w.chip_not_saved": ("could not save a chip: {detail}", "无法保存 chip：{detail}"),
     "w.snapshot_evicted": (
         "oldest snapshot {id} was dropped (limit {max} snapshots, {mib} MiB)",
@@ -386,7 +392,10 @@ MESSAGES = {
         "the diff was omitted: {lines} lines is more than {limit}",
         "差异过长（{lines} 行，超过 {limit} 行），已省略",
     ),
-    "w.store_skipped": ("skipped unreadable store file {path}: {detail}", "跳过无法读取的存储文件 {path}：{detail}"),
+    "w.store_skipped": (
+        "skipped unreadable store file {path}: {detail}",
+        "跳过无法读取的存储文件 {path}：{detail}",
+    ),
     "w.forced_unbalanced": (
         "forced: the deleted lines held unbalanced {symbols}",
         "已强制删除：被删除的行含有不配对的 {symbols}",
@@ -399,19 +408,25 @@ MESSAGES = {
         "forced: {file} did not hold what event {event_id} wrote; its current content was overwritten",
         "已强制：{file} 不是事件 {event_id} 写入后的内容；当前内容已被覆盖",
     ),
-    "w.rollback_deleted": ("event {event_id} created {file}: the file was deleted", "事件 {event_id} 创建了 {file}：已删除该文件"),
+    "w.rollback_deleted": (
+        "event {event_id} created {file}: the file was deleted",
+        "事件 {event_id} 创建了 {file}：已删除该文件",
+    ),
     # --- balance sentences (SPEC §2.8) ---
     "b.ok": ("ok", "ok"),
     "b.not_checked": ("not checked", "not checked"),
     "b.broke": ("edit left {items}", "编辑导致 {items}"),
-    "b.unclosed": ("{count} unclosed \"{symbol}\" (line {line})", "{count} 个未闭合的 \"{symbol}\"（第 {line} 行）"),
+    "b.unclosed": (
+        '{count} unclosed "{symbol}" (line {line})',
+        '{count} 个未闭合的 "{symbol}"（第 {line} 行）',
+    ),
     "b.unexpected": (
-        "{count} unexpected \"{symbol}\" (line {line})",
-        "{count} 个多余的 \"{symbol}\"（第 {line} 行）",
+        '{count} unexpected "{symbol}" (line {line})',
+        '{count} 个多余的 "{symbol}"（第 {line} 行）',
     ),
     "b.mismatched": (
-        "{count} mismatched \"{symbol}\" (line {line})",
-        "{count} 个不匹配的 \"{symbol}\"（第 {line} 行）",
+        '{count} mismatched "{symbol}" (line {line})',
+        '{count} 个不匹配的 "{symbol}"（第 {line} 行）',
     ),
     "b.reason_unknown": (
         "unknown language for {name}: no tokenizer for this file type",
@@ -433,7 +448,10 @@ MESSAGES = {
         "--content 与 --content-file 只能给一个",
     ),
     "cli.old_both": ("give --old or --old-file, not both", "--old 与 --old-file 只能给一个"),
-    "cli.content_required": ("{command} needs --content or --content-file", "{command} 需要 --content 或 --content-file"),
+    "cli.content_required": (
+        "{command} needs --content or --content-file",
+        "{command} 需要 --content 或 --content-file",
+    ),
     "cli.error": ("error[{code}]: {message}", "错误[{code}]：{message}"),
     "cli.hint": ("hint: {hint}", "提示：{hint}"),
     "cli.warning": ("warning: {text}", "警告：{text}"),
@@ -474,7 +492,10 @@ MESSAGES = {
         "每次编辑都有快照：be-trx-rollback 可撤销。失败调用的参数和被删除的文本都保存为 chip："
         "be-insert-chip 可列出并重新插入。",
     ),
-    "mcp.unknown_tool": ("unknown tool {name!r}; closest: {closest}", "未知工具 {name!r}；最接近的：{closest}"),
+    "mcp.unknown_tool": (
+        "unknown tool {name!r}; closest: {closest}",
+        "未知工具 {name!r}；最接近的：{closest}",
+    ),
     "mcp.parse_error": (
         "parse error: the line is not JSON (first problem at character {position})",
         "解析错误：该行不是 JSON（第一个问题位于第 {position} 个字符）",
@@ -531,7 +552,9 @@ class ToolError(Exception):
         super().__init__(code, key)
         self.code = code
         self.key = key
-        self.hint_key = hint if hint is not None else (key + ".hint" if key + ".hint" in MESSAGES else "arg.hint")
+        self.hint_key = (
+            hint if hint is not None else (key + ".hint" if key + ".hint" in MESSAGES else "arg.hint")
+        )
         self.data = data or {}
         self.fields = fields
 
@@ -555,6 +578,7 @@ def os_error(exc, path):
     detail = exc.strerror or str(exc)
     code = "PERMISSION" if isinstance(exc, PermissionError) else "IO"
     return ToolError(code, code.lower(), path=path, detail=detail)
+
 
 # Tool descriptions (d.*), argument help (p.*), CLI examples (x.*) and global options (g.*).
 MESSAGES.update(
@@ -619,7 +643,10 @@ MESSAGES.update(
             "rolling back nothing, when a file changed since.",
             "撤销编辑：最近 steps 次，或直到某个 event_id，可限定文件。若文件之后又被修改，则返回 CONFLICT 且不回滚任何内容。",
         ),
-        "p.file": ("the file (relative to the root, or absolute, or file:// URL)", "文件（相对根目录、绝对路径或 file:// URL）"),
+        "p.file": (
+            "the file (relative to the root, or absolute, or file:// URL)",
+            "文件（相对根目录、绝对路径或 file:// URL）",
+        ),
         "p.encoding": (
             "the file's encoding when it is not UTF-8/UTF-16 with BOM, e.g. gbk, cp1252",
             "文件编码（非 UTF-8/带 BOM 的 UTF-16 时），如 gbk、cp1252",
@@ -627,9 +654,15 @@ MESSAGES.update(
         "p.brief": ("omit content, diff and balance from the result", "结果中省略 content、diff 和 balance"),
         "p.preview": ("compute everything, write nothing", "只计算，不写入"),
         "p.format": ("diff format: unified or plain", "差异格式：unified 或 plain"),
-        "p.viewed_code_id": ("the viewed_code_id read returned for these lines", "read 返回的 viewed_code_id"),
+        "p.viewed_code_id": (
+            "the viewed_code_id read returned for these lines",
+            "read 返回的 viewed_code_id",
+        ),
         "p.start": ("first line (1-based)", "起始行（从 1 开始）"),
-        "p.end": ("last line (inclusive; default start; negative counts from the end)", "结束行（含；默认等于 start；负数从末尾倒数）"),
+        "p.end": (
+            "last line (inclusive; default start; negative counts from the end)",
+            "结束行（含；默认等于 start；负数从末尾倒数）",
+        ),
         "p.read_end": (
             "last line (default: the last; negative counts from the end; 0 or auto = the enclosing function)",
             "结束行（默认最后一行；负数从末尾倒数；0 或 auto 表示所在函数）",
@@ -638,7 +671,7 @@ MESSAGES.update(
             "what to address instead of lines: {kind: line|function|marker|tag, value, occurrence}; CLI KIND:VALUE",
             "用目标代替行号：{kind: line|function|marker|tag, value, occurrence}；命令行写作 KIND:VALUE",
         ),
-        "p.content": ("the new text (\"\" = no lines)", "新文本（\"\" 表示零行）"),
+        "p.content": ('the new text ("" = no lines)', '新文本（"" 表示零行）'),
         "p.line": ("a line inside the block (1-based)", "块内的某一行（从 1 开始）"),
         "p.max_lines": ("at most this many lines (0 = no limit)", "最多返回的行数（0 不限）"),
         "p.old": (
@@ -650,14 +683,29 @@ MESSAGES.update(
         "p.verbose": ("also list the matched pairs", "同时列出已配对的符号"),
         "p.outer": ("give the outermost top-level block instead", "改为给出最外层的顶级块"),
         "p.from": ("chip://ID or file:///path", "chip://ID 或 file:///path"),
-        "p.to": ("path:LINE or file:///path:LINE - insert after LINE", "path:LINE 或 file:///path:LINE，插入到 LINE 之后"),
-        "p.as": ("text (the chip's text) or annotated (its arguments as a comment)", "text（chip 文本）或 annotated（参数注释）"),
-        "p.filter": ("list only chips whose tool, error or content contains this", "只列出工具名、错误或内容包含此文本的 chip"),
+        "p.to": (
+            "path:LINE or file:///path:LINE - insert after LINE",
+            "path:LINE 或 file:///path:LINE，插入到 LINE 之后",
+        ),
+        "p.as": (
+            "text (the chip's text) or annotated (its arguments as a comment)",
+            "text（chip 文本）或 annotated（参数注释）",
+        ),
+        "p.filter": (
+            "list only chips whose tool, error or content contains this",
+            "只列出工具名、错误或内容包含此文本的 chip",
+        ),
         "p.trx_file": ("only snapshots of this file", "只处理此文件的快照"),
         "p.steps": ("how many edits to undo (default 1)", "撤销的编辑次数（默认 1）"),
         "p.event_id": ("undo down to and including this event", "撤销到此事件（含）为止"),
-        "p.rollback_force": ("roll back even when a file changed since the snapshot", "即使文件在快照后被修改也回滚"),
-        "p.occurrence": ("with --target marker: which occurrence (1-based)", "配合 --target marker：第几处（从 1 开始）"),
+        "p.rollback_force": (
+            "roll back even when a file changed since the snapshot",
+            "即使文件在快照后被修改也回滚",
+        ),
+        "p.occurrence": (
+            "with --target marker: which occurrence (1-based)",
+            "配合 --target marker：第几处（从 1 开始）",
+        ),
         "p.content_file": ("read the content from a file, - = stdin", "从文件读取内容，- 表示标准输入"),
         "p.old_file": ("read old from a file, - = stdin", "从文件读取 old，- 表示标准输入"),
         "p.output": ("text (default) or json", "text（默认）或 json"),
@@ -688,12 +736,18 @@ MESSAGES.update(
             "example:\n  better-edit-tools write -f notes/todo.md -c '# TODO'\n  cat draft.txt | better-edit-tools write -f out.txt --content-file -",
             "示例：\n  better-edit-tools write -f notes/todo.md -c '# TODO'\n  cat draft.txt | better-edit-tools write -f out.txt --content-file -",
         ),
-        "x.balance": ("example:\n  better-edit-tools balance -f app.js -v", "示例：\n  better-edit-tools balance -f app.js -v"),
+        "x.balance": (
+            "example:\n  better-edit-tools balance -f app.js -v",
+            "示例：\n  better-edit-tools balance -f app.js -v",
+        ),
         "x.func-range": (
             "example:\n  better-edit-tools func-range -f app.py -l 42 --outer",
             "示例：\n  better-edit-tools func-range -f app.py -l 42 --outer",
         ),
-        "x.tag-range": ("example:\n  better-edit-tools tag-range -f index.html -l 17", "示例：\n  better-edit-tools tag-range -f index.html -l 17"),
+        "x.tag-range": (
+            "example:\n  better-edit-tools tag-range -f index.html -l 17",
+            "示例：\n  better-edit-tools tag-range -f index.html -l 17",
+        ),
     }
 )
 
@@ -3461,7 +3515,9 @@ class FileLock:
         """The cache is unusable (read-only, full): lock in the system temp folder instead."""
         import tempfile
 
-        folder = os.path.join(tempfile.gettempdir(), f"better-edit-tools-locks-{getattr(os, 'getuid', lambda: 0)()}")
+        folder = os.path.join(
+            tempfile.gettempdir(), f"better-edit-tools-locks-{getattr(os, 'getuid', lambda: 0)()}"
+        )
         path = os.path.join(folder, os.path.basename(self.path))
         try:
             os.makedirs(folder, mode=0o700, exist_ok=True)
@@ -3500,7 +3556,9 @@ def check_writable(real, st):
         folder = os.path.dirname(real)
         folder_mode = _mode_of(folder)
         if folder_mode is not None and (not os.access(folder, os.W_OK) or not folder_mode & 0o222):
-            raise ToolError("PERMISSION", "permission", path=folder, detail="read-only folder (no write permission)")
+            raise ToolError(
+                "PERMISSION", "permission", path=folder, detail="read-only folder (no write permission)"
+            )
 
 
 def _mode_of(path):
@@ -3623,7 +3681,9 @@ def atomic_write(real, payload, old_stat=None, old_raw=None, check_conflict=True
             folder.write_in_place(name, payload, old_stat)
             return [("w.hardlinks", {"path": real, "count": old_stat.st_nlink})]
         folder.sweep_temps(name)
-        temp = folder.replace_with(name, payload, old_stat, lambda: not check_conflict or _still_same(real, old_stat, old_raw))
+        temp = folder.replace_with(
+            name, payload, old_stat, lambda: not check_conflict or _still_same(real, old_stat, old_raw)
+        )
         if temp is None:
             raise ToolError("CONFLICT", "conflict", file=file or real)
         folder.fsync()
@@ -3727,7 +3787,11 @@ class _Folder:
         except OSError:
             return
         for entry in names:
-            match = re.fullmatch(r"(\d+)-[0-9a-f]{8}\.tmp", entry[len(prefix) :]) if entry.startswith(prefix) else None
+            match = (
+                re.fullmatch(r"(\d+)-[0-9a-f]{8}\.tmp", entry[len(prefix) :])
+                if entry.startswith(prefix)
+                else None
+            )
             if match and not _process_alive(int(match.group(1))):
                 self.unlink(entry)
 
@@ -3835,7 +3899,9 @@ def _write_private(path, data):
 
 
 def _store_warning(ctx, path, detail):
-    sys.stderr.write(tr(ctx.lang, "cli.warning", text=tr(ctx.lang, "w.store_skipped", path=path, detail=detail)))
+    sys.stderr.write(
+        tr(ctx.lang, "cli.warning", text=tr(ctx.lang, "w.store_skipped", path=path, detail=detail))
+    )
     sys.stderr.write("\n")
 
 
@@ -3863,7 +3929,9 @@ def _load_json(ctx, path):
     """
     import stat as stat_module
 
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    flags = (
+        os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    )
     try:
         fd = os.open(path, flags)
         with open(fd, "rb") as handle:
@@ -3983,7 +4051,9 @@ class SnapshotStore:
         }
         if not self.ctx.persist_snapshots:
             taken = {r["event_id"] for r in self.ctx.memory_snapshots}
-            record.update(event_id=_new_id(taken), seq=len(taken) and self.ctx.memory_snapshots[-1]["seq"] + 1)
+            record.update(
+                event_id=_new_id(taken), seq=len(taken) and self.ctx.memory_snapshots[-1]["seq"] + 1
+            )
             record["_bytes"] = raw
             return record
         import time
@@ -4052,7 +4122,11 @@ class SnapshotStore:
             warnings.append(
                 (
                     "w.snapshot_evicted",
-                    {"id": oldest["event_id"], "max": self.ctx.max_snapshots, "mib": SNAPSHOT_TOTAL_BYTES >> 20},
+                    {
+                        "id": oldest["event_id"],
+                        "max": self.ctx.max_snapshots,
+                        "mib": SNAPSHOT_TOTAL_BYTES >> 20,
+                    },
                 )
             )
         return warnings
@@ -4088,7 +4162,10 @@ class SnapshotStore:
             total -= sizes.pop(0)
             self.remove({"_base": base})
             warnings.append(
-                ("w.snapshot_evicted", {"id": event_id, "max": self.ctx.max_snapshots, "mib": SNAPSHOT_TOTAL_BYTES >> 20})
+                (
+                    "w.snapshot_evicted",
+                    {"id": event_id, "max": self.ctx.max_snapshots, "mib": SNAPSHOT_TOTAL_BYTES >> 20},
+                )
             )
         return warnings
 
@@ -4247,7 +4324,15 @@ def _check_range(file, start, end, total):
     if total == 0:
         raise ToolError("OUT_OF_RANGE", "empty_file_range", data={"total": 0}, file=file)
     if end > total:
-        raise ToolError("OUT_OF_RANGE", "out_of_range", data={"total": total}, file=file, start=start, end=end, total=total)
+        raise ToolError(
+            "OUT_OF_RANGE",
+            "out_of_range",
+            data={"total": total},
+            file=file,
+            start=start,
+            end=end,
+            total=total,
+        )
 
 
 def _edit_range(args, total):
@@ -4325,7 +4410,12 @@ def resolve_target(ctx, file, real, text, target):
         names = tag_names if found is None else None
     if found is None:
         raise ToolError(
-            "NOT_FOUND", "target_missing", file=file, kind=kind, value=value, nearest=_nearest(names(string, language), value)
+            "NOT_FOUND",
+            "target_missing",
+            file=file,
+            kind=kind,
+            value=value,
+            nearest=_nearest(names(string, language), value),
         )
     return found["start"], found["end"]
 
@@ -4340,7 +4430,13 @@ def _marker_line(file, text, value, occurrence):
         occurrence = _as_int("occurrence", occurrence)
         if not 1 <= occurrence <= len(hits):
             raise ToolError(
-                "OUT_OF_RANGE", "occurrence_range", "arg.hint", value=occurrence, kind="marker", target=value, count=len(hits)
+                "OUT_OF_RANGE",
+                "occurrence_range",
+                "arg.hint",
+                value=occurrence,
+                kind="marker",
+                target=value,
+                count=len(hits),
             )
         return hits[occurrence - 1], hits[occurrence - 1]
     if len(hits) > 1:
@@ -4556,7 +4652,11 @@ def tool_read(ctx, args):
     if not args.get("brief"):
         result["content"] = content
     crlf, lf = eol_counts(body, newlines)
-    result.update(eol="mixed" if crlf and lf else ("crlf" if crlf else "lf"), encoding=text.encoding, viewed_code_id=token)
+    result.update(
+        eol="mixed" if crlf and lf else ("crlf" if crlf else "lf"),
+        encoding=text.encoding,
+        viewed_code_id=token,
+    )
     if crlf and lf:
         warnings.append(("w.mixed_eol", {"crlf": crlf, "lf": lf, "dominant": "CRLF" if crlf > lf else "LF"}))
     if body and not body.endswith(b"\n"):
@@ -4578,11 +4678,21 @@ def _read_range(ctx, args, file, real, text, total, warnings):
         raise invalid("line_below_one", name="start", value=start)
     if total == 0:
         if start > 1:
-            raise ToolError("OUT_OF_RANGE", "out_of_range", data={"total": 0}, file=file, start=start, end=start, total=0)
+            raise ToolError(
+                "OUT_OF_RANGE", "out_of_range", data={"total": 0}, file=file, start=start, end=start, total=0
+            )
         return 1, 0
     if start > total:
         end = args.get("end", start)
-        raise ToolError("OUT_OF_RANGE", "out_of_range", data={"total": total}, file=file, start=start, end=end, total=total)
+        raise ToolError(
+            "OUT_OF_RANGE",
+            "out_of_range",
+            data={"total": total},
+            file=file,
+            start=start,
+            end=end,
+            total=total,
+        )
     end = args.get("end")
     if end is None:
         return start, total
@@ -4711,7 +4821,9 @@ def _no_match(file, norm, old):
         lines.pop()
     block = similar_block(lines, _strip_one_newline(normalize_newlines(old)).split("\n"))
     if block is None:
-        return ToolError("MISMATCH", "mismatch_none", "mismatch_none_nohint.hint", data={"found_at": []}, file=file)
+        return ToolError(
+            "MISMATCH", "mismatch_none", "mismatch_none_nohint.hint", data={"found_at": []}, file=file
+        )
     start, end = block
     return ToolError(
         "MISMATCH",
@@ -4732,7 +4844,9 @@ def tool_insert(ctx, args):
         raise invalid("after_line_invalid", value=after)
     if args["content"] == "":
         raise ToolError("INVALID_ARGUMENT", "content_empty")
-    return edit_file(ctx, "insert", args, lambda file, real, text: _insert_change(ctx, args, file, real, text))
+    return edit_file(
+        ctx, "insert", args, lambda file, real, text: _insert_change(ctx, args, file, real, text)
+    )
 
 
 def _insert_change(ctx, args, file, real, text):
@@ -4760,7 +4874,9 @@ def tool_delete(ctx, args):
         raise invalid("target_and_range")
     if "target" not in args and "start" not in args:
         raise invalid("end_without_start" if "end" in args else "need_range_or_target")
-    return edit_file(ctx, "delete", args, lambda file, real, text: _delete_change(ctx, args, file, real, text))
+    return edit_file(
+        ctx, "delete", args, lambda file, real, text: _delete_change(ctx, args, file, real, text)
+    )
 
 
 def _delete_change(ctx, args, file, real, text):
@@ -4797,7 +4913,9 @@ def _delete_guard(ctx, args, file, real, text, change, start, end):
     if args.get("force"):
         return [("w.forced_unbalanced", {"symbols": symbols})]
     unmatched = [dict(p, line=p["line"] + start - 1) for p in problems]
-    raise ToolError("UNBALANCED", "unbalanced", data={"unmatched": unmatched}, start=start, end=end, symbols=symbols)
+    raise ToolError(
+        "UNBALANCED", "unbalanced", data={"unmatched": unmatched}, start=start, end=end, symbols=symbols
+    )
 
 
 # --- write (SPEC §4.5) ------------------------------------------------------------------------------
@@ -4829,7 +4947,11 @@ def tool_write(ctx, args):
             codec = _lookup_codec(args.get("encoding") or ctx.encoding or "utf-8")
             new_text = Text(b"", codec, codec)
             data = new_text.encode(content)
-            new_body = data if not codec.startswith(("utf-16", "utf-32")) else content.encode("utf-8", "surrogatepass")
+            new_body = (
+                data
+                if not codec.startswith(("utf-16", "utf-32"))
+                else content.encode("utf-8", "surrogatepass")
+            )
         result = {"status": "ok", "file": file, "path": real, "created": not exists}
         result.update(lines=line_count(new_body), bytes=len(data))
         if exists and not args.get("brief"):
@@ -4872,7 +4994,13 @@ def tool_balance(ctx, args):
     except ToolError as exc:
         if exc.code not in ("BINARY_FILE", "ENCODING"):
             raise
-        return dict(result, status="not_checked", language=None, unmatched=[], reason=tr(ctx.lang, exc.key, **exc.fields))
+        return dict(
+            result,
+            status="not_checked",
+            language=None,
+            unmatched=[],
+            reason=tr(ctx.lang, exc.key, **exc.fields),
+        )
     language = _language_of(real, text)
     if language is None:
         reason = tr(ctx.lang, "b.reason_unknown", name=os.path.basename(real))
@@ -4892,7 +5020,15 @@ def _structure_request(ctx, args, what):
     if line < 1:
         raise invalid("line_below_one", name="line", value=line)
     if line > total:
-        raise ToolError("OUT_OF_RANGE", "out_of_range", data={"total": total}, file=file, start=line, end=line, total=total)
+        raise ToolError(
+            "OUT_OF_RANGE",
+            "out_of_range",
+            data={"total": total},
+            file=file,
+            start=line,
+            end=line,
+            total=total,
+        )
     language = _language_of(real, text)
     if language is None:
         raise ToolError("NOT_FOUND", "not_checkable", "range.hint", file=file, what=what)
@@ -4931,7 +5067,10 @@ def tool_insert_chip(ctx, args):
         return _list_chips(ctx, args.get("filter"))
     record = _chip_source(ctx, source)
     if not target:
-        return dict({"status": "ok"}, **{k: record.get(k) for k in ("id", "tool", "args", "err_msg", "created_at", "text")})
+        return dict(
+            {"status": "ok"},
+            **{k: record.get(k) for k in ("id", "tool", "args", "err_msg", "created_at", "text")},
+        )
     match = re.fullmatch(r"(.+):(-?\d+)", target.strip())
     if not match:
         raise invalid("chip_bad_to", got=target)
@@ -4941,11 +5080,20 @@ def tool_insert_chip(ctx, args):
     else:
         content = record.get("text")
         if not isinstance(content, str) or content == "":
-            raise ToolError("INVALID_ARGUMENT", "chip_no_text", id=record.get("id", source), tool=record.get("tool"))
-    insert_args = {"file": path, "after_line": after, "content": content, "preview": args.get("preview", False)}
+            raise ToolError(
+                "INVALID_ARGUMENT", "chip_no_text", id=record.get("id", source), tool=record.get("tool")
+            )
+    insert_args = {
+        "file": path,
+        "after_line": after,
+        "content": content,
+        "preview": args.get("preview", False),
+    }
     if after < -1:
         raise invalid("after_line_invalid", value=after)
-    result = edit_file(ctx, "insert-chip", insert_args, lambda f, r, t: _insert_change(ctx, insert_args, f, r, t))
+    result = edit_file(
+        ctx, "insert-chip", insert_args, lambda f, r, t: _insert_change(ctx, insert_args, f, r, t)
+    )
     result["from"] = source
     return result
 
@@ -4954,7 +5102,9 @@ def _list_chips(ctx, needle):
     items = []
     for record in ChipStore(ctx).list():
         text = record.get("text") if isinstance(record.get("text"), str) else ""
-        haystack = " ".join((str(record.get("tool")), str(record.get("err_msg")), text, json.dumps(record.get("args"))))
+        haystack = " ".join(
+            (str(record.get("tool")), str(record.get("err_msg")), text, json.dumps(record.get("args")))
+        )
         if needle and needle.lower() not in haystack.lower():
             continue
         summary = (text or json.dumps(record.get("args"), ensure_ascii=False)).strip().split("\n")[0][:80]
@@ -4963,7 +5113,11 @@ def _list_chips(ctx, needle):
                 "id": record["id"],
                 "tool": record.get("tool"),
                 "created_at": record["created_at"],
-                "bytes": len((text or json.dumps(record.get("args"), ensure_ascii=False)).encode("utf-8", "surrogatepass")),
+                "bytes": len(
+                    (text or json.dumps(record.get("args"), ensure_ascii=False)).encode(
+                        "utf-8", "surrogatepass"
+                    )
+                ),
                 "summary": summary,
                 "err_msg": record.get("err_msg") or "",
             }
@@ -4981,7 +5135,14 @@ def _chip_source(ctx, source):
     if source.startswith("file://"):
         real = resolve_path(ctx, source)
         _st, _raw, text = load_text(ctx, source, real)
-        return {"id": None, "tool": "file", "args": {"from": source}, "err_msg": "", "created_at": None, "text": text.decode()}
+        return {
+            "id": None,
+            "tool": "file",
+            "args": {"from": source},
+            "err_msg": "",
+            "created_at": None,
+            "text": text.decode(),
+        }
     raise invalid("chip_bad_from", got=source)
 
 
@@ -5088,7 +5249,9 @@ def _check_rollback(args, chosen, paths):
         current = state[path] if path in state else _current_sha(path)
         if current != record["after_sha256"]:
             if not args.get("force"):
-                raise ToolError("CONFLICT", "rollback_conflict", file=record["file"], event_id=record["event_id"])
+                raise ToolError(
+                    "CONFLICT", "rollback_conflict", file=record["file"], event_id=record["event_id"]
+                )
             warnings.append(("w.rollback_forced", {"file": record["file"], "event_id": record["event_id"]}))
         state[path] = None if record["before"] == "absent" else _before_sha(record)
     return warnings
@@ -5125,7 +5288,9 @@ def _restore(ctx, store, record, path):
         make_parents(ctx, path, record["file"])
     except OSError as exc:
         raise os_error(exc, path) from None
-    warnings = atomic_write(path, payload_of(before), st, None, check_conflict=False, file=record["file"], root=ctx.root)
+    warnings = atomic_write(
+        path, payload_of(before), st, None, check_conflict=False, file=record["file"], root=ctx.root
+    )
     if not verify_written(path, payload_of(before)):
         raise ToolError("IO", "readback", path=path, event_id=record["event_id"])
     store.remove(record)
@@ -5257,9 +5422,30 @@ class Param:
 class Tool:
     """One tool: MCP name (without prefix), CLI command or None, handler, parameters, hints."""
 
-    __slots__ = ("name", "cli", "handler", "params", "title", "read_only", "destructive", "idempotent", "output")
+    __slots__ = (
+        "name",
+        "cli",
+        "handler",
+        "params",
+        "title",
+        "read_only",
+        "destructive",
+        "idempotent",
+        "output",
+    )
 
-    def __init__(self, name, handler, params, title, output, cli=True, read_only=False, destructive=False, idempotent=False):
+    def __init__(
+        self,
+        name,
+        handler,
+        params,
+        title,
+        output,
+        cli=True,
+        read_only=False,
+        destructive=False,
+        idempotent=False,
+    ):
         self.name, self.handler, self.params, self.title = name, handler, params, title
         self.cli = name if cli else None
         self.read_only, self.destructive, self.idempotent = read_only, destructive, idempotent
@@ -5292,7 +5478,9 @@ P_FILE = Param("file", "string", "p.file", True, ("--file", "-f"), metavar="PATH
 P_ENCODING = Param("encoding", "string", "p.encoding", flags=("--encoding",), metavar="NAME")
 P_BRIEF = Param("brief", "boolean", "p.brief", flags=("--brief",))
 P_PREVIEW = Param("preview", "boolean", "p.preview", flags=("--preview",))
-P_FORMAT = Param("format", "string", "p.format", flags=("--format",), choices=("unified", "plain"), default="unified")
+P_FORMAT = Param(
+    "format", "string", "p.format", flags=("--format",), choices=("unified", "plain"), default="unified"
+)
 P_VIEW = Param("viewed_code_id", "string", "p.viewed_code_id", flags=("--viewed-code-id",), metavar="ID")
 P_START = Param("start", "integer", "p.start", flags=("--start", "-s"), metavar="N")
 P_END = Param("end", "integer", "p.end", flags=("--end", "-e"), metavar="N")
@@ -5313,15 +5501,35 @@ TOOLS = [
         "read",
         tool_read,
         [
-            P_FILE, P_START, Param("end", "integer", "p.read_end", flags=("--end", "-e"), metavar="N|auto"),
-            P_TARGET, P_BRIEF, P_ENCODING,
-            Param("max_lines", "integer", "p.max_lines", flags=("--max-lines",), default=READ_MAX_LINES, metavar="N"),
+            P_FILE,
+            P_START,
+            Param("end", "integer", "p.read_end", flags=("--end", "-e"), metavar="N|auto"),
+            P_TARGET,
+            P_BRIEF,
+            P_ENCODING,
+            Param(
+                "max_lines",
+                "integer",
+                "p.max_lines",
+                flags=("--max-lines",),
+                default=READ_MAX_LINES,
+                metavar="N",
+            ),
         ],
         "Read lines",
         {
-            "status": "string", "file": "string", "path": "string", "start": "integer", "end": "integer",
-            "total": "integer", "content": "string", "eol": "string", "encoding": "string",
-            "viewed_code_id": "string", "truncated": "boolean", "next_start": "integer",
+            "status": "string",
+            "file": "string",
+            "path": "string",
+            "start": "integer",
+            "end": "integer",
+            "total": "integer",
+            "content": "string",
+            "eol": "string",
+            "encoding": "string",
+            "viewed_code_id": "string",
+            "truncated": "boolean",
+            "next_start": "integer",
         },
         read_only=True,
         idempotent=True,
@@ -5329,8 +5537,18 @@ TOOLS = [
     Tool(
         "replace",
         tool_replace,
-        [P_FILE, P_CONTENT, P_START, P_END, Param("old", "string", "p.old", flags=("--old",), metavar="TEXT"),
-         P_VIEW, P_PREVIEW, P_BRIEF, P_FORMAT, P_ENCODING],
+        [
+            P_FILE,
+            P_CONTENT,
+            P_START,
+            P_END,
+            Param("old", "string", "p.old", flags=("--old",), metavar="TEXT"),
+            P_VIEW,
+            P_PREVIEW,
+            P_BRIEF,
+            P_FORMAT,
+            P_ENCODING,
+        ],
         "Replace lines",
         _EDIT_OUT,
         destructive=True,
@@ -5338,16 +5556,34 @@ TOOLS = [
     Tool(
         "insert",
         tool_insert,
-        [P_FILE, Param("after_line", "integer", "p.after_line", True, ("--after-line", "--after"), metavar="N"),
-         P_CONTENT, P_VIEW, P_PREVIEW, P_BRIEF, P_FORMAT, P_ENCODING],
+        [
+            P_FILE,
+            Param("after_line", "integer", "p.after_line", True, ("--after-line", "--after"), metavar="N"),
+            P_CONTENT,
+            P_VIEW,
+            P_PREVIEW,
+            P_BRIEF,
+            P_FORMAT,
+            P_ENCODING,
+        ],
         "Insert lines",
         _EDIT_OUT,
     ),  # fmt: skip
     Tool(
         "delete",
         tool_delete,
-        [P_FILE, P_START, P_END, P_TARGET, P_VIEW, Param("force", "boolean", "p.force", flags=("--force",)),
-         P_PREVIEW, P_BRIEF, P_FORMAT, P_ENCODING],
+        [
+            P_FILE,
+            P_START,
+            P_END,
+            P_TARGET,
+            P_VIEW,
+            Param("force", "boolean", "p.force", flags=("--force",)),
+            P_PREVIEW,
+            P_BRIEF,
+            P_FORMAT,
+            P_ENCODING,
+        ],
         "Delete lines",
         _EDIT_OUT,
         destructive=True,
@@ -5357,8 +5593,17 @@ TOOLS = [
         tool_write,
         [P_FILE, P_CONTENT, P_PREVIEW, P_BRIEF, P_ENCODING],
         "Write a whole file",
-        {"status": "string", "file": "string", "path": "string", "created": "boolean", "lines": "integer",
-         "bytes": "integer", "event_id": "string", "diff": "string", "preview": "boolean"},
+        {
+            "status": "string",
+            "file": "string",
+            "path": "string",
+            "created": "boolean",
+            "lines": "integer",
+            "bytes": "integer",
+            "event_id": "string",
+            "diff": "string",
+            "preview": "boolean",
+        },
         destructive=True,
     ),  # fmt: skip
     Tool(
@@ -5366,8 +5611,16 @@ TOOLS = [
         tool_balance,
         [P_FILE, Param("verbose", "boolean", "p.verbose", flags=("--verbose", "-v")), P_ENCODING],
         "Check brackets and tags",
-        {"status": "string", "file": "string", "path": "string", "language": ["string", "null"],
-         "unmatched": "array", "counts": "object", "pairs": "array", "reason": "string"},
+        {
+            "status": "string",
+            "file": "string",
+            "path": "string",
+            "language": ["string", "null"],
+            "unmatched": "array",
+            "counts": "object",
+            "pairs": "array",
+            "reason": "string",
+        },
         read_only=True,
         idempotent=True,
     ),  # fmt: skip
@@ -5376,8 +5629,16 @@ TOOLS = [
         tool_func_range,
         [P_FILE, P_LINE, Param("outer", "boolean", "p.outer", flags=("--outer",)), P_ENCODING],
         "Find the enclosing function",
-        {"status": "string", "file": "string", "path": "string", "start": "integer", "end": "integer",
-         "kind": "string", "name": "string", "language": "string"},
+        {
+            "status": "string",
+            "file": "string",
+            "path": "string",
+            "start": "integer",
+            "end": "integer",
+            "kind": "string",
+            "name": "string",
+            "language": "string",
+        },
         read_only=True,
         idempotent=True,
     ),  # fmt: skip
@@ -5386,31 +5647,70 @@ TOOLS = [
         tool_tag_range,
         [P_FILE, P_LINE, P_ENCODING],
         "Find the enclosing element",
-        {"status": "string", "file": "string", "path": "string", "start": "integer", "end": "integer",
-         "tag": "string", "language": "string"},
+        {
+            "status": "string",
+            "file": "string",
+            "path": "string",
+            "start": "integer",
+            "end": "integer",
+            "tag": "string",
+            "language": "string",
+        },
         read_only=True,
         idempotent=True,
     ),  # fmt: skip
     Tool(
         "insert-chip",
         tool_insert_chip,
-        [Param("from", "string", "p.from", metavar="SOURCE"), Param("to", "string", "p.to", metavar="PATH:LINE"),
-         Param("as", "string", "p.as", choices=("text", "annotated"), default="text"),
-         Param("filter", "string", "p.filter"), P_PREVIEW],
+        [
+            Param("from", "string", "p.from", metavar="SOURCE"),
+            Param("to", "string", "p.to", metavar="PATH:LINE"),
+            Param("as", "string", "p.as", choices=("text", "annotated"), default="text"),
+            Param("filter", "string", "p.filter"),
+            P_PREVIEW,
+        ],
         "Recover saved content",
-        dict(_EDIT_OUT, chips="array", items="array", id=["string", "null"], tool="string", args=["object", "null"],
-             err_msg=["string", "null"], created_at=["number", "null"], text=["string", "null"]),
+        dict(
+            _EDIT_OUT,
+            chips="array",
+            items="array",
+            id=["string", "null"],
+            tool="string",
+            args=["object", "null"],
+            err_msg=["string", "null"],
+            created_at=["number", "null"],
+            text=["string", "null"],
+        ),
         cli=False,
     ),  # fmt: skip
-    Tool("trx-status", tool_trx_status, [], "List snapshots", {"status": "string", "snapshots": "array"},
-         cli=False, read_only=True, idempotent=True),  # fmt: skip
-    Tool("trx-commit", tool_trx_commit, [P_FILE_OPT], "Forget snapshots", {"status": "string", "committed": "integer"},
-         cli=False, idempotent=True),  # fmt: skip
+    Tool(
+        "trx-status",
+        tool_trx_status,
+        [],
+        "List snapshots",
+        {"status": "string", "snapshots": "array"},
+        cli=False,
+        read_only=True,
+        idempotent=True,
+    ),  # fmt: skip
+    Tool(
+        "trx-commit",
+        tool_trx_commit,
+        [P_FILE_OPT],
+        "Forget snapshots",
+        {"status": "string", "committed": "integer"},
+        cli=False,
+        idempotent=True,
+    ),  # fmt: skip
     Tool(
         "trx-rollback",
         tool_trx_rollback,
-        [Param("steps", "integer", "p.steps", default=1), Param("event_id", "string", "p.event_id"), P_FILE_OPT,
-         Param("force", "boolean", "p.rollback_force")],
+        [
+            Param("steps", "integer", "p.steps", default=1),
+            Param("event_id", "string", "p.event_id"),
+            P_FILE_OPT,
+            Param("force", "boolean", "p.rollback_force"),
+        ],
         "Undo edits",
         {"status": "string", "rolled_back": "array", "files": "array"},
         cli=False,
@@ -5478,13 +5778,19 @@ class Server:
         except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             return self._parse_error(line, exc)
         if not isinstance(message, dict):
-            return _rpc_error(None, -32600, tr(self.ctx.lang, "mcp.invalid_request", detail_key="rpc.not_object"))
+            return _rpc_error(
+                None, -32600, tr(self.ctx.lang, "mcp.invalid_request", detail_key="rpc.not_object")
+            )
         if "method" not in message and ("result" in message or "error" in message):
             return None  # a response to something we never asked: ignore
         if "id" not in message:
             return None  # notifications are never answered
         request_id = message["id"]
-        if isinstance(request_id, bool) or not isinstance(request_id, (str, int)) or not isinstance(message.get("method"), str):
+        if (
+            isinstance(request_id, bool)
+            or not isinstance(request_id, (str, int))
+            or not isinstance(message.get("method"), str)
+        ):
             return _rpc_error(None, -32600, tr(self.ctx.lang, "mcp.invalid_request", detail_key="rpc.bad_id"))
         try:
             return self._dispatch(request_id, message["method"], message.get("params"))
@@ -5511,7 +5817,9 @@ class Server:
             result = {"tools": self.tool_list()}
         elif method == "tools/call":
             if not isinstance(params, dict):
-                return _rpc_error(request_id, -32602, tr(self.ctx.lang, "mcp.invalid_request", detail_key="rpc.bad_params"))
+                return _rpc_error(
+                    request_id, -32602, tr(self.ctx.lang, "mcp.invalid_request", detail_key="rpc.bad_params")
+                )
             tool = find_tool(params.get("name"))
             if tool is None:
                 return self._unknown_tool(request_id, params)
@@ -5560,13 +5868,17 @@ class Server:
         try:
             result = call_tool(self.ctx, tool, arguments)
             return {
-                "content": [{"type": "text", "text": json.dumps(result, ensure_ascii=False, separators=(",", ":"))}],
+                "content": [
+                    {"type": "text", "text": json.dumps(result, ensure_ascii=False, separators=(",", ":"))}
+                ],
                 "structuredContent": result,
             }
         except ToolError as exc:
             error = exc.to_dict(self.ctx.lang)
         except Exception as exc:  # a bug: report it, keep serving
-            error = ToolError("INTERNAL", "internal", detail=f"{type(exc).__name__}: {exc}").to_dict(self.ctx.lang)
+            error = ToolError("INTERNAL", "internal", detail=f"{type(exc).__name__}: {exc}").to_dict(
+                self.ctx.lang
+            )
         text = f"{error['code']}: {error['message']}\nhint: {error['hint']}"
         chip_id, warnings = self._keep_arguments(tool, arguments, error)
         if chip_id:
@@ -5575,7 +5887,11 @@ class Server:
         if warnings:
             error["warnings"] = _local_warnings(self.ctx, warnings)
             text += "".join("\n" + tr(self.ctx.lang, "cli.warning", text=w) for w in error["warnings"])
-        return {"content": [{"type": "text", "text": text}], "structuredContent": {"error": error}, "isError": True}
+        return {
+            "content": [{"type": "text", "text": text}],
+            "structuredContent": {"error": error},
+            "isError": True,
+        }
 
     def _keep_arguments(self, tool, arguments, error):
         try:
@@ -5591,7 +5907,10 @@ class Server:
                 pass
         text = arguments.get("content") if isinstance(arguments, dict) else None
         return ChipStore(self.ctx).save(
-            public_name(tool), arguments, f"{error['code']}: {error['message']}", text if isinstance(text, str) else None
+            public_name(tool),
+            arguments,
+            f"{error['code']}: {error['message']}",
+            text if isinstance(text, str) else None,
         )
 
     def serve(self, stdin, stdout):
@@ -5619,7 +5938,9 @@ def _global_options(parser, lang, defaults=True):
 
     default = (lambda value: value) if defaults else (lambda value: argparse.SUPPRESS)
     parser.add_argument("--lang", choices=("en", "zh"), default=default(None), help=tr(lang, "g.lang"))
-    parser.add_argument("--no-prefix", action="store_true", default=default(False), help=tr(lang, "g.no_prefix"))
+    parser.add_argument(
+        "--no-prefix", action="store_true", default=default(False), help=tr(lang, "g.no_prefix")
+    )
     parser.add_argument(
         "--underscore-names", action="store_true", default=default(False), help=tr(lang, "g.underscore")
     )
@@ -5663,7 +5984,9 @@ def _add_command(commands, tool, lang):
             continue
         if param.choices:
             kwargs["choices"] = param.choices
-        sub.add_argument(*param.flags, metavar=param.metavar, required=param.required and param.name != "content", **kwargs)
+        sub.add_argument(
+            *param.flags, metavar=param.metavar, required=param.required and param.name != "content", **kwargs
+        )
     if tool.name in ("read", "delete"):
         sub.add_argument("--occurrence", metavar="N", help=tr(lang, "p.occurrence"))
     if any(p.name == "content" for p in tool.params):
@@ -5682,7 +6005,12 @@ def _read_input(lang, path, source):
                 data = handle.read()
     except OSError as exc:
         raise ToolError(
-            "INVALID_ARGUMENT", "input_unreadable", "arg.hint", source=source, path=path, detail=exc.strerror or str(exc)
+            "INVALID_ARGUMENT",
+            "input_unreadable",
+            "arg.hint",
+            source=source,
+            path=path,
+            detail=exc.strerror or str(exc),
         ) from None
     try:
         return data.decode("utf-8")
@@ -5736,7 +6064,9 @@ def print_result(lang, tool, result, output):
         if result.get(member):
             lines.append(result[member])
     if tool.name == "balance":
-        lines += [f"{u['line']}:{u['column']}: {u['problem']} {u['symbol']}" for u in result.get("unmatched", [])]
+        lines += [
+            f"{u['line']}:{u['column']}: {u['problem']} {u['symbol']}" for u in result.get("unmatched", [])
+        ]
         if result.get("reason"):
             lines.append(result["reason"])
     lines += [tr(lang, "cli.warning", text=w) for w in result.get("warnings", [])]
@@ -5752,7 +6082,9 @@ def _summary_line(lang, tool, result):
     elif tool.name == "write":
         fields["verb"] = tr(lang, "cli.verb.write_new" if result.get("created") else "cli.verb.write")
     else:
-        fields["verb"] = tr(lang, "cli.verb." + tool.name) if tool.name in ("replace", "insert", "delete") else ""
+        fields["verb"] = (
+            tr(lang, "cli.verb." + tool.name) if tool.name in ("replace", "insert", "delete") else ""
+        )
     if tool.name == "read":
         return tr(lang, "cli.read_summary", **fields)
     if tool.name in ("replace", "delete"):
@@ -5763,9 +6095,21 @@ def _summary_line(lang, tool, result):
     if tool.name == "write":
         return tr(lang, "cli.write_summary", **fields)
     if tool.name == "balance":
-        return tr(lang, "cli.balance_summary", file=result["file"], language=result.get("language") or "-", status=result["status"])
-    what = result.get("tag") if tool.name == "tag-range" else " ".join(str(result.get(k, "")) for k in ("kind", "name"))
-    return tr(lang, "cli.range_summary", file=result["file"], start=result["start"], end=result["end"], what=what)
+        return tr(
+            lang,
+            "cli.balance_summary",
+            file=result["file"],
+            language=result.get("language") or "-",
+            status=result["status"],
+        )
+    what = (
+        result.get("tag")
+        if tool.name == "tag-range"
+        else " ".join(str(result.get(k, "")) for k in ("kind", "name"))
+    )
+    return tr(
+        lang, "cli.range_summary", file=result["file"], start=result["start"], end=result["end"], what=what
+    )
 
 
 def print_error(lang, error, output):
@@ -5819,7 +6163,9 @@ def _env_int(lang, environ, name, minimum):
     if value in (None, ""):
         return None
     if not re.fullmatch(r"\s*\d+\s*", value) or int(value) < minimum:
-        raise UsageError(tr(lang, "cli.bad_env", name=name, value=value, why=f"expected an integer >= {minimum}"))
+        raise UsageError(
+            tr(lang, "cli.bad_env", name=name, value=value, why=f"expected an integer >= {minimum}")
+        )
     return int(value)
 
 
@@ -5831,7 +6177,15 @@ def make_context(lang, ns, environ, mcp):
         max_chips = _env_int(lang, environ, "BETTER_EDIT_MAX_CHIPS", 1)
     persist = environ.get("BETTER_EDIT_SNAPSHOT_PERSIST", "true").strip().lower()
     if persist not in ("true", "false", "1", "0", "yes", "no", "on", "off", ""):
-        raise UsageError(tr(lang, "cli.bad_env", name="BETTER_EDIT_SNAPSHOT_PERSIST", value=persist, why="expected true or false"))
+        raise UsageError(
+            tr(
+                lang,
+                "cli.bad_env",
+                name="BETTER_EDIT_SNAPSHOT_PERSIST",
+                value=persist,
+                why="expected true or false",
+            )
+        )
     encoding = getattr(ns, "encoding", None) or environ.get("BETTER_EDIT_ENCODING") or None
     if encoding:
         try:
@@ -5869,7 +6223,10 @@ def main(argv=None):
     lang = detect_lang(_lang_from_argv(argv))
     word = _first_word(argv)
     if word is not None and word not in CLI_COMMANDS:
-        _print(f"{PROGRAM}: " + tr(lang, "cli.bad_command", word=word, commands=", ".join(CLI_COMMANDS)), sys.stderr)
+        _print(
+            f"{PROGRAM}: " + tr(lang, "cli.bad_command", word=word, commands=", ".join(CLI_COMMANDS)),
+            sys.stderr,
+        )
         return 2
     if word is None and not argv:
         ns = None

@@ -60,7 +60,9 @@ def timed(cmd, env=None, repeat=5, setup=None):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--mb", type=int, default=100, help="size of the big file in MB (default 100)")
     parser.add_argument("--repeat", type=int, default=5)
     options = parser.parse_args()
@@ -94,13 +96,23 @@ def main():
             times.append(t)
             peak = max(peak, p)
         t = statistics.median(times)
-        print(f"replace 5 lines, {label:17s}          {t * 1000:8.1f} ms = {t / ref_cp:5.2f}x cp+fsync (target <= {target}x)")
-        print(f"  peak RSS of that edit                      {peak / 1e6:8.1f} MB = {peak / size:5.2f}x file (target <= 3x)")
+        print(
+            f"replace 5 lines, {label:17s}          {t * 1000:8.1f} ms = {t / ref_cp:5.2f}x cp+fsync (target <= {target}x)"
+        )
+        print(
+            f"  peak RSS of that edit                      {peak / 1e6:8.1f} MB = {peak / size:5.2f}x file (target <= 3x)"
+        )
 
-    ref_count, _ = timed([*PY, "-c", f"print(open('{big}','rb').read().count(b'\\n'))"], repeat=options.repeat)
-    read_t, read_peak = timed([*be, "read", "-f", str(big), "-s", "1", "-e", "50"], env=env, repeat=options.repeat)
+    ref_count, _ = timed(
+        [*PY, "-c", f"print(open('{big}','rb').read().count(b'\\n'))"], repeat=options.repeat
+    )
+    read_t, read_peak = timed(
+        [*be, "read", "-f", str(big), "-s", "1", "-e", "50"], env=env, repeat=options.repeat
+    )
     print(f"reference  python: read file + bytes.count    {ref_count * 1000:8.1f} ms")
-    print(f"read lines 1-50                               {read_t * 1000:8.1f} ms = {read_t / ref_count:5.2f}x (target <= 3x)")
+    print(
+        f"read lines 1-50                               {read_t * 1000:8.1f} ms = {read_t / ref_count:5.2f}x (target <= 3x)"
+    )
 
     small = WORK / "small.py"
     small.write_bytes(SNIPPET.format(n=1).encode() * 3)
@@ -111,12 +123,18 @@ def main():
         ("python better_edit.py", be),
         ("python -m better_edit (cached bytecode)", [*PY, "-m", "better_edit"]),
     ):
-        small_t, _ = timed([*cmd, "replace", "-f", str(small), "-s", "2", "-c", "    # edited"], env=module_env, repeat=15)
-        print(f"CLI replace, 1 KB file, {label:38s} {small_t * 1000:6.1f} ms = {small_t / bare:5.2f}x bare start")
+        small_t, _ = timed(
+            [*cmd, "replace", "-f", str(small), "-s", "2", "-c", "    # edited"], env=module_env, repeat=15
+        )
+        print(
+            f"CLI replace, 1 KB file, {label:38s} {small_t * 1000:6.1f} ms = {small_t / bare:5.2f}x bare start"
+        )
     source = MODULE.read_text()
     start = time.perf_counter()
     compile(source, str(MODULE), "exec")
-    print(f"  of which compiling the module's source (no .pyc for a script): {(time.perf_counter() - start) * 1000:.1f} ms")
+    print(
+        f"  of which compiling the module's source (no .pyc for a script): {(time.perf_counter() - start) * 1000:.1f} ms"
+    )
     shutil.rmtree(WORK, ignore_errors=True)
 
 

@@ -82,7 +82,11 @@ def test_help_documents_every_command_with_an_example(run_be):
 
 def test_no_traceback_ever_reaches_the_user(run_be, root):
     write(root / "a.txt", "x\n")
-    for args in (("read", "-f", "a.txt", "-s", "abc"), ("replace", "-f", "a.txt", "-s", "1", "-c"), ("delete", "-f", "a.txt", "-s", "0")):
+    for args in (
+        ("read", "-f", "a.txt", "-s", "abc"),
+        ("replace", "-f", "a.txt", "-s", "1", "-c"),
+        ("delete", "-f", "a.txt", "-s", "0"),
+    ):
         proc = run_be(*args)
         assert b"Traceback" not in proc.stderr + proc.stdout
 
@@ -143,7 +147,9 @@ def test_read_targets(cli, root):
     out = cli("read", "-f", "f.txt", "--target", "marker:TODO", "--occurrence", "2")[1]
     assert out["content"] == "4\t# TODO two"
     fails(cli, None, "read", "-f", "f.txt", "--target", "marker:nothing", code="NOT_FOUND")
-    fails(cli, None, "read", "-f", "f.txt", "--target", "line:2", "-s", "1", code="INVALID_ARGUMENT", status=2)
+    fails(
+        cli, None, "read", "-f", "f.txt", "--target", "line:2", "-s", "1", code="INVALID_ARGUMENT", status=2
+    )
     fails(cli, None, "read", "-f", "f.txt", "--target", "colour:red", code="INVALID_ARGUMENT", status=2)
 
 
@@ -255,16 +261,31 @@ def test_viewed_code_id_in_the_cli(cli, root):
     f = write(root / "f.txt", "a\nb\nc\n")
     token = cli("read", "-f", "f.txt", "-s", "2", "-e", "3")[1]["viewed_code_id"]
     assert cli("replace", "-f", "f.txt", "-s", "2", "-c", "B", "--viewed-code-id", token)[0] == 0
-    err = fails(cli, f, "replace", "-f", "f.txt", "-s", "3", "-c", "C", "--viewed-code-id", token, code="STALE_VIEW")
+    err = fails(
+        cli, f, "replace", "-f", "f.txt", "-s", "3", "-c", "C", "--viewed-code-id", token, code="STALE_VIEW"
+    )
     assert err["current"] == "2\tB\n3\tc"
-    fails(cli, f, "delete", "-f", "f.txt", "-s", "1", "--viewed-code-id", "nonsense", code="INVALID_ARGUMENT", status=2)
+    fails(
+        cli,
+        f,
+        "delete",
+        "-f",
+        "f.txt",
+        "-s",
+        "1",
+        "--viewed-code-id",
+        "nonsense",
+        code="INVALID_ARGUMENT",
+        status=2,
+    )
 
 
 # --- insert ----------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
-    "after, expected", [("0", b"new\na\nb\n"), ("1", b"a\nnew\nb\n"), ("-1", b"a\nb\nnew\n"), ("2", b"a\nb\nnew\n")]
+    "after, expected",
+    [("0", b"new\na\nb\n"), ("1", b"a\nnew\nb\n"), ("-1", b"a\nb\nnew\n"), ("2", b"a\nb\nnew\n")],
 )
 def test_insert_positions(cli, root, after, expected):
     f = write(root / "f.txt", "a\nb\n")
@@ -458,7 +479,9 @@ def test_python_module_and_console_script_agree(run_be, root):
         pytest.skip("the console script is not installed")
     write(root / "f.txt", "a\nb\n")
     via_module = run_be("read", "-f", "f.txt", "-o", "json").stdout
-    via_script = subprocess.run([exe, "read", "-f", "f.txt", "-o", "json"], cwd=root, capture_output=True).stdout
+    via_script = subprocess.run(
+        [exe, "read", "-f", "f.txt", "-o", "json"], cwd=root, capture_output=True
+    ).stdout
     assert json.loads(via_module)["content"] == json.loads(via_script)["content"]
 
 
@@ -488,10 +511,15 @@ def helper(x):
 def test_balance_command(cli, run_be, root):
     write(root / "ok.js", "const s = '(';\nfunction f(a) { return [a, `${a}}`]; }\n")
     rc, out = cli("balance", "-f", "ok.js")
-    assert rc == 0 and out["status"] == "balanced" and out["language"] == "javascript" and out["unmatched"] == []
+    assert (
+        rc == 0 and out["status"] == "balanced" and out["language"] == "javascript" and out["unmatched"] == []
+    )
     write(root / "bad.js", "function f(a) {\n  return (a;\n}\n")
     rc, out = cli("balance", "-f", "bad.js", "-v")
-    assert out["status"] == "unbalanced" and {"symbol": "(", "line": 2, "column": 10, "problem": "unclosed"} in out["unmatched"]
+    assert (
+        out["status"] == "unbalanced"
+        and {"symbol": "(", "line": 2, "column": 10, "problem": "unclosed"} in out["unmatched"]
+    )
     assert "pairs" in out
     write(root / "notes.unknownext", "(((\n")
     rc, out = cli("balance", "-f", "notes.unknownext")
@@ -516,8 +544,13 @@ def test_func_range_command(cli, root):
 
 
 def test_tag_range_command(cli, root):
-    write(root / "page.html", "<html>\n<body>\n<ul>\n  <li>one\n  <li>two\n</ul>\n<div\n  class='a>b'>\n  text\n</div>\n</body>\n</html>\n")
-    assert cli("tag-range", "-f", "page.html", "-l", "5")[1]["tag"] == "ul"  # an unclosed <li> does not hide <ul>
+    write(
+        root / "page.html",
+        "<html>\n<body>\n<ul>\n  <li>one\n  <li>two\n</ul>\n<div\n  class='a>b'>\n  text\n</div>\n</body>\n</html>\n",
+    )
+    assert (
+        cli("tag-range", "-f", "page.html", "-l", "5")[1]["tag"] == "ul"
+    )  # an unclosed <li> does not hide <ul>
     rc, out = cli("tag-range", "-f", "page.html", "-l", "9")
     assert (out["start"], out["end"], out["tag"]) == (7, 10, "div")
     write(root / "plain.py", "x = 1\n")
@@ -568,13 +601,36 @@ def test_replace_by_old_keeps_line_structure(cli, root):
 
 def test_unreadable_content_file_is_a_usage_error(cli, root):
     f = write(root / "f.txt", "a\n")
-    fails(cli, f, "replace", "-f", "f.txt", "-s", "1", "--content-file", "nope.txt", code="INVALID_ARGUMENT", status=2)
+    fails(
+        cli,
+        f,
+        "replace",
+        "-f",
+        "f.txt",
+        "-s",
+        "1",
+        "--content-file",
+        "nope.txt",
+        code="INVALID_ARGUMENT",
+        status=2,
+    )
 
 
 def test_an_unusable_cache_does_not_stop_an_edit(run_be, root, tmp_path):
     f = write(root / "f.txt", "a\n")
     blocker = write(tmp_path / "not-a-folder", "x")
-    proc = run_be("replace", "-f", "f.txt", "-s", "1", "-c", "b", "-o", "json", env={"BETTER_EDIT_CACHE_DIR": str(blocker)})
+    proc = run_be(
+        "replace",
+        "-f",
+        "f.txt",
+        "-s",
+        "1",
+        "-c",
+        "b",
+        "-o",
+        "json",
+        env={"BETTER_EDIT_CACHE_DIR": str(blocker)},
+    )
     assert proc.returncode == 0, proc.stderr
     assert f.read_bytes() == b"b\n" and any("not persisted" in w for w in json.loads(proc.stdout)["warnings"])
 

@@ -1575,8 +1575,6 @@ def _store(cache_dir, kind):
     return directory
 
 
-
-
 def _damages(edits, bugs):
     names = sorted(DAMAGE) + ["dir-not-file", "symlink-outside"] + [f"edit:{k}" for k in edits]
     return [pytest.param(name, marks=bugs[name]) if name in bugs else name for name in names]

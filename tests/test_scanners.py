@@ -1,6 +1,5 @@
 """Unit and property tests for the structure scanners (SPEC §2.8, §4.6-§4.8)."""
 
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

@@ -8,7 +8,9 @@ import better_edit as be
 
 # --- strategies -------------------------------------------------------------------------------------
 
-line_text = st.text(alphabet=st.characters(blacklist_characters="\r\n\x00", blacklist_categories=("Cs",)), max_size=12)
+line_text = st.text(
+    alphabet=st.characters(blacklist_characters="\r\n\x00", blacklist_categories=("Cs",)), max_size=12
+)
 terminator = st.sampled_from(["\n", "\r\n"])
 
 
@@ -157,7 +159,9 @@ def test_unified_hunk_format():
     old = [("a", "\n"), ("b", "\n"), ("c", "\n")]
     new = [("a", "\n"), ("B", "\n"), ("c", "\n")]
     assert be.unified_hunk("f", old, new, 10) == "--- a/f\n+++ b/f\n@@ -10,3 +10,3 @@\n a\n-b\n+B\n c"
-    assert be.unified_hunk("f", [("a", "\n")], [("a", "\n"), ("b", "\n")], 1).endswith("@@ -1 +1,2 @@\n a\n+b")
+    assert be.unified_hunk("f", [("a", "\n")], [("a", "\n"), ("b", "\n")], 1).endswith(
+        "@@ -1 +1,2 @@\n a\n+b"
+    )
     diff = be.unified_hunk("f", [("a", "")], [("a", "\n"), ("b", "")], 1)
     assert "-a\n\\ No newline at end of file\n+a\n+b\n\\ No newline at end of file" in diff
 

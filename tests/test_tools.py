@@ -166,7 +166,11 @@ EDITS = st.lists(
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.binary(max_size=60).map(lambda b: b.replace(b"\0", b"")), st.sampled_from([b"", b"\xef\xbb\xbf"]), EDITS)
+@given(
+    st.binary(max_size=60).map(lambda b: b.replace(b"\0", b"")),
+    st.sampled_from([b"", b"\xef\xbb\xbf"]),
+    EDITS,
+)
 def test_any_edits_then_rollback_restore_the_exact_bytes(original, bom, edits):
     try:
         original.decode("utf-8")
@@ -180,7 +184,11 @@ def test_any_edits_then_rollback_restore_the_exact_bytes(original, bom, edits):
         path.write_bytes(bom + original)
         done = 0
         for kind, line, span, content in edits:
-            args = {"file": "f.txt", "force": True} if kind == "delete" else {"file": "f.txt", "content": content}
+            args = (
+                {"file": "f.txt", "force": True}
+                if kind == "delete"
+                else {"file": "f.txt", "content": content}
+            )
             if kind == "insert":
                 args["after_line"] = line
             else:
