@@ -448,6 +448,7 @@ MESSAGES = {
         "--content 与 --content-file 只能给一个",
     ),
     "cli.old_both": ("give --old or --old-file, not both", "--old 与 --old-file 只能给一个"),
+    "cli.occurrence_alone": ("--occurrence needs --target", "--occurrence 需要与 --target 一起使用"),
     "cli.content_required": (
         "{command} needs --content or --content-file",
         "{command} 需要 --content 或 --content-file",
@@ -5949,9 +5950,30 @@ def _global_options(parser, lang, defaults=True):
     parser.add_argument("--encoding", metavar="NAME", default=default(None), help=tr(lang, "p.encoding"))
 
 
+# argparse's own words, for --lang zh (it looks them up through gettext as `argparse._`).
+_ARGPARSE_ZH = {
+    "usage: ": "用法：",
+    "options": "选项",
+    "positional arguments": "位置参数",
+    "show this help message and exit": "显示此帮助并退出",
+    "show program's version number and exit": "显示版本号并退出",
+    "%(prog)s: error: %(message)s\n": "%(prog)s：错误：%(message)s\n",
+    "the following arguments are required: %s": "缺少必需参数：%s",
+    "unrecognized arguments: %s": "无法识别的参数：%s",
+    "expected one argument": "需要一个值",
+    "invalid choice: %(value)r (choose from %(choices)s)": "无效的选项：%(value)r（可选：%(choices)s）",
+    "argument %(argument_name)s: %(message)s": "参数 %(argument_name)s：%(message)s",
+    "ambiguous option: %(option)s could match %(matches)s": "有歧义的选项：%(option)s 可匹配 %(matches)s",
+    "invalid %(type)s value: %(value)r": "无效的 %(type)s 值：%(value)r",
+}
+
+
 def build_parser(lang, only=None):
     """The argparse parser; `only` builds just that command's subparser (start-up time matters)."""
     import argparse
+
+    if lang == "zh":
+        argparse._ = lambda text: _ARGPARSE_ZH.get(text, text)
 
     parser = argparse.ArgumentParser(prog=PROGRAM, description=tr(lang, "cli.description"))
     parser.add_argument("-V", "--version", action="version", version=__version__)
@@ -6041,7 +6063,7 @@ def cli_arguments(lang, tool, ns):
         args.setdefault("max_lines", 0)
     if getattr(ns, "occurrence", None) is not None:
         if "target" not in args:
-            raise UsageError("--occurrence needs --target")
+            raise UsageError(tr(lang, "cli.occurrence_alone"))
         target = _as_target("target", args["target"])
         target["occurrence"] = ns.occurrence
         args["target"] = target

@@ -639,3 +639,15 @@ def test_delete_inside_a_multiline_string_is_not_a_false_alarm(cli, root):
     f = write(root / "doc.py", 'TEXT = """\nopen ( here\nand [ there\n"""\n')
     rc, out = cli("delete", "-f", "doc.py", "-s", "2", "-e", "3")
     assert rc == 0 and f.read_text() == 'TEXT = """\n"""\n' and out["balance"] == "ok"
+
+
+def test_chinese_help_and_usage_errors_have_no_english_argparse_words(run_be):
+    proc = run_be("--lang", "zh", "replace", "--help")
+    text = proc.stdout.decode()
+    assert proc.returncode == 0 and "用法" in text and "usage:" not in text and "show this help" not in text
+    proc = run_be("--lang", "zh", "read")
+    assert (
+        proc.returncode == 2
+        and "缺少必需参数" in proc.stderr.decode()
+        and "required" not in proc.stderr.decode()
+    )
