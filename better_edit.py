@@ -786,9 +786,6 @@ class Text:
             self._total = line_count(self.body)
         return self._total
 
-    def with_body(self, body):
-        return Text(body, self.codec, self.encoding, self.bom, self.wire)
-
     def to_bytes(self, body=None):
         body = self.body if body is None else body
         if self.wire:
@@ -3618,12 +3615,6 @@ def payload_sha256(payload):
     for source, start, stop, _offset in payload:
         digest.update(memoryview(source)[start:stop])
     return digest.hexdigest()
-
-
-def payload_bytes(payload):
-    if len(payload) == 1 and payload[0][1] == 0 and payload[0][2] == len(payload[0][0]):
-        return payload[0][0]
-    return b"".join(memoryview(source)[start:stop] for source, start, stop, _offset in payload)
 
 
 def _copy_range(src_fd, dst_fd, offset, count):
