@@ -3729,9 +3729,7 @@ class _Folder:
 
     def replace_with(self, name, payload, old_stat, still_same):
         """Write a temp file, then rename it over `name` if still_same(); returns the temp name or None."""
-        import secrets
-
-        temp = f".{name}.be-{os.getpid()}-{secrets.token_hex(4)}.tmp"
+        temp = f".{name}.be-{os.getpid()}-{os.urandom(4).hex()}.tmp"
         fd = src_fd = None
         try:
             if old_stat is not None and any(piece[3] is not None for piece in payload):
@@ -3875,9 +3873,7 @@ def _private_dir(path):
 
 def _write_private(path, data):
     """Atomically write `data` (bytes) to `path` with mode 0600."""
-    import secrets
-
-    temp = f"{path}.{secrets.token_hex(4)}.tmp"
+    temp = f"{path}.{os.urandom(4).hex()}.tmp"
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
     try:
         _write_all(fd, data)
@@ -3898,13 +3894,11 @@ def _store_warning(ctx, path, detail):
 
 
 def _new_id(taken):
-    import secrets
-
-    for _ in range(5):
-        candidate = secrets.token_hex(3)
+    for _ in range(5):  # os.urandom: the same source as `secrets`, without its imports
+        candidate = os.urandom(3).hex()
         if candidate not in taken:
             return candidate
-    return secrets.token_hex(6)
+    return os.urandom(6).hex()
 
 
 def _now():
