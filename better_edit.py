@@ -770,21 +770,26 @@ _EOL_NAMES = {b"\n": "lf", b"\r\n": "crlf"}
 class Text:
     """A decoded file: `body` bytes (lines end in b"\\n" or b"\\r\\n"), its codec, BOM and disk form."""
 
-    __slots__ = ("body", "codec", "encoding", "bom", "wire", "_total")
+    __slots__ = ("body", "codec", "encoding", "bom", "wire", "_newlines")
 
     def __init__(self, body, codec="utf-8", encoding="utf-8", bom=b"", wire=None):
-        self._total = None
+        self._newlines = None
         self.body = body  # bytes after the BOM, in `codec`
         self.codec = codec  # decodes pieces of body: "utf-8" or a legacy codec
         self.encoding = encoding  # the name reported to users
         self.bom = bom
         self.wire = wire  # None, or the UTF-16 codec the file is stored in
 
+    def newlines(self):
+        """Number of b"\\n" in the body (counted once: on a large file each count is a pass over it)."""
+        if self._newlines is None:
+            self._newlines = self.body.count(b"\n")
+        return self._newlines
+
     def total(self):
-        """Number of lines (counted once: on a large file each count is a pass over it)."""
-        if self._total is None:
-            self._total = line_count(self.body)
-        return self._total
+        """Number of lines."""
+        body = self.body
+        return self.newlines() + (1 if body and not body.endswith(b"\n") else 0)
 
     def to_bytes(self, body=None):
         body = self.body if body is None else body
@@ -4444,11 +4449,12 @@ def _marker_line(file, text, value, occurrence):
 class Change:
     """What a line edit computed: the new body, the old line range it replaced and result members."""
 
-    def __init__(self, old_body, plan, first, last, added, fields, warnings=None, chip_text=None):
+    def __init__(self, old_body, plan, first, last, added, fields, warnings=None, chip_text=None, at=0):
         self.old_body = old_body
         self.plan = plan  # (a, block, b): new body = old_body[:a] + block + old_body[b:]
+        self.at = at  # byte offset where line `first` starts in old_body
         self._body = None
-        self.total = spliced_line_count(old_body, plan)
+        self.total = None  # finish_edit fills it in (spliced_line_count)
         self.first, self.last = first, last  # old lines replaced (last = first - 1 for an insertion)
         self.added = added
         self.fields = fields
@@ -4464,10 +4470,11 @@ class Change:
         return self._body
 
 
-def spliced_line_count(body, plan):
-    """line_count(body[:a] + block + body[b:]) without building it."""
+def spliced_line_count(text, plan):
+    """line_count(body[:a] + block + body[b:]) without building it or counting the whole body again."""
+    body = text.body
     a, block, b = plan
-    newlines = body.count(b"\n", 0, a) + block.count(b"\n") + body.count(b"\n", b)
+    newlines = text.newlines() - body.count(b"\n", a, b) + block.count(b"\n")
     if b < len(body):
         last = body[-1:]
     else:
@@ -4518,7 +4525,9 @@ def _edit_diff(ctx, args, file, text, change):
     body = text.body
     first = max(1, change.first - 3)
     old_last = min(text.total(), change.last + 3)
-    start = skip_lines(body, 0, first - 1)
+    start = change.at
+    for _ in range(change.first - first):  # back up to the first context line
+        start = body.rfind(b"\n", 0, start - 1) + 1
     stop = skip_lines(body, start, old_last - first + 1)
     a, block, b = change.plan
     old_lines = split_decoded(body[start:stop].decode(text.codec))
@@ -4531,6 +4540,7 @@ def _edit_diff(ctx, args, file, text, change):
 def finish_edit(ctx, tool, args, file, real, st, raw, text, change):
     """Diff, balance, snapshot, atomic write, read-back; returns the result object (SPEC §2.5)."""
     warnings = list(change.warnings)
+    change.total = spliced_line_count(text, change.plan)
     result = {"status": "ok", "file": file, "path": real}
     result.update(change.fields)
     result["total"] = change.total
@@ -4617,8 +4627,8 @@ def tool_read(ctx, args):
     real = resolve_path(ctx, file)
     _st, _raw, text = load_text(ctx, file, real, args.get("encoding"))
     body = text.body
-    newlines = body.count(b"\n")
-    total = newlines + (1 if body and not body.endswith(b"\n") else 0)
+    newlines = text.newlines()
+    total = text.total()
     warnings = []
     start, end = _read_range(ctx, args, file, real, text, total, warnings)
     max_lines = args.get("max_lines", READ_MAX_LINES if ctx.mcp else 0)
@@ -4753,7 +4763,7 @@ def _replace_lines(ctx, args, file, real, text):
     lines = content_lines(args["content"])
     plan = splice_plan(body, a, b, encode_block(text, lines, eol), eol)
     fields = {"start": start, "end": end, "removed": end - start + 1, "added": len(lines)}
-    return Change(body, plan, start, end, len(lines), fields, warnings)
+    return Change(body, plan, start, end, len(lines), fields, warnings, at=a)
 
 
 def _replace_old(ctx, args, file, real, text):
@@ -4784,7 +4794,7 @@ def _replace_old(ctx, args, file, real, text):
     plan = (a, text.encode(new_region), b)
     added = len(split_decoded(new_region))
     fields = {"start": line_s, "end": line_e, "removed": line_e - line_s + 1, "added": added}
-    return Change(body, plan, line_s, line_e, added, fields, warnings)
+    return Change(body, plan, line_s, line_e, added, fields, warnings, at=a)
 
 
 def _match_trailing_newline(content, old_ends_a_line):
@@ -4849,7 +4859,7 @@ def _insert_change(ctx, args, file, real, text):
     a = skip_lines(body, 0, after)
     plan = splice_plan(body, a, a, encode_block(text, lines, eol), eol)
     fields = {"after_line": after, "added": len(lines)}
-    return Change(body, plan, after + 1, after, len(lines), fields, warnings)
+    return Change(body, plan, after + 1, after, len(lines), fields, warnings, at=a)
 
 
 # --- delete (SPEC §4.4) -----------------------------------------------------------------------------
@@ -4878,7 +4888,7 @@ def _delete_change(ctx, args, file, real, text):
     deleted = body[a:b].decode(text.codec)
     plan = splice_plan(body, a, b, b"", dominant_eol(body))
     fields = {"start": start, "end": end, "removed": end - start + 1}
-    change = Change(body, plan, start, end, 0, fields, warnings, chip_text=deleted)
+    change = Change(body, plan, start, end, 0, fields, warnings, chip_text=deleted, at=a)
     change.warnings += _delete_guard(ctx, args, file, real, text, change, start, end)
     return change
 

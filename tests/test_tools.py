@@ -202,3 +202,53 @@ def test_any_edits_then_rollback_restore_the_exact_bytes(original, bom, edits):
             result = call(ctx, "trx-rollback", steps=done)
             assert len(result["rolled_back"]) == done
         assert path.read_bytes() == bom + original
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(st.sampled_from(["a", "b", "", "c c"]), max_size=12),
+    st.sampled_from(["\n", "\r\n"]),
+    st.booleans(),
+    st.sampled_from(["replace", "insert", "delete"]),
+    st.integers(-1, 13),
+    st.integers(0, 3),
+    st.text("xy\n", max_size=6),
+)
+def test_windowed_diff_equals_a_diff_of_the_whole_files(lines, eol, final, kind, line, span, content):
+    """The diff is cut from a window around the edit; it must equal the one of the whole files."""
+    original = eol.join(lines) + (eol if final and lines else "")
+    with tempfile.TemporaryDirectory() as folder:
+        ctx = be.Context(root=folder, cache_dir=str(Path(folder, ".cache")))
+        Path(folder, "f.txt").write_bytes(original.encode())
+        args = {"file": "f.txt", "preview": True}
+        if kind == "insert":
+            args.update(after_line=line, content=content or "z")
+        else:
+            args.update(start=max(1, line), end=max(1, line) + span, force=True)
+            if kind == "replace":
+                args["content"] = content
+        try:
+            result = call(ctx, kind, **args)
+        except be.ToolError as exc:
+            assert exc.code in ("OUT_OF_RANGE", "INVALID_ARGUMENT")
+            return
+        text = be.decode_file(original.encode(), "f.txt")
+        change_args = {k: v for k, v in args.items() if k != "preview"}
+        new_bytes = _apply_without_writing(kind, text, change_args)
+        expected = be.unified_hunk(
+            "f.txt", be.split_decoded(original), be.split_decoded(new_bytes.decode()), 1
+        )
+        assert result["diff"] == expected
+        assert result["total"] == be.line_count(new_bytes)
+
+
+def _apply_without_writing(kind, text, args):
+    body = text.body
+    eol = be.dominant_eol(body)
+    if kind == "insert":
+        after = text.total() if args["after_line"] == -1 else args["after_line"]
+        a = be.skip_lines(body, 0, after)
+        return be.splice_lines(body, a, a, be.encode_block(text, be.content_lines(args["content"]), eol), eol)
+    a, b = be.line_span(body, args["start"], args["end"])
+    block = be.encode_block(text, be.content_lines(args["content"]), eol) if kind == "replace" else b""
+    return be.splice_lines(body, a, b, block, eol)
