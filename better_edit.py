@@ -1136,17 +1136,20 @@ def _diff_line(sign, text, eol, other_eol=None):
     return out
 
 
-def unified_hunk(label, old_lines, new_lines, first, context=3):
+def unified_hunk(label, old_lines, new_lines, first, context=3, around=None):
     """One-hunk unified diff of two windows that start at the same line `first` and differ in one block.
 
     Lines are (text, terminator) pairs; a changed terminator alone shows as a changed line + a note.
+    `around` = (lines before the edit, lines after it) in the old window: the hunk is anchored at the
+    edit, so equal neighbouring lines cannot move it elsewhere.
     """
     limit = min(len(old_lines), len(new_lines))
+    before, after = around if around else (limit, limit)
     p = 0
-    while p < limit and old_lines[p] == new_lines[p]:
+    while p < min(limit, before) and old_lines[p] == new_lines[p]:
         p += 1
     q = 0
-    while q < limit - p and old_lines[-1 - q] == new_lines[-1 - q]:
+    while q < min(limit - p, after) and old_lines[-1 - q] == new_lines[-1 - q]:
         q += 1
     old_stop, new_stop = len(old_lines) - q, len(new_lines) - q
     if p == old_stop and p == new_stop:
@@ -4523,8 +4526,10 @@ def describe_problems(ctx, problems, key):
 def _edit_diff(ctx, args, file, text, change):
     """The diff of a window of 3 lines around the edit, cut from the old body and the plan."""
     body = text.body
-    first = max(1, change.first - 3)
-    old_last = min(text.total(), change.last + 3)
+    # one line more than the context on each side: the final-newline rule may change the line
+    # before the edit, and unified_hunk trims the window to 3 lines around what really changed
+    first = max(1, change.first - 4)
+    old_last = min(text.total(), change.last + 4)
     start = change.at
     for _ in range(change.first - first):  # back up to the first context line
         start = body.rfind(b"\n", 0, start - 1) + 1
@@ -4534,7 +4539,8 @@ def _edit_diff(ctx, args, file, text, change):
     new_lines = split_decoded(b"".join((body[start:a], block, body[b : max(b, stop)])).decode(text.codec))
     if args.get("format") == "plain":
         return plain_diff(old_lines, new_lines, first)
-    return unified_hunk(file, old_lines, new_lines, first)
+    around = (change.first - first, len(old_lines) - (change.last - first + 1))
+    return unified_hunk(file, old_lines, new_lines, first, around=around)
 
 
 def finish_edit(ctx, tool, args, file, real, st, raw, text, change):

@@ -235,8 +235,18 @@ def test_windowed_diff_equals_a_diff_of_the_whole_files(lines, eol, final, kind,
         text = be.decode_file(original.encode(), "f.txt")
         change_args = {k: v for k, v in args.items() if k != "preview"}
         new_bytes = _apply_without_writing(kind, text, change_args)
+        old_lines = be.split_decoded(original)
+        first, last = (
+            (result["after_line"] + 1, result["after_line"])
+            if kind == "insert"
+            else (result["start"], result["end"])
+        )
         expected = be.unified_hunk(
-            "f.txt", be.split_decoded(original), be.split_decoded(new_bytes.decode()), 1
+            "f.txt",
+            old_lines,
+            be.split_decoded(new_bytes.decode()),
+            1,
+            around=(first - 1, len(old_lines) - last),
         )
         assert result["diff"] == expected
         assert result["total"] == be.line_count(new_bytes)
