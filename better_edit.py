@@ -4076,12 +4076,19 @@ class SnapshotStore:
         _write_private(target, raw)
 
     def commit(self, record, after_sha256):
-        """Record the finished edit; returns warnings (evictions, persistence failures)."""
-        record["after_sha256"] = after_sha256
+        """Record the finished edit; returns warnings (evictions, persistence failures).
+
+        `after_sha256` is a function: hashing a large file is skipped when nobody can use the
+        snapshot (not persisted, and no server process left to roll it back).
+        """
         warnings = []
         if not self.ctx.persist_snapshots:
+            if not self.ctx.mcp:
+                return warnings  # a CLI process ends here: its in-memory snapshot would die with it
+            record["after_sha256"] = after_sha256()
             self.ctx.memory_snapshots.append(record)
             return warnings + self._evict(self.ctx.memory_snapshots)
+        record["after_sha256"] = after_sha256()
         meta = {k: v for k, v in record.items() if not k.startswith("_")}
         try:
             with self.lock():
@@ -4607,7 +4614,7 @@ def commit_bytes(ctx, tool, file, real, st, raw, payload, summary):
     except BaseException:
         store.discard(pending)
         raise
-    warnings += store.commit(pending, payload_sha256(payload))
+    warnings += store.commit(pending, lambda: payload_sha256(payload))
     if not verify_written(real, payload):
         raise ToolError("IO", "readback", path=real, event_id=pending["event_id"])
     return pending["event_id"], warnings
