@@ -574,6 +574,13 @@ def invalid(key, **fields):
     return ToolError("INVALID_ARGUMENT", key, "arg.hint", **fields)
 
 
+def out_of_range(file, start, end, total):
+    """Lines start..end are not in `file` (SPEC §2.2): OUT_OF_RANGE naming the valid range."""
+    return ToolError(
+        "OUT_OF_RANGE", "out_of_range", data={"total": total}, file=file, start=start, end=end, total=total
+    )
+
+
 def os_error(exc, path):
     """Map an OSError to PERMISSION or IO, carrying the operating system's text."""
     detail = exc.strerror or str(exc)
@@ -3673,11 +3680,11 @@ def atomic_write(real, payload, old_stat=None, old_raw=None, check_conflict=True
     SANDBOX/PERMISSION/IO otherwise; returns warnings.
     """
     directory, name = os.path.split(real)
-    if check_conflict and not _still_same(real, old_stat, old_raw):
-        raise ToolError("CONFLICT", "conflict", file=file or real)
     folder = _Folder(directory, root, file or real)
     try:
         if old_stat is not None and old_stat.st_nlink > 1:
+            if check_conflict and not _still_same(real, old_stat, old_raw):
+                raise ToolError("CONFLICT", "conflict", file=file or real)
             folder.write_in_place(name, payload, old_stat)
             return [("w.hardlinks", {"path": real, "count": old_stat.st_nlink})]
         folder.sweep_temps(name)
@@ -4046,7 +4053,8 @@ class SnapshotStore:
         if not self.ctx.persist_snapshots:
             taken = {r["event_id"] for r in self.ctx.memory_snapshots}
             record.update(
-                event_id=_new_id(taken), seq=len(taken) and self.ctx.memory_snapshots[-1]["seq"] + 1
+                event_id=_new_id(taken),
+                seq=self.ctx.memory_snapshots[-1]["seq"] + 1 if self.ctx.memory_snapshots else 1,
             )
             record["_bytes"] = raw
             return record
@@ -4087,7 +4095,8 @@ class SnapshotStore:
                 return warnings  # a CLI process ends here: its in-memory snapshot would die with it
             record["after_sha256"] = after_sha256()
             self.ctx.memory_snapshots.append(record)
-            return warnings + self._evict(self.ctx.memory_snapshots)
+            memory = self.ctx.memory_snapshots
+            return warnings + self._evict([(r["event_id"], r["before_size"], r) for r in memory])
         record["after_sha256"] = after_sha256()
         meta = {k: v for k, v in record.items() if not k.startswith("_")}
         try:
@@ -4099,7 +4108,7 @@ class SnapshotStore:
                     except OSError:
                         pass
                 _write_private(record["_base"] + ".json", json.dumps(meta).encode())
-                warnings += self._evict_files(self.entries())
+                warnings += self._evict_files()
                 self._sweep_orphans()
         except OSError as exc:
             warnings.append(("w.snapshot_not_saved", {"detail": exc.strerror or str(exc)}))
@@ -4113,23 +4122,16 @@ class SnapshotStore:
                 except OSError:
                     pass
 
-    def _evict(self, records):
+    def _evict(self, items):
+        """Drop the oldest of `items` [(event_id, size, record)] beyond the count and byte bounds."""
         warnings = []
-        total = sum(r.get("before_size", 0) for r in records)
-        while records and (len(records) > self.ctx.max_snapshots or total > SNAPSHOT_TOTAL_BYTES):
-            oldest = records.pop(0)
-            total -= oldest.get("before_size", 0)
-            self.remove(oldest)
-            warnings.append(
-                (
-                    "w.snapshot_evicted",
-                    {
-                        "id": oldest["event_id"],
-                        "max": self.ctx.max_snapshots,
-                        "mib": SNAPSHOT_TOTAL_BYTES >> 20,
-                    },
-                )
-            )
+        total = sum(size for _eid, size, _record in items)
+        while items and (len(items) > self.ctx.max_snapshots or total > SNAPSHOT_TOTAL_BYTES):
+            event_id, size, record = items.pop(0)
+            total -= size
+            self.remove(record)
+            bounds = {"id": event_id, "max": self.ctx.max_snapshots, "mib": SNAPSHOT_TOTAL_BYTES >> 20}
+            warnings.append(("w.snapshot_evicted", bounds))
         return warnings
 
     def _sweep_orphans(self, age=600):
@@ -4148,27 +4150,16 @@ class SnapshotStore:
                 except OSError:
                     pass
 
-    def _evict_files(self, entries):
-        """Drop the oldest snapshots beyond the count and byte bounds (sizes from the .bin files)."""
-        warnings = []
-        sizes = []
-        for _seq, _eid, base in entries:
+    def _evict_files(self):
+        """Evict on disk; sizes come from the .bin files, names from entries()."""
+        items = []
+        for _seq, event_id, base in self.entries():
             try:
-                sizes.append(os.stat(base + ".bin").st_size)
+                size = os.stat(base + ".bin").st_size
             except OSError:
-                sizes.append(0)
-        total = sum(sizes)
-        while entries and (len(entries) > self.ctx.max_snapshots or total > SNAPSHOT_TOTAL_BYTES):
-            _seq, event_id, base = entries.pop(0)
-            total -= sizes.pop(0)
-            self.remove({"_base": base})
-            warnings.append(
-                (
-                    "w.snapshot_evicted",
-                    {"id": event_id, "max": self.ctx.max_snapshots, "mib": SNAPSHOT_TOTAL_BYTES >> 20},
-                )
-            )
-        return warnings
+                size = 0
+            items.append((event_id, size, {"_base": base}))
+        return self._evict(items)
 
     def remove(self, record):
         if not self.ctx.persist_snapshots:
@@ -4325,15 +4316,7 @@ def _check_range(file, start, end, total):
     if total == 0:
         raise ToolError("OUT_OF_RANGE", "empty_file_range", data={"total": 0}, file=file)
     if end > total:
-        raise ToolError(
-            "OUT_OF_RANGE",
-            "out_of_range",
-            data={"total": total},
-            file=file,
-            start=start,
-            end=end,
-            total=total,
-        )
+        raise out_of_range(file, start, end, total)
 
 
 def _edit_range(args, total):
@@ -4356,10 +4339,9 @@ def check_view(ctx, args, file, real, text, edit_first, edit_last):
     vstart, vend, digest = parse_view_id(token)
     body = text.body
     total = text.total()
-    current_lines = _lines_window(text, body, vstart, min(vend, total))
     chunk = body[slice(*line_span(body, vstart, vend))] if vend <= total else None
     if chunk is None or view_hash(real, vstart, vend, chunk) != digest:
-        current = render_numbered(current_lines, vstart)
+        current = render_numbered(_lines_window(text, body, vstart, min(vend, total)), vstart)
         data = {"current": current}
         remembered = ctx.views.get(token.strip())
         if remembered is not None:
@@ -4459,12 +4441,12 @@ def _marker_line(file, text, value, occurrence):
 class Change:
     """What a line edit computed: the new body, the old line range it replaced and result members."""
 
-    def __init__(self, old_body, plan, first, last, added, fields, warnings=None, chip_text=None, at=0):
-        self.old_body = old_body
+    def __init__(self, text, plan, first, last, added, fields, warnings=None, chip_text=None, at=0):
+        self.old_body = text.body
         self.plan = plan  # (a, block, b): new body = old_body[:a] + block + old_body[b:]
         self.at = at  # byte offset where line `first` starts in old_body
         self._body = None
-        self.total = None  # finish_edit fills it in (spliced_line_count)
+        self.total = spliced_line_count(text, plan)
         self.first, self.last = first, last  # old lines replaced (last = first - 1 for an insertion)
         self.added = added
         self.fields = fields
@@ -4553,7 +4535,6 @@ def _edit_diff(ctx, args, file, text, change):
 def finish_edit(ctx, tool, args, file, real, st, raw, text, change):
     """Diff, balance, snapshot, atomic write, read-back; returns the result object (SPEC §2.5)."""
     warnings = list(change.warnings)
-    change.total = spliced_line_count(text, change.plan)
     result = {"status": "ok", "file": file, "path": real}
     result.update(change.fields)
     result["total"] = change.total
@@ -4687,21 +4668,11 @@ def _read_range(ctx, args, file, real, text, total, warnings):
         raise invalid("line_below_one", name="start", value=start)
     if total == 0:
         if start > 1:
-            raise ToolError(
-                "OUT_OF_RANGE", "out_of_range", data={"total": 0}, file=file, start=start, end=start, total=0
-            )
+            raise out_of_range(file, start, start, 0)
         return 1, 0
     if start > total:
         end = args.get("end", start)
-        raise ToolError(
-            "OUT_OF_RANGE",
-            "out_of_range",
-            data={"total": total},
-            file=file,
-            start=start,
-            end=end,
-            total=total,
-        )
+        raise out_of_range(file, start, end, total)
     end = args.get("end")
     if end is None:
         return start, total
@@ -4776,7 +4747,7 @@ def _replace_lines(ctx, args, file, real, text):
     lines = content_lines(args["content"])
     plan = splice_plan(body, a, b, encode_block(text, lines, eol), eol)
     fields = {"start": start, "end": end, "removed": end - start + 1, "added": len(lines)}
-    return Change(body, plan, start, end, len(lines), fields, warnings, at=a)
+    return Change(text, plan, start, end, len(lines), fields, warnings, at=a)
 
 
 def _replace_old(ctx, args, file, real, text):
@@ -4807,7 +4778,7 @@ def _replace_old(ctx, args, file, real, text):
     plan = (a, text.encode(new_region), b)
     added = len(split_decoded(new_region))
     fields = {"start": line_s, "end": line_e, "removed": line_e - line_s + 1, "added": added}
-    return Change(body, plan, line_s, line_e, added, fields, warnings, at=a)
+    return Change(text, plan, line_s, line_e, added, fields, warnings, at=a)
 
 
 def _match_trailing_newline(content, old_ends_a_line):
@@ -4872,7 +4843,7 @@ def _insert_change(ctx, args, file, real, text):
     a = skip_lines(body, 0, after)
     plan = splice_plan(body, a, a, encode_block(text, lines, eol), eol)
     fields = {"after_line": after, "added": len(lines)}
-    return Change(body, plan, after + 1, after, len(lines), fields, warnings, at=a)
+    return Change(text, plan, after + 1, after, len(lines), fields, warnings, at=a)
 
 
 # --- delete (SPEC §4.4) -----------------------------------------------------------------------------
@@ -4901,7 +4872,7 @@ def _delete_change(ctx, args, file, real, text):
     deleted = body[a:b].decode(text.codec)
     plan = splice_plan(body, a, b, b"", dominant_eol(body))
     fields = {"start": start, "end": end, "removed": end - start + 1}
-    change = Change(body, plan, start, end, 0, fields, warnings, chip_text=deleted, at=a)
+    change = Change(text, plan, start, end, 0, fields, warnings, chip_text=deleted, at=a)
     change.warnings += _delete_guard(ctx, args, file, real, text, change, start, end)
     return change
 
@@ -5029,15 +5000,7 @@ def _structure_request(ctx, args, what):
     if line < 1:
         raise invalid("line_below_one", name="line", value=line)
     if line > total:
-        raise ToolError(
-            "OUT_OF_RANGE",
-            "out_of_range",
-            data={"total": total},
-            file=file,
-            start=line,
-            end=line,
-            total=total,
-        )
+        raise out_of_range(file, line, line, total)
     language = _language_of(real, text)
     if language is None:
         raise ToolError("NOT_FOUND", "not_checkable", "range.hint", file=file, what=what)

@@ -1497,7 +1497,7 @@ def test_sandbox_race_file_swapped_before_rename(root, cache_dir, tmp_path, monk
     def still_same(*args):
         calls.append(1)
         answer = original(*args)
-        if len(calls) == 2:  # the re-check right before os.replace: swap after it
+        if len(calls) == 1:  # the conflict check right before os.replace: swap after it
             os.rename(victim, root / "aside.txt")
             os.symlink(secret, victim)
         return answer
@@ -1506,7 +1506,7 @@ def test_sandbox_race_file_swapped_before_rename(root, cache_dir, tmp_path, monk
     ctx = _ctx(be, root, cache_dir)
     with contextlib.suppress(be.ToolError):
         be.call_tool(ctx, be.find_tool("replace"), {"file": "victim.txt", "start": 1, "content": "PWNED"})
-    assert len(calls) >= 2
+    assert calls  # the swap happened
     outside.check()
 
 
