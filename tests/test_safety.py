@@ -1575,6 +1575,21 @@ def _store(cache_dir, kind):
     return directory
 
 
+def _damage(victim, damage, edits, tmp_path):
+    """Damage one store file the way `damage` names."""
+    data = victim.read_bytes()
+    if damage == "dir-not-file":
+        victim.unlink()
+        victim.mkdir()
+    elif damage == "symlink-outside":
+        victim.unlink()
+        victim.symlink_to(tmp_path / "outside" / "secret.txt")
+    elif damage.startswith("edit:"):
+        victim.write_bytes(_edited(data, **edits[damage[5:]]))
+    else:
+        victim.write_bytes(DAMAGE[damage](data))
+
+
 def _damages(edits, bugs):
     names = sorted(DAMAGE) + ["dir-not-file", "symlink-outside"] + [f"edit:{k}" for k in edits]
     return [pytest.param(name, marks=bugs[name]) if name in bugs else name for name in names]
@@ -1586,17 +1601,7 @@ def test_damaged_snapshot_is_skipped(damage, root, cache_dir, tmp_path, servers,
     events, _chip = _make_records(server, root)
     directory = _store(cache_dir, "snapshots")
     victim = sorted(directory.glob("*.json"))[0]  # the oldest: events[0]
-    data = victim.read_bytes()
-    if damage == "dir-not-file":
-        victim.unlink()
-        victim.mkdir()
-    elif damage == "symlink-outside":
-        victim.unlink()
-        victim.symlink_to(tmp_path / "outside" / "secret.txt")
-    elif damage.startswith("edit:"):
-        victim.write_bytes(_edited(data, **SNAPSHOT_EDITS[damage[5:]]))
-    else:
-        victim.write_bytes(DAMAGE[damage](data))
+    _damage(victim, damage, SNAPSHOT_EDITS, tmp_path)
     listed = [s["event_id"] for s in server.ok("be-trx-status", {})["snapshots"]]
     assert events[1] in listed and len(listed) >= 2  # the good ones are still there (plus the delete)
     shape_ok = damage in ("edit:created-string", "edit:summary-object", "utf16")  # still a valid record
@@ -1622,17 +1627,7 @@ def test_damaged_chip_is_skipped(damage, root, cache_dir, tmp_path, servers, out
     _result, error = server.call("be-replace", {"file": "gone.txt", "start": 1, "content": "keep me " * 10})
     good = error["chip"]
     victim = _store(cache_dir, "chips") / f"chip-{chip}.json"
-    data = victim.read_bytes()
-    if damage == "dir-not-file":
-        victim.unlink()
-        victim.mkdir()
-    elif damage == "symlink-outside":
-        victim.unlink()
-        victim.symlink_to(tmp_path / "outside" / "secret.txt")
-    elif damage.startswith("edit:"):
-        victim.write_bytes(_edited(data, **CHIP_EDITS[damage[5:]]))
-    else:
-        victim.write_bytes(DAMAGE[damage](data))
+    _damage(victim, damage, CHIP_EDITS, tmp_path)
     listed = server.ok("be-insert-chip", {})["chips"]
     assert good in listed
     if damage not in (
