@@ -44,6 +44,9 @@ CHIP_MIN_ARGS_BYTES = 50  # failed calls with shorter argument JSON are not wort
 VIEW_MEMORY = 256  # viewed texts the server remembers for STALE_VIEW diffs
 READ_MAX_LINES = 2000  # MCP default; the CLI default is 0 (no limit)
 BINARY_SNIFF_BYTES = 8192
+# Test mode (read once at start): run the code paths of platforms without descriptor-relative calls,
+# copy_file_range or flock (Windows) on POSIX too, so they are not shipped untested.
+PORTABLE_FALLBACKS = os.environ.get("BETTER_EDIT_PORTABLE_FALLBACKS") == "1"
 BALANCE_CHECK_LIMIT = 16 * 1024 * 1024  # larger files skip the post-edit balance check (with a warning)
 WRITE_DIFF_LINE_LIMIT = 20000  # a whole-file write diff of more lines is summarised
 AUTO_WINDOW_BEFORE, AUTO_WINDOW_AFTER = 10, 20
@@ -145,6 +148,10 @@ MESSAGES = {
         '请指定编码，例如 --encoding gbk 或 "encoding": "cp1252"',
     ),
     "encoding_unknown": ("unknown encoding {encoding!r}", "未知编码 {encoding!r}"),
+    "encoding_not_text": (
+        "encoding {encoding!r} is not a text encoding (it does not turn text into bytes)",
+        "{encoding!r} 不是文本编码（不能把文本变成字节）",
+    ),
     "encoding_unknown.hint": (
         "use a Python codec name such as gbk, gb18030, shift_jis, cp1252, latin-1",
         "请使用 Python 编码名，如 gbk、gb18030、shift_jis、cp1252、latin-1",
@@ -185,6 +192,38 @@ MESSAGES = {
     "sandbox_name": (
         "path {file!r} is refused: {why}",
         "路径 {file!r} 被拒绝：{why}",
+    ),
+    "sandbox_name.hint": (
+        "name the file by a plain path inside the root, without NUL bytes or remote hosts",
+        "请用根目录内的普通路径指定文件（不含 NUL 字节或远程主机）",
+    ),
+    "path_unencodable": (
+        "the file name {file} cannot be encoded for this file system (a lone surrogate?)",
+        "文件名 {file} 无法按本文件系统编码（含孤立代理字符？）",
+    ),
+    "too_large_memory": (
+        "{file} ({size} bytes) is too large to load into memory",
+        "{file}（{size} 字节）太大，无法载入内存",
+    ),
+    "too_large_memory.hint": (
+        "read a smaller range with start/end, or free memory",
+        "请用 start/end 读取较小的范围，或释放内存",
+    ),
+    "readback_temp": (
+        "read-back check failed for {path}: the disk did not keep the bytes just written",
+        "{path} 写后校验失败：磁盘未保存刚写入的内容",
+    ),
+    "readback_temp.hint": (
+        "check the disk; the file was not changed",
+        "请检查磁盘；文件未被修改",
+    ),
+    "restore_failed": (
+        "writing {path} in place failed and its old bytes could not be put back",
+        "就地写入 {path} 失败，且无法恢复原内容",
+    ),
+    "restore_failed.hint": (
+        "its old bytes are kept in the snapshot: free space, then roll back with be-trx-rollback",
+        "原内容保存在快照中：请释放空间后用 be-trx-rollback 回滚",
     ),
     "permission": ("permission denied for {path}: {detail}", "没有权限访问 {path}：{detail}"),
     "permission.hint": (
@@ -570,6 +609,15 @@ class ToolError(Exception):
         return error
 
 
+def display_text(text):
+    """`text` safe to show and to put in strict JSON: undecodable bytes of a file name (and any
+    lone surrogate) become U+FFFD. Display only: operations use the real name."""
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:
+        return re.sub("[\ud800-\udfff]", "\ufffd", text)
+
+
 def invalid(key, **fields):
     return ToolError("INVALID_ARGUMENT", key, "arg.hint", **fields)
 
@@ -769,8 +817,21 @@ MESSAGES.update(
 # and turned back into UTF-16 when written. Line edits splice byte ranges of whole lines, so every
 # line an edit does not name keeps its exact bytes.
 
-_BOMS = ((b"\xef\xbb\xbf", "utf-8-bom"), (b"\xff\xfe", "utf-16le"), (b"\xfe\xff", "utf-16be"))
-_UTF16_CODECS = {"utf-16le": "utf-16-le", "utf-16be": "utf-16-be"}
+_BOMS = (
+    (b"\xef\xbb\xbf", "utf-8-bom"),
+    (b"\xff\xfe\x00\x00", "utf-32le"),  # before UTF-16 LE, whose BOM it starts with
+    (b"\x00\x00\xfe\xff", "utf-32be"),
+    (b"\xff\xfe", "utf-16le"),
+    (b"\xfe\xff", "utf-16be"),
+)
+_UTF16_CODECS = {
+    "utf-16le": "utf-16-le",
+    "utf-16be": "utf-16-be",
+    "utf-32le": "utf-32-le",
+    "utf-32be": "utf-32-be",
+    "utf-16": "utf-16-le",  # named without a BOM: little-endian, and never a BOM added on writing
+    "utf-32": "utf-32-le",
+}
 _EOL_NAMES = {b"\n": "lf", b"\r\n": "crlf"}
 
 
@@ -810,21 +871,47 @@ class Text:
         return self.body[start:stop].decode(self.codec)
 
     def encode(self, string):
+        """`string` in the body's codec; ENCODING unless decoding gives back the same text (§2.1)."""
         try:
-            return string.encode(self.codec)
+            data = string.encode(self.codec)
         except UnicodeEncodeError as exc:
             raise ToolError(
                 "ENCODING", "encoding_content", encoding=self.encoding, char=exc.object[exc.start]
             ) from None
+        if self.codec != "utf-8":  # e.g. raw_unicode_escape reads "\\u0041" back as "A"
+            try:
+                back = data.decode(self.codec)
+            except UnicodeDecodeError:
+                back = ""
+            if back != string:
+                char = next((x for x, y in zip(string, back) if x != y), string[len(back) : len(back) + 1])
+                raise ToolError("ENCODING", "encoding_content", encoding=self.encoding, char=char)
+        return data
 
 
 def _lookup_codec(name):
+    """The codec's canonical name; ENCODING for an unknown name, INVALID_ARGUMENT for a codec that
+    does not turn text into bytes (hex, rot13, base64...)."""
     import codecs
 
     try:
-        return codecs.lookup(name).name
+        info = codecs.lookup(name)
     except (LookupError, TypeError, ValueError):
         raise ToolError("ENCODING", "encoding_unknown", encoding=name) from None
+    if not getattr(info, "_is_text_encoding", True):
+        raise invalid("encoding_not_text", encoding=name)
+    return info.name
+
+
+def refuse_binary(sample, file, encoding=None):
+    """BINARY_FILE when the first 8 KB hold a NUL, unless the file is UTF-16/32 (BOM or named)."""
+    if any(sample.startswith(bom) for bom, name in _BOMS[1:]):
+        return
+    if encoding and _lookup_codec(encoding).startswith(("utf-16", "utf-32")):
+        return
+    nul = sample.find(b"\0", 0, BINARY_SNIFF_BYTES)
+    if nul >= 0:
+        raise ToolError("BINARY_FILE", "binary", file=file, offset=nul)
 
 
 def decode_file(raw, file, encoding=None):
@@ -837,10 +924,10 @@ def decode_file(raw, file, encoding=None):
         if raw.startswith(bom):
             if name == "utf-8-bom":
                 return _decode_ascii_compatible(raw[3:], file, "utf-8", name, bom)
-            return _decode_utf16(raw[2:], file, name, bom)
+            return _decode_utf16(raw[len(bom) :], file, name, bom)
     codec = _lookup_codec(encoding) if encoding else "utf-8"
     if codec.startswith(("utf-16", "utf-32")):
-        return _decode_utf16(raw, file, codec, b"", codec)
+        return _decode_utf16(raw, file, codec, b"", _UTF16_CODECS.get(codec, codec))
     nul = raw.find(b"\0", 0, BINARY_SNIFF_BYTES)
     if nul >= 0:
         raise ToolError("BINARY_FILE", "binary", file=file, offset=nul)
@@ -3419,99 +3506,323 @@ def _path_from_arg(file):
     if not isinstance(file, str) or not file:
         raise ToolError("INVALID_ARGUMENT", "arg_type", name="file", expected_key="type.path", got=repr(file))
     if "\0" in file:
-        raise ToolError("SANDBOX", "sandbox_name", "sandbox_name.hint", file=file, why="NUL byte in path")
+        raise ToolError("SANDBOX", "sandbox_name", file=file, why="NUL byte in path")
     if file.startswith("file://"):
         from urllib.parse import unquote, urlsplit
 
         parts = urlsplit(file)
         if parts.netloc not in ("", "localhost"):
             raise ToolError("SANDBOX", "sandbox_name", file=file, why="file:// URL with a remote host")
-        file = unquote(parts.path)
+        file = unquote(parts.path, errors="surrogateescape")
         if "\0" in file or not file:
             raise ToolError("SANDBOX", "sandbox_name", file=file, why="NUL byte or empty path in URL")
+    try:
+        os.fsencode(file)
+    except UnicodeError:  # e.g. a lone surrogate that no file name on this system can hold
+        raise invalid("path_unencodable", file=display_text(file)) from None
     return file
 
 
-def resolve_path(ctx, file):
-    """The real absolute path of `file` (SPEC §2.3); SANDBOX when a root is set and it lies outside."""
+def _full_path(ctx, file):
+    """The absolute (not yet resolved) path that `file` names (docs/behaviour.md#paths)."""
     path = _path_from_arg(file)
     if ctx.root and os.name != "nt" and ("\\" in path or _WINDOWS_DRIVE.match(path)):
         parts = re.split(r"[\\/]", path)
         if ".." in parts or _WINDOWS_DRIVE.match(path):
             raise ToolError("SANDBOX", "sandbox", file=file, path=path, root=ctx.root)
     base = ctx.root or ctx.cwd
-    try:
-        real = os.path.realpath(os.path.join(base, os.path.expanduser(path) if not ctx.root else path))
-    except OSError:  # a link changed while it was being resolved
-        raise ToolError("CONFLICT", "conflict", file=file) from None
-    if ctx.root and not is_inside(real, ctx.root):
-        raise ToolError("SANDBOX", "sandbox", file=file, path=real, root=ctx.root)
-    return real
+    return os.path.join(base, path if ctx.root else os.path.expanduser(path))
 
 
 def is_inside(path, root):
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def stat_file(ctx, file, real):
-    """os.stat of an existing regular file, or NOT_FOUND / INVALID_ARGUMENT / PERMISSION."""
+def _use_dir_fd():
+    return not PORTABLE_FALLBACKS and os.name != "nt" and os.open in getattr(os, "supports_dir_fd", ())
+
+
+_MAX_SYMLINKS = 40
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def locate(ctx, file):
+    """Where `file` lives: a Place whose folder was reached by one walk (docs/behaviour.md#sandbox).
+
+    POSIX: from a descriptor of "/" each folder is opened relative to the previous one with
+    O_NOFOLLOW; a symlink met on the way is read (readlinkat) and its target walked the same way;
+    ".." pops a folder we opened ourselves. So the folder handle is exactly where the checked path
+    leads, and a folder swapped for a symlink after the check cannot redirect any later access,
+    which all go through this handle. Folders that do not exist yet are kept as `pending`.
+    """
+    full = _full_path(ctx, file)
+    if not _use_dir_fd():
+        return _locate_by_name(ctx, file, full)
+    parts = [p for p in full.split(os.sep) if p]
+    stack = [(os.open(os.sep, _DIR_FLAGS), "")]  # (fd, name) of each folder from "/"
+    links = 0
     try:
-        st = os.stat(real)
-    except FileNotFoundError:
-        raise ToolError("NOT_FOUND", "not_found", file=file, base=ctx.root or ctx.cwd) from None
-    except OSError as exc:
-        raise os_error(exc, real) from None
+        while True:
+            name = _walk_folders(stack, parts, file)
+            if name is None or len(parts) > 1:  # a missing folder: the rest is pending
+                break
+            target = _readlink_at(stack[-1][0], name)
+            if target is None:
+                break
+            links += 1
+            if links > _MAX_SYMLINKS:
+                raise ToolError("IO", "io", path=full, detail="too many levels of symbolic links")
+            parts[:] = _splice_link(stack, target, [])
+        folder_path = os.sep + os.sep.join(n for _fd, n in stack if n)
+        pending, name = ([p for p in parts[:-1] if p not in ("", ".")], parts[-1]) if parts else ([], "")
+        if ".." in pending:  # a missing folder cannot have a parent to go back to
+            raise ToolError("NOT_FOUND", "not_found", file=file, base=ctx.root or ctx.cwd)
+        real = os.path.join(folder_path, *pending, name) if name else folder_path
+        if ctx.root and not is_inside(real, ctx.root):
+            raise ToolError("SANDBOX", "sandbox", file=file, path=display_text(real), root=ctx.root)
+        if not name or name in (".", ".."):
+            raise ToolError("INVALID_ARGUMENT", "is_directory", file=file)
+        folder = _Folder(folder_path, stack.pop()[0])
+    finally:
+        for fd, _name in stack:
+            os.close(fd)
+    return Place(file, folder, name, pending)
+
+
+def _walk_folders(stack, parts, file):
+    """Open the folders of `parts` one by one (consuming them), following symlinks by hand.
+
+    Stops with parts == [final name] (returned) or, when a folder is missing, with the missing
+    folders and the name left in `parts` (the first missing one returned).
+    """
+    links = 0
+    while len(parts) > 1:
+        part = parts[0]
+        if part in ("", "."):
+            parts.pop(0)
+            continue
+        if part == "..":
+            parts.pop(0)
+            if len(stack) > 1:
+                os.close(stack.pop()[0])
+            continue
+        try:
+            fd = os.open(part, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=stack[-1][0])
+        except FileNotFoundError:
+            return part
+        except OSError as exc:
+            target = _readlink_at(stack[-1][0], part)
+            if target is None:
+                if exc.errno == errno_of("ENOTDIR"):
+                    raise ToolError("NOT_FOUND", "not_found", file=file, base=os.sep.join(parts)) from None
+                raise os_error(exc, part) from None
+            links += 1
+            if links > _MAX_SYMLINKS:
+                raise ToolError("IO", "io", path=file, detail="too many levels of symbolic links") from None
+            parts[:] = _splice_link(stack, target, parts[1:])
+            continue
+        stack.append((fd, part))
+        parts.pop(0)
+    while parts and parts[-1] in (".", ".."):  # "dir/.." names a folder, not a file
+        if parts.pop() == ".." and len(stack) > 1:
+            os.close(stack.pop()[0])
+    return parts[0] if parts else None
+
+
+def _readlink_at(fd, name):
+    try:
+        return os.readlink(name, dir_fd=fd)
+    except OSError:  # not a symlink, or gone
+        return None
+
+
+def _splice_link(stack, target, rest):
+    """The parts left to walk after a symlink: an absolute target restarts from "/"."""
+    if target.startswith(os.sep):
+        while len(stack) > 1:
+            os.close(stack.pop()[0])
+    return [p for p in target.split(os.sep) if p] + rest
+
+
+def errno_of(name):
+    import errno
+
+    return getattr(errno, name)
+
+
+def _locate_by_name(ctx, file, full):
+    """Windows and the portable test mode: realpath, then a check (no descriptor-relative calls)."""
+    try:
+        real = os.path.realpath(full)
+    except OSError:  # a link changed while it was being resolved
+        raise ToolError("CONFLICT", "conflict", file=file) from None
+    if ctx.root and not is_inside(real, ctx.root):
+        raise ToolError("SANDBOX", "sandbox", file=file, path=display_text(real), root=ctx.root)
+    if os.path.isdir(real):
+        raise ToolError("INVALID_ARGUMENT", "is_directory", file=file)
+    folder, name = os.path.split(real)
+    pending = []
+    while not os.path.isdir(folder):
+        folder, missing = os.path.split(folder)
+        pending.insert(0, missing)
+    return Place(file, _Folder(folder, None), name, pending)
+
+
+def resolve_path(ctx, file):
+    """The real absolute path of `file` (SPEC §2.3 in docs/behaviour.md); SANDBOX outside the root."""
+    with locate(ctx, file) as place:
+        return place.real
+
+
+class Place:
+    """A file reached by locate(): its folder's handle, its name, folders still to create.
+
+    Every access to the file goes through the folder handle, so it reaches what was checked.
+    Use as a context manager (the handle is closed at the end).
+    """
+
+    __slots__ = ("file", "folder", "name", "pending", "created")
+
+    def __init__(self, file, folder, name, pending=()):
+        self.file, self.folder, self.name, self.pending = file, folder, name, list(pending)
+        self.created = []  # folders made by make_folders(), outermost first
+
+    @property
+    def real(self):
+        return os.path.join(self.folder.path, *self.pending, self.name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.folder.close()
+
+    def lstat(self):
+        """os.lstat of the file, or None when absent; a symlink here appeared after locate()."""
+        if self.pending:
+            return None
+        try:
+            st = self.folder.lstat(self.name)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise os_error(exc, self.real) from None
+        import stat as stat_module
+
+        if stat_module.S_ISLNK(st.st_mode):
+            raise ToolError("SANDBOX", "sandbox_name", file=self.file, why="it became a symlink")
+        return st
+
+    def stat(self, ctx):
+        """The stat of an existing regular file, or NOT_FOUND / INVALID_ARGUMENT."""
+        st = self.lstat()
+        if st is None:
+            raise ToolError("NOT_FOUND", "not_found", file=self.file, base=ctx.root or ctx.cwd)
+        _require_regular(st, self.file)
+        return st
+
+    def open(self, flags=os.O_RDONLY):
+        """(fd, stat) of the regular file; never blocks (a FIFO is refused, not waited on)."""
+        if self.pending:
+            raise FileNotFoundError(2, "No such file or directory", self.real)
+        nonblock = getattr(os, "O_NONBLOCK", 0)
+        fd = self.folder.open(self.name, flags | getattr(os, "O_NOFOLLOW", 0) | nonblock)
+        try:
+            st = os.fstat(fd)
+            _require_regular(st, self.file)
+            if nonblock:
+                import fcntl
+
+                fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~nonblock)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd, st
+
+    def read(self, encoding=None):
+        """(stat, raw bytes): the first 8 KB are checked for binary before the rest is read (§7)."""
+        try:
+            fd, st = self.open()
+        except FileNotFoundError:
+            raise ToolError("NOT_FOUND", "not_found", file=self.file, base=self.folder.path) from None
+        except OSError as exc:
+            if exc.errno == errno_of("ELOOP"):  # swapped for a symlink between check and use
+                raise ToolError(
+                    "SANDBOX", "sandbox_name", file=self.file, why="it became a symlink"
+                ) from None
+            raise os_error(exc, self.real) from None
+        try:
+            with open(fd, "rb", closefd=True) as handle:
+                sample = handle.read(BINARY_SNIFF_BYTES)
+                refuse_binary(sample, self.file, encoding)
+                rest = handle.read()
+            return st, sample + rest if rest else sample
+        except MemoryError:
+            raise ToolError("TOO_LARGE", "too_large_memory", file=self.file, size=st.st_size) from None
+        except OSError as exc:
+            raise os_error(exc, self.real) from None
+
+    def make_folders(self, ctx):
+        """Create the pending folders inside the root and walk into them (write of a new file)."""
+        while self.pending:
+            part = self.pending[0]
+            try:
+                self.folder.mkdir(part)
+                self.created.append(os.path.join(self.folder.path, part))
+            except FileExistsError:
+                pass
+            except OSError as exc:
+                raise os_error(exc, os.path.join(self.folder.path, part)) from None
+            self.folder = self.folder.enter(part, self.file)
+            self.pending.pop(0)
+        if ctx.root and not is_inside(self.folder.path, ctx.root):  # (by-name mode re-checks here)
+            raise ToolError("SANDBOX", "sandbox", file=self.file, path=self.folder.path, root=ctx.root)
+
+
+def _require_regular(st, file):
     import stat as stat_module
 
     if stat_module.S_ISDIR(st.st_mode):
         raise ToolError("INVALID_ARGUMENT", "is_directory", file=file)
     if not stat_module.S_ISREG(st.st_mode):
-        raise ToolError("INVALID_ARGUMENT", "not_regular", "arg.hint", file=file)
-    return st
+        raise ToolError("INVALID_ARGUMENT", "not_regular", file=file)
 
 
-def read_bytes(real):
-    """The file's bytes; the final component must not have become a symlink since it was resolved."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
-    try:
-        fd = os.open(real, flags)
-    except OSError as exc:
-        if exc.errno == 40:  # ELOOP: swapped for a symlink between check and use
-            raise ToolError("SANDBOX", "sandbox_name", file=real, why="it became a symlink") from None
-        raise os_error(exc, real) from None
-    try:
-        with open(fd, "rb", closefd=True) as handle:
-            return handle.read()
-    except OSError as exc:
-        raise os_error(exc, real) from None
-
-
-def load_text(ctx, file, real, encoding=None):
+def load_text(ctx, place, encoding=None):
     """(stat, raw bytes, Text) of an existing text file."""
-    st = stat_file(ctx, file, real)
-    raw = read_bytes(real)
-    return st, raw, decode_file(raw, file, encoding or ctx.encoding)
+    place.stat(ctx)
+    st, raw = place.read(encoding or ctx.encoding)
+    return st, raw, decode_file(raw, place.file, encoding or ctx.encoding)
+
+
+def read_text(ctx, file, encoding=None):
+    """(real path, Text) of an existing text file, for tools that only read."""
+    with locate(ctx, file) as place:
+        _st, _raw, text = load_text(ctx, place, encoding)
+        return place.real, text
 
 
 class FileLock:
-    """An exclusive lock on one path (SPEC §2.4); the lock file lives in the cache, not beside it."""
+    """An exclusive lock on one key (SPEC §2.4); the lock file lives in the cache, not beside it."""
 
     def __init__(self, ctx, key):
         import hashlib
 
-        digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+        digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:24]
+        self.ctx = ctx
         self.path = os.path.join(ctx.cache_base, "locks", digest + ".lock")
         self.fd = None
 
     def __enter__(self):
+        if self.fd is not None:  # (lock_file hands out a lock already held)
+            return self
         try:
             os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
-            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o600)
         except OSError:
             self.fd = self._fallback_fd()
-        if os.name == "nt":
-            import msvcrt
-
+        if os.name == "nt" or PORTABLE_FALLBACKS:
+            msvcrt = _msvcrt()
             while True:
                 try:
                     msvcrt.locking(self.fd, msvcrt.LK_LOCK, 1)
@@ -3525,81 +3836,133 @@ class FileLock:
         return self
 
     def _fallback_fd(self):
-        """The cache is unusable (read-only, full): lock in the system temp folder instead."""
+        """The cache is unusable (read-only, full): lock in a private folder of the system temp folder.
+
+        The folder's name is predictable, so it must be ours: created 0700, or already there as a
+        real folder (not a link) owned by us with mode 0700; anything else is refused.
+        """
         import tempfile
 
-        folder = os.path.join(
-            tempfile.gettempdir(), f"better-edit-tools-locks-{getattr(os, 'getuid', lambda: 0)()}"
-        )
+        uid = getattr(os, "getuid", lambda: 0)()
+        folder = os.path.join(tempfile.gettempdir(), f"better-edit-tools-locks-{uid}")
         path = os.path.join(folder, os.path.basename(self.path))
         try:
-            os.makedirs(folder, mode=0o700, exist_ok=True)
-            return os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                os.mkdir(folder, 0o700)
+            except FileExistsError:
+                pass
+            st = os.lstat(folder)
+            import stat as stat_module
+
+            if os.name != "nt" and (
+                not stat_module.S_ISDIR(st.st_mode) or st.st_uid != uid or st.st_mode & 0o077
+            ):
+                raise ToolError(
+                    "PERMISSION",
+                    "permission",
+                    path=folder,
+                    detail="lock folder is not a private folder of ours",
+                )
+            return os.open(path, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o600)
         except OSError as exc:
             raise os_error(exc, path) from None
 
     def __exit__(self, *exc):
         if self.fd is not None:
-            if os.name == "nt":
-                import msvcrt
-
+            if os.name == "nt" or PORTABLE_FALLBACKS:
                 try:
-                    msvcrt.locking(self.fd, msvcrt.LK_UNLCK, 1)
+                    _msvcrt().locking(self.fd, _msvcrt().LK_UNLCK, 1)
                 except OSError:
                     pass
             os.close(self.fd)  # closing releases a flock
             self.fd = None
 
 
-def check_writable(real, st):
+def _msvcrt():
+    """Windows' msvcrt; in the portable test mode on POSIX a stand-in with the same locking calls."""
+    if os.name == "nt":
+        import msvcrt
+
+        return msvcrt
+    import fcntl
+    import types
+
+    def locking(fd, mode, size):  # msvcrt.locking: LK_LOCK retries, then raises OSError
+        os.lseek(fd, 0, os.SEEK_SET)
+        fcntl.lockf(fd, fcntl.LOCK_UN if mode == 0 else fcntl.LOCK_EX, size)
+
+    return types.SimpleNamespace(locking=locking, LK_UNLCK=0, LK_LOCK=1)
+
+
+def lock_file(ctx, place):
+    """Lock the file itself, not its name: hard links share one lock (SPEC §2.4, docs/behaviour.md).
+
+    The key is the inode of the existing file (or the path of a file not yet created); the file is
+    looked at again once the lock is held, and the lock taken anew if it was replaced meanwhile (an
+    atomic write by another process gives the name a new inode).
+    """
+    for _ in range(1000):
+        st = place.lstat()
+        lock = FileLock(ctx, _lock_key(place, st)).__enter__()
+        try:
+            now = place.lstat()
+        except BaseException:
+            lock.__exit__(None, None, None)
+            raise
+        if _identity(now) == _identity(st):
+            return lock
+        lock.__exit__(None, None, None)
+    raise ToolError("CONFLICT", "conflict", file=place.file)
+
+
+def _identity(st):
+    return None if st is None else (st.st_dev, st.st_ino)
+
+
+def _lock_key(place, st):
+    return f"inode:{st.st_dev}:{st.st_ino}" if st is not None else "path:" + place.real
+
+
+def check_writable(place, st):
     """PERMISSION unless the file (or, for a new file, its folder) may be written.
 
     Root passes every access check, so a file or folder with no write bit at all is refused too:
     a read-only file is a user's statement, not an obstacle to work around.
     """
-    target = real if st is not None else os.path.dirname(real)
-    mode = st.st_mode if st is not None else _mode_of(target)
-    if mode is None:
-        return
-    if not os.access(target, os.W_OK) or not mode & 0o222:
-        if not os.path.lexists(target):
-            raise ToolError("CONFLICT", "conflict", file=target)
-        raise ToolError("PERMISSION", "permission", path=target, detail="read-only (no write permission)")
-    if st is not None and st.st_nlink == 1:
-        folder = os.path.dirname(real)
-        folder_mode = _mode_of(folder)
-        if folder_mode is not None and (not os.access(folder, os.W_OK) or not folder_mode & 0o222):
+    if st is not None and (not place.folder.access(place.name) or not st.st_mode & 0o222):
+        raise ToolError("PERMISSION", "permission", path=place.real, detail="read-only (no write permission)")
+    if st is None or st.st_nlink == 1:
+        folder_mode = place.folder.mode()
+        if folder_mode is not None and (not place.folder.access(".") or not folder_mode & 0o222):
             raise ToolError(
-                "PERMISSION", "permission", path=folder, detail="read-only folder (no write permission)"
+                "PERMISSION",
+                "permission",
+                path=place.folder.path,
+                detail="read-only folder (no write permission)",
             )
-
-
-def _mode_of(path):
-    try:
-        return os.stat(path).st_mode
-    except OSError:
-        return None
 
 
 def file_signature(st):
     return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
 
 
-def _still_same(real, st, raw):
+def _still_same(place, st, raw):
     """True when the file still holds what was read (stat signature; small files byte by byte)."""
     try:
-        now = os.stat(real)
-    except FileNotFoundError:
-        return st is None
-    except OSError:
+        now = place.lstat()
+    except ToolError:
         return False
-    if st is None or file_signature(now) != file_signature(st):
+    if st is None or now is None:
+        return st is None and now is None
+    if file_signature(now) != file_signature(st):
         return False
     if raw is not None and len(raw) <= 1 << 20:
         try:
-            return read_bytes(real) == raw
-        except ToolError:
+            fd, _st = place.open()
+        except (OSError, ToolError):
             return False
+        with open(fd, "rb", closefd=True) as handle:
+            return handle.read(len(raw) + 1) == raw
     return True
 
 
@@ -3634,7 +3997,7 @@ def payload_sha256(payload):
 
 def _copy_range(src_fd, dst_fd, offset, count):
     """Bytes copied in the kernel from src_fd[offset:] to dst_fd's position (0 if unsupported)."""
-    copy = getattr(os, "copy_file_range", None)
+    copy = None if PORTABLE_FALLBACKS else getattr(os, "copy_file_range", None)
     done = 0
     if copy is None or src_fd is None:
         return 0
@@ -3655,105 +4018,160 @@ def _write_payload(fd, payload, src_fd=None):
         _write_all(fd, memoryview(source)[start + done : stop])
 
 
-def _fsync_dir(directory):
-    if os.name == "nt":
-        return
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+def _holds(fd, payload):
+    """Read `fd` back from its start and compare it with `payload`, chunk by chunk (SPEC §2.4)."""
+    if os.fstat(fd).st_size != payload_size(payload):
+        return False
+    os.lseek(fd, 0, os.SEEK_SET)
+    for source, start, stop, _offset in payload:
+        view = memoryview(source)
+        for piece in range(start, stop, 1 << 24):
+            size = min(1 << 24, stop - piece)
+            if _read_exactly(fd, size) != view[piece : piece + size]:
+                return False
+    return True
 
 
-def atomic_write(real, payload, old_stat=None, old_raw=None, check_conflict=True, file=None, root=None):
-    """Write `payload` to `real` atomically (temp file + fsync + rename + directory fsync).
+def _read_exactly(fd, size):
+    chunks = []
+    while size > 0:
+        chunk = os.read(fd, size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+# Temp files being written right now, so a signal handler can remove them (SPEC §2.4): the one
+# piece of process-wide state, because a signal reaches the process, not a Context.
+_LIVE_TEMPS = {}
+
+
+def _remove_live_temps():
+    for key, (folder, name) in list(_LIVE_TEMPS.items()):
+        folder.unlink(name)
+        _LIVE_TEMPS.pop(key, None)
+
+
+def atomic_write(place, payload, old_stat=None, old_raw=None, check_conflict=True):
+    """Write `payload` to the file of `place` atomically (temp file + fsync + read-back + rename).
 
     Keeps the old permission bits (and owner where permitted). A file with several hard links is
-    written in place so the links stay shared. Everything happens through a handle on the folder,
-    checked to be inside `root`, so a folder or file swapped for a symlink between our checks and
-    our writes cannot redirect them. Raises CONFLICT if the file changed since `old_stat`,
-    SANDBOX/PERMISSION/IO otherwise; returns warnings.
+    written in place so the links stay shared, and on any failure its old bytes are put back.
+    Everything happens through the folder handle of `place`, so a folder or file swapped for a
+    symlink after locate() cannot redirect it. Raises CONFLICT if the file changed since
+    `old_stat`, PERMISSION/IO otherwise; returns warnings.
     """
-    directory, name = os.path.split(real)
-    folder = _Folder(directory, root, file or real)
+    folder, name = place.folder, place.name
     try:
         if old_stat is not None and old_stat.st_nlink > 1:
-            if check_conflict and not _still_same(real, old_stat, old_raw):
-                raise ToolError("CONFLICT", "conflict", file=file or real)
-            folder.write_in_place(name, payload, old_stat)
-            return [("w.hardlinks", {"path": real, "count": old_stat.st_nlink})]
+            if check_conflict and not _still_same(place, old_stat, old_raw):
+                raise ToolError("CONFLICT", "conflict", file=place.file)
+            folder.write_in_place(place, payload, old_stat, old_raw)
+            return [("w.hardlinks", {"path": place.real, "count": old_stat.st_nlink})]
         folder.sweep_temps(name)
         temp = folder.replace_with(
-            name, payload, old_stat, lambda: not check_conflict or _still_same(real, old_stat, old_raw)
+            place, payload, old_stat, lambda: not check_conflict or _still_same(place, old_stat, old_raw)
         )
         if temp is None:
-            raise ToolError("CONFLICT", "conflict", file=file or real)
+            raise ToolError("CONFLICT", "conflict", file=place.file)
         folder.fsync()
     except OSError as exc:
-        raise os_error(exc, real) from None
-    finally:
-        folder.close()
+        raise os_error(exc, place.real) from None
     return []
 
 
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
 class _Folder:
-    """A handle on the folder of the file being written (POSIX: an fd used with dir_fd=...)."""
+    """The folder of a file: a descriptor used with dir_fd=... (POSIX), else its path (Windows)."""
 
-    def __init__(self, directory, root, file):
-        self.path = directory
-        self.fd = None
-        if os.name == "nt" or os.open not in getattr(os, "supports_dir_fd", ()):
-            self._check_inside(root, file)
-            return
-        try:
-            self.fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-        except OSError as exc:
-            raise os_error(exc, directory) from None
-        self._check_inside(root, file)
-
-    def _check_inside(self, root, file):
-        if not root:
-            return
-        real = os.path.realpath(self.path)
-        same = True
-        if self.fd is not None:
-            opened, named = os.fstat(self.fd), os.stat(real)
-            same = (opened.st_dev, opened.st_ino) == (named.st_dev, named.st_ino)
-        if not is_inside(real, root) or not same:
-            self.close()
-            raise ToolError("SANDBOX", "sandbox", file=file, path=real, root=root)
+    def __init__(self, path, fd):
+        self.path = path
+        self.fd = fd
 
     def _at(self, name):
         return (name, {"dir_fd": self.fd}) if self.fd is not None else (os.path.join(self.path, name), {})
 
     def open(self, name, flags, mode=0o666):
         path, kwargs = self._at(name)
-        return os.open(path, flags | getattr(os, "O_BINARY", 0), mode, **kwargs)
+        return os.open(path, flags | getattr(os, "O_BINARY", 0) | _CLOEXEC, mode, **kwargs)
 
-    def unlink(self, name):
+    def lstat(self, name):
+        path, kwargs = self._at(name)
+        return os.stat(path, follow_symlinks=False, **kwargs)
+
+    def mode(self):
+        try:
+            return (os.fstat(self.fd) if self.fd is not None else os.stat(self.path)).st_mode
+        except OSError:
+            return None
+
+    def access(self, name):
         path, kwargs = self._at(name)
         try:
-            os.unlink(path, **kwargs)
+            return os.access(path, os.W_OK, **kwargs)
+        except (OSError, NotImplementedError):
+            return True
+
+    def mkdir(self, name):
+        path, kwargs = self._at(name)
+        os.mkdir(path, 0o777, **kwargs)
+
+    def enter(self, name, file):
+        """The sub-folder `name` (this handle is closed); a symlink there is refused, not followed."""
+        if self.fd is None:
+            return _Folder(os.path.join(self.path, name), None)
+        try:
+            fd = os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=self.fd)
+        except OSError as exc:
+            if exc.errno in (errno_of("ELOOP"), errno_of("ENOTDIR")):
+                raise ToolError(
+                    "SANDBOX", "sandbox_name", file=file, why=f"{name} became a symlink"
+                ) from None
+            raise os_error(exc, os.path.join(self.path, name)) from None
+        self.close()
+        return _Folder(os.path.join(self.path, name), fd)
+
+    def link(self, name, target):
+        """Hard-link the file `name` (never a symlink's target) to the absolute path `target`."""
+        path, kwargs = self._at(name)
+        if self.fd is not None:
+            kwargs = {"src_dir_fd": self.fd}
+        os.link(path, target, follow_symlinks=False, **kwargs)
+
+    def unlink(self, name):
+        try:
+            self.delete(name)
         except OSError:
             pass
 
-    def replace_with(self, name, payload, old_stat, still_same):
-        """Write a temp file, then rename it over `name` if still_same(); returns the temp name or None."""
+    def delete(self, name):
+        path, kwargs = self._at(name)
+        os.unlink(path, **kwargs)
+
+    def replace_with(self, place, payload, old_stat, still_same):
+        """Write a temp file, check it, then rename it over the file if still_same(); None on conflict."""
+        name = place.name
         temp = f".{name}.be-{os.getpid()}-{os.urandom(4).hex()}.tmp"
         fd = src_fd = None
+        key = object()
         try:
             if old_stat is not None and any(piece[3] is not None for piece in payload):
-                src_fd = self.open(name, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-            fd = self.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+                src_fd = self.open(name, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+                if _identity(os.fstat(src_fd)) != _identity(old_stat):
+                    return None
+            _LIVE_TEMPS[key] = (self, temp)
+            fd = self.open(temp, os.O_RDWR | os.O_CREAT | os.O_EXCL | _NOFOLLOW)
             _write_payload(fd, payload, src_fd)
             if old_stat is not None:
                 _copy_owner_and_mode(fd, os.path.join(self.path, temp), old_stat)
             os.fsync(fd)
+            if not _holds(fd, payload):
+                raise ToolError("IO", "readback_temp", path=place.real)
             os.close(fd)
             fd = None
             if not still_same():
@@ -3770,17 +4188,29 @@ class _Folder:
                     os.close(handle)
             if temp is not None:
                 self.unlink(temp)
+            _LIVE_TEMPS.pop(key, None)
 
-    def write_in_place(self, name, payload, old_stat):
-        """For hard-linked files: overwrite the same inode (refusing a swapped-in symlink or file)."""
-        fd = self.open(name, os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0))
+    def write_in_place(self, place, payload, old_stat, old_raw):
+        """Hard-linked files: overwrite the same inode; any failure puts the old bytes back (SPEC §2.4)."""
+        fd = self.open(place.name, os.O_RDWR | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
         try:
             now = os.fstat(fd)
-            if (now.st_dev, now.st_ino) != (old_stat.st_dev, old_stat.st_ino):
-                raise ToolError("CONFLICT", "conflict", file=os.path.join(self.path, name))
-            _write_payload(fd, payload)
-            os.ftruncate(fd, payload_size(payload))
-            os.fsync(fd)
+            if _identity(now) != _identity(old_stat):
+                raise ToolError("CONFLICT", "conflict", file=place.file)
+            if old_raw is None:  # (callers pass the bytes they read; never overwrite without them)
+                raise ToolError("CONFLICT", "conflict", file=place.file)
+            try:
+                os.lseek(fd, 0, os.SEEK_SET)
+                _write_payload(fd, payload)
+                os.ftruncate(fd, payload_size(payload))
+                os.fsync(fd)
+                if not _holds(fd, payload):
+                    raise ToolError("IO", "readback_temp", path=place.real)
+            except (OSError, ToolError) as exc:
+                _put_back(fd, old_raw, place)
+                if isinstance(exc, ToolError):
+                    raise
+                raise os_error(exc, place.real) from None
         finally:
             os.close(fd)
 
@@ -3815,6 +4245,35 @@ class _Folder:
             self.fd = None
 
 
+def _put_back(fd, old_raw, place):
+    """Restore the old bytes of an in-place write that failed; IO naming the kept snapshot if not."""
+    try:
+        os.lseek(fd, 0, os.SEEK_SET)
+        _write_all(fd, old_raw)
+        os.ftruncate(fd, len(old_raw))
+        os.fsync(fd)
+        if _holds(fd, payload_of(old_raw)):
+            return
+    except OSError:
+        pass
+    raise ToolError("IO", "restore_failed", path=place.real)
+
+
+def _fsync_dir(directory):
+    if os.name == "nt":
+        return
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 def _process_alive(pid):
     if pid == os.getpid() or os.name == "nt":  # (os.kill(pid, 0) is not a probe on Windows)
         return True
@@ -3833,39 +4292,10 @@ def _copy_owner_and_mode(fd, temp, old_stat):
             os.fchown(fd, old_stat.st_uid, old_stat.st_gid)
         except OSError:
             pass  # not permitted: the new file keeps our owner
-    if hasattr(os, "fchmod"):
+    if hasattr(os, "fchmod") and not PORTABLE_FALLBACKS:
         os.fchmod(fd, old_stat.st_mode & 0o7777)
     else:
         os.chmod(temp, old_stat.st_mode & 0o7777)
-
-
-def verify_written(real, payload):
-    """Read the file back and compare it with `payload`, chunk by chunk (SPEC §2.4)."""
-    try:
-        if os.path.getsize(real) != payload_size(payload):
-            return False
-        with open(real, "rb") as handle:
-            for source, start, stop, _offset in payload:
-                source = source if isinstance(source, bytes) else bytes(source)
-                for position in range(start, stop, 1 << 24):
-                    chunk = handle.read(min(1 << 24, stop - position))
-                    if not source.startswith(chunk, position) or not chunk:
-                        return False
-        return True
-    except OSError:
-        return False
-
-
-def make_parents(ctx, real, file):
-    directory = os.path.dirname(real)
-    if os.path.isdir(directory):
-        return
-    try:
-        os.makedirs(directory, exist_ok=True)
-    except OSError as exc:
-        raise os_error(exc, directory) from None
-    if ctx.root and not is_inside(os.path.realpath(directory), ctx.root):
-        raise ToolError("SANDBOX", "sandbox", file=file, path=directory, root=ctx.root)
 
 
 # ====================================================================================================
@@ -4039,12 +4469,12 @@ class SnapshotStore:
                 pass
         return dropped
 
-    def prepare(self, real, raw, old_stat, tool, summary):
+    def prepare(self, place, raw, old_stat, tool, summary):
         """Reserve an event id and keep the bytes before the edit; returns a pending record."""
         record = {
             "event_id": None,
             "tool": tool,
-            "file": real,
+            "file": place.real,
             "before": "absent" if raw is None else "bytes",
             "before_size": 0 if raw is None else len(raw),
             "created_at": _now(),
@@ -4068,15 +4498,20 @@ class SnapshotStore:
             record["event_id"] = _new_id(taken)
             record["seq"] = max(time.time_ns(), last + 1)
             record["_base"] = os.path.join(self.dir, f"{record['seq']:020d}-{record['event_id']}")
+            if place.created:
+                record["created_folders"] = list(place.created)
             if raw is not None:
-                self._keep_before(record["_base"] + ".bin", real, raw, old_stat)
+                self._keep_before(record["_base"] + ".bin", place, raw, old_stat)
         return record
 
-    def _keep_before(self, target, real, raw, old_stat):
+    def _keep_before(self, target, place, raw, old_stat):
+        """The old bytes: a hard link to the old inode (reached through the folder handle, and
+        checked to be that inode), else a copy."""
         if old_stat is not None and old_stat.st_nlink == 1:
             try:
-                os.link(real, target)
-                if os.path.getsize(target) == len(raw):
+                place.folder.link(place.name, target)
+                linked = os.lstat(target)
+                if _identity(linked) == _identity(old_stat) and linked.st_size == len(raw):
                     return
                 os.unlink(target)
             except OSError:
@@ -4532,8 +4967,9 @@ def _edit_diff(ctx, args, file, text, change):
     return unified_hunk(file, old_lines, new_lines, first, around=around)
 
 
-def finish_edit(ctx, tool, args, file, real, st, raw, text, change):
+def finish_edit(ctx, tool, args, place, st, raw, text, change):
     """Diff, balance, snapshot, atomic write, read-back; returns the result object (SPEC §2.5)."""
+    file, real = place.file, place.real
     warnings = list(change.warnings)
     result = {"status": "ok", "file": file, "path": real}
     result.update(change.fields)
@@ -4554,7 +4990,7 @@ def finish_edit(ctx, tool, args, file, real, st, raw, text, change):
                 warnings.append(("w.deleted_chip", {"id": chip_id}))
         summary = _summary(tool, change)
         payload = _edit_payload(text, raw, change)
-        result["event_id"], write_warnings = commit_bytes(ctx, tool, file, real, st, raw, payload, summary)
+        result["event_id"], write_warnings = commit_bytes(ctx, tool, place, st, raw, payload, summary)
         warnings += write_warnings
     if warnings:
         result["warnings"] = _local_warnings(ctx, warnings)
@@ -4577,40 +5013,43 @@ def _edit_payload(text, raw, change):
     return [(raw, 0, head, 0), (bytes(block), 0, len(block), None), (raw, tail, len(raw), tail)]
 
 
-def commit_bytes(ctx, tool, file, real, st, raw, payload, summary):
-    """Snapshot, atomic write and read-back of `payload`; returns (event_id, warnings)."""
+def commit_bytes(ctx, tool, place, st, raw, payload, summary):
+    """Snapshot, then the atomic write (read back before it lands); returns (event_id, warnings)."""
     store = SnapshotStore(ctx)
     warnings = []
     if st is not None and st.st_nlink > 1 and store.drop_stray_links(st):
-        st = os.stat(real)  # the extra link was ours, left by a killed process: not a user's hard link
+        st = place.lstat()  # the extra link was ours, left by a killed process: not a user's hard link
     try:
-        pending = store.prepare(real, raw, st, tool, summary)
+        pending = store.prepare(place, raw, st, tool, summary)
     except OSError as exc:  # the edit goes on; only its rollback by another process is lost
         warnings.append(("w.snapshot_not_saved", {"detail": exc.strerror or str(exc)}))
         ctx.persist_snapshots = False
         store = SnapshotStore(ctx)
-        pending = store.prepare(real, raw, st, tool, summary)
+        pending = store.prepare(place, raw, st, tool, summary)
     try:
-        warnings += atomic_write(real, payload, st, raw, file=file, root=ctx.root)
+        warnings += atomic_write(place, payload, st, raw)
+    except ToolError as exc:
+        if exc.key != "restore_failed":
+            store.discard(pending)
+            raise
+        store.commit(pending, lambda: _current_sha(place))  # the only copy of the old bytes now
+        exc.data["event_id"] = pending["event_id"]
+        raise
     except BaseException:
         store.discard(pending)
         raise
     warnings += store.commit(pending, lambda: payload_sha256(payload))
-    if not verify_written(real, payload):
-        raise ToolError("IO", "readback", path=real, event_id=pending["event_id"])
     return pending["event_id"], warnings
 
 
 def edit_file(ctx, tool, args, compute):
     """Lock the file, load it, let `compute(file, real, text)` build a Change, then finish_edit."""
-    file = args["file"]
-    real = resolve_path(ctx, file)
-    with FileLock(ctx, real):
-        st, raw, text = load_text(ctx, file, real, args.get("encoding"))
-        change = compute(file, real, text)
+    with locate(ctx, args["file"]) as place, lock_file(ctx, place):
+        st, raw, text = load_text(ctx, place, args.get("encoding"))
+        change = compute(place.file, place.real, text)
         if not args.get("preview"):
-            check_writable(real, st)
-        return finish_edit(ctx, tool, args, file, real, st, raw, text, change)
+            check_writable(place, st)
+        return finish_edit(ctx, tool, args, place, st, raw, text, change)
 
 
 # --- read (SPEC §4.1) -------------------------------------------------------------------------------
@@ -4618,8 +5057,7 @@ def edit_file(ctx, tool, args, compute):
 
 def tool_read(ctx, args):
     file = args["file"]
-    real = resolve_path(ctx, file)
-    _st, _raw, text = load_text(ctx, file, real, args.get("encoding"))
+    real, text = read_text(ctx, file, args.get("encoding"))
     body = text.body
     newlines = text.newlines()
     total = text.total()
@@ -4903,7 +5341,6 @@ def _delete_guard(ctx, args, file, real, text, change, start, end):
 
 def tool_write(ctx, args):
     file = args["file"]
-    real = resolve_path(ctx, file)
     content = args["content"]
     warnings = []
     if ctx.mcp and looks_double_escaped(content):
@@ -4915,10 +5352,11 @@ def tool_write(ctx, args):
             chip_id, chip_warnings = ChipStore(ctx).save("be-write", dict(args), "", original)
             warnings += chip_warnings
             warnings.append(("w.rescued", {"id": chip_id or "-"}))
-    with FileLock(ctx, real):
-        exists = os.path.lexists(real)
+    with locate(ctx, file) as place, lock_file(ctx, place):
+        real = place.real
+        exists = place.lstat() is not None
         if exists:
-            st, raw, text = load_text(ctx, file, real, args.get("encoding"))
+            st, raw, text = load_text(ctx, place, args.get("encoding"))
             eol = dominant_eol(text.body).decode()
             new_body = text.encode(normalize_newlines(content).replace("\n", eol))
             data = text.to_bytes(new_body)
@@ -4940,11 +5378,11 @@ def tool_write(ctx, args):
             result["preview"] = True
         else:
             if not exists:
-                make_parents(ctx, real, file)
-            check_writable(real, st)
+                place.make_folders(ctx)
+            check_writable(place, st)
             summary = f"write: {result['lines']} lines" + (" (created)" if not exists else "")
             result["event_id"], write_warnings = commit_bytes(
-                ctx, "write", file, real, st, raw, payload_of(data), summary
+                ctx, "write", place, st, raw, payload_of(data), summary
             )
             warnings += write_warnings
     if warnings:
@@ -4967,20 +5405,19 @@ def _write_diff(file, text, new_body, warnings):
 
 def tool_balance(ctx, args):
     file = args["file"]
-    real = resolve_path(ctx, file)
-    result = {"file": file, "path": real}
     try:
-        _st, _raw, text = load_text(ctx, file, real, args.get("encoding"))
+        real, text = read_text(ctx, file, args.get("encoding"))
     except ToolError as exc:
         if exc.code not in ("BINARY_FILE", "ENCODING"):
             raise
         return dict(
-            result,
+            {"file": file, "path": resolve_path(ctx, file)},
             status="not_checked",
             language=None,
             unmatched=[],
             reason=tr(ctx.lang, exc.key, **exc.fields),
         )
+    result = {"file": file, "path": real}
     language = _language_of(real, text)
     if language is None:
         reason = tr(ctx.lang, "b.reason_unknown", name=os.path.basename(real))
@@ -4993,8 +5430,7 @@ def tool_balance(ctx, args):
 
 def _structure_request(ctx, args, what):
     file = args["file"]
-    real = resolve_path(ctx, file)
-    _st, _raw, text = load_text(ctx, file, real, args.get("encoding"))
+    real, text = read_text(ctx, file, args.get("encoding"))
     total = text.total()
     line = args["line"]
     if line < 1:
@@ -5105,8 +5541,7 @@ def _chip_source(ctx, source):
             raise ToolError("NOT_FOUND", "chip_missing", id=chip_id)
         return record
     if source.startswith("file://"):
-        real = resolve_path(ctx, source)
-        _st, _raw, text = load_text(ctx, source, real)
+        _real, text = read_text(ctx, source)
         return {
             "id": None,
             "tool": "file",
@@ -5159,28 +5594,39 @@ def tool_trx_commit(ctx, args):
 
 
 def tool_trx_rollback(ctx, args):
+    """Undo snapshots newest first, all or nothing (docs/transactions.md).
+
+    Arguments: `steps` (default 1) or `event_id`, optional `file`, `force`. Result: `rolled_back`
+    (event ids), `files` (real paths).
+    """
     if "steps" in args and "event_id" in args:
         raise invalid("steps_and_event")
     store = SnapshotStore(ctx)
     records = _snapshots_of(ctx, store, args.get("file"))
     chosen = _rollback_selection(args, records)
-    paths = {}
-    for record in chosen:  # a tampered snapshot must not reach outside the root
-        paths[record["event_id"]] = resolve_path(ctx, record["file"]) if ctx.root else record["file"]
-    locks = [FileLock(ctx, path) for path in sorted(set(paths.values()))]
-    for lock in locks:
-        lock.__enter__()
+    import contextlib
+
+    places = {}
     try:
-        warnings = _check_rollback(args, chosen, paths)
-        for record in chosen:
-            warnings += _restore(ctx, store, record, paths[record["event_id"]])
+        for record in chosen:  # a tampered snapshot must not reach outside the root
+            if record["file"] not in places:
+                places[record["file"]] = locate(ctx, record["file"])
+        with contextlib.ExitStack() as locks:
+            held = set()
+            for path in sorted(places):
+                identity = _identity(places[path].lstat()) or path
+                if identity not in held:  # two names of one file share one lock: take it once
+                    held.add(identity)
+                    locks.enter_context(lock_file(ctx, places[path]))
+            warnings = _check_rollback(args, chosen, places)
+            warnings += _restore_all(ctx, store, chosen, places)
     finally:
-        for lock in reversed(locks):
-            lock.__exit__(None, None, None)
+        for place in places.values():
+            place.folder.close()
     result = {
         "status": "ok",
         "rolled_back": [r["event_id"] for r in chosen],
-        "files": sorted(set(paths.values())),
+        "files": sorted(place.real for place in places.values()),
     }
     if warnings:
         result["warnings"] = _local_warnings(ctx, warnings)
@@ -5203,23 +5649,34 @@ def _rollback_selection(args, records):
     return list(reversed(records[-steps:]))
 
 
-def _current_sha(path):
+def _current_bytes(place):
+    """The file's bytes now, or None when it does not exist (only regular files; never blocks)."""
     try:
-        with open(path, "rb") as handle:
-            return _sha256(handle.read())
+        fd, _st = place.open()
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise os_error(exc, path) from None
+        raise os_error(exc, place.real) from None
+    with open(fd, "rb", closefd=True) as handle:
+        return handle.read()
 
 
-def _check_rollback(args, chosen, paths):
+def _current_sha(place):
+    data = _current_bytes(place)
+    return None if data is None else _sha256(data)
+
+
+def _check_rollback(args, chosen, places):
     """Every file must hold exactly what its newest snapshot wrote, else CONFLICT and nothing undone."""
     state, warnings = {}, []
     for record in chosen:
-        path = paths[record["event_id"]]
-        current = state[path] if path in state else _current_sha(path)
-        if current != record["after_sha256"]:
+        path = record["file"]
+        if path not in state:
+            try:
+                state[path] = _current_sha(places[path])
+            except ToolError:  # a FIFO or device now: no longer what the edit left
+                state[path] = "not a regular file"
+        if state[path] != record["after_sha256"]:
             if not args.get("force"):
                 raise ToolError(
                     "CONFLICT", "rollback_conflict", file=record["file"], event_id=record["event_id"]
@@ -5239,34 +5696,75 @@ def _before_sha(record):
         return "unreadable"
 
 
-def _restore(ctx, store, record, path):
+def _restore_all(ctx, store, chosen, places):
+    """Restore every chosen snapshot; if one fails, put back what the earlier ones replaced, so the
+    files are as before the call and every snapshot is kept (SPEC §4.10). Snapshots are dropped
+    only when all restores succeeded."""
+    import contextlib
+
+    done, warnings = [], []  # (place, bytes the restore replaced or None)
+    try:
+        for record in chosen:
+            place = places[record["file"]]
+            current = _current_bytes(place)
+            warnings += _restore(ctx, store, record, place, current)
+            done.append((place, current))
+    except BaseException:
+        for place, data in reversed(done):
+            with contextlib.suppress(ToolError, OSError):
+                _put_file(ctx, place, data)
+        raise
+    for record in chosen:
+        store.remove(record)
+    return warnings
+
+
+def _restore(ctx, store, record, place, current):
     try:
         before = store.before_bytes(record)
     except OSError as exc:
         raise os_error(exc, record["_base"] + ".bin") from None
+    _put_file(ctx, place, before, current)
     if before is None:
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass
-        except OSError as exc:
-            raise os_error(exc, path) from None
-        store.remove(record)
+        _remove_created_folders(ctx, record.get("created_folders"))
         return [("w.rollback_deleted", {"event_id": record["event_id"], "file": record["file"]})]
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        st = None
-        make_parents(ctx, path, record["file"])
-    except OSError as exc:
-        raise os_error(exc, path) from None
-    warnings = atomic_write(
-        path, payload_of(before), st, None, check_conflict=False, file=record["file"], root=ctx.root
-    )
-    if not verify_written(path, payload_of(before)):
-        raise ToolError("IO", "readback", path=path, event_id=record["event_id"])
-    store.remove(record)
-    return warnings
+    return []
+
+
+def _put_file(ctx, place, data, current=None):
+    """Make the file hold `data` (None: delete it), atomically, through its folder handle."""
+    st = place.lstat()
+    if data is None:
+        if st is not None:
+            check_writable(place, st)
+            try:
+                place.folder.delete(place.name)
+            except OSError as exc:
+                raise os_error(exc, place.real) from None
+        return
+    if st is None:
+        place.make_folders(ctx)
+    elif st.st_nlink > 1 and current is None:
+        current = _current_bytes(place)  # (an in-place write needs the bytes to put back on failure)
+    check_writable(place, st)
+    atomic_write(place, payload_of(data), st, current, check_conflict=False)
+
+
+def _remove_created_folders(ctx, folders):
+    """Undoing a write that created folders removes them again, deepest first, if still empty."""
+    if not isinstance(folders, list):
+        return
+    for folder in reversed(folders):
+        if (
+            not isinstance(folder, str)
+            or (ctx.root and not is_inside(folder, ctx.root))
+            or folder == ctx.root
+        ):
+            break
+        try:
+            os.rmdir(folder)
+        except OSError:
+            break
 
 
 # --- argument checking ------------------------------------------------------------------------------
@@ -5404,6 +5902,7 @@ class Tool:
         "destructive",
         "idempotent",
         "output",
+        "statuses",
     )
 
     def __init__(
@@ -5417,8 +5916,10 @@ class Tool:
         read_only=False,
         destructive=False,
         idempotent=False,
+        statuses=("ok",),
     ):
         self.name, self.handler, self.params, self.title = name, handler, params, title
+        self.statuses = statuses  # the success values of `status`; "error" is added for error results
         self.cli = name if cli else None
         self.read_only, self.destructive, self.idempotent = read_only, destructive, idempotent
         self.output = output
@@ -5432,8 +5933,20 @@ class Tool:
         }
 
     def output_schema(self):
+        """The success result's members, plus the error shape `{"status": "error", "error": {...}}`:
+        clients validate structuredContent even when isError is true (docs/mcp.md)."""
         properties = {name: {"type": kind} for name, kind in self.output.items()}
+        properties["status"] = {"type": "string", "enum": [*self.statuses, "error"]}
         properties.setdefault("warnings", {"type": "array", "items": {"type": "string"}})
+        properties["error"] = {
+            "type": "object",
+            "properties": {
+                "code": {"type": "string"},
+                "message": {"type": "string"},
+                "hint": {"type": "string"},
+            },
+            "required": ["code", "message", "hint"],
+        }
         return {"type": "object", "properties": properties, "required": ["status"]}
 
     def annotations(self):
@@ -5595,6 +6108,7 @@ TOOLS = [
         },
         read_only=True,
         idempotent=True,
+        statuses=("balanced", "unbalanced", "not_checked"),
     ),  # fmt: skip
     Tool(
         "func-range",
@@ -5861,7 +6375,7 @@ class Server:
             text += "".join("\n" + tr(self.ctx.lang, "cli.warning", text=w) for w in error["warnings"])
         return {
             "content": [{"type": "text", "text": text}],
-            "structuredContent": {"error": error},
+            "structuredContent": {"status": "error", "error": error},
             "isError": True,
         }
 
