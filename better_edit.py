@@ -362,6 +362,7 @@ MESSAGES = {
         "这是 better-edit-tools 的缺陷；除非结果另有说明，文件未被修改",
     ),
     "type.integer": ("an integer", "整数"),
+    "type.finite": ("a finite value (JSON has no NaN or Infinity)", "有限的值（JSON 没有 NaN 或 Infinity）"),
     "type.string": ("a string", "字符串"),
     "type.boolean": ("true or false", "true 或 false"),
     "type.path": ("a non-empty path", "非空路径"),
@@ -414,6 +415,10 @@ MESSAGES = {
     "w.snapshot_evicted": (
         "oldest snapshot {id} was dropped (limit {max} snapshots, {mib} MiB)",
         "最旧的快照 {id} 已被丢弃（上限 {max} 个、{mib} MiB）",
+    ),
+    "w.snapshots_evicted": (
+        "{count} oldest snapshots were dropped ({first} to {last}; limit {max} snapshots, {mib} MiB)",
+        "{count} 个最旧的快照已被丢弃（{first} 至 {last}；上限 {max} 个、{mib} MiB）",
     ),
     "w.snapshot_not_saved": (
         "the snapshot was not persisted ({detail}); this edit cannot be rolled back by another process",
@@ -492,9 +497,10 @@ MESSAGES = {
         "{command} needs --content or --content-file",
         "{command} 需要 --content 或 --content-file",
     ),
-    "cli.error": ("error[{code}]: {message}", "错误[{code}]：{message}"),
-    "cli.hint": ("hint: {hint}", "提示：{hint}"),
-    "cli.warning": ("warning: {text}", "警告：{text}"),
+    # fixed, untranslated prefixes: scripts grep them (docs/cli.md)
+    "cli.error": ("error[{code}]: {message}", "error[{code}]: {message}"),
+    "cli.hint": ("hint: {hint}", "hint: {hint}"),
+    "cli.warning": ("warning: {text}", "warning: {text}"),
     "cli.read_summary": (
         "{file}: lines {start}-{end} of {total} ({encoding}, {eol}) viewed_code_id={viewed_code_id}",
         "{file}：第 {start}-{end} 行，共 {total} 行（{encoding}，{eol}）viewed_code_id={viewed_code_id}",
@@ -616,6 +622,41 @@ def display_text(text):
         return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     except UnicodeEncodeError:
         return re.sub("[\ud800-\udfff]", "\ufffd", text)
+
+
+def json_safe(value):
+    """`value` as strict JSON can hold it: non-finite numbers become "NaN", "Infinity", "-Infinity";
+    lone surrogates become U+FFFD (docs/behaviour.md#json)."""
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, str):
+        return display_text(value)
+    if isinstance(value, dict):
+        return {json_safe(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def dumps_strict(value, **options):
+    """RFC 8259 JSON text of `value`, never NaN, Infinity or a lone surrogate (fast when clean)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False, **options)
+        text.encode("utf-8")
+        return text
+    except (ValueError, UnicodeEncodeError):
+        return json.dumps(json_safe(value), ensure_ascii=False, allow_nan=False, **options)
+
+
+def non_finite(value):
+    """True when `value` holds a number JSON cannot carry (NaN, Infinity, 1e400) at any depth."""
+    if isinstance(value, float):
+        return value != value or value in (float("inf"), float("-inf"))
+    if isinstance(value, dict):
+        return any(non_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return any(non_finite(v) for v in value)
+    return False
 
 
 def invalid(key, **fields):
@@ -1090,21 +1131,25 @@ def splice_plan(body, a, b, block, eol):
             if a == size:
                 block = eol + block
         elif a > 0:
-            a -= 2 if body[a - 2 : a] == b"\r\n" else 1
+            cut = 2 if body[a - 2 : a] == b"\r\n" else 1
+            if a - cut > 0 and body[a - cut - 1 : a - cut] != b"\n":
+                a -= cut  # (an empty line left last keeps its terminator, or it would vanish)
     return a, block, b
 
 
-def view_hash(path, start, end, chunk):
+def view_hash(path, start, end, chunk, total):
+    """The HASH of a viewed_code_id. An empty range (an empty file, or `start` past the end) hashes
+    the file's line count instead of bytes, so the view goes stale when lines appear."""
     import hashlib
 
     digest = hashlib.sha256(f"{path}\0{start}\0{end}\0".encode("utf-8", "surrogatepass"))
-    digest.update(chunk)
+    digest.update(chunk if end >= start else f"\0lines={total}".encode())
     return digest.hexdigest()[:16]
 
 
-def make_view_id(path, start, end, chunk):
-    """SPEC §6.1: v1:START-END:HASH over the resolved path, the range and the exact line bytes."""
-    return f"v1:{start}-{end}:{view_hash(path, start, end, chunk)}"
+def make_view_id(path, start, end, chunk, total):
+    """v1:START-END:HASH over the resolved path, the range and the exact line bytes (docs/behaviour.md)."""
+    return f"v1:{start}-{end}:{view_hash(path, start, end, chunk, total)}"
 
 
 _VIEW_ID = re.compile(r"v1:(\d+)-(\d+):([0-9a-f]{16})")
@@ -4049,9 +4094,40 @@ _LIVE_TEMPS = {}
 
 
 def _remove_live_temps():
-    for key, (folder, name) in list(_LIVE_TEMPS.items()):
+    for key, entry in list(_LIVE_TEMPS.items()):
+        if key == "guarded":
+            continue
+        folder, name = entry
         folder.unlink(name)
         _LIVE_TEMPS.pop(key, None)
+
+
+def _die_cleanly(signum, _frame):
+    """SIGTERM/SIGHUP/SIGINT: remove our temp files, then die by the signal as usual (SPEC §2.4)."""
+    import signal
+
+    _remove_live_temps()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def _guard_signals():
+    """Installed before the first temp file is made (so a read never pays for `import signal`)."""
+    if _LIVE_TEMPS.get("guarded"):
+        return
+    import signal
+
+    for name in ("SIGTERM", "SIGHUP", "SIGINT"):
+        number = getattr(signal, name, None)
+        try:
+            if number is not None and signal.getsignal(number) in (
+                signal.SIG_DFL,
+                signal.default_int_handler,
+            ):
+                signal.signal(number, _die_cleanly)
+        except (ValueError, OSError):  # not the main thread: the caller owns the signals
+            return
+    _LIVE_TEMPS["guarded"] = True
 
 
 def atomic_write(place, payload, old_stat=None, old_raw=None, check_conflict=True):
@@ -4164,6 +4240,7 @@ class _Folder:
                 src_fd = self.open(name, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
                 if _identity(os.fstat(src_fd)) != _identity(old_stat):
                     return None
+            _guard_signals()
             _LIVE_TEMPS[key] = (self, temp)
             fd = self.open(temp, os.O_RDWR | os.O_CREAT | os.O_EXCL | _NOFOLLOW)
             _write_payload(fd, payload, src_fd)
@@ -4317,17 +4394,22 @@ def _private_dir(path):
 
 
 def _write_private(path, data):
-    """Atomically write `data` (bytes) to `path` with mode 0600."""
+    """Atomically write `data` (bytes) to `path` with mode 0600; no temp file is left on failure."""
     temp = f"{path}.{os.urandom(4).hex()}.tmp"
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC | getattr(os, "O_BINARY", 0)
+    fd = os.open(temp, flags, 0o600)
     try:
-        _write_all(fd, data)
-    finally:
-        os.close(fd)
-    try:
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(temp, path)
-    except OSError:
-        os.unlink(temp)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
         raise
 
 
@@ -4382,6 +4464,18 @@ def _load_json(ctx, path):
 _SNAPSHOT_NAME = re.compile(r"(\d{1,20})-([0-9a-f]{6,12})\.json")
 
 
+def _snapshot_json(meta):
+    """A snapshot's metadata as strict JSON; a path that is not valid UTF-8 is kept exactly in
+    `file_bytes` (hex), beside its display form in `file`."""
+    shown = display_text(meta["file"])
+    if shown != meta["file"]:
+        meta = dict(meta, file=shown, file_bytes=os.fsencode(meta["file"]).hex())
+    folders = meta.get("created_folders")
+    if folders:
+        meta["created_folders"] = [f for f in folders if display_text(f) == f]
+    return dumps_strict(meta).encode("utf-8")
+
+
 class SnapshotStore:
     """Snapshots of files before each edit, persisted per workspace (SPEC §6.2).
 
@@ -4415,6 +4509,11 @@ class SnapshotStore:
             if not self._valid(record):
                 _store_warning(self.ctx, os.path.join(self.dir, name), "not a snapshot record")
                 continue
+            if isinstance(record.get("file_bytes"), str):
+                try:
+                    record["file"] = os.fsdecode(bytes.fromhex(record["file_bytes"]))
+                except ValueError:
+                    continue
             record["_base"] = os.path.join(self.dir, name[:-5])
             records.append(record)
         records.sort(key=lambda r: (r["seq"], r["event_id"]))
@@ -4542,7 +4641,7 @@ class SnapshotStore:
                         os.chmod(bin_path, 0o600)  # the old inode is no longer the user's file
                     except OSError:
                         pass
-                _write_private(record["_base"] + ".json", json.dumps(meta).encode())
+                _write_private(record["_base"] + ".json", _snapshot_json(meta))
                 warnings += self._evict_files()
                 self._sweep_orphans()
         except OSError as exc:
@@ -4559,15 +4658,21 @@ class SnapshotStore:
 
     def _evict(self, items):
         """Drop the oldest of `items` [(event_id, size, record)] beyond the count and byte bounds."""
-        warnings = []
         total = sum(size for _eid, size, _record in items)
-        while items and (len(items) > self.ctx.max_snapshots or total > SNAPSHOT_TOTAL_BYTES):
-            event_id, size, record = items.pop(0)
-            total -= size
+        drop = 0  # one pass: however many there are, each is looked at once
+        while drop < len(items) and (
+            len(items) - drop > self.ctx.max_snapshots or total > SNAPSHOT_TOTAL_BYTES
+        ):
+            total -= items[drop][1]
+            drop += 1
+        bounds = {"max": self.ctx.max_snapshots, "mib": SNAPSHOT_TOTAL_BYTES >> 20}
+        for _event_id, _size, record in items[:drop]:
             self.remove(record)
-            bounds = {"id": event_id, "max": self.ctx.max_snapshots, "mib": SNAPSHOT_TOTAL_BYTES >> 20}
-            warnings.append(("w.snapshot_evicted", bounds))
-        return warnings
+        if drop > 3:  # a store filled by someone else: one warning, not thousands
+            return [
+                ("w.snapshots_evicted", dict(bounds, count=drop, first=items[0][0], last=items[drop - 1][0]))
+            ]
+        return [("w.snapshot_evicted", dict(bounds, id=event_id)) for event_id, _size, _r in items[:drop]]
 
     def _sweep_orphans(self, age=600):
         """Remove .bin files whose snapshot never got its .json (a killed process), once old."""
@@ -4687,7 +4792,7 @@ class ChipStore:
                     "seq": seq,
                     "text": text,
                 }
-                data = json.dumps(record, ensure_ascii=False).encode("utf-8", "surrogatepass")
+                data = dumps_strict(record).encode("utf-8")
                 _write_private(os.path.join(self.dir, f"chip-{chip_id}.json"), data)
                 existing.append(record)
                 while len(existing) > self.ctx.max_chips:
@@ -4754,12 +4859,21 @@ def _check_range(file, start, end, total):
         raise out_of_range(file, start, end, total)
 
 
-def _edit_range(args, total):
-    """start/end of replace or delete: end defaults to start; a negative end counts from the end."""
+def _edit_range(args, total, file=None):
+    """start/end of replace or delete: end defaults to start; a negative end counts from the end.
+
+    Values that can never be valid are INVALID_ARGUMENT; a negative end that lands before start
+    only because this file is short is OUT_OF_RANGE (docs/behaviour.md#line-arguments).
+    """
     start = args["start"]
-    end = args.get("end", start)
-    if end is not None and end < 0:
-        end = total + 1 + end
+    given = args.get("end", start)
+    if given is None or given >= 0:
+        if start >= 1 and given is not None and given < start:
+            raise invalid("end_before_start", start=start, end=given)
+        return start, given
+    end = total + 1 + given
+    if start >= 1 and end < start:
+        raise out_of_range(file, start, given, total)
     return start, end
 
 
@@ -4775,7 +4889,7 @@ def check_view(ctx, args, file, real, text, edit_first, edit_last):
     body = text.body
     total = text.total()
     chunk = body[slice(*line_span(body, vstart, vend))] if vend <= total else None
-    if chunk is None or view_hash(real, vstart, vend, chunk) != digest:
+    if chunk is None or view_hash(real, vstart, vend, chunk, total) != digest:
         current = render_numbered(_lines_window(text, body, vstart, min(vend, total)), vstart)
         data = {"current": current}
         remembered = ctx.views.get(token.strip())
@@ -5074,7 +5188,7 @@ def tool_read(ctx, args):
         warnings.append(("w.truncated", {"max_lines": max_lines, "next_start": end + 1}))
     a, b = line_span(body, start, end) if total else (0, 0)
     chunk = body[a:b]
-    token = make_view_id(real, start, end, chunk)
+    token = make_view_id(real, start, end, chunk, total)
     result.update(start=start, end=end, total=total)
     content = render_numbered(split_decoded(chunk.decode(text.codec)), start)
     if not args.get("brief"):
@@ -5108,18 +5222,19 @@ def _read_range(ctx, args, file, real, text, total, warnings):
         if start > 1:
             raise out_of_range(file, start, start, 0)
         return 1, 0
-    if start > total:
-        end = args.get("end", start)
-        raise out_of_range(file, start, end, total)
     end = args.get("end")
+    if end is not None and 0 < end < start:
+        raise invalid("end_before_start", start=start, end=end)
+    if start > total:
+        raise out_of_range(file, start, start if end is None else end, total)
     if end is None:
         return start, total
     if end == 0:
         return _auto_range(ctx, real, text, start, total, warnings)
     if end < 0:
         end = total + 1 + end
-    if end < start:
-        raise invalid("end_before_start", start=start, end=args.get("end"))
+    if end < start:  # a negative end before start: valid in general, beyond this short file
+        raise out_of_range(file, start, args.get("end"), total)
     if end > total:
         warnings.append(("w.clamped", {"end": end, "total": total}))
         end = total
@@ -5164,7 +5279,7 @@ def tool_replace(ctx, args):
 def _replace_lines(ctx, args, file, real, text):
     body = text.body
     total = text.total()
-    start, end = _edit_range(args, total)
+    start, end = _edit_range(args, total, file)
     _check_range(file, start, end, total)
     warnings = check_view(ctx, args, file, real, text, start, end)
     a, b = line_span(body, start, end)
@@ -5303,7 +5418,7 @@ def _delete_change(ctx, args, file, real, text):
     if "target" in args:
         start, end = resolve_target(ctx, file, real, text, args["target"])
     else:
-        start, end = _edit_range(args, total)
+        start, end = _edit_range(args, total, file)
     _check_range(file, start, end, total)
     warnings = check_view(ctx, args, file, real, text, start, end)
     a, b = line_span(body, start, end)
@@ -5569,9 +5684,11 @@ def _annotated(ctx, record, path):
 
 
 def tool_trx_status(ctx, args):
+    """No arguments. Result: `snapshots`, newest first, of files inside the root only."""
     snapshots = [
         {k: record.get(k) for k in ("event_id", "tool", "file", "created_at", "summary")}
         for record in reversed(SnapshotStore(ctx).list())
+        if not ctx.root or is_inside(record["file"], ctx.root)
     ]
     return {"status": "ok", "snapshots": snapshots}
 
@@ -5847,6 +5964,8 @@ def validate_args(tool, args):
         param = accepted.get(name)
         if param is None:
             raise invalid("arg_unknown", name=name, tool=tool.name, accepted=", ".join(accepted) or "-")
+        if non_finite(value):
+            raise invalid("arg_type", name=name, expected_key="type.finite", got=_show(value))
         if value is not None:
             checked[name] = _coerce(param, value)
     for param in tool.params:
@@ -6232,11 +6351,7 @@ def call_tool(ctx, tool, args):
 
 
 def encode_message(message):
-    try:
-        text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
-        return text.encode("utf-8") + b"\n"
-    except UnicodeEncodeError:  # lone surrogates from the input: escape them instead
-        return json.dumps(message, separators=(",", ":")).encode("ascii") + b"\n"
+    return dumps_strict(message, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
 def _rpc_error(request_id, code, message, data=None):
@@ -6354,9 +6469,7 @@ class Server:
         try:
             result = call_tool(self.ctx, tool, arguments)
             return {
-                "content": [
-                    {"type": "text", "text": json.dumps(result, ensure_ascii=False, separators=(",", ":"))}
-                ],
+                "content": [{"type": "text", "text": dumps_strict(result, separators=(",", ":"))}],
                 "structuredContent": result,
             }
         except ToolError as exc:
@@ -6557,6 +6670,8 @@ def cli_arguments(lang, tool, ns):
 
 def _print(text, stream=None):
     stream = stream or sys.stdout
+    if stream is None:  # started with that descriptor closed
+        raise BrokenPipeError(9, "output closed")
     stream.write(text)
     if not text.endswith("\n"):
         stream.write("\n")
@@ -6564,7 +6679,7 @@ def _print(text, stream=None):
 
 def print_result(lang, tool, result, output):
     if output == "json":
-        _print(json.dumps(result, ensure_ascii=False, indent=2))
+        _print(dumps_strict(result, indent=2))
         return
     lines = [_summary_line(lang, tool, result)]
     for member in ("content", "diff"):
@@ -6621,7 +6736,7 @@ def _summary_line(lang, tool, result):
 
 def print_error(lang, error, output):
     if output == "json":
-        _print(json.dumps({"error": error}, ensure_ascii=False, indent=2))
+        _print(dumps_strict({"error": error}, indent=2))
     else:
         _print(tr(lang, "cli.error", code=error["code"], message=error["message"]), sys.stderr)
         _print(tr(lang, "cli.hint", hint=error["hint"]), sys.stderr)
@@ -6640,8 +6755,32 @@ def run_cli(ctx, tool, args, output):
         error = ToolError("INTERNAL", "internal", detail=f"{type(exc).__name__}: {exc}").to_dict(ctx.lang)
         print_error(ctx.lang, error, output)
         return 1
-    print_result(ctx.lang, tool, result, output)
+    try:
+        print_result(ctx.lang, tool, result, output)
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except (BrokenPipeError, ValueError) as exc:
+        if isinstance(exc, ValueError) and "closed file" not in str(exc):
+            raise
+        return _output_lost(tool)
     return 0
+
+
+def _output_lost(tool):
+    """stdout is closed or a broken pipe (docs/cli.md#exit-status). An edit happened: exit 0, or a
+    script would retry and apply it twice. A read ends as `head` expects: by SIGPIPE, quietly."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)  # nothing is flushed into the broken pipe at exit
+        os.close(devnull)
+    except OSError:
+        pass
+    if tool.read_only and os.name != "nt":
+        import signal
+
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGPIPE)
+    return 0 if not tool.read_only else 141
 
 
 # ====================================================================================================

@@ -167,7 +167,7 @@ def test_unified_hunk_format():
 
 
 def test_view_id_round_trip():
-    token = be.make_view_id("/x", 3, 5, b"abc")
+    token = be.make_view_id("/x", 3, 5, b"abc", 9)
     assert be.parse_view_id(token)[:2] == (3, 5)
     for bad in ("", "v2:1-2:0123456789abcdef", "v1:0-2:0123456789abcdef", "v1:1-2:xyz"):
         with pytest.raises(be.ToolError):
@@ -202,7 +202,8 @@ def test_untouched_lines_keep_their_bytes(string, encoding, data):
         # deleting the last lines of a file without final newline: the new last line loses its terminator
         assert after[: start - 2] == before[: start - 2]
         kept = before[start - 2].rstrip("\r\n")
-        assert after[start - 2 :] == ([kept] if kept else [])  # an empty line without terminator is gone
+        # an empty line keeps its terminator: without it, it would not exist (SPEC §2.1)
+        assert after[start - 2 :] == ([kept] if kept else [before[start - 2]])
     else:
         assert after[: start - 1] == before[: start - 1]
     tail = before[end:]

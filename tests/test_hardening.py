@@ -1,0 +1,500 @@
+"""Hardening after 0.1: regressions an outside tester reproduced on version 0.1 (commit 6bc9e63).
+
+1. a full disk (RLIMIT_FSIZE) during an in-place write of a hard-linked file loses no byte;
+2. a folder swapped with a symlink to outside (renameat2 RENAME_EXCHANGE) reads or writes nothing outside;
+3. a FIFO where a file was never blocks the server (rollback, read, replace);
+4. a rollback that fails half-way undoes nothing and keeps every snapshot;
+5. writers through different hard-link names of one file share one lock (per inode);
+6. encodings: UTF-32 with BOM, codecs that are not text encodings, codecs that do not round-trip;
+7. rolling back a be-write that created folders removes those folders again.
+
+Every server and CLI runs as a real subprocess through `be_command_prefix()` (so BE_EXE runs the same
+tests against the frozen executable). `BE_STRESS_SCALE` (default 1) multiplies the calls of the race
+and lock tests.
+"""
+
+import contextlib
+import ctypes
+import hashlib
+import json
+import os
+import random
+import resource
+import shutil
+import stat
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+from conftest import be_command_prefix
+from test_safety import Srv, tree_state
+
+pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX rlimits, FIFOs, hard links and renameat2")
+
+IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+SCALE = max(1, int(os.environ.get("BE_STRESS_SCALE", "1")))
+SECRET = "OUTSIDE-SECRET-" + hashlib.sha256(str(random.random()).encode()).hexdigest()[:24]
+PROMPT = 5  # seconds: "promptly" for a call that must not block
+
+
+@pytest.fixture
+def servers(be_env, root):
+    """start(**kw) -> Srv with cwd=root and env=be_env; every server is closed (or killed) at teardown."""
+    started = []
+
+    def start(env=None):
+        server = Srv(root, dict(be_env, **(env or {})))
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        if server.proc.poll() is None:
+            server.proc.kill()  # a server stuck on 0.1 must not cost the close() grace period
+        server.close()
+
+
+def cli(be_env, root, *args, preexec_fn=None):
+    """Run the CLI with `-o json`: (CompletedProcess, parsed stdout or None)."""
+    done = subprocess.run(
+        [*be_command_prefix(), *map(str, args), "-o", "json"],
+        cwd=str(root),
+        env=be_env,
+        capture_output=True,
+        preexec_fn=preexec_fn,
+        timeout=60,
+    )
+    try:
+        answer = json.loads(done.stdout)
+    except ValueError:
+        answer = None
+    return done, answer
+
+
+def error_code(answer):
+    return (answer or {}).get("error", {}).get("code")
+
+
+# ---- 1. full disk during an edit of a hard-linked file ---------------------------------------------
+
+
+def _fsize_limit(limit):
+    def preexec():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return preexec
+
+
+def test_full_disk_keeps_plain_and_hard_linked_files(root, tmp_path, be_env):
+    """`(ulimit -f 200; replace --content-file 1MB)`: exit 1, IO, and the old bytes under every name.
+
+    0.1 answered IO "the file was not changed" for the hard-linked file while both names held the
+    first 200 KB of the new content (the in-place write was cut off and never undone)."""
+    old = b"".join(b"old line %04d\n" % n for n in range(300))
+    big = tmp_path / "work" / "big.txt"
+    big.parent.mkdir()
+    big.write_bytes(b"".join(b"new line %07d %s\n" % (n, b"y" * 60) for n in range(14_000)))  # ~1 MB
+    limit = _fsize_limit(200 * 1024)
+
+    plain = root / "plain.txt"
+    plain.write_bytes(old)
+    done, answer = cli(
+        be_env, root, "replace", "-f", "plain.txt", "-s", "1", "--content-file", big, preexec_fn=limit
+    )
+    assert done.returncode == 1 and error_code(answer) == "IO", (done.returncode, done.stdout[-300:])
+    assert plain.read_bytes() == old
+    assert sorted(p.name for p in root.iterdir()) == ["plain.txt"], "a temp file was left behind"
+    plain.unlink()
+
+    first, second = root / "f.txt", root / "g.txt"
+    first.write_bytes(old)
+    os.link(first, second)
+    inode = first.stat().st_ino
+    done, answer = cli(
+        be_env, root, "replace", "-f", "f.txt", "-s", "1", "--content-file", big, preexec_fn=limit
+    )
+    assert done.returncode != 0, done.stdout[-300:]
+    assert error_code(answer) == "IO", answer
+    for name in (first, second):
+        data = name.read_bytes()
+        assert data == old, f"{name.name} holds {len(data)} bytes starting {data[:30]!r}, not the old bytes"
+        assert name.stat().st_ino == inode and name.stat().st_nlink == 2
+    assert sorted(p.name for p in root.iterdir()) == ["f.txt", "g.txt"], "a temp file was left behind"
+
+
+# ---- 2. a folder swapped with a symlink to outside, atomically (RENAME_EXCHANGE) -------------------
+
+SWAPPER = r"""
+import ctypes, os, signal, sys
+libc = ctypes.CDLL(None, use_errno=True)
+first, second = os.fsencode(sys.argv[1]), os.fsencode(sys.argv[2])
+stop = []
+signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+count = 0
+print("ready", flush=True)
+while not stop:
+    if libc.renameat2(-100, first, -100, second, 2) == 0:  # AT_FDCWD, RENAME_EXCHANGE
+        count += 1
+if count % 2 and libc.renameat2(-100, first, -100, second, 2) == 0:  # the folder back at its name
+    count += 1
+print(count, flush=True)
+"""
+
+
+def _rename_exchange_works(tmp_path):
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    a, b = tmp_path / "probe-a", tmp_path / "probe-b"
+    a.mkdir()
+    b.symlink_to(a)
+    try:
+        return renameat2(-100, os.fsencode(a), -100, os.fsencode(b), 2) == 0
+    finally:
+        for path in (a, b):
+            if path.is_symlink():
+                path.unlink()
+            else:
+                path.rmdir()
+
+
+RACE_CALLS = 200 * SCALE
+
+
+def _race_call(number):
+    file = "sub/data.txt"
+    return [
+        ("be-read", {"file": file}),
+        ("be-replace", {"file": file, "start": 1, "content": f"replaced {number}", "brief": True}),
+        ("be-read", {"file": file, "start": 1, "end": 3}),
+        ("be-insert", {"file": file, "after_line": 0, "content": f"inserted {number}", "brief": True}),
+        ("be-read", {"file": file}),
+        ("be-write", {"file": file, "content": f"written {number}\nline 2\nline 3\n", "brief": True}),
+    ][number % 6]
+
+
+def test_folder_swapped_with_symlink_to_outside(root, cache_dir, tmp_path, servers):
+    """A process swaps (RENAME_EXCHANGE) the folder root/sub with root/sub-link -> tmp/elsewhere while
+    a server reads and edits sub/data.txt: no reply carries the outside secret, the outside file
+    keeps its bytes and mtime, nothing appears outside, and no snapshot is a hard link to it.
+
+    On 0.1 about 2 % of the reads returned the outside file and most runs wrote outside."""
+    if not _rename_exchange_works(tmp_path):
+        pytest.skip("renameat2(RENAME_EXCHANGE) is not available here")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    secret_file = elsewhere / "data.txt"
+    secret_file.write_text(f"{SECRET}\nline 2 {SECRET}\nline 3\n")
+    secret_inode = secret_file.stat().st_ino
+    (root / "sub").mkdir()
+    (root / "sub" / "data.txt").write_text("inside 1\ninside 2\ninside 3\n")
+    (root / "sub-link").symlink_to(elsewhere)
+    before = tree_state(tmp_path, skip=("root", "cache"))
+
+    def check_outside(where):
+        changed = [n for n, v in tree_state(tmp_path, skip=("root", "cache")).items() if before.get(n) != v]
+        assert not changed, f"{where}: outside the root changed: {changed}"
+        assert secret_file.stat().st_ino == secret_inode
+        links = [
+            p for p in (cache_dir / "snapshots").rglob("*.bin") if p.lstat().st_ino == secret_inode
+        ]  # (same device: tmp_path holds both)
+        assert not links, f"{where}: a snapshot is a hard link to the outside file: {links}"
+
+    server = servers()
+    assert server.alive()
+    swapper = subprocess.Popen(
+        [sys.executable, "-c", SWAPPER, str(root / "sub"), str(root / "sub-link")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    outcomes, swaps = {}, None
+    try:
+        assert swapper.stdout.readline().strip() == "ready"
+        for number in range(RACE_CALLS):
+            tool, args = _race_call(number)
+            result, error = server.call(tool, args)
+            code = "ok" if error is None else error["code"]
+            outcomes[f"{tool}:{code}"] = outcomes.get(f"{tool}:{code}", 0) + 1
+            reply = json.dumps([result, error])
+            assert SECRET not in reply, f"call {number} ({tool}) returned the outside file: {reply[:300]}"
+            assert code != "INTERNAL", (tool, error)
+            check_outside(f"after call {number} ({tool} -> {code})")
+    finally:
+        swapper.terminate()
+        out, _ = swapper.communicate(timeout=30)
+        swaps = out.split()[-1] if out.split() else "?"
+        print(
+            f"\n[rename-exchange race] {swaps} swaps x {RACE_CALLS} calls; outcomes {sorted(outcomes.items())}"
+        )
+    check_outside("at the end")
+    assert SECRET.encode() not in b"".join(server.stdout) + bytes(server.stderr)
+    assert server.alive()
+    assert outcomes.get("be-read:ok") and outcomes.get("be-replace:ok"), "the race left no successful call"
+
+
+# ---- 3. FIFOs never block --------------------------------------------------------------------------
+
+
+def _unblock_fifo(path):
+    """Let a process stuck opening the FIFO `path` for reading go on (it then reads end of file)."""
+    with contextlib.suppress(OSError):
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+
+
+def _timed_call(server, tool, args, fifo):
+    start = time.monotonic()
+    try:
+        result, error = server.call(tool, args, timeout=PROMPT)
+    finally:
+        _unblock_fifo(fifo)
+    return result, error, time.monotonic() - start
+
+
+def test_rollback_when_the_file_became_a_fifo(root, servers):
+    """A file edited, then replaced by a FIFO: be-trx-rollback answers at once (CONFLICT or
+    INVALID_ARGUMENT), leaves the FIFO, and the server still serves (no lock held). 0.1 hung."""
+    target = root / "a.txt"
+    target.write_text("one\ntwo\n")
+    (root / "other.txt").write_text("other\n")
+    server = servers()
+    server.ok("be-replace", {"file": "a.txt", "start": 1, "content": "ONE"})
+    target.unlink()
+    os.mkfifo(target)
+    result, error, elapsed = _timed_call(server, "be-trx-rollback", {}, target)
+    assert error is not None and error["code"] in ("CONFLICT", "INVALID_ARGUMENT"), (result, error)
+    assert elapsed < PROMPT
+    assert stat.S_ISFIFO(os.lstat(target).st_mode), "the FIFO was replaced"
+    assert server.ok("be-read", {"file": "other.txt"}, timeout=PROMPT)["content"] == "1\tother"
+    assert server.ok("be-write", {"file": "other.txt", "content": "new\n"}, timeout=PROMPT)
+    assert server.alive()
+
+
+@pytest.mark.parametrize(
+    "tool,args",
+    [
+        ("be-read", {}),
+        ("be-replace", {"start": 1, "content": "x"}),
+    ],
+    ids=["read", "replace"],
+)
+def test_fifo_is_refused_without_blocking(tool, args, root, servers):
+    fifo = root / "pipe.txt"
+    os.mkfifo(fifo)
+    server = servers()
+    result, error, elapsed = _timed_call(server, tool, dict(args, file="pipe.txt"), fifo)
+    assert error is not None and error["code"] == "INVALID_ARGUMENT", (result, error)
+    assert elapsed < PROMPT
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert server.alive()
+
+
+# ---- 4. a rollback that fails half-way ----------------------------------------------------------
+
+
+def _chattr_works(tmp_path):
+    if not IS_ROOT or not shutil.which("chattr"):
+        return False
+    probe = tmp_path / "chattr-probe"
+    probe.mkdir()
+    try:
+        if subprocess.run(["chattr", "+i", str(probe)], capture_output=True).returncode != 0:
+            return False
+        return subprocess.run(["chattr", "-i", str(probe)], capture_output=True).returncode == 0
+    finally:
+        with contextlib.suppress(OSError):
+            probe.rmdir()
+
+
+@contextlib.contextmanager
+def _unwritable(folder, file, use_chattr):
+    """The folder (and, without chattr, the file too: the tool refuses a file with no write bit)
+    cannot be written; undone on exit."""
+    if use_chattr:
+        subprocess.run(["chattr", "+i", str(folder)], check=True)
+        try:
+            yield "chattr +i"
+        finally:
+            subprocess.run(["chattr", "-i", str(folder)], check=True)
+        return
+    modes = {path: stat.S_IMODE(path.stat().st_mode) for path in (folder, file)}
+    try:
+        file.chmod(0o444)
+        folder.chmod(0o555)
+        yield "chmod"
+    finally:
+        for path in (folder, file):
+            path.chmod(modes[path])
+
+
+def test_rollback_failing_half_way_changes_nothing(root, tmp_path, servers):
+    """sub/b.txt then a.txt edited; the rollback of both restores a.txt first, then cannot write in
+    sub/: PERMISSION, both files keep their edited bytes, both snapshots are still listed.
+    0.1 left a.txt rolled back and its snapshot gone while b.txt stayed edited."""
+    (root / "sub").mkdir()
+    a, b = root / "a.txt", root / "sub" / "b.txt"
+    a.write_bytes(b"a1\na2\n")
+    b.write_bytes(b"b1\nb2\n")
+    server = servers()
+    first = server.ok("be-replace", {"file": "sub/b.txt", "start": 1, "content": "B1"})["event_id"]
+    second = server.ok("be-replace", {"file": "a.txt", "start": 2, "content": "A2"})["event_id"]
+    edited = {a: b"a1\nA2\n", b: b"B1\nb2\n"}
+    assert {a: a.read_bytes(), b: b.read_bytes()} == edited
+    with _unwritable(root / "sub", b, _chattr_works(tmp_path)) as how:
+        result, error = server.call("be-trx-rollback", {"steps": 2})
+        state = {a: a.read_bytes(), b: b.read_bytes()}
+        listed = [s["event_id"] for s in server.ok("be-trx-status", {})["snapshots"]]
+    assert error is not None and error["code"] == "PERMISSION", (how, result, error)
+    assert state == edited, f"({how}) a half-done rollback: {state}"
+    assert first in listed and second in listed, listed
+    # once the folder is writable again, the same rollback goes through
+    assert server.ok("be-trx-rollback", {"steps": 2})["rolled_back"] == [second, first]
+    assert (a.read_bytes(), b.read_bytes()) == (b"a1\na2\n", b"b1\nb2\n")
+
+
+# ---- 5. one lock per inode -------------------------------------------------------------------------
+
+LOCK_LINES = 20 * SCALE
+LOCK_WRITERS = 4
+
+
+def test_hard_link_names_share_one_lock(root, servers):
+    """4 servers append through 4 hard-link names of one file: every call ok, every line once.
+
+    On 0.1 (locks per name) half the appends answered IO although they were applied."""
+    names = [root / f"n{k}.txt" for k in range(LOCK_WRITERS)]
+    names[0].write_text("HEADER\n")
+    for name in names[1:]:
+        os.link(names[0], name)
+    failures, lock = [], threading.Lock()
+
+    def write(server, writer):
+        for number in range(LOCK_LINES):
+            args = {
+                "file": names[writer].name,
+                "after_line": -1,
+                "content": f"w{writer}-{number:04d}",
+                "brief": True,
+            }
+            try:
+                _result, error = server.call("be-insert", args)
+            except AssertionError as exc:
+                error = {"code": "NO_REPLY", "message": str(exc)[:200]}
+            if error is not None:
+                with lock:
+                    failures.append((writer, number, error["code"], error.get("message", "")[:120]))
+
+    pool = [servers() for _ in range(LOCK_WRITERS)]
+    for server in pool:
+        assert server.alive()
+    threads = [threading.Thread(target=write, args=(server, k)) for k, server in enumerate(pool)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(300)
+    lines = names[0].read_text().split("\n")
+    assert lines.pop() == ""
+    expected = ["HEADER"] + sorted(f"w{w}-{n:04d}" for w in range(LOCK_WRITERS) for n in range(LOCK_LINES))
+    print(
+        f"\n[inode locks] {LOCK_WRITERS} x {LOCK_LINES} appends: {len(failures)} failed, "
+        f"{len(lines) - 1} lines in the file"
+    )
+    assert not failures, f"{len(failures)} calls failed, e.g. {failures[:3]}"
+    assert lines[0] == "HEADER" and sorted(lines) == sorted(expected), "a line was lost or duplicated"
+    assert len({name.stat().st_ino for name in names}) == 1 and names[0].stat().st_nlink == LOCK_WRITERS
+
+
+# ---- 6. encodings ----------------------------------------------------------------------------------
+
+UTF32_BOM = b"\xff\xfe\x00\x00"
+
+
+@pytest.mark.parametrize("flags", [[], ["--encoding", "utf-32"]], ids=["detected", "named"])
+def test_utf32_with_bom_is_edited_as_utf32(flags, root, be_env):
+    """0.1 took the UTF-32 LE BOM for a UTF-16 LE one and wrote a file that is not UTF-32."""
+    target = root / "u32.txt"
+    target.write_bytes(UTF32_BOM + "a\nb\n".encode("utf-32-le"))
+    done, answer = cli(be_env, root, "replace", "-f", "u32.txt", "-s", "2", "-c", "B\u00e9", *flags)
+    assert done.returncode == 0, (done.stdout[-300:], done.stderr[-300:])
+    data = target.read_bytes()
+    assert data == UTF32_BOM + "a\nB\u00e9\n".encode("utf-32-le"), data
+    assert data.decode("utf-32") == "a\nB\u00e9\n"
+    done, answer = cli(be_env, root, "read", "-f", "u32.txt", *flags)
+    assert done.returncode == 0 and answer["content"] == "1\ta\n2\tB\u00e9", answer
+
+
+NOT_TEXT_CODECS = ["hex", "rot13"]  # they exist in Python, but do not turn text into bytes
+
+
+@pytest.mark.parametrize("tool", ["be-read", "be-replace"])
+@pytest.mark.parametrize("encoding", NOT_TEXT_CODECS)
+def test_codec_that_is_not_a_text_encoding_is_invalid_argument(encoding, tool, root, servers):
+    """INVALID_ARGUMENT, not INTERNAL (0.1: "internal error: LookupError: 'hex' is not a text encoding")."""
+    target = root / "f.txt"
+    target.write_bytes(b"alpha\nbeta\n")
+    args = {"file": "f.txt", "encoding": encoding}
+    if tool == "be-replace":
+        args.update(start=1, content="x")
+    result, error = servers().call(tool, args)
+    assert error is not None and error["code"] == "INVALID_ARGUMENT", (result, error)
+    assert target.read_bytes() == b"alpha\nbeta\n"
+
+
+@pytest.mark.xfail(
+    reason="the CLI turns the INVALID_ARGUMENT of _lookup_codec into a usage error: exit 2, "
+    "stderr \"better-edit-tools: unknown encoding 'hex'\" (a wrong word: the codec exists), "
+    "and no JSON on stdout despite -o json (make_context)",
+    strict=True,
+)
+@pytest.mark.parametrize("command", ["read", "replace"])
+@pytest.mark.parametrize("encoding", NOT_TEXT_CODECS)
+def test_cli_codec_that_is_not_a_text_encoding_is_invalid_argument(encoding, command, root, be_env):
+    """`--encoding hex -o json`: exit 1 or 2 and error code INVALID_ARGUMENT in the JSON (0.1: INTERNAL)."""
+    target = root / "f.txt"
+    target.write_bytes(b"alpha\nbeta\n")
+    args = ["-f", "f.txt", "--encoding", encoding]
+    if command == "replace":
+        args += ["-s", "1", "-c", "x"]
+    done, answer = cli(be_env, root, command, *args)
+    assert done.returncode in (1, 2), (done.returncode, done.stdout[-300:], done.stderr[-300:])
+    assert error_code(answer) == "INVALID_ARGUMENT", (done.stdout[-300:], done.stderr[-300:])
+    assert target.read_bytes() == b"alpha\nbeta\n"
+
+
+def test_codec_that_does_not_round_trip_the_content_is_encoding(root, be_env):
+    """raw_unicode_escape writes the text \\u0041 as is, but reads it back as "A": ENCODING, untouched.
+    0.1 wrote it, so the line then read as "xAy"."""
+    target = root / "latin.txt"
+    original = b"caf\xe9\nline two\n"
+    target.write_bytes(original)
+    done, answer = cli(
+        be_env,
+        root,
+        "replace",
+        "-f",
+        "latin.txt",
+        "-s",
+        "2",
+        "-c",
+        "x\\u0041y",
+        "--encoding",
+        "raw_unicode_escape",
+    )
+    assert done.returncode == 1 and error_code(answer) == "ENCODING", (done.stdout[-300:], done.stderr[-300:])
+    assert target.read_bytes() == original
+
+
+# ---- 7. rollback of a write that created folders -----------------------------------------------------
+
+
+def test_rollback_of_write_removes_the_folders_it_created(root, servers):
+    (root / "keep.txt").write_text("keep\n")
+    server = servers()
+    result = server.ok("be-write", {"file": "new/deeper/f.txt", "content": "hello\n"})
+    assert result["created"] is True and (root / "new" / "deeper" / "f.txt").read_text() == "hello\n"
+    assert server.ok("be-trx-rollback", {})["rolled_back"] == [result["event_id"]]
+    assert not (root / "new" / "deeper" / "f.txt").exists()
+    assert sorted(p.name for p in root.iterdir()) == ["keep.txt"], "the created folders were left"
