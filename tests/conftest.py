@@ -45,6 +45,8 @@ def root(tmp_path):
 def be_env(cache_dir, root):
     """A clean environment for subprocesses: private cache, English, no inherited BETTER_EDIT_*."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("BETTER_EDIT_", "LC_", "LANG"))}
+    if os.environ.get("BETTER_EDIT_PORTABLE_FALLBACKS"):  # the Windows code paths, on POSIX
+        env["BETTER_EDIT_PORTABLE_FALLBACKS"] = os.environ["BETTER_EDIT_PORTABLE_FALLBACKS"]
     env["BETTER_EDIT_CACHE_DIR"] = str(cache_dir)
     env["BETTER_EDIT_WORKSPACE"] = str(root)
     env["LANG"] = "C.UTF-8"

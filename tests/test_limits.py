@@ -1,0 +1,365 @@
+"""Edges found from outside on 0.1 (issue 10): strict JSON, exit status, signals, encodings of
+names, huge and odd files, line-argument codes, store limits, the portable (Windows) code paths.
+
+Each test failed on 0.1. The CLI and the server run as real subprocesses (`BE_EXE` runs them
+against the frozen executable); the stress sizes scale with BE_STRESS_SCALE (default 1).
+"""
+
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import REPO, be_command_prefix
+from test_safety import Srv
+
+pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX signals, FIFOs and file names")
+SCALE = int(os.environ.get("BE_STRESS_SCALE", "1"))
+FROZEN = bool(os.environ.get("BE_EXE"))
+
+
+def strict_loads(text):
+    """json.loads that refuses NaN/Infinity (what a JavaScript client does)."""
+
+    def refuse(name):
+        raise ValueError(f"non-standard JSON constant {name}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.fixture
+def server(be_env, root):
+    srv = Srv(root, be_env)
+    yield srv
+    srv.close()
+
+
+def run_json(run_be, *args, **kwargs):
+    done = run_be(*args, "-o", "json", **kwargs)
+    return done, strict_loads(done.stdout.decode("utf-8")) if done.stdout.strip() else None
+
+
+# ---- viewed_code_id of an empty range (SPEC §6.1) -----------------------------------------------------
+
+
+def test_view_of_an_empty_file_goes_stale_when_lines_appear(run_be, root):
+    (root / "e.txt").write_bytes(b"")
+    _done, view = run_json(run_be, "read", "-f", "e.txt")
+    token = view["viewed_code_id"]
+    (root / "e.txt").write_bytes(b"someone else wrote this\n")
+    done, result = run_json(
+        run_be, "insert", "-f", "e.txt", "--after-line", "0", "-c", "x", "--viewed-code-id", token
+    )
+    assert done.returncode == 1, result
+    assert result["error"]["code"] == "STALE_VIEW"
+    assert (root / "e.txt").read_bytes() == b"someone else wrote this\n"
+
+
+# ---- strict JSON in and out (SPEC §3.1) ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e400"])
+def test_non_finite_numbers_are_refused_and_never_echoed(server, root, cache_dir, number):
+    (root / "f.txt").write_text("a\nb\n")
+    long_text = "x" * 80  # long enough for the arguments to be kept as a chip
+    line = (
+        '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"be-replace","arguments":'
+        f'{{"file":"f.txt","start":{number},"content":"{long_text}"}}}}}}'
+    )
+    server.send_raw(line.encode())
+    reply = server.recv()
+    raw = server.stdout[-1]
+    strict_loads(raw.decode("utf-8"))  # the whole reply is RFC 8259 JSON
+    assert reply["result"]["isError"] is True
+    error = reply["result"]["structuredContent"]["error"]
+    assert error["code"] == "INVALID_ARGUMENT", error
+    chips = list((cache_dir / "chips").rglob("chip-*.json"))
+    assert chips, "the failed call's arguments were not kept"
+    for chip in chips:
+        record = strict_loads(chip.read_text(encoding="utf-8"))
+        assert record["args"]["start"] in ("NaN", "Infinity", "-Infinity"), record["args"]
+    assert (root / "f.txt").read_text() == "a\nb\n"
+
+
+def test_non_utf8_file_name_is_echoed_as_replacement_characters(run_be, root):
+    name = b"caf\xe9.txt"
+    with open(os.path.join(os.fsencode(root), name), "wb") as handle:
+        handle.write(b"one\n")
+    done = run_be("read", "-f", os.fsdecode(name), "-o", "json")
+    assert done.returncode == 0, done.stderr
+    result = strict_loads(done.stdout.decode("utf-8"))  # valid UTF-8, valid JSON
+    assert "caf\ufffd.txt" in result["path"]
+    assert result["content"] == "1\tone"
+
+
+def test_lone_surrogate_and_nul_in_names_are_clear_errors(server, root):
+    _result, error = server.call("be-read", {"file": "bad\ud800.txt"})
+    assert error["code"] == "INVALID_ARGUMENT", error
+    _result, error = server.call("be-read", {"file": "bad\u0000.txt"})
+    assert error["code"] == "SANDBOX"
+    assert not error["hint"].endswith(".hint"), error  # a message key shown raw
+    for raw in server.stdout:
+        strict_loads(raw.decode("utf-8"))
+
+
+# ---- exit status with a closed stdout or a broken pipe (SPEC §5) ---------------------------------------
+
+
+def test_an_applied_edit_exits_0_when_stdout_is_closed(be_env, root):
+    (root / "f.txt").write_text("a\n")
+    done = subprocess.run(
+        [*be_command_prefix(), "insert", "-f", "f.txt", "--after-line", "-1", "-c", "once"],
+        cwd=root,
+        env=be_env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        pass_fds=(),
+        preexec_fn=lambda: os.close(1),
+    )
+    assert done.returncode == 0, done.stderr
+    assert b"Traceback" not in done.stderr
+    assert (root / "f.txt").read_text() == "a\nonce\n"
+
+
+def test_read_into_a_closed_pipe_ends_quietly_by_sigpipe(be_env, root):
+    (root / "big.txt").write_text("".join(f"line {n}\n" for n in range(200_000)))
+    reader = subprocess.Popen(
+        [*be_command_prefix(), "read", "-f", "big.txt"],
+        cwd=root,
+        env=be_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    reader.stdout.read(100)
+    reader.stdout.close()  # what `| head -1` does
+    stderr = reader.stderr.read()
+    status = reader.wait(30)
+    assert status in (-signal.SIGPIPE, 128 + signal.SIGPIPE), (status, stderr)
+    assert b"Traceback" not in stderr and b"BrokenPipe" not in stderr
+
+
+# ---- signals leave no temp file (SPEC §2.4) ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_signal_during_a_large_write_leaves_no_temp_file(be_env, root, tmp_path, signum):
+    content = tmp_path / "content.txt"
+    content.write_bytes(b"y" * (200 << 20))  # 200 MiB: the write takes long enough to be caught
+    (root / "f.txt").write_text("old\n")
+    writer = subprocess.Popen(
+        [*be_command_prefix(), "write", "-f", "f.txt", "--content-file", str(content), "--brief"],
+        cwd=root,
+        env=be_env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        restore_signals=True,
+        start_new_session=True,  # SIGINT is not ignored as in a background job
+    )
+    deadline = time.monotonic() + 60
+    caught = False
+    while time.monotonic() < deadline and writer.poll() is None:
+        if any(name.startswith(".f.txt.be-") for name in os.listdir(root)):
+            writer.send_signal(signum)
+            caught = True
+            break
+        time.sleep(0.001)
+    status = writer.wait(60)
+    leftovers = [name for name in os.listdir(root) if name != "f.txt"]
+    assert leftovers == [], leftovers
+    if caught:
+        assert status in (-signum, 128 + signum), (status, writer.stderr.read())
+        assert (root / "f.txt").read_bytes() in (b"old\n", content.read_bytes())
+    else:
+        pytest.skip("the write finished before the temp file was seen")
+
+
+# ---- whole-file reads before any check (SPEC §7) -------------------------------------------------------
+
+
+def _child_peak_mib(command, **kwargs):
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
+    out, err = proc.communicate(timeout=120)
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return proc.returncode, out, err, usage.ru_maxrss / 1024
+
+
+def test_a_huge_binary_file_is_refused_from_its_first_bytes(be_env, root, tmp_path):
+    sparse = root / "disk.img"
+    with open(sparse, "wb") as handle:
+        handle.write(b"\0")
+        handle.truncate(2 << 30)  # 2 GiB, sparse: costs no disk
+    # measured in a fresh child of a fresh process, so the peak is the tool's own
+    probe = (
+        "import resource, subprocess, sys; "
+        "p = subprocess.run(sys.argv[1:], capture_output=True); "
+        "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); "
+        "sys.stdout.write(p.stdout.decode())"
+    )
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", probe, *be_command_prefix(), "read", "-f", "disk.img", "-o", "json"],
+        cwd=root,
+        env=be_env,
+        capture_output=True,
+        timeout=120,
+    )
+    elapsed = time.monotonic() - started
+    first, _, rest = done.stdout.decode().partition("\n")
+    code, peak_kib = map(int, first.split())
+    assert code == 1
+    assert strict_loads(rest)["error"]["code"] == "BINARY_FILE"
+    assert peak_kib < 300 * 1024, f"peak {peak_kib // 1024} MiB for a refused 2 GiB file"
+    print(f"\n[huge binary] 2 GiB sparse file refused in {elapsed:.2f} s, peak {peak_kib // 1024} MiB")
+
+
+# ---- small rules (SPEC §2.1, §2.2, §5) -----------------------------------------------------------------
+
+
+def test_line_argument_codes(run_be, root):
+    (root / "f.txt").write_text("1\n2\n3\n")
+    _done, result = run_json(run_be, "replace", "-f", "f.txt", "-s", "2", "--end=-9", "-c", "x")
+    assert result["error"]["code"] == "OUT_OF_RANGE", result
+    assert "-9" in result["error"]["message"]
+    _done, result = run_json(run_be, "read", "-f", "f.txt", "-s", "9", "-e", "7")
+    assert result["error"]["code"] == "INVALID_ARGUMENT", result
+    _done, result = run_json(run_be, "delete", "-f", "f.txt", "-s", "3", "-e", "2")
+    assert result["error"]["code"] == "INVALID_ARGUMENT", result
+    _done, result = run_json(run_be, "read", "-f", "f.txt", "-s", "2", "--end=-3")
+    assert result["error"]["code"] == "OUT_OF_RANGE", result
+    assert (root / "f.txt").read_text() == "1\n2\n3\n"
+
+
+def test_cli_error_prefixes_are_fixed_in_chinese(run_be, root):
+    done = run_be("--lang", "zh", "read", "-f", "missing.txt")
+    stderr = done.stderr.decode()
+    assert done.returncode == 1
+    assert stderr.startswith("error[NOT_FOUND]: "), stderr
+    assert "\nhint: " in stderr
+    assert "文件不存在" in stderr  # the words after the prefix follow the language
+
+
+def test_deleting_the_last_line_keeps_an_empty_line(run_be, root):
+    (root / "f.txt").write_bytes(b"\nz")
+    done = run_be("delete", "-f", "f.txt", "-s", "2")
+    assert done.returncode == 0, done.stderr
+    assert (root / "f.txt").read_bytes() == b"\n"
+
+
+# ---- stores (SPEC §6.2, §6.3) ------------------------------------------------------------------------
+
+
+def test_a_failed_store_write_leaves_no_temp_file(be_env, root, cache_dir):
+    """A chip that cannot be written (file-size limit) leaves no temp file in the cache."""
+    (root / "f.txt").write_text("a\n")
+
+    def small_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+    srv = Srv(root, be_env, preexec_fn=small_files)
+    try:
+        _result, error = srv.call("be-replace", {"file": "missing.txt", "start": 1, "content": "z" * 20000})
+        assert error["code"] == "NOT_FOUND"
+        assert any("chip" in w for w in error.get("warnings", [])), error
+    finally:
+        srv.close()
+    leftovers = [p for p in cache_dir.rglob("*") if p.name.endswith(".tmp")]
+    assert leftovers == []
+
+
+def test_lock_fallback_folder_must_be_private(be_env, root, tmp_path):
+    """With the cache unusable, locks go to TMPDIR/better-edit-tools-locks-UID: a link planted
+    there (or a folder of someone else's mode) is refused, never followed."""
+    (root / "f.txt").write_text("a\n")
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (temp / f"better-edit-tools-locks-{os.getuid()}").symlink_to(elsewhere)
+    env = dict(be_env, BETTER_EDIT_CACHE_DIR=str(blocker / "cache"), TMPDIR=str(temp))
+    done = subprocess.run(
+        [*be_command_prefix(), "replace", "-f", "f.txt", "-s", "1", "-c", "b", "-o", "json"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+    )
+    assert done.returncode == 1, done.stdout
+    assert strict_loads(done.stdout)["error"]["code"] == "PERMISSION"
+    assert list(elsewhere.iterdir()) == []
+    assert (root / "f.txt").read_text() == "a\n"
+
+
+def test_many_stored_snapshots_are_evicted_in_one_pass(be_env, root, cache_dir, tmp_path):
+    """A store filled with thousands of snapshots: one edit evicts them with one warning, and
+    be-trx-status lists only files inside this root."""
+    count = 3000 * SCALE
+    (root / "f.txt").write_text("a\n")
+    srv = Srv(root, be_env)
+    try:
+        first = srv.ok("be-replace", {"file": "f.txt", "start": 1, "content": "b"})
+        store = next((cache_dir / "snapshots").iterdir())
+        outside = str(tmp_path / "elsewhere.txt")
+        for n in range(count):
+            base = store / f"{n + 1:020d}-{n:06x}"
+            record = {
+                "event_id": f"{n:06x}",
+                "tool": "replace",
+                "file": outside,
+                "before": "absent",
+                "before_size": 0,
+                "after_sha256": "0" * 64,
+                "created_at": 0,
+                "summary": "planted",
+                "seq": n + 1,
+            }
+            base.with_suffix(".json").write_text(json.dumps(record))
+        status = srv.ok("be-trx-status", {})
+        assert [s["event_id"] for s in status["snapshots"]] == [first["event_id"]]
+        result = srv.ok("be-replace", {"file": "f.txt", "start": 1, "content": "c"})
+        warnings = result.get("warnings", [])
+        assert len(warnings) <= 2, warnings[:5]
+        assert any(str(count - 28) in w or "dropped" in w for w in warnings), warnings
+        assert len(list(store.glob("*.json"))) == 30
+    finally:
+        srv.close()
+
+
+# ---- the portable code paths (issue 10, item 15) -------------------------------------------------------
+
+
+@pytest.mark.skipif(FROZEN, reason="runs the module's own suites")
+def test_core_edit_suites_pass_on_the_portable_code_paths(tmp_path):
+    """The Windows branches (no dir_fd, msvcrt-style locks, no copy_file_range, chmod by name)
+    forced on POSIX by BETTER_EDIT_PORTABLE_FALLBACKS=1: the core edit suites must pass there too."""
+    env = dict(os.environ, BETTER_EDIT_PORTABLE_FALLBACKS="1")
+    env.pop("BE_EXE", None)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-x",
+            "-p",
+            "no:cacheprovider",
+            "tests/test_tools.py",
+            "tests/test_cli.py",
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout.decode()[-3000:]
+    probe = subprocess.run(
+        [sys.executable, "-c", "import better_edit as be; print(be._use_dir_fd(), be.PORTABLE_FALLBACKS)"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+    )
+    assert probe.stdout.split() == [b"False", b"True"]
