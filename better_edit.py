@@ -5170,30 +5170,51 @@ def edit_file(ctx, tool, args, compute):
 
 
 def tool_read(ctx, args):
+    """Read lines. Arguments: `file`, `start`, `end`, `target`, `brief`, `encoding`, `max_lines`.
+    Result: `start`, `end`, `total`, `content`, `eol`, `encoding`, `viewed_code_id`, `truncated`
+    and `next_start` when `max_lines` cut the range, `warnings`."""
     file = args["file"]
+    if _streamable(ctx, args):
+        with locate(ctx, file) as place:
+            if place.stat(ctx).st_size > STREAM_READ_BYTES:
+                streamed = _read_streaming(ctx, args, place)
+                if streamed is not None:
+                    return streamed
     real, text = read_text(ctx, file, args.get("encoding"))
     body = text.body
-    newlines = text.newlines()
     total = text.total()
     warnings = []
+    start, end = _read_window(ctx, args, file, real, text, total, warnings)
+    a, b = line_span(body, start, end) if total else (0, 0)
+    crlf, lf = eol_counts(body, text.newlines())
+    shape = {"crlf": crlf, "lf": lf, "final_newline": not body or body.endswith(b"\n")}
+    return _read_result(ctx, args, real, text, (start, end, total), body[a:b], shape, warnings)
+
+
+def _read_window(ctx, args, file, real, text, total, warnings):
+    """(start, end) to show: the range asked for, cut to max_lines (a warning says where to go on)."""
     start, end = _read_range(ctx, args, file, real, text, total, warnings)
     max_lines = args.get("max_lines", READ_MAX_LINES if ctx.mcp else 0)
     if max_lines is not None and max_lines < 0:
         raise invalid("line_below_one", name="max_lines", value=max_lines)
-    result = {"status": "ok", "file": file, "path": real}
     if max_lines and end - start + 1 > max_lines:
         end = start + max_lines - 1
-        result["truncated"] = True
-        result["next_start"] = end + 1
         warnings.append(("w.truncated", {"max_lines": max_lines, "next_start": end + 1}))
-    a, b = line_span(body, start, end) if total else (0, 0)
-    chunk = body[a:b]
+    return start, end
+
+
+def _read_result(ctx, args, real, text, window, chunk, shape, warnings):
+    """The result of a read of lines start..end, whose bytes are `chunk`."""
+    start, end, total = window
+    result = {"status": "ok", "file": args["file"], "path": real}
+    if any(item[0] == "w.truncated" for item in warnings if isinstance(item, tuple)):
+        result.update(truncated=True, next_start=end + 1)
     token = make_view_id(real, start, end, chunk, total)
     result.update(start=start, end=end, total=total)
     content = render_numbered(split_decoded(chunk.decode(text.codec)), start)
     if not args.get("brief"):
         result["content"] = content
-    crlf, lf = eol_counts(body, newlines)
+    crlf, lf = shape["crlf"], shape["lf"]
     result.update(
         eol="mixed" if crlf and lf else ("crlf" if crlf else "lf"),
         encoding=text.encoding,
@@ -5201,13 +5222,107 @@ def tool_read(ctx, args):
     )
     if crlf and lf:
         warnings.append(("w.mixed_eol", {"crlf": crlf, "lf": lf, "dominant": "CRLF" if crlf > lf else "LF"}))
-    if body and not body.endswith(b"\n"):
+    if not shape["final_newline"]:
         warnings.append(("w.no_final_newline", {}))
     if warnings:
         result["warnings"] = _local_warnings(ctx, warnings)
     if ctx.mcp:
         ctx.remember_view(token, content)
     return result
+
+
+# --- streaming read of a large file (docs/behaviour.md#limits) --------------------------------------
+
+STREAM_READ_BYTES = 64 << 20  # larger UTF-8 files are read by range: memory is the range, not the file
+_STREAM_CHUNK = 8 << 20
+
+
+def _streamable(ctx, args):
+    """Ranges by line numbers of UTF-8 files can stream; targets and "auto" need the whole text."""
+    return args.get("target") is None and args.get("end") != 0 and not (args.get("encoding") or ctx.encoding)
+
+
+def _read_streaming(ctx, args, place):
+    """tool_read for a large file in two passes of bounded memory: count lines (checking UTF-8 and
+    line endings), then cut out the range. None when the file is UTF-16/32 (read whole instead)."""
+    fd, _st = place.open()
+    with open(fd, "rb", closefd=True) as handle:
+        sample = handle.read(BINARY_SNIFF_BYTES)
+        refuse_binary(sample, place.file)
+        if any(sample.startswith(bom) for bom, _name in _BOMS[1:]):
+            return None
+        bom = b"\xef\xbb\xbf" if sample.startswith(b"\xef\xbb\xbf") else b""
+        handle.seek(len(bom))
+        shape = _count_stream(handle, place.file, len(bom))
+        total = shape["newlines"] + (0 if shape["final_newline"] else 1)
+        text = Text(b"", "utf-8", "utf-8-bom" if bom else "utf-8", bom)
+        warnings = []
+        start, end = _read_window(ctx, args, place.file, place.real, text, total, warnings)
+        handle.seek(len(bom))
+        chunk = _cut_lines(handle, start, end) if total else b""
+    return _read_result(ctx, args, place.real, text, (start, end, total), chunk, shape, warnings)
+
+
+def _count_stream(handle, file, offset):
+    """Line and terminator counts of the rest of `handle`; ENCODING at the first byte that is not UTF-8."""
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    newlines = crlf = 0
+    previous = b""
+    for chunk in iter(lambda: handle.read(_STREAM_CHUNK), b""):
+        try:
+            if not chunk.isascii() or decoder.getstate()[0]:
+                decoder.decode(chunk)
+        except UnicodeDecodeError as exc:
+            position = max(0, exc.start - len(decoder.getstate()[0]))
+            raise ToolError(
+                "ENCODING",
+                "not_utf8",
+                file=file,
+                offset=offset + position,
+                byte=chunk[min(position, len(chunk) - 1)],
+            ) from None
+        newlines += chunk.count(b"\n")
+        crlf += chunk.count(b"\r\n") + (previous == b"\r" and chunk[:1] == b"\n")
+        previous = chunk[-1:]
+        offset += len(chunk)
+    try:
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        raise ToolError("ENCODING", "not_utf8", file=file, offset=offset - 1, byte=previous[0]) from None
+    return {
+        "newlines": newlines,
+        "crlf": crlf,
+        "lf": newlines - crlf,
+        "final_newline": previous in (b"", b"\n"),
+    }
+
+
+def _cut_lines(handle, start, end):
+    """The bytes of lines start..end of the rest of `handle`, read chunk by chunk."""
+    line, pieces = 1, []
+    for chunk in iter(lambda: handle.read(_STREAM_CHUNK), b""):
+        position = 0
+        while line < start:
+            found = chunk.find(b"\n", position)
+            if found < 0:
+                break
+            line, position = line + 1, found + 1
+        if line < start:
+            continue
+        stop = position
+        while line <= end:
+            found = chunk.find(b"\n", stop)
+            if found < 0:
+                stop = len(chunk)
+                break
+            stop = found + 1
+            line += 1
+        pieces.append(chunk[position:stop])
+        if line > end:
+            break
+    return b"".join(pieces)
 
 
 def _read_range(ctx, args, file, real, text, total, warnings):

@@ -182,14 +182,15 @@ def test_folder_swapped_with_symlink_to_outside(root, cache_dir, tmp_path, serve
     a server reads and edits sub/data.txt: no reply carries the outside secret, the outside file
     keeps its bytes and mtime, nothing appears outside, and no snapshot is a hard link to it.
 
-    On 0.1 about 2 % of the reads returned the outside file and most runs wrote outside."""
+    0.1 (an outside tester: ~2 % of the reads leaked, 3 runs in 4 wrote outside) fails here within the
+    first dozen calls: this swapper runs in its own process as fast as it can."""
     if not _rename_exchange_works(tmp_path):
         pytest.skip("renameat2(RENAME_EXCHANGE) is not available here")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     secret_file = elsewhere / "data.txt"
     secret_file.write_text(f"{SECRET}\nline 2 {SECRET}\nline 3\n")
-    secret_inode = secret_file.stat().st_ino
+    secret_inode = (secret_file.stat().st_dev, secret_file.stat().st_ino)
     (root / "sub").mkdir()
     (root / "sub" / "data.txt").write_text("inside 1\ninside 2\ninside 3\n")
     (root / "sub-link").symlink_to(elsewhere)
@@ -198,10 +199,12 @@ def test_folder_swapped_with_symlink_to_outside(root, cache_dir, tmp_path, serve
     def check_outside(where):
         changed = [n for n, v in tree_state(tmp_path, skip=("root", "cache")).items() if before.get(n) != v]
         assert not changed, f"{where}: outside the root changed: {changed}"
-        assert secret_file.stat().st_ino == secret_inode
+        assert (secret_file.stat().st_dev, secret_file.stat().st_ino) == secret_inode
         links = [
-            p for p in (cache_dir / "snapshots").rglob("*.bin") if p.lstat().st_ino == secret_inode
-        ]  # (same device: tmp_path holds both)
+            p
+            for p in (cache_dir / "snapshots").rglob("*.bin")
+            if (p.lstat().st_dev, p.lstat().st_ino) == secret_inode
+        ]
         assert not links, f"{where}: a snapshot is a hard link to the outside file: {links}"
 
     server = servers()
@@ -211,7 +214,7 @@ def test_folder_swapped_with_symlink_to_outside(root, cache_dir, tmp_path, serve
         stdout=subprocess.PIPE,
         text=True,
     )
-    outcomes, swaps = {}, None
+    outcomes, swaps, internal, examples = {}, None, [], {}
     try:
         assert swapper.stdout.readline().strip() == "ready"
         for number in range(RACE_CALLS):
@@ -221,7 +224,10 @@ def test_folder_swapped_with_symlink_to_outside(root, cache_dir, tmp_path, serve
             outcomes[f"{tool}:{code}"] = outcomes.get(f"{tool}:{code}", 0) + 1
             reply = json.dumps([result, error])
             assert SECRET not in reply, f"call {number} ({tool}) returned the outside file: {reply[:300]}"
-            assert code != "INTERNAL", (tool, error)
+            if error is not None:
+                examples.setdefault(f"{tool}:{code}", error.get("message", "")[:160])
+            if code == "INTERNAL":
+                internal.append((tool, error["message"]))
             check_outside(f"after call {number} ({tool} -> {code})")
     finally:
         swapper.terminate()
@@ -230,9 +236,12 @@ def test_folder_swapped_with_symlink_to_outside(root, cache_dir, tmp_path, serve
         print(
             f"\n[rename-exchange race] {swaps} swaps x {RACE_CALLS} calls; outcomes {sorted(outcomes.items())}"
         )
+        for key, message in sorted(examples.items()):
+            print(f"  e.g. {key}: {message}")
     check_outside("at the end")
     assert SECRET.encode() not in b"".join(server.stdout) + bytes(server.stderr)
     assert server.alive()
+    assert not internal, internal[:3]  # (0.1: "OSError: [Errno 22] Invalid argument: '.../sub'")
     assert outcomes.get("be-read:ok") and outcomes.get("be-replace:ok"), "the race left no successful call"
 
 
@@ -256,7 +265,8 @@ def _timed_call(server, tool, args, fifo):
 
 def test_rollback_when_the_file_became_a_fifo(root, servers):
     """A file edited, then replaced by a FIFO: be-trx-rollback answers at once (CONFLICT or
-    INVALID_ARGUMENT), leaves the FIFO, and the server still serves (no lock held). 0.1 hung."""
+    INVALID_ARGUMENT), leaves the FIFO, and the server still serves (no lock held); be-read and
+    be-replace of the FIFO are INVALID_ARGUMENT at once. 0.1 hung in the rollback."""
     target = root / "a.txt"
     target.write_text("one\ntwo\n")
     (root / "other.txt").write_text("other\n")
@@ -270,25 +280,12 @@ def test_rollback_when_the_file_became_a_fifo(root, servers):
     assert stat.S_ISFIFO(os.lstat(target).st_mode), "the FIFO was replaced"
     assert server.ok("be-read", {"file": "other.txt"}, timeout=PROMPT)["content"] == "1\tother"
     assert server.ok("be-write", {"file": "other.txt", "content": "new\n"}, timeout=PROMPT)
-    assert server.alive()
-
-
-@pytest.mark.parametrize(
-    "tool,args",
-    [
-        ("be-read", {}),
-        ("be-replace", {"start": 1, "content": "x"}),
-    ],
-    ids=["read", "replace"],
-)
-def test_fifo_is_refused_without_blocking(tool, args, root, servers):
-    fifo = root / "pipe.txt"
-    os.mkfifo(fifo)
-    server = servers()
-    result, error, elapsed = _timed_call(server, tool, dict(args, file="pipe.txt"), fifo)
-    assert error is not None and error["code"] == "INVALID_ARGUMENT", (result, error)
-    assert elapsed < PROMPT
-    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    # reading or editing the FIFO itself is refused at once too
+    for tool, args in (("be-read", {}), ("be-replace", {"start": 1, "content": "x"})):
+        result, error, elapsed = _timed_call(server, tool, dict(args, file="a.txt"), target)
+        assert error is not None and error["code"] == "INVALID_ARGUMENT", (tool, result, error)
+        assert elapsed < PROMPT
+    assert stat.S_ISFIFO(os.lstat(target).st_mode)
     assert server.alive()
 
 
@@ -440,6 +437,22 @@ def test_codec_that_is_not_a_text_encoding_is_invalid_argument(encoding, tool, r
         args.update(start=1, content="x")
     result, error = servers().call(tool, args)
     assert error is not None and error["code"] == "INVALID_ARGUMENT", (result, error)
+    assert target.read_bytes() == b"alpha\nbeta\n"
+
+
+@pytest.mark.parametrize("command", ["read", "replace"])
+@pytest.mark.parametrize("encoding", NOT_TEXT_CODECS)
+def test_cli_codec_that_is_not_a_text_encoding_is_not_internal(encoding, command, root, be_env):
+    """`--encoding hex`: a refusal (exit 1 or 2), never INTERNAL (0.1: exit 1, INTERNAL LookupError)."""
+    target = root / "f.txt"
+    target.write_bytes(b"alpha\nbeta\n")
+    args = ["-f", "f.txt", "--encoding", encoding]
+    if command == "replace":
+        args += ["-s", "1", "-c", "x"]
+    done, answer = cli(be_env, root, command, *args)
+    assert done.returncode in (1, 2), (done.returncode, done.stdout[-300:], done.stderr[-300:])
+    assert b"INTERNAL" not in done.stdout + done.stderr, (done.stdout[-300:], done.stderr[-300:])
+    assert answer is None or error_code(answer) == "INVALID_ARGUMENT", answer
     assert target.read_bytes() == b"alpha\nbeta\n"
 
 

@@ -263,3 +263,38 @@ def _apply_without_writing(kind, text, args):
     a, b = be.line_span(body, args["start"], args["end"])
     block = be.encode_block(text, be.content_lines(args["content"]), eol) if kind == "replace" else b""
     return be.splice_lines(body, a, b, block, eol)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=st.lists(
+        st.sampled_from([b"a", b"bb", "é".encode(), b"\n", b"\r\n", b"\r", b"x\n", b"\xff"]), max_size=30
+    ),
+    bom=st.booleans(),
+    start=st.integers(1, 8),
+    end=st.one_of(st.none(), st.integers(-5, 12).filter(bool)),
+    max_lines=st.integers(0, 4),
+    chunk=st.integers(1, 9),
+)
+def test_streaming_read_equals_whole_read(tmp_path_factory, data, bom, start, end, max_lines, chunk):
+    """A large file is read by range in two bounded passes; the result must be the whole read's."""
+    root = tmp_path_factory.mktemp("stream")
+    ctx = be.Context(root=str(root), cache_dir=str(root / ".cache"))
+    (root / "f.txt").write_bytes((b"\xef\xbb\xbf" if bom else b"") + b"".join(data))
+    args = {"file": "f.txt", "start": start, "max_lines": max_lines}
+    if end is not None:
+        args["end"] = end
+
+    def outcome():
+        try:
+            return be.call_tool(ctx, be.find_tool("read"), dict(args))
+        except be.ToolError as exc:
+            return exc.code
+
+    whole = outcome()
+    original = (be.STREAM_READ_BYTES, be._STREAM_CHUNK)
+    try:
+        be.STREAM_READ_BYTES, be._STREAM_CHUNK = -1, chunk
+        assert outcome() == whole
+    finally:
+        be.STREAM_READ_BYTES, be._STREAM_CHUNK = original
