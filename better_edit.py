@@ -3657,11 +3657,14 @@ def _walk_folders(stack, parts, file):
             return part
         except OSError as exc:
             target = _readlink_at(stack[-1][0], part)
-            if target is None:
-                if exc.errno == errno_of("ENOTDIR"):
-                    raise ToolError("NOT_FOUND", "not_found", file=file, base=os.sep.join(parts)) from None
-                raise os_error(exc, part) from None
             links += 1
+            if target is None:
+                kind = _kind_at(stack[-1][0], part)
+                if kind == "other" and exc.errno == errno_of("ENOTDIR"):
+                    raise ToolError("NOT_FOUND", "not_found", file=file, base=os.sep.join(parts)) from None
+                if kind != "folder" or links > _MAX_SYMLINKS:
+                    raise os_error(exc, part) from None
+                continue  # a link that became a folder again while we looked: walk it once more
             if links > _MAX_SYMLINKS:
                 raise ToolError("IO", "io", path=file, detail="too many levels of symbolic links") from None
             parts[:] = _splice_link(stack, target, parts[1:])
@@ -3672,6 +3675,17 @@ def _walk_folders(stack, parts, file):
         if parts.pop() == ".." and len(stack) > 1:
             os.close(stack.pop()[0])
     return parts[0] if parts else None
+
+
+def _kind_at(fd, name):
+    """ "folder", "link", "other" or None (gone) for the entry `name` of folder `fd`, links not followed."""
+    import stat as stat_module
+
+    try:
+        mode = os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
+    except OSError:
+        return None
+    return "folder" if stat_module.S_ISDIR(mode) else "link" if stat_module.S_ISLNK(mode) else "other"
 
 
 def _readlink_at(fd, name):
@@ -6951,8 +6965,11 @@ def make_context(lang, ns, environ, mcp):
     if encoding:
         try:
             _lookup_codec(encoding)
-        except ToolError:
-            raise UsageError(tr(lang, "encoding_unknown", encoding=encoding)) from None
+        except ToolError as exc:
+            if (
+                mcp or exc.code != "INVALID_ARGUMENT"
+            ):  # (the CLI reports a non-text codec as the tool's error)
+                raise UsageError(tr(lang, exc.key, encoding=encoding)) from None
     root = getattr(ns, "root", None) or environ.get("BETTER_EDIT_ROOT") or (os.getcwd() if mcp else None)
     if root and not os.path.isdir(root):
         raise UsageError(tr(lang, "cli.bad_env", name="--root", value=root, why="not a directory"))

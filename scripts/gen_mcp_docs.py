@@ -60,13 +60,20 @@ is now on line 5:
 
 ```json
 {"content": [{"type": "text", "text": "MISMATCH: the text at lines 4-4 of calc.py is not the given old text\\nhint: see 'actual'; 'found_at' lists where old does occur (your line numbers may be stale)\\narguments saved as chip://e413e9"}],
- "structuredContent": {"error": {"code": "MISMATCH",
+ "structuredContent": {"status": "error",
+                       "error": {"code": "MISMATCH",
                                  "message": "the text at lines 4-4 of calc.py is not the given old text",
                                  "hint": "see 'actual'; 'found_at' lists where old does occur (your line numbers may be stale)",
                                  "actual": "def add(a, b):", "found_at": [{"start": 5, "end": 5}],
                                  "chip": "e413e9"}},
  "isError": true}
 ```
+
+`structuredContent` of an error is `{"status": "error", "error": {...}}`, and every tool's
+`outputSchema` accepts that shape (`status` lists the tool's success values and `"error"`): clients
+built on the official TypeScript SDK validate `structuredContent` even when `isError` is true, and
+would otherwise replace the whole error by a protocol error. `tests/test_ts_client.py` checks every
+error code with that SDK's client.
 
 `code` never changes with the language; `message` says what is wrong with the values given; `hint`
 says what to do next. When the call's arguments are longer than 50 bytes as JSON they are kept as a

@@ -456,12 +456,6 @@ def test_cli_codec_that_is_not_a_text_encoding_is_not_internal(encoding, command
     assert target.read_bytes() == b"alpha\nbeta\n"
 
 
-@pytest.mark.xfail(
-    reason="the CLI turns the INVALID_ARGUMENT of _lookup_codec into a usage error: exit 2, "
-    "stderr \"better-edit-tools: unknown encoding 'hex'\" (a wrong word: the codec exists), "
-    "and no JSON on stdout despite -o json (make_context)",
-    strict=True,
-)
 @pytest.mark.parametrize("command", ["read", "replace"])
 @pytest.mark.parametrize("encoding", NOT_TEXT_CODECS)
 def test_cli_codec_that_is_not_a_text_encoding_is_invalid_argument(encoding, command, root, be_env):
