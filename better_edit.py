@@ -420,6 +420,10 @@ MESSAGES = {
         "{count} oldest snapshots were dropped ({first} to {last}; limit {max} snapshots, {mib} MiB)",
         "{count} 个最旧的快照已被丢弃（{first} 至 {last}；上限 {max} 个、{mib} MiB）",
     ),
+    "w.scanner_error": (
+        "the structure check failed ({detail}); balance was not checked - please report this",
+        "结构检查出错（{detail}）；未检查括号平衡——请报告此问题",
+    ),
     "w.snapshot_not_saved": (
         "the snapshot was not persisted ({detail}); this edit cannot be rolled back by another process",
         "快照未能持久化（{detail}）；其他进程无法回滚本次编辑",
@@ -560,6 +564,8 @@ def tr(lang, key, **fields):
     """
     pair = MESSAGES.get(key)
     if pair is None:
+        if os.environ.get("BETTER_EDIT_DEBUG"):
+            raise KeyError(f"message key {key!r} is missing from MESSAGES")
         return key
     template = pair[1] if lang == "zh" else pair[0]
     for name in [name for name in fields if name.endswith("_key")]:
@@ -1577,17 +1583,14 @@ def detect_language(path, head=""):
     >>> detect_language("deploy", "#!/usr/bin/env bash\\n")
     'shell'
     """
-    try:
-        name = re.split(r"[\\/]", str(path or ""))[-1].lower()
-        if name in _FILENAME_LANGUAGES:
-            return _FILENAME_LANGUAGES[name]
-        if "." in name.strip("."):
-            language = _EXTENSION_LANGUAGES.get(name.rsplit(".", 1)[1])
-            if language:
-                return language
-        return _shebang_language(str(head or ""))
-    except Exception:
-        return None
+    name = re.split(r"[\\/]", str(path or ""))[-1].lower()
+    if name in _FILENAME_LANGUAGES:
+        return _FILENAME_LANGUAGES[name]
+    if "." in name.strip("."):
+        language = _EXTENSION_LANGUAGES.get(name.rsplit(".", 1)[1])
+        if language:
+            return language
+    return _shebang_language(str(head or ""))
 
 
 def _shebang_language(head):
@@ -2300,24 +2303,21 @@ def check_balance(text, language, verbose=False):
     `<p>`, ...) is fine. Known limit: a string nested inside an interpolation of another string
     (Kotlin `"${f(")")}"`) is read as two strings.
     """
-    try:
-        if not isinstance(text, str):
-            text = ""
-        if language not in LANGUAGES:
-            reason = "unknown language" if language is None else f"language {language!r} is not checked"
-            return {"status": "not_checked", "reason": reason, "unmatched": [], "counts": {}}
-        pairs = [] if verbose else None
-        problems, counts = _balance_problems(text, language, 0, len(text), pairs)
-        result = {
-            "status": "unbalanced" if problems else "balanced",
-            "unmatched": _unmatched_entries(text, problems),
-            "counts": counts,
-        }
-        if verbose:
-            result["pairs"] = _pair_entries(text, pairs)
-        return result
-    except Exception as exc:  # never raise: the caller is in the middle of an edit
-        return {"status": "not_checked", "reason": f"scanner error: {exc}", "unmatched": [], "counts": {}}
+    if not isinstance(text, str):
+        text = ""
+    if language not in LANGUAGES:
+        reason = "unknown language" if language is None else f"language {language!r} is not checked"
+        return {"status": "not_checked", "reason": reason, "unmatched": [], "counts": {}}
+    pairs = [] if verbose else None
+    problems, counts = _balance_problems(text, language, 0, len(text), pairs)
+    result = {
+        "status": "unbalanced" if problems else "balanced",
+        "unmatched": _unmatched_entries(text, problems),
+        "counts": counts,
+    }
+    if verbose:
+        result["pairs"] = _pair_entries(text, pairs)
+    return result
 
 
 def _balance_problems(text, language, start, end, pairs):
@@ -2392,21 +2392,18 @@ def new_problems(before, after):
     Line numbers shift after an edit, so entries are compared as multisets of (symbol, problem):
     each entry of `before` explains one equal entry of `after`, first come first served.
     """
-    try:
-        budget = {}
-        for item in (before or {}).get("unmatched") or []:
-            key = (item.get("symbol"), item.get("problem"))
-            budget[key] = budget.get(key, 0) + 1
-        introduced = []
-        for item in (after or {}).get("unmatched") or []:
-            key = (item.get("symbol"), item.get("problem"))
-            if budget.get(key, 0) > 0:
-                budget[key] -= 1
-            else:
-                introduced.append(item)
-        return introduced
-    except Exception:
-        return []
+    budget = {}
+    for item in (before or {}).get("unmatched") or []:
+        key = (item.get("symbol"), item.get("problem"))
+        budget[key] = budget.get(key, 0) + 1
+    introduced = []
+    for item in (after or {}).get("unmatched") or []:
+        key = (item.get("symbol"), item.get("problem"))
+        if budget.get(key, 0) > 0:
+            budget[key] -= 1
+        else:
+            introduced.append(item)
+    return introduced
 
 
 # ---------------------------------------------------------------------------------------------
@@ -2683,57 +2680,48 @@ def tag_range(text, language, line, name=None):
     Void and self-closing elements have no range; an element never closed (an HTML `<li>`) has none
     either but does not hide its parents. With `name`, only elements of that tag name count.
     """
-    try:
-        if language not in _MARKUP_LANGUAGES or not isinstance(text, str):
-            return None
-        line_start = _line_start(text, line)
-        if line_start is None:
-            return None
-        line_end = _line_end(text, line_start, len(text))
-        found = _scan_markup(text, language, 0, len(text), line_end if name is None else None, False)
-        fold = language == "html"
-        wanted = name.lower() if (fold and isinstance(name, str)) else name
-        best = None
-        for open_start, close_end, tag in reversed(found.elements):  # elements are in closing order
-            if close_end <= line_start:
-                break
-            if open_start <= line_end and (best is None or open_start > best[0]):
-                if wanted is None or (tag.lower() if fold else tag) == wanted:
-                    best = (open_start, close_end, tag)
-        if best is None:
-            return None
-        return {"start": _line_of(text, best[0]), "end": _line_of(text, best[1] - 1), "tag": best[2]}
-    except Exception:
+    if language not in _MARKUP_LANGUAGES or not isinstance(text, str):
         return None
+    line_start = _line_start(text, line)
+    if line_start is None:
+        return None
+    line_end = _line_end(text, line_start, len(text))
+    found = _scan_markup(text, language, 0, len(text), line_end if name is None else None, False)
+    fold = language == "html"
+    wanted = name.lower() if (fold and isinstance(name, str)) else name
+    best = None
+    for open_start, close_end, tag in reversed(found.elements):  # elements are in closing order
+        if close_end <= line_start:
+            break
+        if open_start <= line_end and (best is None or open_start > best[0]):
+            if wanted is None or (tag.lower() if fold else tag) == wanted:
+                best = (open_start, close_end, tag)
+    if best is None:
+        return None
+    return {"start": _line_of(text, best[0]), "end": _line_of(text, best[1] - 1), "tag": best[2]}
 
 
 def find_tag(text, language, name):
     """1-based line where the first element with exactly that tag name opens (HTML: any case)."""
-    try:
-        if language not in _MARKUP_LANGUAGES or not isinstance(text, str) or not isinstance(name, str):
-            return None
-        fold = language == "html"
-        wanted = name.lower() if fold else name
-        for open_start, tag in _scan_markup(text, language, 0, len(text)).opens:
-            if (tag.lower() if fold else tag) == wanted:
-                return _line_of(text, open_start)
+    if language not in _MARKUP_LANGUAGES or not isinstance(text, str) or not isinstance(name, str):
         return None
-    except Exception:
-        return None
+    fold = language == "html"
+    wanted = name.lower() if fold else name
+    for open_start, tag in _scan_markup(text, language, 0, len(text)).opens:
+        if (tag.lower() if fold else tag) == wanted:
+            return _line_of(text, open_start)
+    return None
 
 
 def tag_names(text, language):
     """Names of the elements present (first appearance order, HTML names lower-cased)."""
-    try:
-        if language not in _MARKUP_LANGUAGES or not isinstance(text, str):
-            return []
-        fold = language == "html"
-        names = {}
-        for _, tag in _scan_markup(text, language, 0, len(text)).opens:
-            names.setdefault(tag.lower() if fold else tag, None)
-        return list(names)
-    except Exception:
+    if language not in _MARKUP_LANGUAGES or not isinstance(text, str):
         return []
+    fold = language == "html"
+    names = {}
+    for _, tag in _scan_markup(text, language, 0, len(text)).opens:
+        names.setdefault(tag.lower() if fold else tag, None)
+    return list(names)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -3383,15 +3371,12 @@ def function_range(text, language, line, outer=False):
     JS/TS arrow functions and function expressions count as functions; closures of other languages
     (Rust `|x| {`, C++ lambdas) do not.
     """
-    try:
-        if not isinstance(text, str) or language not in LANGUAGES:
-            return None
-        line_start = _line_start(text, line)
-        if line_start is None:
-            return None
-        return _function_range_in(text, language, line, line_start, bool(outer), 0, len(text))
-    except Exception:
+    if not isinstance(text, str) or language not in LANGUAGES:
         return None
+    line_start = _line_start(text, line)
+    if line_start is None:
+        return None
+    return _function_range_in(text, language, line, line_start, bool(outer), 0, len(text))
 
 
 def _function_range_in(text, language, line, line_start, outer, start, end):
@@ -3438,26 +3423,20 @@ def _definitions(text, language, start, end, name=None):
 def find_function(text, language, name):
     """1-based line of the first definition of function/method/class `name`, or None.
     Only definitions count, so a call site never wins over the definition."""
-    try:
-        if not isinstance(text, str) or not isinstance(name, str) or not name or language not in LANGUAGES:
-            return None
-        found = _definitions(text, language, 0, len(text), name)
-        return _line_of(text, min(pos for _, pos in found)) if found else None
-    except Exception:
+    if not isinstance(text, str) or not isinstance(name, str) or not name or language not in LANGUAGES:
         return None
+    found = _definitions(text, language, 0, len(text), name)
+    return _line_of(text, min(pos for _, pos in found)) if found else None
 
 
 def function_names(text, language):
     """Names of the functions, methods and classes defined (first appearance order, no repeats)."""
-    try:
-        if not isinstance(text, str) or language not in LANGUAGES:
-            return []
-        names = {}
-        for name, _ in sorted(_definitions(text, language, 0, len(text)), key=lambda item: item[1]):
-            names.setdefault(name, None)
-        return list(names)
-    except Exception:
+    if not isinstance(text, str) or language not in LANGUAGES:
         return []
+    names = {}
+    for name, _ in sorted(_definitions(text, language, 0, len(text)), key=lambda item: item[1]):
+        names.setdefault(name, None)
+    return list(names)
 
 
 # ====================================================================================================
@@ -5016,6 +4995,7 @@ class Change:
         self.warnings = warnings or []
         self.chip_text = chip_text  # delete: the text to keep as a chip before writing
         self.breaks = "unknown"  # edit_breaks() fills it in
+        self.check_error = None  # a scanner exception's text, when the check itself failed
 
     @property
     def body(self):
@@ -5044,8 +5024,14 @@ def edit_breaks(real, text, change):
         language = _language_of(real, text)
         change.breaks = None
         if language is not None and len(text.body) + len(change.plan[1]) <= BALANCE_CHECK_LIMIT:
-            before = check_balance(text.decode(), language)
-            after = check_balance(change.body.decode(text.codec), language)
+            try:
+                before = check_balance(text.decode(), language)
+                after = check_balance(change.body.decode(text.codec), language)
+            except Exception as exc:  # a scanner bug must not block an edit: reported, not hidden
+                if os.environ.get("BETTER_EDIT_DEBUG"):
+                    raise
+                change.check_error = f"{type(exc).__name__}: {exc}"
+                return None
             if "not_checked" not in (before["status"], after["status"]):
                 change.breaks = new_problems(before, after)
     return change.breaks
@@ -5055,7 +5041,9 @@ def balance_sentence(ctx, real, text, change, warnings):
     """SPEC §2.8: "ok", "not checked", or what the edit broke."""
     broken = edit_breaks(real, text, change)
     if broken is None:
-        if _language_of(real, text) is not None:
+        if change.check_error:
+            warnings.append(("w.scanner_error", {"detail": change.check_error}))
+        elif _language_of(real, text) is not None:
             warnings.append(("w.balance_skipped", {"limit": BALANCE_CHECK_LIMIT >> 20}))
         return tr(ctx.lang, "b.not_checked")
     if not broken:
