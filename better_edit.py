@@ -35,7 +35,6 @@ import sys
 __version__ = "0.1.0"
 PROGRAM = "better-edit-tools"
 CACHE_APP_NAME = "better-edit-tools-mcp"
-CLI_COMMANDS = ("read", "replace", "insert", "delete", "write", "balance", "func-range", "tag-range")
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 DEFAULT_MAX_CHIPS = 30
 DEFAULT_MAX_SNAPSHOTS = 30
@@ -491,16 +490,10 @@ MESSAGES = {
         "未知命令 {word!r}；可用命令：{commands}（不带命令则启动 MCP 服务器）",
     ),
     "cli.bad_env": ("invalid {name}={value!r}: {why}", "无效的 {name}={value!r}：{why}"),
-    "cli.content_both": (
-        "give --content or --content-file, not both",
-        "--content 与 --content-file 只能给一个",
-    ),
-    "cli.old_both": ("give --old or --old-file, not both", "--old 与 --old-file 只能给一个"),
-    "cli.occurrence_alone": ("--occurrence needs --target", "--occurrence 需要与 --target 一起使用"),
-    "cli.content_required": (
-        "{command} needs --content or --content-file",
-        "{command} 需要 --content 或 --content-file",
-    ),
+    "cli.both": ("give {option} or {other}, not both", "{option} 与 {other} 只能给一个"),
+    "cli.needs": ("{option} needs {other}", "{option} 需要与 {other} 一起使用"),
+    "cli.required": ("{command} needs {options}", "{command} 需要 {options}"),
+    "cli.generic_summary": ("{file}: {status}", "{file}：{status}"),
     # fixed, untranslated prefixes: scripts grep them (docs/cli.md)
     "cli.error": ("error[{code}]: {message}", "error[{code}]: {message}"),
     "cli.hint": ("hint: {hint}", "hint: {hint}"),
@@ -6095,13 +6088,45 @@ def validate_args(tool, args):
 
 
 class Param:
-    """One argument: its JSON type, help text key, CLI flags; `cli_default` differs from the MCP one."""
+    """One argument: its JSON type, help text key, CLI flags and the CLI's extras.
 
-    __slots__ = ("name", "type", "help", "required", "flags", "choices", "default", "metavar")
+    CLI extras (data the CLI section reads; nothing there names a tool): `cli_default` replaces
+    `default` on the command line; `cli_words` maps words to values (`--end auto` -> 0); `cli_also`
+    are more options that fill this argument: ("file", flag, help key) reads it from a file or stdin,
+    ("occurrence", flag, help key) adds `occurrence` to a target.
+    """
 
-    def __init__(self, name, type, help, required=False, flags=(), choices=None, default=None, metavar=None):
+    __slots__ = (
+        "name",
+        "type",
+        "help",
+        "required",
+        "flags",
+        "choices",
+        "default",
+        "metavar",
+        "cli_default",
+        "cli_words",
+        "cli_also",
+    )
+
+    def __init__(
+        self,
+        name,
+        type,
+        help,
+        required=False,
+        flags=(),
+        choices=None,
+        default=None,
+        metavar=None,
+        cli_default=None,
+        cli_words=None,
+        cli_also=(),
+    ):
         self.name, self.type, self.help, self.required = name, type, help, required
         self.flags, self.choices, self.default, self.metavar = flags, choices, default, metavar
+        self.cli_default, self.cli_words, self.cli_also = cli_default, cli_words or {}, cli_also
 
     def schema(self, lang):
         if self.type == "target":
@@ -6139,6 +6164,7 @@ class Tool:
         "idempotent",
         "output",
         "statuses",
+        "cli_summary",
     )
 
     def __init__(
@@ -6153,9 +6179,12 @@ class Tool:
         destructive=False,
         idempotent=False,
         statuses=("ok",),
+        cli_summary=("cli.generic_summary", None),
     ):
         self.name, self.handler, self.params, self.title = name, handler, params, title
         self.statuses = statuses  # the success values of `status`; "error" is added for error results
+        # the CLI's one-line summary: (message key, verb key[, verb key when the file was created])
+        self.cli_summary = cli_summary
         self.cli = name if cli else None
         self.read_only, self.destructive, self.idempotent = read_only, destructive, idempotent
         self.output = output
@@ -6205,8 +6234,23 @@ P_FORMAT = Param(
 P_VIEW = Param("viewed_code_id", "string", "p.viewed_code_id", flags=("--viewed-code-id",), metavar="ID")
 P_START = Param("start", "integer", "p.start", flags=("--start", "-s"), metavar="N")
 P_END = Param("end", "integer", "p.end", flags=("--end", "-e"), metavar="N")
-P_TARGET = Param("target", "target", "p.target", flags=("--target",), metavar="KIND:VALUE")
-P_CONTENT = Param("content", "string", "p.content", True, ("--content", "-c"), metavar="TEXT")
+P_TARGET = Param(
+    "target",
+    "target",
+    "p.target",
+    flags=("--target",),
+    metavar="KIND:VALUE",
+    cli_also=(("occurrence", "--occurrence", "p.occurrence"),),
+)
+P_CONTENT = Param(
+    "content",
+    "string",
+    "p.content",
+    True,
+    ("--content", "-c"),
+    metavar="TEXT",
+    cli_also=(("file", "--content-file", "p.content_file"),),
+)
 P_LINE = Param("line", "integer", "p.line", True, ("--line", "-l"), metavar="N")
 P_FILE_OPT = Param("file", "string", "p.trx_file", metavar="PATH")
 
@@ -6224,7 +6268,9 @@ TOOLS = [
         [
             P_FILE,
             P_START,
-            Param("end", "integer", "p.read_end", flags=("--end", "-e"), metavar="N|auto"),
+            Param(
+                "end", "integer", "p.read_end", flags=("--end", "-e"), metavar="N|auto", cli_words={"auto": 0}
+            ),
             P_TARGET,
             P_BRIEF,
             P_ENCODING,
@@ -6235,6 +6281,7 @@ TOOLS = [
                 flags=("--max-lines",),
                 default=READ_MAX_LINES,
                 metavar="N",
+                cli_default=0,
             ),
         ],
         "Read lines",
@@ -6254,6 +6301,7 @@ TOOLS = [
         },
         read_only=True,
         idempotent=True,
+        cli_summary=("cli.read_summary", None),
     ),  # fmt: skip
     Tool(
         "replace",
@@ -6263,7 +6311,14 @@ TOOLS = [
             P_CONTENT,
             P_START,
             P_END,
-            Param("old", "string", "p.old", flags=("--old",), metavar="TEXT"),
+            Param(
+                "old",
+                "string",
+                "p.old",
+                flags=("--old",),
+                metavar="TEXT",
+                cli_also=(("file", "--old-file", "p.old_file"),),
+            ),
             P_VIEW,
             P_PREVIEW,
             P_BRIEF,
@@ -6273,6 +6328,7 @@ TOOLS = [
         "Replace lines",
         _EDIT_OUT,
         destructive=True,
+        cli_summary=("cli.edit_summary", "cli.verb.replace"),
     ),  # fmt: skip
     Tool(
         "insert",
@@ -6289,6 +6345,7 @@ TOOLS = [
         ],
         "Insert lines",
         _EDIT_OUT,
+        cli_summary=("cli.insert_summary", "cli.verb.insert"),
     ),  # fmt: skip
     Tool(
         "delete",
@@ -6308,6 +6365,7 @@ TOOLS = [
         "Delete lines",
         _EDIT_OUT,
         destructive=True,
+        cli_summary=("cli.edit_summary", "cli.verb.delete"),
     ),  # fmt: skip
     Tool(
         "write",
@@ -6326,6 +6384,7 @@ TOOLS = [
             "preview": "boolean",
         },
         destructive=True,
+        cli_summary=("cli.write_summary", "cli.verb.write", "cli.verb.write_new"),
     ),  # fmt: skip
     Tool(
         "balance",
@@ -6345,6 +6404,7 @@ TOOLS = [
         read_only=True,
         idempotent=True,
         statuses=("balanced", "unbalanced", "not_checked"),
+        cli_summary=("cli.balance_summary", None),
     ),  # fmt: skip
     Tool(
         "func-range",
@@ -6363,6 +6423,7 @@ TOOLS = [
         },
         read_only=True,
         idempotent=True,
+        cli_summary=("cli.range_summary", None),
     ),  # fmt: skip
     Tool(
         "tag-range",
@@ -6380,6 +6441,7 @@ TOOLS = [
         },
         read_only=True,
         idempotent=True,
+        cli_summary=("cli.range_summary", None),
     ),  # fmt: skip
     Tool(
         "insert-chip",
@@ -6665,14 +6727,14 @@ def _global_options(parser, lang, defaults=True):
     parser.add_argument("--encoding", metavar="NAME", default=default(None), help=tr(lang, "p.encoding"))
 
 
-# argparse's own words, for --lang zh (it looks them up through gettext as `argparse._`).
+# argparse's own words, for --lang zh. argparse looks them up through a module-level gettext `_`;
+# instead of replacing that for the whole process, our parser class translates what it prints.
 _ARGPARSE_ZH = {
     "usage: ": "用法：",
     "options": "选项",
     "positional arguments": "位置参数",
     "show this help message and exit": "显示此帮助并退出",
     "show program's version number and exit": "显示版本号并退出",
-    "%(prog)s: error: %(message)s\n": "%(prog)s：错误：%(message)s\n",
     "the following arguments are required: %s": "缺少必需参数：%s",
     "unrecognized arguments: %s": "无法识别的参数：%s",
     "expected one argument": "需要一个值",
@@ -6683,33 +6745,75 @@ _ARGPARSE_ZH = {
 }
 
 
+def _translate_argparse(message):
+    """An argparse message in Chinese: each known English template is matched and refilled."""
+    for english, chinese in _ARGPARSE_ZH.items():
+        names = re.findall(r"%\((\w+)\)[rs]|%s", english)
+        pattern = re.escape(english)
+        pattern = re.sub(r"%\\\((\w+)\\\)[rs]", lambda m: f"(?P<{m.group(1)}>.*?)", pattern)
+        pattern = pattern.replace("%s", "(?P<s>.*?)")
+        match = re.fullmatch(pattern, message, re.S) if names else None
+        if match:
+            fields = {
+                k: _translate_argparse(v) if k == "message" else v for k, v in match.groupdict().items()
+            }
+            result = chinese.replace("%s", fields.pop("s", ""))
+            return re.sub(r"%\((\w+)\)[rs]", lambda m, f=fields: f.get(m.group(1), ""), result)
+    return _ARGPARSE_ZH.get(message, message)
+
+
+def _parser_class(lang):
+    """argparse.ArgumentParser, or for Chinese a subclass that translates its own words."""
+    import argparse
+
+    if lang != "zh":
+        return argparse.ArgumentParser, argparse.RawDescriptionHelpFormatter
+
+    class Formatter(argparse.RawDescriptionHelpFormatter):
+        def add_usage(self, usage, actions, groups, prefix=None):
+            super().add_usage(usage, actions, groups, _ARGPARSE_ZH["usage: "] if prefix is None else prefix)
+
+        def start_section(self, heading):
+            super().start_section(_ARGPARSE_ZH.get(heading, heading))
+
+        def _get_help_string(self, action):
+            return _ARGPARSE_ZH.get(action.help, action.help)
+
+    class Parser(argparse.ArgumentParser):
+        def __init__(self, *args, **kwargs):
+            kwargs["formatter_class"] = Formatter
+            super().__init__(*args, **kwargs)
+
+        def error(self, message):
+            self.print_usage(sys.stderr)
+            self.exit(2, f"{self.prog}：错误：{_translate_argparse(message)}\n")
+
+    return Parser, Formatter
+
+
 def build_parser(lang, only=None):
     """The argparse parser; `only` builds just that command's subparser (start-up time matters)."""
     import argparse
 
-    if lang == "zh":
-        argparse._ = lambda text: _ARGPARSE_ZH.get(text, text)
-
-    parser = argparse.ArgumentParser(prog=PROGRAM, description=tr(lang, "cli.description"))
+    parser_class, formatter = _parser_class(lang)
+    parser = parser_class(prog=PROGRAM, description=tr(lang, "cli.description"), formatter_class=formatter)
     parser.add_argument("-V", "--version", action="version", version=__version__)
     _global_options(parser, lang)
     parser.add_argument("--dump-tools", choices=("json", "markdown"), help=argparse.SUPPRESS)
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class)
     for tool in TOOLS:
         if tool.cli and only in (None, tool.cli):
-            _add_command(commands, tool, lang)
+            _add_command(commands, tool, lang, formatter)
     return parser
 
 
-def _add_command(commands, tool, lang):
-    import argparse
-
+def _add_command(commands, tool, lang, formatter):
     sub = commands.add_parser(
         tool.cli,
         help=tr(lang, "d." + tool.name).split(". ")[0],
         description=tr(lang, "d." + tool.name),
         epilog=tr(lang, "x." + tool.name),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=formatter,
     )
     _global_options(sub, lang, defaults=False)
     for param in tool.params:
@@ -6721,16 +6825,16 @@ def _add_command(commands, tool, lang):
             continue
         if param.choices:
             kwargs["choices"] = param.choices
-        sub.add_argument(
-            *param.flags, metavar=param.metavar, required=param.required and param.name != "content", **kwargs
-        )
-    if tool.name in ("read", "delete"):
-        sub.add_argument("--occurrence", metavar="N", help=tr(lang, "p.occurrence"))
-    if any(p.name == "content" for p in tool.params):
-        sub.add_argument("--content-file", metavar="PATH|-", help=tr(lang, "p.content_file"))
-    if tool.name == "replace":
-        sub.add_argument("--old-file", metavar="PATH|-", help=tr(lang, "p.old_file"))
+        required = param.required and not any(kind == "file" for kind, _flag, _help in param.cli_also)
+        sub.add_argument(*param.flags, metavar=param.metavar, required=required, **kwargs)
+        for kind, flag, help_key in param.cli_also:
+            metavar = "PATH|-" if kind == "file" else "N"
+            sub.add_argument(flag, dest=_also_dest(flag), metavar=metavar, help=tr(lang, help_key))
     sub.add_argument("-o", "--output", choices=("text", "json"), default="text", help=tr(lang, "p.output"))
+
+
+def _also_dest(flag):
+    return "also_" + flag.lstrip("-").replace("-", "_")
 
 
 def _read_input(lang, path, source):
@@ -6756,32 +6860,41 @@ def _read_input(lang, path, source):
 
 
 def cli_arguments(lang, tool, ns):
-    """The handler's argument dict from parsed options (content files, --end auto, --target)."""
+    """The handler's argument dict from parsed options, driven by each Param's CLI data."""
     args = {}
     for param in tool.params:
         value = getattr(ns, param.name, None)
+        if isinstance(value, str) and value.strip().lower() in param.cli_words:
+            value = param.cli_words[value.strip().lower()]
+        if value is None and param.cli_default is not None:
+            value = param.cli_default
         if value is not None:
             args[param.name] = value
+        for kind, flag, _help in param.cli_also:
+            extra = getattr(ns, _also_dest(flag), None)
+            if extra is None:
+                continue
+            if kind == "file":
+                if param.name in args:
+                    raise UsageError(tr(lang, "cli.both", option=param.flags[0], other=flag))
+                args[param.name] = _read_input(lang, extra, flag)
+            else:  # occurrence: a part of the target
+                if param.name not in args:
+                    raise UsageError(tr(lang, "cli.needs", option=flag, other=param.flags[0]))
+                target = _as_target(param.name, args[param.name])
+                target["occurrence"] = extra
+                args[param.name] = target
+        if param.required and param.name not in args and param.cli_also:
+            raise UsageError(
+                tr(
+                    lang,
+                    "cli.required",
+                    options=" / ".join((param.flags[0],) + tuple(f for _k, f, _h in param.cli_also)),
+                    command=tool.cli,
+                )
+            )
     if ns.encoding:
         args["encoding"] = ns.encoding
-    for name, flag in (("content", "content_file"), ("old", "old_file")):
-        given_file = getattr(ns, flag, None)
-        if given_file is not None:
-            if name in args:
-                raise UsageError(tr(lang, "cli.content_both" if name == "content" else "cli.old_both"))
-            args[name] = _read_input(lang, given_file, "--" + flag.replace("_", "-"))
-    if any(p.name == "content" for p in tool.params) and "content" not in args:
-        raise UsageError(tr(lang, "cli.content_required", command=tool.cli))
-    if tool.name == "read":
-        if str(args.get("end", "")).strip().lower() == "auto":
-            args["end"] = 0
-        args.setdefault("max_lines", 0)
-    if getattr(ns, "occurrence", None) is not None:
-        if "target" not in args:
-            raise UsageError(tr(lang, "cli.occurrence_alone"))
-        target = _as_target("target", args["target"])
-        target["occurrence"] = ns.occurrence
-        args["target"] = target
     return args
 
 
@@ -6795,6 +6908,7 @@ def _print(text, stream=None):
 
 
 def print_result(lang, tool, result, output):
+    """JSON, or text: a summary line, the content or diff, problems found, then warnings."""
     if output == "json":
         _print(dumps_strict(result, indent=2))
         return
@@ -6802,53 +6916,28 @@ def print_result(lang, tool, result, output):
     for member in ("content", "diff"):
         if result.get(member):
             lines.append(result[member])
-    if tool.name == "balance":
-        lines += [
-            f"{u['line']}:{u['column']}: {u['problem']} {u['symbol']}" for u in result.get("unmatched", [])
-        ]
-        if result.get("reason"):
-            lines.append(result["reason"])
+    lines += [f"{u['line']}:{u['column']}: {u['problem']} {u['symbol']}" for u in result.get("unmatched", [])]
+    if result.get("reason"):
+        lines.append(result["reason"])
     lines += [tr(lang, "cli.warning", text=w) for w in result.get("warnings", [])]
     _print("\n".join(lines))
 
 
 def _summary_line(lang, tool, result):
+    """The tool's summary message (Tool.cli_summary) filled from the result."""
+    key, verb, *verb_created = tool.cli_summary
     fields = dict(result)
-    fields["event"] = tr(lang, "cli.event", event_id=result["event_id"]) if result.get("event_id") else ""
     fields.setdefault("balance", "-")
+    fields.setdefault("added", 0)
+    fields["language"] = result.get("language") or "-"
+    fields["what"] = result.get("tag") or " ".join(str(result.get(k, "")) for k in ("kind", "name")).strip()
+    fields["event"] = tr(lang, "cli.event", event_id=result["event_id"]) if result.get("event_id") else ""
     if result.get("preview"):
-        fields["verb"] = tr(lang, "cli.verb.preview")
-    elif tool.name == "write":
-        fields["verb"] = tr(lang, "cli.verb.write_new" if result.get("created") else "cli.verb.write")
-    else:
-        fields["verb"] = (
-            tr(lang, "cli.verb." + tool.name) if tool.name in ("replace", "insert", "delete") else ""
-        )
-    if tool.name == "read":
-        return tr(lang, "cli.read_summary", **fields)
-    if tool.name in ("replace", "delete"):
-        fields.setdefault("added", 0)
-        return tr(lang, "cli.edit_summary", **fields)
-    if tool.name == "insert":
-        return tr(lang, "cli.insert_summary", **fields)
-    if tool.name == "write":
-        return tr(lang, "cli.write_summary", **fields)
-    if tool.name == "balance":
-        return tr(
-            lang,
-            "cli.balance_summary",
-            file=result["file"],
-            language=result.get("language") or "-",
-            status=result["status"],
-        )
-    what = (
-        result.get("tag")
-        if tool.name == "tag-range"
-        else " ".join(str(result.get(k, "")) for k in ("kind", "name"))
-    )
-    return tr(
-        lang, "cli.range_summary", file=result["file"], start=result["start"], end=result["end"], what=what
-    )
+        verb = "cli.verb.preview"
+    elif verb_created and result.get("created"):
+        verb = verb_created[0]
+    fields["verb"] = tr(lang, verb) if verb else ""
+    return tr(lang, key, **fields)
 
 
 def print_error(lang, error, output):
@@ -6988,9 +7077,10 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     lang = detect_lang(_lang_from_argv(argv))
     word = _first_word(argv)
-    if word is not None and word not in CLI_COMMANDS:
+    commands = [tool.cli for tool in TOOLS if tool.cli]  # the tool table is the list of commands
+    if word is not None and word not in commands:
         _print(
-            f"{PROGRAM}: " + tr(lang, "cli.bad_command", word=word, commands=", ".join(CLI_COMMANDS)),
+            f"{PROGRAM}: " + tr(lang, "cli.bad_command", word=word, commands=", ".join(commands)),
             sys.stderr,
         )
         return 2

@@ -298,3 +298,39 @@ def test_streaming_read_equals_whole_read(tmp_path_factory, data, bom, start, en
         assert outcome() == whole
     finally:
         be.STREAM_READ_BYTES, be._STREAM_CHUNK = original
+
+
+def test_a_new_tool_needs_no_cli_code(monkeypatch, capsys):
+    """The CLI is driven by the tool table: a 13th tool is a handler plus a table entry (issue 11)."""
+
+    def tool_echo(ctx, args):
+        return {"status": "ok", "file": args["file"], "path": "/nowhere", "warnings": ["just a test"]}
+
+    tool = be.Tool("echo", tool_echo, [be.P_FILE, be.P_CONTENT], "Echo", {"file": "string"}, read_only=True)
+    monkeypatch.setattr(be, "TOOLS", [*be.TOOLS, tool])
+    monkeypatch.setitem(be.MESSAGES, "d.echo", ("Echo a file name.", "回显文件名。"))
+    monkeypatch.setitem(be.MESSAGES, "x.echo", ("example: echo -f a.txt -c x", "示例：echo -f a.txt -c x"))
+    assert be.main(["echo", "-f", "a.txt", "-c", "x"]) == 0
+    assert capsys.readouterr().out == "a.txt: ok\nwarning: just a test\n"
+    assert be.main(["echo", "-f", "a.txt"]) == 2  # content is required: -c or --content-file
+    assert "--content-file" in capsys.readouterr().err
+
+
+def test_scanner_errors_are_not_swallowed(ctx, root, monkeypatch):
+    """A scanner bug is INTERNAL at the tool boundary, never "no function found" or "balanced";
+    during an edit it is a warning and the edit goes on (issue 11)."""
+    (root / "a.js").write_text("function f() {\n  return 1;\n}\n")
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("scanner bug")
+
+    monkeypatch.setattr(be, "_balance_problems", broken)
+    monkeypatch.setattr(be, "_function_range_in", broken)
+    for name, args in (("balance", {}), ("func-range", {"line": 2})):
+        with pytest.raises(RuntimeError):
+            be.call_tool(ctx, be.find_tool(name), dict(args, file="a.js"))
+    result = be.call_tool(
+        ctx, be.find_tool("replace"), {"file": "a.js", "start": 2, "content": "  return 2;"}
+    )
+    assert any("structure check failed" in w for w in result["warnings"]), result
+    assert (root / "a.js").read_text() == "function f() {\n  return 2;\n}\n"
