@@ -3833,6 +3833,24 @@ def read_text(ctx, file, encoding=None):
         return place.real, text
 
 
+class Opened:
+    """One file as a tool sees it: the name given, where it is (Place, None for reads that are
+    done with it), its stat and raw bytes when it was read (None: it does not exist yet), and the
+    decoded Text."""
+
+    __slots__ = ("file", "real", "place", "st", "raw", "text")
+
+    def __init__(self, file, real, text, place=None, st=None, raw=None):
+        self.file, self.real, self.text = file, real, text
+        self.place, self.st, self.raw = place, st, raw
+
+
+def open_text(ctx, place, encoding=None):
+    """The Opened record of the existing text file at `place` (read through its folder handle)."""
+    st, raw, text = load_text(ctx, place, encoding)
+    return Opened(place.file, place.real, text, place, st, raw)
+
+
 class FileLock:
     """An exclusive lock on one key (SPEC §2.4); the lock file lives in the cache, not beside it."""
 
@@ -4866,8 +4884,9 @@ def _edit_range(args, total, file=None):
 # --- viewed_code_id (SPEC §6.1) ---------------------------------------------------------------------
 
 
-def check_view(ctx, args, file, real, text, edit_first, edit_last):
+def check_view(ctx, args, opened, edit_first, edit_last):
     """Raise STALE_VIEW when the viewed lines changed; return warnings (edit outside the view)."""
+    file, real, text = opened.file, opened.real, opened.text
     token = args.get("viewed_code_id")
     if not token:
         return []
@@ -4903,8 +4922,9 @@ def _nearest(names, value):
     return ", ".join(close) or "-"
 
 
-def resolve_target(ctx, file, real, text, target):
+def resolve_target(ctx, opened, target):
     """(start, end) of a target {kind, value, occurrence}."""
+    file, real, text = opened.file, opened.real, opened.text
     kind, value, occurrence = target["kind"], target["value"], target.get("occurrence")
     total = text.total()
     if kind == "line":
@@ -5010,9 +5030,10 @@ def spliced_line_count(text, plan):
     return newlines + (1 if last and last != b"\n" else 0)
 
 
-def edit_breaks(real, text, change):
+def edit_breaks(opened, change):
     """What the edit breaks (SPEC §2.8): a list of new problems, or None when it cannot be checked
     (unknown language, over BALANCE_CHECK_LIMIT). Computed once per Change."""
+    real, text = opened.real, opened.text
     if change.breaks == "unknown":
         language = _language_of(real, text)
         change.breaks = None
@@ -5030,9 +5051,10 @@ def edit_breaks(real, text, change):
     return change.breaks
 
 
-def balance_sentence(ctx, real, text, change, warnings):
+def balance_sentence(ctx, opened, change, warnings):
     """SPEC §2.8: "ok", "not checked", or what the edit broke."""
-    broken = edit_breaks(real, text, change)
+    real, text = opened.real, opened.text
+    broken = edit_breaks(opened, change)
     if broken is None:
         if change.check_error:
             warnings.append(("w.scanner_error", {"detail": change.check_error}))
@@ -5076,16 +5098,16 @@ def _edit_diff(ctx, args, file, text, change):
     return unified_hunk(file, old_lines, new_lines, first, around=around)
 
 
-def finish_edit(ctx, tool, args, place, st, raw, text, change):
+def finish_edit(ctx, tool, args, opened, change):
     """Diff, balance, snapshot, atomic write, read-back; returns the result object (SPEC §2.5)."""
-    file, real = place.file, place.real
+    file, real, text = opened.file, opened.real, opened.text
     warnings = list(change.warnings)
     result = {"status": "ok", "file": file, "path": real}
     result.update(change.fields)
     result["total"] = change.total
     if not args.get("brief"):
         result["diff"] = _edit_diff(ctx, args, file, text, change)
-        result["balance"] = balance_sentence(ctx, real, text, change, warnings)
+        result["balance"] = balance_sentence(ctx, opened, change, warnings)
     if args.get("preview"):
         result["preview"] = True
     else:
@@ -5098,8 +5120,8 @@ def finish_edit(ctx, tool, args, place, st, raw, text, change):
                 result["chip"] = chip_id
                 warnings.append(("w.deleted_chip", {"id": chip_id}))
         summary = _summary(tool, change)
-        payload = _edit_payload(text, raw, change)
-        result["event_id"], write_warnings = commit_bytes(ctx, tool, place, st, raw, payload, summary)
+        payload = _edit_payload(text, opened.raw, change)
+        result["event_id"], write_warnings = commit_bytes(ctx, tool, opened, payload, summary)
         warnings += write_warnings
     if warnings:
         result["warnings"] = _local_warnings(ctx, warnings)
@@ -5122,8 +5144,9 @@ def _edit_payload(text, raw, change):
     return [(raw, 0, head, 0), (bytes(block), 0, len(block), None), (raw, tail, len(raw), tail)]
 
 
-def commit_bytes(ctx, tool, place, st, raw, payload, summary):
+def commit_bytes(ctx, tool, opened, payload, summary):
     """Snapshot, then the atomic write (read back before it lands); returns (event_id, warnings)."""
+    place, st, raw = opened.place, opened.st, opened.raw
     store = SnapshotStore(ctx)
     warnings = []
     if st is not None and st.st_nlink > 1 and store.drop_stray_links(st):
@@ -5152,13 +5175,13 @@ def commit_bytes(ctx, tool, place, st, raw, payload, summary):
 
 
 def edit_file(ctx, tool, args, compute):
-    """Lock the file, load it, let `compute(file, real, text)` build a Change, then finish_edit."""
+    """Lock the file, load it, let `compute(opened)` build a Change, then finish_edit."""
     with locate(ctx, args["file"]) as place, lock_file(ctx, place):
-        st, raw, text = load_text(ctx, place, args.get("encoding"))
-        change = compute(place.file, place.real, text)
+        opened = open_text(ctx, place, args.get("encoding"))
+        change = compute(opened)
         if not args.get("preview"):
-            check_writable(place, st)
-        return finish_edit(ctx, tool, args, place, st, raw, text, change)
+            check_writable(place, opened.st)
+        return finish_edit(ctx, tool, args, opened, change)
 
 
 # --- read (SPEC §4.1) -------------------------------------------------------------------------------
@@ -5176,19 +5199,20 @@ def tool_read(ctx, args):
                 if streamed is not None:
                     return streamed
     real, text = read_text(ctx, file, args.get("encoding"))
+    opened = Opened(file, real, text)
     body = text.body
     total = text.total()
     warnings = []
-    start, end = _read_window(ctx, args, file, real, text, total, warnings)
+    start, end = _read_window(ctx, args, opened, total, warnings)
     a, b = line_span(body, start, end) if total else (0, 0)
     crlf, lf = eol_counts(body, text.newlines())
     shape = {"crlf": crlf, "lf": lf, "final_newline": not body or body.endswith(b"\n")}
-    return _read_result(ctx, args, real, text, (start, end, total), body[a:b], shape, warnings)
+    return _read_result(ctx, args, opened, (start, end, total), body[a:b], shape, warnings)
 
 
-def _read_window(ctx, args, file, real, text, total, warnings):
+def _read_window(ctx, args, opened, total, warnings):
     """(start, end) to show: the range asked for, cut to max_lines (a warning says where to go on)."""
-    start, end = _read_range(ctx, args, file, real, text, total, warnings)
+    start, end = _read_range(ctx, args, opened, total, warnings)
     max_lines = args.get("max_lines", READ_MAX_LINES if ctx.mcp else 0)
     if max_lines is not None and max_lines < 0:
         raise invalid("line_below_one", name="max_lines", value=max_lines)
@@ -5198,8 +5222,9 @@ def _read_window(ctx, args, file, real, text, total, warnings):
     return start, end
 
 
-def _read_result(ctx, args, real, text, window, chunk, shape, warnings):
+def _read_result(ctx, args, opened, window, chunk, shape, warnings):
     """The result of a read of lines start..end, whose bytes are `chunk`."""
+    real, text = opened.real, opened.text
     start, end, total = window
     result = {"status": "ok", "file": args["file"], "path": real}
     if any(item[0] == "w.truncated" for item in warnings if isinstance(item, tuple)):
@@ -5252,10 +5277,11 @@ def _read_streaming(ctx, args, place):
         total = shape["newlines"] + (0 if shape["final_newline"] else 1)
         text = Text(b"", "utf-8", "utf-8-bom" if bom else "utf-8", bom)
         warnings = []
-        start, end = _read_window(ctx, args, place.file, place.real, text, total, warnings)
+        opened = Opened(place.file, place.real, text)
+        start, end = _read_window(ctx, args, opened, total, warnings)
         handle.seek(len(bom))
         chunk = _cut_lines(handle, start, end) if total else b""
-    return _read_result(ctx, args, place.real, text, (start, end, total), chunk, shape, warnings)
+    return _read_result(ctx, args, opened, (start, end, total), chunk, shape, warnings)
 
 
 def _count_stream(handle, file, offset):
@@ -5320,11 +5346,12 @@ def _cut_lines(handle, start, end):
     return b"".join(pieces)
 
 
-def _read_range(ctx, args, file, real, text, total, warnings):
+def _read_range(ctx, args, opened, total, warnings):
+    file, real, text = opened.file, opened.real, opened.text
     if args.get("target") is not None:
         if "start" in args or "end" in args:
             raise invalid("target_and_range")
-        return resolve_target(ctx, file, real, text, args["target"])
+        return resolve_target(ctx, opened, args["target"])
     start = args.get("start", 1)
     if start < 1:
         raise invalid("line_below_one", name="start", value=start)
@@ -5378,20 +5405,21 @@ def tool_replace(ctx, args):
     if "old" in args and args["old"] == "":
         raise ToolError("INVALID_ARGUMENT", "old_empty")
 
-    def compute(file, real, text):
+    def compute(opened):
         if "start" in args:
-            return _replace_lines(ctx, args, file, real, text)
-        return _replace_old(ctx, args, file, real, text)
+            return _replace_lines(ctx, args, opened)
+        return _replace_old(ctx, args, opened)
 
     return edit_file(ctx, "replace", args, compute)
 
 
-def _replace_lines(ctx, args, file, real, text):
+def _replace_lines(ctx, args, opened):
+    file, text = opened.file, opened.text
     body = text.body
     total = text.total()
     start, end = _edit_range(args, total, file)
     _check_range(file, start, end, total)
-    warnings = check_view(ctx, args, file, real, text, start, end)
+    warnings = check_view(ctx, args, opened, start, end)
     a, b = line_span(body, start, end)
     if "old" in args:
         current = _strip_one_newline(normalize_newlines(body[a:b].decode(text.codec)))
@@ -5413,7 +5441,8 @@ def _replace_lines(ctx, args, file, real, text):
     return Change(text, plan, start, end, len(lines), fields, warnings, at=a)
 
 
-def _replace_old(ctx, args, file, real, text):
+def _replace_old(ctx, args, opened):
+    file, text = opened.file, opened.text
     body = text.body
     norm = normalize_newlines(text.decode())
     tier, spans = locate_old(norm, args["old"])
@@ -5430,7 +5459,7 @@ def _replace_old(ctx, args, file, real, text):
     if not spans:
         raise _no_match(file, norm, args["old"])
     line_s, col_s, line_e, col_e = spans[0]
-    warnings = check_view(ctx, args, file, real, text, line_s, line_e)
+    warnings = check_view(ctx, args, opened, line_s, line_e)
     if tier == "loose":
         warnings.append(("w.whitespace_match", {"start": line_s, "end": line_e}))
     a, b = line_span(body, line_s, line_e)
@@ -5487,12 +5516,11 @@ def tool_insert(ctx, args):
         raise invalid("after_line_invalid", value=after)
     if args["content"] == "":
         raise ToolError("INVALID_ARGUMENT", "content_empty")
-    return edit_file(
-        ctx, "insert", args, lambda file, real, text: _insert_change(ctx, args, file, real, text)
-    )
+    return edit_file(ctx, "insert", args, lambda opened: _insert_change(ctx, args, opened))
 
 
-def _insert_change(ctx, args, file, real, text):
+def _insert_change(ctx, args, opened):
+    file, text = opened.file, opened.text
     body = text.body
     total = text.total()
     after = total if args["after_line"] == -1 else args["after_line"]
@@ -5500,7 +5528,7 @@ def _insert_change(ctx, args, file, real, text):
         raise ToolError(
             "OUT_OF_RANGE", "after_out_of_range", data={"total": total}, file=file, value=after, total=total
         )
-    warnings = check_view(ctx, args, file, real, text, after, after + 1)
+    warnings = check_view(ctx, args, opened, after, after + 1)
     eol = dominant_eol(body)
     lines = content_lines(args["content"])
     a = skip_lines(body, 0, after)
@@ -5517,40 +5545,40 @@ def tool_delete(ctx, args):
         raise invalid("target_and_range")
     if "target" not in args and "start" not in args:
         raise invalid("end_without_start" if "end" in args else "need_range_or_target")
-    return edit_file(
-        ctx, "delete", args, lambda file, real, text: _delete_change(ctx, args, file, real, text)
-    )
+    return edit_file(ctx, "delete", args, lambda opened: _delete_change(ctx, args, opened))
 
 
-def _delete_change(ctx, args, file, real, text):
+def _delete_change(ctx, args, opened):
+    file, text = opened.file, opened.text
     body = text.body
     total = text.total()
     if "target" in args:
-        start, end = resolve_target(ctx, file, real, text, args["target"])
+        start, end = resolve_target(ctx, opened, args["target"])
     else:
         start, end = _edit_range(args, total, file)
     _check_range(file, start, end, total)
-    warnings = check_view(ctx, args, file, real, text, start, end)
+    warnings = check_view(ctx, args, opened, start, end)
     a, b = line_span(body, start, end)
     deleted = body[a:b].decode(text.codec)
     plan = splice_plan(body, a, b, b"", dominant_eol(body))
     fields = {"start": start, "end": end, "removed": end - start + 1}
     change = Change(text, plan, start, end, 0, fields, warnings, chip_text=deleted, at=a)
-    change.warnings += _delete_guard(ctx, args, file, real, text, change, start, end)
+    change.warnings += _delete_guard(ctx, args, opened, change, start, end)
     return change
 
 
-def _delete_guard(ctx, args, file, real, text, change, start, end):
+def _delete_guard(ctx, args, opened, change, start, end):
     """Refuse to delete a range whose brackets do not balance on their own (unless force).
 
     A range that is unbalanced alone but whose removal leaves the file no worse (brackets inside a
     multi-line string or comment, say) is not refused: that would be a false alarm.
     """
+    file, real, text = opened.file, opened.real, opened.text
     language = _language_of(real, text)
     if language is None:
         return [("w.not_checked_delete", {"file": file})]
     problems = check_balance(change.chip_text, language)["unmatched"]
-    if not problems or edit_breaks(real, text, change) == []:
+    if not problems or edit_breaks(opened, change) == []:
         return []
     symbols = ", ".join(sorted({f'"{p["symbol"]}"' for p in problems}))
     if args.get("force"):
@@ -5606,9 +5634,8 @@ def tool_write(ctx, args):
                 place.make_folders(ctx)
             check_writable(place, st)
             summary = f"write: {result['lines']} lines" + (" (created)" if not exists else "")
-            result["event_id"], write_warnings = commit_bytes(
-                ctx, "write", place, st, raw, payload_of(data), summary
-            )
+            opened = Opened(file, real, text, place, st, raw)
+            result["event_id"], write_warnings = commit_bytes(ctx, "write", opened, payload_of(data), summary)
             warnings += write_warnings
     if warnings:
         result["warnings"] = _local_warnings(ctx, warnings)
@@ -5725,7 +5752,7 @@ def tool_insert_chip(ctx, args):
     if after < -1:
         raise invalid("after_line_invalid", value=after)
     result = edit_file(
-        ctx, "insert-chip", insert_args, lambda f, r, t: _insert_change(ctx, insert_args, f, r, t)
+        ctx, "insert-chip", insert_args, lambda opened: _insert_change(ctx, insert_args, opened)
     )
     result["from"] = source
     return result
