@@ -1367,205 +1367,90 @@ def unescape_content(content):
 # 5.1 Languages
 # ---------------------------------------------------------------------------------------------
 
-_EXTENSION_LANGUAGES = {
-    "c": "c",
-    "h": "c",
-    "cpp": "cpp",
-    "cc": "cpp",
-    "cxx": "cpp",
-    "c++": "cpp",
-    "hpp": "cpp",
-    "hh": "cpp",
-    "hxx": "cpp",
-    "h++": "cpp",
-    "ipp": "cpp",
-    "tpp": "cpp",
-    "inl": "cpp",
-    "ino": "cpp",
-    "cu": "cpp",
-    "java": "java",
-    "cs": "csharp",
-    "csx": "csharp",
-    "kt": "kotlin",
-    "kts": "kotlin",
-    "swift": "swift",
-    "dart": "dart",
-    "js": "javascript",
-    "mjs": "javascript",
-    "cjs": "javascript",
-    "jsx": "javascript",
-    "ts": "typescript",
-    "mts": "typescript",
-    "cts": "typescript",
-    "tsx": "typescript",
-    "go": "go",
-    "rs": "rust",
-    "py": "python",
-    "pyi": "python",
-    "pyw": "python",
-    "sh": "shell",
-    "bash": "shell",
-    "zsh": "shell",
-    "ksh": "shell",
-    "dash": "shell",
-    "ash": "shell",
-    "bats": "shell",
-    "yaml": "yaml",
-    "yml": "yaml",
-    "toml": "toml",
-    "rb": "ruby",
-    "rake": "ruby",
-    "gemspec": "ruby",
-    "ru": "ruby",
-    "pl": "perl",
-    "pm": "perl",
-    "psgi": "perl",
-    "sql": "sql",
-    "psql": "sql",
-    "lua": "lua",
-    "hs": "haskell",
-    "css": "css",
-    "scss": "scss",
-    "less": "scss",
-    "json": "json",
-    "jsonc": "json",
-    "json5": "json",
-    "geojson": "json",
-    "webmanifest": "json",
-    "html": "html",
-    "htm": "html",
-    "xhtml": "html",
-    "shtml": "html",
-    "xml": "xml",
-    "xsd": "xml",
-    "xsl": "xml",
-    "xslt": "xml",
-    "svg": "xml",
-    "plist": "xml",
-    "csproj": "xml",
-    "vbproj": "xml",
-    "fsproj": "xml",
-    "props": "xml",
-    "targets": "xml",
-    "resx": "xml",
-    "xaml": "xml",
-    "wsdl": "xml",
-    "rss": "xml",
-    "atom": "xml",
-    "fxml": "xml",
-    "kml": "xml",
-    "gpx": "xml",
-    "nuspec": "xml",
-    "vue": "vue",
-    "svelte": "svelte",
-    "md": "markdown",
-    "markdown": "markdown",
-    "mkd": "markdown",
-    "mdown": "markdown",
-    "mdx": "markdown",
-}
 
-_FILENAME_LANGUAGES = {
-    ".bashrc": "shell",
-    ".bash_profile": "shell",
-    ".bash_aliases": "shell",
-    ".zshrc": "shell",
-    ".zprofile": "shell",
-    ".profile": "shell",
-    ".kshrc": "shell",
-    "gemfile": "ruby",
-    "rakefile": "ruby",
-    "podfile": "ruby",
-    "vagrantfile": "ruby",
-    "pipfile": "toml",
-    "cargo.lock": "toml",
-    "poetry.lock": "toml",
-    ".clang-format": "yaml",
-}
+class Language:
+    """One language the scanners know: how files are recognised, which tokenizer family reads it,
+    how its function ranges are found ("brace", "indent", "markup", or None) and how a line
+    comment starts. Every table below is derived from LANGUAGE_TABLE."""
 
-_INTERPRETER_LANGUAGES = {
-    "sh": "shell",
-    "bash": "shell",
-    "zsh": "shell",
-    "ksh": "shell",
-    "dash": "shell",
-    "ash": "shell",
-    "node": "javascript",
-    "nodejs": "javascript",
-    "bun": "javascript",
-    "deno": "typescript",
-    "ts-node": "typescript",
-    "tsx": "typescript",
-    "ruby": "ruby",
-    "perl": "perl",
-    "lua": "lua",
-    "luajit": "lua",
-    "runhaskell": "haskell",
-    "runghc": "haskell",
-}
+    __slots__ = ("id", "extensions", "filenames", "interpreters", "fences", "family", "ranges", "comment")
+
+    def __init__(
+        self, id, extensions, family, ranges, comment="//", filenames="", interpreters="", fences=""
+    ):
+        self.id, self.family, self.ranges, self.comment = id, family, ranges, comment
+        self.extensions, self.filenames = extensions.split(), filenames.split()
+        self.interpreters, self.fences = interpreters.split(), fences.split()
+
+
+# To add a language: one row here (and, for a new tokenizer, a family function in 5.2); see
+# CONTRIBUTING.md. Families: the tokenizer (5.2); ranges: how func-range finds a body (5.7, 5.8).
+LANGUAGE_TABLE = (
+    Language("c", "c h", "c", "brace", fences="objective-c"),
+    Language("cpp", "cpp cc cxx c++ hpp hh hxx h++ ipp tpp inl ino cu", "c", "brace"),
+    Language("java", "java", "c", "brace"),
+    Language("csharp", "cs csx", "c", "brace", fences="csharp c#"),
+    Language("kotlin", "kt kts", "c", "brace", fences="kotlin"),
+    Language("swift", "swift", "c", "brace"),
+    Language("dart", "dart", "c", "brace"),
+    Language("javascript", "js mjs cjs jsx", "js", "brace", interpreters="node nodejs bun", fences="javascript"),
+    Language("typescript", "ts mts cts tsx", "js", "brace", interpreters="deno ts-node tsx", fences="typescript"),
+    Language("go", "go", "go", "brace", fences="golang"),
+    Language("rust", "rs", "rust", "brace", fences="rust"),
+    Language("python", "py pyi pyw", "python", "indent", "#", fences="python python3"),  # (python* shebangs too)
+    Language(
+        "shell",
+        "sh bash zsh ksh dash ash bats",
+        "shell",
+        "brace",
+        "#",
+        filenames=".bashrc .bash_profile .bash_aliases .zshrc .zprofile .profile .kshrc",
+        interpreters="sh bash zsh ksh dash ash",
+        fences="bash shell sh zsh",
+    ),
+    Language("yaml", "yaml yml", "yaml", None, "#", filenames=".clang-format", fences="yaml"),
+    Language("toml", "toml", "toml", None, "#", filenames="pipfile cargo.lock poetry.lock"),
+    Language(
+        "ruby",
+        "rb rake gemspec ru",
+        "ruby",
+        "indent",
+        "#",
+        filenames="gemfile rakefile podfile vagrantfile",
+        interpreters="ruby",
+        fences="ruby",
+    ),
+    Language("perl", "pl pm psgi", "perl", "brace", "#", interpreters="perl", fences="perl"),
+    Language("sql", "sql psql", "sql", None, "--"),
+    Language("lua", "lua", "lua", "indent", "--", interpreters="lua luajit"),
+    Language("haskell", "hs", "haskell", None, "--", interpreters="runhaskell runghc", fences="haskell"),
+    Language("css", "css", "css", "brace"),
+    Language("scss", "scss less", "css", "brace"),
+    Language("json", "json jsonc json5 geojson webmanifest", "json", None, fences="json jsonc"),
+    Language("html", "html htm xhtml shtml", None, "markup", fences="html"),
+    Language(
+        "xml",
+        "xml xsd xsl xslt svg plist csproj vbproj fsproj props targets resx xaml wsdl rss atom fxml kml gpx nuspec",
+        None,
+        "markup",
+        fences="xml",
+    ),
+    Language("vue", "vue", None, "markup", fences="vue"),
+    Language("svelte", "svelte", None, "markup", fences="svelte"),
+    Language("markdown", "md markdown mkd mdown mdx", None, None, fences="markdown"),
+)  # fmt: skip
+
+LANGUAGES = tuple(lang.id for lang in LANGUAGE_TABLE)
+_EXTENSION_LANGUAGES = {ext: lang.id for lang in LANGUAGE_TABLE for ext in lang.extensions}
+_FILENAME_LANGUAGES = {name: lang.id for lang in LANGUAGE_TABLE for name in lang.filenames}
+_INTERPRETER_LANGUAGES = {name: lang.id for lang in LANGUAGE_TABLE for name in lang.interpreters}
+_FENCE_LANGUAGES = {word: lang.id for lang in LANGUAGE_TABLE for word in lang.fences}
+_RANGE_KINDS = {lang.id: lang.ranges for lang in LANGUAGE_TABLE}
+_COMMENT_PREFIX = {lang.id: lang.comment for lang in LANGUAGE_TABLE}
+_MARKUP_LANGUAGES = tuple(lang.id for lang in LANGUAGE_TABLE if lang.ranges == "markup")
 
 _SHEBANG = re.compile(r"#![ \t]*(\S+)([^\n]*)")
 _INTERPRETER_VERSION = re.compile(r"[\d.]+$")
-
-# Fence info strings that are not file extensions.
-_FENCE_LANGUAGES = {
-    "javascript": "javascript",
-    "typescript": "typescript",
-    "python": "python",
-    "python3": "python",
-    "bash": "shell",
-    "shell": "shell",
-    "sh": "shell",
-    "zsh": "shell",
-    "golang": "go",
-    "rust": "rust",
-    "csharp": "csharp",
-    "c#": "csharp",
-    "kotlin": "kotlin",
-    "ruby": "ruby",
-    "perl": "perl",
-    "yaml": "yaml",
-    "json": "json",
-    "jsonc": "json",
-    "html": "html",
-    "xml": "xml",
-    "vue": "vue",
-    "svelte": "svelte",
-    "haskell": "haskell",
-    "markdown": "markdown",
-    "objective-c": "c",
-}
-
-LANGUAGES = (
-    "c",
-    "cpp",
-    "java",
-    "csharp",
-    "kotlin",
-    "swift",
-    "dart",
-    "javascript",
-    "typescript",
-    "go",
-    "rust",
-    "python",
-    "shell",
-    "yaml",
-    "toml",
-    "ruby",
-    "perl",
-    "sql",
-    "lua",
-    "haskell",
-    "css",
-    "scss",
-    "json",
-    "html",
-    "xml",
-    "vue",
-    "svelte",
-    "markdown",
-)
 
 
 def detect_language(path, head=""):
@@ -1947,16 +1832,9 @@ def _json_family(language):
     return "()[]{}", {}, skips, specials
 
 
-_FAMILIES = {
+_FAMILY_FUNCTIONS = {
     "c": _c_family,
-    "cpp": _c_family,
-    "java": _c_family,
-    "csharp": _c_family,
-    "kotlin": _c_family,
-    "swift": _c_family,
-    "dart": _c_family,
-    "javascript": _js_family,
-    "typescript": _js_family,
+    "js": _js_family,
     "go": _go_family,
     "rust": _rust_family,
     "python": _python_family,
@@ -1969,10 +1847,9 @@ _FAMILIES = {
     "lua": _lua_family,
     "haskell": _haskell_family,
     "css": _css_family,
-    "scss": _css_family,
     "json": _json_family,
 }
-_MARKUP_LANGUAGES = ("html", "xml", "vue", "svelte")
+_FAMILIES = {lang.id: _FAMILY_FUNCTIONS[lang.family] for lang in LANGUAGE_TABLE if lang.family}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -2725,9 +2602,8 @@ def tag_names(text, language):
 # blanked: the signature line(s), climbing up through open parentheses (multi-line parameters),
 # continuation lines, annotations/attributes, then attached comment lines.
 
-_BRACE_LANGUAGES = frozenset(
-    "c cpp java csharp kotlin swift dart javascript typescript go rust shell css scss perl".split()
-)
+_BRACE_LANGUAGES = frozenset(lang for lang, kind in _RANGE_KINDS.items() if kind == "brace")
+_INDENT_LANGUAGES = frozenset(lang for lang, kind in _RANGE_KINDS.items() if kind == "indent")
 _WIDER = "wider"  # the header starts before the region we looked at
 _NON_NEWLINE = re.compile(r"[^\n]")
 
@@ -3375,7 +3251,7 @@ def function_range(text, language, line, outer=False):
 def _function_range_in(text, language, line, line_start, outer, start, end):
     if language in _BRACE_LANGUAGES:
         return _brace_function_range(text, language, line_start, outer, start, end)
-    if language in ("python", "ruby", "lua"):
+    if language in _INDENT_LANGUAGES:
         return _indented_function_range(text, language, line_start, outer, start, end)
     for sub_language, sub_start, sub_end in _embedded_regions(text, language, start, end):
         if sub_start <= line_start < sub_end:
@@ -3398,7 +3274,7 @@ def _definitions(text, language, start, end, name=None):
             kind = _classify(header[1], language) if header else None
             if kind and kind[0] in ("function", "method", "class") and kind[1]:
                 found.append((kind[1], header[2] + kind[2]))
-    elif language in ("python", "ruby", "lua"):
+    elif language in _INDENT_LANGUAGES:
         defs = (
             _python_definitions(text, start, end)[0]
             if language == "python"
@@ -5713,11 +5589,6 @@ def tool_tag_range(ctx, args):
 
 # --- chips (SPEC §4.9) ------------------------------------------------------------------------------
 
-_COMMENT_PREFIX = {
-    "python": "#", "shell": "#", "yaml": "#", "toml": "#", "ruby": "#", "perl": "#",
-    "sql": "--", "lua": "--", "haskell": "--",
-}  # fmt: skip
-
 
 def tool_insert_chip(ctx, args):
     source, target = args.get("from"), args.get("to")
@@ -5807,7 +5678,7 @@ def _chip_source(ctx, source):
 
 def _annotated(ctx, record, path):
     language = detect_language(os.path.basename(path), "")
-    prefix = _COMMENT_PREFIX.get(language, "//" if language else "#")
+    prefix = _COMMENT_PREFIX.get(language, "#")
     arguments = json.dumps(record.get("args"), ensure_ascii=False, indent=2)
     lines = [f'{prefix} Chip {record.get("id")} from tool "{record.get("tool")}"']
     if record.get("err_msg"):

@@ -639,3 +639,27 @@ def test_property_nothing_raises(text, line, flag):
         tag_names(text, language)
     detect_language(text, text)
     new_problems(check_balance(text, "c"), check_balance(text + "(", "c"))
+
+
+def test_the_language_tables_agree():
+    import better_edit as be
+
+    """One record per language (issue 11): every table is derived from LANGUAGE_TABLE; no extension,
+    file name, interpreter or fence word names two languages; every language can be scanned."""
+    ids = [lang.id for lang in be.LANGUAGE_TABLE]
+    assert len(ids) == len(set(ids)) and tuple(ids) == be.LANGUAGES
+    for attribute in ("extensions", "filenames", "interpreters", "fences"):
+        words = [word for lang in be.LANGUAGE_TABLE for word in getattr(lang, attribute)]
+        assert len(words) == len(set(words)), f"a word in {attribute} names two languages"
+    for lang in be.LANGUAGE_TABLE:
+        assert lang.family in be._FAMILY_FUNCTIONS or lang.ranges == "markup" or lang.id == "markdown", (
+            lang.id
+        )
+        assert lang.ranges in ("brace", "indent", "markup", None), lang.id
+        for ext in lang.extensions:
+            assert be.detect_language(f"x.{ext}") == lang.id
+        for name in lang.filenames:
+            assert be.detect_language(name) == lang.id
+        for program in lang.interpreters:
+            assert be.detect_language("script", f"#!/usr/bin/env {program}\n") == lang.id
+        assert be.check_balance("", lang.id)["status"] == "balanced", lang.id
