@@ -423,6 +423,11 @@ MESSAGES = {
         "the structure check failed ({detail}); balance was not checked - please report this",
         "结构检查出错（{detail}）；未检查括号平衡——请报告此问题",
     ),
+    "w.snapshots_in_memory": (
+        "snapshots are kept in this process's memory only since the cache failed ({detail}); restart "
+        "the server once the cache works again",
+        "自缓存出错（{detail}）以来，快照只保存在本进程内存中；缓存恢复后请重启服务器",
+    ),
     "w.snapshot_not_saved": (
         "the snapshot was not persisted ({detail}); this edit cannot be rolled back by another process",
         "快照未能持久化（{detail}）；其他进程无法回滚本次编辑",
@@ -1363,9 +1368,7 @@ def unescape_content(content):
 # (opens, then closes), then tokens to skip (closed strings, comments), then tokens that need a small
 # Python handler (unterminated strings, template literals, regex literals, nested comments, ...).
 
-# ---------------------------------------------------------------------------------------------
-# 5.1 Languages
-# ---------------------------------------------------------------------------------------------
+# --- 5.1 Languages --------------------------------------------------------------------------------
 
 
 class Language:
@@ -1491,9 +1494,7 @@ def _fence_language(info):
     return _FENCE_LANGUAGES.get(word) or _EXTENSION_LANGUAGES.get(word)
 
 
-# ---------------------------------------------------------------------------------------------
-# 5.2 Token patterns, one family per function
-# ---------------------------------------------------------------------------------------------
+# --- 5.2 Token patterns, one family per function --------------------------------------------------
 # A family returns (allowed brackets, bracket pattern overrides, skips, specials).
 # skips:    (kind, pattern)                  kind is "string" or "comment"
 # specials: (kind, pattern, handler, arg)    handler(state, match, arg) -> resume offset or None
@@ -1852,9 +1853,7 @@ _FAMILY_FUNCTIONS = {
 _FAMILIES = {lang.id: _FAMILY_FUNCTIONS[lang.family] for lang in LANGUAGE_TABLE if lang.family}
 
 
-# ---------------------------------------------------------------------------------------------
-# 5.3 The bracket scanner
-# ---------------------------------------------------------------------------------------------
+# --- 5.3 The bracket scanner ----------------------------------------------------------------------
 # Stack items are ints `offset * 8 + code`: code 1..3 is the bracket group that opened it,
 # 6 a shell `case` (its patterns end with a lone `)`), 7 a template literal's `${`.
 
@@ -2140,9 +2139,7 @@ def _h_yaml_block(state, m, arg):
     return body.match(text, m.end(), state.end).end()
 
 
-# ---------------------------------------------------------------------------------------------
-# 5.4 Balance
-# ---------------------------------------------------------------------------------------------
+# --- 5.4 Balance ----------------------------------------------------------------------------------
 
 
 def check_balance(text, language, verbose=False):
@@ -2276,9 +2273,7 @@ def new_problems(before, after):
     return introduced
 
 
-# ---------------------------------------------------------------------------------------------
-# 5.5 Markup: tags, comments, raw-text bodies; Markdown fences
-# ---------------------------------------------------------------------------------------------
+# --- 5.5 Markup: tags, comments, raw-text bodies; Markdown fences ---------------------------------
 
 _VOID_ELEMENTS = frozenset(
     "area base br col embed hr img input link meta param source track wbr keygen command basefont "
@@ -2508,9 +2503,7 @@ def _embedded_regions(text, language, start, end):
     return []
 
 
-# ---------------------------------------------------------------------------------------------
-# 5.6 Lines
-# ---------------------------------------------------------------------------------------------
+# --- 5.6 Lines ------------------------------------------------------------------------------------
 
 _THOUSAND_LINES = re.compile(r"(?:[^\n]*\n){1000}")
 
@@ -2594,9 +2587,7 @@ def tag_names(text, language):
     return list(names)
 
 
-# ---------------------------------------------------------------------------------------------
-# 5.7 Function ranges: brace languages
-# ---------------------------------------------------------------------------------------------
+# --- 5.7 Function ranges: brace languages ---------------------------------------------------------
 # A block is a `{ }` pair found by the braces-only tokenizer. Its header is the code between the
 # previous brace token and its `{`, read line by line on a copy where strings and comments are
 # blanked: the signature line(s), climbing up through open parentheses (multi-line parameters),
@@ -3012,9 +3003,7 @@ def _range_result(text, first, last, kind, name):
     return result
 
 
-# ---------------------------------------------------------------------------------------------
-# 5.8 Function ranges: indentation languages (Python) and `end` languages (Ruby, Lua)
-# ---------------------------------------------------------------------------------------------
+# --- 5.8 Function ranges: indentation languages (Python) and `end` languages (Ruby, Lua) ----------
 
 _PY_DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+([^\W\d]\w*)", re.M)
 _RUBY_DEF = re.compile(
@@ -3221,9 +3210,7 @@ def _indented_function_range(text, language, line_start, outer, start, end):
     return _range_result(text, first, last, kind, definition.name)
 
 
-# ---------------------------------------------------------------------------------------------
-# 5.9 Function ranges: public functions
-# ---------------------------------------------------------------------------------------------
+# --- 5.9 Function ranges: public functions --------------------------------------------------------
 
 
 def function_range(text, language, line, outer=False):
@@ -3342,6 +3329,7 @@ class Context:
         self.chip_ttl = chip_ttl
         self.max_snapshots = max_snapshots
         self.persist_snapshots = persist_snapshots
+        self.persist_failure = None  # why snapshots went to memory during this session, if they did
         self.mcp = mcp
         self._cache_dir = cache_dir
         self._workspace = workspace
@@ -5031,9 +5019,13 @@ def commit_bytes(ctx, tool, opened, payload, summary):
         pending = store.prepare(place, raw, st, tool, summary)
     except OSError as exc:  # the edit goes on; only its rollback by another process is lost
         warnings.append(("w.snapshot_not_saved", {"detail": exc.strerror or str(exc)}))
-        ctx.persist_snapshots = False
+        ctx.persist_snapshots = False  # for the rest of the session: reported by every later edit
+        ctx.persist_failure = exc.strerror or str(exc)
         store = SnapshotStore(ctx)
         pending = store.prepare(place, raw, st, tool, summary)
+    else:
+        if ctx.persist_failure:
+            warnings.append(("w.snapshots_in_memory", {"detail": ctx.persist_failure}))
     try:
         warnings += atomic_write(place, payload, st, raw)
     except ToolError as exc:
@@ -5692,13 +5684,19 @@ def _annotated(ctx, record, path):
 
 
 def tool_trx_status(ctx, args):
-    """No arguments. Result: `snapshots`, newest first, of files inside the root only."""
+    """No arguments. Result: `snapshots`, newest first, of files inside the root only; `warnings`
+    when snapshots live in memory only (the cache failed during this session)."""
     snapshots = [
         {k: record.get(k) for k in ("event_id", "tool", "file", "created_at", "summary")}
         for record in reversed(SnapshotStore(ctx).list())
         if not ctx.root or is_inside(record["file"], ctx.root)
     ]
-    return {"status": "ok", "snapshots": snapshots}
+    result = {"status": "ok", "snapshots": snapshots}
+    if ctx.persist_failure:
+        result["warnings"] = _local_warnings(
+            ctx, [("w.snapshots_in_memory", {"detail": ctx.persist_failure})]
+        )
+    return result
 
 
 def _snapshots_of(ctx, store, file):

@@ -334,3 +334,23 @@ def test_scanner_errors_are_not_swallowed(ctx, root, monkeypatch):
     )
     assert any("structure check failed" in w for w in result["warnings"]), result
     assert (root / "a.js").read_text() == "function f() {\n  return 2;\n}\n"
+
+
+def test_snapshots_kept_in_memory_are_reported_on_every_edit(root, tmp_path, monkeypatch):
+    """The cache fails during a session: that edit warns, and so does every later one and
+    be-trx-status, instead of persistence silently staying off (issue 11)."""
+    import tempfile
+
+    blocker = tmp_path / "blocker"
+    blocker.write_text("")  # a file where the cache folder should be
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    ctx = be.Context(root=str(root), cache_dir=str(blocker / "cache"), mcp=True)
+    (root / "f.txt").write_text("a\n")
+    first = call(ctx, "replace", file="f.txt", start=1, content="b")
+    assert any("not persisted" in w for w in first["warnings"]), first
+    second = call(ctx, "replace", file="f.txt", start=1, content="c")
+    assert any("memory only" in w for w in second["warnings"]), second
+    assert any("memory only" in w for w in call(ctx, "trx-status")["warnings"])
+    assert call(ctx, "trx-rollback", steps=2)["rolled_back"] == [second["event_id"], first["event_id"]]
+    assert (root / "f.txt").read_text() == "a\n"
