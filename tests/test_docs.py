@@ -78,7 +78,8 @@ def test_setup_commands_come_first():
         heading_line = text.count("\n", 0, heading.start()) + 1
         blocks = [body.strip() for _info, body, line in fenced_blocks(path) if line > heading_line]
         assert blocks[:2] == [
-            "pip install -e '.[dev]' && better-edit-tools read -f README.md -s 1 -e 5",
+            "python3 -m venv .venv && . .venv/bin/activate && pip install -e '.[dev]'"
+            " && better-edit-tools read -f README.md -s 1 -e 5",
             "pytest",
         ]
 
