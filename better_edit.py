@@ -7,7 +7,7 @@ One module, two programs:
 * **MCP server** - with no command, a Model Context Protocol server speaking newline-delimited
   JSON-RPC on stdin/stdout, with the tools ``be-read`` ... ``be-trx-rollback``.
 
-Both call the same handlers through one tool table (section 8). The contract is SPEC.md.
+Both call the same handlers through one tool table (section 8). What it promises, rule by rule, is in docs/behaviour.md.
 
 Sections (code only uses what is above it):
   1. this docstring
@@ -464,7 +464,7 @@ MESSAGES = {
         "event {event_id} created {file}: the file was deleted",
         "事件 {event_id} 创建了 {file}：已删除该文件",
     ),
-    # --- balance sentences (SPEC §2.8) ---
+    # --- balance sentences (docs/behaviour.md#the-post-edit-balance-check) ---
     "b.ok": ("ok", "ok"),
     "b.not_checked": ("not checked", "not checked"),
     "b.broke": ("edit left {items}", "编辑导致 {items}"),
@@ -592,7 +592,7 @@ def detect_lang(flag=None, environ=None):
 
 
 class ToolError(Exception):
-    """The one exception raised on purpose: a stable code, a message and a hint (SPEC §2.6).
+    """The one exception raised on purpose: a stable code, a message and a hint (docs/behaviour.md#errors).
 
     `fields` fill the message templates; `data` are extra members of the error object
     (e.g. `total`, `actual`, `candidates`).
@@ -630,7 +630,7 @@ def display_text(text):
 
 def json_safe(value):
     """`value` as strict JSON can hold it: non-finite numbers become "NaN", "Infinity", "-Infinity";
-    lone surrogates become U+FFFD (docs/behaviour.md#json)."""
+    lone surrogates become U+FFFD (docs/behaviour.md#json-rpc-transport)."""
     if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
         return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
     if isinstance(value, str):
@@ -668,7 +668,7 @@ def invalid(key, **fields):
 
 
 def out_of_range(file, start, end, total):
-    """Lines start..end are not in `file` (SPEC §2.2): OUT_OF_RANGE naming the valid range."""
+    """Lines start..end are not in `file` (docs/behaviour.md#line-arguments): OUT_OF_RANGE naming the valid range."""
     return ToolError(
         "OUT_OF_RANGE", "out_of_range", data={"total": total}, file=file, start=start, end=end, total=total
     )
@@ -854,7 +854,7 @@ MESSAGES.update(
 
 
 # ====================================================================================================
-# 4. Text: a decoded file and pure line edits (SPEC §2.1, §2.7)
+# 4. Text: a decoded file and pure line edits (docs/behaviour.md#text-model, #diffs)
 # ====================================================================================================
 #
 # A file is kept as bytes. `body` is the file without its BOM, in an encoding where b"\n" can only be
@@ -916,7 +916,7 @@ class Text:
         return self.body[start:stop].decode(self.codec)
 
     def encode(self, string):
-        """`string` in the body's codec; ENCODING unless decoding gives back the same text (§2.1)."""
+        """`string` in the body's codec; ENCODING unless decoding gives back the same text (docs/behaviour.md#text-model)."""
         try:
             data = string.encode(self.codec)
         except UnicodeEncodeError as exc:
@@ -1011,7 +1011,7 @@ def _decode_utf16(data, file, name, bom, codec=None):
     return Text(string.encode("utf-8", "surrogatepass"), "utf-8", name, bom, codec)
 
 
-# --- lines ------------------------------------------------------------------------------------------
+# --- lines ----------------------------------------------------------------------------------------
 
 
 def line_count(body):
@@ -1090,7 +1090,7 @@ def render_numbered(lines, first):
 
 
 def content_lines(content):
-    """SPEC §2.1: "" is no line; drop one trailing terminator; split on \\r\\n or \\n."""
+    """docs/behaviour.md#text-model: "" is no line; drop one trailing terminator; split on \\r\\n or \\n."""
     if content == "":
         return []
     if content.endswith("\r\n"):
@@ -1109,7 +1109,7 @@ def encode_block(text, lines, eol):
 
 
 def splice_lines(body, a, b, block, eol):
-    """New body: whole lines body[a:b] replaced by `block`, keeping the final-newline rule of §2.1."""
+    """New body: whole lines body[a:b] replaced by `block`, keeping the final-newline rule (docs/behaviour.md#text-model)."""
     return join_splice(body, splice_plan(body, a, b, block, eol))
 
 
@@ -1166,7 +1166,7 @@ def parse_view_id(token):
     return int(match.group(1)), int(match.group(2)), match.group(3)
 
 
-# --- finding text (replace by `old`) ----------------------------------------------------------------
+# --- finding text (replace by `old`) --------------------------------------------------------------
 
 
 def normalize_newlines(string):
@@ -1188,7 +1188,7 @@ def _strip_trailing_ws(string):
 
 
 def locate_old(norm, old):
-    """Find `old` in the LF-normalised file text `norm` (SPEC §4.2).
+    """Find `old` in the LF-normalised file text `norm` (docs/cli.md#replace).
 
     Returns (tier, spans): tier "exact" or "loose" (trailing whitespace ignored), spans a list of
     (line_start, col_start, line_end, col_end_or_None) with 1-based lines; col_end None means "to the
@@ -1261,7 +1261,7 @@ def similar_block(norm_lines, old_lines, limit=20000):
     return best if best_score >= 0.3 else None
 
 
-# --- diffs (SPEC §2.7) ------------------------------------------------------------------------------
+# --- diffs (docs/behaviour.md#diffs) --------------------------------------------------------------
 
 
 def _range_label(start, count):
@@ -1338,13 +1338,13 @@ def full_diff(label, old_lines, new_lines, context=3):
 
 
 def plain_diff(old_lines, new_lines, first):
-    """SPEC §2.7 format "plain": the window before and after, numbered."""
+    """docs/behaviour.md#diffs format "plain": the window before and after, numbered."""
     return "\n".join(
         ["before:", render_numbered(old_lines, first), "after:", render_numbered(new_lines, first)]
     )
 
 
-# --- double-escaped content (SPEC §4.5) -------------------------------------------------------------
+# --- double-escaped content (docs/cli.md#write) ---------------------------------------------------
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\"}
 
@@ -1359,7 +1359,7 @@ def unescape_content(content):
 
 
 # ====================================================================================================
-# 5. Scanners (SPEC §4.6-4.8)
+# 5. Scanners (docs/cli.md#balance-func-range-tag-range)
 # ====================================================================================================
 # How it works: one compiled regular expression per language family (and bracket set) tokenizes
 # the text. Every branch of the alternation starts with a literal character, so the `re` engine skips
@@ -2143,7 +2143,7 @@ def _h_yaml_block(state, m, arg):
 
 
 def check_balance(text, language, verbose=False):
-    """Check brackets, quotes and (for markup) tags of a whole file (SPEC §4.8).
+    """Check brackets, quotes and (for markup) tags of a whole file (docs/cli.md#balance-func-range-tag-range).
 
     Returns {"status": "balanced"|"unbalanced", "unmatched": [...], "counts": {...}} and, when
     `verbose`, "pairs": [{"open", "close", "start_line", "start_column", "end_line", "end_column"}].
@@ -2254,7 +2254,7 @@ def _pair_entries(text, pairs):
 
 
 def new_problems(before, after):
-    """Entries of after["unmatched"] that the edit introduced (SPEC §2.8).
+    """Entries of after["unmatched"] that the edit introduced (docs/behaviour.md#the-post-edit-balance-check).
 
     Line numbers shift after an edit, so entries are compared as multisets of (symbol, problem):
     each entry of `before` explains one equal entry of `after`, first come first served.
@@ -2316,7 +2316,7 @@ class _Markup:
 
 
 def _scan_markup(text, language, start, end, stop_after=None, counting=True):
-    """One pass over markup: match tags with a stack, HTML-style recovery (SPEC §4.7).
+    """One pass over markup: match tags with a stack, HTML-style recovery (docs/cli.md#balance-func-range-tag-range).
 
     With `stop_after`, stop at the first element that opened before that offset and closes after
     it: elements close innermost first, so no later element can be a smaller container.
@@ -2538,7 +2538,7 @@ def _line_of(text, pos):
 
 def tag_range(text, language, line, name=None):
     """The innermost element whose open tag starts at or before `line` and whose close tag ends at
-    or after it (SPEC §4.7): {"start", "end", "tag"} (1-based lines) or None.
+    or after it (docs/cli.md#balance-func-range-tag-range): {"start", "end", "tag"} (1-based lines) or None.
 
     Void and self-closing elements have no range; an element never closed (an HTML `<li>`) has none
     either but does not hide its parents. With `name`, only elements of that tag name count.
@@ -3214,7 +3214,7 @@ def _indented_function_range(text, language, line_start, outer, start, end):
 
 
 def function_range(text, language, line, outer=False):
-    """The innermost function/method/class containing `line` (SPEC §4.6), or with `outer` the
+    """The innermost function/method/class containing `line` (docs/cli.md#balance-func-range-tag-range), or with `outer` the
     outermost one: {"start", "end", "kind", "name"} (1-based lines; "name" only when known), or None.
 
     kind is "function", "method" (a function directly inside a class/struct/impl/trait body, a Go
@@ -3296,7 +3296,7 @@ def function_names(text, language):
 
 
 # ====================================================================================================
-# 6. Workspace: paths, the sandbox, locks, atomic writes (SPEC §2.3, §2.4)
+# 6. Workspace: paths, the sandbox, locks, atomic writes (docs/behaviour.md#paths-and-the-sandbox, #writing-safely)
 # ====================================================================================================
 
 
@@ -3334,7 +3334,7 @@ class Context:
         self._cache_dir = cache_dir
         self._workspace = workspace
         self._workspace_id = None
-        self.views = {}  # viewed_code_id -> rendered text, newest last (server memory, SPEC §6.1)
+        self.views = {}  # viewed_code_id -> rendered text, newest last (server memory, docs/behaviour.md#viewed_code_id)
         self.memory_snapshots = []  # used when snapshots are not persisted
 
     @property
@@ -3350,7 +3350,7 @@ class Context:
 
     @property
     def workspace_id(self):
-        """First 16 hex of SHA-256 of the workspace: BETTER_EDIT_WORKSPACE, git top, or root/cwd (§6.4)."""
+        """First 16 hex of SHA-256 of the workspace: BETTER_EDIT_WORKSPACE, git top, or root/cwd (docs/behaviour.md#where-state-lives)."""
         if self._workspace_id is None:
             import hashlib
 
@@ -3405,7 +3405,7 @@ def _path_from_arg(file):
 
 
 def _full_path(ctx, file):
-    """The absolute (not yet resolved) path that `file` names (docs/behaviour.md#paths)."""
+    """The absolute (not yet resolved) path that `file` names (docs/behaviour.md#paths-and-the-sandbox)."""
     path = _path_from_arg(file)
     if ctx.root and os.name != "nt" and ("\\" in path or _WINDOWS_DRIVE.match(path)):
         parts = re.split(r"[\\/]", path)
@@ -3428,7 +3428,7 @@ _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXE
 
 
 def locate(ctx, file):
-    """Where `file` lives: a Place whose folder was reached by one walk (docs/behaviour.md#sandbox).
+    """Where `file` lives: a Place whose folder was reached by one walk (docs/behaviour.md#paths-and-the-sandbox).
 
     POSIX: from a descriptor of "/" each folder is opened relative to the previous one with
     O_NOFOLLOW; a symlink met on the way is read (readlinkat) and its target walked the same way;
@@ -3564,7 +3564,7 @@ def _locate_by_name(ctx, file, full):
 
 
 def resolve_path(ctx, file):
-    """The real absolute path of `file` (SPEC §2.3 in docs/behaviour.md); SANDBOX outside the root."""
+    """The real absolute path of `file` (docs/behaviour.md#paths-and-the-sandbox); SANDBOX outside the root."""
     with locate(ctx, file) as place:
         return place.real
 
@@ -3635,7 +3635,7 @@ class Place:
         return fd, st
 
     def read(self, encoding=None):
-        """(stat, raw bytes): the first 8 KB are checked for binary before the rest is read (§7)."""
+        """(stat, raw bytes): the first 8 KB are checked for binary before the rest is read (docs/behaviour.md#limits)."""
         try:
             fd, st = self.open()
         except FileNotFoundError:
@@ -3716,7 +3716,7 @@ def open_text(ctx, place, encoding=None):
 
 
 class FileLock:
-    """An exclusive lock on one key (SPEC §2.4); the lock file lives in the cache, not beside it."""
+    """An exclusive lock on one key (docs/behaviour.md#writing-safely); the lock file lives in the cache, not beside it."""
 
     def __init__(self, ctx, key):
         import hashlib
@@ -3808,7 +3808,7 @@ def _msvcrt():
 
 
 def lock_file(ctx, place):
-    """Lock the file itself, not its name: hard links share one lock (SPEC §2.4, docs/behaviour.md).
+    """Lock the file itself, not its name: hard links share one lock (docs/behaviour.md#writing-safely).
 
     The key is the inode of the existing file (or the path of a file not yet created); the file is
     looked at again once the lock is held, and the lock taken anew if it was replaced meanwhile (an
@@ -3932,7 +3932,7 @@ def _write_payload(fd, payload, src_fd=None):
 
 
 def _holds(fd, payload):
-    """Read `fd` back from its start and compare it with `payload`, chunk by chunk (SPEC §2.4)."""
+    """Read `fd` back from its start and compare it with `payload`, chunk by chunk (docs/behaviour.md#writing-safely)."""
     if os.fstat(fd).st_size != payload_size(payload):
         return False
     os.lseek(fd, 0, os.SEEK_SET)
@@ -3956,7 +3956,7 @@ def _read_exactly(fd, size):
     return b"".join(chunks)
 
 
-# Temp files being written right now, so a signal handler can remove them (SPEC §2.4): the one
+# Temp files being written right now, so a signal handler can remove them (docs/behaviour.md#writing-safely): the one
 # piece of process-wide state, because a signal reaches the process, not a Context.
 _LIVE_TEMPS = {}
 
@@ -3971,7 +3971,7 @@ def _remove_live_temps():
 
 
 def _die_cleanly(signum, _frame):
-    """SIGTERM/SIGHUP/SIGINT: remove our temp files, then die by the signal as usual (SPEC §2.4)."""
+    """SIGTERM/SIGHUP/SIGINT: remove our temp files, then die by the signal as usual (docs/behaviour.md#writing-safely)."""
     import signal
 
     _remove_live_temps()
@@ -4136,7 +4136,7 @@ class _Folder:
             _LIVE_TEMPS.pop(key, None)
 
     def write_in_place(self, place, payload, old_stat, old_raw):
-        """Hard-linked files: overwrite the same inode; any failure puts the old bytes back (SPEC §2.4)."""
+        """Hard-linked files: overwrite the same inode; any failure puts the old bytes back (docs/behaviour.md#writing-safely)."""
         fd = self.open(place.name, os.O_RDWR | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
         try:
             now = os.fstat(fd)
@@ -4244,7 +4244,7 @@ def _copy_owner_and_mode(fd, temp, old_stat):
 
 
 # ====================================================================================================
-# 7. Stores: snapshots and chips (SPEC §6.2-6.4)
+# 7. Stores: snapshots and chips (docs/behaviour.md#snapshots)
 # ====================================================================================================
 #
 # One file per record under BASE/snapshots/WSID/ and BASE/chips/WSID/, each written atomically with
@@ -4345,7 +4345,7 @@ def _snapshot_json(meta):
 
 
 class SnapshotStore:
-    """Snapshots of files before each edit, persisted per workspace (SPEC §6.2).
+    """Snapshots of files before each edit, persisted per workspace (docs/behaviour.md#snapshots).
 
     Per snapshot: `SEQ-ID.json` (metadata) and `SEQ-ID.bin` (the raw bytes before, absent when the
     edit created the file). The .bin is a hard link to the old inode where possible, so keeping
@@ -4602,7 +4602,7 @@ def _valid_chip(record, name):
 
 
 class ChipStore:
-    """Chips: failed calls' arguments and deleted text, FIFO, one `chip-ID.json` each (SPEC §6.3)."""
+    """Chips: failed calls' arguments and deleted text, FIFO, one `chip-ID.json` each (docs/behaviour.md#chips)."""
 
     def __init__(self, ctx):
         self.ctx = ctx
@@ -4745,7 +4745,7 @@ def _edit_range(args, total, file=None):
     return start, end
 
 
-# --- viewed_code_id (SPEC §6.1) ---------------------------------------------------------------------
+# --- viewed_code_id (docs/behaviour.md#viewed_code_id) --------------------------------------------
 
 
 def check_view(ctx, args, opened, edit_first, edit_last):
@@ -4776,7 +4776,7 @@ def check_view(ctx, args, opened, edit_first, edit_last):
     return []
 
 
-# --- targets (SPEC §2.2) ----------------------------------------------------------------------------
+# --- targets (docs/behaviour.md#line-arguments) ---------------------------------------------------
 
 
 def _nearest(names, value):
@@ -4854,7 +4854,7 @@ def _marker_line(file, text, value, occurrence):
     return hits[0], hits[0]
 
 
-# --- the shared end of every edit -------------------------------------------------------------------
+# --- the shared end of every edit -----------------------------------------------------------------
 
 
 class Change:
@@ -4895,7 +4895,7 @@ def spliced_line_count(text, plan):
 
 
 def edit_breaks(opened, change):
-    """What the edit breaks (SPEC §2.8): a list of new problems, or None when it cannot be checked
+    """What the edit breaks (docs/behaviour.md#the-post-edit-balance-check): a list of new problems, or None when it cannot be checked
     (unknown language, over BALANCE_CHECK_LIMIT). Computed once per Change."""
     real, text = opened.real, opened.text
     if change.breaks == "unknown":
@@ -4916,7 +4916,7 @@ def edit_breaks(opened, change):
 
 
 def balance_sentence(ctx, opened, change, warnings):
-    """SPEC §2.8: "ok", "not checked", or what the edit broke."""
+    """docs/behaviour.md#the-post-edit-balance-check: "ok", "not checked", or what the edit broke."""
     real, text = opened.real, opened.text
     broken = edit_breaks(opened, change)
     if broken is None:
@@ -4963,7 +4963,7 @@ def _edit_diff(ctx, args, file, text, change):
 
 
 def finish_edit(ctx, tool, args, opened, change):
-    """Diff, balance, snapshot, atomic write, read-back; returns the result object (SPEC §2.5)."""
+    """Diff, balance, snapshot, atomic write, read-back; returns the result object (docs/behaviour.md#results)."""
     file, real, text = opened.file, opened.real, opened.text
     warnings = list(change.warnings)
     result = {"status": "ok", "file": file, "path": real}
@@ -4999,7 +4999,7 @@ def _summary(tool, change):
 
 
 def _edit_payload(text, raw, change):
-    """The new file as pieces: unchanged head and tail are ranges of the old file (SPEC §7 speed)."""
+    """The new file as pieces: unchanged head and tail are ranges of the old file (docs/behaviour.md#limits speed)."""
     if text.wire:
         return payload_of(text.to_bytes(change.body))
     a, block, b = change.plan
@@ -5052,7 +5052,7 @@ def edit_file(ctx, tool, args, compute):
         return finish_edit(ctx, tool, args, opened, change)
 
 
-# --- read (SPEC §4.1) -------------------------------------------------------------------------------
+# --- read (docs/cli.md#read) ----------------------------------------------------------------------
 
 
 def tool_read(ctx, args):
@@ -5119,7 +5119,7 @@ def _read_result(ctx, args, opened, window, chunk, shape, warnings):
     return result
 
 
-# --- streaming read of a large file (docs/behaviour.md#limits) --------------------------------------
+# --- streaming read of a large file (docs/behaviour.md#limits) ------------------------------------
 
 STREAM_READ_BYTES = 64 << 20  # larger UTF-8 files are read by range: memory is the range, not the file
 _STREAM_CHUNK = 8 << 20
@@ -5247,7 +5247,7 @@ def _read_range(ctx, args, opened, total, warnings):
 
 
 def _auto_range(ctx, real, text, start, total, warnings):
-    """end "auto": the function enclosing start, else a window of 10 before and 20 after (SPEC §2.2)."""
+    """end "auto": the function enclosing start, else a window of 10 before and 20 after (docs/behaviour.md#line-arguments)."""
     language = _language_of(real, text)
     if language is not None:
         found = function_range(text.decode(), language, start)
@@ -5257,7 +5257,7 @@ def _auto_range(ctx, real, text, start, total, warnings):
     return max(1, start - AUTO_WINDOW_BEFORE), min(total, start + AUTO_WINDOW_AFTER)
 
 
-# --- replace (SPEC §4.2) ----------------------------------------------------------------------------
+# --- replace (docs/cli.md#replace) ----------------------------------------------------------------
 
 
 def _strip_one_newline(string):
@@ -5265,6 +5265,9 @@ def _strip_one_newline(string):
 
 
 def tool_replace(ctx, args):
+    """Replace lines. Arguments: `file`, `start`/`end` (with optional `old` to check them) or `old`
+    alone (found in the file), `content`, `viewed_code_id`, `encoding`, `preview`, `brief`, `format`.
+    Result: `start`, `end` (old lines), `removed`, `added`, `total`, `diff`, `balance`, `event_id`."""
     if "start" not in args:
         if "end" in args:
             raise invalid("end_without_start")
@@ -5375,10 +5378,13 @@ def _no_match(file, norm, old):
     )
 
 
-# --- insert (SPEC §4.3) -----------------------------------------------------------------------------
+# --- insert (docs/cli.md#insert) ------------------------------------------------------------------
 
 
 def tool_insert(ctx, args):
+    """Insert lines. Arguments: `file`, `after_line` (0 = before line 1, -1 = at the end), `content`,
+    `viewed_code_id`, `encoding`, `preview`, `brief`, `format`. Result: `after_line`, `added`,
+    `total`, `diff`, `balance`, `event_id`."""
     after = args["after_line"]
     if after < -1:
         raise invalid("after_line_invalid", value=after)
@@ -5405,10 +5411,13 @@ def _insert_change(ctx, args, opened):
     return Change(text, plan, after + 1, after, len(lines), fields, warnings, at=a)
 
 
-# --- delete (SPEC §4.4) -----------------------------------------------------------------------------
+# --- delete (docs/cli.md#delete) ------------------------------------------------------------------
 
 
 def tool_delete(ctx, args):
+    """Delete lines. Arguments: `file`, `start`/`end` or `target`, `viewed_code_id`, `force` of the
+    balance guard, `encoding`, `preview`, `brief`, `format`. Result: `start`, `end`, `removed`,
+    `total`, `diff`, `balance`, `event_id`, `chip` (the deleted text)."""
     if "target" in args and ("start" in args or "end" in args):
         raise invalid("target_and_range")
     if "target" not in args and "start" not in args:
@@ -5457,10 +5466,13 @@ def _delete_guard(ctx, args, opened, change, start, end):
     )
 
 
-# --- write (SPEC §4.5) ------------------------------------------------------------------------------
+# --- write (docs/cli.md#write) --------------------------------------------------------------------
 
 
 def tool_write(ctx, args):
+    """Write a whole file (created with its folders, or overwritten keeping encoding, BOM, line
+    endings and mode). Arguments: `file`, `content`, `encoding`, `preview`, `brief`. Result:
+    `created`, `lines`, `bytes`, `diff` (overwrites), `event_id`."""
     file = args["file"]
     content = args["content"]
     warnings = []
@@ -5520,10 +5532,13 @@ def _write_diff(file, text, new_body, warnings):
     return full_diff(file, old_lines, new_lines)
 
 
-# --- balance, func-range, tag-range (SPEC §4.6-4.8) -------------------------------------------------
+# --- balance, func-range, tag-range (docs/cli.md#balance-func-range-tag-range) --------------------
 
 
 def tool_balance(ctx, args):
+    """Check brackets, quotes and tags. Arguments: `file`, `verbose`, `encoding`. Result: `status`
+    (balanced, unbalanced, not_checked), `language`, `unmatched`, `counts`, `pairs` (verbose),
+    `reason` (not checked)."""
     file = args["file"]
     try:
         real, text = read_text(ctx, file, args.get("encoding"))
@@ -5564,6 +5579,8 @@ def _structure_request(ctx, args, what):
 
 
 def tool_func_range(ctx, args):
+    """The function around a line. Arguments: `file`, `line`, `outer`, `encoding`. Result: `start`,
+    `end`, `kind`, `name`, `language`."""
     file, real, text, line, language = _structure_request(ctx, args, "function")
     found = function_range(text.decode(), language, line, bool(args.get("outer")))
     if not found:
@@ -5572,6 +5589,8 @@ def tool_func_range(ctx, args):
 
 
 def tool_tag_range(ctx, args):
+    """The markup element around a line. Arguments: `file`, `line`, `encoding`. Result: `start`,
+    `end`, `tag`, `language`."""
     file, real, text, line, language = _structure_request(ctx, args, "tag")
     found = tag_range(text.decode(), language, line)
     if not found:
@@ -5579,10 +5598,13 @@ def tool_tag_range(ctx, args):
     return dict({"status": "ok", "file": file, "path": real}, **found, language=language)
 
 
-# --- chips (SPEC §4.9) ------------------------------------------------------------------------------
+# --- chips (docs/chips.md) ------------------------------------------------------------------------
 
 
 def tool_insert_chip(ctx, args):
+    """List chips, show one, or insert its text. Arguments: `from` (chip://ID or file://PATH),
+    `to` (FILE:LINE), `as` (text or annotated), `filter`, `preview`. Result: the chip list
+    (`chips`, `items`), one chip's record, or an insert's result plus `from`."""
     source, target = args.get("from"), args.get("to")
     if not source:
         if target:
@@ -5680,7 +5702,7 @@ def _annotated(ctx, record, path):
     return "\n".join(lines) + "\n"
 
 
-# --- transactions (SPEC §4.10) ----------------------------------------------------------------------
+# --- transactions (docs/transactions.md) ----------------------------------------------------------
 
 
 def tool_trx_status(ctx, args):
@@ -5708,6 +5730,7 @@ def _snapshots_of(ctx, store, file):
 
 
 def tool_trx_commit(ctx, args):
+    """Forget pending snapshots. Arguments: `file` (only that file's). Result: `committed` (count)."""
     store = SnapshotStore(ctx)
     with store.lock():
         records = _snapshots_of(ctx, store, args.get("file"))
@@ -5821,7 +5844,7 @@ def _before_sha(record):
 
 def _restore_all(ctx, store, chosen, places):
     """Restore every chosen snapshot; if one fails, put back what the earlier ones replaced, so the
-    files are as before the call and every snapshot is kept (SPEC §4.10). Snapshots are dropped
+    files are as before the call and every snapshot is kept (docs/transactions.md). Snapshots are dropped
     only when all restores succeeded."""
     import contextlib
 
@@ -5890,13 +5913,13 @@ def _remove_created_folders(ctx, folders):
             break
 
 
-# --- argument checking ------------------------------------------------------------------------------
+# --- argument checking ----------------------------------------------------------------------------
 
 _INT_TEXT = re.compile(r"\s*[-+]?\d{1,18}\s*")
 
 
 def _as_int(name, value):
-    """Integers, integral floats (3.0) and numeric strings ("3") - models send all three (SPEC §2.2)."""
+    """Integers, integral floats (3.0) and numeric strings ("3") - models send all three (docs/behaviour.md#line-arguments)."""
     if isinstance(value, bool):
         raise invalid("arg_type", name=name, expected_key="type.integer", got=json.dumps(value))
     if isinstance(value, int):
@@ -5954,7 +5977,7 @@ def _coerce(param, value):
 
 
 def validate_args(tool, args):
-    """Check `args` against the tool's parameters; returns a new dict without nulls (SPEC §3.2)."""
+    """Check `args` against the tool's parameters; returns a new dict without nulls (docs/mcp.md)."""
     if isinstance(args, str):
         try:
             args = json.loads(args)  # some clients double-encode arguments
@@ -5980,7 +6003,7 @@ def validate_args(tool, args):
     return checked
 
 
-# --- the tool table ---------------------------------------------------------------------------------
+# --- the tool table -------------------------------------------------------------------------------
 
 
 class Param:
@@ -6401,7 +6424,7 @@ TOOLS_BY_NAME = {tool.name: tool for tool in TOOLS}
 
 
 def find_tool(name):
-    """The tool for any spelling: be-read, be_read, read, BE-READ ... (SPEC §3.2)."""
+    """The tool for any spelling: be-read, be_read, read, BE-READ ... (docs/mcp.md)."""
     if not isinstance(name, str):
         return None
     key = name.strip().lower().replace("_", "-")
@@ -6421,7 +6444,7 @@ def call_tool(ctx, tool, args):
 
 
 # ====================================================================================================
-# 9. MCP server: newline-delimited JSON-RPC 2.0 on stdin/stdout (SPEC §3)
+# 9. MCP server: newline-delimited JSON-RPC 2.0 on stdin/stdout (docs/behaviour.md#json-rpc-transport)
 # ====================================================================================================
 
 
@@ -6540,7 +6563,7 @@ class Server:
         return self._tool_list
 
     def call(self, tool, arguments):
-        """A tools/call result: structuredContent + text, or an isError result with the chip (SPEC §3.2)."""
+        """A tools/call result: structuredContent + text, or an isError result with the chip (docs/mcp.md)."""
         try:
             result = call_tool(self.ctx, tool, arguments)
             return {
@@ -6597,7 +6620,7 @@ class Server:
 
 
 # ====================================================================================================
-# 10. CLI: argparse built from TOOLS (SPEC §5)
+# 10. CLI: argparse built from TOOLS (docs/cli.md)
 # ====================================================================================================
 
 _GLOBAL_VALUE_FLAGS = ("--lang", "--root", "--max-chips", "--encoding", "--dump-tools")
@@ -6918,7 +6941,7 @@ def _env_int(lang, environ, name, minimum):
 
 
 def make_context(lang, ns, environ, mcp):
-    """The Context from flags (which win) and BETTER_EDIT_* variables (SPEC §6.5)."""
+    """The Context from flags (which win) and BETTER_EDIT_* variables (docs/cli.md#global-options-and-environment)."""
     if getattr(ns, "max_chips", None) is not None:
         max_chips = _env_int(lang, {"--max-chips": ns.max_chips}, "--max-chips", 1)
     else:

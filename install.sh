@@ -1,5 +1,5 @@
 #!/bin/sh
-# install.sh — install the better-edit-tools executable (SPEC §8).
+# install.sh — install the better-edit-tools executable (docs/install.md).
 #
 #   sh install.sh            # the latest release
 #   sh install.sh v0.2.0     # that release ("0.2.0" works too)
@@ -172,7 +172,7 @@ version_of_asset() {
 # ---- output ------------------------------------------------------------------------------------
 
 wants_chinese() {
-    # The program's own rule (SPEC §1): the first set of LC_ALL, LC_MESSAGES, LANG.
+    # The program's own rule (docs/cli.md): the first set of LC_ALL, LC_MESSAGES, LANG.
     for value in "${LC_ALL:-}" "${LC_MESSAGES:-}" "${LANG:-}"; do
         if [ -n "$value" ]; then
             case "$value" in zh*) return 0 ;; *) return 1 ;; esac

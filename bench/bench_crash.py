@@ -1,4 +1,4 @@
-"""Crash safety at full size (issue 6, SPEC §2.4): SIGKILL a 100 MB write / replace at random moments.
+"""Crash safety at full size (docs/behaviour.md#writing-safely): SIGKILL a 100 MB write / replace at random moments.
 
     python bench/bench_crash.py [--mb 100] [--kills 40] [--server-kills 12] [--seed N] [--dir DIR] [--heal]
 

@@ -1,4 +1,4 @@
-"""Huge files (issue 6, SPEC §7): read by range and edit a 1 GB text file; peak memory as a multiple.
+"""Huge files (docs/behaviour.md#limits): read by range and edit a 1 GB text file; peak memory as a multiple.
 
     python bench/bench_huge.py [--gb 1] [--dir DIR] [--keep]
 
@@ -8,7 +8,7 @@ time and the peak RSS of the process (os.wait4 rusage), also as a multiple of th
 
   read -s 1 -e 50          the first 50 lines (must not split the whole file)
   read -s MID -e MID+9     ten lines in the middle
-  replace MID..MID+4       a 5-line replace in the middle (SPEC §7: memory under ~3x the file)
+  replace MID..MID+4       a 5-line replace in the middle (docs/behaviour.md#limits: memory under ~3x the file)
   insert after MID         a 2-line insert in the middle
   reference: cp            copying the file once (the least a rewriting edit can cost)
 
@@ -143,7 +143,7 @@ def main():
         print(f"{'reference: copy the file':<32} {cp_seconds:8.2f}")
         worst = max(peak for label, _s, peak in results if not label.startswith("read")) / size
         print(
-            f"SPEC §7 bound (edit memory <= ~3x file size): worst edit {worst:.2f}x -> {'OK' if worst <= 3 else 'OVER'}"
+            f"memory bound (edit memory <= ~3x file size): worst edit {worst:.2f}x -> {'OK' if worst <= 3 else 'OVER'}"
         )
         digest = hashlib.sha256(window).hexdigest()[:12]
         print(f"edits verified in place (window sha256 {digest})")

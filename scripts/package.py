@@ -1,4 +1,4 @@
-"""Package a built executable as a release asset, and write checksums.txt (SPEC §8).
+"""Package a built executable as a release asset, and write checksums.txt (docs/install.md).
 
     python scripts/package.py archive VERSION OS ARCH [--exe dist/better-edit-tools] [--out release]
     python scripts/package.py checksums DIR
