@@ -529,6 +529,11 @@ MESSAGES = {
     "cli.verb.write": ("wrote", "已写入"),
     "cli.event": (", event {event_id}", "，事件 {event_id}"),
     # --- server ---
+    "mcp.tty_notice": (
+        "{program}: MCP server waiting for JSON-RPC messages on stdin (Ctrl-D ends it); "
+        "for the command line, see {program} --help",
+        "{program}：MCP 服务器正在等待标准输入上的 JSON-RPC 消息（Ctrl-D 结束）；命令行用法见 {program} --help",
+    ),
     "mcp.instructions": (
         "better-edit-tools edits files exactly and safely. Read before you edit: be-read returns numbered "
         "lines and a viewed_code_id; pass that id to be-replace/be-insert/be-delete so a stale view is "
@@ -7035,10 +7040,16 @@ def serve_stdio(ctx, ns):
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a file-size limit is an IO error, not a crash
     stdout = sys.stdout.buffer
     sys.stdout = sys.stderr  # stdout carries protocol messages only
+    try:
+        by_hand = sys.stdin.isatty()
+    except (AttributeError, ValueError, OSError):
+        by_hand = False
+    if by_hand:  # a person started it: say what it is waiting for (never when stdin is a pipe)
+        _print(tr(ctx.lang, "mcp.tty_notice", program=PROGRAM), sys.stderr)
     server = Server(ctx, prefix=not (ns and ns.no_prefix), underscore=bool(ns and ns.underscore_names))
     try:
         return server.serve(sys.stdin.buffer, stdout)
-    except (BrokenPipeError, KeyboardInterrupt):
+    except (OSError, KeyboardInterrupt):  # the client (or the terminal) went away: as EOF
         return 0
 
 

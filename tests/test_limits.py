@@ -2,7 +2,7 @@
 names, huge and odd files, line-argument codes, store limits, the portable (Windows) code paths.
 
 Each test failed on 0.1. The CLI and the server run as real subprocesses (`BE_EXE` runs them
-against the frozen executable); the stress sizes scale with BE_STRESS_SCALE (default 1).
+against the frozen executable); BE_STRESS=1 runs the stress sizes in full (`harness.scaled`).
 """
 
 import json
@@ -14,12 +14,9 @@ import sys
 import time
 
 import pytest
-from conftest import REPO, be_command_prefix
-from test_safety import Srv
+from harness import FROZEN, REPO, Server, be_command_prefix, run_cli, scaled
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX signals, FIFOs and file names")
-SCALE = int(os.environ.get("BE_STRESS_SCALE", "1"))
-FROZEN = bool(os.environ.get("BE_EXE"))
 
 
 def strict_loads(text):
@@ -33,7 +30,7 @@ def strict_loads(text):
 
 @pytest.fixture
 def server(be_env, root):
-    srv = Srv(root, be_env)
+    srv = Server(root, be_env)
     yield srv
     srv.close()
 
@@ -72,7 +69,7 @@ def test_non_finite_numbers_are_refused_and_never_echoed(server, root, cache_dir
     )
     server.send_raw(line.encode())
     reply = server.recv()
-    raw = server.stdout[-1]
+    raw = server.stdout_lines[-1]
     strict_loads(raw.decode("utf-8"))  # the whole reply is RFC 8259 JSON
     assert reply["result"]["isError"] is True
     error = reply["result"]["structuredContent"]["error"]
@@ -102,7 +99,7 @@ def test_lone_surrogate_and_nul_in_names_are_clear_errors(server, root):
     _result, error = server.call("be-read", {"file": "bad\u0000.txt"})
     assert error["code"] == "SANDBOX"
     assert not error["hint"].endswith(".hint"), error  # a message key shown raw
-    for raw in server.stdout:
+    for raw in server.stdout_lines:
         strict_loads(raw.decode("utf-8"))
 
 
@@ -259,7 +256,7 @@ def test_a_failed_store_write_leaves_no_temp_file(be_env, root, cache_dir):
     def small_files():
         resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
 
-    srv = Srv(root, be_env, preexec_fn=small_files)
+    srv = Server(root, be_env, preexec_fn=small_files)
     try:
         _result, error = srv.call("be-replace", {"file": "missing.txt", "start": 1, "content": "z" * 20000})
         assert error["code"] == "NOT_FOUND"
@@ -282,12 +279,7 @@ def test_lock_fallback_folder_must_be_private(be_env, root, tmp_path):
     elsewhere.mkdir()
     (temp / f"better-edit-tools-locks-{os.getuid()}").symlink_to(elsewhere)
     env = dict(be_env, BETTER_EDIT_CACHE_DIR=str(blocker / "cache"), TMPDIR=str(temp))
-    done = subprocess.run(
-        [*be_command_prefix(), "replace", "-f", "f.txt", "-s", "1", "-c", "b", "-o", "json"],
-        cwd=root,
-        env=env,
-        capture_output=True,
-    )
+    done = run_cli("replace", "-f", "f.txt", "-s", "1", "-c", "b", "-o", "json", cwd=root, env=env)
     assert done.returncode == 1, done.stdout
     assert strict_loads(done.stdout)["error"]["code"] == "PERMISSION"
     assert list(elsewhere.iterdir()) == []
@@ -295,11 +287,11 @@ def test_lock_fallback_folder_must_be_private(be_env, root, tmp_path):
 
 
 def test_many_stored_snapshots_are_evicted_in_one_pass(be_env, root, cache_dir, tmp_path):
-    """A store filled with thousands of snapshots: one edit evicts them with one warning, and
-    be-trx-status lists only files inside this root."""
-    count = 3000 * SCALE
+    """A store filled with a thousand planted snapshots (3000 under BE_STRESS=1): one edit evicts
+    them with one warning, and be-trx-status lists only files inside this root."""
+    count = scaled(1000, 3000)
     (root / "f.txt").write_text("a\n")
-    srv = Srv(root, be_env)
+    srv = Server(root, be_env)
     try:
         first = srv.ok("be-replace", {"file": "f.txt", "start": 1, "content": "b"})
         store = next((cache_dir / "snapshots").iterdir())
@@ -408,3 +400,27 @@ def test_a_range_of_a_huge_text_file_is_read_in_bounded_memory(be_env, root):
     assert result["total"] == 1001  # the zeros after the last newline are one more (unterminated) line
     assert peak_kib < 300 * 1024, f"peak {peak_kib // 1024} MiB reading 2 lines of a 2 GiB file"
     print(f"\n[huge text] lines 2-3 of a 2 GiB file, peak {peak_kib // 1024} MiB")
+
+
+def test_server_started_by_hand_says_what_it_waits_for(be_env, root):
+    """On a terminal the server prints one line on stderr; on a pipe it prints nothing."""
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        be_command_prefix(), stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=root, env=be_env
+    )
+    os.close(slave)
+    time.sleep(0.5)
+    os.write(master, b"\x04")  # Ctrl-D: end of input
+    try:
+        _out, err = proc.communicate(timeout=20)
+    finally:
+        os.close(master)
+    assert proc.returncode == 0, err
+    assert b"MCP server waiting for JSON-RPC" in err and b"--help" in err
+    assert err.count(b"\n") == 1, err
+    piped = subprocess.run(
+        be_command_prefix(), input=b"", capture_output=True, cwd=root, env=be_env, timeout=20
+    )
+    assert piped.returncode == 0 and piped.stderr == b""
