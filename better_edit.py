@@ -242,6 +242,54 @@ MESSAGES = {
         "roll back with be-trx-rollback (event {event_id}) and check the disk",
         "请用 be-trx-rollback（事件 {event_id}）回滚并检查磁盘",
     ),
+    "edit_one_of": ("give exactly one of edits or patch", "edits 与 patch 必须且只能给一个"),
+    "edits_bad": (
+        "edits must be an array of 1 to {max} items, got {got}",
+        "edits 必须是 1 到 {max} 个条目的数组，收到 {got}",
+    ),
+    "item_not_object": ("an edit item must be an object, got {got}", "编辑条目必须是对象，收到 {got}"),
+    "edit_failed": (
+        "item {index} ({file}): {message} [{failed} of {count} items failed; see 'failed'; nothing was written]",
+        "条目 {index}（{file}）：{message}［{count} 个条目中 {failed} 个失败，见 failed；未写入任何内容］",
+    ),
+    "edit_overlap": (
+        "items {first} and {second} touch overlapping lines of the same file",
+        "条目 {first} 与 {second} 修改了同一文件中重叠的行",
+    ),
+    "edit_overlap.hint": (
+        "merge them into one item, or fix their line numbers (both refer to the file before the call)",
+        "请合并为一个条目，或修正行号（两者都指调用前的文件）",
+    ),
+    "patch_empty": ("the patch holds no hunk", "补丁中没有任何块"),
+    "patch_unsupported": (
+        "the patch asks for something not supported: {what} (renames, copies and binary patches)",
+        "补丁包含不支持的操作：{what}（重命名、复制和二进制补丁）",
+    ),
+    "patch_no_header": (
+        "line {line} of the patch starts a hunk before any ---/+++ file header",
+        "补丁第 {line} 行的块前没有 ---/+++ 文件头",
+    ),
+    "patch_hunk_short": (
+        "the hunk ending at patch line {line} does not hold the {old} old and {new} new lines its header says",
+        "补丁第 {line} 行结束的块与其头部所说的 {old} 行旧内容、{new} 行新内容不符",
+    ),
+    "patch_exists": ("the patch creates {file}, which already exists", "补丁要新建 {file}，但它已存在"),
+    "patch_ambiguous": (
+        "hunk {hunk} of {file} matches {count} places (lines {where})",
+        "{file} 的第 {hunk} 块匹配 {count} 处（第 {where} 行）",
+    ),
+    "patch_ambiguous.hint": (
+        "give the hunk more context lines, or correct its line numbers",
+        "请给该块更多上下文行，或修正其行号",
+    ),
+    "patch_mismatch": (
+        "hunk {hunk} of {file} does not match the file at line {line} or anywhere else",
+        "{file} 的第 {hunk} 块在第 {line} 行及其他位置都不匹配",
+    ),
+    "patch_mismatch.hint": (
+        "see 'closest' for the most similar lines; read the file and make the diff again",
+        "参见 closest 中最相似的行；请重新读取文件并重新生成 diff",
+    ),
     "conflict": (
         "{file} was changed by another program during this edit; nothing was written",
         "编辑期间 {file} 被其他程序修改；未写入任何内容",
@@ -363,6 +411,7 @@ MESSAGES = {
     "type.integer": ("an integer", "整数"),
     "type.finite": ("a finite value (JSON has no NaN or Infinity)", "有限的值（JSON 没有 NaN 或 Infinity）"),
     "type.string": ("a string", "字符串"),
+    "type.array": ("an array (or a JSON string holding one)", "数组（或内容为数组的 JSON 字符串）"),
     "type.boolean": ("true or false", "true 或 false"),
     "type.path": ("a non-empty path", "非空路径"),
     "rpc.not_object": ("expected one request object", "应为单个请求对象"),
@@ -414,6 +463,18 @@ MESSAGES = {
     "w.snapshot_evicted": (
         "oldest snapshot {id} was dropped (limit {max} snapshots, {mib} MiB)",
         "最旧的快照 {id} 已被丢弃（上限 {max} 个、{mib} MiB）",
+    ),
+    "w.unchanged": (
+        "the files already hold this text: nothing was written",
+        "文件已是该内容：未写入任何内容",
+    ),
+    "w.hunk_offset": (
+        "hunk {hunk} of {file} applied at line {line} (offset {offset})",
+        "{file} 的第 {hunk} 块应用于第 {line} 行（偏移 {offset}）",
+    ),
+    "w.hunk_whitespace": (
+        "hunk {hunk} of {file} matched only when trailing whitespace is ignored",
+        "{file} 的第 {hunk} 块仅在忽略行尾空白时匹配",
     ),
     "w.snapshots_evicted": (
         "{count} oldest snapshots were dropped ({first} to {last}; limit {max} snapshots, {mib} MiB)",
@@ -499,6 +560,12 @@ MESSAGES = {
     "cli.needs": ("{option} needs {other}", "{option} 需要与 {other} 一起使用"),
     "cli.required": ("{command} needs {options}", "{command} 需要 {options}"),
     "cli.generic_summary": ("{file}: {status}", "{file}：{status}"),
+    "cli.items_summary": (
+        "{verb} {count_files} file(s), {count_items} item(s){event}",
+        "{verb} {count_files} 个文件，{count_items} 个条目{event}",
+    ),
+    "cli.verb.edit": ("edited", "已编辑"),
+    "cli.verb.patch": ("patched", "已打补丁"),
     # fixed, untranslated prefixes: scripts grep them (docs/cli.md)
     "cli.error": ("error[{code}]: {message}", "error[{code}]: {message}"),
     "cli.hint": ("hint: {hint}", "hint: {hint}"),
@@ -749,6 +816,46 @@ MESSAGES.update(
             "rolling back nothing, when a file changed since.",
             "撤销编辑：最近 steps 次，或直到某个 event_id，可限定文件。若文件之后又被修改，则返回 CONFLICT 且不回滚任何内容。",
         ),
+        "d.edit": (
+            "Several edits as one atomic change: `edits`, an array of items {op, file, ...} (op replace, insert, "
+            "delete or write, with that tool's arguments; op inferred when omitted), or `patch`, a unified diff. "
+            "Line numbers refer to the files as they are now; every item is checked first and nothing is written "
+            "unless all pass (then `failed` lists every failing item). One event for rollback.",
+            "多处编辑作为一次原子修改：`edits` 为条目数组 {op, file, ...}（op 为 replace、insert、delete 或 write，"
+            "参数同对应工具；省略时自动推断），或 `patch` 为统一格式 diff。行号均指调用前的文件；先检查全部条目，"
+            "全部通过才写入（否则 `failed` 列出每个失败条目）。整个调用是一个可回滚事件。",
+        ),
+        "d.patch": (
+            "Apply a unified diff (git diff, diff -u) to the files it names, all hunks or none.",
+            "应用统一格式 diff（git diff、diff -u）到其中的文件，全部块都成功才写入。",
+        ),
+        "x.edit": (
+            "example:\n  better-edit-tools edit --edits-file edits.json --preview\n"
+            '  echo \'[{"file": "a.py", "start": 3, "content": "x = 1"}]\' | better-edit-tools edit --edits-file -',
+            "示例：\n  better-edit-tools edit --edits-file edits.json --preview\n"
+            '  echo \'[{"file": "a.py", "start": 3, "content": "x = 1"}]\' | better-edit-tools edit --edits-file -',
+        ),
+        "x.patch": (
+            "example:\n  git diff | better-edit-tools patch --preview\n  better-edit-tools patch --patch-file fix.diff",
+            "示例：\n  git diff | better-edit-tools patch --preview\n  better-edit-tools patch --patch-file fix.diff",
+        ),
+        "p.edits": (
+            "array of edit items {op, file, ...}; coordinates of the files before the call",
+            "编辑条目数组 {op, file, ...}；坐标均指调用前的文件",
+        ),
+        "p.patch": ("a unified diff (instead of edits)", "统一格式 diff（代替 edits）"),
+        "p.edits_file": (
+            "read the JSON array of items from a file, - = stdin",
+            "从文件读取条目 JSON 数组，- 表示标准输入",
+        ),
+        "p.patch_file": (
+            "read the diff from a file, - = stdin (the default)",
+            "从文件读取 diff，- 表示标准输入（默认）",
+        ),
+        "p.edit_force": (
+            "apply even if a delete item's brackets do not balance",
+            "即使删除条目的括号不配对也执行",
+        ),
         "p.file": (
             "the file (relative to the root, or absolute, or file:// URL)",
             "文件（相对根目录、绝对路径或 file:// URL）",
@@ -951,6 +1058,11 @@ def _lookup_codec(name):
     if not getattr(info, "_is_text_encoding", True):
         raise invalid("encoding_not_text", encoding=name)
     return info.name
+
+
+def closest_block(lines, old_lines):
+    """(temporary) the block of `lines` most like `old_lines`; None until the diagnostics land."""
+    return None
 
 
 def refuse_binary(sample, file, encoding=None):
@@ -3707,11 +3819,12 @@ class Opened:
     done with it), its stat and raw bytes when it was read (None: it does not exist yet), and the
     decoded Text."""
 
-    __slots__ = ("file", "real", "place", "st", "raw", "text")
+    __slots__ = ("file", "real", "place", "st", "raw", "text", "lines")
 
     def __init__(self, file, real, text, place=None, st=None, raw=None):
         self.file, self.real, self.text = file, real, text
         self.place, self.st, self.raw = place, st, raw
+        self.lines = None  # the decoded lines, when a patch needs them
 
 
 def open_text(ctx, place, encoding=None):
@@ -4441,10 +4554,11 @@ class SnapshotStore:
                 pass
         return dropped
 
-    def prepare(self, place, raw, old_stat, tool, summary):
-        """Reserve an event id and keep the bytes before the edit; returns a pending record."""
+    def prepare(self, place, raw, old_stat, tool, summary, event_id=None, files=None):
+        """Reserve an event id (or join `event_id`: an event of several files, one record each,
+        `files` naming them all) and keep the bytes before the edit; returns a pending record."""
         record = {
-            "event_id": None,
+            "event_id": event_id,
             "tool": tool,
             "file": place.real,
             "before": "absent" if raw is None else "bytes",
@@ -4452,10 +4566,14 @@ class SnapshotStore:
             "created_at": _now(),
             "summary": summary,
         }
+        if files:
+            record["files"] = list(files)
+        if place.created:
+            record["created_folders"] = list(place.created)
         if not self.ctx.persist_snapshots:
             taken = {r["event_id"] for r in self.ctx.memory_snapshots}
             record.update(
-                event_id=_new_id(taken),
+                event_id=event_id or _new_id(taken),
                 seq=self.ctx.memory_snapshots[-1]["seq"] + 1 if self.ctx.memory_snapshots else 1,
             )
             record["_bytes"] = raw
@@ -4467,11 +4585,9 @@ class SnapshotStore:
             existing = self.entries()
             taken = {eid for _seq, eid, _base in existing}
             last = existing[-1][0] if existing else 0
-            record["event_id"] = _new_id(taken)
+            record["event_id"] = event_id or _new_id(taken)
             record["seq"] = max(time.time_ns(), last + 1)
             record["_base"] = os.path.join(self.dir, f"{record['seq']:020d}-{record['event_id']}")
-            if place.created:
-                record["created_folders"] = list(place.created)
             if raw is not None:
                 self._keep_before(record["_base"] + ".bin", place, raw, old_stat)
         return record
@@ -4530,8 +4646,17 @@ class SnapshotStore:
                     pass
 
     def _evict(self, items):
-        """Drop the oldest of `items` [(event_id, size, record)] beyond the count and byte bounds."""
-        total = sum(size for _eid, size, _record in items)
+        """Drop the oldest events of `items` [(event_id, size, record)] beyond the count and byte
+        bounds; the records of one event (several files) go together."""
+        events = []
+        for event_id, size, record in items:
+            if events and events[-1][0] == event_id:
+                events[-1][1] += size
+                events[-1][2].append(record)
+            else:
+                events.append([event_id, size, [record]])
+        items = events
+        total = sum(size for _eid, size, _records in items)
         drop = 0  # one pass: however many there are, each is looked at once
         while drop < len(items) and (
             len(items) - drop > self.ctx.max_snapshots or total > SNAPSHOT_TOTAL_BYTES
@@ -4539,8 +4664,9 @@ class SnapshotStore:
             total -= items[drop][1]
             drop += 1
         bounds = {"max": self.ctx.max_snapshots, "mib": SNAPSHOT_TOTAL_BYTES >> 20}
-        for _event_id, _size, record in items[:drop]:
-            self.remove(record)
+        for _event_id, _size, records in items[:drop]:
+            for record in records:
+                self.remove(record)
         if drop > 3:  # a store filled by someone else: one warning, not thousands
             return [
                 ("w.snapshots_evicted", dict(bounds, count=drop, first=items[0][0], last=items[drop - 1][0]))
@@ -5273,6 +5399,11 @@ def tool_replace(ctx, args):
     """Replace lines. Arguments: `file`, `start`/`end` (with optional `old` to check them) or `old`
     alone (found in the file), `content`, `viewed_code_id`, `encoding`, `preview`, `brief`, `format`.
     Result: `start`, `end` (old lines), `removed`, `added`, `total`, `diff`, `balance`, `event_id`."""
+    _replace_arguments(args)
+    return edit_file(ctx, "replace", args, lambda opened: _replace_change(ctx, args, opened))
+
+
+def _replace_arguments(args):
     if "start" not in args:
         if "end" in args:
             raise invalid("end_without_start")
@@ -5281,12 +5412,11 @@ def tool_replace(ctx, args):
     if "old" in args and args["old"] == "":
         raise ToolError("INVALID_ARGUMENT", "old_empty")
 
-    def compute(opened):
-        if "start" in args:
-            return _replace_lines(ctx, args, opened)
-        return _replace_old(ctx, args, opened)
 
-    return edit_file(ctx, "replace", args, compute)
+def _replace_change(ctx, args, opened):
+    if "start" in args:
+        return _replace_lines(ctx, args, opened)
+    return _replace_old(ctx, args, opened)
 
 
 def _replace_lines(ctx, args, opened):
@@ -5390,12 +5520,15 @@ def tool_insert(ctx, args):
     """Insert lines. Arguments: `file`, `after_line` (0 = before line 1, -1 = at the end), `content`,
     `viewed_code_id`, `encoding`, `preview`, `brief`, `format`. Result: `after_line`, `added`,
     `total`, `diff`, `balance`, `event_id`."""
-    after = args["after_line"]
-    if after < -1:
-        raise invalid("after_line_invalid", value=after)
+    _insert_arguments(args)
+    return edit_file(ctx, "insert", args, lambda opened: _insert_change(ctx, args, opened))
+
+
+def _insert_arguments(args):
+    if args["after_line"] < -1:
+        raise invalid("after_line_invalid", value=args["after_line"])
     if args["content"] == "":
         raise ToolError("INVALID_ARGUMENT", "content_empty")
-    return edit_file(ctx, "insert", args, lambda opened: _insert_change(ctx, args, opened))
 
 
 def _insert_change(ctx, args, opened):
@@ -5423,11 +5556,15 @@ def tool_delete(ctx, args):
     """Delete lines. Arguments: `file`, `start`/`end` or `target`, `viewed_code_id`, `force` of the
     balance guard, `encoding`, `preview`, `brief`, `format`. Result: `start`, `end`, `removed`,
     `total`, `diff`, `balance`, `event_id`, `chip` (the deleted text)."""
+    _delete_arguments(args)
+    return edit_file(ctx, "delete", args, lambda opened: _delete_change(ctx, args, opened))
+
+
+def _delete_arguments(args):
     if "target" in args and ("start" in args or "end" in args):
         raise invalid("target_and_range")
     if "target" not in args and "start" not in args:
         raise invalid("end_without_start" if "end" in args else "need_range_or_target")
-    return edit_file(ctx, "delete", args, lambda opened: _delete_change(ctx, args, opened))
 
 
 def _delete_change(ctx, args, opened):
@@ -5711,19 +5848,34 @@ def _annotated(ctx, record, path):
 
 
 def tool_trx_status(ctx, args):
-    """No arguments. Result: `snapshots`, newest first, of files inside the root only; `warnings`
-    when snapshots live in memory only (the cache failed during this session)."""
-    snapshots = [
-        {k: record.get(k) for k in ("event_id", "tool", "file", "created_at", "summary")}
-        for record in reversed(SnapshotStore(ctx).list())
-        if not ctx.root or is_inside(record["file"], ctx.root)
-    ]
+    """No arguments. Result: `snapshots`, newest first, one per event (an event of several files
+    has `files`), of files inside the root only; `warnings` when snapshots live in memory only (the
+    cache failed during this session)."""
+    snapshots = []
+    for records in reversed(_events(SnapshotStore(ctx).list())):
+        records = [r for r in records if not ctx.root or is_inside(r["file"], ctx.root)]
+        if records:
+            entry = {k: records[0].get(k) for k in ("event_id", "tool", "file", "created_at", "summary")}
+            if len(records) > 1 or records[0].get("files"):
+                entry["files"] = [r["file"] for r in records]
+            snapshots.append(entry)
     result = {"status": "ok", "snapshots": snapshots}
     if ctx.persist_failure:
         result["warnings"] = _local_warnings(
             ctx, [("w.snapshots_in_memory", {"detail": ctx.persist_failure})]
         )
     return result
+
+
+def _events(records):
+    """Records (oldest first) grouped by event: [[record, ...], ...], oldest event first."""
+    events = []
+    for record in records:
+        if events and events[-1][0]["event_id"] == record["event_id"]:
+            events[-1].append(record)
+        else:
+            events.append([record])
+    return events
 
 
 def _snapshots_of(ctx, store, file):
@@ -5753,7 +5905,11 @@ def tool_trx_rollback(ctx, args):
     if "steps" in args and "event_id" in args:
         raise invalid("steps_and_event")
     store = SnapshotStore(ctx)
-    records = _snapshots_of(ctx, store, args.get("file"))
+    records = store.list()
+    if args.get("file"):  # the events that touched this file, each with all its files
+        real = resolve_path(ctx, args["file"])
+        touched = {r["event_id"] for r in records if r["file"] == real}
+        records = [r for r in records if r["event_id"] in touched]
     chosen = _rollback_selection(args, records)
     import contextlib
 
@@ -5776,7 +5932,7 @@ def tool_trx_rollback(ctx, args):
             place.folder.close()
     result = {
         "status": "ok",
-        "rolled_back": [r["event_id"] for r in chosen],
+        "rolled_back": list(dict.fromkeys(r["event_id"] for r in chosen)),
         "files": sorted(place.real for place in places.values()),
     }
     if warnings:
@@ -5785,19 +5941,23 @@ def tool_trx_rollback(ctx, args):
 
 
 def _rollback_selection(args, records):
-    """The snapshots to undo, newest first."""
+    """The snapshot records to undo, newest first: `steps` counts events, and an event of several
+    files is undone whole (with `file`, the events that touched that file)."""
+    events = _events(records)
     if "event_id" in args:
-        ids = [r["event_id"] for r in records]
+        ids = [event[0]["event_id"] for event in events]
         if args["event_id"] not in ids:
             raise ToolError("NOT_FOUND", "snapshot_missing", event_id=args["event_id"])
-        return list(reversed(records[ids.index(args["event_id"]) :]))
-    steps = args.get("steps", 1)
-    if steps < 1:
-        raise invalid("line_below_one", name="steps", value=steps)
-    if not records:
-        scope = f" ({args['file']})" if args.get("file") else ""
-        raise ToolError("NOT_FOUND", "nothing_to_rollback", "snapshot_missing.hint", scope=scope)
-    return list(reversed(records[-steps:]))
+        chosen = events[ids.index(args["event_id"]) :]
+    else:
+        steps = args.get("steps", 1)
+        if steps < 1:
+            raise invalid("line_below_one", name="steps", value=steps)
+        if not events:
+            scope = f" ({args['file']})" if args.get("file") else ""
+            raise ToolError("NOT_FOUND", "nothing_to_rollback", "snapshot_missing.hint", scope=scope)
+        chosen = events[-steps:]
+    return [record for event in reversed(chosen) for record in reversed(event)]
 
 
 def _current_bytes(place):
@@ -5827,7 +5987,8 @@ def _check_rollback(args, chosen, places):
                 state[path] = _current_sha(places[path])
             except ToolError:  # a FIFO or device now: no longer what the edit left
                 state[path] = "not a regular file"
-        if state[path] != record["after_sha256"]:
+        expected = None if record["after_sha256"] == "absent" else record["after_sha256"]
+        if state[path] != expected:
             if not args.get("force"):
                 raise ToolError(
                     "CONFLICT", "rollback_conflict", file=record["file"], event_id=record["event_id"]
@@ -5918,6 +6079,635 @@ def _remove_created_folders(ctx, folders):
             break
 
 
+# --- several edits, one atomic change (docs/cli.md#edit-and-patch) -------------------------------
+
+EDIT_MAX_ITEMS = 500
+_EDIT_OPS = ("replace", "insert", "delete", "write")
+_ITEM_KEYS = frozenset(
+    ("op", "file", "start", "end", "old", "target", "after_line", "content", "viewed_code_id", "encoding")
+)
+
+
+def tool_edit(ctx, args):
+    """Several edits of one or more files as one atomic change. Arguments: exactly one of `edits`
+    (items {op, file, ...} of replace, insert, delete, write; coordinates of the files as they are
+    before the call) or `patch` (a unified diff); `force`, `preview`, `brief`, `format`. Result:
+    `changed`, `event_id`, `files` [{file, path, total, diff, balance, viewed_code_id}], `items`
+    [{index, file, op, start, end, added, removed}], `warnings`."""
+    if ("edits" in args) == ("patch" in args):
+        raise invalid("edit_one_of")
+    if "edits" in args:
+        items, failures = _edit_items(args["edits"])
+    else:
+        items, failures = parse_patch(args["patch"]), []
+    return apply_items(ctx, args, items, failures, len(items) + len(failures))
+
+
+def _json_value(value):
+    """A value sent as a JSON string holding an array or object is decoded (like `arguments`)."""
+    if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _edit_items(value):
+    """(items, failures) from `edits`: each item {index, op, file, args}; every bad item is named."""
+    value = _json_value(value)
+    if not isinstance(value, list) or not 1 <= len(value) <= EDIT_MAX_ITEMS:
+        raise invalid("edits_bad", max=EDIT_MAX_ITEMS, got=_show(value))
+    items, failures = [], []
+    for index, item in enumerate(value):
+        try:
+            items.append(_edit_item(index, _json_value(item)))
+        except ToolError as exc:
+            failures.append((index, item.get("file") if isinstance(item, dict) else None, exc))
+    return items, failures
+
+
+def _edit_item(index, item):
+    if not isinstance(item, dict):
+        raise invalid("item_not_object", got=_show(item))
+    op = item.get("op")
+    if op is None:
+        op = "insert" if "after_line" in item else "replace" if "content" in item else "delete"
+    if op not in _EDIT_OPS:
+        raise invalid("arg_choice", name="op", choices=", ".join(_EDIT_OPS), got=_show(op))
+    tool = find_tool(op)
+    accepted = sorted(({p.name for p in tool.params} & _ITEM_KEYS) | {"op"})
+    for name in item:
+        if name not in accepted:
+            raise invalid("arg_unknown", name=name, tool=op, accepted=", ".join(accepted))
+    args = validate_args(tool, {k: v for k, v in item.items() if k != "op"})
+    return {"index": index, "op": op, "file": args["file"], "args": args}
+
+
+class ItemsFailed(ToolError):
+    """Items of a be-edit that failed: the first one's error, with `index` and every failure in
+    `failed`, so one retry can fix them all."""
+
+    def __init__(self, failures, count):
+        failures = sorted(failures, key=lambda f: f[0])
+        first = failures[0][2]
+        super().__init__(first.code, first.key, first.hint_key, data=dict(first.data), **first.fields)
+        self.failures, self.count = failures, count
+
+    def to_dict(self, lang):
+        index, file, first = self.failures[0]
+        error = first.to_dict(lang)
+        error["message"] = tr(
+            lang,
+            "edit_failed",
+            index=index,
+            file=file or "-",
+            message=error["message"],
+            failed=len(self.failures),
+            count=self.count,
+        )
+        error["index"] = index
+        error["failed"] = []
+        for position, _file, exc in self.failures:
+            entry = exc.to_dict(lang)
+            entry.pop("hint", None)
+            error["failed"].append(dict({"index": position}, **entry))
+        return error
+
+
+def apply_items(ctx, args, items, failures, total):
+    """Plan every item against the files as they are, then write all files or none."""
+    import contextlib
+
+    failures = list(failures)
+    groups = {}
+    try:
+        for item in items:
+            try:
+                place = locate(ctx, item["file"])
+            except ToolError as exc:
+                failures.append((item["index"], item["file"], exc))
+                continue
+            group = groups.get(place.real)
+            if group is None:
+                groups[place.real] = {"place": place, "file": item["file"], "items": [item]}
+            else:
+                place.folder.close()
+                group["items"].append(item)
+        ordered = [groups[real] for real in sorted(groups)]  # the write order, and the lock order
+        with contextlib.ExitStack() as locks:
+            held = set()
+            for group in ordered:
+                identity = _identity(group["place"].lstat()) or group["place"].real
+                if identity not in held:
+                    held.add(identity)
+                    locks.enter_context(lock_file(ctx, group["place"]))
+            for group in ordered:
+                _plan_group(ctx, args, group, failures)
+            if failures:
+                raise ItemsFailed(failures, total)
+            return _finish_items(ctx, args, ordered)
+    finally:
+        for group in groups.values():
+            group["place"].folder.close()
+
+
+def _plan_group(ctx, args, group, failures):
+    """Resolve and check every item of one file; their Changes, composed, make the file's plan."""
+    place, file = group["place"], group["file"]
+    encoding = next((i["args"]["encoding"] for i in group["items"] if i["args"].get("encoding")), None)
+    group["exists"] = exists = place.lstat() is not None
+    try:
+        if exists:
+            group["opened"] = open_text(ctx, place, encoding)
+        else:
+            group["opened"] = Opened(file, place.real, _new_text(encoding or ctx.encoding), place)
+    except ToolError as exc:
+        failures.extend((item["index"], file, exc) for item in group["items"])
+        group["changes"] = []
+        return
+    changes = []
+    for item in group["items"]:
+        try:
+            changes.append((item, _item_change(ctx, args, item, group["opened"], exists)))
+        except ToolError as exc:
+            failures.append((item["index"], file, exc))
+    group["changes"] = changes
+    group["delete_file"] = any(item.get("delete_file") for item in group["items"])
+    failures.extend(_overlaps(changes, file))
+
+
+def _new_text(encoding):
+    """The Text of a file that does not exist yet, in `encoding` (UTF-16/32 get their BOM)."""
+    codec = _lookup_codec(encoding or "utf-8")
+    if codec.startswith(("utf-16", "utf-32")):
+        wire = _UTF16_CODECS.get(codec, codec)
+        bom = "\ufeff".encode(wire) if codec in ("utf-16", "utf-32") else b""
+        return Text(b"", "utf-8", codec, bom, wire)
+    return Text(b"", codec, codec)
+
+
+def _item_change(ctx, args, item, opened, exists):
+    op, item_args = item["op"], dict(item["args"], force=args.get("force"))
+    if op == "patch":
+        return item["plan"](ctx, opened, exists)
+    if not exists and op != "write":
+        raise ToolError("NOT_FOUND", "not_found", file=item["file"], base=ctx.root or ctx.cwd)
+    if op == "replace":
+        _replace_arguments(item_args)
+        return _replace_change(ctx, item_args, opened)
+    if op == "insert":
+        _insert_arguments(item_args)
+        return _insert_change(ctx, item_args, opened)
+    if op == "delete":
+        _delete_arguments(item_args)
+        return _delete_change(ctx, item_args, opened)
+    return _write_change(item_args, opened, exists)
+
+
+def _write_change(args, opened, exists):
+    """A whole-file write as a Change replacing every line (keeps encoding, BOM, line endings)."""
+    text = opened.text
+    content = args["content"]
+    if exists:
+        eol = dominant_eol(text.body).decode()
+        new_body = text.encode(normalize_newlines(content).replace("\n", eol))
+    elif text.wire:
+        text.encode(content)  # (refuses what the file's encoding cannot hold)
+        new_body = content.encode("utf-8", "surrogatepass")
+    else:
+        new_body = text.encode(content)
+    total, added = text.total(), line_count(new_body)
+    fields = {"start": 1, "end": total, "removed": total, "added": added}
+    return Change(text, (0, new_body, len(text.body)), 1, total, added, fields, at=0)
+
+
+def _overlaps(changes, file):
+    """INVALID_ARGUMENT for two items of one file whose ranges overlap (or a write with others)."""
+    found = []
+    for n, (item, change) in enumerate(changes):
+        for other, other_change in changes[n + 1 :]:
+            if "write" in (item["op"], other["op"]) or _ranges_overlap(change, other_change):
+                pair = sorted((item["index"], other["index"]))
+                error = ToolError(
+                    "INVALID_ARGUMENT", "edit_overlap", data={"items": pair}, first=pair[0], second=pair[1]
+                )
+                found.append((pair[1], file, error))
+    return found
+
+
+def _ranges_overlap(one, two):
+    """Replaced/deleted ranges overlap, or an insertion falls strictly inside the other's range."""
+    one_insert, two_insert = one.last < one.first, two.last < two.first
+    if one_insert and two_insert:
+        return False
+    if one_insert or two_insert:
+        point, span = (one, two) if one_insert else (two, one)
+        after = point.first - 1
+        return span.first <= after < span.last
+    return one.first <= two.last and two.first <= one.last
+
+
+def _compose(text, changes):
+    """The new body and each change's final plan: changes applied as if one by one from the
+    bottom of the file up (so every coordinate refers to the file before the call)."""
+    body = text.body
+    ordered = sorted(changes, key=lambda ic: (ic[1].plan[0], ic[1].plan[2], ic[0]["index"]))
+    plans, pos = [], 0
+    for item, change in ordered:
+        a, block, b = change.plan
+        if a < pos:  # the last line was deleted: the line before it loses its terminator
+            _drop_terminator(body, plans, pos - a)
+            a = pos
+        plans.append([a, block, b, item, change])
+        pos = b
+    pieces, pos = [], 0
+    for a, block, b, _item, _change in plans:
+        pieces += [body[pos:a], block]
+        pos = b
+    pieces.append(body[pos:])
+    return b"".join(pieces), plans
+
+
+def _drop_terminator(body, plans, cut):
+    """Remove the `cut`-byte terminator that ends what the earlier plans produced (an empty line
+    keeps it: without it, it would vanish)."""
+    a, block, b, item, change = plans[-1]
+    if block:
+        if len(block) > cut and block[-cut - 1 : -cut] != b"\n":
+            plans[-1][1] = block[:-cut]
+        return
+    if a >= cut and (a == cut or body[a - cut - 1 : a - cut] != b"\n"):
+        if len(plans) > 1 and plans[-2][2] > a - cut:
+            _drop_terminator(body, plans[:-1], cut)
+        else:
+            plans[-1][0] = a - cut
+
+
+def _finish_items(ctx, args, groups):
+    """The result of the planned call; writes everything (one event) unless a preview."""
+    warnings, files, items = [], [], []
+    for group in groups:
+        opened = group["opened"]
+        new_body, plans = _compose(opened.text, group["changes"])
+        group["new_body"], group["plans"] = new_body, plans
+        group["changed"] = new_body != opened.text.body or not group["exists"] or group.get("delete_file")
+        entry, item_results, file_warnings = _group_result(ctx, args, group)
+        files.append(entry)
+        items += item_results
+        warnings += file_warnings
+        for _item, change in group["changes"]:
+            warnings += change.warnings
+    items.sort(key=lambda entry: entry["index"])
+    changed = any(group["changed"] for group in groups)
+    result = {"status": "ok", "changed": bool(changed), "files": files, "items": items}
+    if args.get("preview"):
+        result["preview"] = True
+    elif changed:
+        result["event_id"], write_warnings = _commit_groups(ctx, [g for g in groups if g["changed"]])
+        warnings += write_warnings
+    else:
+        warnings.append(("w.unchanged", {}))
+    if warnings:
+        result["warnings"] = _local_warnings(ctx, warnings)
+    return result
+
+
+def _group_result(ctx, args, group):
+    """One file's entry of the result, and its items' new lines."""
+    opened, new_body, plans = group["opened"], group["new_body"], group["plans"]
+    text = opened.text
+    total = line_count(new_body) if not group.get("delete_file") else 0
+    entry = {"file": opened.file, "path": opened.real, "total": total}
+    items, delta, written, warnings = [], 0, [], []
+    for _a, _block, _b, item, change in plans:
+        result = {"index": item["index"], "file": item["file"], "op": item["op"]}
+        result.update(added=change.added, removed=change.last - change.first + 1)
+        if change.added:
+            start = change.first + delta
+            result.update(start=start, end=start + change.added - 1)
+            written.append((start, start + change.added - 1))
+        items.append(result)
+        delta += change.added - (change.last - change.first + 1)
+    if not args.get("brief"):
+        entry["diff"] = _items_diff(args, opened, new_body, plans)
+        combined = Change(text, (0, new_body, len(text.body)), 1, text.total(), total, {})
+        if group["exists"] and not group.get("delete_file"):
+            entry["balance"] = balance_sentence(ctx, opened, combined, warnings)
+        else:
+            entry["balance"] = tr(ctx.lang, "b.not_checked")
+    if written and not group.get("delete_file"):
+        first, last = written[0][0], written[-1][1]
+        a, b = line_span(new_body, first, last)
+        entry["viewed_code_id"] = make_view_id(opened.real, first, last, new_body[a:b], total)
+    return entry, items, warnings
+
+
+def _items_diff(args, opened, new_body, plans):
+    """A unified diff of all changes of one file: nearby changes share a hunk, each hunk is
+    computed on a small window of the old and new file, and numbered where that window stands."""
+    text, out, delta = opened.text, [], 0
+    old_total, new_total = text.total(), line_count(new_body)
+    for cluster in _clusters(plans):
+        changes = [plan[4] for plan in cluster]
+        first, last = min(c.first for c in changes), max(max(c.last, c.first - 1) for c in changes)
+        grown = sum(c.added - (c.last - c.first + 1) for c in changes)
+        # one line more than the context on each side: the final-newline rule may change a neighbour
+        old_first, old_last = max(1, first - 4), min(old_total, last + 4)
+        new_first, new_last = old_first + delta, min(new_total, old_last + delta + grown)
+        old_lines = _lines_window(text, text.body, old_first, old_last)
+        new_lines = _lines_window(text, new_body, new_first, new_last)
+        if args.get("format") == "plain":
+            out.append(plain_diff(old_lines, new_lines, old_first))
+        else:
+            hunks = full_diff(opened.file, old_lines, new_lines).split("\n")
+            out += (hunks[:2] if not out else []) + [
+                _shift_hunk(line, old_first - 1, new_first - 1) for line in hunks[2:]
+            ]
+        delta += grown
+    return "\n".join(out)
+
+
+def _clusters(plans, context=3):
+    """Plans grouped so that hunks (with `context` lines around each change) never touch."""
+    clusters = []
+    for plan in plans:
+        change = plan[4]
+        if clusters and change.first - max(c[4].last for c in clusters[-1]) <= 2 * context + 2:
+            clusters[-1].append(plan)
+        else:
+            clusters.append([plan])
+    return clusters
+
+
+_HUNK_HEADER = re.compile(r"@@ -(\d+)((?:,\d+)?) \+(\d+)((?:,\d+)?) @@")
+
+
+def _shift_hunk(line, old_offset, new_offset):
+    match = _HUNK_HEADER.match(line)
+    if not match:
+        return line
+    old, new = int(match.group(1)) + old_offset, int(match.group(3)) + new_offset
+    return f"@@ -{old}{match.group(2)} +{new}{match.group(4)} @@" + line[match.end() :]
+
+
+def _commit_groups(ctx, groups):
+    """Snapshot every file under one event, write them in order; a failure part way puts back the
+    files already written, so the call changed nothing (docs/transactions.md)."""
+    store = SnapshotStore(ctx)
+    paths = [g["opened"].real for g in groups]
+    summary = f"edit: {len(groups)} file(s), " + f"{sum(len(g['changes']) for g in groups)} item(s)"
+    pendings, written, warnings, event_id = [], [], [], None
+    try:
+        for group in groups:
+            opened = group["opened"]
+            if not group["exists"]:
+                opened.place.make_folders(ctx)
+            check_writable(opened.place, opened.st)
+            pending = store.prepare(opened.place, opened.raw, opened.st, "edit", summary, event_id, paths)
+            event_id = pending["event_id"]
+            pendings.append(pending)
+        for group in groups:
+            opened = group["opened"]
+            if group.get("delete_file"):
+                opened.place.folder.delete(opened.place.name)
+            else:
+                payload = _items_payload(opened, group)
+                warnings += atomic_write(opened.place, payload, opened.st, opened.raw)
+            written.append(group)
+    except BaseException as exc:
+        restored = _put_back_groups(ctx, written)
+        for pending in pendings:
+            store.discard(pending)
+        if isinstance(exc, ToolError):
+            exc.data["restored"] = restored
+            raise
+        if isinstance(exc, OSError):
+            raise os_error(exc, written[-1]["opened"].real if written else paths[0]) from None
+        raise
+    for group, pending in zip(groups, pendings):
+        after = "absent" if group.get("delete_file") else None
+        warnings += store.commit(pending, (lambda a=after, g=group: a or _sha256(_file_bytes(g))))
+    return event_id, warnings
+
+
+def _file_bytes(group):
+    return group["opened"].text.to_bytes(group["new_body"])
+
+
+def _items_payload(opened, group):
+    """The new file as pieces; unchanged stretches are ranges of the old file (copied in the kernel)."""
+    text, raw = opened.text, opened.raw
+    if text.wire or raw is None:
+        return payload_of(_file_bytes(group))
+    offset, pieces, pos = len(text.bom), [(raw, 0, len(text.bom), 0)], 0
+    for a, block, b, _item, _change in group["plans"]:
+        pieces += [(raw, offset + pos, offset + a, offset + pos), (bytes(block), 0, len(block), None)]
+        pos = b
+    pieces.append((raw, offset + pos, len(raw), offset + pos))
+    return [p for p in pieces if p[2] > p[1]]
+
+
+def _put_back_groups(ctx, written):
+    """Undo the files of a failed call that were already written; returns their paths."""
+    restored = []
+    for group in reversed(written):
+        opened = group["opened"]
+        try:
+            _put_file(ctx, opened.place, opened.raw)
+            if opened.raw is None:
+                _remove_created_folders(ctx, opened.place.created)
+            restored.append(opened.real)
+        except (ToolError, OSError):
+            pass
+    return restored
+
+
+# --- patch: a unified diff as edit items (docs/cli.md#edit-and-patch) -----------------------------
+
+_PATCH_HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_PATCH_REFUSED = ("rename from", "rename to", "copy from", "copy to", "GIT binary patch", "Binary files")
+
+
+def parse_patch(patch):
+    """Edit items from a unified diff (`diff -u`, `git diff`): one item (op "patch") per hunk."""
+    if not isinstance(patch, str) or not patch.strip():
+        raise invalid("patch_empty")
+    lines = patch.split("\n")
+    items, old_path, new_path, pos = [], None, None, 0
+    while pos < len(lines):
+        line = lines[pos].rstrip("\r")
+        if line.startswith(_PATCH_REFUSED):
+            raise invalid("patch_unsupported", what=line[:60])
+        if line.startswith("diff --git "):
+            old_path = new_path = None
+        elif line.startswith("--- ") and pos + 1 < len(lines) and lines[pos + 1].startswith("+++ "):
+            old_path, new_path = _patch_paths(line[4:], lines[pos + 1].rstrip("\r")[4:])
+            pos += 2
+            continue
+        elif _PATCH_HUNK.match(line):
+            if old_path is None and new_path is None:
+                raise invalid("patch_no_header", line=pos + 1)
+            hunk, pos = _patch_hunk(lines, pos)
+            items.append(_hunk_item(len(items), old_path, new_path, hunk))
+            continue
+        pos += 1
+    if not items:
+        raise invalid("patch_empty")
+    return items
+
+
+def _patch_paths(old, new):
+    """(old, new) paths of a file header: timestamps cut, `a/` `b/` prefixes stripped, /dev/null None."""
+    old, new = (_unquote_path(p.split("\t")[0].strip()) for p in (old, new))
+    old, new = (None if p == "/dev/null" else p for p in (old, new))
+    if all(p is None or p.startswith(prefix) for p, prefix in ((old, "a/"), (new, "b/"))):
+        old, new = (p[2:] if p else p for p in (old, new))
+    return old, new
+
+
+def _unquote_path(path):
+    if len(path) >= 2 and path[0] == path[-1] == '"':  # git quotes unusual names, C-style
+        import codecs
+
+        return codecs.escape_decode(path[1:-1].encode("utf-8", "surrogateescape"))[0].decode(
+            "utf-8", "surrogateescape"
+        )
+    return path
+
+
+def _patch_hunk(lines, pos):
+    """One hunk: (old start, old lines, new lines, ends without newline); returns it and the next position."""
+    match = _PATCH_HUNK.match(lines[pos].rstrip("\r"))
+    old_start = int(match.group(1))
+    old_count = int(match.group(2)) if match.group(2) is not None else 1
+    new_count = int(match.group(4)) if match.group(4) is not None else 1
+    old, new, no_newline = [], [], False
+    pos += 1
+    while pos < len(lines) and (len(old) < old_count or len(new) < new_count or lines[pos].startswith("\\")):
+        raw = lines[pos]
+        line = raw[:-1] if raw.endswith("\r") else raw
+        if line.startswith("\\"):
+            no_newline = True
+        elif line.startswith("-"):
+            old.append(line[1:])
+        elif line.startswith("+"):
+            new.append(line[1:])
+        elif line.startswith(" ") or line == "":
+            old.append(line[1:])
+            new.append(line[1:])
+        else:
+            break
+        pos += 1
+    if len(old) != old_count or len(new) != new_count:
+        raise invalid("patch_hunk_short", line=pos, old=old_count, new=new_count)
+    return (old_start, old, new, no_newline), pos
+
+
+def _hunk_item(index, old_path, new_path, hunk):
+    file = new_path if new_path is not None else old_path
+    item = {"index": index, "op": "patch", "file": file, "args": {"file": file}}
+    item["plan"] = lambda ctx, opened, exists: _hunk_change(ctx, item, opened, exists, hunk)
+    item["create"], item["delete_file"] = old_path is None, new_path is None
+    return item
+
+
+def _hunk_change(ctx, item, opened, exists, hunk):
+    """The Change a hunk makes: at its stated line when its old lines are there, else at the one
+    place they are (a warning names the offset); several -> AMBIGUOUS, none -> MISMATCH."""
+    old_start, old, new, no_newline = hunk
+    file = item["file"]
+    if item["create"]:
+        if exists:
+            raise ToolError("INVALID_ARGUMENT", "patch_exists", file=file)
+        content = "\n".join(new) + ("" if no_newline or not new else "\n")
+        return _write_change({"content": content}, opened, exists=False)
+    if not exists:
+        raise ToolError("NOT_FOUND", "not_found", file=file, base=ctx.root or ctx.cwd)
+    lines = _file_lines(opened)
+    content = "".join(line + "\n" for line in new)
+    if item["delete_file"]:
+        if not _lines_match(lines, 0, old, True) or len(lines) != len(old):
+            raise _hunk_mismatch(file, item, lines, old, 1)
+        total = opened.text.total()
+        return Change(opened.text, (0, b"", len(opened.text.body)), 1, total, 0, {}, at=0)
+    if not old:  # a pure insertion without context: its stated place is all there is
+        return _insert_change(
+            ctx, {"file": file, "after_line": min(old_start, len(lines)), "content": content}, opened
+        )
+    start, warnings = _hunk_position(file, item, lines, old, old_start)
+    change = _replace_lines(
+        ctx, {"file": file, "start": start, "end": start + len(old) - 1, "content": content}, opened
+    )
+    change.warnings += warnings
+    return change
+
+
+def _file_lines(opened):
+    """The file's lines without terminators (computed once per file)."""
+    if opened.lines is None:
+        opened.lines = [text for text, _eol in split_decoded(opened.text.decode())]
+    return opened.lines
+
+
+def _lines_match(lines, at, old, loose):
+    if at < 0 or at + len(old) > len(lines):
+        return False
+    if loose:
+        return all(lines[at + n].rstrip() == line.rstrip() for n, line in enumerate(old))
+    return lines[at : at + len(old)] == old
+
+
+def _hunk_position(file, item, lines, old, stated):
+    """1-based line where the hunk applies, and warnings (offset, trailing whitespace)."""
+    where = [f"{item['index'] + 1}", file]
+    for loose in (False, True):
+        if _lines_match(lines, stated - 1, old, loose):
+            found = [stated - 1]
+        else:
+            found = [n for n in _candidates(lines, old[0], loose) if _lines_match(lines, n, old, loose)]
+        if len(found) > 1:
+            candidates = [{"start": n + 1, "end": n + len(old)} for n in found]
+            raise ToolError(
+                "AMBIGUOUS",
+                "patch_ambiguous",
+                data={"candidates": candidates},
+                hunk=where[0],
+                file=file,
+                count=len(found),
+                where=", ".join(str(n + 1) for n in found[:20]),
+            )
+        if found:
+            start = found[0] + 1
+            warnings = []
+            if start != stated:
+                offset = f"{start - stated:+d}"
+                warnings.append(
+                    ("w.hunk_offset", {"hunk": where[0], "file": file, "line": start, "offset": offset})
+                )
+            if loose:
+                warnings.append(("w.hunk_whitespace", {"hunk": where[0], "file": file}))
+            return start, warnings
+    raise _hunk_mismatch(file, item, lines, old, stated)
+
+
+def _candidates(lines, first, loose):
+    key = first.rstrip() if loose else first
+    return [n for n, line in enumerate(lines) if (line.rstrip() if loose else line) == key]
+
+
+def _hunk_mismatch(file, item, lines, old, stated):
+    actual = "\n".join(lines[max(0, stated - 1) : stated - 1 + len(old)])
+    return ToolError(
+        "MISMATCH",
+        "patch_mismatch",
+        data={"actual": actual, "found_at": [], "closest": closest_block(lines, old)},
+        hunk=item["index"] + 1,
+        file=file,
+        line=stated,
+    )
+
+
 # --- argument checking ----------------------------------------------------------------------------
 
 _INT_TEXT = re.compile(r"\s*[-+]?\d{1,18}\s*")
@@ -5974,6 +6764,11 @@ def _coerce(param, value):
         return _as_bool(param.name, value)
     if param.type == "target":
         return _as_target(param.name, value)
+    if param.type == "array":
+        value = _json_value(value)
+        if not isinstance(value, list):
+            raise invalid("arg_type", name=param.name, expected_key="type.array", got=_show(value))
+        return value
     if not isinstance(value, str):
         raise invalid("arg_type", name=param.name, expected_key="type.string", got=_show(value))
     if param.choices and value not in param.choices:
@@ -6064,6 +6859,8 @@ class Param:
                 "required": ["kind", "value"],
                 "additionalProperties": False,
             }
+        elif self.type == "array":
+            schema = {"type": "array", "items": {"type": "object"}}
         else:
             schema = {"type": self.type}
         if self.choices:
@@ -6089,6 +6886,7 @@ class Tool:
         "output",
         "statuses",
         "cli_summary",
+        "mcp",
     )
 
     def __init__(
@@ -6104,11 +6902,13 @@ class Tool:
         idempotent=False,
         statuses=("ok",),
         cli_summary=("cli.generic_summary", None),
+        mcp=True,
     ):
         self.name, self.handler, self.params, self.title = name, handler, params, title
         self.statuses = statuses  # the success values of `status`; "error" is added for error results
         # the CLI's one-line summary: (message key, verb key[, verb key when the file was created])
         self.cli_summary = cli_summary
+        self.mcp = mcp  # False: a CLI form of another tool (patch is be-edit's `patch` argument)
         self.cli = name if cli else None
         self.read_only, self.destructive, self.idempotent = read_only, destructive, idempotent
         self.output = output
@@ -6177,6 +6977,11 @@ P_CONTENT = Param(
 )
 P_LINE = Param("line", "integer", "p.line", True, ("--line", "-l"), metavar="N")
 P_FILE_OPT = Param("file", "string", "p.trx_file", metavar="PATH")
+
+_MANY_OUT = {
+    "status": "string", "changed": "boolean", "event_id": "string", "files": "array",
+    "items": "array", "preview": "boolean",
+}  # fmt: skip
 
 _EDIT_OUT = {
     "status": "string", "file": "string", "path": "string", "start": "integer", "end": "integer",
@@ -6424,8 +7229,40 @@ TOOLS = [
         cli=False,
         destructive=True,
     ),  # fmt: skip
+    Tool(
+        "edit",
+        tool_edit,
+        [
+            Param("edits", "array", "p.edits", cli_also=(("file", "--edits-file", "p.edits_file"),)),
+            Param("patch", "string", "p.patch"),
+            Param("force", "boolean", "p.edit_force", flags=("--force",)),
+            P_PREVIEW,
+            P_BRIEF,
+            P_FORMAT,
+        ],
+        "Edit several places at once",
+        _MANY_OUT,
+        destructive=True,
+        cli_summary=("cli.items_summary", "cli.verb.edit"),
+    ),
+    Tool(
+        "patch",
+        tool_edit,
+        [
+            Param("patch", "string", "p.patch", cli_also=(("file", "--patch-file", "p.patch_file", "-"),)),
+            Param("force", "boolean", "p.edit_force", flags=("--force",)),
+            P_PREVIEW,
+            P_BRIEF,
+            P_FORMAT,
+        ],
+        "Apply a unified diff",
+        _MANY_OUT,
+        destructive=True,
+        mcp=False,  # the MCP form is be-edit's `patch` argument
+        cli_summary=("cli.items_summary", "cli.verb.patch"),
+    ),
 ]
-TOOLS_BY_NAME = {tool.name: tool for tool in TOOLS}
+TOOLS_BY_NAME = {tool.name: tool for tool in TOOLS if tool.mcp}
 
 
 def find_tool(name):
@@ -6546,7 +7383,7 @@ class Server:
         import difflib
 
         name = params.get("name")
-        names = [public_name(t, self.prefix, self.underscore) for t in TOOLS]
+        names = [public_name(t, self.prefix, self.underscore) for t in TOOLS if t.mcp]
         closest = difflib.get_close_matches(str(name), names, n=3, cutoff=0.3) or names[:3]
         message = tr(self.ctx.lang, "mcp.unknown_tool", name=name, closest=", ".join(closest))
         return _rpc_error(request_id, -32602, message, {"closest": closest})
@@ -6564,6 +7401,7 @@ class Server:
                     "annotations": tool.annotations(),
                 }
                 for tool in TOOLS
+                if tool.mcp
             ]
         return self._tool_list
 
@@ -6749,9 +7587,10 @@ def _add_command(commands, tool, lang, formatter):
             continue
         if param.choices:
             kwargs["choices"] = param.choices
-        required = param.required and not any(kind == "file" for kind, _flag, _help in param.cli_also)
-        sub.add_argument(*param.flags, metavar=param.metavar, required=required, **kwargs)
-        for kind, flag, help_key in param.cli_also:
+        required = param.required and not any(also[0] == "file" for also in param.cli_also)
+        if param.flags:  # (an argument with no flag of its own is given on the CLI by cli_also only)
+            sub.add_argument(*param.flags, metavar=param.metavar, required=required, **kwargs)
+        for kind, flag, help_key, *_default in param.cli_also:
             metavar = "PATH|-" if kind == "file" else "N"
             sub.add_argument(flag, dest=_also_dest(flag), metavar=metavar, help=tr(lang, help_key))
     sub.add_argument("-o", "--output", choices=("text", "json"), default="text", help=tr(lang, "p.output"))
@@ -6794,8 +7633,10 @@ def cli_arguments(lang, tool, ns):
             value = param.cli_default
         if value is not None:
             args[param.name] = value
-        for kind, flag, _help in param.cli_also:
+        for kind, flag, _help, *default in param.cli_also:
             extra = getattr(ns, _also_dest(flag), None)
+            if extra is None and default and param.name not in args:
+                extra = default[0]  # e.g. patch reads stdin when no --patch-file is given
             if extra is None:
                 continue
             if kind == "file":
@@ -6809,14 +7650,8 @@ def cli_arguments(lang, tool, ns):
                 target["occurrence"] = extra
                 args[param.name] = target
         if param.required and param.name not in args and param.cli_also:
-            raise UsageError(
-                tr(
-                    lang,
-                    "cli.required",
-                    options=" / ".join((param.flags[0],) + tuple(f for _k, f, _h in param.cli_also)),
-                    command=tool.cli,
-                )
-            )
+            options = " / ".join(param.flags[:1] + tuple(also[1] for also in param.cli_also))
+            raise UsageError(tr(lang, "cli.required", options=options, command=tool.cli))
     if ns.encoding:
         args["encoding"] = ns.encoding
     return args
@@ -6840,6 +7675,9 @@ def print_result(lang, tool, result, output):
     for member in ("content", "diff"):
         if result.get(member):
             lines.append(result[member])
+    lines += [
+        entry["diff"] for entry in result.get("files", ()) if isinstance(entry, dict) and entry.get("diff")
+    ]
     lines += [f"{u['line']}:{u['column']}: {u['problem']} {u['symbol']}" for u in result.get("unmatched", [])]
     if result.get("reason"):
         lines.append(result["reason"])
@@ -6851,6 +7689,7 @@ def _summary_line(lang, tool, result):
     """The tool's summary message (Tool.cli_summary) filled from the result."""
     key, verb, *verb_created = tool.cli_summary
     fields = dict(result)
+    fields.update(count_files=len(result.get("files", ())), count_items=len(result.get("items", ())))
     fields.setdefault("balance", "-")
     fields.setdefault("added", 0)
     fields["language"] = result.get("language") or "-"

@@ -1,7 +1,7 @@
 """The MCP server (issue 3): raw JSON-RPC lines and the official `mcp` client SDK.
 
-Every server is a real subprocess started through `be_command` (so `BE_EXE` runs the same tests
-against the frozen executable), with `cwd=root` and the private `be_env`. The `serve` fixture
+Every server is a real subprocess (`harness.Server`) started through `be_command` (so `BE_EXE`
+runs the same tests against the frozen executable), with `cwd=root` and the private `be_env`. The `serve` fixture
 checks at teardown that everything the server wrote on stdout was one valid JSON-RPC message per
 line, so every test also checks SPEC §3.1 "stdout carries only protocol messages".
 
@@ -12,21 +12,19 @@ chips (§4.9, §6.3), the official SDK as a client.
 import hashlib
 import json
 import os
-import queue
 import re
-import subprocess
-import threading
 import time
 
 import jsonschema
 import pytest
+from harness import REPLY_TIMEOUT, Server, canonical
 
 TOOL_BASES = (
     "read", "replace", "insert", "delete", "write", "balance", "func-range", "tag-range",
-    "insert-chip", "trx-status", "trx-commit", "trx-rollback",
+    "insert-chip", "trx-status", "trx-commit", "trx-rollback", "edit",
 )  # fmt: skip
 READ_ONLY = {"read", "balance", "func-range", "tag-range", "trx-status"}
-DESTRUCTIVE = {"delete", "write", "replace"}
+DESTRUCTIVE = {"delete", "write", "replace", "edit"}
 VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 CHIP_RE = re.compile(r"chip://([0-9a-f]{6,12})")
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -38,166 +36,15 @@ def english_phrase(text):
     return ENGLISH_PHRASE.search(re.sub(r"\b[0-9a-f]{6,12}\b", "", text))
 
 
-REPLY_TIMEOUT = 30
-
-
-def canonical(name):
-    """The table name of any spelling: be-read, be_read, read -> read."""
-    key = name.lower().replace("_", "-")
-    return key[3:] if key.startswith("be-") else key
-
-
-# ---- a server over raw JSON-RPC lines -----------------------------------------------------------
-
-
-class RawServer:
-    """One server subprocess; write lines, read reply lines with a timeout."""
-
-    def __init__(self, command, cwd, env, flags=()):
-        self.proc = subprocess.Popen(
-            [*command, *flags],
-            cwd=str(cwd),
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        self.replies = queue.Queue()
-        self.stdout_lines = []  # every raw line, checked at teardown
-        self.stderr = bytearray()
-        self._next_id = 0
-        self._output_schemas = None
-        self._threads = [
-            threading.Thread(target=self._read_stdout, daemon=True),
-            threading.Thread(target=self._read_stderr, daemon=True),
-        ]
-        for thread in self._threads:
-            thread.start()
-
-    def _read_stdout(self):
-        for line in self.proc.stdout:
-            self.stdout_lines.append(line)
-            self.replies.put(line)
-        self.replies.put(None)
-
-    def _read_stderr(self):
-        for chunk in iter(lambda: self.proc.stderr.read1(65536), b""):
-            self.stderr += chunk
-
-    # -- sending and receiving
-
-    def send_line(self, data):
-        if isinstance(data, str):
-            data = data.encode("utf-8")
-        self.proc.stdin.write(data + b"\n")
-        self.proc.stdin.flush()
-
-    def send(self, message):
-        self.send_line(json.dumps(message, ensure_ascii=False))
-
-    def reply(self, timeout=REPLY_TIMEOUT):
-        try:
-            line = self.replies.get(timeout=timeout)
-        except queue.Empty:
-            raise AssertionError(
-                f"no reply within {timeout}s; stderr: {self.stderr.decode(errors='replace')}"
-            ) from None
-        assert line is not None, f"server closed stdout; stderr: {self.stderr.decode(errors='replace')}"
-        return json.loads(line)
-
-    def new_id(self):
-        self._next_id += 1
-        return self._next_id
-
-    def request(self, method, params=None, request_id=None):
-        request_id = self.new_id() if request_id is None else request_id
-        message = {"jsonrpc": "2.0", "id": request_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        self.send(message)
-        reply = self.reply()
-        assert reply.get("id") == request_id, reply
-        return reply
-
-    def initialize(self, version="2025-11-25"):
-        params = {
-            "protocolVersion": version,
-            "capabilities": {},
-            "clientInfo": {"name": "pytest", "version": "0"},
-        }
-        reply = self.request("initialize", params)
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        return reply["result"]
-
-    def tools(self):
-        return self.request("tools/list")["result"]["tools"]
-
-    # -- tools/call
-
-    def call(self, name, args=None, **kwargs):
-        """The tools/call result object; successes are checked against the tool's outputSchema."""
-        arguments = dict(args or {}, **kwargs)
-        reply = self.request("tools/call", {"name": name, "arguments": arguments})
-        assert "result" in reply, reply
-        result = reply["result"]
-        if not result.get("isError"):
-            self.check_success(name, result)
-        return result
-
-    def check_success(self, name, result):
-        structured = result["structuredContent"]
-        assert result["content"][0]["type"] == "text"
-        assert json.loads(result["content"][0]["text"]) == structured
-        if self._output_schemas is None:
-            self._output_schemas = {canonical(t["name"]): t["outputSchema"] for t in self.tools()}
-        jsonschema.validate(structured, self._output_schemas[canonical(name)])
-
-    def ok(self, name, args=None, **kwargs):
-        result = self.call(name, args, **kwargs)
-        assert not result.get("isError"), result["content"][0]["text"]
-        return result["structuredContent"]
-
-    def err(self, name, code, args=None, **kwargs):
-        result = self.call(name, args, **kwargs)
-        assert result.get("isError") is True, result
-        error = result["structuredContent"]["error"]
-        assert error["code"] == code, error
-        return error
-
-    # -- ending
-
-    def close(self, timeout=10):
-        if self.proc.stdin and not self.proc.stdin.closed:
-            try:
-                self.proc.stdin.close()
-            except BrokenPipeError:
-                pass
-        try:
-            code = self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            raise
-        for thread in self._threads:  # everything the server wrote has been collected
-            thread.join(timeout=5)
-        return code
-
-    def check_stdout(self):
-        for line in self.stdout_lines:
-            assert line.endswith(b"\n"), line[:200]
-            message = json.loads(line.decode("utf-8"))
-            assert isinstance(message, dict) and message.get("jsonrpc") == "2.0", line[:200]
-            assert ("result" in message) != ("error" in message), line[:200]
-            assert "id" in message, line[:200]
-
-
 @pytest.fixture
 def serve(be_command, be_env, root):
-    """serve(*flags, env=None, init=True) -> a started RawServer (initialized unless init=False)."""
+    """serve(*flags, env=None, init=True) -> a started harness.Server (initialized unless init=False);
+    every success is checked against its outputSchema, and UTF-8 is sent as is."""
     started = []
 
     def start(*flags, env=None, init=True):
-        server = RawServer(be_command, root, dict(be_env, **(env or {})), flags)
+        env = dict(be_env, **(env or {}))
+        server = Server(root, env, flags, command=be_command, check_schemas=True, ensure_ascii=False)
         started.append(server)
         if init:
             server.initialize()
@@ -215,20 +62,9 @@ def serve(be_command, be_env, root):
 
 
 @pytest.fixture
-def cli(be_command, be_env, root):
-    """cli(*args) -> CompletedProcess of the CLI, same cache and workspace as the servers."""
-
-    def run(*args, input=None):
-        return subprocess.run(
-            [*be_command, *map(str, args)],
-            input=input,
-            cwd=str(root),
-            env=be_env,
-            capture_output=True,
-            timeout=60,
-        )
-
-    return run
+def cli(run_be):
+    """cli(*args, input=None) -> CompletedProcess of the CLI, same cache and workspace as the servers."""
+    return run_be
 
 
 def numbered(n, prefix="line"):
@@ -275,7 +111,7 @@ def test_ping_and_ids_echoed(serve):
     assert server.request("ping", request_id=0)["result"] == {}
     assert server.request("ping", request_id=987654321)["result"] == {}
     reply = server.request("tools/list", request_id="str-id")
-    assert reply["id"] == "str-id" and len(reply["result"]["tools"]) == 12
+    assert reply["id"] == "str-id" and len(reply["result"]["tools"]) == len(TOOL_BASES)
 
 
 def test_notifications_are_never_answered(serve):
@@ -301,7 +137,7 @@ def test_unknown_method(serve):
 def test_short_non_json_line_is_a_parse_error_without_chip(serve):
     server = serve()
     server.send_line("not json")
-    reply = server.reply()
+    reply = server.recv()
     assert reply["id"] is None and reply["error"]["code"] == -32700
     assert "chip://" not in reply["error"]["message"]
     assert server.ok("be-insert-chip")["chips"] == []
@@ -312,7 +148,7 @@ def test_long_non_json_line_is_kept_as_a_chip(serve):
     raw = '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"be-write","arguments":{"content":"oops'
     assert len(raw.encode()) > 50
     server.send_line(raw)
-    reply = server.reply()
+    reply = server.recv()
     assert reply["id"] is None and reply["error"]["code"] == -32700
     chip_id = CHIP_RE.search(reply["error"]["message"]).group(1)
     record = server.ok("be-insert-chip", {"from": f"chip://{chip_id}"})
@@ -323,10 +159,10 @@ def test_long_non_json_line_is_kept_as_a_chip(serve):
 def test_invalid_utf8_line_is_a_parse_error(serve):
     server = serve()
     server.send_line(b'{"jsonrpc":"2.0","id":1,"method":"ping","x":"\xff\xfe"}')
-    reply = server.reply()
+    reply = server.recv()
     assert reply["id"] is None and reply["error"]["code"] == -32700
     server.send_line(b"\xef\xbb\xbf\x80\x81 not utf-8 at all")
-    assert server.reply()["error"]["code"] == -32700
+    assert server.recv()["error"]["code"] == -32700
     assert server.request("ping")["result"] == {}
 
 
@@ -336,7 +172,7 @@ def test_invalid_utf8_line_is_a_parse_error(serve):
 def test_valid_json_that_is_not_a_request_object(serve, line):
     server = serve()
     server.send_line(line)
-    reply = server.reply()
+    reply = server.recv()
     assert reply["id"] is None and reply["error"]["code"] == -32600
     assert server.request("ping")["result"] == {}
 
@@ -344,9 +180,9 @@ def test_valid_json_that_is_not_a_request_object(serve, line):
 def test_bad_request_members(serve):
     server = serve()
     server.send({"jsonrpc": "2.0", "id": 1, "method": 5})
-    assert server.reply()["error"]["code"] == -32600
+    assert server.recv()["error"]["code"] == -32600
     server.send({"jsonrpc": "2.0", "id": {"x": 1}, "method": "ping"})
-    assert server.reply()["error"]["code"] == -32600
+    assert server.recv()["error"]["code"] == -32600
     reply = server.request("tools/call", ["be-read"])
     assert reply["error"]["code"] == -32602
     assert server.request("ping")["result"] == {}
@@ -380,17 +216,17 @@ def test_eof_without_any_request_exits_zero(serve):
 def test_deeply_nested_json_does_not_kill_the_server(serve):
     server = serve()
     server.send_line("[" * 100_000)
-    reply = server.reply()
+    reply = server.recv()
     assert reply["id"] is None and reply["error"]["code"] in (-32700, -32600)
     server.send_line("[" * 100_000 + "]" * 100_000)
-    assert server.reply()["error"]["code"] in (-32700, -32600)
+    assert server.recv()["error"]["code"] in (-32700, -32600)
     nested = "[" * 900 + "]" * 900
     server.send_line(
         '{"jsonrpc":"2.0","id":"deep","method":"tools/call","params":{"name":"be-read","arguments":{"file":'
         + nested
         + "}}}"
     )
-    reply = server.reply()
+    reply = server.recv()
     assert reply["id"] in ("deep", None)
     assert server.request("ping")["result"] == {}
     assert server.proc.poll() is None
@@ -416,7 +252,7 @@ def test_stdout_only_protocol_even_when_things_go_wrong(serve, root, cache_dir):
     server = serve()
     server.err("be-read", "NOT_FOUND", file="missing.txt")
     server.send_line("{broken")
-    server.reply()
+    server.recv()
     server.ok("be-read", file="a.txt")
     assert server.ok("be-insert-chip")["chips"] == []
     assert server.close() == 0
@@ -481,7 +317,7 @@ def test_naming_modes_and_every_spelling_callable(serve, root, flags, expected):
     for spelling in ("be-trx-status", "trx-status", "be_trx_status", "trx_status"):
         assert server.ok(spelling)["snapshots"] == []
     for spelling in ("be-func-range", "func-range", "be_func_range", "func_range"):
-        result = server.call(spelling, file="a.txt", line=1)
+        result = server.tool_result(spelling, file="a.txt", line=1)
         assert result["content"][0]["type"] == "text"  # a tool result (ok or tool error), never -32602
     reply = server.request("tools/call", {"name": "be-nope"})
     assert reply["error"]["code"] == -32602
@@ -531,12 +367,12 @@ def test_lang_zh_mistyped_argument_message_is_all_chinese(serve, root):
 def test_lang_zh_invalid_request_message_is_all_chinese(serve):
     server = serve("--lang", "zh")
     server.send_line("[1]")
-    message = server.reply()["error"]["message"]
+    message = server.recv()["error"]["message"]
     assert CJK.search(message) and not english_phrase(message), message
 
 
 def test_results_validate_against_output_schema(serve, root):
-    """RawServer.ok validates every success against the outputSchema; exercise many result shapes."""
+    """Server.ok (check_schemas) validates every success against the outputSchema; exercise many result shapes."""
     (root / "a.txt").write_bytes(b"alpha\r\nbeta\nno newline")
     server = serve()
     server.ok("be-read", file="a.txt")
@@ -561,7 +397,7 @@ def test_results_validate_against_output_schema(serve, root):
 def test_tool_error_shape_small_arguments(serve, root):
     (root / "a.txt").write_text("one\n")
     server = serve()
-    result = server.call("be-read", file="a.txt", start=5)
+    result = server.tool_result("be-read", file="a.txt", start=5)
     assert result["isError"] is True
     error = result["structuredContent"]["error"]
     assert set(error) >= {"code", "message", "hint"} and error["code"] == "OUT_OF_RANGE"
@@ -579,7 +415,7 @@ def test_tool_error_with_large_arguments_saves_a_chip(serve, root):
     content = "a replacement that is long enough\n\tto make the arguments exceed fifty bytes\n"
     arguments = {"file": "a.txt", "start": 1, "old": "not what is there", "content": content}
     assert len(json.dumps(arguments)) > 50
-    result = server.call("be-replace", arguments)
+    result = server.tool_result("be-replace", arguments)
     assert result["isError"] is True
     error = result["structuredContent"]["error"]
     assert error["code"] == "MISMATCH" and error["actual"] == "one" and error["found_at"] == []
@@ -835,7 +671,7 @@ def test_trx_status_newest_first_metadata_only(serve, root):
     ]
     assert all(re.fullmatch(r"[0-9a-f]{6}|[0-9a-f]{12}", i) for i in ids) and len(set(ids)) == 4
     server.send({"jsonrpc": "2.0", "id": "st", "method": "tools/call", "params": {"name": "be-trx-status"}})
-    raw = server.replies.get(timeout=REPLY_TIMEOUT)
+    raw = server.lines.get(timeout=REPLY_TIMEOUT)
     assert b"SECRET" not in raw
     snapshots = json.loads(raw)["result"]["structuredContent"]["snapshots"]
     assert [s["event_id"] for s in snapshots] == ids[::-1]
@@ -1113,7 +949,7 @@ def test_max_chips_eviction_by_a_failed_call_is_reported(serve):
     first = _failed_call_chip(server, "one")
     for word in ("two", "three"):
         _failed_call_chip(server, word)
-    result = server.call("be-replace", file="missing.txt", start=1, content="four " * 20)
+    result = server.tool_result("be-replace", file="missing.txt", start=1, content="four " * 20)
     assert len(server.ok("be-insert-chip")["chips"]) == 3
     assert f"oldest chip {first} was evicted (queue max 3)" in json.dumps(result)
 
@@ -1232,6 +1068,17 @@ def test_sdk_client_calls_every_tool(be_command, be_env, root, tmp_path):
         assert rolled["rolled_back"] == [status["snapshots"][0]["event_id"]]
         committed = await ok("be-trx-commit", {})
         assert committed["committed"] == 4
+        edited = await ok(
+            "be-edit",
+            {
+                "edits": [
+                    {"file": "b.txt", "start": 1, "content": "BEE"},
+                    {"file": "a.txt", "after_line": 0, "content": "top"},
+                ]
+            },
+        )
+        assert edited["changed"] is True and [f["file"] for f in edited["files"]] == ["a.txt", "b.txt"]
+        assert [i["index"] for i in edited["items"]] == [0, 1] and edited["event_id"]
         # both structure tools answer (a result, possibly a tool error, never a protocol error)
         for name in ("be-func-range", "be-tag-range"):
             called.add(name)
@@ -1247,8 +1094,8 @@ def test_sdk_client_calls_every_tool(be_command, be_env, root, tmp_path):
 
     called = run_sdk(be_command, be_env, root, tmp_path, body)
     assert called == {"be-" + b for b in TOOL_BASES}
-    assert (root / "a.txt").read_text() == "one\nTWO\nthree\n"  # the insert-chip was rolled back
-    assert (root / "b.txt").read_text() == "bee\n"
+    assert (root / "a.txt").read_text() == "top\none\nTWO\nthree\n"  # insert-chip rolled back, then be-edit
+    assert (root / "b.txt").read_text() == "BEE\n"
 
 
 def test_sdk_client_func_range_and_tag_range_succeed(be_command, be_env, root, tmp_path):

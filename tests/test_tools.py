@@ -29,11 +29,12 @@ def error_of(ctx, name, **args):
 
 
 def test_every_tool_is_in_the_table_once():
-    names = [t.name for t in be.TOOLS]
+    names = [t.name for t in be.TOOLS if t.mcp]
     assert sorted(names) == sorted(
         ["read", "replace", "insert", "delete", "write", "balance", "func-range", "tag-range", "insert-chip",
-         "trx-status", "trx-commit", "trx-rollback"]
+         "trx-status", "trx-commit", "trx-rollback", "edit"]
     )  # fmt: skip
+    assert [t.cli for t in be.TOOLS if not t.mcp] == ["patch"]  # the CLI form of be-edit's patch
     for spelling in ("be-read", "be_read", "read", "BE-READ", "be_func_range", "func_range"):
         assert be.find_tool(spelling) is not None
     assert be.find_tool("be-raed") is None
