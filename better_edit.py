@@ -4991,9 +4991,12 @@ def _marker_line(file, text, value, occurrence):
 class Change:
     """What a line edit computed: the new body, the old line range it replaced and result members."""
 
-    def __init__(self, text, plan, first, last, added, fields, warnings=None, chip_text=None, at=0):
+    def __init__(self, text, plan, first, last, added, fields, warnings=None, chip_text=None, at=0, raw=None):
         self.old_body = text.body
         self.plan = plan  # (a, block, b): new body = old_body[:a] + block + old_body[b:]
+        # the same before the final-newline rule: whole lines a..b and their new lines, each
+        # terminated (None: `plan` replaces bytes literally, as a replace by `old` does)
+        self.raw = raw
         self.at = at  # byte offset where line `first` starts in old_body
         self._body = None
         self.total = spliced_line_count(text, plan)
@@ -5442,9 +5445,10 @@ def _replace_lines(ctx, args, opened):
             )
     eol = dominant_eol(body)
     lines = content_lines(args["content"])
-    plan = splice_plan(body, a, b, encode_block(text, lines, eol), eol)
+    block = encode_block(text, lines, eol)
+    plan = splice_plan(body, a, b, block, eol)
     fields = {"start": start, "end": end, "removed": end - start + 1, "added": len(lines)}
-    return Change(text, plan, start, end, len(lines), fields, warnings, at=a)
+    return Change(text, plan, start, end, len(lines), fields, warnings, at=a, raw=(a, block, b))
 
 
 def _replace_old(ctx, args, opened):
@@ -5544,9 +5548,10 @@ def _insert_change(ctx, args, opened):
     eol = dominant_eol(body)
     lines = content_lines(args["content"])
     a = skip_lines(body, 0, after)
-    plan = splice_plan(body, a, a, encode_block(text, lines, eol), eol)
+    block = encode_block(text, lines, eol)
+    plan = splice_plan(body, a, a, block, eol)
     fields = {"after_line": after, "added": len(lines)}
-    return Change(text, plan, after + 1, after, len(lines), fields, warnings, at=a)
+    return Change(text, plan, after + 1, after, len(lines), fields, warnings, at=a, raw=(a, block, a))
 
 
 # --- delete (docs/cli.md#delete) ------------------------------------------------------------------
@@ -5581,7 +5586,7 @@ def _delete_change(ctx, args, opened):
     deleted = body[a:b].decode(text.codec)
     plan = splice_plan(body, a, b, b"", dominant_eol(body))
     fields = {"start": start, "end": end, "removed": end - start + 1}
-    change = Change(text, plan, start, end, 0, fields, warnings, chip_text=deleted, at=a)
+    change = Change(text, plan, start, end, 0, fields, warnings, chip_text=deleted, at=a, raw=(a, b"", b))
     change.warnings += _delete_guard(ctx, args, opened, change, start, end)
     return change
 
@@ -6308,40 +6313,128 @@ def _ranges_overlap(one, two):
     return one.first <= two.last and two.first <= one.last
 
 
+def _line_order(pair):
+    """Changes top to bottom: by their old lines (an insertion before what starts below it), then
+    in item order (inserts at one place land in item order)."""
+    item, change = pair
+    return (change.first, change.last, item["index"])
+
+
 def _compose(text, changes):
-    """The new body and each change's final plan: changes applied as if one by one from the
-    bottom of the file up (so every coordinate refers to the file before the call)."""
+    """(new body, pieces) of the changes of one file applied as if one by one from the bottom of
+    the file up, so every coordinate refers to the file before the call. Each change is applied to
+    the untouched head of the file followed by what the changes below it made (the tail), so the
+    final-newline rule sees the file as it then is. `pieces` are (bytes or None, start, stop) of the
+    result after the untouched head: None means body[start:stop]."""
     body = text.body
-    ordered = sorted(changes, key=lambda ic: (ic[1].plan[0], ic[1].plan[2], ic[0]["index"]))
-    plans, pos = [], 0
-    for item, change in ordered:
-        a, block, b = change.plan
-        if a < pos:  # the last line was deleted: the line before it loses its terminator
-            _drop_terminator(body, plans, pos - a)
-            a = pos
-        plans.append([a, block, b, item, change])
-        pos = b
-    pieces, pos = [], 0
-    for a, block, b, _item, _change in plans:
-        pieces += [body[pos:a], block]
-        pos = b
-    pieces.append(body[pos:])
-    return b"".join(pieces), plans
+    eol = dominant_eol(body)
+    ordered = sorted(changes, key=_line_order)
+    head, tail = len(body), _Tail(body)
+    for _item, change in reversed(ordered):
+        if change.raw is None:  # literal bytes (replace by old, a whole-file write)
+            a, block, b = change.plan
+            tail.push_body(min(b, head), head)
+            tail.push(block)
+            head = a
+            continue
+        a, block, b = change.raw
+        a, b = min(a, head), min(b, head)
+        if head and body[head - 1 : head] != b"\n":  # the line at `head` goes on in the tail
+            a, b = (x + tail.line_end() if x == head else x for x in (a, b))
+        a2, block2, b2 = splice_plan(_Virtual(body, head, tail), a, b, block, eol)
+        if a2 >= head:  # the whole change falls in what the changes below made
+            kept = tail.first(a2 - head)
+            tail.drop(b2 - head)
+            tail.push(block2)
+            tail.push(kept)
+            continue
+        if b2 > head:
+            tail.drop(b2 - head)
+            b2 = head
+        tail.push_body(b2, head)
+        tail.push(block2)
+        head = a2
+    tail.push_body(0, head)
+    return tail.join(), tail.pieces
 
 
-def _drop_terminator(body, plans, cut):
-    """Remove the `cut`-byte terminator that ends what the earlier plans produced (an empty line
-    keeps it: without it, it would vanish)."""
-    a, block, b, item, change = plans[-1]
-    if block:
-        if len(block) > cut and block[-cut - 1 : -cut] != b"\n":
-            plans[-1][1] = block[:-cut]
-        return
-    if a >= cut and (a == cut or body[a - cut - 1 : a - cut] != b"\n"):
-        if len(plans) > 1 and plans[-2][2] > a - cut:
-            _drop_terminator(body, plans[:-1], cut)
-        else:
-            plans[-1][0] = a - cut
+class _Tail:
+    """What the changes below the current one made: pieces, first piece first."""
+
+    def __init__(self, body):
+        self.body, self.pieces = body, []  # pieces are kept last-first, so pushing in front is cheap
+
+    def push_body(self, start, stop):
+        """Put body[start:stop] in front."""
+        if stop > start:
+            self.pieces.append((None, start, stop))
+
+    def push(self, data):
+        """Put `data` in front."""
+        if data:
+            self.pieces.append((data, 0, len(data)))
+
+    def _data(self, piece):
+        source, start, stop = piece
+        return (self.body if source is None else source)[start:stop]
+
+    def __len__(self):
+        return sum(stop - start for _s, start, stop in self.pieces)
+
+    def first(self, count):
+        out = b""
+        for piece in reversed(self.pieces):
+            if len(out) >= count:
+                break
+            out += self._data(piece)[: count - len(out)]
+        return out
+
+    def last_byte(self):
+        return self._data(self.pieces[0])[-1:] if self.pieces else b""
+
+    def line_end(self):
+        """Bytes up to and including the first line terminator (all of it when there is none)."""
+        done = 0
+        for piece in reversed(self.pieces):
+            data = self._data(piece)
+            found = data.find(b"\n")
+            if found >= 0:
+                return done + found + 1
+            done += len(data)
+        return done
+
+    def drop(self, count):
+        while count > 0:
+            source, start, stop = self.pieces.pop()
+            if stop - start > count:
+                self.pieces.append((source, start + count, stop))
+            count -= stop - start
+
+    def join(self):
+        return b"".join(self._data(piece) for piece in reversed(self.pieces))
+
+    def __iter__(self):
+        return reversed(self.pieces)
+
+
+class _Virtual:
+    """body[:head] followed by a _Tail, as splice_plan looks at a body (size, last byte, slices)."""
+
+    def __init__(self, body, head, tail):
+        self.body, self.head, self.tail = body, head, tail
+
+    def __len__(self):
+        return self.head + len(self.tail)
+
+    def endswith(self, suffix):
+        last = self.tail.last_byte() if len(self.tail) else self.body[self.head - 1 : self.head]
+        return last == suffix
+
+    def __getitem__(self, where):
+        start, stop = max(0, where.start), where.stop
+        if stop <= self.head:
+            return self.body[start:stop]
+        return self.body[start : self.head] + self.tail.first(stop - max(start, self.head))
 
 
 def _finish_items(ctx, args, groups):
@@ -6349,8 +6442,11 @@ def _finish_items(ctx, args, groups):
     warnings, files, items = [], [], []
     for group in groups:
         opened = group["opened"]
-        new_body, plans = _compose(opened.text, group["changes"])
-        group["new_body"], group["plans"] = new_body, plans
+        new_body, pieces = _compose(opened.text, group["changes"])
+        group["new_body"], group["pieces"] = new_body, pieces
+        group["plans"] = [
+            [c.plan[0], c.plan[1], c.plan[2], i, c] for i, c in sorted(group["changes"], key=_line_order)
+        ]
         group["changed"] = new_body != opened.text.body or not group["exists"] or group.get("delete_file")
         entry, item_results, file_warnings = _group_result(ctx, args, group)
         files.append(entry)
@@ -6500,11 +6596,12 @@ def _items_payload(opened, group):
     text, raw = opened.text, opened.raw
     if text.wire or raw is None:
         return payload_of(_file_bytes(group))
-    offset, pieces, pos = len(text.bom), [(raw, 0, len(text.bom), 0)], 0
-    for a, block, b, _item, _change in group["plans"]:
-        pieces += [(raw, offset + pos, offset + a, offset + pos), (bytes(block), 0, len(block), None)]
-        pos = b
-    pieces.append((raw, offset + pos, len(raw), offset + pos))
+    offset, pieces = len(text.bom), [(raw, 0, len(text.bom), 0)]
+    for source, start, stop in reversed(group["pieces"]):
+        if source is None:
+            pieces.append((raw, offset + start, offset + stop, offset + start))
+        else:
+            pieces.append((bytes(source), start, stop, None))
     return [p for p in pieces if p[2] > p[1]]
 
 

@@ -1,0 +1,297 @@
+"""be-edit, `edit` and `patch` (issue 13): several edits as one atomic change.
+
+Properties (hypothesis): for random files and random non-overlapping items, be-edit gives exactly
+the bytes of applying the items one by one from the bottom of each file up; a patch made by
+difflib.unified_diff of two random texts, applied to the first, gives the second byte for byte.
+Then the rules through the CLI and the server: every failure listed, nothing written on failure,
+files put back when a later write fails, one event for rollback, CRLF/LF patches, creation and
+deletion by patch.
+"""
+
+import difflib
+import json
+import os
+import resource
+import subprocess
+
+import pytest
+from harness import Server, be_command_prefix, scaled
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import better_edit as be
+
+EXAMPLES = scaled(120, 1000)
+
+
+def _ctx(root, cache):
+    return be.Context(root=str(root), cache_dir=str(cache), mcp=True)
+
+
+def call(ctx, name, **args):
+    return be.call_tool(ctx, be.find_tool(name), args)
+
+
+# ---- properties ------------------------------------------------------------------------------------
+
+LINE = st.text(alphabet="ab {}\t", max_size=6)
+
+
+@st.composite
+def files_and_items(draw):
+    """Two files, each with random lines/line endings, and random non-overlapping items on them."""
+    files, items = {}, []
+    for name in ("a.txt", "b.txt"):
+        # two lines no item touches: one by one, a file never passes through a state without line
+        # terminators, where a single edit would fall back to LF (be-edit keeps the file's own)
+        lines = ["k1", "k2"] + draw(st.lists(LINE, max_size=10))
+        eol = draw(st.sampled_from(["\n", "\r\n"]))
+        final = draw(st.booleans())
+        body = eol.join(lines) + (eol if lines and final else "")
+        files[name] = body.encode()
+        total = be.line_count(files[name])
+        # disjoint ranges first, then insertion points outside their insides
+        points = sorted(set(draw(st.lists(st.integers(3, max(total, 3)), max_size=6)))) if total > 2 else []
+        taken, cursor = [], 3
+        for first in points:
+            if first < cursor:
+                continue
+            last = draw(st.integers(first, min(total, first + 2)))
+            if draw(st.booleans()):
+                taken.append((first, last))
+                cursor = last + 1
+        for first, last in taken:
+            op = draw(st.sampled_from(["replace", "delete"]))
+            item = {"op": op, "file": name, "start": first, "end": last}
+            if op == "replace":
+                item["content"] = "\n".join(draw(st.lists(LINE, max_size=3)))
+            items.append(item)
+        for _ in range(draw(st.integers(0, 3))):
+            after = draw(st.integers(2, total))
+            if any(first <= after < last for first, last in taken):
+                continue
+            content = "\n".join(draw(st.lists(LINE, min_size=1, max_size=2)))
+            if content:
+                items.append({"op": "insert", "file": name, "after_line": after, "content": content})
+    order = draw(st.permutations(range(len(items))))
+    return files, [items[i] for i in order]
+
+
+def _bottom_up(items):
+    """The items of each file from the bottom up (inserts at one point: the later item first)."""
+
+    def key(pair):
+        index, item = pair
+        position = item["after_line"] + 0.5 if item["op"] == "insert" else item["start"]
+        return (item["file"], position, index)
+
+    return [item for _index, item in sorted(enumerate(items), key=key, reverse=True)]
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=files_and_items())
+def test_edit_equals_items_applied_one_by_one_from_the_bottom(tmp_path_factory, case):
+    files, items = case
+    one, two = tmp_path_factory.mktemp("edit"), tmp_path_factory.mktemp("single")
+    for root in (one, two):
+        for name, data in files.items():
+            (root / name).write_bytes(data)
+    if items:
+        call(_ctx(one, one / ".cache"), "edit", edits=items)
+    single = _ctx(two, two / ".cache")
+    for item in _bottom_up(items):
+        args = {k: v for k, v in item.items() if k != "op"}
+        call(single, item["op"], **args)
+    for name in files:
+        assert (one / name).read_bytes() == (two / name).read_bytes(), (name, files[name], items)
+
+
+TEXT_LINES = st.lists(st.text(alphabet="xy z", max_size=4), max_size=12)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(old=TEXT_LINES, new=TEXT_LINES, final_old=st.booleans(), final_new=st.booleans())
+def test_a_difflib_patch_turns_the_first_text_into_the_second(
+    tmp_path_factory, old, new, final_old, final_new
+):
+    root = tmp_path_factory.mktemp("patch")
+    first = "".join(line + "\n" for line in old)
+    second = "".join(line + "\n" for line in new)
+    (root / "f.txt").write_text(first)
+    patch = "".join(
+        difflib.unified_diff(first.splitlines(True), second.splitlines(True), "a/f.txt", "b/f.txt")
+    )
+    if not patch:
+        return  # equal texts: nothing to apply
+    call(_ctx(root, root / ".cache"), "edit", patch=patch)
+    assert (root / "f.txt").read_text() == second
+
+
+# ---- the rules, through the CLI and the server --------------------------------------------------------
+
+
+def run(root, env, *args, input=None, preexec_fn=None):
+    done = subprocess.run(
+        [*be_command_prefix(), *args, "-o", "json"],
+        cwd=root,
+        env=env,
+        input=input,
+        capture_output=True,
+        preexec_fn=preexec_fn,
+        timeout=60,
+    )
+    return done, json.loads(done.stdout) if done.stdout.strip() else None
+
+
+def test_every_failing_item_is_listed_and_nothing_is_written(root, be_env):
+    (root / "a.txt").write_text("1\n2\n3\n")
+    (root / "b.txt").write_text("x\n")
+    edits = [
+        {"file": "a.txt", "start": 2, "content": "two"},
+        {"file": "a.txt", "start": 1, "end": 2, "content": "overlap"},
+        {"file": "missing.txt", "start": 1, "content": "q"},
+        {"file": "b.txt", "start": 1, "old": "not there", "content": "y"},
+        {"file": "b.txt", "colour": "red"},
+    ]
+    done, answer = run(root, be_env, "edit", "--edits-file", "-", input=json.dumps(edits).encode())
+    assert done.returncode in (1, 2)
+    error = answer["error"]
+    assert error["index"] == 1 and error["code"] == "INVALID_ARGUMENT"
+    assert error["items"] == [0, 1]
+    assert [(f["index"], f["code"]) for f in error["failed"]] == [
+        (1, "INVALID_ARGUMENT"),
+        (2, "NOT_FOUND"),
+        (3, "MISMATCH"),
+        (4, "INVALID_ARGUMENT"),
+    ]
+    assert (root / "a.txt").read_text() == "1\n2\n3\n" and (root / "b.txt").read_text() == "x\n"
+
+
+def test_one_event_rolled_back_whole_or_not_at_all(root, be_env):
+    (root / "a.txt").write_text("a\n")
+    (root / "sub").mkdir()
+    (root / "sub" / "b.txt").write_text("b\n")
+    server = Server(root, be_env)
+    try:
+        result = server.ok(
+            "be-edit",
+            {
+                "edits": json.dumps(
+                    [
+                        {"file": "sub/b.txt", "start": 1, "content": "B"},
+                        {"file": "a.txt", "start": 1, "content": "A"},
+                    ]
+                )
+            },
+        )
+        assert result["changed"] is True and [f["file"] for f in result["files"]] == ["a.txt", "sub/b.txt"]
+        assert all(f["viewed_code_id"].startswith("v1:1-1:") for f in result["files"])
+        status = server.ok("be-trx-status", {})["snapshots"]
+        assert len(status) == 1 and status[0]["event_id"] == result["event_id"]
+        assert sorted(status[0]["files"]) == sorted([str(root / "a.txt"), str(root / "sub" / "b.txt")])
+        (root / "sub" / "b.txt").write_text("changed by someone\n")
+        error = server.err("be-trx-rollback", "CONFLICT")
+        assert "b.txt" in error["message"]
+        assert (root / "a.txt").read_text() == "A\n"  # nothing was rolled back
+        server.ok("be-trx-rollback", {"force": True})
+        assert (root / "a.txt").read_text() == "a\n" and (root / "sub" / "b.txt").read_text() == "b\n"
+    finally:
+        server.close()
+
+
+def test_a_failed_second_write_puts_the_first_file_back(root, be_env):
+    """b.txt is hard-linked (written in place) and its new content exceeds the file-size limit:
+    a.txt, written first, is restored before the error returns."""
+    (root / "a.txt").write_text("a\n")
+    (root / "b.txt").write_text("b\n")
+    os.link(root / "b.txt", root / "b-link.txt")
+    edits = [
+        {"file": "a.txt", "start": 1, "content": "A"},
+        {"file": "b.txt", "start": 1, "content": "x" * 300_000},
+    ]
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))
+
+    done, answer = run(
+        root, be_env, "edit", "--edits-file", "-", input=json.dumps(edits).encode(), preexec_fn=limit
+    )
+    assert done.returncode == 1, answer
+    assert answer["error"]["code"] == "IO"
+    assert answer["error"]["restored"] == [str(root / "a.txt")]
+    assert (root / "a.txt").read_text() == "a\n"
+    assert (root / "b.txt").read_text() == "b\n" and (root / "b-link.txt").read_text() == "b\n"
+
+
+def test_preview_answers_what_the_edit_would(root, be_env):
+    (root / "a.txt").write_text("1\n2\n3\n4\n")
+    edits = json.dumps(
+        [
+            {"file": "a.txt", "start": 4, "content": "four"},
+            {"file": "a.txt", "after_line": 0, "content": "zero"},
+        ]
+    )
+    _done, preview = run(root, be_env, "edit", "--edits-file", "-", "--preview", input=edits.encode())
+    assert (root / "a.txt").read_text() == "1\n2\n3\n4\n"
+    _done, real = run(root, be_env, "edit", "--edits-file", "-", input=edits.encode())
+    assert preview.pop("preview") is True and "event_id" not in preview
+    real.pop("event_id")
+    assert preview == real
+    assert real["items"] == [
+        {"index": 0, "file": "a.txt", "op": "replace", "added": 1, "removed": 1, "start": 5, "end": 5},
+        {"index": 1, "file": "a.txt", "op": "insert", "added": 1, "removed": 0, "start": 1, "end": 1},
+    ]
+    assert (root / "a.txt").read_text() == "zero\n1\n2\n3\nfour\n"
+
+
+def test_an_edit_that_changes_nothing_writes_nothing(root, be_env):
+    (root / "a.txt").write_text("same\n")
+    _done, result = run(
+        root, be_env, "edit", "--edits-file", "-", input=b'[{"file": "a.txt", "start": 1, "content": "same"}]'
+    )
+    assert result["changed"] is False and "event_id" not in result
+    assert any("already" in w for w in result["warnings"])
+
+
+@pytest.mark.parametrize("file_eol, patch_eol", [("\n", "\r\n"), ("\r\n", "\n")])
+def test_patch_line_endings_never_leak_in(root, be_env, file_eol, patch_eol):
+    (root / "f.txt").write_bytes(f"one{file_eol}two{file_eol}three{file_eol}".encode())
+    patch = "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n".replace("\n", patch_eol)
+    done, result = run(root, be_env, "patch", input=patch.encode())
+    assert done.returncode == 0, done.stderr
+    assert (root / "f.txt").read_bytes() == f"one{file_eol}TWO{file_eol}three{file_eol}".encode()
+    assert "warnings" not in result
+
+
+def test_patch_offset_creation_deletion_and_rollback(root, be_env):
+    (root / "f.txt").write_text("new first\n" + "".join(f"line {n}\n" for n in range(1, 11)))
+    (root / "gone.txt").write_text("bye\n")
+    patch = (
+        "diff --git a/f.txt b/f.txt\n--- a/f.txt\n+++ b/f.txt\n@@ -4,3 +4,3 @@\n line 4\n-line 5\n+LINE 5\n line 6\n"
+        "diff --git a/made.txt b/made.txt\nnew file mode 100644\n--- /dev/null\n+++ b/made.txt\n@@ -0,0 +1,2 @@\n+hello\n+world\n"
+        "diff --git a/gone.txt b/gone.txt\ndeleted file mode 100644\n--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-bye\n"
+    )
+    server = Server(root, be_env)
+    try:
+        result = server.ok("be-edit", {"patch": patch})
+        assert any("applied at line 5 (offset +1)" in w for w in result["warnings"]), result
+        assert "LINE 5\n" in (root / "f.txt").read_text()
+        assert (root / "made.txt").read_text() == "hello\nworld\n"
+        assert not (root / "gone.txt").exists()
+        server.ok("be-trx-rollback", {})
+        assert "line 5\n" in (root / "f.txt").read_text()
+        assert not (root / "made.txt").exists() and (root / "gone.txt").read_text() == "bye\n"
+    finally:
+        server.close()
+
+
+def test_patch_ambiguous_and_mismatch(root, be_env):
+    (root / "f.txt").write_text("x\nsame\nx\nsame\n")
+    patch = "--- a/f.txt\n+++ b/f.txt\n@@ -9,1 +9,1 @@\n-same\n+other\n"
+    _done, answer = run(root, be_env, "patch", input=patch.encode())
+    assert answer["error"]["code"] == "AMBIGUOUS"
+    assert answer["error"]["candidates"] == [{"start": 2, "end": 2}, {"start": 4, "end": 4}]
+    patch = "--- a/f.txt\n+++ b/f.txt\n@@ -1,1 +1,1 @@\n-nowhere\n+other\n"
+    _done, answer = run(root, be_env, "patch", input=patch.encode())
+    assert answer["error"]["code"] == "MISMATCH" and "closest" in answer["error"]
+    assert (root / "f.txt").read_text() == "x\nsame\nx\nsame\n"
