@@ -112,8 +112,8 @@ MESSAGES = {
         "请传入要替换的原文，或 start/end 行号",
     ),
     "need_lines_or_old": (
-        "replace needs start (line numbers) or old (the text to find)",
-        "replace 需要 start（行号）或 old（要查找的原文）",
+        "replace needs start (line numbers), old (the text to find) or target (a function, tag, marker or line)",
+        "replace 需要 start（行号）、old（要查找的原文）或 target（函数、标签、标记或行）",
     ),
     "need_range_or_target": (
         "delete needs start (and end) or target",
@@ -464,6 +464,11 @@ MESSAGES = {
         "oldest snapshot {id} was dropped (limit {max} snapshots, {mib} MiB)",
         "最旧的快照 {id} 已被丢弃（上限 {max} 个、{mib} MiB）",
     ),
+    "w.read_prefixes": (
+        "old still had the line-number prefixes of a read; they named lines {start}-{end}, which hold "
+        "that text, so the edit was applied there",
+        "old 仍带着读取结果的行号前缀；它们指向的第 {start}-{end} 行正是该文本，已在此处修改",
+    ),
     "w.unchanged": (
         "the files already hold this text: nothing was written",
         "文件已是该内容：未写入任何内容",
@@ -602,15 +607,25 @@ MESSAGES = {
         "{program}：MCP 服务器正在等待标准输入上的 JSON-RPC 消息（Ctrl-D 结束）；命令行用法见 {program} --help",
     ),
     "mcp.instructions": (
-        "better-edit-tools edits files exactly and safely. Read before you edit: be-read returns numbered "
-        "lines and a viewed_code_id; pass that id to be-replace/be-insert/be-delete so a stale view is "
-        "refused instead of corrupting the file. Prefer line ranges (start/end) with old as a check. Every "
-        "edit is snapshotted: be-trx-rollback undoes it. Failed calls and deleted text are kept as chips: "
-        "be-insert-chip lists them and re-inserts their text.",
-        "better-edit-tools 精确、安全地编辑文件。先读后改：be-read 返回带行号的内容和 viewed_code_id；把它传给 "
-        "be-replace/be-insert/be-delete，过期的视图会被拒绝而不会损坏文件。优先用行范围（start/end）并以 old 校验。"
-        "每次编辑都有快照：be-trx-rollback 可撤销。失败调用的参数和被删除的文本都保存为 chip："
-        "be-insert-chip 可列出并重新插入。",
+        "better-edit-tools edits text files exactly: lines you do not name keep their bytes, every write is "
+        "atomic and snapshotted. Read before you edit: {read} returns N<TAB>text lines and a viewed_code_id; "
+        "pass it to the edit so a stale view is refused (lines that only moved are followed). Shared "
+        "arguments: file (relative to the root, absolute or file:// URL); start/end (1-based, inclusive; "
+        "negative end counts from the end); target ({{kind: line|function|marker|tag, value, occurrence}}, "
+        'instead of start/end); content (new text, "" = no lines); viewed_code_id; encoding (files not '
+        "UTF-8/16/32, e.g. gbk); preview (write nothing); brief (no content/diff/balance); format (unified or "
+        'plain diff); force (apply despite a placeholder line such as "// ... existing code ..." or an '
+        "unbalanced delete). Edit results return the viewed_code_id of the lines written. Several edits at "
+        "once, all or nothing: {edit}. Undo: {trx_rollback}. Failed calls and deleted text are kept as "
+        "chips: {insert_chip}. Errors give code, message, hint and data to fix the call.",
+        "better-edit-tools 精确编辑文本文件：未指定的行保持原字节，每次写入都是原子的并有快照。先读后改：{read} 返回 "
+        "N<TAB>文本 形式的行和 viewed_code_id；把它传给编辑，过期的视图会被拒绝（仅移动的行会被跟随）。公共参数："
+        "file（相对根目录、绝对路径或 file:// URL）；start/end（从 1 开始，含两端；负数 end 从末尾倒数）；target"
+        '（{{kind: line|function|marker|tag, value, occurrence}}，代替 start/end）；content（新文本，"" 表示无行）；'
+        "viewed_code_id；encoding（非 UTF-8/16/32 的文件，如 gbk）；preview（不写入）；brief（不返回内容/diff/平衡）；"
+        'format（unified 或 plain diff）；force（即使有 "// ... existing code ..." 之类的占位行或不配对的删除也执行）。'
+        "编辑结果返回所写行的 viewed_code_id。多处编辑一次完成、全部成功或全不写入：{edit}。撤销：{trx_rollback}。"
+        "失败调用和被删除的文本保存为 chip：{insert_chip}。错误包含 code、message、hint 及修正调用所需的数据。",
     ),
     "mcp.unknown_tool": (
         "unknown tool {name!r}; closest: {closest}",
@@ -877,8 +892,8 @@ MESSAGES.update(
             "结束行（含；默认等于 start；负数从末尾倒数）",
         ),
         "p.read_end": (
-            "last line (default: the last; negative counts from the end; 0 or auto = the enclosing function)",
-            "结束行（默认最后一行；负数从末尾倒数；0 或 auto 表示所在函数）",
+            "last line (default: the last; negative counts from the end; 0 = the enclosing function)",
+            "结束行（默认最后一行；负数从末尾倒数；0 表示所在函数）",
         ),
         "p.target": (
             "what to address instead of lines: {kind: line|function|marker|tag, value, occurrence}; CLI KIND:VALUE",
@@ -893,6 +908,10 @@ MESSAGES.update(
         ),
         "p.after_line": ("insert after this line: 0 = top, -1 = end", "插入到此行之后：0 为开头，-1 为末尾"),
         "p.force": ("delete even if the range's brackets do not balance", "即使范围内括号不配对也删除"),
+        "p.force_placeholder": (
+            "write content even if a line looks like a placeholder for kept code",
+            "即使内容中有像“省略原有代码”的占位行也写入",
+        ),
         "p.verbose": ("also list the matched pairs", "同时列出已配对的符号"),
         "p.outer": ("give the outermost top-level block instead", "改为给出最外层的顶级块"),
         "p.from": ("chip://ID or file:///path", "chip://ID 或 file:///path"),
@@ -5100,14 +5119,21 @@ def finish_edit(ctx, tool, args, opened, change):
     """Diff, balance, snapshot, atomic write, read-back; returns the result object (docs/behaviour.md#results)."""
     file, real, text = opened.file, opened.real, opened.text
     warnings = list(change.warnings)
-    result = {"status": "ok", "file": file, "path": real}
+    a, block, b = change.plan
+    changed = text.body[a:b] != block
+    result = {"status": "ok", "file": file, "path": real, "changed": changed}
     result.update(change.fields)
     result["total"] = change.total
+    view = _written_view(opened, change)
+    if view:
+        result["viewed_code_id"] = view
     if not args.get("brief"):
-        result["diff"] = _edit_diff(ctx, args, file, text, change)
+        result["diff"] = _edit_diff(ctx, args, file, text, change) if changed else ""
         result["balance"] = balance_sentence(ctx, opened, change, warnings)
     if args.get("preview"):
         result["preview"] = True
+    elif not changed:  # nothing to write: no snapshot, no event, no chip
+        warnings.append(("w.unchanged", {}))
     else:
         if change.chip_text is not None:
             chip_id, chip_warnings = ChipStore(ctx).save(
@@ -5124,6 +5150,21 @@ def finish_edit(ctx, tool, args, opened, change):
     if warnings:
         result["warnings"] = _local_warnings(ctx, warnings)
     return result
+
+
+def _written_view(opened, change):
+    """The viewed_code_id of the lines an edit wrote, as they now stand (None: it wrote no line)."""
+    if not change.added:
+        return None
+    a, block, _b = change.plan
+    body, eol = opened.text.body, dominant_eol(opened.text.body)
+    if a == len(body) and body and not body.endswith(b"\n") and block.startswith(eol):
+        block = block[len(eol) :]  # (an append first terminated the old last line)
+    first, last = change.first, change.first + change.added - 1
+    if line_count(block) != change.added:  # not whole lines: cut them from the new body instead
+        new_body = change.body
+        block = new_body[slice(*line_span(new_body, first, last))]
+    return make_view_id(opened.real, first, last, block, change.total)
 
 
 def _summary(tool, change):
@@ -5407,7 +5448,9 @@ def tool_replace(ctx, args):
 
 
 def _replace_arguments(args):
-    if "start" not in args:
+    if "target" in args and ("start" in args or "end" in args or "old" in args):
+        raise invalid("target_and_range")
+    if "start" not in args and "target" not in args:
         if "end" in args:
             raise invalid("end_without_start")
         if "old" not in args:
@@ -5417,6 +5460,13 @@ def _replace_arguments(args):
 
 
 def _replace_change(ctx, args, opened):
+    if "target" in args:  # the lines the target names: a function, an element, a marker line
+        start, end = resolve_target(ctx, opened, args["target"])
+        return _replace_lines(ctx, dict(args, start=start, end=end), opened)
+    if "old" in args:
+        prefixed = _replace_prefixed(ctx, args, opened)
+        if prefixed is not None:
+            return prefixed
     if "start" in args:
         return _replace_lines(ctx, args, opened)
     return _replace_old(ctx, args, opened)
@@ -5449,6 +5499,43 @@ def _replace_lines(ctx, args, opened):
     plan = splice_plan(body, a, b, block, eol)
     fields = {"start": start, "end": end, "removed": end - start + 1, "added": len(lines)}
     return Change(text, plan, start, end, len(lines), fields, warnings, at=a, raw=(a, block, b))
+
+
+_READ_PREFIX = re.compile(r"(\d+)\t(.*)")
+
+
+def _read_prefixed(old):
+    """(first line number, text) when every line of `old` carries the `N<TAB>` prefix of a read,
+    numbered one after another; else None."""
+    lines = _strip_one_newline(normalize_newlines(old)).split("\n")
+    matches = [_READ_PREFIX.fullmatch(line) for line in lines]
+    if not all(matches):
+        return None
+    first = int(matches[0].group(1))
+    if [int(m.group(1)) for m in matches] != list(range(first, first + len(lines))):
+        return None
+    return first, "\n".join(m.group(2) for m in matches)
+
+
+def _replace_prefixed(ctx, args, opened):
+    """`old` copied with its read prefixes: applied when the text sits at the lines they name."""
+    found = _read_prefixed(args["old"])
+    if found is None:
+        return None
+    first, stripped = found
+    last = first + stripped.count("\n")
+    if "start" in args and (args["start"], args.get("end", args["start"])) != (first, last):
+        return None
+    total = opened.text.total()
+    if last > total:
+        return None
+    a, b = line_span(opened.text.body, first, last)
+    current = _strip_one_newline(normalize_newlines(opened.text.body[a:b].decode(opened.text.codec)))
+    if current != stripped:
+        return None
+    change = _replace_lines(ctx, dict(args, start=first, end=last, old=stripped), opened)
+    change.warnings.append(("w.read_prefixes", {"start": first, "end": last}))
+    return change
 
 
 def _replace_old(ctx, args, opened):
@@ -5650,12 +5737,15 @@ def tool_write(ctx, args):
                 if not codec.startswith(("utf-16", "utf-32"))
                 else content.encode("utf-8", "surrogatepass")
             )
-        result = {"status": "ok", "file": file, "path": real, "created": not exists}
+        changed = not exists or data != raw
+        result = {"status": "ok", "file": file, "path": real, "created": not exists, "changed": changed}
         result.update(lines=line_count(new_body), bytes=len(data))
         if exists and not args.get("brief"):
-            result["diff"] = _write_diff(file, text, new_body, warnings)
+            result["diff"] = _write_diff(file, text, new_body, warnings) if changed else ""
         if args.get("preview"):
             result["preview"] = True
+        elif not changed:
+            warnings.append(("w.unchanged", {}))
         else:
             if not exists:
                 place.make_folders(ctx)
@@ -6840,6 +6930,11 @@ def _as_bool(name, value):
 
 
 def _as_target(name, value):
+    if isinstance(value, str) and value.strip().startswith("{"):  # sent as a JSON string
+        try:
+            value = json.loads(value)
+        except ValueError:
+            pass
     if isinstance(value, str) and ":" in value:
         kind, _, rest = value.partition(":")
         value = {"kind": kind.strip(), "value": rest}
@@ -6924,6 +7019,7 @@ class Param:
         "cli_default",
         "cli_words",
         "cli_also",
+        "shared",
     )
 
     def __init__(
@@ -6939,12 +7035,14 @@ class Param:
         cli_default=None,
         cli_words=None,
         cli_also=(),
+        shared=False,
     ):
         self.name, self.type, self.help, self.required = name, type, help, required
         self.flags, self.choices, self.default, self.metavar = flags, choices, default, metavar
         self.cli_default, self.cli_words, self.cli_also = cli_default, cli_words or {}, cli_also
+        self.shared = shared  # described once in the server's instructions, not in every tool
 
-    def schema(self, lang):
+    def schema(self, lang, full=False):
         if self.type == "target":
             schema = {
                 "type": ["object", "string"],
@@ -6964,7 +7062,8 @@ class Param:
             schema["enum"] = list(self.choices)
         if self.default is not None:
             schema["default"] = self.default
-        schema["description"] = tr(lang, self.help)
+        if full or not self.shared:
+            schema["description"] = tr(lang, self.help)
         return schema
 
 
@@ -7010,34 +7109,41 @@ class Tool:
         self.read_only, self.destructive, self.idempotent = read_only, destructive, idempotent
         self.output = output
 
-    def input_schema(self, lang):
+    def input_schema(self, lang, full=False):
         return {
             "type": "object",
-            "properties": {p.name: p.schema(lang) for p in self.params},
+            "properties": {p.name: p.schema(lang, full) for p in self.params},
             "required": [p.name for p in self.params if p.required],
             "additionalProperties": False,
         }
 
-    def output_schema(self):
-        """The success result's members, plus the error shape `{"status": "error", "error": {...}}`:
-        clients validate structuredContent even when isError is true (docs/mcp.md)."""
-        properties = {name: {"type": kind} for name, kind in self.output.items()}
-        properties["status"] = {"type": "string", "enum": [*self.statuses, "error"]}
-        properties.setdefault("warnings", {"type": "array", "items": {"type": "string"}})
-        properties["error"] = {
-            "type": "object",
-            "properties": {
-                "code": {"type": "string"},
-                "message": {"type": "string"},
-                "hint": {"type": "string"},
-            },
-            "required": ["code", "message", "hint"],
+    def output_schema(self, full=False):
+        """What structuredContent holds: `status` (the success values, or "error" with `error`:
+        clients validate structuredContent even when isError is true, docs/mcp.md). tools/list
+        sends this short form (its size counts against a model's context); `full` adds every
+        success member, for docs/mcp.md and the tests."""
+        properties = {
+            "status": {"type": "string", "enum": [*self.statuses, "error"]},
+            "error": {"type": "object"},
         }
+        if full:
+            properties.update(
+                (name, {"type": kind}) for name, kind in self.output.items() if name != "status"
+            )
+            properties["warnings"] = {"type": "array", "items": {"type": "string"}}
+            properties["error"] = {
+                "type": "object",
+                "properties": {
+                    "code": {"type": "string"},
+                    "message": {"type": "string"},
+                    "hint": {"type": "string"},
+                },
+                "required": ["code", "message", "hint"],
+            }
         return {"type": "object", "properties": properties, "required": ["status"]}
 
     def annotations(self):
         return {
-            "title": self.title,
             "readOnlyHint": self.read_only,
             "destructiveHint": self.destructive,
             "idempotentHint": self.idempotent,
@@ -7045,16 +7151,24 @@ class Tool:
         }
 
 
-P_FILE = Param("file", "string", "p.file", True, ("--file", "-f"), metavar="PATH")
-P_ENCODING = Param("encoding", "string", "p.encoding", flags=("--encoding",), metavar="NAME")
-P_BRIEF = Param("brief", "boolean", "p.brief", flags=("--brief",))
-P_PREVIEW = Param("preview", "boolean", "p.preview", flags=("--preview",))
+P_FILE = Param("file", "string", "p.file", True, ("--file", "-f"), metavar="PATH", shared=True)
+P_ENCODING = Param("encoding", "string", "p.encoding", flags=("--encoding",), metavar="NAME", shared=True)
+P_BRIEF = Param("brief", "boolean", "p.brief", flags=("--brief",), shared=True)
+P_PREVIEW = Param("preview", "boolean", "p.preview", flags=("--preview",), shared=True)
 P_FORMAT = Param(
-    "format", "string", "p.format", flags=("--format",), choices=("unified", "plain"), default="unified"
+    "format",
+    "string",
+    "p.format",
+    flags=("--format",),
+    choices=("unified", "plain"),
+    default="unified",
+    shared=True,
 )
-P_VIEW = Param("viewed_code_id", "string", "p.viewed_code_id", flags=("--viewed-code-id",), metavar="ID")
-P_START = Param("start", "integer", "p.start", flags=("--start", "-s"), metavar="N")
-P_END = Param("end", "integer", "p.end", flags=("--end", "-e"), metavar="N")
+P_VIEW = Param(
+    "viewed_code_id", "string", "p.viewed_code_id", flags=("--viewed-code-id",), metavar="ID", shared=True
+)
+P_START = Param("start", "integer", "p.start", flags=("--start", "-s"), metavar="N", shared=True)
+P_END = Param("end", "integer", "p.end", flags=("--end", "-e"), metavar="N", shared=True)
 P_TARGET = Param(
     "target",
     "target",
@@ -7062,6 +7176,7 @@ P_TARGET = Param(
     flags=("--target",),
     metavar="KIND:VALUE",
     cli_also=(("occurrence", "--occurrence", "p.occurrence"),),
+    shared=True,
 )
 P_CONTENT = Param(
     "content",
@@ -7071,9 +7186,11 @@ P_CONTENT = Param(
     ("--content", "-c"),
     metavar="TEXT",
     cli_also=(("file", "--content-file", "p.content_file"),),
+    shared=True,
 )
 P_LINE = Param("line", "integer", "p.line", True, ("--line", "-l"), metavar="N")
 P_FILE_OPT = Param("file", "string", "p.trx_file", metavar="PATH")
+P_FORCE = Param("force", "boolean", "p.force_placeholder", flags=("--force",), shared=True)
 
 _MANY_OUT = {
     "status": "string", "changed": "boolean", "event_id": "string", "files": "array",
@@ -7082,6 +7199,7 @@ _MANY_OUT = {
 
 _EDIT_OUT = {
     "status": "string", "file": "string", "path": "string", "start": "integer", "end": "integer",
+    "changed": "boolean", "viewed_code_id": "string",
     "removed": "integer", "added": "integer", "after_line": "integer", "total": "integer",
     "diff": "string", "balance": "string", "event_id": "string", "chip": "string",
     "preview": "boolean", "from": "string",
@@ -7145,7 +7263,9 @@ TOOLS = [
                 metavar="TEXT",
                 cli_also=(("file", "--old-file", "p.old_file"),),
             ),
+            P_TARGET,
             P_VIEW,
+            P_FORCE,
             P_PREVIEW,
             P_BRIEF,
             P_FORMAT,
@@ -7164,6 +7284,7 @@ TOOLS = [
             Param("after_line", "integer", "p.after_line", True, ("--after-line", "--after"), metavar="N"),
             P_CONTENT,
             P_VIEW,
+            P_FORCE,
             P_PREVIEW,
             P_BRIEF,
             P_FORMAT,
@@ -7203,6 +7324,7 @@ TOOLS = [
             "file": "string",
             "path": "string",
             "created": "boolean",
+            "changed": "boolean",
             "lines": "integer",
             "bytes": "integer",
             "event_id": "string",
@@ -7473,7 +7595,7 @@ class Server:
             "protocolVersion": version,
             "capabilities": {"tools": {"listChanged": False}},
             "serverInfo": {"name": PROGRAM, "title": "Better Edit Tools", "version": __version__},
-            "instructions": tr(self.ctx.lang, "mcp.instructions"),
+            "instructions": tr(self.ctx.lang, "mcp.instructions", **self._names()),
         }
 
     def _unknown_tool(self, request_id, params):
@@ -7485,21 +7607,31 @@ class Server:
         message = tr(self.ctx.lang, "mcp.unknown_tool", name=name, closest=", ".join(closest))
         return _rpc_error(request_id, -32602, message, {"closest": closest})
 
-    def tool_list(self):
-        if self._tool_list is None:
+    def _names(self):
+        """Each tool's name as this server lists it (--no-prefix, --underscore-names), for texts."""
+        return {
+            t.name.replace("-", "_"): public_name(t, self.prefix, self.underscore) for t in TOOLS if t.mcp
+        }
+
+    def tool_list(self, full=False):
+        """The tools/list entries; `full` (for docs/mcp.md) describes every argument and member."""
+        if self._tool_list is None or full:
             lang = self.ctx.lang
-            self._tool_list = [
+            listed = [
                 {
                     "name": public_name(tool, self.prefix, self.underscore),
                     "title": tool.title,
-                    "description": tr(lang, "d." + tool.name),
-                    "inputSchema": tool.input_schema(lang),
-                    "outputSchema": tool.output_schema(),
+                    "description": tr(lang, "d." + tool.name, **self._names()),
+                    "inputSchema": tool.input_schema(lang, full),
+                    "outputSchema": tool.output_schema(full),
                     "annotations": tool.annotations(),
                 }
                 for tool in TOOLS
                 if tool.mcp
             ]
+            if full:
+                return listed
+            self._tool_list = listed
         return self._tool_list
 
     def call(self, tool, arguments):
@@ -7991,7 +8123,7 @@ def serve_stdio(ctx, ns):
 
 def dump_tools(ctx, form):
     server = Server(ctx)
-    tools = server.tool_list()
+    tools = server.tool_list(full=form != "json")
     if form == "json":
         _print(json.dumps(tools, ensure_ascii=False, indent=2))
     else:
