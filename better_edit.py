@@ -41,6 +41,7 @@ DEFAULT_MAX_SNAPSHOTS = 30
 SNAPSHOT_TOTAL_BYTES = 100 * 1024 * 1024
 CHIP_MIN_ARGS_BYTES = 50  # failed calls with shorter argument JSON are not worth a chip
 VIEW_MEMORY = 256  # viewed texts the server remembers for STALE_VIEW diffs
+VIEW_SEARCH_LINES = 20_000_000  # lines x window size above which a moved view is not looked for
 READ_MAX_LINES = 2000  # MCP default; the CLI default is 0 (no limit)
 BINARY_SNIFF_BYTES = 8192
 # Test mode (read once at start): run the code paths of platforms without descriptor-relative calls,
@@ -468,6 +469,10 @@ MESSAGES = {
         "old still had the line-number prefixes of a read; they named lines {start}-{end}, which hold "
         "that text, so the edit was applied there",
         "old 仍带着读取结果的行号前缀；它们指向的第 {start}-{end} 行正是该文本，已在此处修改",
+    ),
+    "w.relocated": (
+        "lines moved by {d} since your read: edited {a}-{b} instead of {old_a}-{old_b}",
+        "自你读取以来这些行移动了 {d} 行：已编辑第 {a}-{b} 行而不是第 {old_a}-{old_b} 行",
     ),
     "w.unchanged": (
         "the files already hold this text: nothing was written",
@@ -4898,32 +4903,97 @@ def _edit_range(args, total, file=None):
 # --- viewed_code_id (docs/behaviour.md#viewed_code_id) --------------------------------------------
 
 
-def check_view(ctx, args, opened, edit_first, edit_last):
-    """Raise STALE_VIEW when the viewed lines changed; return warnings (edit outside the view)."""
+def check_view(ctx, args, opened, edit_first, edit_last, located=False, insert=False):
+    """(warnings, d): STALE_VIEW when the viewed lines changed; d != 0 when they only moved by d
+    lines (docs/behaviour.md#viewed_code_id) and the edit lies inside them: the caller then edits
+    d lines further. `located` edits (found by `old`) are already where the text is."""
     file, real, text = opened.file, opened.real, opened.text
     token = args.get("viewed_code_id")
     if not token:
-        return []
+        return [], 0
     vstart, vend, digest = parse_view_id(token)
     body = text.body
     total = text.total()
     chunk = body[slice(*line_span(body, vstart, vend))] if vend <= total else None
-    if chunk is None or view_hash(real, vstart, vend, chunk, total) != digest:
-        current = render_numbered(_lines_window(text, body, vstart, min(vend, total)), vstart)
-        data = {"current": current}
-        remembered = ctx.views.get(token.strip())
-        if remembered is not None:
-            import difflib
+    if chunk is not None and view_hash(real, vstart, vend, chunk, total) == digest:
+        if edit_first < vstart - 1 or edit_last > vend + 1:
+            return [
+                ("w.outside_view", {"start": edit_first, "end": edit_last, "vstart": vstart, "vend": vend})
+            ], 0
+        return [], 0
+    moved = _moved_view(ctx, token, opened, vstart, vend, digest) if vend >= vstart else []
+    if len(moved) == 1:
+        d = moved[0] - vstart
+        low, high = (vstart + d, vend + d) if located else (vstart, vend)
+        inside = low - 1 <= edit_first <= high if insert else low <= edit_first and edit_last <= high
+        if inside:
+            shift = 0 if located else d
+            old_range = (edit_first - d, edit_last - d) if located else (edit_first, edit_last)
+            fields = {
+                "d": f"{d:+d}",
+                "a": old_range[0] + d,
+                "b": old_range[1] + d,
+                "old_a": old_range[0],
+                "old_b": old_range[1],
+            }
+            return [("w.relocated", fields)], shift or d
+    current = render_numbered(_lines_window(text, body, vstart, min(vend, total)), vstart)
+    data = {"current": current}
+    remembered = ctx.views.get(token.strip())
+    if remembered is not None:
+        import difflib
 
-            data["changes"] = "\n".join(
-                difflib.unified_diff(
-                    remembered.split("\n"), current.split("\n"), "viewed", "current", lineterm=""
-                )
+        data["changes"] = "\n".join(
+            difflib.unified_diff(
+                remembered.split("\n"), current.split("\n"), "viewed", "current", lineterm=""
             )
-        raise ToolError("STALE_VIEW", "stale_view", data=data, file=file, start=vstart, end=vend, id=token)
-    if edit_first < vstart - 1 or edit_last > vend + 1:
-        return [("w.outside_view", {"start": edit_first, "end": edit_last, "vstart": vstart, "vend": vend})]
-    return []
+        )
+    raise ToolError("STALE_VIEW", "stale_view", data=data, file=file, start=vstart, end=vend, id=token)
+
+
+def _moved_view(ctx, token, opened, vstart, vend, digest):
+    """First lines of the windows of the viewed size whose bytes give the token's hash (at most two
+    are looked for: one means the block moved). With the viewed text remembered (server), only
+    windows starting with its first line are hashed."""
+    import hashlib
+
+    text, count = opened.text, vend - vstart + 1
+    body = text.body
+    starts = [0]
+    find, pos = body.find, 0
+    while True:
+        pos = find(b"\n", pos) + 1
+        if not pos:
+            break
+        starts.append(pos)
+    if starts[-1] != len(body):
+        starts.append(len(body))
+    lines = len(starts) - 1
+    if not body or count > lines or lines * count > VIEW_SEARCH_LINES:
+        return []
+    remembered = ctx.views.get(token.strip())
+    first = None
+    if remembered is not None:
+        first_line = remembered.split("\n", 1)[0].partition("\t")[2]
+        try:
+            first = first_line.encode(text.codec)
+        except UnicodeError:
+            first = None
+    prefix = hashlib.sha256(f"{opened.real}\0{vstart}\0{vend}\0".encode("utf-8", "surrogatepass"))
+    found = []
+    for line in range(1, lines - count + 2):
+        if line == vstart:
+            continue
+        a = starts[line - 1]
+        if first is not None and not body.startswith(first, a):
+            continue
+        digest_now = prefix.copy()
+        digest_now.update(memoryview(body)[a : starts[line - 1 + count]])
+        if digest_now.hexdigest()[:16] == digest:
+            found.append(line)
+            if len(found) > 1:
+                break
+    return found
 
 
 # --- targets (docs/behaviour.md#line-arguments) ---------------------------------------------------
@@ -5478,7 +5548,10 @@ def _replace_lines(ctx, args, opened):
     total = text.total()
     start, end = _edit_range(args, total, file)
     _check_range(file, start, end, total)
-    warnings = check_view(ctx, args, opened, start, end)
+    warnings, moved = check_view(ctx, args, opened, start, end)
+    if moved:
+        start, end = start + moved, end + moved
+        _check_range(file, start, end, total)
     a, b = line_span(body, start, end)
     if "old" in args:
         current = _strip_one_newline(normalize_newlines(body[a:b].decode(text.codec)))
@@ -5498,6 +5571,8 @@ def _replace_lines(ctx, args, opened):
     block = encode_block(text, lines, eol)
     plan = splice_plan(body, a, b, block, eol)
     fields = {"start": start, "end": end, "removed": end - start + 1, "added": len(lines)}
+    if moved:
+        fields["relocated"] = moved
     return Change(text, plan, start, end, len(lines), fields, warnings, at=a, raw=(a, block, b))
 
 
@@ -5556,7 +5631,7 @@ def _replace_old(ctx, args, opened):
     if not spans:
         raise _no_match(file, norm, args["old"])
     line_s, col_s, line_e, col_e = spans[0]
-    warnings = check_view(ctx, args, opened, line_s, line_e)
+    warnings, _moved = check_view(ctx, args, opened, line_s, line_e, located=True)
     if tier == "loose":
         warnings.append(("w.whitespace_match", {"start": line_s, "end": line_e}))
     a, b = line_span(body, line_s, line_e)
@@ -5631,13 +5706,16 @@ def _insert_change(ctx, args, opened):
         raise ToolError(
             "OUT_OF_RANGE", "after_out_of_range", data={"total": total}, file=file, value=after, total=total
         )
-    warnings = check_view(ctx, args, opened, after, after + 1)
+    warnings, moved = check_view(ctx, args, opened, after, after + 1, insert=True)
+    after += moved
     eol = dominant_eol(body)
     lines = content_lines(args["content"])
     a = skip_lines(body, 0, after)
     block = encode_block(text, lines, eol)
     plan = splice_plan(body, a, a, block, eol)
     fields = {"after_line": after, "added": len(lines)}
+    if moved:
+        fields["relocated"] = moved
     return Change(text, plan, after + 1, after, len(lines), fields, warnings, at=a, raw=(a, block, a))
 
 
@@ -5668,11 +5746,16 @@ def _delete_change(ctx, args, opened):
     else:
         start, end = _edit_range(args, total, file)
     _check_range(file, start, end, total)
-    warnings = check_view(ctx, args, opened, start, end)
+    warnings, moved = check_view(ctx, args, opened, start, end)
+    if moved:
+        start, end = start + moved, end + moved
+        _check_range(file, start, end, total)
     a, b = line_span(body, start, end)
     deleted = body[a:b].decode(text.codec)
     plan = splice_plan(body, a, b, b"", dominant_eol(body))
     fields = {"start": start, "end": end, "removed": end - start + 1}
+    if moved:
+        fields["relocated"] = moved
     change = Change(text, plan, start, end, 0, fields, warnings, chip_text=deleted, at=a, raw=(a, b"", b))
     change.warnings += _delete_guard(ctx, args, opened, change, start, end)
     return change
@@ -7199,7 +7282,7 @@ _MANY_OUT = {
 
 _EDIT_OUT = {
     "status": "string", "file": "string", "path": "string", "start": "integer", "end": "integer",
-    "changed": "boolean", "viewed_code_id": "string",
+    "changed": "boolean", "viewed_code_id": "string", "relocated": "integer",
     "removed": "integer", "added": "integer", "after_line": "integer", "total": "integer",
     "diff": "string", "balance": "string", "event_id": "string", "chip": "string",
     "preview": "boolean", "from": "string",
@@ -7513,6 +7596,39 @@ def encode_message(message):
     return dumps_strict(message, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
+def error_details(error, limit=30):
+    """The data a model needs to correct its call, as compact text lines (many clients show the
+    model only the text of an error result, not its structured content)."""
+    lines = []
+    closest = error.get("closest")
+    if isinstance(closest, dict):
+        difference = closest.get("first_difference") or {}
+        lines.append(
+            f"closest: lines {closest.get('start')}-{closest.get('end')} (similarity {closest.get('similarity')}, "
+            f"viewed_code_id {closest.get('viewed_code_id')}): {difference.get('message', difference.get('kind', ''))}"
+        )
+    elif error.get("actual") not in (None, ""):
+        actual = str(error["actual"]).split("\n")
+        lines.append("actual:\n" + "\n".join(actual[:limit]) + ("\n..." if len(actual) > limit else ""))
+    if error.get("found_at"):
+        lines.append("found at: " + ", ".join(f"{s['start']}-{s['end']}" for s in error["found_at"][:20]))
+    if error.get("candidates"):
+        lines.append("candidates: " + ", ".join(f"{c['start']}-{c['end']}" for c in error["candidates"][:20]))
+    if error.get("changes"):
+        changes = str(error["changes"]).split("\n")
+        lines.append(
+            "changes since your read:\n"
+            + "\n".join(changes[:limit])
+            + ("\n..." if len(changes) > limit else "")
+        )
+    elif error.get("current") not in (None, ""):
+        current = str(error["current"]).split("\n")
+        lines.append("now:\n" + "\n".join(current[:limit]) + ("\n..." if len(current) > limit else ""))
+    for item in (error.get("failed") or ())[:20]:
+        lines.append(f"item {item.get('index')}: {item.get('code')}: {item.get('message')}")
+    return "".join("\n" + line for line in lines)
+
+
 def _rpc_error(request_id, code, message, data=None):
     error = {"code": code, "message": message}
     if data is not None:
@@ -7648,7 +7764,7 @@ class Server:
             error = ToolError("INTERNAL", "internal", detail=f"{type(exc).__name__}: {exc}").to_dict(
                 self.ctx.lang
             )
-        text = f"{error['code']}: {error['message']}\nhint: {error['hint']}"
+        text = f"{error['code']}: {error['message']}\nhint: {error['hint']}" + error_details(error)
         chip_id, warnings = self._keep_arguments(tool, arguments, error)
         if chip_id:
             error["chip"] = chip_id
@@ -7937,7 +8053,7 @@ def print_error(lang, error, output):
         _print(dumps_strict({"error": error}, indent=2))
     else:
         _print(tr(lang, "cli.error", code=error["code"], message=error["message"]), sys.stderr)
-        _print(tr(lang, "cli.hint", hint=error["hint"]), sys.stderr)
+        _print(tr(lang, "cli.hint", hint=error["hint"]) + error_details(error), sys.stderr)
 
 
 def run_cli(ctx, tool, args, output):

@@ -1,9 +1,10 @@
 """The MCP server (issue 3): raw JSON-RPC lines and the official `mcp` client SDK.
 
 Every server is a real subprocess (`harness.Server`) started through `be_command` (so `BE_EXE`
-runs the same tests against the frozen executable), with `cwd=root` and the private `be_env`. The `serve` fixture
-checks at teardown that everything the server wrote on stdout was one valid JSON-RPC message per
-line, so every test also checks SPEC §3.1 "stdout carries only protocol messages".
+runs the same tests against the frozen executable), with `cwd=root` and the private `be_env`. The
+`serve` fixture checks at teardown that everything the server wrote on stdout was one valid
+JSON-RPC message per line, so every test also checks SPEC §3.1 "stdout carries only protocol
+messages".
 
 Sections: protocol (SPEC §3.1), tools (§3.2, §4), viewed_code_id (§6.1), transactions (§4.10),
 chips (§4.9, §6.3), the official SDK as a client.
@@ -425,7 +426,10 @@ def test_tool_error_with_large_arguments_saves_a_chip(serve, root):
     assert error["code"] == "MISMATCH" and error["actual"] == "one" and error["found_at"] == []
     text = result["content"][0]["text"]
     chip_id = error["chip"]
-    assert text == f"MISMATCH: {error['message']}\nhint: {error['hint']}\narguments saved as chip://{chip_id}"
+    # the text also carries what the model needs to fix the call: here the actual text of the lines
+    assert text == (
+        f"MISMATCH: {error['message']}\nhint: {error['hint']}\nactual:\none\narguments saved as chip://{chip_id}"
+    )
     record = server.ok("be-insert-chip", {"from": f"chip://{chip_id}"})
     assert record["args"] == arguments
     assert record["text"] == content
