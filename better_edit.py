@@ -873,8 +873,8 @@ MESSAGES.update(
             "从文件读取 diff，- 表示标准输入（默认）",
         ),
         "p.edit_force": (
-            "apply even if a delete item's brackets do not balance",
-            "即使删除条目的括号不配对也执行",
+            "apply despite a placeholder line in content or a delete item whose brackets do not balance",
+            "即使内容中有占位行或删除条目的括号不配对也执行",
         ),
         "p.file": (
             "the file (relative to the root, or absolute, or file:// URL)",
@@ -6633,6 +6633,7 @@ def _finish_items(ctx, args, groups):
     if args.get("preview"):
         result["preview"] = True
     elif changed:
+        warnings += _keep_deleted(ctx, groups)
         result["event_id"], write_warnings = _commit_groups(ctx, [g for g in groups if g["changed"]])
         warnings += write_warnings
     else:
@@ -6640,6 +6641,21 @@ def _finish_items(ctx, args, groups):
     if warnings:
         result["warnings"] = _local_warnings(ctx, warnings)
     return result
+
+
+def _keep_deleted(ctx, groups):
+    """Deleted text of delete items is kept as chips, as be-delete keeps it."""
+    warnings = []
+    for group in groups:
+        for item, change in group["changes"]:
+            if change.chip_text:
+                chip_id, chip_warnings = ChipStore(ctx).save(
+                    "be-edit", dict(item["args"]), "", change.chip_text
+                )
+                warnings += chip_warnings
+                if chip_id:
+                    warnings.append(("w.deleted_chip", {"id": chip_id}))
+    return warnings
 
 
 def _group_result(ctx, args, group):
@@ -6819,7 +6835,8 @@ def parse_patch(patch):
             if old_path is None and new_path is None:
                 raise invalid("patch_no_header", line=pos + 1)
             hunk, pos = _patch_hunk(lines, pos)
-            items.append(_hunk_item(len(items), old_path, new_path, hunk))
+            number = 1 + sum(1 for item in items if item["file"] == (new_path or old_path))
+            items.append(_hunk_item(len(items), old_path, new_path, hunk, number))
             continue
         pos += 1
     if not items:
@@ -6852,31 +6869,31 @@ def _patch_hunk(lines, pos):
     old_start = int(match.group(1))
     old_count = int(match.group(2)) if match.group(2) is not None else 1
     new_count = int(match.group(4)) if match.group(4) is not None else 1
-    old, new, no_newline = [], [], False
+    old, new, tagged, no_newline = [], [], [], False
     pos += 1
     while pos < len(lines) and (len(old) < old_count or len(new) < new_count or lines[pos].startswith("\\")):
         raw = lines[pos]
         line = raw[:-1] if raw.endswith("\r") else raw
         if line.startswith("\\"):
             no_newline = True
-        elif line.startswith("-"):
-            old.append(line[1:])
-        elif line.startswith("+"):
-            new.append(line[1:])
-        elif line.startswith(" ") or line == "":
-            old.append(line[1:])
-            new.append(line[1:])
+        elif line[:1] in ("-", "+", " ") or line == "":
+            sign = line[:1] or " "
+            if sign != "+":
+                old.append(line[1:])
+            if sign != "-":
+                new.append(line[1:])
+            tagged.append((sign, line[1:]))
         else:
             break
         pos += 1
     if len(old) != old_count or len(new) != new_count:
         raise invalid("patch_hunk_short", line=pos, old=old_count, new=new_count)
-    return (old_start, old, new, no_newline), pos
+    return (old_start, old, new, no_newline, tagged), pos
 
 
-def _hunk_item(index, old_path, new_path, hunk):
+def _hunk_item(index, old_path, new_path, hunk, number=1):
     file = new_path if new_path is not None else old_path
-    item = {"index": index, "op": "patch", "file": file, "args": {"file": file}}
+    item = {"index": index, "op": "patch", "file": file, "args": {"file": file}, "hunk": number}
     item["plan"] = lambda ctx, opened, exists: _hunk_change(ctx, item, opened, exists, hunk)
     item["create"], item["delete_file"] = old_path is None, new_path is None
     return item
@@ -6885,7 +6902,7 @@ def _hunk_item(index, old_path, new_path, hunk):
 def _hunk_change(ctx, item, opened, exists, hunk):
     """The Change a hunk makes: at its stated line when its old lines are there, else at the one
     place they are (a warning names the offset); several -> AMBIGUOUS, none -> MISMATCH."""
-    old_start, old, new, no_newline = hunk
+    old_start, old, new, no_newline, tagged = hunk
     file = item["file"]
     if item["create"]:
         if exists:
@@ -6906,11 +6923,41 @@ def _hunk_change(ctx, item, opened, exists, hunk):
             ctx, {"file": file, "after_line": min(old_start, len(lines)), "content": content}, opened
         )
     start, warnings = _hunk_position(file, item, lines, old, old_start)
-    change = _replace_lines(
-        ctx, {"file": file, "start": start, "end": start + len(old) - 1, "content": content}, opened
-    )
+    change = _hunk_splice(opened, start, start + len(old) - 1, tagged)
     change.warnings += warnings
     return change
+
+
+def _hunk_splice(opened, first, last, tagged):
+    """A hunk applied at lines first..last: its context lines keep their exact bytes (terminator and
+    trailing spaces), its `-` lines go, its `+` lines come in the file's encoding and line ending."""
+    text = opened.text
+    body, eol = text.body, dominant_eol(text.body)
+    a, b = line_span(body, first, last)
+    old_lines, pos, out = [], a, []
+    while pos < b:
+        stop = body.find(b"\n", pos, b)
+        stop = b if stop < 0 else stop + 1
+        old_lines.append(body[pos:stop])
+        pos = stop
+    index, added = 0, 0
+    for sign, line in tagged:
+        if sign != "-" and out and not out[-1].endswith(b"\n"):
+            out[-1] += eol  # a line now followed by another needs its terminator
+        if sign == " ":
+            out.append(old_lines[index])
+        if sign in (" ", "-"):
+            index += 1
+        if sign == "+":
+            out.append(text.encode(line) + eol)
+        added += sign != "-"
+    block = b"".join(out)
+    if b == len(body) and body and not body.endswith(b"\n") and block.endswith(b"\n"):
+        cut = block[: -len(eol)] if block.endswith(eol) else block[:-1]
+        if cut and not cut.endswith(b"\n"):
+            block = cut  # the file did not end with a line terminator: it still does not
+    fields = {"start": first, "end": last, "removed": last - first + 1, "added": added}
+    return Change(text, (a, block, b), first, last, added, fields, at=a)
 
 
 def _file_lines(opened):
@@ -6930,7 +6977,7 @@ def _lines_match(lines, at, old, loose):
 
 def _hunk_position(file, item, lines, old, stated):
     """1-based line where the hunk applies, and warnings (offset, trailing whitespace)."""
-    where = [f"{item['index'] + 1}", file]
+    where = [str(item.get("hunk", item["index"] + 1)), file]
     for loose in (False, True):
         if _lines_match(lines, stated - 1, old, loose):
             found = [stated - 1]
@@ -6972,7 +7019,7 @@ def _hunk_mismatch(file, item, lines, old, stated):
         "MISMATCH",
         "patch_mismatch",
         data={"actual": actual, "found_at": [], "closest": closest_block(lines, old)},
-        hunk=item["index"] + 1,
+        hunk=item.get("hunk", item["index"] + 1),
         file=file,
         line=stated,
     )
@@ -8020,9 +8067,11 @@ def print_result(lang, tool, result, output):
     for member in ("content", "diff"):
         if result.get(member):
             lines.append(result[member])
-    lines += [
-        entry["diff"] for entry in result.get("files", ()) if isinstance(entry, dict) and entry.get("diff")
-    ]
+    for entry in result.get("files", ()):
+        if entry.get("diff"):
+            lines.append(entry["diff"])
+        if entry.get("balance") not in (None, tr(lang, "b.ok")):
+            lines.append(f"{entry['file']}: {entry['balance']}")
     lines += [f"{u['line']}:{u['column']}: {u['problem']} {u['symbol']}" for u in result.get("unmatched", [])]
     if result.get("reason"):
         lines.append(result["reason"])
