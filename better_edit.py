@@ -309,6 +309,10 @@ MESSAGES = {
         "the most similar block is lines {start}-{end} (see 'actual'); read them and retry",
         "最相似的是第 {start}-{end} 行（见 actual）；请读取后重试",
     ),
+    "mismatch_closest.hint": (
+        "see 'closest': the most similar block, its first difference and a viewed_code_id to retry with",
+        "参见 closest：最相似的块、第一处差异，以及可用于重试的 viewed_code_id",
+    ),
     "mismatch_none_nohint.hint": (
         "read the file to see its current text",
         "请读取文件查看当前内容",
@@ -606,6 +610,51 @@ MESSAGES = {
     "cli.verb.write": ("wrote", "已写入"),
     "cli.event": (", event {event_id}", "，事件 {event_id}"),
     # --- server ---
+    # details of an error in its text (error_details)
+    "detail.closest": (
+        "closest: lines {start}-{end} (similarity {similarity}, viewed_code_id {viewed_code_id}): {words}",
+        "最相似：第 {start}-{end} 行（相似度 {similarity}，viewed_code_id {viewed_code_id}）：{words}",
+    ),
+    "detail.actual": ("actual:\n{text}", "实际内容：\n{text}"),
+    "detail.found_at": ("old occurs at lines: {where}", "old 出现在第 {where} 行"),
+    "detail.candidates": ("candidates: lines {where}", "候选：第 {where} 行"),
+    "detail.changes": ("changes since your read:\n{text}", "自读取以来的变化：\n{text}"),
+    "detail.now": ("the lines now:\n{text}", "这些行现在是：\n{text}"),
+    "detail.item": ("item {index}: {code}: {message}", "条目 {index}：{code}：{message}"),
+    "kind.none": ("old matches the file there exactly", "old 与该处内容完全一致"),
+    "kind.indentation": (
+        "line {line}, column {column}: the indentation differs",
+        "第 {line} 行第 {column} 列：缩进不同",
+    ),
+    "kind.trailing_whitespace": (
+        "line {line}, column {column}: trailing whitespace differs",
+        "第 {line} 行第 {column} 列：行尾空白不同",
+    ),
+    "kind.quotes": (
+        "line {line}, column {column}: straight and typographic quotes or dashes differ",
+        "第 {line} 行第 {column} 列：直引号与弯引号（或破折号）不同",
+    ),
+    "kind.escaping": (
+        "line {line}, column {column}: old holds escape sequences where the file has the characters",
+        "第 {line} 行第 {column} 列：old 中是转义序列，文件中是实际字符（或相反）",
+    ),
+    "kind.line_numbers": (
+        "line {line}, column {column}: old still carries the N<TAB> prefixes of a read",
+        "第 {line} 行第 {column} 列：old 仍带着读取结果的 N<TAB> 行号前缀",
+    ),
+    "kind.case": (
+        "line {line}, column {column}: upper and lower case differ",
+        "第 {line} 行第 {column} 列：大小写不同",
+    ),
+    "kind.missing_line": (
+        "line {line}, column {column}: the file has a line old lacks",
+        "第 {line} 行第 {column} 列：文件中有一行 old 中没有",
+    ),
+    "kind.extra_line": (
+        "line {line}, column {column}: old has a line the file lacks",
+        "第 {line} 行第 {column} 列：old 中有一行文件中没有",
+    ),
+    "kind.text": ("line {line}, column {column}: the text differs", "第 {line} 行第 {column} 列：文本不同"),
     "mcp.tty_notice": (
         "{program}: MCP server waiting for JSON-RPC messages on stdin (Ctrl-D ends it); "
         "for the command line, see {program} --help",
@@ -1084,11 +1133,6 @@ def _lookup_codec(name):
     return info.name
 
 
-def closest_block(lines, old_lines):
-    """(temporary) the block of `lines` most like `old_lines`; None until the diagnostics land."""
-    return None
-
-
 def refuse_binary(sample, file, encoding=None):
     """BINARY_FILE when the first 8 KB hold a NUL, unless the file is UTF-16/32 (BOM or named)."""
     if any(sample.startswith(bom) for bom, name in _BOMS[1:]):
@@ -1400,6 +1444,792 @@ def similar_block(norm_lines, old_lines, limit=20000):
         if score > best_score:
             best, best_score = (start + 1, min(len(norm_lines), start + size)), score
     return best if best_score >= 0.3 else None
+
+
+# --- mismatch diagnostics: the closest block and its first difference (docs/behaviour.md#errors) ---
+#
+# When `old` is not in the file, closest_block() finds the block `old` was most likely copied from
+# and names the FIRST difference, so the model can fix its retry mechanically; describe_difference()
+# says it in words. Candidates are found on "forgiving" forms of the lines (typographic quotes and
+# dashes as ASCII, read prefixes, escapes and whitespace removed, lower case), so doubled escapes or
+# read prefixes still find their block; the reported similarity is 2*M/T on the raw lines (matches do
+# not cross aligned line boundaries). The search votes for block starts with rare whole lines (then
+# line ends, then rare words), scores at most a few dozen windows, and is never quadratic in the size
+# of the file: a 5-line old against 200,000 lines answers in tens of milliseconds.
+
+
+def _counter(*args):
+    from collections import Counter
+
+    return Counter(*args)
+
+
+def _sequence_matcher(*args, **kwargs):
+    from difflib import SequenceMatcher  # (imported when a mismatch is diagnosed, never at start)
+
+    return SequenceMatcher(*args, **kwargs)
+
+
+def _log(value):
+    import math
+
+    return math.log(value)
+
+
+def _bisect_right(items, value):
+    from bisect import bisect_right
+
+    return bisect_right(items, value)
+
+
+def _nlargest(count, items, key):
+    from heapq import nlargest
+
+    return nlargest(count, items, key=key)
+
+
+def _accumulate(items):
+    from itertools import accumulate
+
+    return accumulate(items)
+
+
+def _groupby(items):
+    from itertools import groupby
+
+    return groupby(items)
+
+
+KINDS = (
+    "indentation",
+    "trailing_whitespace",
+    "quotes",
+    "escaping",
+    "line_numbers",
+    "case",
+    "missing_line",
+    "extra_line",
+    "text",
+)
+
+THRESHOLD = 0.5
+ANCHOR_BUDGET = 5000  # votes that may propose new block starts
+REINFORCE_BUDGET = 100_000  # lookups that may reinforce proposed starts
+RARE = 50  # an anchor line seen at most this often counts as distinctive
+TOP_STARTS = 16  # candidate block starts considered per reading of old
+RECALL = 4.0  # windows are chosen by F-beta, beta = 2: covering all of old outweighs extra file lines
+LINE_WEIGHT = 16  # ... each line also weighs as much as 16 characters, so ")" or "}" lines count
+NOISE_FLOOR = 0.5  # ... and lines less similar than this count as unrelated (no chance matches)
+VERIFY_LIMIT = 40  # windows (of the up to 16 * 9) given the character-level forgiving score
+VERIFY_SCALE = 4000  # ... at most max(4, min(40, VERIFY_SCALE // len(old)))
+TOKEN_LIMIT = 12  # tokens tried by the fallback
+TOKEN_HITS = 200  # a token found more often than this is too common to vote
+AFFIX = 10  # fallback anchors: first / last characters of a forgiving line
+PAIR_COST = 100_000  # a pair is diffed exactly only if it costs at most this many collisions ...
+COST_BUDGET = 300_000  # ... and while the call's budget lasts (collisions: sum count_a[c]*count_b[c])
+LONG = 20_000  # a pair with a longer string is never diffed exactly
+DIFF_OVERHEAD = 100  # what setting up one diff costs, in collisions
+SCALE = 2000  # fewer candidate starts for a long old: max(2, min(16, SCALE // len(old)))
+
+_TYPO = {
+    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
+    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"',
+    "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2015": "-", "\u2212": "-",
+}  # fmt: skip
+_FORGIVE_NON_ASCII = tuple(_TYPO.items()) + (("\u00a0", ""), ("\u2009", ""), ("\u202f", ""))
+_PREFIX = re.compile(r" *(\d+)(\t|\u2192)")  # "12<TAB>" from a numbered read (also "   12→")
+_UNESCAPE = re.compile(r"\\([ntr\"'\\])")
+_ESCAPED = {"n": "\n", "t": "\t", "r": "\r"}
+_TOKEN = re.compile(r"\w{3,}")
+_LEAD = re.compile(r"[ \t]*")
+
+
+# --- normalisations --------------------------------------------------------------------------------
+
+
+def forgiving(text):
+    """The forgiving form of `text` (one line or many joined by "\\n"; line breaks are kept)."""
+    if not text.isascii():
+        for char, repl in _FORGIVE_NON_ASCII:
+            if char in text:
+                text = text.replace(char, repl)
+    if "\\" in text:
+        text = text.replace("\\t", "").replace("\\n", "").replace("\\r", "").replace("\\", "")
+    for space in (" ", "\t", "\r", "\f", "\v"):
+        if space in text:
+            text = text.replace(space, "")
+    return text.lower()
+
+
+def _strip_prefix(line):
+    m = _PREFIX.match(line)
+    return line[m.end() :] if m else line
+
+
+def _g(line):
+    """Forgiving form used for alignment: read prefix removed too."""
+    return forgiving(_strip_prefix(line))
+
+
+def _unescape(text):
+    return _UNESCAPE.sub(lambda m: _ESCAPED.get(m.group(1), m.group(1)), text)
+
+
+def _trim(line):
+    return line[:-1] if line.endswith("\r") else line
+
+
+def _lead(line):
+    return _LEAD.match(line).group(0)
+
+
+def _first_diff(a, b):
+    """Index of the first differing character (len of the shorter if one is a prefix), None if equal."""
+    if a == b:
+        return None
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+# --- similarity ------------------------------------------------------------------------------------
+
+
+class _Pairs:
+    """Matching characters of pairs of strings: cached, and within a cost budget per call.
+
+    difflib's cost grows with the collisions sum(count_a[c] * count_b[c]) (up to ~500 ns each with its
+    recursion) plus a fixed ~40 us per diff. One instance serves a whole closest_block() call. A pair
+    dearer than PAIR_COST, or beyond the call's COST_BUDGET, is not diffed: it is credited with its
+    common prefix plus common suffix, a LOWER bound (exact when the pair differs in one place), so an
+    estimate can make a block look less similar but never more.
+    """
+
+    def __init__(self):
+        self.cache = {}
+        self.counters = {}
+        self.budget = COST_BUDGET
+
+    def most(self, a, b):
+        """The multiset bound (what quick_ratio uses): at least the matching characters."""
+        if len(a) * len(b) <= 64 or max(len(a), len(b)) > LONG:
+            return min(len(a), len(b))
+        counts = []
+        for text in (a, b):
+            counter = self.counters.get(text)
+            if counter is None:
+                counter = self.counters[text] = _counter(text)
+            counts.append(counter)
+        small, large = sorted(counts, key=len)
+        return sum(min(n, large[c]) for c, n in small.items() if c in large)
+
+    def affordable(self, a, b):
+        return max(len(a), len(b)) <= LONG and _collisions(a, b) <= min(PAIR_COST, self.budget)
+
+    def __call__(self, a, b):
+        key = (a, b)
+        hit = self.cache.get(key)
+        if hit is not None:
+            return hit
+        if not a or not b:
+            value = 0
+        elif a == b:
+            value = len(a)
+        else:
+            cost = _collisions(a, b) + DIFF_OVERHEAD if max(len(a), len(b)) <= LONG else PAIR_COST + 1
+            if cost <= min(PAIR_COST, self.budget):
+                self.budget -= cost
+                value = sum(
+                    m.size for m in _sequence_matcher(None, a, b, autojunk=False).get_matching_blocks()
+                )
+            else:
+                value = _affix_match(a, b)
+        self.cache[key] = value
+        return value
+
+
+def _collisions(a, b):
+    if len(a) > len(b):
+        a, b = b, a
+    if len(a) * len(b) <= 64:
+        return len(a) * len(b)
+    cb = _counter(b)
+    return sum(n * cb[c] for c, n in _counter(a).items() if c in cb)
+
+
+def _affix_match(a, b):
+    """Common prefix + common suffix (not overlapping): a lower bound of the matching characters."""
+    head = _first_diff(a, b)
+    if head is None:
+        return len(a)
+    limit = min(len(a), len(b)) - head
+    tail = 0
+    while tail < limit and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    return head + tail
+
+
+def _segments(lines):
+    """Lines with their terminator: the units _sim aligns."""
+    return [line + "\n" for line in lines]
+
+
+def _escaped_segments(lines):
+    """Segments of an old that holds literal "\\n": split after each literal "\\n" as well (raw kept)."""
+    out = []
+    for line in lines:
+        pieces = line.split("\\n")
+        out += [piece + "\\n" for piece in pieces[:-1]]
+        if pieces[-1] or len(pieces) == 1:
+            out.append(pieces[-1] + "\n")
+        else:
+            out[-1] += "\n"
+    return out
+
+
+def _matched(a, b, pairs, weight=0.0, floor=0.0):
+    """Matching characters of two lists of segments, aligned in two levels (see the module docstring).
+
+    For choosing a block (not for the reported similarity) each segment also weighs `weight`, credited
+    in proportion to how much of the longer side matches, and a pair less than `floor` similar counts
+    as unrelated (no credit): unrelated lines match some characters by chance.
+    """
+
+    def credit(x, y, count=1):
+        m = pairs(x, y)
+        if floor and 2.0 * m < floor * (len(x) + len(y)):
+            return 0.0
+        return m + weight * count * m / max(len(x), len(y), 1)
+
+    matched = 0.0
+    for tag, i1, i2, j1, j2 in _sequence_matcher(None, a, b).get_opcodes():
+        if tag == "equal":
+            matched += sum(map(len, a[i1:i2])) + weight * (i2 - i1)
+        elif tag == "replace":
+            if i2 - i1 == j2 - j1:
+                matched += sum(credit(a[i1 + k], b[j1 + k]) for k in range(i2 - i1))
+                continue
+            joined_a, joined_b = "".join(a[i1:i2]), "".join(b[j1:j2])
+            size = min(i2 - i1, j2 - j1)
+            if pairs.affordable(joined_a, joined_b):
+                matched += credit(joined_a, joined_b, size)
+            else:  # pair segments by position, from the start or from the end, whichever matches more
+                head = sum(credit(a[i1 + k], b[j1 + k]) for k in range(size))
+                tail = sum(credit(a[i2 - 1 - k], b[j2 - 1 - k]) for k in range(size))
+                matched += max(head, tail)
+    return matched
+
+
+def _matched_bound(a, b, opcodes, pairs, weight=0.0, floor=0.0):
+    """An upper bound of _matched(a, b, pairs, weight, floor) given the segment alignment `opcodes`."""
+
+    def most(x, y, count=1):
+        m = pairs.most(x, y)
+        if floor and 2.0 * m < floor * (len(x) + len(y)):
+            return 0.0
+        return m + weight * count * m / max(len(x), len(y), 1)
+
+    matched = 0.0
+    for tag, i1, i2, j1, j2 in opcodes:
+        if tag == "equal":
+            matched += sum(map(len, a[i1:i2])) + weight * (i2 - i1)
+        elif tag == "replace":
+            if i2 - i1 == j2 - j1:
+                matched += sum(most(a[i1 + k], b[j1 + k]) for k in range(i2 - i1))
+            else:
+                joined_a, joined_b = "".join(a[i1:i2]), "".join(b[j1:j2])
+                size = min(i2 - i1, j2 - j1)
+                matched += max(
+                    most(joined_a, joined_b, size), min(len(joined_a), len(joined_b)) + weight * size
+                )
+    return matched
+
+
+def _score(matched, a, b, recall=1.0, weight=0.0):
+    """(1 + w) * M / (|a| + w * |b|), |x| = characters + weight per segment: w = 1 is the symmetric
+    ratio 2M/T; w > 1 weighs covering b (old) more than a's extra characters (F-beta, beta^2 = w)."""
+    total = sum(map(len, a)) + weight * len(a) + recall * (sum(map(len, b)) + weight * len(b))
+    return 1.0 if total == 0 else (1.0 + recall) * matched / total
+
+
+def _sim(a, b, pairs):
+    """Symmetric two-level similarity 2M/T of two lists of segments."""
+    return _score(_matched(a, b, pairs), a, b)
+
+
+def block_similarity(old_lines, block_lines):
+    """The reported similarity of two lists of lines (unrounded)."""
+    old = [_trim(s) for s in old_lines]
+    return _sim(_segments(old), _segments([_trim(s) for s in block_lines]), _Pairs())
+
+
+# --- search ----------------------------------------------------------------------------------------
+
+
+class _File:
+    """The file's forgiving lines, computed once per call, plus lazily built helpers."""
+
+    def __init__(self, lines):
+        self.lines = lines
+        text = forgiving("\n".join(lines))
+        flines = text.split("\n")
+        if len(flines) != len(lines):  # a "line" held a newline: normalise line by line
+            flines = [forgiving(s.replace("\n", " ")) for s in lines]
+            text = "\n".join(flines)
+        self.text = text
+        self.flines = flines
+        self._starts = None
+        self._g = {}
+
+    def g(self, index):
+        value = self._g.get(index)
+        if value is None:
+            line = self.lines[index]
+            value = self.flines[index] if _PREFIX.match(line) is None else _g(line)
+            self._g[index] = value
+        return value
+
+    def line_of_offset(self, offset):
+        if self._starts is None:
+            self._starts = [0, *_accumulate(len(s) + 1 for s in self.flines)]
+        return _bisect_right(self._starts, offset) - 1
+
+
+class _Votes:
+    """Votes for block starts: weighted by rarity (idf, log((N + 1) / hits)), and counted."""
+
+    def __init__(self, total):
+        self.weight = _counter()
+        self.count = _counter()
+        self.total = total
+
+    def idf(self, hits):
+        return _log((self.total + 1) / max(hits, 1)) + 0.1
+
+    def add(self, start, weight):
+        self.weight[start] += weight
+        self.count[start] += 1
+
+    def agreeing(self):
+        return max(self.count.values(), default=0)
+
+
+def _cast(positions, keys, votes):
+    """Votes from anchor positions; True if some anchor was rare (seen at most RARE times).
+
+    Rarest key first; keys proposing new starts stop at ANCHOR_BUDGET votes (the first key at four times
+    that), later keys only reinforce starts already proposed (within REINFORCE_BUDGET lookups), so
+    common lines ("}", "return None") still tell which candidates agree without flooding the list.
+    """
+    used, reinforced, distinctive = 0, 0, False
+    for key in sorted(positions, key=lambda k: (len(positions[k]), k)):
+        found, ks = positions[key], keys[key]
+        distinctive = distinctive or len(found) <= RARE
+        cost, weight = len(found) * len(ks), votes.idf(len(found))
+        if not used or used + cost <= ANCHOR_BUDGET:
+            for p in found[: max(1, 4 * ANCHOR_BUDGET // len(ks))]:
+                for k in ks:
+                    votes.add(p - k, weight)
+            used += cost
+        elif reinforced + cost <= REINFORCE_BUDGET:
+            reinforced += cost
+            proposed = votes.weight
+            for k in ks:
+                for s in [p - k for p in found if p - k in proposed]:
+                    votes.add(s, weight)
+    return distinctive
+
+
+def _anchor_votes(file, old, votes):
+    """Whole-line anchors: file lines equal to a forgiving form of a line of old."""
+    keys = {}
+    for k, line in enumerate(old):
+        for key in {forgiving(line), _g(line)}:
+            if key:
+                keys.setdefault(key, []).append(k)
+    positions = {}
+    if keys:
+        flines = file.flines
+        for i in [i for i, s in enumerate(flines) if s in keys]:
+            positions.setdefault(flines[i], []).append(i)
+    return _cast(positions, keys, votes)
+
+
+def _affix_votes(file, old, votes):
+    """Fallback anchors: a typo rarely hits both ends of a line, so match first / last characters."""
+    heads, tails = {}, {}
+    for k, line in enumerate(old):
+        for key in {forgiving(line), _g(line)}:
+            if len(key) > AFFIX + 2:
+                heads.setdefault(key[:AFFIX], []).append(k)
+                tails.setdefault(key[-AFFIX:], []).append(k)
+    if not heads:
+        return False
+    found_heads, found_tails = {}, {}
+    flines = file.flines
+    for i in [i for i, s in enumerate(flines) if s[:AFFIX] in heads or s[-AFFIX:] in tails]:
+        line = flines[i]
+        if line[:AFFIX] in heads:
+            found_heads.setdefault(line[:AFFIX], []).append(i)
+        if line[-AFFIX:] in tails:
+            found_tails.setdefault(line[-AFFIX:], []).append(i)
+    positions = {("h", k): v for k, v in found_heads.items()}
+    positions.update({("t", k): v for k, v in found_tails.items()})
+    keys = {("h", k): v for k, v in heads.items()}
+    keys.update({("t", k): v for k, v in tails.items()})
+    return _cast(positions, keys, votes)
+
+
+def _token_votes(file, old, votes):
+    """Last fallback: rare word tokens of old, found with str.find in the forgiving text."""
+    where = {}
+    for k, line in enumerate(old):
+        for token in set(_TOKEN.findall(_strip_prefix(line).lower())):
+            where.setdefault(token, set()).add(k)
+    text = file.text
+    for token in sorted(where, key=lambda t: (-len(t), t))[:TOKEN_LIMIT]:
+        hits, at = [], text.find(token)
+        while at >= 0 and len(hits) <= TOKEN_HITS:
+            hits.append(at)
+            at = text.find(token, at + 1)
+        if len(hits) > TOKEN_HITS:
+            continue
+        found = {file.line_of_offset(at) for at in hits}
+        weight = votes.idf(len(found))
+        for line in found:
+            for k in where[token]:
+                votes.add(line - k, weight)
+
+
+def _windows(file, old, pairs, fallback=True):
+    """([(forgiving score, a, b)] for candidate windows lines[a:b], best first; whether anchors located
+    old). `fallback` False skips the affix and token fallbacks."""
+    n, total = len(old), len(file.lines)
+    votes = _Votes(total)
+
+    def located(distinctive):  # a rare anchor, or at least half of old's lines agree on a start
+        return distinctive or votes.agreeing() >= (1 if n == 1 else max(2, n / 2))
+
+    found = located(_anchor_votes(file, old, votes))
+    if not found and fallback and not _affix_votes(file, old, votes):
+        _token_votes(file, old, votes)
+    weights = votes.weight
+    if not weights:
+        return [], found
+
+    def smoothed(s):
+        return (weights[s] + 0.5 * (weights.get(s - 1, 0) + weights.get(s + 1, 0)), -s)
+
+    spans = {}  # (a, b) -> rank of the start that proposed it
+    for rank, s in enumerate(_nlargest(max(2, min(TOP_STARTS, SCALE // n)), weights, key=smoothed)):
+        for a in (s - 1, s, s + 1):
+            for size in (n - 1, n, n + 1):
+                lo = min(max(a, 0), total - 1)
+                hi = min(total, lo + size)
+                if size >= 1 and hi > lo:
+                    spans.setdefault((lo, hi), rank)
+    gold = _segments([_g(s) for s in old])
+    # Rank windows by an upper bound of the forgiving score (same line alignment, each replaced pair
+    # credited with its multiset bound), then verify in that order until no bound can beat the best.
+    # The forgiving score is F-beta (beta = 2) of the window against old, so that a window holding all
+    # of old plus a line old skipped beats one holding part of old and nothing else.
+    matcher = _sequence_matcher(None, [], gold)
+    bounded = []
+    for (a, b), rank in spans.items():
+        window = _segments([file.g(i) for i in range(a, b)])
+        matcher.set_seq1(window)
+        bound = _matched_bound(window, gold, matcher.get_opcodes(), pairs, LINE_WEIGHT, NOISE_FLOOR)
+        bound = _score(bound, window, gold, RECALL, LINE_WEIGHT)
+        bounded.append((rank > 0, -bound, rank, a, b, window))
+    bounded.sort(key=lambda t: t[:5])  # the best-voted start's windows first, then by bound
+    scored, best = [], 0.0
+    for later, negative_bound, _, a, b, window in bounded[: max(4, min(VERIFY_LIMIT, VERIFY_SCALE // n))]:
+        if later and -negative_bound < best - 0.001:
+            break
+        matched = _matched(window, gold, pairs, LINE_WEIGHT, NOISE_FLOOR)
+        score = _score(matched, window, gold, RECALL, LINE_WEIGHT)
+        best = max(best, score)
+        scored.append((score, a, b))
+    scored.sort(key=lambda t: (-t[0], t[1], t[2]))
+    return scored, found
+
+
+def _expand(old):
+    """`old` read as double-escaped text: (lines, origin of each line in old), or None."""
+    if not any("\\n" in line for line in old):
+        return None
+    lines, origin = [], []
+    for i, line in enumerate(old):
+        pieces = _unescape(line).split("\n") if "\\n" in line else [line]
+        lines += pieces
+        origin += [i] * len(pieces)
+    if len(lines) > 1 and lines[-1] == "" and old[-1].endswith("\\n"):
+        lines.pop()
+        origin.pop()
+    if len(lines) <= len(old):
+        return None
+    return lines, origin
+
+
+# --- the first difference ----------------------------------------------------------------------------
+
+
+def _escape_at(e, a, c):
+    """Column (0-based) of an escape sequence explaining the difference at c, or None."""
+    for s, o in ((e, a), (a, e)):
+        if c < len(s) and s[c] == "\\":
+            c0 = c
+            while c0 > 0 and s[c0 - 1] == "\\":
+                c0 -= 1
+            piece = (s[:c0] + _unescape(s[c0:])).split("\n", 1)[0]
+            d = _first_diff(piece, o.split("\n", 1)[0])
+            if d is None or d > c0:
+                return c0
+    return None
+
+
+def _difference_kind(e, a):
+    """(kind, 0-based column) of the first difference of two raw lines, None if they are equal."""
+    c = _first_diff(e, a)
+    if c is None:
+        return None
+    m = _PREFIX.match(e)
+    if m and (_PREFIX.match(a) is None or e[m.end() :] == a):
+        return "line_numbers", c
+    le, la = _lead(e), _lead(a)
+    if not e.strip(" \t") and not a.strip(" \t"):
+        return "trailing_whitespace", c
+    if le != la and c <= min(len(le), len(la)) and e[len(le) : len(le) + 1] == a[len(la) : len(la) + 1]:
+        return "indentation", c  # (content starting differently right away is a different line: text)
+    if e.rstrip(" \t") == a.rstrip(" \t"):
+        return "trailing_whitespace", c
+    ce = e[c] if c < len(e) else ""
+    ca = a[c] if c < len(a) else ""
+    if ce and ca and (ce in _TYPO or ca in _TYPO) and _TYPO.get(ce, ce) == _TYPO.get(ca, ca):
+        return "quotes", c
+    if "\\" in (ce, ca):
+        c0 = _escape_at(e, a, c)
+        if c0 is not None:
+            return "escaping", c0
+    if ce and ca and ce.casefold() == ca.casefold():
+        return "case", c
+    return "text", c
+
+
+def _diff(kind, line, column, expected, actual):
+    return {"line": line, "column": column, "expected": expected, "actual": actual, "kind": kind}
+
+
+def _pair(e, a, line):
+    found = _difference_kind(e, a)
+    if found is None:
+        return None
+    kind, c = found
+    return _diff(kind, line, c + 1, e, a)
+
+
+def _first_difference(old, block, start, pairs):
+    """(index in old, difference dict) of the first difference, or (None, None)."""
+    go, gb = [_g(s) for s in old], [_g(s) for s in block]
+    for tag, i1, i2, j1, j2 in _sequence_matcher(None, go, gb).get_opcodes():
+        if tag == "equal":
+            for k in range(i2 - i1):
+                found = _pair(old[i1 + k], block[j1 + k], start + j1 + k)
+                if found:
+                    return i1 + k, found
+            continue
+        if tag == "delete":
+            return i1, _diff("extra_line", start + j1, 1, old[i1], None)
+        if tag == "insert":
+            return i1, _diff("missing_line", start + j1, 1, None, block[j1])
+        # replace: the first lines differ even forgivingly, unless a line is absent just there
+        here = pairs(go[i1], gb[j1])
+        if i2 - i1 > j2 - j1 and pairs(go[i1 + 1], gb[j1]) > here:
+            return i1, _diff("extra_line", start + j1, 1, old[i1], None)
+        if j2 - j1 > i2 - i1 and pairs(go[i1], gb[j1 + 1]) > here:
+            return i1, _diff("missing_line", start + j1, 1, None, block[j1])
+        return i1, _pair(old[i1], block[j1], start + j1) or _diff("text", start + j1, 1, old[i1], block[j1])
+    return None, None
+
+
+def _expanded_first_difference(raw_old, expanded, block, start, pairs):
+    lines, origin = expanded
+    index, found = _first_difference(lines, block, start, pairs)
+    i = next(k for k, line in enumerate(raw_old) if "\\n" in line)
+    e0 = origin.index(i)
+    j = min(e0, len(block) - 1)
+    go, gb = [_g(s) for s in lines], [_g(s) for s in block]
+    for _tag, i1, i2, j1, j2 in _sequence_matcher(None, go, gb).get_opcodes():
+        if i1 <= e0 < i2:
+            j = min(j1 + min(e0 - i1, max(j2 - j1 - 1, 0)), len(block) - 1)
+            break
+    if found is not None and (index < e0 or found["line"] < start + j):
+        return found
+    e, a = raw_old[i], block[j]
+    got = _difference_kind(e, a)
+    if got is None:
+        return found
+    kind, c = got
+    return _diff(kind, start + j, c + 1, e, a)
+
+
+# --- the entry point --------------------------------------------------------------------------------
+
+
+def closest_block(lines, old_lines):
+    """The block of `lines` most like `old_lines` and their first difference, or None (< 0.5 similar).
+
+    Both lists hold lines WITHOUT terminators. Result: {"start", "end" (1-based inclusive),
+    "similarity" (rounded to 2 decimals), "first_difference" ({"line", "column", "expected",
+    "actual", "kind"}, or None if the block equals old)}.
+    """
+    if not lines or not old_lines:
+        return None
+    raw_old = [_trim(s) for s in old_lines]
+    file = _File(lines)
+    scored, pairs = [], _Pairs()
+    expanded = _expand(raw_old)
+    located = False
+    if expanded is not None:  # read double-escaped first: if that locates old, skip the raw fallbacks
+        windows, located = _windows(file, expanded[0], pairs)
+        scored += [(score, a, b, expanded) for score, a, b in windows[:6]]
+    windows, _ = _windows(file, raw_old, pairs, fallback=not located)
+    scored += [(score, a, b, None) for score, a, b in windows[:6]]
+    if not scored:
+        return None
+    best_score = max(round(t[0], 3) for t in scored)
+    best = None
+    for score, a, b, exp in scored:
+        if round(score, 3) != best_score:
+            continue
+        old_segments = _segments(raw_old) if exp is None else _escaped_segments(raw_old)
+        raw = _sim(old_segments, _segments([_trim(s) for s in lines[a:b]]), pairs)
+        key = (raw, -a, -b)
+        if best is None or key > best[0]:
+            best = (key, a, b, exp)
+    (raw, _, _), a, b, exp = best
+    if raw < THRESHOLD:
+        return None
+    block = [_trim(s) for s in lines[a:b]]
+    if exp is None:
+        found = _first_difference(raw_old, block, a + 1, pairs)[1]
+    else:
+        found = _expanded_first_difference(raw_old, exp, block, a + 1, pairs)
+    return {"start": a + 1, "end": b, "similarity": round(raw, 2), "first_difference": found}
+
+
+# --- words ------------------------------------------------------------------------------------------
+
+
+def _quote(text, limit=60):
+    if len(text) > limit:
+        return repr(text[: limit - 1]) + "…"
+    return repr(text)
+
+
+def _count(n, word):
+    return f"a {word}" if n == 1 else f"{n} {word}s"
+
+
+def _ws_words(ws):
+    names = {" ": "space", "\t": "tab"}
+    runs = [_count(len(list(group)), names.get(ch, repr(ch))) for ch, group in _groupby(ws)]
+    if len(runs) <= 2:
+        return " and ".join(runs)
+    return ", ".join(runs[:-1]) + " and " + runs[-1]
+
+
+_CHAR_WORDS = {"\n": "a line break", "\t": "a tab", "\r": "a carriage return", "\\": "a single backslash"}
+
+
+def _char_words(text):
+    if text in _CHAR_WORDS:
+        return _CHAR_WORDS[text]
+    if text == "":
+        return "the end of the line"
+    return text
+
+
+def _typo_words(ch, article):
+    sort = "dash" if _TYPO.get(ch) == "-" else "quote"
+    return f"{article} typographic {sort} {ch}" if ch in _TYPO else ch
+
+
+def _excerpt(text, at):
+    while 0 < at <= len(text) and (text[at - 1].isalnum() or text[at - 1] == "_"):
+        at -= 1  # from the start of the word holding the difference
+    return _quote(text[at:], 30)
+
+
+def describe_difference(first_difference):
+    """One line of English for a `first_difference` (or for None: old matches exactly)."""
+    d = first_difference
+    if d is None:
+        return "old matches the file here exactly (line endings aside)"
+    kind, line, col = d["kind"], d["line"], d["column"]
+    e, a = d["expected"], d["actual"]
+    at = f"line {line}, column {col}"
+    if kind == "missing_line":
+        what = "a blank line" if not a.strip() else f"a line old lacks: {_quote(a)}"
+        return f"line {line}: the file has {what}" + (" that old lacks" if not a.strip() else "")
+    if kind == "extra_line":
+        what = "a blank line the file lacks" if not e.strip() else f"a line the file lacks: {_quote(e)}"
+        return f"line {line}: old has {what}"
+    if kind == "line_numbers":
+        m = _PREFIX.match(e or "")
+        number, sep = (m.group(1), "<TAB>" if m.group(2) == "\t" else m.group(2)) if m else ("N", "<TAB>")
+        return f"line {line}: old still carries read line-number prefixes ({number}{sep}); remove them"
+    c = col - 1
+    if kind == "indentation":
+        le, la = _lead(e), _lead(a)
+        if not le:
+            return f"{at}: old has no indentation, the file indents with {_ws_words(la)}"
+        if not la:
+            return f"{at}: old indents with {_ws_words(le)}, the file has no indentation"
+        return f"{at}: old indents with {_ws_words(le)}, the file with {_ws_words(la)}"
+    if kind == "trailing_whitespace":
+        if not e.strip(" \t") and not a.strip(" \t"):
+            return (
+                f"{at}: old's blank line holds {_ws_words(e) or 'nothing'}, "
+                f"the file's holds {_ws_words(a) or 'nothing'}"
+            )
+        te, ta = e[len(e.rstrip(" \t")) :], a[len(a.rstrip(" \t")) :]
+        if not ta:
+            return f"{at}: old ends with {_ws_words(te)} of trailing whitespace the file lacks"
+        if not te:
+            return f"{at}: the file's line ends with {_ws_words(ta)} of trailing whitespace old lacks"
+        return f"{at}: old ends with {_ws_words(te)}, the file with {_ws_words(ta)}"
+    if kind == "quotes":
+        ce, ca = e[c : c + 1], a[c : c + 1]
+        return f"{at}: old has {_typo_words(ce, 'a')} where the file has {_typo_words(ca, 'the')}"
+    if kind == "escaping":
+        old_escapes = c < len(e) and e[c] == "\\"
+        s = e if old_escapes else a
+        end = c
+        while end < len(s) and s[end] == "\\":
+            end += 1
+        seq = s[c : end + 1]
+        meant = _unescape(seq)
+        if old_escapes:
+            return (
+                f"{at}: old has the escape sequence {seq} where the file has {_char_words(meant)}; "
+                "old looks double-escaped, send the text unescaped"
+            )
+        return (
+            f"{at}: old has {_char_words(meant)} where the file has the escape sequence {seq}; "
+            "write it escaped as the file does"
+        )
+    if kind == "case":
+        we = re.match(r"\w*", e[c:]).group(0) or e[c : c + 1]
+        wa = re.match(r"\w*", a[c:]).group(0) or a[c : c + 1]
+        return f"{at}: the case differs: old has {_quote(we)} where the file has {_quote(wa)}"
+    if e is not None and c >= len(e):
+        return f"{at}: old's line ends where the file's continues with {_excerpt(a, c)}"
+    if a is not None and c >= len(a):
+        return f"{at}: old continues with {_excerpt(e, c)} where the file's line ends"
+    return f"{at}: old has {_excerpt(e, c)} where the file has {_excerpt(a, c)}"
 
 
 # --- diffs (docs/behaviour.md#diffs) --------------------------------------------------------------
@@ -5558,10 +6388,11 @@ def _replace_lines(ctx, args, opened):
         wanted = _strip_one_newline(normalize_newlines(args["old"]))
         if current != wanted:
             _tier, spans = locate_old(normalize_newlines(text.decode()), args["old"])
+            found_at = [{"start": s[0], "end": s[2]} for s in spans]
             raise ToolError(
                 "MISMATCH",
                 "mismatch_lines",
-                data={"actual": current, "found_at": [{"start": s[0], "end": s[2]} for s in spans]},
+                data={"actual": current, "found_at": found_at, "closest": closest_of(opened, args["old"])},
                 file=file,
                 start=start,
                 end=end,
@@ -5629,7 +6460,7 @@ def _replace_old(ctx, args, opened):
             where=where,
         )
     if not spans:
-        raise _no_match(file, norm, args["old"])
+        raise _no_match(file, norm, args["old"], opened)
     line_s, col_s, line_e, col_e = spans[0]
     warnings, _moved = check_view(ctx, args, opened, line_s, line_e, located=True)
     if tier == "loose":
@@ -5659,14 +6490,35 @@ def _match_trailing_newline(content, old_ends_a_line):
     return content
 
 
-def _no_match(file, norm, old):
+def closest_of(opened, old):
+    """`closest` of a MISMATCH (docs/behaviour.md#errors): the block most like `old`, with the
+    viewed_code_id of that block so a corrected retry needs no read; None when nothing is similar."""
+    old_lines = _strip_one_newline(normalize_newlines(old)).split("\n")
+    found = closest_block(_file_lines(opened), old_lines)
+    if found is not None:
+        body, total = opened.text.body, opened.text.total()
+        a, b = line_span(body, found["start"], found["end"])
+        found["viewed_code_id"] = make_view_id(opened.real, found["start"], found["end"], body[a:b], total)
+    return found
+
+
+def _no_match(file, norm, old, opened):
     lines = norm.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
+    closest = closest_of(opened, old)
+    if closest is not None:
+        start, end = closest["start"], closest["end"]
+        data = {"actual": "\n".join(lines[start - 1 : end]), "found_at": [], "closest": closest}
+        return ToolError("MISMATCH", "mismatch_none", "mismatch_closest.hint", data=data, file=file)
     block = similar_block(lines, _strip_one_newline(normalize_newlines(old)).split("\n"))
     if block is None:
         return ToolError(
-            "MISMATCH", "mismatch_none", "mismatch_none_nohint.hint", data={"found_at": []}, file=file
+            "MISMATCH",
+            "mismatch_none",
+            "mismatch_none_nohint.hint",
+            data={"found_at": [], "closest": None},
+            file=file,
         )
     start, end = block
     return ToolError(
@@ -6915,14 +7767,14 @@ def _hunk_change(ctx, item, opened, exists, hunk):
     content = "".join(line + "\n" for line in new)
     if item["delete_file"]:
         if not _lines_match(lines, 0, old, True) or len(lines) != len(old):
-            raise _hunk_mismatch(file, item, lines, old, 1)
+            raise _hunk_mismatch(opened, item, lines, old, 1)
         total = opened.text.total()
         return Change(opened.text, (0, b"", len(opened.text.body)), 1, total, 0, {}, at=0)
     if not old:  # a pure insertion without context: its stated place is all there is
         return _insert_change(
             ctx, {"file": file, "after_line": min(old_start, len(lines)), "content": content}, opened
         )
-    start, warnings = _hunk_position(file, item, lines, old, old_start)
+    start, warnings = _hunk_position(opened, item, lines, old, old_start)
     change = _hunk_splice(opened, start, start + len(old) - 1, tagged)
     change.warnings += warnings
     return change
@@ -6975,7 +7827,8 @@ def _lines_match(lines, at, old, loose):
     return lines[at : at + len(old)] == old
 
 
-def _hunk_position(file, item, lines, old, stated):
+def _hunk_position(opened, item, lines, old, stated):
+    file = opened.file
     """1-based line where the hunk applies, and warnings (offset, trailing whitespace)."""
     where = [str(item.get("hunk", item["index"] + 1)), file]
     for loose in (False, True):
@@ -7005,7 +7858,7 @@ def _hunk_position(file, item, lines, old, stated):
             if loose:
                 warnings.append(("w.hunk_whitespace", {"hunk": where[0], "file": file}))
             return start, warnings
-    raise _hunk_mismatch(file, item, lines, old, stated)
+    raise _hunk_mismatch(opened, item, lines, old, stated)
 
 
 def _candidates(lines, first, loose):
@@ -7013,12 +7866,13 @@ def _candidates(lines, first, loose):
     return [n for n, line in enumerate(lines) if (line.rstrip() if loose else line) == key]
 
 
-def _hunk_mismatch(file, item, lines, old, stated):
+def _hunk_mismatch(opened, item, lines, old, stated):
+    file = opened.file
     actual = "\n".join(lines[max(0, stated - 1) : stated - 1 + len(old)])
     return ToolError(
         "MISMATCH",
         "patch_mismatch",
-        data={"actual": actual, "found_at": [], "closest": closest_block(lines, old)},
+        data={"actual": actual, "found_at": [], "closest": closest_of(opened, "\n".join(old))},
         hunk=item.get("hunk", item["index"] + 1),
         file=file,
         line=stated,
@@ -7643,37 +8497,68 @@ def encode_message(message):
     return dumps_strict(message, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
-def error_details(error, limit=30):
+def error_details(error, lang="en", limit=30):
     """The data a model needs to correct its call, as compact text lines (many clients show the
     model only the text of an error result, not its structured content)."""
-    lines = []
+
+    def cut(text):
+        lines = str(text).split("\n")
+        return "\n".join(lines[:limit]) + ("\n..." if len(lines) > limit else "")
+
+    out = []
     closest = error.get("closest")
     if isinstance(closest, dict):
-        difference = closest.get("first_difference") or {}
-        lines.append(
-            f"closest: lines {closest.get('start')}-{closest.get('end')} (similarity {closest.get('similarity')}, "
-            f"viewed_code_id {closest.get('viewed_code_id')}): {difference.get('message', difference.get('kind', ''))}"
+        fields = {k: closest.get(k) for k in ("start", "end", "similarity", "viewed_code_id")}
+        out.append(
+            tr(
+                lang,
+                "detail.closest",
+                words=difference_words(closest.get("first_difference"), lang),
+                **fields,
+            )
         )
     elif error.get("actual") not in (None, ""):
-        actual = str(error["actual"]).split("\n")
-        lines.append("actual:\n" + "\n".join(actual[:limit]) + ("\n..." if len(actual) > limit else ""))
+        out.append(tr(lang, "detail.actual", text=cut(error["actual"])))
     if error.get("found_at"):
-        lines.append("found at: " + ", ".join(f"{s['start']}-{s['end']}" for s in error["found_at"][:20]))
-    if error.get("candidates"):
-        lines.append("candidates: " + ", ".join(f"{c['start']}-{c['end']}" for c in error["candidates"][:20]))
-    if error.get("changes"):
-        changes = str(error["changes"]).split("\n")
-        lines.append(
-            "changes since your read:\n"
-            + "\n".join(changes[:limit])
-            + ("\n..." if len(changes) > limit else "")
+        out.append(
+            tr(
+                lang,
+                "detail.found_at",
+                where=", ".join(f"{s['start']}-{s['end']}" for s in error["found_at"][:20]),
+            )
         )
+    if error.get("candidates"):
+        out.append(
+            tr(
+                lang,
+                "detail.candidates",
+                where=", ".join(f"{c['start']}-{c['end']}" for c in error["candidates"][:20]),
+            )
+        )
+    if error.get("changes"):
+        out.append(tr(lang, "detail.changes", text=cut(error["changes"])))
     elif error.get("current") not in (None, ""):
-        current = str(error["current"]).split("\n")
-        lines.append("now:\n" + "\n".join(current[:limit]) + ("\n..." if len(current) > limit else ""))
+        out.append(tr(lang, "detail.now", text=cut(error["current"])))
     for item in (error.get("failed") or ())[:20]:
-        lines.append(f"item {item.get('index')}: {item.get('code')}: {item.get('message')}")
-    return "".join("\n" + line for line in lines)
+        out.append(
+            tr(
+                lang,
+                "detail.item",
+                index=item.get("index"),
+                code=item.get("code"),
+                message=item.get("message"),
+            )
+        )
+    return "".join("\n" + line for line in out)
+
+
+def difference_words(difference, lang):
+    """The first difference of a MISMATCH in words: detailed in English, by kind in Chinese."""
+    if not difference:
+        return tr(lang, "kind.none")
+    if lang == "en":
+        return describe_difference(difference)
+    return tr(lang, "kind." + difference["kind"], line=difference["line"], column=difference["column"])
 
 
 def _rpc_error(request_id, code, message, data=None):
@@ -7811,7 +8696,9 @@ class Server:
             error = ToolError("INTERNAL", "internal", detail=f"{type(exc).__name__}: {exc}").to_dict(
                 self.ctx.lang
             )
-        text = f"{error['code']}: {error['message']}\nhint: {error['hint']}" + error_details(error)
+        text = f"{error['code']}: {error['message']}\nhint: {error['hint']}" + error_details(
+            error, self.ctx.lang
+        )
         chip_id, warnings = self._keep_arguments(tool, arguments, error)
         if chip_id:
             error["chip"] = chip_id
@@ -8102,7 +8989,7 @@ def print_error(lang, error, output):
         _print(dumps_strict({"error": error}, indent=2))
     else:
         _print(tr(lang, "cli.error", code=error["code"], message=error["message"]), sys.stderr)
-        _print(tr(lang, "cli.hint", hint=error["hint"]) + error_details(error), sys.stderr)
+        _print(tr(lang, "cli.hint", hint=error["hint"]) + error_details(error, lang), sys.stderr)
 
 
 def run_cli(ctx, tool, args, output):
