@@ -1,0 +1,290 @@
+"""Edits that fix themselves (issue 12), through the CLI and the server: mismatch diagnostics with a
+view id to retry with, moved blocks followed, fresh view ids and no-ops, replace by target, `old`
+with read prefixes, error text that teaches, a lean tool list.
+
+The last test replays a small corpus of realistic agent mistakes and counts how many end applied
+directly, after one mechanical retry (using only what the error said), or refused.
+"""
+
+import json
+
+import pytest
+from harness import Server, be_command_prefix, run_cli
+
+PY = "def total(items):\n\tresult = 0\n\tfor item in items:\n\t\tresult += item.price\n\treturn result\n"
+JS = 'function greet(name) {\n  return "hello " + name;\n}\n\nfunction bye() {\n  return "bye";\n}\n'
+
+
+def cli(root, env, *args, input=None):
+    done = run_cli(*args, "-o", "json", cwd=root, env=env, input=input)
+    return done.returncode, json.loads(done.stdout) if done.stdout.strip() else None
+
+
+@pytest.fixture
+def server(root, be_env):
+    srv = Server(root, be_env)
+    yield srv
+    srv.close()
+
+
+# ---- diagnostics ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "old, lines, kind",
+    [
+        ("    result = 0\n    for item in items:", (), "indentation"),  # spaces where the file has tabs
+        ("\tresult = 0  \n\tfor item in items:", ("-s", "2", "-e", "3"), "trailing_whitespace"),
+        ("\tRESULT = 0\n\tfor item in items:", (), "case"),
+        ("3\t\tresult = 0\n4\t\tfor item in items:", (), "line_numbers"),  # prefixes naming wrong lines
+        ("\tresult = 0\n\tfor item in items:\n\t\tresult += item.cost", (), "text"),
+        ("\tresult = 0\n\tfor item in items:\n\t\tresult += item.price\n\t\tcount += 1", (), "extra_line"),
+    ],
+)
+def test_every_mismatch_carries_closest_with_its_first_difference(root, be_env, old, lines, kind):
+    (root / "cart.py").write_text(PY)
+    status, answer = cli(root, be_env, "replace", "-f", "cart.py", *lines, "--old", old, "-c", "x")
+    assert status == 1
+    error = answer["error"]
+    assert error["code"] == "MISMATCH"
+    closest = error["closest"]
+    assert closest["first_difference"]["kind"] == kind, closest
+    assert closest["start"] == 2 and 0.5 <= closest["similarity"] <= 1
+    assert closest["viewed_code_id"].startswith(f"v1:{closest['start']}-{closest['end']}:")
+    assert (root / "cart.py").read_text() == PY
+
+
+def test_quotes_and_escaping_are_named(server, root):
+    (root / "greet.js").write_text(JS)
+    error = server.err(
+        "be-replace", "MISMATCH", file="greet.js", old="  return “hello ” + name;", content="x"
+    )
+    assert error["closest"]["first_difference"]["kind"] == "quotes"
+    result = server.tool_result(
+        "be-replace", {"file": "greet.js", "old": 'function bye() {\\n  return \\"bye\\";', "content": "x"}
+    )
+    error = result["structuredContent"]["error"]
+    assert error["closest"]["first_difference"]["kind"] == "escaping"
+    text = result["content"][0]["text"]
+    assert "closest: lines 5-6" in text and "double-escaped" in text  # the text teaches too
+
+
+def test_a_corrected_retry_needs_no_read(root, be_env):
+    """The closest block's viewed_code_id proves the retry is based on what the error showed."""
+    (root / "cart.py").write_text(PY)
+    _status, answer = cli(root, be_env, "replace", "-f", "cart.py", "--old", "    return result", "-c", "x")
+    closest = answer["error"]["closest"]
+    status, result = cli(
+        root,
+        be_env,
+        "replace",
+        "-f",
+        "cart.py",
+        "-s",
+        str(closest["start"]),
+        "-e",
+        str(closest["end"]),
+        "-c",
+        "\treturn round(result, 2)",
+        "--viewed-code-id",
+        closest["viewed_code_id"],
+    )
+    assert status == 0, result
+    assert (root / "cart.py").read_text().endswith("\treturn round(result, 2)\n")
+
+
+# ---- moved, not changed ----------------------------------------------------------------------------
+
+
+def test_a_block_moved_by_another_edit_is_followed(server, root):
+    (root / "cart.py").write_text(PY)
+    view = server.ok("be-read", {"file": "cart.py", "start": 4, "end": 5})
+    server.ok("be-insert", {"file": "cart.py", "after_line": 0, "content": "import math\n\n"})
+    result = server.ok(
+        "be-replace",
+        {
+            "file": "cart.py",
+            "start": 5,
+            "content": "\t\tresult += item.price * item.count",
+            "viewed_code_id": view["viewed_code_id"],
+        },
+    )
+    assert result["relocated"] == 2 and result["start"] == 7
+    assert any("lines moved by +2" in w and "edited 7-7 instead of 5-5" in w for w in result["warnings"])
+    assert "\t\tresult += item.price * item.count\n" in (root / "cart.py").read_text()
+
+
+def test_a_moved_and_changed_block_is_stale(root, be_env):
+    (root / "cart.py").write_text(PY)
+    _s, view = cli(root, be_env, "read", "-f", "cart.py", "-s", "4", "-e", "5")
+    (root / "cart.py").write_text("# moved\n" + PY.replace("item.price", "item.cost"))
+    status, answer = cli(
+        root, be_env, "delete", "-f", "cart.py", "-s", "4", "--viewed-code-id", view["viewed_code_id"]
+    )
+    assert status == 1 and answer["error"]["code"] == "STALE_VIEW"
+
+
+# ---- fresh ids and no-ops --------------------------------------------------------------------------
+
+
+def test_every_edit_returns_the_id_of_what_it_wrote(root, be_env):
+    (root / "cart.py").write_text(PY)
+    _s, result = cli(
+        root, be_env, "insert", "-f", "cart.py", "--after-line", "1", "-c", '\t"""Sum the prices."""'
+    )
+    _s, read = cli(root, be_env, "read", "-f", "cart.py", "-s", "2", "-e", "2")
+    assert result["viewed_code_id"] == read["viewed_code_id"]
+    status, again = cli(
+        root,
+        be_env,
+        "replace",
+        "-f",
+        "cart.py",
+        "-s",
+        "2",
+        "-c",
+        "\t'''Sum.'''",
+        "--viewed-code-id",
+        result["viewed_code_id"],
+    )
+    assert status == 0 and again["changed"] is True
+
+
+def test_an_edit_that_changes_nothing_writes_nothing(server, root, cache_dir):
+    (root / "cart.py").write_text(PY)
+    result = server.ok("be-replace", {"file": "cart.py", "start": 2, "content": "\tresult = 0"})
+    assert result["changed"] is False and "event_id" not in result and result["diff"] == ""
+    assert any("already" in w for w in result["warnings"])
+    assert server.ok("be-trx-status", {})["snapshots"] == []
+    assert server.ok("be-write", {"file": "cart.py", "content": PY})["changed"] is False
+
+
+# ---- replace by target, read prefixes, JSON-string targets ---------------------------------------
+
+
+def test_replace_by_target_mcp_and_cli(server, root, be_env):
+    (root / "greet.js").write_text(JS)
+    target = json.dumps({"kind": "function", "value": "bye"})  # a target sent as a JSON string
+    result = server.ok(
+        "be-replace", {"file": "greet.js", "target": target, "content": "function bye() { return 'ciao'; }"}
+    )
+    assert (result["start"], result["end"]) == (5, 7)
+    status, result = cli(
+        root, be_env, "replace", "-f", "greet.js", "--target", "marker:hello", "-c", '  return "hi " + name;'
+    )
+    assert status == 0 and result["start"] == 2
+    assert (root / "greet.js").read_text().startswith('function greet(name) {\n  return "hi " + name;\n}')
+
+
+def test_old_with_read_prefixes_applies_where_they_point(root, be_env):
+    (root / "cart.py").write_text(PY)
+    _s, read = cli(root, be_env, "read", "-f", "cart.py", "-s", "4", "-e", "5")
+    status, result = cli(
+        root,
+        be_env,
+        "replace",
+        "-f",
+        "cart.py",
+        "--old",
+        read["content"],
+        "-c",
+        "\t\tresult += 1\n\treturn result",
+    )
+    assert status == 0, result
+    assert any("prefixes" in w for w in result["warnings"])
+    assert (result["start"], result["end"]) == (4, 5)
+
+
+# ---- a lean, truthful tool list --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "flags, name",
+    [((), "be-edit"), (("--no-prefix",), "edit"), (("--no-prefix", "--underscore-names"), "trx_rollback")],
+)
+def test_instructions_use_the_names_as_listed(root, be_env, flags, name):
+    srv = Server(root, be_env, flags=flags)
+    try:
+        init = srv.request("initialize", {"protocolVersion": "2025-11-25"})["result"]
+        listed = [t["name"] for t in srv.tools()]
+        assert name in listed and name in init["instructions"]
+        if "--no-prefix" in flags:
+            assert "be-" not in init["instructions"] and "be_" not in init["instructions"]
+        if "--underscore-names" in flags:
+            assert "trx-rollback" not in init["instructions"] and "insert-chip" not in init["instructions"]
+        size = len(
+            json.dumps(
+                {"tools": srv.request("tools/list")["result"]["tools"]},
+                separators=(",", ":"),
+                ensure_ascii=False,
+            )
+        )
+        assert size < 13_400
+        for tool in srv.tools():
+            assert "auto" not in json.dumps(tool["inputSchema"])  # no value the schema would reject
+    finally:
+        srv.close()
+
+
+# ---- realistic mistakes: applied directly, after one mechanical retry, or refused -----------------
+
+MISTAKES = [
+    # (name, file text, arguments of be-replace)
+    ("spaces for tabs", PY, {"old": "    result = 0", "content": "\tresult = 1"}),
+    ("curly quotes", JS, {"old": "  return “bye”;", "content": '  return "ciao";'}),
+    (
+        "doubled escapes",
+        JS,
+        {"old": 'function bye() {\\n  return \\"bye\\";\\n}', "content": "function bye() {}"},
+    ),
+    ("read prefixes", PY, {"old": "5\t\treturn result", "content": "\treturn result or 0"}),
+    ("wrong read prefixes", PY, {"old": "4\t\treturn result", "content": "\treturn result or 0"}),
+    ("stale line numbers", PY, {"start": 4, "old": "\treturn result", "content": "\treturn 0"}),
+    ("case", JS, {"old": "Function bye() {", "content": "function ciao() {"}),
+    ("trailing space", PY, {"old": "\treturn result  ", "content": "\treturn result or 0"}),
+    ("one line too many", PY, {"old": "\treturn result\n\tprint(result)", "content": "\treturn 0"}),
+]
+
+
+def _mechanical_retry(args, error):
+    """What a model can do with the error alone: edit the closest block's lines, with its id."""
+    closest = error.get("closest")
+    if error["code"] == "MISMATCH" and closest:
+        return {
+            "start": closest["start"],
+            "end": closest["end"],
+            "content": args["content"],
+            "viewed_code_id": closest["viewed_code_id"],
+        }
+    if error["code"] == "MISMATCH" and error.get("found_at"):
+        where = error["found_at"][0]
+        return {"start": where["start"], "end": where["end"], "content": args["content"]}
+    return None
+
+
+def test_realistic_mistakes_mostly_end_applied(server, root):
+    outcomes = {}
+    for name, text, args in MISTAKES:
+        path = root / "m.txt"
+        path.write_text(text)
+        result, error = server.call("be-replace", dict(args, file="m.txt"))
+        if error is None:
+            outcomes[name] = "applied"
+            continue
+        retry = _mechanical_retry(args, error)
+        if retry is None:
+            outcomes[name] = "refused"
+            assert path.read_text() == text
+            continue
+        _result, error = server.call("be-replace", dict(retry, file="m.txt"))
+        outcomes[name] = "applied after one retry" if error is None else "refused"
+    print("\n[mistakes] " + json.dumps(outcomes, indent=1))
+    counts = {k: list(outcomes.values()).count(k) for k in set(outcomes.values())}
+    print(f"[mistakes] {counts} of {len(MISTAKES)}")
+    assert outcomes["read prefixes"] == "applied"
+    assert outcomes["spaces for tabs"] == "applied after one retry"
+    assert counts.get("refused", 0) <= 1, outcomes
+
+
+def test_cli_prefix_is_the_module():
+    assert be_command_prefix()  # (the harness is importable here)
