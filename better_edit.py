@@ -309,6 +309,16 @@ MESSAGES = {
         "the most similar block is lines {start}-{end} (see 'actual'); read them and retry",
         "最相似的是第 {start}-{end} 行（见 actual）；请读取后重试",
     ),
+    "placeholder": (
+        "content line {line} looks like a placeholder for code that is kept: {text!r}; writing it would "
+        "delete what it stands for",
+        "content 第 {line} 行看起来是代替原有代码的占位行：{text!r}；写入它会删除它所代表的代码",
+    ),
+    "placeholder.hint": (
+        "send the real lines instead of the placeholder (edit a smaller range to keep the rest), or pass "
+        "force: true if the line is meant literally",
+        "请发送真实的代码行而不是占位行（缩小编辑范围以保留其余部分），若该行确为原文请传 force: true",
+    ),
     "mismatch_closest.hint": (
         "see 'closest': the most similar block, its first difference and a viewed_code_id to retry with",
         "参见 closest：最相似的块、第一处差异，以及可用于重试的 viewed_code_id",
@@ -2230,6 +2240,131 @@ def describe_difference(first_difference):
     if a is not None and c >= len(a):
         return f"{at}: old continues with {_excerpt(e, c)} where the file's line ends"
     return f"{at}: old has {_excerpt(e, c)} where the file has {_excerpt(a, c)}"
+
+
+# --- placeholder guard: "// ... existing code ..." would delete what it stands for (docs/cli.md#replace)
+#
+# Models asked for a whole block sometimes answer with a comment standing in for the code they did not
+# repeat. A line is a strong sign (an ellipsis with an explicit phrase: "// ... existing code ...") or
+# a weak one (a bare "// ...", a phrase without an ellipsis: "# rest unchanged"), and a weak one under
+# an ordinary comment line opening with the same character belongs to that comment. Tuned on ~19.7
+# million lines of real code and documentation: no ordinary comment containing "..." fires.
+
+
+class _LazyPattern:
+    """A regular expression compiled on first use (start-up time is a feature for shell scripts)."""
+
+    __slots__ = ("args", "compiled")
+
+    def __init__(self, *args):
+        self.args, self.compiled = args, None
+
+    def __getattr__(self, name):
+        if self.compiled is None:
+            self.compiled = re.compile(*self.args)
+        return getattr(self.compiled, name)
+
+
+_W = r"[^\W\d_][\w'’-]*"  # a word; below, what the left-out code is called: mass nouns and plurals only
+_NOUN = (
+    r"(?:code|implementation|impl|logic|contents?|markup|html|css|jsx|config|configuration|setup|stuff|body|template"
+    r"|functionality|middleware|(?:method|function|field|prop|propertie|import|export|style|rule|test|case|route|handler"
+    r"|setting|option|classe|component|section|definition|declaration|statement|querie|column|table|helper|hook|member"
+    r"|interface|variable|constant|dependencie|script|endpoint|view|model|schema|partial|selector|listener|callback"
+    r"|util|doc|migration|element|type)s)"
+)
+_BE = (
+    r"(?:is|are|remains?|stays?|kept|is\s+kept|are\s+kept|left|goes|go|(?:will|should)\s+(?:remain|stay|be))"
+)
+_STATE = rf"(?:(?:{_BE}\s+)?(?:unchanged|untouched|intact|as[ -]is|as\s+before|as\s+it\s+was)|(?!is|are){_BE}\s+(?:the\s+)?same)"
+_REST = rf"(?:the\s+)?rest(?:\s+of\s+(?:the\s+|this\s+|your\s+|my\s+)?{_W}(?:\s+{_W})?)?"
+_OLD = rf"(?:{_REST}|everything(?:\s+else)?|(?:existing|original|previous|other|remaining|current|old)\s+(?:{_W}\s+){{0,2}}{_NOUN})"
+_SUBJ = rf"(?:(?:(?:all|any|your|my|the)\s+)?(?:{_OLD}|{_NOUN})|all\s+else)"
+_CORE = _LazyPattern(  # an explicit phrase: a weak sign alone, a strong one with an ellipsis
+    rf"(?:(?:todo|note|fixme)\s*:?\s*)?(?:(?:and|plus|then)\s+)?(?:{_SUBJ}\s+{_STATE}(?:\s+(?:as\s+before|here|below))?"
+    rf"|(?:(?:all|your)\s+)?(?:unchanged|existing)(?:\s+(?:{_W}\s+){{0,2}}{_NOUN})?(?:\s+(?:here|below|above|goes\s+here"
+    rf"|continues|follows))?|(?:original|previous|old)\s+(?:{_W}\s+)?{_NOUN}\s+(?:goes\s+)?here|(?:keep|keeping|preserve"
+    rf"|retain|leave)\s+(?:all\s+|the\s+|your\s+|any\s+)?(?:{_OLD}(?:\s+(?:{_STATE}|here|below|the\s+same))?|{_SUBJ}\s+"
+    rf"(?:{_STATE}|the\s+same))|(?:same|identical)\s+as\s+(?:before|(?:in\s+)?the\s+original|original|existing)"
+    rf"|(?:(?:{_NOUN}|others?|rest|remainder)\s+)?omitted\s+for\s+brevity|(?:{_NOUN}|others|rest|remainder)\s+omitted"
+    rf"|(?:the\s+)?rest\s+of\s+(?:the\s+|this\s+|your\s+)?(?:{_NOUN}|file|function|method|component|class|module|page"
+    r"|script)|unchanged|<?snip(?:ped)?>?|no\s+(?:other\s+)?changes\s+(?:below|above|here|elsewhere|to\s+the\s+rest)"
+    r"|(?:其余|其他|其它|剩余|现有|原有|原来|之前|以前)的?[\u4e00-\u9fff]{0,6}(?:代码|实现|逻辑|内容|部分|方法|函数)[\u4e00-\u9fff]{0,6}"
+    r"|既存の?[\u3040-\u30ff\u4e00-\u9fff]{0,6}|[\u3040-\u30ff\u4e00-\u9fff]{0,10}(?:不变|省略|同上|略|変更なし|同様)[。.]?)",
+    re.I,
+)
+# Looser, only beside an ellipsis ("// other methods...") or after a leading one ("# ... imports": "…" below).
+_LOOSE = _LazyPattern(
+    rf"(?:… )?(?:(?:{_REST}|(?:other|more|remaining|previous|original|existing)\s+(?:{_W}\s+){{0,2}}"
+    rf"{_NOUN})(?:\s+here)?|(?:{_W}\s+){{0,4}}(?:sin\s+cambios|permanecen?\s+igual(?:es)?|sem\s+altera"
+    rf"[cç][oõ]es|inchang[ée]e?s?|unver[äa]ndert)|其余|其他|其它|原有|现有)|… (?:(?:{_W}\s+)?{_NOUN}|and\s+so\s+on"
+    r"|omitted)",
+    re.I,
+)
+_ELL = _LazyPattern(r"(?<!\.)\.{3,4}(?!\.)|…+|\. \. \.")
+_LINE = _LazyPattern(
+    r"\s*(?:(#+|//+!?|/\*+!?|<!--+|--+|;+|%+|\{\s*/\*+|\{#|\{\{!--|\(\*)(.*?)(?:\*+/\s*\}?|--+>|--\}\}"
+    r"|#\}|\*\))?|((?:[\[(]\s*)?(?:\.{3}|…).*?|[\[(].*?(?:\.{3}|…)\s*[\])]))\s*"
+)
+_CAND = _LazyPattern(r"^[ \t]*(?:[#;%{(\[]|//|/\*|<!--|--|\.{3}|…).*", re.M)  # comments, ellipses: maybe one
+_QUICK = _LazyPattern(
+    r"\.\.\.|…|\. \. \.|unchanged|untouched|intact|as.is|as before|as it was|same|identical|existing|original"
+    r"|previous|old|rest|everything|omitted|change|snip|igual|cambios|altera|inchang|unver"
+    r"|不变|略|同上|其|剩余|现有|原有|原来|之前|以前|既存|変更なし|同様"
+)
+_MARKS, _BRACKETS = ("#", "//", "/*", "<!--", "--", ";", "%", "{/*"), str.maketrans("[](){}<>", " " * 8)
+
+
+def _tier(line):
+    """0: no placeholder; 1: an explicit phrase with an ellipsis; 2: a weaker sign, judged with the line above."""
+    m = len(line) <= 200 and _QUICK.search(line.lower()) and _LINE.fullmatch(line)
+    if not m:
+        return 0
+    mark, body, ell = m.group(1), m.group(2) if m.group(1) else m.group(3), _ELL.search(line)
+    core = " ".join(_ELL.sub(" ", body).translate(_BRACKETS).strip(" \t.…:,;!*~=_|-").split())
+    # A bare line: "...existing code..." is one; "... x = 1" (a doctest) and "...props," are code.
+    if not mark:
+        return 1 if ell and " " in core and _CORE.fullmatch(core) else 0
+    if core and _CORE.fullmatch(core):
+        return 1 if ell else 2
+    if not ell or body.startswith("  "):  # "#     ..." is an example inside a comment
+        return 0
+    if not core:  # "// ...", "/* ... */", "{/* ... */}", "# [...]"; not "# . . . . . . ." nor "# ...=..."
+        return 2 if mark in _MARKS and _ELL.fullmatch(body.strip(" []()")) else 0
+    lead = body.lstrip(" [(").startswith(ell.group())
+    return 2 if _LOOSE.fullmatch(("… " if lead else "") + core) else 0
+
+
+def placeholder_line(line):
+    """True when `line` (no terminator) is a comment, or a bare ellipsis line, standing in for left-out code."""
+    return _tier(line) > 0
+
+
+def placeholder_lines(content, docs=False):
+    """Yield (1-based number, text) of `content`'s placeholder lines (split at "\\n"). A weak one under a prose comment
+    line opening with the same character belongs to it (an example, a sentence's end); with `docs` (Markdown, plain
+    text, where examples use "// ..." and "--snip--" in earnest) no weak one counts."""
+    number, last = 1, 0
+    for m in _CAND.finditer(content) if _QUICK.search(content.lower()) else ():
+        line, start = m.group(), m.start()
+        tier = _tier(line)
+        if tier == 2 and (docs or start):
+            above = content[content.rfind("\n", 0, start - 1) + 1 : start - 1] if start else ""
+            prose = above.lstrip()[:1] == line.lstrip()[:1] and _LINE.fullmatch(above)
+            tier = 0 if docs or prose and prose.group(1) and not _tier(above) else 2
+        if tier:
+            number, last = number + content.count("\n", last, start), start
+            yield number, line.rstrip("\r")
+
+
+def find_placeholder(content, replaced, docs=False):
+    """`content`'s first placeholder line as (line number, text) that `replaced`, the text it replaces,
+    does not hold too (ignoring indentation: a line already there is the file's own), or None."""
+    kept = {line.strip() for line in replaced.split("\n")} if replaced else set()
+    for number, text in placeholder_lines(content, docs):
+        if text.strip() not in kept:
+            return number, text
+    return None
 
 
 # --- diffs (docs/behaviour.md#diffs) --------------------------------------------------------------
@@ -6397,6 +6532,7 @@ def _replace_lines(ctx, args, opened):
                 start=start,
                 end=end,
             )
+    placeholder_guard(args, opened, args["content"], body[a:b].decode(text.codec))
     eol = dominant_eol(body)
     lines = content_lines(args["content"])
     block = encode_block(text, lines, eol)
@@ -6466,6 +6602,7 @@ def _replace_old(ctx, args, opened):
     if tier == "loose":
         warnings.append(("w.whitespace_match", {"start": line_s, "end": line_e}))
     a, b = line_span(body, line_s, line_e)
+    placeholder_guard(args, opened, args["content"], body[a:b].decode(text.codec))
     region = split_decoded(body[a:b].decode(text.codec))
     eol = dominant_eol(body).decode()
     replacement = _match_trailing_newline(normalize_newlines(args["content"]), col_e == -1).replace("\n", eol)
@@ -6488,6 +6625,21 @@ def _match_trailing_newline(content, old_ends_a_line):
     if not old_ends_a_line and content.endswith("\n"):
         return content[:-1]
     return content
+
+
+def placeholder_guard(args, opened, content, replaced):
+    """PLACEHOLDER when `content` has a line standing in for kept code ("// ... existing code ...")
+    that `replaced` does not hold, unless `force` (docs/cli.md#replace). In documentation and plain
+    text (where examples use "// ..." in earnest) only explicit phrases count."""
+    if args.get("force") or not content:
+        return
+    language = (
+        _language_of(opened.real, opened.text) if opened.text.body else detect_language(opened.real, "")
+    )
+    found = find_placeholder(content, replaced, docs=language in (None, "markdown"))
+    if found is not None:
+        line, text = found
+        raise ToolError("PLACEHOLDER", "placeholder", data={"line": line, "text": text}, line=line, text=text)
 
 
 def closest_of(opened, old):
@@ -6560,6 +6712,7 @@ def _insert_change(ctx, args, opened):
         )
     warnings, moved = check_view(ctx, args, opened, after, after + 1, insert=True)
     after += moved
+    placeholder_guard(args, opened, args["content"], "")
     eol = dominant_eol(body)
     lines = content_lines(args["content"])
     a = skip_lines(body, 0, after)
@@ -6659,11 +6812,13 @@ def tool_write(ctx, args):
         exists = place.lstat() is not None
         if exists:
             st, raw, text = load_text(ctx, place, args.get("encoding"))
+            placeholder_guard(args, Opened(file, real, text), content, text.decode())
             eol = dominant_eol(text.body).decode()
             new_body = text.encode(normalize_newlines(content).replace("\n", eol))
             data = text.to_bytes(new_body)
         else:
             st = raw = text = None
+            placeholder_guard(args, Opened(file, real, Text(b"")), content, "")
             codec = _lookup_codec(args.get("encoding") or ctx.encoding or "utf-8")
             new_text = Text(b"", codec, codec)
             data = new_text.encode(content)
@@ -7280,6 +7435,7 @@ def _new_text(encoding):
 def _item_change(ctx, args, item, opened, exists):
     op, item_args = item["op"], dict(item["args"], force=args.get("force"))
     if op == "patch":
+        item["force"] = args.get("force")
         return item["plan"](ctx, opened, exists)
     if not exists and op != "write":
         raise ToolError("NOT_FOUND", "not_found", file=item["file"], base=ctx.root or ctx.cwd)
@@ -7299,6 +7455,7 @@ def _write_change(args, opened, exists):
     """A whole-file write as a Change replacing every line (keeps encoding, BOM, line endings)."""
     text = opened.text
     content = args["content"]
+    placeholder_guard(args, opened, content, text.decode() if exists else "")
     if exists:
         eol = dominant_eol(text.body).decode()
         new_body = text.encode(normalize_newlines(content).replace("\n", eol))
@@ -7760,7 +7917,7 @@ def _hunk_change(ctx, item, opened, exists, hunk):
         if exists:
             raise ToolError("INVALID_ARGUMENT", "patch_exists", file=file)
         content = "\n".join(new) + ("" if no_newline or not new else "\n")
-        return _write_change({"content": content}, opened, exists=False)
+        return _write_change({"content": content, "force": item.get("force")}, opened, exists=False)
     if not exists:
         raise ToolError("NOT_FOUND", "not_found", file=file, base=ctx.root or ctx.cwd)
     lines = _file_lines(opened)
@@ -7775,6 +7932,8 @@ def _hunk_change(ctx, item, opened, exists, hunk):
             ctx, {"file": file, "after_line": min(old_start, len(lines)), "content": content}, opened
         )
     start, warnings = _hunk_position(opened, item, lines, old, old_start)
+    removed = "\n".join(line for sign, line in tagged if sign == "-")
+    placeholder_guard(item, opened, "\n".join(line for sign, line in tagged if sign == "+"), removed)
     change = _hunk_splice(opened, start, start + len(old) - 1, tagged)
     change.warnings += warnings
     return change
@@ -8301,7 +8460,7 @@ TOOLS = [
     Tool(
         "write",
         tool_write,
-        [P_FILE, P_CONTENT, P_PREVIEW, P_BRIEF, P_ENCODING],
+        [P_FILE, P_CONTENT, P_FORCE, P_PREVIEW, P_BRIEF, P_ENCODING],
         "Write a whole file",
         {
             "status": "string",

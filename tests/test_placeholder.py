@@ -1,0 +1,197 @@
+"""The placeholder guard (issue 12): lines that stand in for kept code ("// ... existing code ...") are
+refused unless `force`; ordinary comments with "..." are not. The corpus in tests/placeholder_corpus
+holds lazy-output lines written in many languages and phrasings, and tricky ordinary lines."""
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from better_edit import find_placeholder, placeholder_line, placeholder_lines
+
+CORPUS = Path(__file__).resolve().parent / "placeholder_corpus"  # positive.txt, negative.txt: a line each
+
+
+def corpus(name):
+    return (CORPUS / name).read_text(encoding="utf-8").splitlines()
+
+
+POSITIVE = corpus("positive.txt")
+NEGATIVE = corpus("negative.txt")
+
+
+def test_corpus_sizes():
+    assert len(POSITIVE) >= 60 and len(NEGATIVE) >= 60
+    assert not set(POSITIVE) & set(NEGATIVE)
+
+
+@pytest.mark.parametrize("line", POSITIVE)
+def test_positive_line(line):
+    assert placeholder_line(line)
+    # Alone as new content it is reported, whatever sits around it in code.
+    content = f"x = 1\n{line}\ny = 2\n"
+    assert find_placeholder(content, "x = 0\ny = 0\n") == (2, line)
+
+
+@pytest.mark.parametrize("line", NEGATIVE)
+def test_negative_line(line):
+    assert not placeholder_line(line)
+    assert find_placeholder(f"x = 1\n{line}\ny = 2\n", "") is None
+
+
+LAZY_PY = """def total(items):
+    # ... existing code ...
+    return sum(i.price for i in items)
+"""
+OLD_PY = """def total(items):
+    items = [i for i in items if i.active]
+    log.debug("%d items", len(items))
+    return sum(i.price for i in items)
+"""
+
+
+def test_find_reports_first_line_and_text():
+    assert find_placeholder(LAZY_PY, OLD_PY) == (2, "    # ... existing code ...")
+    two = "a()\n// ...\nb()\n// ... rest of the file unchanged ...\n"
+    assert find_placeholder(two, "a()\nb()\n") == (2, "// ...")
+    assert [n for n, _ in placeholder_lines(two)] == [2, 4]
+
+
+def test_replaced_text_that_had_a_placeholder_allows_them():
+    old = "def f():\n    # ... existing code ...\n    return 1\n"
+    assert find_placeholder(LAZY_PY, old) is None
+    # The same line (ignoring indentation) already in the replaced text is the file's own; another
+    # placeholder line there does not make a new one legitimate.
+    assert find_placeholder("    // ...\n", "// ...\nx()") is None
+    assert find_placeholder(LAZY_PY, "# intro\n# ...\n# more\n") == (2, "    # ... existing code ...")
+
+
+def test_nothing_to_report():
+    assert find_placeholder("", "") is None
+    assert find_placeholder("x = 1\n", OLD_PY) is None
+    assert find_placeholder(OLD_PY, "") is None
+
+
+def test_python_ellipsis_and_doctests_are_code():
+    content = '''class Proto(Protocol):
+    def read(self) -> bytes:
+        ...
+
+def example():
+    """
+    >>> for rest in parts:
+    ...     other = rest
+    ... existing = 1
+    """
+    ...
+'''
+    assert find_placeholder(content, "") is None
+
+
+def test_weak_line_inside_a_comment_block_is_prose():
+    block = "x = 1\n# the list looks like:\n# 1.0.0\n# ...\n# 2.0.0\ny = 2\n"
+    assert find_placeholder(block, "") is None
+    sentence = "    # Update the cache if the value\n    # unchanged.\n    cache.put(key)\n"
+    assert find_placeholder(sentence, "") is None
+    # An ellipsis with an explicit phrase is reported even there.
+    explicit = "    # Validate the payload\n    # ... rest of the validation unchanged ...\n    run()\n"
+    assert find_placeholder(explicit, "") == (2, "    # ... rest of the validation unchanged ...")
+    # A weak line next to code (or other placeholders) is reported.
+    assert find_placeholder("if ok:\n    # ...\n    go()\n", "") == (2, "    # ...")
+    assert find_placeholder("// ...\n// ... other methods ...\n", "") == (1, "// ...")
+
+
+def test_docs_mode_counts_only_explicit_phrases_with_an_ellipsis():
+    example = "```js\napp.get('/', (req, res) => {\n  // ...\n});\n// --snip--\n```\n"
+    assert find_placeholder(example, "") == (3, "  // ...")
+    assert find_placeholder(example, "", docs=True) is None
+    lazy = "Intro\n<!-- ... rest of the page unchanged ... -->\n"
+    assert find_placeholder(lazy, "Intro\nOld text\n", docs=True) == (
+        2,
+        "<!-- ... rest of the page unchanged ... -->",
+    )
+
+
+def test_spread_and_rulers_are_not_placeholders():
+    content = "const x = {\n  ...existing,\n  ...rest,\n};\nconst y = [\n  ...existingItems,\n];\n# . . . . . . . .\n"
+    assert find_placeholder(content, "") is None
+
+
+def test_line_numbers_count_newlines_with_crlf():
+    content = "a\r\nb\r\n  // ... existing code ...\r\nc\r\n"
+    assert find_placeholder(content, "a\r\nb\r\n") == (3, "  // ... existing code ...")
+
+
+def test_languages_and_wrappers():
+    for line in [
+        "<!-- ... keep the rest ... -->",
+        "      {/* ... */}",
+        "{# ... rest of the template unchanged ... #}",
+        "-- rest unchanged",
+        "; ... rest of the config unchanged",
+        "% ...",
+        "(* ... rest of the module unchanged ... *)",
+        "// ... 其余代码不变 ...",
+        "...existing code...",
+    ]:
+        assert placeholder_line(line), line
+
+
+def test_fast_on_large_content():
+    code = "def f(x):\n    # compute the value...\n    return x + 1  # see RFC 1234 ... for details\n" * 20000
+    start = time.perf_counter()
+    assert find_placeholder(code, "") is None
+    assert find_placeholder("no keyword at all\n" * 50000, "") is None
+    assert time.perf_counter() - start < 2.0
+
+
+# ---- through the tools -------------------------------------------------------------------------------
+
+LAZY_JS = "class Cart {\n  // ... existing methods ...\n  total() { return 0; }\n}\n"
+CART_JS = "class Cart {\n  add(x) { this.items.push(x); }\n  remove(x) {}\n}\n"
+
+
+def _run(root, env, *args, input=None):
+    from harness import run_cli
+
+    done = run_cli(*args, "-o", "json", cwd=root, env=env, input=input)
+    return done.returncode, json.loads(done.stdout)
+
+
+def test_replace_insert_write_and_edit_items_are_guarded(root, be_env):
+    (root / "cart.js").write_text(CART_JS)
+    for args in (
+        ("replace", "-f", "cart.js", "-s", "1", "-e", "4", "-c", LAZY_JS),
+        ("insert", "-f", "cart.js", "--after-line", "3", "-c", "  // rest of the methods unchanged"),
+        ("write", "-f", "cart.js", "-c", LAZY_JS),
+    ):
+        status, answer = _run(root, be_env, *args)
+        assert status == 1 and answer["error"]["code"] == "PLACEHOLDER", (args, answer)
+        expected = (
+            (1, "  // rest of the methods unchanged")
+            if args[0] == "insert"
+            else (2, "  // ... existing methods ...")
+        )
+        assert (answer["error"]["line"], answer["error"]["text"]) == expected
+    edits = json.dumps(
+        [{"file": "cart.js", "start": 2, "end": 3, "content": "  // ... existing methods ..."}]
+    )
+    status, answer = _run(root, be_env, "edit", "--edits-file", "-", input=edits.encode())
+    assert answer["error"]["code"] == "PLACEHOLDER" and answer["error"]["index"] == 0
+    patch = "--- a/cart.js\n+++ b/cart.js\n@@ -2,2 +2,1 @@\n-  add(x) { this.items.push(x); }\n-  remove(x) {}\n+  // ...\n"
+    status, answer = _run(root, be_env, "patch", input=patch.encode())
+    assert answer["error"]["code"] == "PLACEHOLDER"
+    assert (root / "cart.js").read_text() == CART_JS
+    status, result = _run(
+        root, be_env, "replace", "-f", "cart.js", "-s", "1", "-e", "4", "-c", LAZY_JS, "--force"
+    )
+    assert status == 0 and (root / "cart.js").read_text() == LAZY_JS
+
+
+def test_documentation_may_show_elided_examples(root, be_env):
+    (root / "guide.md").write_text("# Guide\n")
+    status, _result = _run(
+        root, be_env, "insert", "-f", "guide.md", "--after-line", "-1", "-c", "```js\nstart();\n// ...\n```"
+    )
+    assert status == 0
