@@ -7748,19 +7748,16 @@ def _shift_hunk(line, old_offset, new_offset):
 def _commit_groups(ctx, groups):
     """Snapshot every file under one event, write them in order; a failure part way puts back the
     files already written, so the call changed nothing (docs/transactions.md)."""
-    store = SnapshotStore(ctx)
     paths = [g["opened"].real for g in groups]
-    summary = f"edit: {len(groups)} file(s), " + f"{sum(len(g['changes']) for g in groups)} item(s)"
-    pendings, written, warnings, event_id = [], [], [], None
+    pendings, written, warnings = [], [], []
     try:
         for group in groups:
             opened = group["opened"]
             if not group["exists"]:
                 opened.place.make_folders(ctx)
             check_writable(opened.place, opened.st)
-            pending = store.prepare(opened.place, opened.raw, opened.st, "edit", summary, event_id, paths)
-            event_id = pending["event_id"]
-            pendings.append(pending)
+        store, pendings, warnings = _prepare_event(ctx, groups, paths)
+        event_id = pendings[0]["event_id"]
         for group in groups:
             opened = group["opened"]
             if group.get("delete_file"):
@@ -7772,7 +7769,7 @@ def _commit_groups(ctx, groups):
     except BaseException as exc:
         restored = _put_back_groups(ctx, written)
         for pending in pendings:
-            store.discard(pending)
+            SnapshotStore(ctx).discard(pending)
         if isinstance(exc, ToolError):
             exc.data["restored"] = restored
             raise
@@ -7783,6 +7780,34 @@ def _commit_groups(ctx, groups):
         after = "absent" if group.get("delete_file") else None
         warnings += store.commit(pending, (lambda a=after, g=group: a or _sha256(_file_bytes(g))))
     return event_id, warnings
+
+
+def _prepare_event(ctx, groups, paths):
+    """(store, pending records, warnings) of one event holding every file's "before". If the cache
+    cannot take it, the event is kept in memory, as a single edit's would be (commit_bytes)."""
+    summary = f"edit: {len(groups)} file(s), {sum(len(g['changes']) for g in groups)} item(s)"
+    store, pendings, warnings = SnapshotStore(ctx), [], []
+    try:
+        for group in groups:
+            opened, event_id = group["opened"], pendings[0]["event_id"] if pendings else None
+            pendings.append(
+                store.prepare(opened.place, opened.raw, opened.st, "edit", summary, event_id, paths)
+            )
+    except OSError as exc:
+        for pending in pendings:
+            store.discard(pending)
+        warnings.append(("w.snapshot_not_saved", {"detail": exc.strerror or str(exc)}))
+        ctx.persist_snapshots, ctx.persist_failure = False, exc.strerror or str(exc)
+        store, pendings = SnapshotStore(ctx), []
+        for group in groups:
+            opened, event_id = group["opened"], pendings[0]["event_id"] if pendings else None
+            pendings.append(
+                store.prepare(opened.place, opened.raw, opened.st, "edit", summary, event_id, paths)
+            )
+    else:
+        if ctx.persist_failure:
+            warnings.append(("w.snapshots_in_memory", {"detail": ctx.persist_failure}))
+    return store, pendings, warnings
 
 
 def _file_bytes(group):

@@ -12,10 +12,9 @@ import difflib
 import json
 import os
 import resource
-import subprocess
 
 import pytest
-from harness import Server, be_command_prefix, scaled
+from harness import Server, run_cli, scaled
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -131,15 +130,7 @@ def test_a_difflib_patch_turns_the_first_text_into_the_second(
 
 
 def run(root, env, *args, input=None, preexec_fn=None):
-    done = subprocess.run(
-        [*be_command_prefix(), *args, "-o", "json"],
-        cwd=root,
-        env=env,
-        input=input,
-        capture_output=True,
-        preexec_fn=preexec_fn,
-        timeout=60,
-    )
+    done = run_cli(*args, "-o", "json", cwd=root, env=env, input=input, preexec_fn=preexec_fn)
     return done, json.loads(done.stdout) if done.stdout.strip() else None
 
 
@@ -295,3 +286,28 @@ def test_patch_ambiguous_and_mismatch(root, be_env):
     _done, answer = run(root, be_env, "patch", input=patch.encode())
     assert answer["error"]["code"] == "MISMATCH" and "closest" in answer["error"]
     assert (root / "f.txt").read_text() == "x\nsame\nx\nsame\n"
+
+
+def test_an_event_of_several_files_falls_back_to_memory_with_the_cache(tmp_path, monkeypatch):
+    """The cache cannot be written: the edit still happens, its one event lives in memory (with a
+    warning) and rolls back whole, as a single edit's snapshot would."""
+    import tempfile
+
+    root = tmp_path / "root"
+    root.mkdir()
+    (tmp_path / "blocker").write_text("")
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    ctx = be.Context(root=str(root), cache_dir=str(tmp_path / "blocker" / "cache"), mcp=True)
+    (root / "a.txt").write_text("a\n")
+    (root / "b.txt").write_text("b\n")
+    result = call(
+        ctx,
+        "edit",
+        edits=[{"file": "a.txt", "start": 1, "content": "A"}, {"file": "b.txt", "start": 1, "content": "B"}],
+    )
+    assert any("not persisted" in w for w in result["warnings"]), result
+    status = call(ctx, "trx-status")
+    assert len(status["snapshots"]) == 1 and len(status["snapshots"][0]["files"]) == 2
+    call(ctx, "trx-rollback")
+    assert (root / "a.txt").read_text() == "a\n" and (root / "b.txt").read_text() == "b\n"
