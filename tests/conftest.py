@@ -1,25 +1,17 @@
 """Shared fixtures: every test gets its own root and cache, so no test touches the real cache.
 
-`be_command` is how tests start the program: the module under the current interpreter, or the frozen
-executable when the environment variable BE_EXE names one (SPEC §8, issue 5).
+How the program is started (the module, or the frozen executable named by BE_EXE), the raw MCP
+client and the stress knob live in tests/harness.py; this file only turns them into fixtures.
 """
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
+from harness import MODULE, REPO, be_command_prefix, clean_env, prepare_module, run_cli
 
-REPO = Path(__file__).resolve().parent.parent
-MODULE = REPO / "better_edit.py"
+__all__ = ["MODULE", "REPO", "be_command_prefix"]  # older imports `from conftest import ...` keep working
 
 
-def be_command_prefix():
-    exe = os.environ.get("BE_EXE")
-    if exe:
-        return [str(Path(exe).resolve())]
-    return [sys.executable, str(MODULE)]
+def pytest_configure(config):
+    prepare_module()  # bytecode for `python -m better_edit`, and this checkout first on PYTHONPATH
 
 
 @pytest.fixture
@@ -44,14 +36,7 @@ def root(tmp_path):
 @pytest.fixture
 def be_env(cache_dir, root):
     """A clean environment for subprocesses: private cache, English, no inherited BETTER_EDIT_*."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("BETTER_EDIT_", "LC_", "LANG"))}
-    if os.environ.get("BETTER_EDIT_PORTABLE_FALLBACKS"):  # the Windows code paths, on POSIX
-        env["BETTER_EDIT_PORTABLE_FALLBACKS"] = os.environ["BETTER_EDIT_PORTABLE_FALLBACKS"]
-    env["BETTER_EDIT_CACHE_DIR"] = str(cache_dir)
-    env["BETTER_EDIT_WORKSPACE"] = str(root)
-    env["LANG"] = "C.UTF-8"
-    env["PYTHONIOENCODING"] = "utf-8"
-    return env
+    return clean_env(cache_dir, root)
 
 
 @pytest.fixture
@@ -59,16 +44,13 @@ def run_be(be_command, be_env, root):
     """Run the CLI: run_be("read", "-f", "x.txt", input=b"...", cwd=...) -> CompletedProcess (bytes)."""
 
     def run(*args, input=None, cwd=None, env=None, timeout=60):
-        merged = dict(be_env)
-        if env:
-            merged.update(env)
-        return subprocess.run(
-            [*be_command, *map(str, args)],
+        return run_cli(
+            *args,
             input=input,
-            cwd=str(cwd or root),
-            env=merged,
-            capture_output=True,
+            cwd=cwd or root,
+            env=dict(be_env, **(env or {})),
             timeout=timeout,
+            command=be_command,
         )
 
     return run

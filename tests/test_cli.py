@@ -472,16 +472,15 @@ def test_chinese_messages(run_be, root):
 
 def test_python_module_and_console_script_agree(run_be, root):
     import shutil
-    import subprocess
+
+    from harness import run_cli
 
     exe = shutil.which("better-edit-tools")
     if not exe or os.environ.get("BE_EXE"):
         pytest.skip("the console script is not installed")
     write(root / "f.txt", "a\nb\n")
     via_module = run_be("read", "-f", "f.txt", "-o", "json").stdout
-    via_script = subprocess.run(
-        [exe, "read", "-f", "f.txt", "-o", "json"], cwd=root, capture_output=True
-    ).stdout
+    via_script = run_cli("read", "-f", "f.txt", "-o", "json", cwd=root, env=None, command=[exe]).stdout
     assert json.loads(via_module)["content"] == json.loads(via_script)["content"]
 
 

@@ -10,16 +10,14 @@
 import importlib.util
 import os
 import re
+import shlex
 import shutil
 import stat
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+from harness import REPO, be_command_prefix, module_command
 
-REPO = Path(__file__).resolve().parent.parent
-MODULE = REPO / "better_edit.py"
 READMES = [REPO / "README.md", REPO / "README.zh.md"]
 FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S)
 
@@ -53,11 +51,7 @@ def program_on_path(tmp_path):
     """A folder holding a `better-edit-tools` wrapper for this checkout (or BE_EXE)."""
     folder = tmp_path / "bin"
     folder.mkdir()
-    exe = os.environ.get("BE_EXE")
-    if exe:
-        target = f'exec "{Path(exe).resolve()}" "$@"'
-    else:
-        target = f'exec "{sys.executable}" "{MODULE}" "$@"'
+    target = "exec " + " ".join(shlex.quote(part) for part in be_command_prefix()) + ' "$@"'
     wrapper = folder / "better-edit-tools"
     wrapper.write_text(f"#!/usr/bin/env bash\n{target}\n", encoding="utf-8")
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
@@ -127,7 +121,9 @@ def test_mcp_doc_names_every_tool():
     import json
 
     listed = subprocess.run(
-        [sys.executable, str(MODULE), "--lang", "en", "--dump-tools", "json"], capture_output=True, check=True
+        [*module_command(), "--lang", "en", "--dump-tools", "json"],
+        capture_output=True,
+        check=True,
     )
     text = (REPO / "docs" / "mcp.md").read_text(encoding="utf-8")
     for tool in json.loads(listed.stdout):

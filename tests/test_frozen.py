@@ -18,14 +18,13 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import be_command_prefix
+from harness import REPO, be_command_prefix
 
-REPO = Path(__file__).resolve().parent.parent
 EXE_NAME = "better-edit-tools" + (".exe" if os.name == "nt" else "")
 SUITES = ["tests/test_cli.py", "tests/test_mcp.py", "tests/test_ts_client.py"]
 TOOLS = {
     "be-read", "be-replace", "be-insert", "be-delete", "be-write", "be-balance", "be-func-range",
-    "be-tag-range", "be-insert-chip", "be-trx-status", "be-trx-commit", "be-trx-rollback",
+    "be-tag-range", "be-insert-chip", "be-trx-status", "be-trx-commit", "be-trx-rollback", "be-edit",
 }  # fmt: skip
 
 

@@ -8,9 +8,9 @@
 6. encodings: UTF-32 with BOM, codecs that are not text encodings, codecs that do not round-trip;
 7. rolling back a be-write that created folders removes those folders again.
 
-Every server and CLI runs as a real subprocess through `be_command_prefix()` (so BE_EXE runs the same
-tests against the frozen executable). `BE_STRESS_SCALE` (default 1) multiplies the calls of the race
-and lock tests.
+Every server and CLI runs as a real subprocess through `harness.be_command_prefix()` (so BE_EXE runs
+the same tests against the frozen executable). BE_STRESS=1 runs the race and lock tests with more
+calls (`harness.scaled`).
 """
 
 import contextlib
@@ -28,44 +28,33 @@ import threading
 import time
 
 import pytest
-from conftest import be_command_prefix
-from test_safety import Srv, tree_state
+from harness import Server, close_all, run_cli, scaled
+from test_safety import tree_state
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX rlimits, FIFOs, hard links and renameat2")
 
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
-SCALE = max(1, int(os.environ.get("BE_STRESS_SCALE", "1")))
 SECRET = "OUTSIDE-SECRET-" + hashlib.sha256(str(random.random()).encode()).hexdigest()[:24]
 PROMPT = 5  # seconds: "promptly" for a call that must not block
 
 
 @pytest.fixture
 def servers(be_env, root):
-    """start(**kw) -> Srv with cwd=root and env=be_env; every server is closed (or killed) at teardown."""
+    """start(**kw) -> harness.Server with cwd=root and env=be_env; every server is killed at teardown."""
     started = []
 
     def start(env=None):
-        server = Srv(root, dict(be_env, **(env or {})))
+        server = Server(root, dict(be_env, **(env or {})))
         started.append(server)
         return server
 
     yield start
-    for server in started:
-        if server.proc.poll() is None:
-            server.proc.kill()  # a server stuck on 0.1 must not cost the close() grace period
-        server.close()
+    close_all(started, kill_first=True)  # a server stuck on 0.1 must not cost the close() grace period
 
 
 def cli(be_env, root, *args, preexec_fn=None):
     """Run the CLI with `-o json`: (CompletedProcess, parsed stdout or None)."""
-    done = subprocess.run(
-        [*be_command_prefix(), *map(str, args), "-o", "json"],
-        cwd=str(root),
-        env=be_env,
-        capture_output=True,
-        preexec_fn=preexec_fn,
-        timeout=60,
-    )
+    done = run_cli(*args, "-o", "json", cwd=root, env=be_env, preexec_fn=preexec_fn)
     try:
         answer = json.loads(done.stdout)
     except ValueError:
@@ -162,7 +151,7 @@ def _rename_exchange_works(tmp_path):
                 path.rmdir()
 
 
-RACE_CALLS = 200 * SCALE
+RACE_CALLS = scaled(200, 1000)
 
 
 def _race_call(number):
@@ -239,7 +228,7 @@ def test_folder_swapped_with_symlink_to_outside(root, cache_dir, tmp_path, serve
         for key, message in sorted(examples.items()):
             print(f"  e.g. {key}: {message}")
     check_outside("at the end")
-    assert SECRET.encode() not in b"".join(server.stdout) + bytes(server.stderr)
+    assert SECRET.encode() not in b"".join(server.stdout_lines) + bytes(server.stderr)
     assert server.alive()
     assert not internal, internal[:3]  # (0.1: "OSError: [Errno 22] Invalid argument: '.../sub'")
     assert outcomes.get("be-read:ok") and outcomes.get("be-replace:ok"), "the race left no successful call"
@@ -354,7 +343,7 @@ def test_rollback_failing_half_way_changes_nothing(root, tmp_path, servers):
 
 # ---- 5. one lock per inode -------------------------------------------------------------------------
 
-LOCK_LINES = 20 * SCALE
+LOCK_LINES = scaled(20, 100)
 LOCK_WRITERS = 4
 
 

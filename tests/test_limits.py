@@ -357,14 +357,17 @@ def test_core_edit_suites_pass_on_the_portable_code_paths(tmp_path):
     assert probe.stdout.split() == [b"False", b"True"]
 
 
+HUGE_TEXT_MIB = scaled(512, 2048)  # above 300 MiB, so a file loaded whole fails the peak check
+
+
 def test_a_range_of_a_huge_text_file_is_read_in_bounded_memory(be_env, root):
-    """A 2 GiB text file (sparse after its first lines): reading lines 2-3 streams, memory stays
-    far below the file (on 0.1 it was loaded whole: 2 GiB and more)."""
+    """A 512 MiB text file (2 GiB under BE_STRESS=1; sparse after its first lines): reading lines 2-3
+    streams, memory stays far below the file (on 0.1 it was loaded whole: the file's size and more)."""
     path = root / "huge.txt"
     head = b"".join(b"line %d\n" % n for n in range(1, 1001))
     with open(path, "wb") as handle:
         handle.write(head)
-        handle.truncate(2 << 30)
+        handle.truncate(HUGE_TEXT_MIB << 20)
     probe = (
         "import resource, subprocess, sys; "
         "p = subprocess.run(sys.argv[1:], capture_output=True); "
@@ -398,8 +401,8 @@ def test_a_range_of_a_huge_text_file_is_read_in_bounded_memory(be_env, root):
     result = strict_loads(rest)
     assert result["content"] == "2\tline 2\n3\tline 3"
     assert result["total"] == 1001  # the zeros after the last newline are one more (unterminated) line
-    assert peak_kib < 300 * 1024, f"peak {peak_kib // 1024} MiB reading 2 lines of a 2 GiB file"
-    print(f"\n[huge text] lines 2-3 of a 2 GiB file, peak {peak_kib // 1024} MiB")
+    assert peak_kib < 300 * 1024, f"peak {peak_kib // 1024} MiB reading 2 lines of a {HUGE_TEXT_MIB} MiB file"
+    print(f"\n[huge text] lines 2-3 of a {HUGE_TEXT_MIB} MiB file, peak {peak_kib // 1024} MiB")
 
 
 def test_server_started_by_hand_says_what_it_waits_for(be_env, root):

@@ -5,7 +5,7 @@ import re
 import string
 
 import pytest
-from conftest import MODULE
+from harness import MODULE
 
 import better_edit as be
 

@@ -8,6 +8,10 @@ and the text model and scanners are fuzzed in-process.
 
 Long versions live in bench/: bench_crash.py (100 MB, SIGKILL) and bench_huge.py (1 GB, peak RSS).
 
+The loops that make this suite slow (SIGKILLs, concurrent writers, fuzz examples, races) run at an
+everyday size; BE_STRESS=1 runs them at full size (`harness.scaled(default, full)`; the sizes are in
+CONTRIBUTING.md). BE_FUZZ_EXAMPLES=N sets the fuzz example count alone.
+
 Sections: helpers; 1. crash safety (SPEC §2.4); 2. concurrency (§2.4, §6); 3. fuzzing (§3.1, §2.6);
 4. sandbox (§2.3); 5. stores under abuse (§6.2, §6.3); 6. huge inputs (§3.1, §7).
 """
@@ -16,7 +20,6 @@ import contextlib
 import hashlib
 import json
 import os
-import queue
 import random
 import re
 import resource
@@ -28,13 +31,11 @@ import threading
 import time
 
 import pytest
-from conftest import REPO, be_command_prefix
+from harness import FROZEN, REPO, Server, close_all, run_cli, scaled
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-FROZEN = bool(os.environ.get("BE_EXE"))
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
-REPLY_TIMEOUT = 60
 SECRET = "TOPSECRET-" + hashlib.sha256(str(random.random()).encode()).hexdigest()[:24]
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX signals, symlinks and rlimits")
@@ -43,130 +44,20 @@ pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX signals, symlinks
 # ---- helpers ---------------------------------------------------------------------------------------
 
 
-class Srv:
-    """One MCP server subprocess speaking raw JSON lines: send a dict, read one reply line."""
-
-    def __init__(self, cwd, env, flags=(), preexec_fn=None):
-        self.proc = subprocess.Popen(
-            [*be_command_prefix(), *flags],
-            cwd=str(cwd),
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            preexec_fn=preexec_fn,
-        )
-        self.lines = queue.Queue()
-        self.stdout = []  # every raw reply line, to look for leaked secrets
-        self.stderr = bytearray()
-        self._id = 0
-        self._pumps = [
-            threading.Thread(target=self._pump_out, daemon=True),
-            threading.Thread(target=self._pump_err, daemon=True),
-        ]
-        for pump in self._pumps:
-            pump.start()
-
-    def _pump_out(self):
-        for line in self.proc.stdout:
-            self.stdout.append(line)
-            self.lines.put(line)
-        self.lines.put(None)
-
-    def _pump_err(self):
-        for chunk in iter(lambda: self.proc.stderr.read1(65536), b""):
-            self.stderr += chunk
-
-    def send_raw(self, data):
-        self.proc.stdin.write(data if data.endswith(b"\n") else data + b"\n")
-        self.proc.stdin.flush()
-
-    def send(self, message):
-        self.send_raw(json.dumps(message).encode() + b"\n")
-
-    def recv(self, timeout=REPLY_TIMEOUT):
-        try:
-            line = self.lines.get(timeout=timeout)
-        except queue.Empty:
-            raise AssertionError(
-                f"no reply within {timeout}s; stderr: {bytes(self.stderr[-2000:])!r}"
-            ) from None
-        if line is None:
-            raise AssertionError(
-                f"server exited ({self.proc.poll()}); stderr: {bytes(self.stderr[-2000:])!r}"
-            )
-        return json.loads(line)
-
-    def request(self, method, params=None, timeout=REPLY_TIMEOUT):
-        self._id += 1
-        message = {"jsonrpc": "2.0", "id": self._id, "method": method}
-        if params is not None:
-            message["params"] = params
-        self.send(message)
-        reply = self.recv(timeout)
-        assert reply.get("id") == self._id, reply
-        return reply
-
-    def call(self, tool, arguments, timeout=REPLY_TIMEOUT):
-        """(result, error): the structured result of a tools/call, or its error object."""
-        reply = self.request("tools/call", {"name": tool, "arguments": arguments}, timeout)
-        assert "result" in reply, reply
-        content = reply["result"]["structuredContent"]
-        if reply["result"].get("isError"):
-            return None, content["error"]
-        return content, None
-
-    def ok(self, tool, arguments, timeout=REPLY_TIMEOUT):
-        result, error = self.call(tool, arguments, timeout)
-        assert error is None, error
-        return result
-
-    def stderr_has(self, needle, timeout=5):
-        """stderr is read by a thread: wait a little for text the server has already written."""
-        deadline = time.monotonic() + timeout
-        while needle not in self.stderr and time.monotonic() < deadline:
-            time.sleep(0.01)
-        return needle in self.stderr
-
-    def alive(self):
-        return self.proc.poll() is None and self.request("ping")["result"] == {}
-
-    def close(self):
-        if self.proc.poll() is None:
-            with contextlib.suppress(OSError):
-                self.proc.stdin.close()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        for pump in self._pumps:
-            pump.join(5)
-        for stream in (self.proc.stdout, self.proc.stderr):
-            with contextlib.suppress(OSError):
-                stream.close()
-
-    def kill(self):
-        self.proc.kill()
-        self.proc.wait()
-        self.close()
-
-
 @pytest.fixture
 def servers(be_env, root):
-    """start(**kw) -> Srv with cwd=root and env=be_env; every server is closed at teardown."""
+    """start(**kw) -> harness.Server with cwd=root and env=be_env; every server is closed at teardown."""
     started = []
 
     def start(cwd=None, env=None, flags=(), preexec_fn=None):
         merged = dict(be_env)
         merged.update(env or {})
-        server = Srv(cwd or root, merged, flags, preexec_fn)
+        server = Server(cwd or root, merged, flags, preexec_fn)
         started.append(server)
         return server
 
     yield start
-    for server in started:
-        server.close()
+    close_all(started)
 
 
 def tree_state(top, skip=()):
@@ -223,7 +114,7 @@ def outside(tmp_path):
 
 
 def assert_no_secret(server_or_bytes):
-    data = server_or_bytes if isinstance(server_or_bytes, bytes) else b"".join(server_or_bytes.stdout)
+    data = server_or_bytes if isinstance(server_or_bytes, bytes) else b"".join(server_or_bytes.stdout_lines)
     assert SECRET.encode() not in data, "a reply carried the content of a file outside the root"
 
 
@@ -309,9 +200,9 @@ def timed_run(command, **kw):
 # ====================================================================================================
 
 CRASH_MB = 20
-CRASH_KILLS_WRITE = 16
-CRASH_KILLS_REPLACE = 16
-CRASH_KILLS_SERVER = 14
+CRASH_KILLS_WRITE = scaled(10, 16)
+CRASH_KILLS_REPLACE = scaled(10, 16)
+CRASH_KILLS_SERVER = scaled(8, 14)
 REPORT = {}  # figures printed at the end of the session with -s (see pytest_terminal_summary-free print)
 
 
@@ -363,7 +254,7 @@ def test_crash_cli_write_and_replace(tmp_path, root, cache_dir, be_command, be_e
 
     # the stores still load through the product itself, with no warning about a damaged file
     env = dict(be_env)
-    server = Srv(root, env)
+    server = Server(root, env)
     try:
         assert server.ok("be-trx-status", {})["snapshots"]
         assert server.ok("be-insert-chip", {})["status"] == "ok"
@@ -401,7 +292,7 @@ def test_crash_server_mid_edit(tmp_path, root, cache_dir, be_env, outside):
     # measure one request of each kind
     durations = []
     for number in (0, 1):
-        server = Srv(root, be_env)
+        server = Server(root, be_env)
         assert server.alive()
         name, args, _expect = request(number)
         start = time.perf_counter()
@@ -412,7 +303,7 @@ def test_crash_server_mid_edit(tmp_path, root, cache_dir, be_env, outside):
     for number, fraction in enumerate(spread_delays(CRASH_KILLS_SERVER, 1.0, rng)):
         delay = fraction * durations[number % 2]
         old = target.read_bytes()
-        server = Srv(root, be_env)
+        server = Server(root, be_env)
         assert server.alive()
         name, args, expect = request(number)
         server.send(
@@ -431,7 +322,7 @@ def test_crash_server_mid_edit(tmp_path, root, cache_dir, be_env, outside):
         survived += 1
         assert_stores_load(cache_dir)
         heal_orphan_link(target, orphans)
-    server = Srv(root, be_env)
+    server = Server(root, be_env)
     assert server.ok("be-trx-status", {})["status"] == "ok"
     server.close()
     assert b"skipped" not in server.stderr
@@ -456,12 +347,7 @@ def test_crash_leaves_no_hard_link_to_the_user_file(root, be_env):
     assert done.returncode == -signal.SIGKILL
     assert target.read_bytes() == b"one\ntwo\nthree\n"
     inode = target.stat().st_ino  # st_nlink is 2 here: the unfinished snapshot's .bin shares the inode
-    done = subprocess.run(
-        [*be_command_prefix(), "replace", "-f", "f.txt", "-s", "2", "-c", "TWO", "-o", "json"],
-        cwd=root,
-        env=be_env,
-        capture_output=True,
-    )
+    done = run_cli("replace", "-f", "f.txt", "-s", "2", "-c", "TWO", "-o", "json", cwd=root, env=be_env)
     result = json.loads(done.stdout)
     assert not any("hard link" in w for w in result.get("warnings", [])), result
     assert target.stat().st_ino != inode, "the edit was written in place, not atomically"
@@ -472,7 +358,8 @@ def test_crash_leaves_no_hard_link_to_the_user_file(root, be_env):
 # 2. Concurrency (SPEC §2.4, §6): no lost update, no half line, no lost snapshot or chip
 # ====================================================================================================
 
-LINES_PER_WRITER = 200
+LINES_PER_WRITER = scaled(60, 200)  # CLI writers insert 2 lines a call: 30 (100) calls each
+STORE_ROUNDS = scaled(40, 100)  # rounds of 3 calls by each of 2 servers
 CLI_LINES_PER_CALL = 2  # a CLI call costs a process start; 2 lines each keeps the suite fast
 
 
@@ -486,12 +373,8 @@ def _cli_writer(be_command, be_env, root, writer, errors):
         numbers = range(first, min(first + CLI_LINES_PER_CALL, LINES_PER_WRITER))
         content = "\n".join(_line(writer, n) for n in numbers) + "\n"
         after = position[first % 3]
-        done = subprocess.run(
-            [*be_command, "insert", "-f", "shared.txt", "--after-line", str(after), "-c", content, "--brief"],
-            cwd=root,
-            env=be_env,
-            capture_output=True,
-        )
+        args = ("insert", "-f", "shared.txt", "--after-line", after, "-c", content, "--brief")
+        done = run_cli(*args, cwd=root, env=be_env, command=be_command)
         if done.returncode != 0:
             errors.append((writer, first, done.stderr.decode()))
 
@@ -547,7 +430,7 @@ def test_concurrent_writers_lose_no_line(writers, root, be_command, be_env, serv
 def test_two_servers_share_the_stores(root, cache_dir, be_env, servers):
     """Two servers on one workspace take snapshots and make chips at the same time: none is lost."""
     env = dict(be_env, BETTER_EDIT_MAX_SNAPSHOTS="1000", BETTER_EDIT_MAX_CHIPS="1000")
-    rounds = 100
+    rounds = STORE_ROUNDS
     made = {}
 
     def work(server, name):
@@ -799,7 +682,7 @@ def _root_files(root):
 
 
 FUZZ_COUNTS = {}
-FUZZ_EXAMPLES = int(os.environ.get("BE_FUZZ_EXAMPLES", "500"))
+FUZZ_EXAMPLES = int(os.environ.get("BE_FUZZ_EXAMPLES", scaled(200, 500)))
 
 
 def test_fuzz_tool_arguments(root, servers, outside):
@@ -1342,6 +1225,9 @@ def test_sandbox_legitimate_names_work(template, real_name, root, tmp_path, serv
     outside.check()
 
 
+SWAP_RACE_CALLS = scaled(150, 600)
+
+
 def _swap_race(path, outside_file, stop, counter):
     """Flip `path` between a regular file and a symlink to outside as fast as possible."""
     aside = str(path) + ".aside"
@@ -1370,7 +1256,7 @@ def test_sandbox_symlink_swapped_between_check_and_use(hard_link, root, tmp_path
     racer.start()
     outcomes = {}
     try:
-        for number in range(150):
+        for number in range(SWAP_RACE_CALLS):
             tool, args = [
                 ("be-replace", {"file": "victim.txt", "start": 1, "content": f"r{number}", "brief": True}),
                 (
@@ -1761,12 +1647,8 @@ def test_full_disk_cli_is_io_error(op, root, cache_dir, be_command, be_env, tmp_
     if op == "delete":
         # a delete shrinks the file; the limit still stops the temp copy before it is complete
         limit = len(original) // 2
-    done = subprocess.run(
-        [*be_command, *args, "-o", "json"],
-        cwd=root,
-        env=be_env,
-        capture_output=True,
-        preexec_fn=_fsize_limit(limit),
+    done = run_cli(
+        *args, "-o", "json", cwd=root, env=be_env, command=be_command, preexec_fn=_fsize_limit(limit)
     )
     assert done.returncode == 1, (done.returncode, done.stdout[-500:], done.stderr[-500:])
     assert json.loads(done.stdout)["error"]["code"] == "IO"

@@ -4,12 +4,13 @@ That SDK validates every structuredContent against the tool's outputSchema, isEr
 an error result did not fit, `client.callTool` threw -32602 and the client lost the error code,
 message and hint. So: one failing call per error code we can cause from outside (and at least one
 per tool, since each tool has its own outputSchema) goes through tests/ts_client/client.mjs, and
-the SDK must hand back the error intact. The same calls then go through the official Python `mcp`
-SDK, which must see the very same error objects.
+the SDK must hand back the error intact. be-edit, whose results nest arrays of objects, also gets
+successful calls (a multi-file edit and a patch) after the failing ones. The same calls then go
+through the official Python `mcp` SDK, which must see the very same results and leave the same files.
 
 The node dependencies are installed once per session with `npm ci` (skipped when node_modules
 already matches package-lock.json); without node and npm the tests fail, they do not skip. The
-server is started through `be_command_prefix()`, so BE_EXE runs this module against the frozen
+server is started through `harness.be_command_prefix()`, so BE_EXE runs this module against the frozen
 executable (tests/test_frozen.py does).
 """
 
@@ -22,7 +23,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import be_command_prefix
+from harness import be_command_prefix, clean_env, run_cli
 from test_mcp import _get, run_sdk
 
 TS_DIR = Path(__file__).resolve().parent / "ts_client"
@@ -58,10 +59,32 @@ CASES = [
     ("write-outside-root", "SANDBOX", "be-write", {"file": "../new.txt", "content": "x"}),
     ("read-only-file", "PERMISSION", "be-replace", {"file": "ro.txt", "start": 1, "content": "x"}),
     ("rollback-after-change", "CONFLICT", "be-trx-rollback", {"file": "conflict.txt"}),
+    # two bad items: line 99 of a 3-line file, and an `old` found twice; the first one's code leads
+    ("edit-two-bad-items", "OUT_OF_RANGE", "be-edit", {"edits": [
+        {"file": "three.txt", "start": 99, "content": "x"},
+        {"file": "twice.txt", "old": "dup", "content": "y"},
+    ]}),
 ]  # fmt: skip
+# (id, tool, arguments): calls that succeed, made after every case above, on files no case reads.
+EDITS = [
+    # items in no particular order; line numbers are those of the files before the call
+    ("edit-two-files", "be-edit", {"edits": [
+        {"file": "edit_a.txt", "after_line": -1, "content": "four"},
+        {"file": "edit_b.txt", "after_line": 0, "content": "top"},
+        {"file": "edit_a.txt", "start": 2, "old": "two", "content": "TWO"},
+    ]}),
+    # the hunk says line 2, its lines are at line 1: applied there with a warning
+    ("patch-string", "be-edit", {"patch": "--- a/patch.txt\n+++ b/patch.txt\n@@ -2,3 +2,3 @@\n alpha\n-beta\n+BETA\n gamma\n"}),
+]  # fmt: skip
+EDITED = {  # what the files hold after EDITS, through either SDK
+    "edit_a.txt": b"one\nTWO\nthree\nfour\n",
+    "edit_b.txt": b"top\nb\n",
+    "patch.txt": b"alpha\nBETA\ngamma\n",
+}
+EVENT_ID = re.compile(r'"event_id":\s*"[0-9a-f]{6}"')  # in the text of a result (its JSON)
 TOOLS = {
     "be-read", "be-replace", "be-insert", "be-delete", "be-write", "be-balance", "be-func-range",
-    "be-tag-range", "be-insert-chip", "be-trx-status", "be-trx-commit", "be-trx-rollback",
+    "be-tag-range", "be-insert-chip", "be-trx-status", "be-trx-commit", "be-trx-rollback", "be-edit",
 }  # fmt: skip
 
 
@@ -91,14 +114,6 @@ def ts_client():
 # ---- one workspace, both SDKs ----------------------------------------------------------------------
 
 
-def clean_env(cache, root):
-    """As conftest's be_env: private cache, English, no inherited BETTER_EDIT_*."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("BETTER_EDIT_", "LC_", "LANG"))}
-    env.update(BETTER_EDIT_CACHE_DIR=str(cache), BETTER_EDIT_WORKSPACE=str(root))
-    env.update(LANG="C.UTF-8", PYTHONIOENCODING="utf-8")
-    return env
-
-
 def prepare(root, cli):
     """The files every case needs; returns the viewed_code_id that stale.txt no longer matches."""
     (root / "three.txt").write_text("one\ntwo\nthree\n")
@@ -115,6 +130,9 @@ def prepare(root, cli):
     (root / "conflict.txt").write_text("changed on disk\n")
     (root / "ro.txt").write_text("read only\n")
     os.chmod(root / "ro.txt", 0o444)
+    (root / "edit_a.txt").write_text("one\ntwo\nthree\n")
+    (root / "edit_b.txt").write_text("b\n")
+    (root / "patch.txt").write_text("alpha\nbeta\ngamma\n")
     return view
 
 
@@ -177,7 +195,7 @@ def outcomes(ts_client, tmp_path_factory):
     command, env = be_command_prefix(), clean_env(cache, root)
 
     def cli(*args):
-        result = subprocess.run([*command, *args], cwd=str(root), env=env, capture_output=True, timeout=60)
+        result = run_cli(*args, cwd=root, env=env, command=command)
         assert result.returncode == 0, result.stderr.decode(errors="replace")
         return result.stdout
 
@@ -185,13 +203,23 @@ def outcomes(ts_client, tmp_path_factory):
     for name in ("root", "cache"):
         os.rename(live / name, pristine / name)
     calls = [(tool, {k: view if v == VIEW else v for k, v in args.items()}) for _, _, tool, args in CASES]
-    ids = [case[0] for case in CASES]
+    calls += [(tool, args) for _, tool, args in EDITS]
+    ids = [case[0] for case in CASES] + [edit[0] for edit in EDITS]
+
+    def edited():
+        return {name: (root / name).read_bytes() for name in EDITED}
 
     reset(pristine, live)
     tools, ts = run_ts(ts_client, command, env, root, calls)
+    ts_files = edited()
     reset(pristine, live)
     py = run_python(command, env, root, base, calls)
-    return {"tools": tools, "ts": dict(zip(ids, ts)), "py": dict(zip(ids, py))}
+    return {
+        "tools": tools,
+        "ts": dict(zip(ids, ts)),
+        "py": dict(zip(ids, py)),
+        "files": {"ts": ts_files, "py": edited()},
+    }
 
 
 # ---- the tests --------------------------------------------------------------------------------------
@@ -233,5 +261,66 @@ def test_python_sdk_sees_the_same_error(outcomes, case_id):
         structured = outcome.get("structuredContent") or {}
         error = {k: v for k, v in structured.get("error", {}).items() if k != "chip"}
         return dict(structured, error=error), CHIP_ID.sub("chip://ID", outcome.get("text", ""))
+
+    assert comparable(py) == comparable(ts)
+
+
+# ---- be-edit: nested results through both SDKs -----------------------------------------------------
+
+
+def _ok(outcome):
+    assert "thrown" not in outcome, f"the TypeScript SDK threw the result away: {outcome['thrown']}"
+    assert outcome["isError"] is False, outcome["text"]
+    result = outcome["structuredContent"]
+    assert result["status"] == "ok" and re.fullmatch(r"[0-9a-f]{6}", result["event_id"]), result
+    assert json.loads(outcome["text"]) == result
+    return result
+
+
+def test_ts_sdk_returns_a_multi_file_edit(outcomes):
+    result = _ok(outcomes["ts"]["edit-two-files"])
+    assert result["changed"] is True
+    files = [(f["file"], f["total"], f["viewed_code_id"].split(":")[1]) for f in result["files"]]
+    assert files == [("edit_a.txt", 4, "2-4"), ("edit_b.txt", 2, "1-1")]  # in path order
+    assert all(f["diff"].startswith(f"--- a/{f['file']}") for f in result["files"])
+    items = [(i["index"], i["file"], i["op"], i.get("start"), i.get("end")) for i in result["items"]]
+    assert items == [
+        (0, "edit_a.txt", "insert", 4, 4),  # lines of the file after the call
+        (1, "edit_b.txt", "insert", 1, 1),
+        (2, "edit_a.txt", "replace", 2, 2),
+    ]
+    assert "warnings" not in result
+
+
+def test_ts_sdk_returns_every_failed_edit_item(outcomes):
+    outcome = outcomes["ts"]["edit-two-bad-items"]
+    assert "thrown" not in outcome, outcome["thrown"]
+    assert outcome["isError"] is True and outcome["structuredContent"]["status"] == "error"
+    error = outcome["structuredContent"]["error"]
+    assert error["index"] == 0
+    assert [(f["index"], f["code"]) for f in error["failed"]] == [(0, "OUT_OF_RANGE"), (1, "AMBIGUOUS")]
+    assert error["failed"][1]["candidates"] == [{"start": 1, "end": 1}, {"start": 3, "end": 3}]
+
+
+def test_ts_sdk_returns_a_patch(outcomes):
+    result = _ok(outcomes["ts"]["patch-string"])
+    assert result["changed"] is True and [f["file"] for f in result["files"]] == ["patch.txt"]
+    assert [(i["index"], i["op"], i["start"], i["end"]) for i in result["items"]] == [(0, "patch", 1, 3)]
+    assert result["warnings"] == ["hunk 1 of patch.txt applied at line 1 (offset -1)"]
+
+
+def test_both_sdks_leave_the_same_files(outcomes):
+    assert outcomes["files"]["ts"] == EDITED
+    assert outcomes["files"]["py"] == EDITED
+
+
+@pytest.mark.parametrize("edit_id", [edit[0] for edit in EDITS])
+def test_python_sdk_sees_the_same_edit_results(outcomes, edit_id):
+    ts, py = outcomes["ts"][edit_id], outcomes["py"][edit_id]
+    assert "thrown" not in py, py["thrown"]
+
+    def comparable(outcome):  # the event ids differ (each SDK's run made its own event)
+        structured = dict(outcome["structuredContent"], event_id="ID")
+        return outcome["isError"], structured, EVENT_ID.sub('"event_id": "ID"', outcome["text"])
 
     assert comparable(py) == comparable(ts)
