@@ -59,6 +59,7 @@ CASES = [
     ("write-outside-root", "SANDBOX", "be-write", {"file": "../new.txt", "content": "x"}),
     ("read-only-file", "PERMISSION", "be-replace", {"file": "ro.txt", "start": 1, "content": "x"}),
     ("rollback-after-change", "CONFLICT", "be-trx-rollback", {"file": "conflict.txt"}),
+    ("lazy-placeholder", "PLACEHOLDER", "be-replace", {"file": "three.txt", "start": 1, "end": 3, "content": "// ... existing code ..."}),
     # two bad items: line 99 of a 3-line file, and an `old` found twice; the first one's code leads
     ("edit-two-bad-items", "OUT_OF_RANGE", "be-edit", {"edits": [
         {"file": "three.txt", "start": 99, "content": "x"},
@@ -75,11 +76,16 @@ EDITS = [
     ]}),
     # the hunk says line 2, its lines are at line 1: applied there with a warning
     ("patch-string", "be-edit", {"patch": "--- a/patch.txt\n+++ b/patch.txt\n@@ -2,3 +2,3 @@\n alpha\n-beta\n+BETA\n gamma\n"}),
+    # self-correcting edits: replace by a target, and an `old` still carrying its read prefixes
+    ("replace-by-target", "be-replace", {"file": "target.txt", "target": {"kind": "marker", "value": "beta"}, "content": "BETA"}),
+    ("old-with-read-prefixes", "be-replace", {"file": "prefixed.txt", "old": "2\tb", "content": "B"}),
 ]  # fmt: skip
 EDITED = {  # what the files hold after EDITS, through either SDK
     "edit_a.txt": b"one\nTWO\nthree\nfour\n",
     "edit_b.txt": b"top\nb\n",
     "patch.txt": b"alpha\nBETA\ngamma\n",
+    "target.txt": b"alpha\nBETA\n",
+    "prefixed.txt": b"a\nB\n",
 }
 EVENT_ID = re.compile(r'"event_id":\s*"[0-9a-f]{6}"')  # in the text of a result (its JSON)
 TOOLS = {
@@ -133,6 +139,8 @@ def prepare(root, cli):
     (root / "edit_a.txt").write_text("one\ntwo\nthree\n")
     (root / "edit_b.txt").write_text("b\n")
     (root / "patch.txt").write_text("alpha\nbeta\ngamma\n")
+    (root / "target.txt").write_text("alpha\nbeta\n")
+    (root / "prefixed.txt").write_text("a\nb\n")
     return view
 
 
