@@ -26,7 +26,7 @@ HEADER = """\
 
 Started with no command, `better-edit-tools` is an MCP server: newline-delimited JSON-RPC 2.0 on
 stdin/stdout (protocol revision `2025-11-25`; `2025-06-18`, `2025-03-26` and `2024-11-05` are
-accepted too). This page lists its twelve tools with their arguments and results. How to add the
+accepted too). This page lists its thirteen tools with their arguments and results. How to add the
 server to a client is in [install.md](install.md); the command-line face of the same tools is
 [cli.md](cli.md); recovery is in [chips.md](chips.md) and [transactions.md](transactions.md).
 
@@ -36,6 +36,17 @@ Tools are listed as `be-read`, `be-replace`, … . Two server flags change the l
 `--no-prefix` drops `be-` (`read`, `trx-rollback`) and `--underscore-names` turns `-` into `_`
 (`be_read`, `be_func_range`; both flags: `func_range`). Whatever was listed, `tools/call` accepts
 every spelling. An unknown name is a JSON-RPC error `-32602` whose `data.closest` suggests names.
+
+## The tool list and the instructions
+
+`tools/list` is kept short, because every session pays for it in context: about 11,500 characters
+for the thirteen tools (`bench/bench_toollist.py`), where the official filesystem server's fourteen
+take about 13,400. The arguments most tools share (`file`, `start`/`end`, `target`, `content`,
+`viewed_code_id`, `encoding`, `preview`, `brief`, `format`, `force`) carry no description there;
+the `instructions` of the `initialize` answer describe them once, and name the tools as the server
+lists them (`read`, `trx_rollback`, … under `--no-prefix` and `--underscore-names`). Each tool's
+`outputSchema` there holds only `status` and `error`. The reference below shows every argument with
+its description and every result member.
 
 ## Results
 
@@ -47,27 +58,66 @@ to say, `warnings` (a list of sentences; a warning never stops an operation). Ed
 line under each tool is the list of members it may return; edit tools share one list, so a member
 such as `chip` (delete only) or `from` (insert-chip only) appears only when it applies.
 
+Edit results also say what happened: `changed` is `false` when the file already held the result,
+and then nothing was written (no snapshot, no `event_id`; the warning `the files already hold this
+text: nothing was written`). `viewed_code_id` is the token of the lines the edit wrote (`be-replace`,
+`be-insert`, `be-insert-chip`; per file for `be-edit`), to pass to the next edit of those lines
+without reading them again. `relocated: d` says the lines behind the given `viewed_code_id` had not
+changed but moved by `d` lines (lines added or removed above them), and the edit was made where they
+are now, with the warning `lines moved by +d since your read: edited A-B instead of a-b`.
+
 Arguments are checked against the schema. Integers may also be sent as integral floats (`3.0`) or
 numeric strings (`"3"`); booleans as `"true"`/`"false"`; `null` means "not given"; `arguments` sent
-as a JSON string holding an object is accepted. `max_lines` of `be-read` defaults to 2000 in the
+as a JSON string holding an object is accepted, and so is a `target` (or `be-edit`'s `edits`) sent as
+a JSON string; `target` may also be the string `KIND:VALUE`. `max_lines` of `be-read` defaults to 2000 in the
 server (0 = no limit); `format` defaults to `unified`, `as` to `text`, `steps` to 1.
 
 ## Errors
 
 A failed call is still a normal JSON-RPC answer, marked `"isError": true`, so the model can read it
-and correct itself. Here `be-replace` was called with `start: 4` and `old: "    return a + b"`, which
-is now on line 5:
+and correct itself. Its text holds the code and message, the hint, then the details needed for the
+retry, because many clients show the model only that text: `closest: …` (below), `actual:`,
+`old occurs at lines:`, `candidates:`, `changes since your read:` (or `the lines now:`) and, for
+`be-edit`, one `item N: CODE: message` line per failing item; texts longer than 30 lines are cut,
+lists after 20 entries. With `--lang zh` these labels are Chinese. Here `be-replace` was called with
+`old: "def add(a, b):\\n  return a + b"`, indented by 2 spaces where the file has 4:
 
 ```json
-{"content": [{"type": "text", "text": "MISMATCH: the text at lines 4-4 of calc.py is not the given old text\\nhint: see 'actual'; 'found_at' lists where old does occur (your line numbers may be stale)\\narguments saved as chip://e413e9"}],
+{"content": [{"type": "text", "text": "MISMATCH: old was not found in calc.py\\nhint: see 'closest': the most similar block, its first difference and a viewed_code_id to retry with\\nclosest: lines 4-5 (similarity 0.97, viewed_code_id v1:4-5:4e6dc19608455994): line 5, column 3: old indents with 2 spaces, the file with 4 spaces\\narguments saved as chip://0a944d"}],
  "structuredContent": {"status": "error",
                        "error": {"code": "MISMATCH",
-                                 "message": "the text at lines 4-4 of calc.py is not the given old text",
-                                 "hint": "see 'actual'; 'found_at' lists where old does occur (your line numbers may be stale)",
-                                 "actual": "def add(a, b):", "found_at": [{"start": 5, "end": 5}],
-                                 "chip": "e413e9"}},
+                                 "message": "old was not found in calc.py",
+                                 "hint": "see 'closest': the most similar block, its first difference and a viewed_code_id to retry with",
+                                 "actual": "def add(a, b):\\n    return a + b", "found_at": [],
+                                 "closest": {"start": 4, "end": 5, "similarity": 0.97,
+                                             "first_difference": {"line": 5, "column": 3,
+                                                                  "expected": "  return a + b",
+                                                                  "actual": "    return a + b",
+                                                                  "kind": "indentation"},
+                                             "viewed_code_id": "v1:4-5:4e6dc19608455994"},
+                                 "chip": "0a944d"}},
  "isError": true}
 ```
+
+**`closest`**, in every `MISMATCH`, is the block of the file that `old` (or a patch hunk's old
+lines) was most likely copied from: its lines `start`..`end`, `similarity` (0 to 1), a
+`viewed_code_id` of those lines to retry with, and `first_difference`: `line` and `column` (1-based,
+in the file), `expected` (the line of `old`), `actual` (the file's line) and `kind`: `indentation`,
+`trailing_whitespace`, `quotes` (typographic for straight), `escaping` (escape sequences for the
+characters, or the reverse), `line_numbers` (the `N<TAB>` prefixes of a read left in `old`), `case`,
+`missing_line` (the file has a line `old` lacks), `extra_line` (the reverse) or `text`.
+`first_difference` is `null` when the block equals `old` (stale line numbers: see `found_at`), and
+`closest` is `null` when nothing in the file is at least half similar (a search by `old` alone may
+then still name a less similar block in `actual`, `start` and `end`, without `closest`). `old` that
+still carries read prefixes is applied anyway when the prefixes name lines holding that text, with
+a warning.
+
+**`PLACEHOLDER`**: a line of `content` that stands in for code it does not repeat
+(`// ... existing code ...`, `# rest unchanged`, a bare `// ...`) would delete that code, so
+`be-replace`, `be-insert`, `be-write`, `be-insert-chip` and every item and hunk of `be-edit` refuse
+it, naming the content's `line` and `text`, unless `force: true`. A line that the replaced text
+already holds (ignoring indentation) is the file's own and allowed. In Markdown and files of unknown
+language only an explicit phrase with an ellipsis (`// ... existing code ...`) counts.
 
 `structuredContent` of an error is `{"status": "error", "error": {...}}`, and every tool's
 `outputSchema` accepts that shape (`status` lists the tool's success values and `"error"`): clients
@@ -83,12 +133,13 @@ lost; see [chips.md](chips.md). If saving that chip evicted an older one, the er
 
 | code | when | extra members |
 |---|---|---|
-| `INVALID_ARGUMENT` | unknown, missing or mistyped argument; impossible values (`start` < 1, `end` < `start`, `after_line` < -1); a bad combination (`target` with `start`) | |
+| `INVALID_ARGUMENT` | unknown, missing or mistyped argument; impossible values (`start` < 1, `end` < `start`, `after_line` < -1); a bad combination (`target` with `start` or `old`); overlapping `be-edit` items | `items` (overlaps) |
 | `NOT_FOUND` | the file, a target, a chip or a snapshot does not exist; no enclosing function or element | |
 | `OUT_OF_RANGE` | lines valid in general but beyond this file | `total` |
-| `MISMATCH` | `old` differs from the text at `start`..`end`, or occurs nowhere | `actual`, `found_at` (list of `{start, end}`) |
+| `MISMATCH` | `old` differs from the text at `start`..`end`, or occurs nowhere; a patch hunk matches nowhere | `actual`, `found_at` (list of `{start, end}`), `closest` |
 | `AMBIGUOUS` | `old` or a marker occurs more than once | `candidates` (list of `{start, end}`) |
-| `STALE_VIEW` | the lines behind `viewed_code_id` changed since they were read | `current`, and `changes` (a diff) when the server still remembers the viewed text |
+| `STALE_VIEW` | the lines behind `viewed_code_id` changed since they were read (and did not merely move) | `current`, and `changes` (a diff) when the server still remembers the viewed text |
+| `PLACEHOLDER` | a `content` line stands in for kept code (`// ... existing code ...`) | `line`, `text` |
 | `CONFLICT` | another program changed the file during the edit, or (rollback) after the snapshot | |
 | `UNBALANCED` | `be-delete` of a range whose brackets do not balance on their own | `unmatched` |
 | `BINARY_FILE` | a NUL byte in the first 8192 bytes | |
@@ -104,16 +155,17 @@ Which tool returns what, beyond `INVALID_ARGUMENT`, `INTERNAL` and, for every to
 | tool | further codes |
 |---|---|
 | `be-read` | `OUT_OF_RANGE`; with `target`: `NOT_FOUND`, `AMBIGUOUS` (marker) |
-| `be-replace` | `OUT_OF_RANGE`, `MISMATCH`, `AMBIGUOUS`, `STALE_VIEW`, `CONFLICT` |
-| `be-insert` | `OUT_OF_RANGE`, `STALE_VIEW`, `CONFLICT` |
+| `be-replace` | `OUT_OF_RANGE`, `MISMATCH`, `AMBIGUOUS`, `STALE_VIEW`, `PLACEHOLDER`, `CONFLICT`; with `target`: `NOT_FOUND`, `AMBIGUOUS` (marker) |
+| `be-insert` | `OUT_OF_RANGE`, `STALE_VIEW`, `PLACEHOLDER`, `CONFLICT` |
 | `be-delete` | `OUT_OF_RANGE`, `STALE_VIEW`, `UNBALANCED`, `CONFLICT`; with `target`: `AMBIGUOUS` (marker) |
-| `be-write` | `CONFLICT` |
+| `be-write` | `PLACEHOLDER`, `CONFLICT` |
 | `be-balance` | none: a binary or undecodable file is `not_checked` with a `reason` |
 | `be-func-range`, `be-tag-range` | `OUT_OF_RANGE`; `NOT_FOUND` when nothing encloses the line or the language is unknown |
-| `be-insert-chip` | `NOT_FOUND` (chip), and those of `be-insert` for the target file |
+| `be-insert-chip` | `NOT_FOUND` (chip), and those of `be-insert` for the target file (it has no `force` for `PLACEHOLDER`) |
 | `be-trx-status` | none |
 | `be-trx-commit` | `SANDBOX` for a `file` outside the root |
 | `be-trx-rollback` | `NOT_FOUND` (no snapshot, unknown `event_id`), `CONFLICT` |
+| `be-edit` | those of its items' tools, and `MISMATCH`, `AMBIGUOUS` for patch hunks; the error is the first failing item's, with `index` and every failing item in `failed` (`{index, code, message, …}`); `restored` lists files put back after a failed late write |
 
 # Tool reference
 
