@@ -122,8 +122,8 @@ MESSAGES = {
     ),
     "end_without_start": ("end was given without start", "给出了 end 但没有 start"),
     "target_and_range": (
-        "target and start/end cannot be used together",
-        "target 不能与 start/end 同时使用",
+        "target cannot be combined with start, end or old",
+        "target 不能与 start、end 或 old 同时使用",
     ),
     "target_bad": (
         'target must be {{"kind": K, "value": V}} with K one of line, function, marker, tag; got {got}',
@@ -5870,8 +5870,9 @@ def _edit_range(args, total, file=None):
 
 def check_view(ctx, args, opened, edit_first, edit_last, located=False, insert=False):
     """(warnings, d): STALE_VIEW when the viewed lines changed; d != 0 when they only moved by d
-    lines (docs/behaviour.md#viewed_code_id) and the edit lies inside them: the caller then edits
-    d lines further. `located` edits (found by `old`) are already where the text is."""
+    lines (docs/behaviour.md#viewed_code_id) and the edit lies inside them: an edit by line numbers
+    then goes d lines further. `located` edits (found by `old` or a target, in the file as it is
+    now) are already where the text is: they are checked against the moved lines, not shifted."""
     file, real, text = opened.file, opened.real, opened.text
     token = args.get("viewed_code_id")
     if not token:
@@ -5892,7 +5893,6 @@ def check_view(ctx, args, opened, edit_first, edit_last, located=False, insert=F
         low, high = (vstart + d, vend + d) if located else (vstart, vend)
         inside = low - 1 <= edit_first <= high if insert else low <= edit_first and edit_last <= high
         if inside:
-            shift = 0 if located else d
             old_range = (edit_first - d, edit_last - d) if located else (edit_first, edit_last)
             fields = {
                 "d": f"{d:+d}",
@@ -5901,7 +5901,7 @@ def check_view(ctx, args, opened, edit_first, edit_last, located=False, insert=F
                 "old_a": old_range[0],
                 "old_b": old_range[1],
             }
-            return [("w.relocated", fields)], shift or d
+            return [("w.relocated", fields)], d
     current = render_numbered(_lines_window(text, body, vstart, min(vend, total)), vstart)
     data = {"current": current}
     remembered = ctx.views.get(token.strip())
@@ -6513,8 +6513,9 @@ def _replace_lines(ctx, args, opened):
     total = text.total()
     start, end = _edit_range(args, total, file)
     _check_range(file, start, end, total)
-    warnings, moved = check_view(ctx, args, opened, start, end)
-    if moved:
+    located = "target" in args
+    warnings, moved = check_view(ctx, args, opened, start, end, located=located)
+    if moved and not located:
         start, end = start + moved, end + moved
         _check_range(file, start, end, total)
     a, b = line_span(body, start, end)
@@ -6598,7 +6599,7 @@ def _replace_old(ctx, args, opened):
     if not spans:
         raise _no_match(file, norm, args["old"], opened)
     line_s, col_s, line_e, col_e = spans[0]
-    warnings, _moved = check_view(ctx, args, opened, line_s, line_e, located=True)
+    warnings, moved = check_view(ctx, args, opened, line_s, line_e, located=True)
     if tier == "loose":
         warnings.append(("w.whitespace_match", {"start": line_s, "end": line_e}))
     a, b = line_span(body, line_s, line_e)
@@ -6610,6 +6611,8 @@ def _replace_old(ctx, args, opened):
     plan = (a, text.encode(new_region), b)
     added = len(split_decoded(new_region))
     fields = {"start": line_s, "end": line_e, "removed": line_e - line_s + 1, "added": added}
+    if moved:
+        fields["relocated"] = moved
     return Change(text, plan, line_s, line_e, added, fields, warnings, at=a)
 
 
@@ -6676,7 +6679,13 @@ def _no_match(file, norm, old, opened):
     return ToolError(
         "MISMATCH",
         "mismatch_none",
-        data={"actual": "\n".join(lines[start - 1 : end]), "start": start, "end": end, "found_at": []},
+        data={
+            "actual": "\n".join(lines[start - 1 : end]),
+            "start": start,
+            "end": end,
+            "found_at": [],
+            "closest": None,
+        },
         file=file,
         start=start,
         end=end,
@@ -6751,8 +6760,9 @@ def _delete_change(ctx, args, opened):
     else:
         start, end = _edit_range(args, total, file)
     _check_range(file, start, end, total)
-    warnings, moved = check_view(ctx, args, opened, start, end)
-    if moved:
+    located = "target" in args
+    warnings, moved = check_view(ctx, args, opened, start, end, located=located)
+    if moved and not located:
         start, end = start + moved, end + moved
         _check_range(file, start, end, total)
     a, b = line_span(body, start, end)
@@ -6960,6 +6970,7 @@ def tool_insert_chip(ctx, args):
         "after_line": after,
         "content": content,
         "preview": args.get("preview", False),
+        "force": True,  # (saved text is put back as it was: a placeholder-looking line in it is real)
     }
     if after < -1:
         raise invalid("after_line_invalid", value=after)
@@ -8701,8 +8712,8 @@ def error_details(error, lang="en", limit=30):
                 **fields,
             )
         )
-    elif error.get("actual") not in (None, ""):
-        out.append(tr(lang, "detail.actual", text=cut(error["actual"])))
+    if error.get("actual") not in (None, "") and not (closest and "start" not in error):
+        out.append(tr(lang, "detail.actual", text=cut(error["actual"])))  # (with start: the lines named)
     if error.get("found_at"):
         out.append(
             tr(

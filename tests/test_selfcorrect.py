@@ -288,3 +288,56 @@ def test_realistic_mistakes_mostly_end_applied(server, root):
 
 def test_cli_prefix_is_the_module():
     assert be_command_prefix()  # (the harness is importable here)
+
+
+# ---- regressions found while documenting ----------------------------------------------------------
+
+
+def test_a_target_with_a_moved_view_edits_the_target_not_further(root, be_env):
+    """The target is found in the file as it is now: the view's move must not shift it again."""
+    (root / "t.py").write_text("x = 0\ndef b():\n    return 2\ny = 1\nz = 2\nw = 3\n")
+    _s, read = cli(root, be_env, "read", "-f", "t.py", "-s", "2", "-e", "5")
+    (root / "t.py").write_text("# one\n" + (root / "t.py").read_text())
+    status, result = cli(
+        root,
+        be_env,
+        "delete",
+        "-f",
+        "t.py",
+        "--target",
+        "marker:y = 1",
+        "--viewed-code-id",
+        read["viewed_code_id"],
+    )
+    assert status == 0 and (result["start"], result["relocated"]) == (5, 1)
+    assert (root / "t.py").read_text() == "# one\nx = 0\ndef b():\n    return 2\nz = 2\nw = 3\n"
+    _s, read = cli(root, be_env, "read", "-f", "t.py", "-s", "3", "-e", "5")
+    (root / "t.py").write_text("# two\n" + (root / "t.py").read_text())
+    status, result = cli(
+        root,
+        be_env,
+        "replace",
+        "-f",
+        "t.py",
+        "--target",
+        "marker:def b",
+        "-c",
+        "def b(x):",
+        "--viewed-code-id",
+        read["viewed_code_id"],
+    )
+    assert status == 0 and result["start"] == 4
+    assert "def b(x):\n    return 2\n" in (root / "t.py").read_text()
+
+
+def test_a_chip_with_a_placeholder_looking_line_can_be_put_back(server, root):
+    (root / "c.js").write_text("a();\n// ... existing code ...\nb();\n")
+    deleted = server.ok("be-delete", {"file": "c.js", "start": 2})
+    server.ok("be-insert-chip", {"from": f"chip://{deleted['chip']}", "to": "c.js:1"})
+    assert (root / "c.js").read_text() == "a();\n// ... existing code ...\nb();\n"
+
+
+def test_every_mismatch_has_a_closest_member(server, root):
+    (root / "t.py").write_text("def total(items):\n    return sum(i.price for i in items)\n")
+    error = server.err("be-replace", "MISMATCH", file="t.py", old="return foo", content="q")
+    assert "closest" in error
