@@ -4604,9 +4604,11 @@ def _walk_folders(stack, parts, file):
                 kind = _kind_at(stack[-1][0], part)
                 if kind == "other" and exc.errno == errno_of("ENOTDIR"):
                     raise ToolError("NOT_FOUND", "not_found", file=file, base=os.sep.join(parts)) from None
-                if kind != "folder" or links > _MAX_SYMLINKS:
+                if kind not in ("folder", "link"):
                     raise os_error(exc, part) from None
-                continue  # a link that became a folder again while we looked: walk it once more
+                if links > _MAX_SYMLINKS:  # swapped between a folder and a link all the time
+                    raise ToolError("CONFLICT", "conflict", file=file) from None
+                continue  # it changed between our two looks (a folder, then a link, or back): again
             if links > _MAX_SYMLINKS:
                 raise ToolError("IO", "io", path=file, detail="too many levels of symbolic links") from None
             parts[:] = _splice_link(stack, target, parts[1:])
