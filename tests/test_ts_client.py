@@ -59,6 +59,8 @@ CASES = [
     ("write-outside-root", "SANDBOX", "be-write", {"file": "../new.txt", "content": "x"}),
     ("read-only-file", "PERMISSION", "be-replace", {"file": "ro.txt", "start": 1, "content": "x"}),
     ("rollback-after-change", "CONFLICT", "be-trx-rollback", {"file": "conflict.txt"}),
+    # the server runs under a 400 kB file-size limit (prlimit): a 1 MB write fails part way
+    ("file-size-limit", "IO", "be-replace", {"file": "three.txt", "start": 1, "content": "x" * 1_000_000}),
     ("lazy-placeholder", "PLACEHOLDER", "be-replace", {"file": "three.txt", "start": 1, "end": 3, "content": "// ... existing code ..."}),
     # two bad items: line 99 of a 3-line file, and an `old` found twice; the first one's code leads
     ("edit-two-bad-items", "OUT_OF_RANGE", "be-edit", {"edits": [
@@ -201,6 +203,7 @@ def outcomes(ts_client, tmp_path_factory):
     for path in (root, cache, pristine):
         path.mkdir(parents=True)
     command, env = be_command_prefix(), clean_env(cache, root)
+    limited = [shutil.which("prlimit") or "prlimit", "--fsize=400000", *command]  # (util-linux)
 
     def cli(*args):
         result = run_cli(*args, cwd=root, env=env, command=command)
@@ -218,10 +221,10 @@ def outcomes(ts_client, tmp_path_factory):
         return {name: (root / name).read_bytes() for name in EDITED}
 
     reset(pristine, live)
-    tools, ts = run_ts(ts_client, command, env, root, calls)
+    tools, ts = run_ts(ts_client, limited, env, root, calls)
     ts_files = edited()
     reset(pristine, live)
-    py = run_python(command, env, root, base, calls)
+    py = run_python(limited, env, root, base, calls)
     return {
         "tools": tools,
         "ts": dict(zip(ids, ts)),
