@@ -5190,11 +5190,16 @@ class _Folder:
         return _Folder(os.path.join(self.path, name), fd)
 
     def link(self, name, target):
-        """Hard-link the file `name` (never a symlink's target) to the absolute path `target`."""
-        path, kwargs = self._at(name)
+        """Hard-link the file `name` (never a symlink's target) to the absolute path `target`.
+        (The caller checks that the link is the inode it read, so the by-name fallback of
+        platforms without linkat cannot keep the wrong file.)"""
         if self.fd is not None:
-            kwargs = {"src_dir_fd": self.fd}
-        os.link(path, target, follow_symlinks=False, **kwargs)
+            try:
+                os.link(name, target, src_dir_fd=self.fd, follow_symlinks=False)
+                return
+            except (NotImplementedError, TypeError):
+                pass
+        os.link(os.path.join(self.path, name), target)
 
     def unlink(self, name):
         try:

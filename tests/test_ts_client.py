@@ -68,6 +68,8 @@ CASES = [
         {"file": "twice.txt", "old": "dup", "content": "y"},
     ]}),
 ]  # fmt: skip
+if os.environ.get("BE_EXE"):  # a one-file executable unpacks itself: under a file-size limit it cannot
+    CASES = [case for case in CASES if case[1] != "IO"]
 # (id, tool, arguments): calls that succeed, made after every case above, on files no case reads.
 EDITS = [
     # items in no particular order; line numbers are those of the files before the call
@@ -204,6 +206,8 @@ def outcomes(ts_client, tmp_path_factory):
         path.mkdir(parents=True)
     command, env = be_command_prefix(), clean_env(cache, root)
     limited = [shutil.which("prlimit") or "prlimit", "--fsize=400000", *command]  # (util-linux)
+    if os.environ.get("BE_EXE"):
+        limited = command
 
     def cli(*args):
         result = run_cli(*args, cwd=root, env=env, command=command)
