@@ -51,6 +51,42 @@ BALANCE_CHECK_LIMIT = 16 * 1024 * 1024  # larger files skip the post-edit balanc
 WRITE_DIFF_LINE_LIMIT = 20000  # a whole-file write diff of more lines is summarised
 AUTO_WINDOW_BEFORE, AUTO_WINDOW_AFTER = 10, 20
 
+
+class _LazyPattern:
+    """A regular expression compiled on first use: start-up time is a feature for shell scripts,
+    and a command compiles only the patterns it uses. After the first use its methods are plain
+    attributes, so a hot loop pays no more than for the compiled pattern itself."""
+
+    _METHODS = ("match", "search", "fullmatch", "finditer", "findall", "sub", "subn", "split", "pattern")
+
+    def __init__(self, *args):
+        self._args = args
+
+    def __getattr__(self, name):  # (only called for what is not yet an attribute)
+        compiled = re.compile(*self._args)
+        for method in self._METHODS:
+            setattr(self, method, getattr(compiled, method))
+        return getattr(compiled, name)
+
+
+def _sha256_new(data=b"", more=0):
+    """A SHA-256 object for `data` and `more` bytes to come. Short keys and small views use the
+    interpreter's own implementation, so a command that hashes a few bytes does not load OpenSSL;
+    large data goes through hashlib (faster per byte)."""
+    if len(data) + more < 1 << 16:
+        try:
+            from _sha2 import sha256  # Python 3.12+
+        except ImportError:
+            try:
+                from _sha256 import sha256
+            except ImportError:
+                from hashlib import sha256
+        return sha256(data)
+    import hashlib
+
+    return hashlib.sha256(data)
+
+
 # One table for every human-readable text: key -> (English, Chinese). Fields in {braces}.
 MESSAGES = {
     # --- errors ---
@@ -1339,9 +1375,7 @@ def splice_plan(body, a, b, block, eol):
 def view_hash(path, start, end, chunk, total):
     """The HASH of a viewed_code_id. An empty range (an empty file, or `start` past the end) hashes
     the file's line count instead of bytes, so the view goes stale when lines appear."""
-    import hashlib
-
-    digest = hashlib.sha256(f"{path}\0{start}\0{end}\0".encode("utf-8", "surrogatepass"))
+    digest = _sha256_new(f"{path}\0{start}\0{end}\0".encode("utf-8", "surrogatepass"), len(chunk))
     digest.update(chunk if end >= start else f"\0lines={total}".encode())
     return digest.hexdigest()[:16]
 
@@ -1351,7 +1385,7 @@ def make_view_id(path, start, end, chunk, total):
     return f"v1:{start}-{end}:{view_hash(path, start, end, chunk, total)}"
 
 
-_VIEW_ID = re.compile(r"v1:(\d+)-(\d+):([0-9a-f]{16})")
+_VIEW_ID = _LazyPattern(r"v1:(\d+)-(\d+):([0-9a-f]{16})")
 
 
 def parse_view_id(token):
@@ -1547,11 +1581,11 @@ _TYPO = {
     "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2015": "-", "\u2212": "-",
 }  # fmt: skip
 _FORGIVE_NON_ASCII = tuple(_TYPO.items()) + (("\u00a0", ""), ("\u2009", ""), ("\u202f", ""))
-_PREFIX = re.compile(r" *(\d+)(\t|\u2192)")  # "12<TAB>" from a numbered read (also "   12→")
-_UNESCAPE = re.compile(r"\\([ntr\"'\\])")
+_PREFIX = _LazyPattern(r" *(\d+)(\t|\u2192)")  # "12<TAB>" from a numbered read (also "   12→")
+_UNESCAPE = _LazyPattern(r"\\([ntr\"'\\])")
 _ESCAPED = {"n": "\n", "t": "\t", "r": "\r"}
-_TOKEN = re.compile(r"\w{3,}")
-_LEAD = re.compile(r"[ \t]*")
+_TOKEN = _LazyPattern(r"\w{3,}")
+_LEAD = _LazyPattern(r"[ \t]*")
 
 
 # --- normalisations --------------------------------------------------------------------------------
@@ -2251,20 +2285,6 @@ def describe_difference(first_difference):
 # million lines of real code and documentation: no ordinary comment containing "..." fires.
 
 
-class _LazyPattern:
-    """A regular expression compiled on first use (start-up time is a feature for shell scripts)."""
-
-    __slots__ = ("args", "compiled")
-
-    def __init__(self, *args):
-        self.args, self.compiled = args, None
-
-    def __getattr__(self, name):
-        if self.compiled is None:
-            self.compiled = re.compile(*self.args)
-        return getattr(self.compiled, name)
-
-
 _W = r"[^\W\d_][\w'’-]*"  # a word; below, what the left-out code is called: mass nouns and plurals only
 _NOUN = (
     r"(?:code|implementation|impl|logic|contents?|markup|html|css|jsx|config|configuration|setup|stuff|body|template"
@@ -2558,8 +2578,8 @@ _RANGE_KINDS = {lang.id: lang.ranges for lang in LANGUAGE_TABLE}
 _COMMENT_PREFIX = {lang.id: lang.comment for lang in LANGUAGE_TABLE}
 _MARKUP_LANGUAGES = tuple(lang.id for lang in LANGUAGE_TABLE if lang.ranges == "markup")
 
-_SHEBANG = re.compile(r"#![ \t]*(\S+)([^\n]*)")
-_INTERPRETER_VERSION = re.compile(r"[\d.]+$")
+_SHEBANG = _LazyPattern(r"#![ \t]*(\S+)([^\n]*)")
+_INTERPRETER_VERSION = _LazyPattern(r"[\d.]+$")
 
 
 def detect_language(path, head=""):
@@ -2675,8 +2695,8 @@ def _h_cpp_raw_string(state, m, arg):
     return found + len(closer)
 
 
-_C_CHAR_PREFIX = re.compile(r"(?<![\w])(?:u8|[uUL])$")
-_C_CHAR = re.compile("'" + _SQ_BODY + "'")
+_C_CHAR_PREFIX = _LazyPattern(r"(?<![\w])(?:u8|[uUL])$")
+_C_CHAR = _LazyPattern("'" + _SQ_BODY + "'")
 
 
 def _h_c_quote_after_word(state, m, arg):
@@ -2725,7 +2745,7 @@ def _go_family(language):
     return "()[]{}", {}, skips, specials
 
 
-_RUST_COMMENT_TOKENS = re.compile(r"/\*|\*/")
+_RUST_COMMENT_TOKENS = _LazyPattern(r"/\*|\*/")
 
 
 def _rust_family(language):
@@ -2901,7 +2921,7 @@ def _lua_family(language):
     return "()[]{}", {"[": r"\[(?!=*\[)"}, skips, specials
 
 
-_HASKELL_COMMENT_TOKENS = re.compile(r"\{-|-\}")
+_HASKELL_COMMENT_TOKENS = _LazyPattern(r"\{-|-\}")
 
 
 def _haskell_family(language):
@@ -3128,7 +3148,7 @@ def _report_open(state, item):
     state.problems.append((item >> 3, symbol, "unclosed"))
 
 
-_TEMPLATE_REST = re.compile(r"[^`\\$]*(?:(?:\\[\s\S]|\$(?!\{))[^`\\$]*)*(?:(`)|(\$\{))?")
+_TEMPLATE_REST = _LazyPattern(r"[^`\\$]*(?:(?:\\[\s\S]|\$(?!\{))[^`\\$]*)*(?:(`)|(\$\{))?")
 
 
 def _h_template(state, m, arg):
@@ -3150,8 +3170,8 @@ def _resume_template(state, pos, backtick):
     return state.end
 
 
-_JS_REGEX = re.compile(r"/(?![*/])(?:[^/\\\[\n]|\\[^\n]|\[(?:[^\]\\\n]|\\[^\n])*\])+/[A-Za-z]*")
-_TRAILING_WORD = re.compile(r"[\w$]+$")
+_JS_REGEX = _LazyPattern(r"/(?![*/])(?:[^/\\\[\n]|\\[^\n]|\[(?:[^\]\\\n]|\\[^\n])*\])+/[A-Za-z]*")
+_TRAILING_WORD = _LazyPattern(r"[\w$]+$")
 _JS_REGEX_WORDS = frozenset(
     "return typeof instanceof in of new delete void throw case do else yield await".split()
 )
@@ -3228,7 +3248,7 @@ def _h_esac(state, m, arg):
     return None
 
 
-_YAML_KEY_INDENT = re.compile(r"[ \t]*(?:-[ \t]+)*")
+_YAML_KEY_INDENT = _LazyPattern(r"[ \t]*(?:-[ \t]+)*")
 _YAML_BLOCK_CACHE = {}
 
 
@@ -3403,9 +3423,9 @@ _MARKUP_BRANCHES = (
     r"|</([A-Za-z][\w:.\-]*)\s*>()"  # 7 name, 8 close tag
     r"|<([A-Za-z][\w:.\-]*)(%s)>()"  # 9 name, 10 attributes, 11 open tag
 )
-_MARKUP_TOKENS = re.compile(_MARKUP_BRANCHES % _ATTRS)
-_MARKUP_TOKENS_BRACES = re.compile(_MARKUP_BRANCHES % _ATTRS_WITH_BRACES)
-_SCRIPT_LANG = re.compile(r"""\b(lang|type)\s*=\s*["']?([\w/+.-]+)""", re.I)
+_MARKUP_TOKENS = _LazyPattern(_MARKUP_BRANCHES % _ATTRS)
+_MARKUP_TOKENS_BRACES = _LazyPattern(_MARKUP_BRANCHES % _ATTRS_WITH_BRACES)
+_SCRIPT_LANG = _LazyPattern(r"""\b(lang|type)\s*=\s*["']?([\w/+.-]+)""", re.I)
 
 
 class _Markup:
@@ -3564,7 +3584,7 @@ def _markup_balance(text, language, start, end, pairs):
     return problems, counts
 
 
-_FENCE_OPEN = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})([^\n]*)\n", re.M)
+_FENCE_OPEN = _LazyPattern(r"^[ \t]{0,3}(`{3,}|~{3,})([^\n]*)\n", re.M)
 
 
 def _markdown_fences(text, start, end):
@@ -3611,7 +3631,7 @@ def _embedded_regions(text, language, start, end):
 
 # --- 5.6 Lines ------------------------------------------------------------------------------------
 
-_THOUSAND_LINES = re.compile(r"(?:[^\n]*\n){1000}")
+_THOUSAND_LINES = _LazyPattern(r"(?:[^\n]*\n){1000}")
 
 
 def _line_start(text, line):
@@ -3702,7 +3722,7 @@ def tag_names(text, language):
 _BRACE_LANGUAGES = frozenset(lang for lang, kind in _RANGE_KINDS.items() if kind == "brace")
 _INDENT_LANGUAGES = frozenset(lang for lang, kind in _RANGE_KINDS.items() if kind == "indent")
 _WIDER = "wider"  # the header starts before the region we looked at
-_NON_NEWLINE = re.compile(r"[^\n]")
+_NON_NEWLINE = _LazyPattern(r"[^\n]")
 
 
 def _brace_blocks(text, language, start, end, stop_after=None):
@@ -3756,9 +3776,9 @@ def _masked_region(text, language, lo, hi):
     return "".join(pieces), comments
 
 
-_CONTINUED_BY_END = re.compile(r"(?:=|=>|->|&&|\|\||\+|\b(?:extends|implements|throws|where))$")
-_CONTINUES_START = re.compile(r"(?::|\.|->|=>|&&|\|\||\?|(?:extends|implements|where|throws|with)\b)")
-_TYPE_LINE = re.compile(r"[\w\s:<>,*&~\[\]]*[\w>*&\]]")  # `int`, `static std::vector<T>` above a name(...)
+_CONTINUED_BY_END = _LazyPattern(r"(?:=|=>|->|&&|\|\||\+|\b(?:extends|implements|throws|where))$")
+_CONTINUES_START = _LazyPattern(r"(?::|\.|->|=>|&&|\|\||\?|(?:extends|implements|where|throws|with)\b)")
+_TYPE_LINE = _LazyPattern(r"[\w\s:<>,*&~\[\]]*[\w>*&\]]")  # `int`, `static std::vector<T>` above a name(...)
 
 
 def _continues(previous, current, language):
@@ -3911,35 +3931,35 @@ _ALONE_CONTROL_WORDS = frozenset("get set init static add remove".split())
 _NOT_FUNCTION_NAMES = _CONTROL_WORDS | frozenset(
     "sizeof new delete throw typeof decltype alignof defined assert super this await".split()
 )
-_FIRST_WORD = re.compile(r"\s*([A-Za-z_$][\w$]*)")
+_FIRST_WORD = _LazyPattern(r"\s*([A-Za-z_$][\w$]*)")
 _MODIFIERS = (
     r"(?:@[\w.]+(?:\s*\([^()]*(?:\([^()]*\)[^()]*)*\))?\s*|#\[[^\]]*\]\s*|\[[^\]]*\]\s*"
     r"|template\s*<[^{;]*?>\s*|[a-z]\w*(?:\([\w\s:]*\))?\s+)*"
 )
-_CLASS_HEAD = re.compile(
+_CLASS_HEAD = _LazyPattern(
     r"\s*" + _MODIFIERS + r"(class|struct|interface|enum|record|object|protocol|extension|actor|union|"
     r"trait|namespace|mod|module|package)\b(?:\s+(?:class|struct)\b)?\s*(?:<[^{]*?>\s*)?"
     r"([A-Za-z_$][\w$.]*(?:::[A-Za-z_]\w*)*)?[^=]*$"
 )
-_RUST_IMPL = re.compile(
+_RUST_IMPL = _LazyPattern(
     r"\s*" + _MODIFIERS + r"impl\b\s*(?:<[^{]*?>)?\s*([\w:]+)(?:<[^{]*?>)?(?:\s+for\s+([\w:]+))?"
 )
-_RUST_FN = re.compile(r"\bfn\s+([A-Za-z_]\w*)")
-_GO_FUNC = re.compile(r"\bfunc\b\s*(\([^()]*\)\s*)?([A-Za-z_]\w*)?\s*(?:\[[^\]]*\])?\s*\(")
-_GO_TYPE = re.compile(r"\s*type\s+([A-Za-z_]\w*)(?:\[[^\]]*\])?\s+(?:struct|interface)\b")
-_KOTLIN_FUN = re.compile(r"\bfun\b\s*(?:<[^>]*>\s*)?(?:[\w.]+\.)?([A-Za-z_]\w*)\s*\(|\b(constructor)\s*\(")
-_SWIFT_FUNC = re.compile(r"\bfunc\s+([^\s(<]+)|\b(init|deinit|subscript)\b")
-_JS_FUNCTION = re.compile(r"\bfunction\b\s*\*?\s*([A-Za-z_$][\w$]*)?")
-_JS_ASSIGNED = re.compile(
+_RUST_FN = _LazyPattern(r"\bfn\s+([A-Za-z_]\w*)")
+_GO_FUNC = _LazyPattern(r"\bfunc\b\s*(\([^()]*\)\s*)?([A-Za-z_]\w*)?\s*(?:\[[^\]]*\])?\s*\(")
+_GO_TYPE = _LazyPattern(r"\s*type\s+([A-Za-z_]\w*)(?:\[[^\]]*\])?\s+(?:struct|interface)\b")
+_KOTLIN_FUN = _LazyPattern(r"\bfun\b\s*(?:<[^>]*>\s*)?(?:[\w.]+\.)?([A-Za-z_]\w*)\s*\(|\b(constructor)\s*\(")
+_SWIFT_FUNC = _LazyPattern(r"\bfunc\s+([^\s(<]+)|\b(init|deinit|subscript)\b")
+_JS_FUNCTION = _LazyPattern(r"\bfunction\b\s*\*?\s*([A-Za-z_$][\w$]*)?")
+_JS_ASSIGNED = _LazyPattern(
     r"\b(?:const|let|var)\s+([A-Za-z_$][\w$]*)|([A-Za-z_$#][\w$]*)\s*[:=]\s*(?:async\b)?"
 )
-_SHELL_FUNCTION = re.compile(r"\s*(?:function\s+([\w.:-]+)(?:\s*\(\s*\))?|([\w.:-]+)\s*\(\s*\))\s*$")
-_PERL_SUB = re.compile(r"\bsub\s+([\w:]+)")
-_CSS_MIXIN = re.compile(r"\s*@(?:mixin|function)\s+([\w-]+)")
-_CALL_NAME = re.compile(
+_SHELL_FUNCTION = _LazyPattern(r"\s*(?:function\s+([\w.:-]+)(?:\s*\(\s*\))?|([\w.:-]+)\s*\(\s*\))\s*$")
+_PERL_SUB = _LazyPattern(r"\bsub\s+([\w:]+)")
+_CSS_MIXIN = _LazyPattern(r"\s*@(?:mixin|function)\s+([\w-]+)")
+_CALL_NAME = _LazyPattern(
     r"(~?[A-Za-z_$][\w$]*(?:\s*::\s*~?[A-Za-z_]\w*)*|operator\s*(?:\(\)|[^\s(]+))\s*(?:<[^()]*>\s*)?\("
 )
-_FUNCTION_TAIL = re.compile(
+_FUNCTION_TAIL = _LazyPattern(
     r"\s*(?:(?:[:=-]>?|const\b|noexcept\b|override\b|final\b|volatile\b|mutable\b|constexpr\b|async\b"
     r"|sync\b|throws\b|rethrows\b|where\b|requires\b|&)[\s\S]*)?"
 )
@@ -4050,7 +4070,7 @@ def _c_like_function(header):
     return None
 
 
-_BRACKET_CHARS = re.compile(r"[()\[\]]")
+_BRACKET_CHARS = _LazyPattern(r"[()\[\]]")
 
 
 def _bracket_depth(code, lo, hi):
@@ -4111,16 +4131,16 @@ def _range_result(text, first, last, kind, name):
 
 # --- 5.8 Function ranges: indentation languages (Python) and `end` languages (Ruby, Lua) ----------
 
-_PY_DEF = re.compile(r"^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+([^\W\d]\w*)", re.M)
-_RUBY_DEF = re.compile(
+_PY_DEF = _LazyPattern(r"^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+([^\W\d]\w*)", re.M)
+_RUBY_DEF = _LazyPattern(
     r"^([ \t]*)(?:(?:private|protected|public|module_function)[ \t]+)?(def|class|module)\b[ \t]*"
     r"(?:self\.)?([\w:]*[\w][?!=]?)?",
     re.M,
 )
-_LUA_DEF = re.compile(
+_LUA_DEF = _LazyPattern(
     r"^([ \t]*)(?:local[ \t]+)?(?:(function)[ \t]+([\w.:]+)|([\w.:]+)[ \t]*=[ \t]*(function)\b)", re.M
 )
-_ONE_LINE_END = re.compile(r"\bend\b[ \t]*(?:(?:#|--)[^\n]*)?\r?$")
+_ONE_LINE_END = _LazyPattern(r"\bend\b[ \t]*(?:(?:#|--)[^\n]*)?\r?$")
 _PY_DEDENT_CACHE = {}
 
 
@@ -4458,10 +4478,8 @@ class Context:
     def workspace_id(self):
         """First 16 hex of SHA-256 of the workspace: BETTER_EDIT_WORKSPACE, git top, or root/cwd (docs/behaviour.md#where-state-lives)."""
         if self._workspace_id is None:
-            import hashlib
-
             key = self._workspace or _git_top(self.root or self.cwd) or self.root or self.cwd
-            self._workspace_id = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+            self._workspace_id = _sha256_new(key.encode("utf-8", "surrogatepass")).hexdigest()[:16]
         return self._workspace_id
 
     def store_dir(self, kind):
@@ -4486,7 +4504,7 @@ def _git_top(start):
         path = parent
 
 
-_WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:[\\/]|^\\\\")
+_WINDOWS_DRIVE = _LazyPattern(r"^[A-Za-z]:[\\/]|^\\\\")
 
 
 def _path_from_arg(file):
@@ -4828,9 +4846,7 @@ class FileLock:
     """An exclusive lock on one key (docs/behaviour.md#writing-safely); the lock file lives in the cache, not beside it."""
 
     def __init__(self, ctx, key):
-        import hashlib
-
-        digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:24]
+        digest = _sha256_new(key.encode("utf-8", "surrogateescape")).hexdigest()[:24]
         self.ctx = ctx
         self.path = os.path.join(ctx.cache_base, "locks", digest + ".lock")
         self.fd = None
@@ -5443,7 +5459,7 @@ def _load_json(ctx, path):
         return None
 
 
-_SNAPSHOT_NAME = re.compile(r"(\d{1,20})-([0-9a-f]{6,12})\.json")
+_SNAPSHOT_NAME = _LazyPattern(r"(\d{1,20})-([0-9a-f]{6,12})\.json")
 
 
 def _snapshot_json(meta):
@@ -5927,7 +5943,6 @@ def _moved_view(ctx, token, opened, vstart, vend, digest):
     """First lines of the windows of the viewed size whose bytes give the token's hash (at most two
     are looked for: one means the block moved). With the viewed text remembered (server), only
     windows starting with its first line are hashed."""
-    import hashlib
 
     text, count = opened.text, vend - vstart + 1
     body = text.body
@@ -5951,7 +5966,7 @@ def _moved_view(ctx, token, opened, vstart, vend, digest):
             first = first_line.encode(text.codec)
         except UnicodeError:
             first = None
-    prefix = hashlib.sha256(f"{opened.real}\0{vstart}\0{vend}\0".encode("utf-8", "surrogatepass"))
+    prefix = _sha256_new(f"{opened.real}\0{vstart}\0{vend}\0".encode("utf-8", "surrogatepass"))
     found = []
     for line in range(1, lines - count + 2):
         if line == vstart:
@@ -6551,7 +6566,7 @@ def _replace_lines(ctx, args, opened):
     return Change(text, plan, start, end, len(lines), fields, warnings, at=a, raw=(a, block, b))
 
 
-_READ_PREFIX = re.compile(r"(\d+)\t(.*)")
+_READ_PREFIX = _LazyPattern(r"(\d+)\t(.*)")
 
 
 def _read_prefixed(old):
@@ -7752,7 +7767,7 @@ def _clusters(plans, context=3):
     return clusters
 
 
-_HUNK_HEADER = re.compile(r"@@ -(\d+)((?:,\d+)?) \+(\d+)((?:,\d+)?) @@")
+_HUNK_HEADER = _LazyPattern(r"@@ -(\d+)((?:,\d+)?) \+(\d+)((?:,\d+)?) @@")
 
 
 def _shift_hunk(line, old_offset, new_offset):
@@ -7863,7 +7878,7 @@ def _put_back_groups(ctx, written):
 
 # --- patch: a unified diff as edit items (docs/cli.md#edit-and-patch) -----------------------------
 
-_PATCH_HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_PATCH_HUNK = _LazyPattern(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _PATCH_REFUSED = ("rename from", "rename to", "copy from", "copy to", "GIT binary patch", "Binary files")
 
 
@@ -8083,7 +8098,7 @@ def _hunk_mismatch(opened, item, lines, old, stated):
 
 # --- argument checking ----------------------------------------------------------------------------
 
-_INT_TEXT = re.compile(r"\s*[-+]?\d{1,18}\s*")
+_INT_TEXT = _LazyPattern(r"\s*[-+]?\d{1,18}\s*")
 
 
 def _as_int(name, value):
