@@ -23,7 +23,6 @@ Sections (code only uses what is above it):
  11. main()                     - pick the mode
 """
 
-import json
 import os
 import re
 import sys
@@ -50,6 +49,21 @@ PORTABLE_FALLBACKS = os.environ.get("BETTER_EDIT_PORTABLE_FALLBACKS") == "1"
 BALANCE_CHECK_LIMIT = 16 * 1024 * 1024  # larger files skip the post-edit balance check (with a warning)
 WRITE_DIFF_LINE_LIMIT = 20000  # a whole-file write diff of more lines is summarised
 AUTO_WINDOW_BEFORE, AUTO_WINDOW_AFTER = 10, 20
+
+
+class _LazyJson:
+    """`json`, imported on first use, when it replaces this stand-in among the module's globals: the
+    server and `-o json` need it, a CLI command printing text does not. (A plain import statement,
+    so PyInstaller sees it.)"""
+
+    def __getattr__(self, attribute):
+        import json as module
+
+        globals()["json"] = module
+        return getattr(module, attribute)
+
+
+json = _LazyJson()
 
 
 class _LazyPattern:
@@ -9020,14 +9034,34 @@ def _translate_argparse(message):
     return _ARGPARSE_ZH.get(message, message)
 
 
+def _terminal_columns():
+    try:
+        return int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        pass
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
 def _parser_class(lang):
     """argparse.ArgumentParser, or for Chinese a subclass that translates its own words."""
     import argparse
 
-    if lang != "zh":
-        return argparse.ArgumentParser, argparse.RawDescriptionHelpFormatter
+    class Plain(argparse.RawDescriptionHelpFormatter):
+        """Sized like argparse's own (COLUMNS, else the terminal, else 80) without importing shutil,
+        which argparse would do for every argument it checks: start-up time matters."""
 
-    class Formatter(argparse.RawDescriptionHelpFormatter):
+        def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+            if width is None:
+                width = _terminal_columns() - 2
+            super().__init__(prog, indent_increment, max_help_position, width)
+
+    if lang != "zh":
+        return argparse.ArgumentParser, Plain
+
+    class Formatter(Plain):
         def add_usage(self, usage, actions, groups, prefix=None):
             super().add_usage(usage, actions, groups, _ARGPARSE_ZH["usage: "] if prefix is None else prefix)
 
