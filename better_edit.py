@@ -4788,10 +4788,9 @@ class Place:
             raise os_error(exc, self.real) from None
         try:
             with open(fd, "rb", closefd=True) as handle:
-                sample = handle.read(BINARY_SNIFF_BYTES)
-                refuse_binary(sample, self.file, encoding)
-                rest = handle.read()
-            return st, sample + rest if rest else sample
+                refuse_binary(handle.read(BINARY_SNIFF_BYTES), self.file, encoding)
+                handle.seek(0)  # (reading the 8 KB again costs less than joining a large file to them)
+                return st, handle.read()
         except MemoryError:
             raise ToolError("TOO_LARGE", "too_large_memory", file=self.file, size=st.st_size) from None
         except OSError as exc:
@@ -6254,24 +6253,38 @@ def _edit_payload(text, raw, change):
     return [(raw, 0, head, 0), (bytes(block), 0, len(block), None), (raw, tail, len(raw), tail)]
 
 
-def commit_bytes(ctx, tool, opened, payload, summary):
-    """Snapshot, then the atomic write (read back before it lands); returns (event_id, warnings)."""
-    place, st, raw = opened.place, opened.st, opened.raw
-    store = SnapshotStore(ctx)
-    warnings = []
-    if st is not None and st.st_nlink > 1 and store.drop_stray_links(st):
-        st = place.lstat()  # the extra link was ours, left by a killed process: not a user's hard link
+def prepare_event(ctx, entries, tool, summary, files=None):
+    """(store, pending records, warnings): one snapshot event holding the "before" of every
+    (place, raw bytes, stat) in `entries`. If the cache cannot take it, the event is kept in this
+    process's memory for the rest of the session, and every later edit says so."""
+    store, pendings, warnings = SnapshotStore(ctx), [], []
+
+    def prepare_all():
+        for place, raw, st in entries:
+            event_id = pendings[0]["event_id"] if pendings else None
+            pendings.append(store.prepare(place, raw, st, tool, summary, event_id, files))
+
     try:
-        pending = store.prepare(place, raw, st, tool, summary)
+        prepare_all()
     except OSError as exc:  # the edit goes on; only its rollback by another process is lost
+        for pending in pendings:
+            store.discard(pending)
         warnings.append(("w.snapshot_not_saved", {"detail": exc.strerror or str(exc)}))
-        ctx.persist_snapshots = False  # for the rest of the session: reported by every later edit
-        ctx.persist_failure = exc.strerror or str(exc)
-        store = SnapshotStore(ctx)
-        pending = store.prepare(place, raw, st, tool, summary)
+        ctx.persist_snapshots, ctx.persist_failure = False, exc.strerror or str(exc)
+        store, pendings[:] = SnapshotStore(ctx), []
+        prepare_all()
     else:
         if ctx.persist_failure:
             warnings.append(("w.snapshots_in_memory", {"detail": ctx.persist_failure}))
+    return store, pendings, warnings
+
+
+def commit_bytes(ctx, tool, opened, payload, summary):
+    """Snapshot, then the atomic write (read back before it lands); returns (event_id, warnings)."""
+    place, st, raw = opened.place, opened.st, opened.raw
+    if st is not None and st.st_nlink > 1 and SnapshotStore(ctx).drop_stray_links(st):
+        st = place.lstat()  # the extra link was ours, left by a killed process: not a user's hard link
+    store, (pending,), warnings = prepare_event(ctx, [(place, raw, st)], tool, summary)
     try:
         warnings += atomic_write(place, payload, st, raw)
     except ToolError as exc:
@@ -7642,9 +7655,6 @@ class _Tail:
     def join(self):
         return b"".join(self._data(piece) for piece in reversed(self.pieces))
 
-    def __iter__(self):
-        return reversed(self.pieces)
-
 
 class _Virtual:
     """body[:head] followed by a _Tail, as splice_plan looks at a body (size, last byte, slices)."""
@@ -7803,7 +7813,9 @@ def _commit_groups(ctx, groups):
             if not group["exists"]:
                 opened.place.make_folders(ctx)
             check_writable(opened.place, opened.st)
-        store, pendings, warnings = _prepare_event(ctx, groups, paths)
+        summary = f"edit: {len(groups)} file(s), {sum(len(g['changes']) for g in groups)} item(s)"
+        entries = [(g["opened"].place, g["opened"].raw, g["opened"].st) for g in groups]
+        store, pendings, warnings = prepare_event(ctx, entries, "edit", summary, paths)
         event_id = pendings[0]["event_id"]
         for group in groups:
             opened = group["opened"]
@@ -7827,34 +7839,6 @@ def _commit_groups(ctx, groups):
         after = "absent" if group.get("delete_file") else None
         warnings += store.commit(pending, (lambda a=after, g=group: a or _sha256(_file_bytes(g))))
     return event_id, warnings
-
-
-def _prepare_event(ctx, groups, paths):
-    """(store, pending records, warnings) of one event holding every file's "before". If the cache
-    cannot take it, the event is kept in memory, as a single edit's would be (commit_bytes)."""
-    summary = f"edit: {len(groups)} file(s), {sum(len(g['changes']) for g in groups)} item(s)"
-    store, pendings, warnings = SnapshotStore(ctx), [], []
-    try:
-        for group in groups:
-            opened, event_id = group["opened"], pendings[0]["event_id"] if pendings else None
-            pendings.append(
-                store.prepare(opened.place, opened.raw, opened.st, "edit", summary, event_id, paths)
-            )
-    except OSError as exc:
-        for pending in pendings:
-            store.discard(pending)
-        warnings.append(("w.snapshot_not_saved", {"detail": exc.strerror or str(exc)}))
-        ctx.persist_snapshots, ctx.persist_failure = False, exc.strerror or str(exc)
-        store, pendings = SnapshotStore(ctx), []
-        for group in groups:
-            opened, event_id = group["opened"], pendings[0]["event_id"] if pendings else None
-            pendings.append(
-                store.prepare(opened.place, opened.raw, opened.st, "edit", summary, event_id, paths)
-            )
-    else:
-        if ctx.persist_failure:
-            warnings.append(("w.snapshots_in_memory", {"detail": ctx.persist_failure}))
-    return store, pendings, warnings
 
 
 def _file_bytes(group):

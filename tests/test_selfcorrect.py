@@ -293,39 +293,23 @@ def test_cli_prefix_is_the_module():
 # ---- regressions found while documenting ----------------------------------------------------------
 
 
+def _edit_after_a_line_is_added_above(root, env, viewed, prefix, *edit):
+    """Read lines `viewed` of t.py, put `prefix` above them (they move by one), then run `edit`
+    with the view's id."""
+    _s, read = cli(root, env, "read", "-f", "t.py", "-s", str(viewed[0]), "-e", str(viewed[1]))
+    (root / "t.py").write_text(prefix + (root / "t.py").read_text())
+    return cli(root, env, *edit, "--viewed-code-id", read["viewed_code_id"])
+
+
 def test_a_target_with_a_moved_view_edits_the_target_not_further(root, be_env):
     """The target is found in the file as it is now: the view's move must not shift it again."""
     (root / "t.py").write_text("x = 0\ndef b():\n    return 2\ny = 1\nz = 2\nw = 3\n")
-    _s, read = cli(root, be_env, "read", "-f", "t.py", "-s", "2", "-e", "5")
-    (root / "t.py").write_text("# one\n" + (root / "t.py").read_text())
-    status, result = cli(
-        root,
-        be_env,
-        "delete",
-        "-f",
-        "t.py",
-        "--target",
-        "marker:y = 1",
-        "--viewed-code-id",
-        read["viewed_code_id"],
-    )
+    delete = ("delete", "-f", "t.py", "--target", "marker:y = 1")
+    status, result = _edit_after_a_line_is_added_above(root, be_env, (2, 5), "# one\n", *delete)
     assert status == 0 and (result["start"], result["relocated"]) == (5, 1)
     assert (root / "t.py").read_text() == "# one\nx = 0\ndef b():\n    return 2\nz = 2\nw = 3\n"
-    _s, read = cli(root, be_env, "read", "-f", "t.py", "-s", "3", "-e", "5")
-    (root / "t.py").write_text("# two\n" + (root / "t.py").read_text())
-    status, result = cli(
-        root,
-        be_env,
-        "replace",
-        "-f",
-        "t.py",
-        "--target",
-        "marker:def b",
-        "-c",
-        "def b(x):",
-        "--viewed-code-id",
-        read["viewed_code_id"],
-    )
+    replace = ("replace", "-f", "t.py", "--target", "marker:def b", "-c", "def b(x):")
+    status, result = _edit_after_a_line_is_added_above(root, be_env, (3, 5), "# two\n", *replace)
     assert status == 0 and result["start"] == 4
     assert "def b(x):\n    return 2\n" in (root / "t.py").read_text()
 
