@@ -311,3 +311,42 @@ def test_an_event_of_several_files_falls_back_to_memory_with_the_cache(tmp_path,
     assert len(status["snapshots"]) == 1 and len(status["snapshots"][0]["files"]) == 2
     call(ctx, "trx-rollback")
     assert (root / "a.txt").read_text() == "a\n" and (root / "b.txt").read_text() == "b\n"
+
+
+def test_patch_context_lines_keep_their_bytes_and_hunks_are_numbered_per_file(root, be_env):
+    """Context lines are not rewritten (trailing spaces, their own line ending); a warning names the
+    hunk by its number in its own file."""
+    (root / "a.txt").write_bytes(b"x  \ny\r\nz\n")
+    (root / "b.txt").write_text("one\ntwo\nthree\n")
+    patch = (
+        "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n x\n-y\n+Y\n"
+        "--- a/b.txt\n+++ b/b.txt\n@@ -1,2 +1,2 @@\n two\n-three\n+THREE\n"
+    )
+    done, result = run(root, be_env, "patch", input=patch.encode())
+    assert done.returncode == 0, done.stderr
+    assert (root / "a.txt").read_bytes() == b"x  \nY\nz\n"  # the context line kept its trailing spaces
+    assert any(w.startswith("hunk 1 of b.txt applied at line 2") for w in result["warnings"]), result
+
+
+def test_deleted_text_of_an_edit_item_is_kept_as_a_chip(root, be_env):
+    (root / "d.txt").write_text("keep\ngone\n")
+    _done, result = run(root, be_env, "edit", "--edits-file", "-", input=b'[{"file": "d.txt", "start": 2}]')
+    chip = next(w.split("chip://")[1] for w in result["warnings"] if "chip://" in w)
+    server = Server(root, be_env)
+    try:
+        assert server.ok("be-insert-chip", {"from": f"chip://{chip}"})["text"] == "gone\n"
+    finally:
+        server.close()
+
+
+def test_text_output_names_what_an_edit_broke(root, be_env):
+    (root / "f.js").write_text("x();\n")
+    done = run_cli(
+        "edit",
+        "--edits-file",
+        "-",
+        cwd=root,
+        env=be_env,
+        input=b'[{"file": "f.js", "start": 1, "content": "function f() {"}]',
+    )
+    assert done.returncode == 0 and b'f.js: edit left 1 unclosed "{"' in done.stdout, done.stdout
