@@ -46,7 +46,6 @@ BINARY_SNIFF_BYTES = 8192
 # Test mode (read once at start): run the code paths of platforms without descriptor-relative calls,
 # copy_file_range or flock (Windows) on POSIX too, so they are not shipped untested.
 PORTABLE_FALLBACKS = os.environ.get("BETTER_EDIT_PORTABLE_FALLBACKS") == "1"
-BALANCE_CHECK_LIMIT = 16 * 1024 * 1024  # larger files skip the post-edit balance check (with a warning)
 WRITE_DIFF_LINE_LIMIT = 20000  # a whole-file write diff of more lines is summarised
 AUTO_WINDOW_BEFORE, AUTO_WINDOW_AFTER = 10, 20
 
@@ -570,10 +569,6 @@ MESSAGES = {
     "w.not_checked_delete": (
         "the language of {file} is not known: the deleted range was not checked for balance",
         "无法识别 {file} 的语言：未检查删除范围的括号配对",
-    ),
-    "w.balance_skipped": (
-        "the file is over {limit} MiB: the post-edit balance check was skipped",
-        "文件超过 {limit} MiB：已跳过编辑后的配对检查",
     ),
     "w.diff_omitted": (
         "the diff was omitted: {lines} lines is more than {limit}",
@@ -3071,20 +3066,26 @@ def _build_spec(language, brackets):
     return spec
 
 
-def _scan_brackets(text, spec, start, end, pairs=None, stop_after=None):
+def _scan_brackets(text, spec, start, end, pairs=None, stop_after=None, marks=None, state=None):
     """Run the tokenizer over text[start:end]; returns the final _State.
 
     With `pairs` (a list), every matched bracket pair is appended as (open item, close offset).
     With `stop_after`, the scan stops once _SIGNATURE_LOOKAHEAD top-level blocks have closed after
     that offset (used by function_range: later code cannot enclose the line, though the line may
     be in the signature of one of the next few blocks, as in `@Anno({..}) class A {`).
+    With `marks` (a _Marks), `marks.hit(state, offset)` is called at the first opener at or after
+    `marks.next` and returns the next such offset, or None to stop (the incremental post-edit
+    check); `state` resumes a scan from a saved state instead of starting empty.
     """
-    state = _State(text, spec, start, end, pairs)
+    if state is None:
+        state = _State(text, spec, start, end, pairs)
     regex, nb, first_special, handlers = spec.regex, spec.nb, spec.first_special, spec.handlers
     nb2 = 2 * nb
     stack, cnt = state.stack, state.cnt
     push, pop = stack.append, stack.pop
     limit = end + 1 if stop_after is None else stop_after
+    mark = end + 1 if marks is None else marks.next
+    marked = False
     lookahead = _SIGNATURE_LOOKAHEAD
     pos = start
     while pos is not None:
@@ -3092,7 +3093,11 @@ def _scan_brackets(text, spec, start, end, pairs=None, stop_after=None):
         for m in regex.finditer(text, pos, end):
             k = m.lastindex
             if k <= nb:
-                push(m.start() * 8 + k)
+                s = m.start()
+                if s >= mark:
+                    resume, marked = s, True
+                    break
+                push(s * 8 + k)
                 cnt[k] += 1
             elif k <= nb2:
                 cnt[k] += 1
@@ -3115,6 +3120,11 @@ def _scan_brackets(text, spec, start, end, pairs=None, stop_after=None):
                 resume = handler(state, m, arg)
                 if resume is not None:
                     break
+        if marked:
+            marked = False
+            mark = marks.hit(state, resume)
+            if mark is None:
+                break
         pos = resume
     return state
 
@@ -3236,6 +3246,7 @@ def _h_heredoc(state, m, groups):
         return None
     eol = state.text.find("\n", m.end(), state.end)
     if eol < 0:
+        state.missing_heredocs.add(word)  # no line after it (or the end of a scan's window)
         return None
     terminator = re.compile(r"^[ \t]*" + re.escape(word) + r"[ \t]*\r?$", re.M)
     found = terminator.search(state.text, eol + 1, state.end)
@@ -3411,6 +3422,204 @@ def new_problems(before, after):
         else:
             introduced.append(item)
     return introduced
+
+
+# --- 5.4b The incremental post-edit check ---------------------------------------------------------
+# docs/behaviour.md#the-post-edit-balance-check. The scan of the file before the edit saves the
+# scanner's state every _CHECKPOINT_EVERY characters. The scan of the edited text starts at the
+# last saved state before the edit and stops at the first saved place after it where its state
+# equals the saved one (same stack, same open templates): from there on it would repeat the old
+# scan, so the old scan's later problems are taken, moved by the edit's length difference.
+
+_CHECKPOINT_EVERY = 1 << 15  # characters between saved states of a scan
+_SETTLE = 256  # unchanged characters kept on each side of an edit (lookaheads, lookbehinds)
+_FIRST_WINDOW = 1 << 16  # characters of unchanged text after an edit the first resumed scan sees
+_MAX_SAVED_DEPTH = 4096  # deeper stacks are not saved (a pathological file gets fewer checkpoints)
+
+
+_BRACKET_SYMBOLS = frozenset(("(", ")", "[", "]", "{", "}", "${"))
+
+
+class _Saved:
+    """One saved scanner state: where, the stack, the open templates, how many problems so far."""
+
+    __slots__ = ("pos", "stack", "templates", "problems")
+
+    def __init__(self, pos, stack, templates, problems):
+        self.pos, self.stack, self.templates, self.problems = pos, stack, templates, problems
+
+
+class _Marks:
+    """Saves the state of a scan every _CHECKPOINT_EVERY characters (see _scan_brackets)."""
+
+    __slots__ = ("next", "saved")
+
+    def __init__(self, start):
+        self.next, self.saved = start + _CHECKPOINT_EVERY, []
+
+    def hit(self, state, pos):
+        # a heredoc whose end was not found depends on the text after it: no resume point there
+        if not state.missing_heredocs and len(state.stack) <= _MAX_SAVED_DEPTH:
+            self.saved.append(_Saved(pos, tuple(state.stack), tuple(state.templates), len(state.problems)))
+        return pos + _CHECKPOINT_EVERY
+
+
+class _Settle:
+    """Compares a resumed scan of the edited text with the saved states of the old scan.
+
+    The resumed scan runs over a window of the new text that starts at new offset `base`; a saved
+    state at old offset o (after the edit) is at window offset o + delta - base. Offsets before
+    `a` are the same in both texts, offsets at or after `b` move by `delta`, offsets in between
+    were replaced. `trusted` is the last window offset whose state does not depend on where the
+    window ends (None when the window reaches the end of the text)."""
+
+    __slots__ = ("next", "saved", "index", "a", "b", "delta", "base", "trusted", "settled", "gave_up")
+
+    def __init__(self, saved, index, a, b, delta, base, trusted):
+        self.saved, self.index = saved, index
+        self.a, self.b, self.delta, self.base, self.trusted = a, b, delta, base, trusted
+        self.settled, self.gave_up = None, False
+        self.next = self._place(index)
+
+    def _place(self, index):
+        if index < len(self.saved):
+            return self.saved[index].pos + self.delta - self.base
+        return self.trusted if self.trusted is not None else float("inf")
+
+    def _moved(self, old):
+        """Window form of an item saved at old offset `old` (None when it was in the replaced part)."""
+        if old < self.a:
+            return old - self.base
+        if old >= self.b:
+            return old + self.delta - self.base
+        return None
+
+    def hit(self, state, pos):
+        if self.trusted is not None and pos >= self.trusted:
+            self.gave_up = True  # past this point the window's end could change the scan
+            return None
+        saved, index = self.saved, self.index
+        while index < len(saved) and saved[index].pos + self.delta - self.base < pos:
+            index += 1
+        if index < len(saved) and saved[index].pos + self.delta - self.base == pos:
+            if self._same(state, saved[index]):
+                self.settled = index
+                return None
+            index += 1
+        self.index = index
+        return self._place(index)
+
+    def _same(self, state, saved):
+        if state.missing_heredocs or len(state.stack) != len(saved.stack):
+            return False
+        if self.trusted is not None and any(p[1] not in _BRACKET_SYMBOLS for p in state.problems):
+            # an unterminated string or comment in a window may end after the window: not settled
+            return False
+        if len(state.templates) != len(saved.templates):
+            return False
+        for now, then in zip(state.stack, saved.stack):
+            moved = self._moved(then >> 3)
+            if moved is None or now != moved * 8 + (then & 7):
+                return False
+        for now, then in zip(state.templates, saved.templates):
+            if now != self._moved(then):
+                return False
+        return True
+
+
+class _OldScan:
+    """The scan of a file's text before an edit, with its saved states, for _problems_after."""
+
+    __slots__ = ("text", "language", "problems", "saved")
+
+    def __init__(self, text, language):
+        self.text, self.language = text, language
+        if language in _MARKUP_LANGUAGES or language == "markdown":
+            self.saved = None  # not resumable: the edited text is scanned whole
+            self.problems = _balance_problems(text, language, 0, len(text), None)[0]
+            return
+        spec = _token_spec(language)
+        marks = _Marks(0)
+        state = _scan_brackets(text, spec, 0, len(text), marks=marks)
+        for item in state.stack:
+            _report_open(state, item)
+        self.problems, self.saved = state.problems, marks.saved
+
+
+def _problems_after(old, a, b, block):
+    """Problems (offset, symbol, problem) of old.text[:a] + block + old.text[b:], as a whole scan of
+    it would find them (in any order), scanning only around the edit when the scan settles."""
+    text, language = old.text, old.language
+    delta = len(block) - (b - a)
+    if old.saved is None:
+        new = "".join((text[:a], block, text[b:]))
+        return _balance_problems(new, language, 0, len(new), None)[0]
+    spec, saved = _token_spec(language), old.saved
+    resume = None
+    for index in range(len(saved) - 1, -1, -1):
+        if saved[index].pos <= a - _SETTLE:
+            resume = index
+            break
+    start = saved[resume].pos if resume is not None else 0
+    # the window starts at a line start before the resume point: lookbehinds see what they saw
+    base = text.rfind("\n", 0, max(0, start - _SETTLE)) + 1
+    # states compared only after a line end past the edit and _SETTLE characters of old text
+    line_end = text.find("\n", b)
+    first = len(saved) if line_end < 0 else max(b + _SETTLE, line_end + 1)
+    candidates = next((i for i in range(len(saved)) if saved[i].pos >= first), len(saved))
+    extent = _FIRST_WINDOW
+    while True:
+        stop = min(len(text), b + extent)
+        window = "".join((text[base:a], block, text[b:stop]))
+        whole = stop == len(text)
+        trusted = None if whole else len(window) - _SETTLE
+        settle = _Settle(saved, candidates, a, b, delta, base, trusted)
+        state = _State(window, spec, 0, len(window))
+        if resume is not None:
+            point = saved[resume]
+            state.stack[:] = [((item >> 3) - base) * 8 + (item & 7) for item in point.stack]
+            state.templates[:] = [t - base for t in point.templates]
+        state = _scan_brackets(window, spec, start - base, len(window), marks=settle, state=state)
+        if settle.settled is not None or whole:
+            break
+        extent *= 4
+    problems = list(old.problems[: saved[resume].problems]) if resume is not None else []
+    problems += [(pos + base, symbol, problem) for pos, symbol, problem in state.problems]
+    if settle.settled is None:
+        problems += [(pos + base, symbol, problem) for pos, symbol, problem in _open_reports(state)]
+        return problems
+    for pos, symbol, problem in old.problems[saved[settle.settled].problems :]:
+        problems.append((pos if pos < a else pos + delta, symbol, problem))
+    return problems
+
+
+def _open_reports(state):
+    """The problems _report_open gives for the items still open at the end of a scan."""
+    mark = len(state.problems)
+    for item in state.stack:
+        _report_open(state, item)
+    reports = state.problems[mark:]
+    del state.problems[mark:]
+    return reports
+
+
+def problems_introduced(old, a, b, block):
+    """new_problems() for the edit old.text[a:b] -> block: unmatched entries (line and column in
+    the edited text) that the edit introduced."""
+    after = sorted(_problems_after(old, a, b, block), key=lambda p: p[0])
+    budget = {}
+    for _pos, symbol, problem in old.problems:
+        budget[symbol, problem] = budget.get((symbol, problem), 0) + 1
+    introduced = []
+    for item in after:
+        key = item[1], item[2]
+        if budget.get(key, 0) > 0:
+            budget[key] -= 1
+        else:
+            introduced.append(item)
+    if not introduced:
+        return []
+    return _unmatched_entries("".join((old.text[:a], block, old.text[b:])), introduced)
 
 
 # --- 5.5 Markup: tags, comments, raw-text bodies; Markdown fences ---------------------------------
@@ -6118,35 +6327,40 @@ def spliced_line_count(text, plan):
 
 
 def edit_breaks(opened, change):
-    """What the edit breaks (docs/behaviour.md#the-post-edit-balance-check): a list of new problems, or None when it cannot be checked
-    (unknown language, over BALANCE_CHECK_LIMIT). Computed once per Change."""
+    """What the edit breaks (docs/behaviour.md#the-post-edit-balance-check): a list of new problems,
+    or None when it cannot be checked (unknown language, a scanner error). Computed once per Change."""
     real, text = opened.real, opened.text
     if change.breaks == "unknown":
         language = _language_of(real, text)
         change.breaks = None
-        if language is not None and len(text.body) + len(change.plan[1]) <= BALANCE_CHECK_LIMIT:
+        if language in LANGUAGES:
             try:
-                before = check_balance(text.decode(), language)
-                after = check_balance(change.body.decode(text.codec), language)
+                change.breaks = _breaks_of_plan(text, change.plan, language)
             except Exception as exc:  # a scanner bug must not block an edit: reported, not hidden
                 if os.environ.get("BETTER_EDIT_DEBUG"):
                     raise
                 change.check_error = f"{type(exc).__name__}: {exc}"
-                return None
-            if "not_checked" not in (before["status"], after["status"]):
-                change.breaks = new_problems(before, after)
     return change.breaks
+
+
+def _breaks_of_plan(text, plan, language):
+    """problems_introduced() for the byte plan (a, block, b) of a Text, in character offsets."""
+    a, block, b = plan
+    old = text.decode()
+    if len(old) == len(text.body):  # one byte per character
+        start, stop = a, b
+    else:
+        start = len(text.decode(0, a))
+        stop = start + len(text.decode(a, b))
+    return problems_introduced(_OldScan(old, language), start, stop, block.decode(text.codec))
 
 
 def balance_sentence(ctx, opened, change, warnings):
     """docs/behaviour.md#the-post-edit-balance-check: "ok", "not checked", or what the edit broke."""
-    real, text = opened.real, opened.text
     broken = edit_breaks(opened, change)
     if broken is None:
         if change.check_error:
             warnings.append(("w.scanner_error", {"detail": change.check_error}))
-        elif _language_of(real, text) is not None:
-            warnings.append(("w.balance_skipped", {"limit": BALANCE_CHECK_LIMIT >> 20}))
         return tr(ctx.lang, "b.not_checked")
     if not broken:
         return tr(ctx.lang, "b.ok")

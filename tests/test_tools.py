@@ -328,6 +328,7 @@ def test_scanner_errors_are_not_swallowed(ctx, root, monkeypatch):
         raise RuntimeError("scanner bug")
 
     monkeypatch.setattr(be, "_balance_problems", broken)
+    monkeypatch.setattr(be, "_scan_brackets", broken)  # the post-edit check's own route
     monkeypatch.setattr(be, "_function_range_in", broken)
     for name, args in (("balance", {}), ("func-range", {"line": 2})):
         with pytest.raises(RuntimeError):

@@ -1,0 +1,147 @@
+"""The incremental post-edit balance check (docs/behaviour.md#the-post-edit-balance-check).
+
+Property: for random files (the corpus and generated code, with checkpoints packed densely so
+that even small files have many) and random edits, the problems the resumed scan reports equal a
+full scan of the edited text, and what it says the edit introduced equals new_problems() of two
+full check_balance() runs. Then, through the CLI: a file over 16 MiB (the old cut-off) is checked.
+"""
+
+import json
+import os
+
+import pytest
+from harness import clean_env, run_cli, scaled
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import better_edit as be
+
+CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
+EXAMPLES = scaled(150, 1500)
+
+# Files of bracket languages (the resumable scanner), with the language each is checked as.
+BASES = []
+for name in sorted(os.listdir(CORPUS)):
+    path = os.path.join(CORPUS, name)
+    with open(path, encoding="utf-8", newline="") as handle:
+        text = handle.read()
+    language = be.detect_language(name, text[:200])
+    if language in be.LANGUAGES and language not in be._MARKUP_LANGUAGES and language != "markdown":
+        BASES.append((name, language, text))
+
+# Pieces an edit inserts: brackets, quotes, comment and template openers, heredocs, whole lines.
+PIECES = [
+    "",
+    "{",
+    "}",
+    "(",
+    ")",
+    "[",
+    "]",
+    "'",
+    '"',
+    "`",
+    "${",
+    "/*",
+    "*/",
+    "//",
+    "#",
+    '"""',
+    "<<EOF\n",
+    "EOF\n",
+    "\n",
+    "x = f(a[1], {b: 2});\n",
+    "  if (x) { y(); }\n",
+    "s = 'it''s';\n",
+    "r = /[)]/g;\n",
+]
+
+
+@pytest.fixture(autouse=True)
+def dense_checkpoints(monkeypatch):
+    """Checkpoints every 40 characters and a short settle distance: small files exercise resuming,
+    settling, window growth and giving up as a 10 MB file does with the real constants."""
+    monkeypatch.setattr(be, "_CHECKPOINT_EVERY", 40)
+    monkeypatch.setattr(be, "_SETTLE", 12)
+    monkeypatch.setattr(be, "_FIRST_WINDOW", 64)
+
+
+@st.composite
+def edits(draw):
+    name, language, text = draw(st.sampled_from(BASES))
+    a = draw(st.integers(0, len(text)))
+    if draw(st.booleans()):  # edits usually start and end at line starts
+        a = text.rfind("\n", 0, a) + 1
+    b = draw(st.integers(a, min(len(text), a + 400)))
+    if draw(st.booleans()):
+        b = text.find("\n", b) + 1 or len(text)
+    pieces = draw(st.lists(st.sampled_from(PIECES), max_size=4))
+    if draw(st.booleans()):  # a piece of the same file, from elsewhere
+        c = draw(st.integers(0, len(text)))
+        pieces.append(text[c : c + draw(st.integers(0, 200))])
+    return name, language, text, a, b, "".join(pieces)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=edits())
+def test_resumed_scan_equals_a_full_rescan(case):
+    name, language, text, a, b, block = case
+    old = be._OldScan(text, language)
+    new = text[:a] + block + text[b:]
+    full = be._balance_problems(new, language, 0, len(new), None)[0]
+    assert sorted(be._problems_after(old, a, b, block)) == sorted(full)
+    want = be.new_problems(be.check_balance(text, language), be.check_balance(new, language))
+    assert be.problems_introduced(old, a, b, block) == want
+
+
+def test_checkpoints_are_taken_and_a_balanced_edit_settles_near_it():
+    name, language, text = next(b for b in BASES if b[1] == "javascript" and "broken" not in b[0])
+    old = be._OldScan(text, language)
+    assert len(old.saved) > 10
+    seen = []
+
+    class Spy(be._Settle):
+        def hit(self, state, pos):
+            seen.append(pos)
+            return super().hit(state, pos)
+
+    line = text.index("\n", len(text) // 2) + 1
+    end = text.index("\n", line) + 1
+    original = be._Settle
+    be._Settle = Spy
+    try:
+        after = be._problems_after(old, line, end, text[line:end])
+    finally:
+        be._Settle = original
+    assert sorted(after) == sorted(old.problems)
+    # it stopped at the first comparison after the edit: it did not scan on to the end
+    assert seen and max(seen) < len(text) // 2 + 400
+
+
+def test_a_file_over_16_mib_is_checked(tmp_path):
+    root = tmp_path / "w"
+    root.mkdir()
+    unit = "def f{n}(a, b):\n    return [a, (b, {{'k': {n}}})]\n\n"
+    size = 0
+    parts = []
+    while size < 17 * 1024 * 1024:
+        piece = "".join(unit.format(n=n) for n in range(size, size + 1000))
+        parts.append(piece)
+        size += len(piece)
+    big = root / "big.py"
+    big.write_text("".join(parts), encoding="utf-8")
+
+    env = clean_env(tmp_path / "cache", root)
+    env["BETTER_EDIT_SNAPSHOT_PERSIST"] = "false"
+    proc = run_cli(
+        "replace", "-f", big, "-s", "40000", "-c", "def broken(a:", "--output", "json", cwd=root, env=env
+    )
+    out = json.loads(proc.stdout)
+    assert proc.returncode == 0, out
+    assert out["balance"].startswith("edit left 1 unclosed") and "(" in out["balance"], out["balance"]
+    assert not out.get("warnings"), out
+    proc = run_cli(
+        "replace", "-f", big, "-s", "40000", "-c", "def mended(a):", "--output", "json", cwd=root, env=env
+    )
+    out = json.loads(proc.stdout)
+    assert proc.returncode == 0 and out["balance"] == "ok", out
