@@ -4975,9 +4975,7 @@ class Place:
             st = os.fstat(fd)
             _require_regular(st, self.file)
             if nonblock:
-                import fcntl
-
-                fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~nonblock)
+                os.set_blocking(fd, True)
         except BaseException:
             os.close(fd)
             raise
@@ -9232,20 +9230,43 @@ def _translate_argparse(message):
     return _ARGPARSE_ZH.get(message, message)
 
 
+_COLUMNS = []  # the terminal width, found once: argparse makes a formatter for every argument
+
+
 def _terminal_columns():
-    try:
-        return int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        pass
-    try:
-        return os.get_terminal_size(sys.__stdout__.fileno()).columns
-    except (AttributeError, ValueError, OSError):
-        return 80
+    if not _COLUMNS:
+        try:
+            _COLUMNS.append(int(os.environ["COLUMNS"]))
+        except (KeyError, ValueError):
+            try:
+                _COLUMNS.append(os.get_terminal_size(sys.__stdout__.fileno()).columns)
+            except (AttributeError, ValueError, OSError):
+                _COLUMNS.append(80)
+    return _COLUMNS[0]
+
+
+def _argparse():
+    """The argparse module. When nothing imported it (nor gettext) yet, it is imported with an
+    identity gettext: argparse passes every word it uses through gettext, which imports locale and
+    searches the disk for a catalogue of argparse messages each time (none ships with Python), about
+    1.5 ms of every start; our own translation is _translate_argparse (docs/decisions.md)."""
+    if "argparse" not in sys.modules and "gettext" not in sys.modules:
+        shim = type(sys)("gettext")
+        shim.gettext = lambda message: message
+        shim.ngettext = lambda singular, plural, n: singular if n == 1 else plural
+        sys.modules["gettext"] = shim
+        try:
+            import argparse
+        finally:
+            del sys.modules["gettext"]
+    import argparse
+
+    return argparse
 
 
 def _parser_class(lang):
     """argparse.ArgumentParser, or for Chinese a subclass that translates its own words."""
-    import argparse
+    argparse = _argparse()
 
     class Plain(argparse.RawDescriptionHelpFormatter):
         """Sized like argparse's own (COLUMNS, else the terminal, else 80) without importing shutil,
@@ -9283,7 +9304,7 @@ def _parser_class(lang):
 
 def build_parser(lang, only=None):
     """The argparse parser; `only` builds just that command's subparser (start-up time matters)."""
-    import argparse
+    argparse = _argparse()
 
     parser_class, formatter = _parser_class(lang)
     parser = parser_class(prog=PROGRAM, description=tr(lang, "cli.description"), formatter_class=formatter)
