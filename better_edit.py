@@ -2718,6 +2718,18 @@ def _h_c_quote_after_word(state, m, arg):
     return None
 
 
+_TEMPLATE_BODY = r"[^`\\$]*(?:(?:\\[\s\S]|\$(?!\{))[^`\\$]*)*"
+
+
+def _division(words):
+    """A `/` that _slash_starts_regex would call division, decided inside the regex engine: right
+    after an operand's last character, or after it and one space, unless a regex keyword ends there
+    (then the handler decides, as for every other `/`)."""
+    operand = "[\\w$)\\]}\"'`<]"
+    keywords = "".join(f"(?<!{w}/)(?<!{w} /)" for w in sorted(words))
+    return f"/(?:(?<={operand}/)|(?<={operand} /)){keywords}"
+
+
 def _js_family(language):
     sq_start = "'(?<![\\w$]')"  # `Don't` in JSX text is no string start
     skips = [
@@ -2725,12 +2737,15 @@ def _js_family(language):
         ("comment", _BLOCK_COMMENT),
         ("string", _DQ),
         ("string", sq_start + _SQ_BODY + "'"),
+        ("string", "`" + _TEMPLATE_BODY + "`"),  # a template literal without `${`
+        ("code", _division(_JS_REGEX_WORDS)),  # the common division: no handler call
     ]
     specials = [
         ("comment", _BLOCK_COMMENT_OPEN, _h_unclosed, "/*"),
         ("string", '"' + _DQ_BODY, _h_unclosed, '"'),
         ("string", sq_start + _SQ_BODY, _h_unclosed, "'"),
         ("string", "'", _h_ignore, None),
+        ("string", "`" + _TEMPLATE_BODY + "\\$\\{", _h_template_head, None),
         ("string", "`", _h_template, None),
         ("string", "/", _h_slash, _JS_REGEX_WORDS),
     ]
@@ -3173,6 +3188,15 @@ def _report_open(state, item):
 
 
 _TEMPLATE_REST = _LazyPattern(r"[^`\\$]*(?:(?:\\[\s\S]|\$(?!\{))[^`\\$]*)*(?:(`)|(\$\{))?")
+
+
+def _h_template_head(state, m, arg):
+    """A template literal up to its first `${`: the substitution is open, the scan goes on."""
+    state.stack.append((m.end() - 2) * 8 + _TEMPLATE_CODE)
+    state.templates.append(m.start())
+    if state.spec.brace_group:
+        state.cnt[state.spec.brace_group] += 1
+    return None
 
 
 def _h_template(state, m, arg):

@@ -4,6 +4,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import better_edit as be
+
 from better_edit import (  # noqa: E402
     LANGUAGES,
     check_balance,
@@ -663,3 +665,67 @@ def test_the_language_tables_agree():
         for program in lang.interpreters:
             assert be.detect_language("script", f"#!/usr/bin/env {program}\n") == lang.id
         assert be.check_balance("", lang.id)["status"] == "balanced", lang.id
+
+
+# --- regex-level fast paths change no result -------------------------------------------------------
+
+_JS_PIECES = [
+    "a / b",
+    "a/b",
+    "x) / 2",
+    "]/2",
+    "return /[)]/g",
+    "return/re/",
+    "typeof /x/",
+    "in /(/",
+    "begin / 2",
+    "<div/>",
+    "</a>",
+    "`t`",
+    "`a${b}c`",
+    "`${`${x}`}`",
+    "`\\${no}`",
+    "`$ {`",
+    "'s'",
+    '"d"',
+    "// c (\n",
+    "/* ( */",
+    "(",
+    ")",
+    "{",
+    "}",
+    "[",
+    "]",
+    " ",
+    "\n",
+    "x",
+    "=",
+    "/",
+    "`",
+    "${",
+    "'",
+]
+
+
+def _without_fast_paths(language):
+    allowed, overrides, skips, specials = _js_family_original(language)
+    skips = [(kind, pattern) for kind, pattern in skips if kind != "code" and not pattern.startswith("`")]
+    specials = [entry for entry in specials if entry[2] is not be._h_template_head]
+    return allowed, overrides, skips, specials
+
+
+_js_family_original = be._js_family
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(pieces=st.lists(st.sampled_from(_JS_PIECES), max_size=30))
+def test_js_division_and_template_fast_paths_change_nothing(monkeypatch, pieces):
+    """The division token and the template-literal tokens decide in the regex engine what the `/`
+    and backtick handlers decided: balance, pairs and function ranges are the same without them."""
+    text = "".join(pieces)
+    fast = check_balance(text, "javascript", verbose=True)
+    monkeypatch.setitem(be._FAMILIES, "javascript", _without_fast_paths)
+    monkeypatch.setattr(be, "_SPEC_CACHE", {})
+    slow = check_balance(text, "javascript", verbose=True)
+    monkeypatch.undo()
+    assert fast == slow
