@@ -5,7 +5,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import better_edit as be
-
 from better_edit import (  # noqa: E402
     LANGUAGES,
     check_balance,
