@@ -5306,10 +5306,14 @@ def _holds(fd, payload):
         return False
     os.lseek(fd, 0, os.SEEK_SET)
     for source, start, stop, _offset in payload:
-        view = memoryview(source)
+        fast = isinstance(source, (bytes, bytearray))  # compared in place, without a copy
+        view = None if fast else memoryview(source)
         for piece in range(start, stop, 1 << 24):
             size = min(1 << 24, stop - piece)
-            if _read_exactly(fd, size) != view[piece : piece + size]:
+            chunk = _read_exactly(fd, size)
+            if len(chunk) != size:
+                return False
+            if not (source.startswith(chunk, piece) if fast else chunk == view[piece : piece + size]):
                 return False
     return True
 

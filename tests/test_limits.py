@@ -427,3 +427,28 @@ def test_server_started_by_hand_says_what_it_waits_for(be_env, root):
         be_command_prefix(), input=b"", capture_output=True, cwd=root, env=be_env, timeout=20
     )
     assert piped.returncode == 0 and piped.stderr == b""
+
+
+def test_read_back_finds_any_difference(tmp_path):
+    """The read-back after writing a temp file (docs/behaviour.md#writing-safely) compares every
+    byte of every payload piece, whatever kind of buffer holds it: one changed byte, a missing or
+    an extra byte makes it fail."""
+    import better_edit as be
+
+    body = bytes(range(256)) * 40000  # 10 MB, no repeating 16 MiB chunk boundary luck
+    block = b"new block\n" * 3
+    payloads = [
+        [(body, 0, 5000, 0), (block, 0, len(block), None), (body, 6000, len(body), 6000)],
+        [(memoryview(body), 0, len(body), None)],
+        [(bytearray(block), 0, len(block), None)],
+    ]
+    for payload in payloads:
+        data = b"".join(bytes(memoryview(source)[start:stop]) for source, start, stop, _ in payload)
+        path = tmp_path / "f"
+        for changed in (data, data[:-1], data + b"x", data[:7] + b"\xff" + data[8:], data[:-1] + b"\x00"):
+            path.write_bytes(changed)
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                assert be._holds(fd, payload) == (changed == data)
+            finally:
+                os.close(fd)
