@@ -3452,185 +3452,219 @@ def new_problems(before, after):
 # docs/behaviour.md#the-post-edit-balance-check. The scan of the file before the edit saves the
 # scanner's state every _CHECKPOINT_EVERY characters. The scan of the edited text starts at the
 # last saved state before the edit and stops at the first saved place after it where its state
-# equals the saved one (same stack, same open templates): from there on it would repeat the old
+# equals the saved one (same stack; same open templates): from there on it would repeat the old
 # scan, so the old scan's later problems are taken, moved by the edit's length difference.
+# Code embedded in markup (<script>, <style>) and Markdown fences is scanned again only when its
+# text changed.
 
 _CHECKPOINT_EVERY = 1 << 15  # characters between saved states of a scan
 _SETTLE = 256  # unchanged characters kept on each side of an edit (lookaheads, lookbehinds)
-_FIRST_WINDOW = 1 << 16  # characters of unchanged text after an edit the first resumed scan sees
 _MAX_SAVED_DEPTH = 4096  # deeper stacks are not saved (a pathological file gets fewer checkpoints)
 
 
-_BRACKET_SYMBOLS = frozenset(("(", ")", "[", "]", "{", "}", "${"))
-
-
 class _Saved:
-    """One saved scanner state: where, the stack, the open templates, how many problems so far."""
+    """One saved scanner state: where, the stack, the open templates, and how many problems and
+    embedded bodies (markup) the scan had found before it."""
 
-    __slots__ = ("pos", "stack", "templates", "problems")
+    __slots__ = ("pos", "stack", "templates", "problems", "bodies")
 
-    def __init__(self, pos, stack, templates, problems):
-        self.pos, self.stack, self.templates, self.problems = pos, stack, templates, problems
+    def __init__(self, pos, stack, templates, problems, bodies=0):
+        self.pos, self.stack, self.templates = pos, stack, templates
+        self.problems, self.bodies = problems, bodies
 
 
 class _Marks:
-    """Saves the state of a scan every _CHECKPOINT_EVERY characters (see _scan_brackets)."""
+    """Saves the state of a scan every _CHECKPOINT_EVERY characters (see _scan_brackets and
+    _scan_markup, which call hit() at the first opening bracket or tag at or after `next`)."""
 
     __slots__ = ("next", "saved")
 
-    def __init__(self, start):
-        self.next, self.saved = start + _CHECKPOINT_EVERY, []
+    def __init__(self):
+        self.next, self.saved = _CHECKPOINT_EVERY, []
 
     def hit(self, state, pos):
-        # a heredoc whose end was not found depends on the text after it: no resume point there
-        if not state.missing_heredocs and len(state.stack) <= _MAX_SAVED_DEPTH:
-            self.saved.append(_Saved(pos, tuple(state.stack), tuple(state.templates), len(state.problems)))
+        if isinstance(state, _State):
+            # a heredoc whose end was not found depends on the text after it: no resume point there
+            if not state.missing_heredocs and len(state.stack) <= _MAX_SAVED_DEPTH:
+                saved = _Saved(pos, tuple(state.stack), tuple(state.templates), len(state.problems))
+                self.saved.append(saved)
+        else:
+            stack, found = state
+            if len(stack) <= _MAX_SAVED_DEPTH:
+                self.saved.append(_Saved(pos, tuple(stack), (), len(found.problems), len(found.bodies)))
         return pos + _CHECKPOINT_EVERY
 
 
 class _Settle:
-    """Compares a resumed scan of the edited text with the saved states of the old scan.
+    """Compares a resumed scan of the edited text with the saved states of the old scan: offsets
+    before `a` are the same in both texts, offsets at or after `b` move by `delta`, and an item
+    opened in between cannot be in both."""
 
-    The resumed scan runs over a window of the new text that starts at new offset `base`; a saved
-    state at old offset o (after the edit) is at window offset o + delta - base. Offsets before
-    `a` are the same in both texts, offsets at or after `b` move by `delta`, offsets in between
-    were replaced. `trusted` is the last window offset whose state does not depend on where the
-    window ends (None when the window reaches the end of the text)."""
+    __slots__ = ("next", "saved", "index", "a", "b", "delta", "settled")
 
-    __slots__ = ("next", "saved", "index", "a", "b", "delta", "base", "trusted", "settled", "gave_up")
+    def __init__(self, saved, index, a, b, delta):
+        self.saved, self.index, self.a, self.b, self.delta = saved, index, a, b, delta
+        self.settled = None
+        self.next = saved[index].pos + delta if index < len(saved) else float("inf")
 
-    def __init__(self, saved, index, a, b, delta, base, trusted):
-        self.saved, self.index = saved, index
-        self.a, self.b, self.delta, self.base, self.trusted = a, b, delta, base, trusted
-        self.settled, self.gave_up = None, False
-        self.next = self._place(index)
-
-    def _place(self, index):
-        if index < len(self.saved):
-            return self.saved[index].pos + self.delta - self.base
-        return self.trusted if self.trusted is not None else float("inf")
-
-    def _moved(self, old):
-        """Window form of an item saved at old offset `old` (None when it was in the replaced part)."""
+    def moved(self, old):
+        """The new offset of old offset `old` (None when it was in the replaced part)."""
         if old < self.a:
-            return old - self.base
+            return old
         if old >= self.b:
-            return old + self.delta - self.base
+            return old + self.delta
         return None
 
     def hit(self, state, pos):
-        if self.trusted is not None and pos >= self.trusted:
-            self.gave_up = True  # past this point the window's end could change the scan
-            return None
-        saved, index = self.saved, self.index
-        while index < len(saved) and saved[index].pos + self.delta - self.base < pos:
+        saved, index, delta = self.saved, self.index, self.delta
+        while index < len(saved) and saved[index].pos + delta < pos:
             index += 1
-        if index < len(saved) and saved[index].pos + self.delta - self.base == pos:
+        if index < len(saved) and saved[index].pos + delta == pos:
             if self._same(state, saved[index]):
                 self.settled = index
                 return None
             index += 1
         self.index = index
-        return self._place(index)
+        return saved[index].pos + delta if index < len(saved) else float("inf")
 
     def _same(self, state, saved):
-        if state.missing_heredocs or len(state.stack) != len(saved.stack):
-            return False
-        if self.trusted is not None and any(p[1] not in _BRACKET_SYMBOLS for p in state.problems):
-            # an unterminated string or comment in a window may end after the window: not settled
-            return False
-        if len(state.templates) != len(saved.templates):
-            return False
-        for now, then in zip(state.stack, saved.stack):
-            moved = self._moved(then >> 3)
-            if moved is None or now != moved * 8 + (then & 7):
+        if isinstance(state, _State):
+            if state.missing_heredocs or len(state.stack) != len(saved.stack):
                 return False
-        for now, then in zip(state.templates, saved.templates):
-            if now != self._moved(then):
+            if len(state.templates) != len(saved.templates):
+                return False
+            for now, then in zip(state.stack, saved.stack):
+                moved = self.moved(then >> 3)
+                if moved is None or now != moved * 8 + (then & 7):
+                    return False
+            return all(now == self.moved(then) for now, then in zip(state.templates, saved.templates))
+        stack = state[0]
+        if len(stack) != len(saved.stack):
+            return False
+        for (key, name, start), (old_key, old_name, old_start) in zip(stack, saved.stack):
+            if key != old_key or name != old_name or start != self.moved(old_start):
                 return False
         return True
 
 
 class _OldScan:
-    """The scan of a file's text before an edit, with its saved states, for _problems_after."""
+    """The scan of a file's text before an edit: its problems (offset, symbol, problem), its saved
+    states, and for markup its tag problems and embedded bodies with their own problems."""
 
-    __slots__ = ("text", "language", "problems", "saved")
+    __slots__ = ("language", "problems", "saved", "tags", "bodies", "lines")
 
     def __init__(self, text, language):
-        self.text, self.language = text, language
-        if language in _MARKUP_LANGUAGES or language == "markdown":
-            self.saved = None  # not resumable: the edited text is scanned whole
-            self.problems = _balance_problems(text, language, 0, len(text), None)[0]
+        self.language, self.tags, self.bodies, self.saved = language, None, None, None
+        if language == "markdown":
+            self.problems, self.bodies = _embedded_problems(text, _markdown_parts(text, 0, len(text)), {})
             return
-        spec = _token_spec(language)
-        marks = _Marks(0)
-        state = _scan_brackets(text, spec, 0, len(text), marks=marks)
-        for item in state.stack:
-            _report_open(state, item)
-        self.problems, self.saved = state.problems, marks.saved
+        marks = _Marks()
+        if language in _MARKUP_LANGUAGES:
+            found = _scan_markup(text, language, 0, len(text), counting=False, marks=marks)
+            self.tags = found.problems
+            parts = [(lang, start, end, None, None) for lang, start, end in found.bodies]
+            more, self.bodies = _embedded_problems(text, parts, {})
+            self.problems = found.problems + more
+        else:
+            state = _scan_brackets(text, _token_spec(language), 0, len(text), marks=marks)
+            for item in state.stack:
+                _report_open(state, item)
+            self.problems = state.problems
+        self.saved = marks.saved
 
 
-def _problems_after(old, a, b, block):
-    """Problems (offset, symbol, problem) of old.text[:a] + block + old.text[b:], as a whole scan of
-    it would find them (in any order), scanning only around the edit when the scan settles."""
-    text, language = old.text, old.language
-    delta = len(block) - (b - a)
-    if old.saved is None:
-        new = "".join((text[:a], block, text[b:]))
-        return _balance_problems(new, language, 0, len(new), None)[0]
-    spec, saved = _token_spec(language), old.saved
-    resume = None
-    for index in range(len(saved) - 1, -1, -1):
-        if saved[index].pos <= a - _SETTLE:
-            resume = index
-            break
+def _markdown_parts(text, start, end):
+    """Markdown's fences as (language, body start, body end, unclosed fence problem or None, None)."""
+    parts = []
+    for language, body_start, body_end, fence_start, closed in _markdown_fences(text, start, end):
+        problem = None
+        if not closed:
+            fence = text[fence_start:body_start].strip()[:3]
+            problem = (fence_start + text[fence_start:body_start].index(fence), fence, "unclosed")
+        parts.append((language, body_start, body_end, problem, None))
+    return parts
+
+
+def _embedded_problems(text, parts, known):
+    """Problems of embedded code parts (language, start, end, own problem, _), and the list of
+    (language, body text, start, problems) for later reuse: a body whose text is in `known`
+    ({(language, text): (start, problems)}) takes those problems instead of a new scan."""
+    problems, bodies = [], []
+    for language, start, end, own, _unused in parts:
+        if own is not None:
+            problems.append(own)
+        if not language:
+            continue
+        body = text[start:end]
+        reuse = known.get((language, body))
+        if reuse is None:
+            found = _balance_problems(text, language, start, end, None)[0]
+        else:
+            shift = start - reuse[0]
+            found = [(pos + shift, symbol, problem) for pos, symbol, problem in reuse[1]]
+        problems += found
+        bodies.append((language, body, start, found))
+    return problems, bodies
+
+
+def _problems_after(old, text, new, a, b):
+    """Problems of `new` (= text[:a] + block + text[b:]) as a whole scan of it finds them (in any
+    order), scanning only around the edit when the scan settles."""
+    language, delta = old.language, len(new) - len(text)
+    if language == "markdown" or old.saved is None:
+        known = {(lang, body): (start, found) for lang, body, start, found in old.bodies or ()}
+        parts = _markdown_parts(new, 0, len(new))
+        return _embedded_problems(new, parts, known)[0]
+    saved = old.saved
+    resume = next((i for i in range(len(saved) - 1, -1, -1) if saved[i].pos <= a - _SETTLE), None)
     start = saved[resume].pos if resume is not None else 0
-    # the window starts at a line start before the resume point: lookbehinds see what they saw
-    base = text.rfind("\n", 0, max(0, start - _SETTLE)) + 1
-    # states compared only after a line end past the edit and _SETTLE characters of old text
+    # states are compared only past the end of the edit's last line and _SETTLE more characters
     line_end = text.find("\n", b)
-    first = len(saved) if line_end < 0 else max(b + _SETTLE, line_end + 1)
+    first = len(text) + 1 if line_end < 0 else max(b + _SETTLE, line_end + 1)
     candidates = next((i for i in range(len(saved)) if saved[i].pos >= first), len(saved))
-    extent = _FIRST_WINDOW
-    while True:
-        stop = min(len(text), b + extent)
-        window = "".join((text[base:a], block, text[b:stop]))
-        whole = stop == len(text)
-        trusted = None if whole else len(window) - _SETTLE
-        settle = _Settle(saved, candidates, a, b, delta, base, trusted)
-        state = _State(window, spec, 0, len(window))
-        if resume is not None:
-            point = saved[resume]
-            state.stack[:] = [((item >> 3) - base) * 8 + (item & 7) for item in point.stack]
-            state.templates[:] = [t - base for t in point.templates]
-        state = _scan_brackets(window, spec, start - base, len(window), marks=settle, state=state)
-        if settle.settled is not None or whole:
-            break
-        extent *= 4
-    problems = list(old.problems[: saved[resume].problems]) if resume is not None else []
-    problems += [(pos + base, symbol, problem) for pos, symbol, problem in state.problems]
-    if settle.settled is None:
-        problems += [(pos + base, symbol, problem) for pos, symbol, problem in _open_reports(state)]
-        return problems
-    for pos, symbol, problem in old.problems[saved[settle.settled].problems :]:
-        problems.append((pos if pos < a else pos + delta, symbol, problem))
+    settle = _Settle(saved, candidates, a, b, delta)
+    point = saved[resume] if resume is not None else None
+    if old.tags is None:
+        state = _State(new, _token_spec(language), 0, len(new))
+        if point is not None:
+            state.stack[:], state.templates[:] = point.stack, point.templates
+        state = _scan_brackets(new, state.spec, start, len(new), marks=settle, state=state)
+        problems = list(old.problems[: point.problems]) if point is not None else []
+        if settle.settled is None:  # it ran to the end
+            for item in state.stack:
+                _report_open(state, item)
+            return problems + state.problems
+        return (
+            problems
+            + state.problems
+            + _moved_problems(old.problems[saved[settle.settled].problems :], settle)
+        )
+    # markup: tags from the saved state on, embedded bodies reused when their text is unchanged
+    stack = list(point.stack) if point is not None else []
+    found = _scan_markup(new, language, start, len(new), counting=False, marks=settle, stack=stack)
+    tags = list(old.tags[: point.problems]) if point is not None else []
+    tags += found.problems
+    known = {(lang, body): (pos, problems) for lang, body, pos, problems in old.bodies}
+    parts = [(lang, s, e, None, None) for lang, s, e in found.bodies]
+    problems = tags + _embedded_problems(new, parts, known)[0]
+    kept = old.bodies[: point.bodies] if point is not None else []
+    problems += [p for _lang, _body, _start, found_problems in kept for p in found_problems]
+    if settle.settled is not None:
+        later = saved[settle.settled]
+        problems += _moved_problems(old.tags[later.problems :], settle)
+        for _lang, _body, _start, found_problems in old.bodies[later.bodies :]:
+            problems += _moved_problems(found_problems, settle)
     return problems
 
 
-def _open_reports(state):
-    """The problems _report_open gives for the items still open at the end of a scan."""
-    mark = len(state.problems)
-    for item in state.stack:
-        _report_open(state, item)
-    reports = state.problems[mark:]
-    del state.problems[mark:]
-    return reports
+def _moved_problems(problems, settle):
+    return [(settle.moved(pos), symbol, problem) for pos, symbol, problem in problems]
 
 
-def problems_introduced(old, a, b, block):
-    """new_problems() for the edit old.text[a:b] -> block: unmatched entries (line and column in
-    the edited text) that the edit introduced."""
-    after = sorted(_problems_after(old, a, b, block), key=lambda p: p[0])
+def problems_introduced(old, text, new, a, b):
+    """new_problems() for an edit that turned `text` into `new`, text[a:b] being the replaced part:
+    the unmatched entries of `new` (lines and columns in it) that the edit introduced."""
+    after = sorted(_problems_after(old, text, new, a, b), key=lambda p: p[0])
     budget = {}
     for _pos, symbol, problem in old.problems:
         budget[symbol, problem] = budget.get((symbol, problem), 0) + 1
@@ -3641,9 +3675,7 @@ def problems_introduced(old, a, b, block):
             budget[key] -= 1
         else:
             introduced.append(item)
-    if not introduced:
-        return []
-    return _unmatched_entries("".join((old.text[:a], block, old.text[b:])), introduced)
+    return _unmatched_entries(new, introduced) if introduced else []
 
 
 # --- 5.5 Markup: tags, comments, raw-text bodies; Markdown fences ---------------------------------
@@ -3688,12 +3720,14 @@ class _Markup:
         self.opens = []  # (open start, name) of every non-void open tag, in order
 
 
-def _scan_markup(text, language, start, end, stop_after=None, counting=True):
+def _scan_markup(text, language, start, end, stop_after=None, counting=True, marks=None, stack=None):
     """One pass over markup: match tags with a stack, HTML-style recovery (docs/cli.md#balance-func-range-tag-range).
 
     With `stop_after`, stop at the first element that opened before that offset and closes after
     it: elements close innermost first, so no later element can be a smaller container.
-    Without `counting`, tag counts and the list of open tags are not collected (tag_range)."""
+    Without `counting`, tag counts and the list of open tags are not collected (tag_range).
+    `marks` and `stack` (a saved stack to resume from) serve the incremental post-edit check as in
+    _scan_brackets; a scan that `marks` stops reports nothing for the elements still open."""
     html_like = language != "xml"
     fold = language == "html"
     void = _VOID_ELEMENTS if html_like else frozenset()
@@ -3701,15 +3735,20 @@ def _scan_markup(text, language, start, end, stop_after=None, counting=True):
     regex = _MARKUP_TOKENS_BRACES if language in ("vue", "svelte") else _MARKUP_TOKENS
     found = _Markup()
     opened, closed, self_closed = {}, {}, {}
-    stack = []  # (key, name, open start)
+    stack = [] if stack is None else stack  # (key, name, open start)
     push, elements, opens = stack.append, found.elements.append, found.opens.append
     limit = end + 1 if stop_after is None else stop_after
+    mark = end + 1 if marks is None else marks.next
+    marked = stopped = False
     pos = start
     while pos is not None:
         resume = None
         for m in regex.finditer(text, pos, end):
             k = m.lastindex
             if k == 11:
+                if m.start() >= mark:
+                    resume, marked = m.start(), True
+                    break
                 name = m.group(9)
                 key = name.lower() if fold else name
                 tail = text[m.end() - 2]
@@ -3742,7 +3781,15 @@ def _scan_markup(text, language, start, end, stop_after=None, counting=True):
                 found.problems.append((m.start(), "<!--" if k == 2 else "<![CDATA[", "unclosed"))
                 resume = end
                 break
+        if marked:
+            marked = False
+            mark = marks.hit((stack, found), resume)
+            if mark is None:
+                stopped = True
+                break
         pos = resume
+    if stopped:
+        return found
     for key, name, open_start in stack:
         if not (html_like and key.lower() in _OPTIONAL_END):
             found.problems.append((open_start, f"<{name}>", "unclosed"))
@@ -6372,13 +6419,15 @@ def edit_breaks(opened, change):
 def _breaks_of_plan(text, plan, language):
     """problems_introduced() for the byte plan (a, block, b) of a Text, in character offsets."""
     a, block, b = plan
-    old = text.decode()
-    if len(old) == len(text.body):  # one byte per character
+    old_text = text.decode()
+    if len(old_text) == len(text.body):  # one byte per character
         start, stop = a, b
     else:
         start = len(text.decode(0, a))
         stop = start + len(text.decode(a, b))
-    return problems_introduced(_OldScan(old, language), start, stop, block.decode(text.codec))
+    old = _OldScan(old_text, language)
+    new_text = "".join((old_text[:start], block.decode(text.codec), old_text[stop:]))
+    return problems_introduced(old, old_text, new_text, start, stop)
 
 
 def balance_sentence(ctx, opened, change, warnings):

@@ -19,14 +19,14 @@ import better_edit as be
 CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
 EXAMPLES = scaled(150, 1500)
 
-# Files of bracket languages (the resumable scanner), with the language each is checked as.
+# Every corpus file of a checked language (bracket languages, markup, Markdown).
 BASES = []
 for name in sorted(os.listdir(CORPUS)):
     path = os.path.join(CORPUS, name)
     with open(path, encoding="utf-8", newline="") as handle:
         text = handle.read()
     language = be.detect_language(name, text[:200])
-    if language in be.LANGUAGES and language not in be._MARKUP_LANGUAGES and language != "markdown":
+    if language in be.LANGUAGES:
         BASES.append((name, language, text))
 
 # Pieces an edit inserts: brackets, quotes, comment and template openers, heredocs, whole lines.
@@ -54,16 +54,24 @@ PIECES = [
     "  if (x) { y(); }\n",
     "s = 'it''s';\n",
     "r = /[)]/g;\n",
+    "<div>",
+    "</div>",
+    "<p>",
+    "<script>",
+    "</script>",
+    "<!--",
+    "-->",
+    "```\n",
+    "```js\n",
 ]
 
 
 @pytest.fixture(autouse=True)
 def dense_checkpoints(monkeypatch):
-    """Checkpoints every 40 characters and a short settle distance: small files exercise resuming,
-    settling, window growth and giving up as a 10 MB file does with the real constants."""
+    """Checkpoints every 40 characters and a short settle distance: small files exercise resuming
+    and settling as a 10 MB file does with the real constants."""
     monkeypatch.setattr(be, "_CHECKPOINT_EVERY", 40)
     monkeypatch.setattr(be, "_SETTLE", 12)
-    monkeypatch.setattr(be, "_FIRST_WINDOW", 64)
 
 
 @st.composite
@@ -89,13 +97,14 @@ def test_resumed_scan_equals_a_full_rescan(case):
     old = be._OldScan(text, language)
     new = text[:a] + block + text[b:]
     full = be._balance_problems(new, language, 0, len(new), None)[0]
-    assert sorted(be._problems_after(old, a, b, block)) == sorted(full)
+    assert sorted(be._problems_after(old, text, new, a, b)) == sorted(full)
     want = be.new_problems(be.check_balance(text, language), be.check_balance(new, language))
-    assert be.problems_introduced(old, a, b, block) == want
+    assert be.problems_introduced(old, text, new, a, b) == want
 
 
-def test_checkpoints_are_taken_and_a_balanced_edit_settles_near_it():
-    name, language, text = next(b for b in BASES if b[1] == "javascript" and "broken" not in b[0])
+@pytest.mark.parametrize("language", ["javascript", "html"])
+def test_checkpoints_are_taken_and_a_balanced_edit_settles_near_it(language):
+    name, language, text = next(b for b in BASES if b[1] == language and "broken" not in b[0])
     old = be._OldScan(text, language)
     assert len(old.saved) > 10
     seen = []
@@ -110,7 +119,7 @@ def test_checkpoints_are_taken_and_a_balanced_edit_settles_near_it():
     original = be._Settle
     be._Settle = Spy
     try:
-        after = be._problems_after(old, line, end, text[line:end])
+        after = be._problems_after(old, text, text, line, end)
     finally:
         be._Settle = original
     assert sorted(after) == sorted(old.problems)
