@@ -3458,6 +3458,7 @@ def new_problems(before, after):
 # text changed.
 
 _CHECKPOINT_EVERY = 1 << 15  # characters between saved states of a scan
+SCAN_MEMORY_CHARS = 64 << 20  # the server remembers the scan of an edited text up to this size
 _SETTLE = 256  # unchanged characters kept on each side of an edit (lookaheads, lookbehinds)
 _MAX_SAVED_DEPTH = 4096  # deeper stacks are not saved (a pathological file gets fewer checkpoints)
 
@@ -3507,6 +3508,22 @@ class _Settle:
         self.settled = None
         self.next = saved[index].pos + delta if index < len(saved) else float("inf")
 
+    def moved_state(self, saved, problems_shift, bodies_shift):
+        """A saved state after the settling point, as the scan of the new text would have saved it."""
+        stack = saved.stack
+        if stack and isinstance(stack[0], int):  # offset * 8 + code
+            stack = tuple(item + self.delta * 8 if item >> 3 >= self.b else item for item in stack)
+        else:
+            stack = tuple((k, n, self.moved(p)) for k, n, p in stack)
+        templates = tuple(self.moved(t) for t in saved.templates)
+        return _Saved(
+            saved.pos + self.delta,
+            stack,
+            templates,
+            saved.problems + problems_shift,
+            saved.bodies + bodies_shift,
+        )
+
     def moved(self, old):
         """The new offset of old offset `old` (None when it was in the replaced part)."""
         if old < self.a:
@@ -3551,7 +3568,20 @@ class _OldScan:
     """The scan of a file's text before an edit: its problems (offset, symbol, problem), its saved
     states, and for markup its tag problems and embedded bodies with their own problems."""
 
-    __slots__ = ("language", "problems", "saved", "tags", "bodies", "lines")
+    __slots__ = ("language", "problems", "saved", "tags", "bodies")
+
+    @classmethod
+    def made(cls, language, problems, saved, tags, bodies):
+        """An _OldScan from parts (the scan of an edited text that _problems_after put together)."""
+        scan = cls.__new__(cls)
+        scan.language, scan.problems, scan.saved, scan.tags, scan.bodies = (
+            language,
+            problems,
+            saved,
+            tags,
+            bodies,
+        )
+        return scan
 
     def __init__(self, text, language):
         self.language, self.tags, self.bodies, self.saved = language, None, None, None
@@ -3587,13 +3617,14 @@ def _markdown_parts(text, start, end):
 
 def _embedded_problems(text, parts, known):
     """Problems of embedded code parts (language, start, end, own problem, _), and the list of
-    (language, body text, start, problems) for later reuse: a body whose text is in `known`
+    (language, body text, start, problems) of every part for later reuse: a body whose text is in `known`
     ({(language, text): (start, problems)}) takes those problems instead of a new scan."""
     problems, bodies = [], []
     for language, start, end, own, _unused in parts:
         if own is not None:
             problems.append(own)
-        if not language:
+        if not language:  # not checked, but counted: saved states count every body
+            bodies.append((None, "", start, []))
             continue
         body = text[start:end]
         reuse = known.get((language, body))
@@ -3608,16 +3639,18 @@ def _embedded_problems(text, parts, known):
 
 
 def _problems_after(old, text, new, a, b):
-    """Problems of `new` (= text[:a] + block + text[b:]) as a whole scan of it finds them (in any
-    order), scanning only around the edit when the scan settles."""
+    """The scan of `new` (= text[:a] + block + text[b:]) as an _OldScan: its problems are those a
+    whole scan finds (in the same order), scanning only around the edit when the scan settles; its
+    saved states are the old ones before the edit and, once settled, the later ones moved."""
     language, delta = old.language, len(new) - len(text)
     if language == "markdown" or old.saved is None:
         known = {(lang, body): (start, found) for lang, body, start, found in old.bodies or ()}
-        parts = _markdown_parts(new, 0, len(new))
-        return _embedded_problems(new, parts, known)[0]
+        problems, bodies = _embedded_problems(new, _markdown_parts(new, 0, len(new)), known)
+        return _OldScan.made(language, problems, None, None, bodies)
     saved = old.saved
     resume = next((i for i in range(len(saved) - 1, -1, -1) if saved[i].pos <= a - _SETTLE), None)
     start = saved[resume].pos if resume is not None else 0
+    kept_states = saved[: resume + 1] if resume is not None else []
     # states are compared only past the end of the edit's last line and _SETTLE more characters
     line_end = text.find("\n", b)
     first = len(text) + 1 if line_end < 0 else max(b + _SETTLE, line_end + 1)
@@ -3633,12 +3666,13 @@ def _problems_after(old, text, new, a, b):
         if settle.settled is None:  # it ran to the end
             for item in state.stack:
                 _report_open(state, item)
-            return problems + state.problems
-        return (
-            problems
-            + state.problems
-            + _moved_problems(old.problems[saved[settle.settled].problems :], settle)
-        )
+            return _OldScan.made(language, problems + state.problems, kept_states, None, None)
+        problems += state.problems
+        later = saved[settle.settled]
+        shift = len(problems) - later.problems
+        problems += _moved_problems(old.problems[later.problems :], settle)
+        states = kept_states + [settle.moved_state(one, shift, 0) for one in saved[settle.settled :]]
+        return _OldScan.made(language, problems, states, None, None)
     # markup: tags from the saved state on, embedded bodies reused when their text is unchanged
     stack = list(point.stack) if point is not None else []
     found = _scan_markup(new, language, start, len(new), counting=False, marks=settle, stack=stack)
@@ -3646,25 +3680,28 @@ def _problems_after(old, text, new, a, b):
     tags += found.problems
     known = {(lang, body): (pos, problems) for lang, body, pos, problems in old.bodies}
     parts = [(lang, s, e, None, None) for lang, s, e in found.bodies]
-    problems = tags + _embedded_problems(new, parts, known)[0]
-    kept = old.bodies[: point.bodies] if point is not None else []
-    problems += [p for _lang, _body, _start, found_problems in kept for p in found_problems]
+    bodies = list(old.bodies[: point.bodies]) if point is not None else []
+    bodies += _embedded_problems(new, parts, known)[1]
+    states = kept_states
     if settle.settled is not None:
         later = saved[settle.settled]
-        problems += _moved_problems(old.tags[later.problems :], settle)
-        for _lang, _body, _start, found_problems in old.bodies[later.bodies :]:
-            problems += _moved_problems(found_problems, settle)
-    return problems
+        shift, body_shift = len(tags) - later.problems, len(bodies) - later.bodies
+        tags += _moved_problems(old.tags[later.problems :], settle)
+        for lang, body, pos, found_problems in old.bodies[later.bodies :]:
+            bodies.append((lang, body, pos + delta, _moved_problems(found_problems, settle)))
+        states = states + [settle.moved_state(one, shift, body_shift) for one in saved[settle.settled :]]
+    problems = tags + [p for _lang, _body, _start, found_problems in bodies for p in found_problems]
+    return _OldScan.made(language, problems, states, tags, bodies)
 
 
 def _moved_problems(problems, settle):
     return [(settle.moved(pos), symbol, problem) for pos, symbol, problem in problems]
 
 
-def problems_introduced(old, text, new, a, b):
-    """new_problems() for an edit that turned `text` into `new`, text[a:b] being the replaced part:
-    the unmatched entries of `new` (lines and columns in it) that the edit introduced."""
-    after = sorted(_problems_after(old, text, new, a, b), key=lambda p: p[0])
+def problems_introduced(old, after, new):
+    """new_problems() for an edit, from the scans of the text before (`old`) and after it (`after`,
+    of the text `new`): the unmatched entries of `new` (lines and columns in it) it introduced."""
+    after = sorted(after.problems, key=lambda p: p[0])
     budget = {}
     for _pos, symbol, problem in old.problems:
         budget[symbol, problem] = budget.get((symbol, problem), 0) + 1
@@ -4756,6 +4793,7 @@ class Context:
         self._workspace_id = None
         self.views = {}  # viewed_code_id -> rendered text, newest last (server memory, docs/behaviour.md#viewed_code_id)
         self.memory_snapshots = []  # used when snapshots are not persisted
+        self.scans = {}  # real path -> (language, text, scan) after the last edit (server, _breaks_of_plan)
 
     @property
     def cache_base(self):
@@ -6399,7 +6437,7 @@ def spliced_line_count(text, plan):
     return newlines + (1 if last and last != b"\n" else 0)
 
 
-def edit_breaks(opened, change):
+def edit_breaks(opened, change, ctx=None):
     """What the edit breaks (docs/behaviour.md#the-post-edit-balance-check): a list of new problems,
     or None when it cannot be checked (unknown language, a scanner error). Computed once per Change."""
     real, text = opened.real, opened.text
@@ -6408,7 +6446,8 @@ def edit_breaks(opened, change):
         change.breaks = None
         if language in LANGUAGES:
             try:
-                change.breaks = _breaks_of_plan(text, change.plan, language)
+                scans = ctx.scans if ctx is not None and ctx.mcp else None
+                change.breaks = _breaks_of_plan(text, change.plan, language, scans, real)
             except Exception as exc:  # a scanner bug must not block an edit: reported, not hidden
                 if os.environ.get("BETTER_EDIT_DEBUG"):
                     raise
@@ -6416,8 +6455,12 @@ def edit_breaks(opened, change):
     return change.breaks
 
 
-def _breaks_of_plan(text, plan, language):
-    """problems_introduced() for the byte plan (a, block, b) of a Text, in character offsets."""
+def _breaks_of_plan(text, plan, language, scans=None, key=None):
+    """problems_introduced() for the byte plan (a, block, b) of a Text, in character offsets.
+
+    `scans` (the server's Context.scans) remembers the scan of the last edited text, keyed by
+    `key` (the real path): when the next edit starts from exactly that text, the scan of the text
+    before it is not done again."""
     a, block, b = plan
     old_text = text.decode()
     if len(old_text) == len(text.body):  # one byte per character
@@ -6425,14 +6468,23 @@ def _breaks_of_plan(text, plan, language):
     else:
         start = len(text.decode(0, a))
         stop = start + len(text.decode(a, b))
-    old = _OldScan(old_text, language)
+    known = scans.get(key) if scans else None
+    if known is not None and known[0] == language and known[1] == old_text:
+        old = known[2]
+    else:
+        old = _OldScan(old_text, language)
     new_text = "".join((old_text[:start], block.decode(text.codec), old_text[stop:]))
-    return problems_introduced(old, old_text, new_text, start, stop)
+    after = _problems_after(old, old_text, new_text, start, stop)
+    if scans is not None:
+        scans.clear()  # one file's scan is remembered: the one an agent is likely to edit again
+        if len(new_text) <= SCAN_MEMORY_CHARS:
+            scans[key] = (language, new_text, after)
+    return problems_introduced(old, after, new_text)
 
 
 def balance_sentence(ctx, opened, change, warnings):
     """docs/behaviour.md#the-post-edit-balance-check: "ok", "not checked", or what the edit broke."""
-    broken = edit_breaks(opened, change)
+    broken = edit_breaks(opened, change, ctx)
     if broken is None:
         if change.check_error:
             warnings.append(("w.scanner_error", {"detail": change.check_error}))
@@ -7125,7 +7177,7 @@ def _delete_guard(ctx, args, opened, change, start, end):
     if language is None:
         return [("w.not_checked_delete", {"file": file})]
     problems = check_balance(change.chip_text, language)["unmatched"]
-    if not problems or edit_breaks(opened, change) == []:
+    if not problems or edit_breaks(opened, change, ctx) == []:
         return []
     symbols = ", ".join(sorted({f'"{p["symbol"]}"' for p in problems}))
     if args.get("force"):

@@ -97,9 +97,18 @@ def test_resumed_scan_equals_a_full_rescan(case):
     old = be._OldScan(text, language)
     new = text[:a] + block + text[b:]
     full = be._balance_problems(new, language, 0, len(new), None)[0]
-    assert sorted(be._problems_after(old, text, new, a, b)) == sorted(full)
+    after = be._problems_after(old, text, new, a, b)
+    assert sorted(after.problems) == sorted(full)
     want = be.new_problems(be.check_balance(text, language), be.check_balance(new, language))
-    assert be.problems_introduced(old, text, new, a, b) == want
+    assert be.problems_introduced(old, after, new) == want
+    # the scan put together for the new text serves the next edit as a real scan of it would
+    rescan = be._OldScan(new, language)
+    assert after.problems == rescan.problems
+    c, d = (a + len(block) // 2, min(len(new), a + len(block) + 50)) if block else (a // 2, a)
+    newer = new[:c] + "}\n" + new[d:]
+    assert sorted(be._problems_after(after, new, newer, c, d).problems) == sorted(
+        be._problems_after(rescan, new, newer, c, d).problems
+    )
 
 
 @pytest.mark.parametrize("language", ["javascript", "html"])
@@ -119,7 +128,7 @@ def test_checkpoints_are_taken_and_a_balanced_edit_settles_near_it(language):
     original = be._Settle
     be._Settle = Spy
     try:
-        after = be._problems_after(old, text, text, line, end)
+        after = be._problems_after(old, text, text, line, end).problems
     finally:
         be._Settle = original
     assert sorted(after) == sorted(old.problems)
@@ -154,3 +163,37 @@ def test_a_file_over_16_mib_is_checked(tmp_path):
     )
     out = json.loads(proc.stdout)
     assert proc.returncode == 0 and out["balance"] == "ok", out
+
+
+def test_the_server_scans_a_file_once_across_edits(tmp_path, monkeypatch):
+    """Over MCP an agent edits the same file again and again: the scan of the text an edit left is
+    kept, so the next edit of that exact text does not scan the whole file again. Any other text
+    (changed behind our back, another file) is scanned afresh. Results equal a fresh scan's."""
+    root = tmp_path / "w"
+    root.mkdir()
+    ctx = be.Context(root=str(root), cache_dir=str(tmp_path / "c"), workspace=str(root), mcp=True)
+    source = "".join(f"function f{n}(a) {{\n  return [a, {{k: {n}}}];\n}}\n" for n in range(3000))
+    (root / "a.js").write_text(source)
+    scans = []
+    original = be._OldScan.__init__
+
+    def counted(self, text, language):
+        scans.append(len(text))
+        original(self, text, language)
+
+    monkeypatch.setattr(be._OldScan, "__init__", counted)
+
+    def replace(line, content):
+        args = {"file": "a.js", "start": line, "content": content}
+        return be.call_tool(ctx, be.find_tool("replace"), args)["balance"]
+
+    assert replace(11, "  return [a, {k: 1}];") == "ok"
+    assert replace(20, "  return [a, {k: 2};") == 'edit left 1 unclosed "[" (line 20)'
+    assert replace(20, "  return [a, {k: 2}];") == "ok"
+    assert len(scans) == 1  # only the first edit scanned the whole file
+    (root / "a.js").write_text((root / "a.js").read_text() + "}\n")  # changed behind our back
+    assert replace(29, "  return [a, {k: 3}];") == "ok"
+    assert len(scans) == 2
+    cli = be.Context(root=str(root), cache_dir=str(tmp_path / "c"), workspace=str(root), mcp=False)
+    be.call_tool(cli, be.find_tool("replace"), {"file": "a.js", "start": 41, "content": "  return 4;"})
+    assert not cli.scans  # a CLI process does one edit: nothing to remember
