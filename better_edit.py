@@ -3434,18 +3434,25 @@ def new_problems(before, after):
     Line numbers shift after an edit, so entries are compared as multisets of (symbol, problem):
     each entry of `before` explains one equal entry of `after`, first come first served.
     """
+    return _unexplained(
+        (before or {}).get("unmatched") or [],
+        (after or {}).get("unmatched") or [],
+        lambda item: (item.get("symbol"), item.get("problem")),
+    )
+
+
+def _unexplained(before, after, key):
+    """Items of `after` that no item of `before` with the same key explains, each explaining one."""
     budget = {}
-    for item in (before or {}).get("unmatched") or []:
-        key = (item.get("symbol"), item.get("problem"))
-        budget[key] = budget.get(key, 0) + 1
-    introduced = []
-    for item in (after or {}).get("unmatched") or []:
-        key = (item.get("symbol"), item.get("problem"))
-        if budget.get(key, 0) > 0:
-            budget[key] -= 1
+    for item in before:
+        budget[key(item)] = budget.get(key(item), 0) + 1
+    left = []
+    for item in after:
+        if budget.get(key(item), 0) > 0:
+            budget[key(item)] -= 1
         else:
-            introduced.append(item)
-    return introduced
+            left.append(item)
+    return left
 
 
 # --- 5.4b The incremental post-edit check ---------------------------------------------------------
@@ -3564,23 +3571,18 @@ class _Settle:
         return True
 
 
-class _OldScan:
-    """The scan of a file's text before an edit: its problems (offset, symbol, problem), its saved
-    states, and for markup its tag problems and embedded bodies with their own problems."""
+class _BalanceScan:
+    """The balance scan of a whole text: its problems (offset, symbol, problem) in scan order, its
+    saved states, and for markup its tag problems and embedded bodies with their own problems."""
 
     __slots__ = ("language", "problems", "saved", "tags", "bodies")
 
     @classmethod
     def made(cls, language, problems, saved, tags, bodies):
-        """An _OldScan from parts (the scan of an edited text that _problems_after put together)."""
+        """A _BalanceScan from parts (the scan of an edited text that _problems_after put together)."""
         scan = cls.__new__(cls)
-        scan.language, scan.problems, scan.saved, scan.tags, scan.bodies = (
-            language,
-            problems,
-            saved,
-            tags,
-            bodies,
-        )
+        scan.language, scan.problems, scan.saved = language, problems, saved
+        scan.tags, scan.bodies = tags, bodies
         return scan
 
     def __init__(self, text, language):
@@ -3639,14 +3641,14 @@ def _embedded_problems(text, parts, known):
 
 
 def _problems_after(old, text, new, a, b):
-    """The scan of `new` (= text[:a] + block + text[b:]) as an _OldScan: its problems are those a
+    """The scan of `new` (= text[:a] + block + text[b:]) as an _BalanceScan: its problems are those a
     whole scan finds (in the same order), scanning only around the edit when the scan settles; its
     saved states are the old ones before the edit and, once settled, the later ones moved."""
     language, delta = old.language, len(new) - len(text)
     if language == "markdown" or old.saved is None:
         known = {(lang, body): (start, found) for lang, body, start, found in old.bodies or ()}
         problems, bodies = _embedded_problems(new, _markdown_parts(new, 0, len(new)), known)
-        return _OldScan.made(language, problems, None, None, bodies)
+        return _BalanceScan.made(language, problems, None, None, bodies)
     saved = old.saved
     resume = next((i for i in range(len(saved) - 1, -1, -1) if saved[i].pos <= a - _SETTLE), None)
     start = saved[resume].pos if resume is not None else 0
@@ -3666,13 +3668,13 @@ def _problems_after(old, text, new, a, b):
         if settle.settled is None:  # it ran to the end
             for item in state.stack:
                 _report_open(state, item)
-            return _OldScan.made(language, problems + state.problems, kept_states, None, None)
+            return _BalanceScan.made(language, problems + state.problems, kept_states, None, None)
         problems += state.problems
         later = saved[settle.settled]
         shift = len(problems) - later.problems
         problems += _moved_problems(old.problems[later.problems :], settle)
         states = kept_states + [settle.moved_state(one, shift, 0) for one in saved[settle.settled :]]
-        return _OldScan.made(language, problems, states, None, None)
+        return _BalanceScan.made(language, problems, states, None, None)
     # markup: tags from the saved state on, embedded bodies reused when their text is unchanged
     stack = list(point.stack) if point is not None else []
     found = _scan_markup(new, language, start, len(new), counting=False, marks=settle, stack=stack)
@@ -3691,7 +3693,7 @@ def _problems_after(old, text, new, a, b):
             bodies.append((lang, body, pos + delta, _moved_problems(found_problems, settle)))
         states = states + [settle.moved_state(one, shift, body_shift) for one in saved[settle.settled :]]
     problems = tags + [p for _lang, _body, _start, found_problems in bodies for p in found_problems]
-    return _OldScan.made(language, problems, states, tags, bodies)
+    return _BalanceScan.made(language, problems, states, tags, bodies)
 
 
 def _moved_problems(problems, settle):
@@ -3702,16 +3704,7 @@ def problems_introduced(old, after, new):
     """new_problems() for an edit, from the scans of the text before (`old`) and after it (`after`,
     of the text `new`): the unmatched entries of `new` (lines and columns in it) it introduced."""
     after = sorted(after.problems, key=lambda p: p[0])
-    budget = {}
-    for _pos, symbol, problem in old.problems:
-        budget[symbol, problem] = budget.get((symbol, problem), 0) + 1
-    introduced = []
-    for item in after:
-        key = item[1], item[2]
-        if budget.get(key, 0) > 0:
-            budget[key] -= 1
-        else:
-            introduced.append(item)
+    introduced = _unexplained(old.problems, after, lambda p: (p[1], p[2]))
     return _unmatched_entries(new, introduced) if introduced else []
 
 
@@ -6472,7 +6465,7 @@ def _breaks_of_plan(text, plan, language, scans=None, key=None):
     if known is not None and known[0] == language and known[1] == old_text:
         old = known[2]
     else:
-        old = _OldScan(old_text, language)
+        old = _BalanceScan(old_text, language)
     new_text = "".join((old_text[:start], block.decode(text.codec), old_text[stop:]))
     after = _problems_after(old, old_text, new_text, start, stop)
     if scans is not None:

@@ -94,7 +94,7 @@ def edits(draw):
 @given(case=edits())
 def test_resumed_scan_equals_a_full_rescan(case):
     name, language, text, a, b, block = case
-    old = be._OldScan(text, language)
+    old = be._BalanceScan(text, language)
     new = text[:a] + block + text[b:]
     full = be._balance_problems(new, language, 0, len(new), None)[0]
     after = be._problems_after(old, text, new, a, b)
@@ -102,7 +102,7 @@ def test_resumed_scan_equals_a_full_rescan(case):
     want = be.new_problems(be.check_balance(text, language), be.check_balance(new, language))
     assert be.problems_introduced(old, after, new) == want
     # the scan put together for the new text serves the next edit as a real scan of it would
-    rescan = be._OldScan(new, language)
+    rescan = be._BalanceScan(new, language)
     assert after.problems == rescan.problems
     c, d = (a + len(block) // 2, min(len(new), a + len(block) + 50)) if block else (a // 2, a)
     newer = new[:c] + "}\n" + new[d:]
@@ -114,7 +114,7 @@ def test_resumed_scan_equals_a_full_rescan(case):
 @pytest.mark.parametrize("language", ["javascript", "html"])
 def test_checkpoints_are_taken_and_a_balanced_edit_settles_near_it(language):
     name, language, text = next(b for b in BASES if b[1] == language and "broken" not in b[0])
-    old = be._OldScan(text, language)
+    old = be._BalanceScan(text, language)
     assert len(old.saved) > 10
     seen = []
 
@@ -175,13 +175,13 @@ def test_the_server_scans_a_file_once_across_edits(tmp_path, monkeypatch):
     source = "".join(f"function f{n}(a) {{\n  return [a, {{k: {n}}}];\n}}\n" for n in range(3000))
     (root / "a.js").write_text(source)
     scans = []
-    original = be._OldScan.__init__
+    original = be._BalanceScan.__init__
 
     def counted(self, text, language):
         scans.append(len(text))
         original(self, text, language)
 
-    monkeypatch.setattr(be._OldScan, "__init__", counted)
+    monkeypatch.setattr(be._BalanceScan, "__init__", counted)
 
     def replace(line, content):
         args = {"file": "a.js", "start": line, "content": content}
