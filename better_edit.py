@@ -4269,8 +4269,11 @@ _RUST_IMPL = _LazyPattern(
     r"\s*" + _MODIFIERS + r"impl\b\s*(?:<[^{]*?>)?\s*([\w:]+)(?:<[^{]*?>)?(?:\s+for\s+([\w:]+))?"
 )
 _RUST_FN = _LazyPattern(r"\bfn\s+([A-Za-z_]\w*)")
-_GO_FUNC = _LazyPattern(r"\bfunc\b\s*(\([^()]*\)\s*)?([A-Za-z_]\w*)?\s*(?:\[[^\]]*\])?\s*\(")
-_GO_TYPE = _LazyPattern(r"\s*type\s+([A-Za-z_]\w*)(?:\[[^\]]*\])?\s+(?:struct|interface)\b")
+# type parameters, brackets nested twice: `[S ~[]E, E comparable]`, `[P C[P]]`, `[M ~map[K][]V]`
+_GO_TYPE_PARAMS = r"(?:\[[^\[\]]*(?:\[[^\[\]]*(?:\[[^\[\]]*\][^\[\]]*)*\][^\[\]]*)*\])?"
+_GO_FUNC = _LazyPattern(r"\bfunc\b\s*(\([^()]*\)\s*)?([A-Za-z_]\w*)?\s*" + _GO_TYPE_PARAMS + r"\s*\(")
+_GO_TYPE = _LazyPattern(r"\s*(type\s+)?([A-Za-z_]\w*)" + _GO_TYPE_PARAMS + r"\s+(?:struct|interface)\b")
+_GO_TYPE_GROUP = _LazyPattern(r"^([ \t]*)type[ \t]*\(", re.M)
 _KOTLIN_FUN = _LazyPattern(r"\bfun\b\s*(?:<[^>]*>\s*)?(?:[\w.]+\.)?([A-Za-z_]\w*)\s*\(|\b(constructor)\s*\(")
 _SWIFT_FUNC = _LazyPattern(r"\bfunc\s+([^\s(<]+)|\b(init|deinit|subscript)\b")
 _JS_FUNCTION = _LazyPattern(r"\bfunction\b\s*\*?\s*([A-Za-z_$][\w$]*)?")
@@ -4290,13 +4293,14 @@ _FUNCTION_TAIL = _LazyPattern(
 _CLASS_KINDS = {"namespace": "namespace", "mod": "namespace", "module": "namespace", "package": "namespace"}
 
 
-def _classify(header, language, original=None):
+def _classify(header, language, original=None, at=None):
     """(kind, name or None, name offset in header) of a block header (strings and comments
-    blanked; `original` is the same text unblanked), or None when it is no definition.
+    blanked; `original` is the same text unblanked; `at` is (_GoTypeGroups or None, header offset)),
+    or None when it is no definition.
     kind: "function", "method", "class", "namespace" or "block" (CSS rules)."""
     if language in ("css", "scss"):
         return _css_block(header, original if original is not None else header)
-    found = _classify_specific(header, language)
+    found = _classify_specific(header, language, at)
     if found is not None:
         return found
     m = _RUST_IMPL.match(header) if language == "rust" else None
@@ -4317,7 +4321,7 @@ def _classify(header, language, original=None):
     return None
 
 
-def _classify_specific(header, language):
+def _classify_specific(header, language, at=None):
     """Definitions that a keyword announces (`fn`, `func`, `fun`, `function`, `sub`, ...)."""
     m = None
     if language == "rust":
@@ -4328,7 +4332,9 @@ def _classify_specific(header, language):
             method = m.group(1) and m.group(2)
             return ("method" if method else "function"), m.group(2), m.start(2) if m.group(2) else 0
         m = _GO_TYPE.match(header)
-        return ("class", m.group(1), m.start(1)) if m else None
+        if m and (m.group(1) or (at and at[0] and at[0].holds(at[1]))):
+            return "class", m.group(2), m.start(2)
+        return None
     elif language == "kotlin":
         m = _KOTLIN_FUN.search(header)
     elif language == "swift":
@@ -4343,6 +4349,38 @@ def _classify_specific(header, language):
         return None
     group = 1 if m.group(1) else (2 if m.lastindex and m.lastindex >= 2 and m.group(2) else 1)
     return "function", m.group(group), m.start(group)
+
+
+class _GoTypeGroups:
+    """The `type ( ... )` groups of a Go text, found on first use (one pass over the text)."""
+
+    __slots__ = ("text", "start", "end", "groups")
+
+    def __init__(self, text, start, end):
+        self.text, self.start, self.end, self.groups = text, start, end, None
+
+    def holds(self, pos):
+        """Whether the header at `pos` (`Name struct`, no `type`) is a type of a group, not a struct
+        field: it is in a group's body (the lines after `type (` up to the next line indented no
+        deeper than it) and indented deeper than the `type (`."""
+        import bisect
+
+        if self.groups is None:
+            self.groups = self._find()
+        i = bisect.bisect_right(self.groups, (pos, float("inf"))) - 1
+        if i < 0:
+            return False
+        body, body_end, level = self.groups[i]
+        return pos < body_end and _LEAD.match(self.text, pos).end() - pos > level
+
+    def _find(self):
+        text, end, groups = self.text, self.end, []
+        for m in _GO_TYPE_GROUP.finditer(text, self.start, end):
+            level = len(m.group(1))
+            body = _line_end(text, m.end(), end) + 1
+            closed = re.compile(rf"^[ \t]{{0,{level}}}[^ \t\r\n]", re.M).search(text, body, end)
+            groups.append((body, closed.start() if closed else end, level))
+        return groups
 
 
 def _js_function(header):
@@ -4423,12 +4461,14 @@ def _brace_function_range(text, language, line_start, outer, start, end):
     following = sorted(b for b in later if b[0] > line_end)
     candidates += following[:_SIGNATURE_LOOKAHEAD]  # the line may be in a later block's signature
     chain, blocks = [], []
+    groups = _GoTypeGroups(text, start, end) if language == "go" else None
     for brace, close in candidates:
         header = _header_of(text, language, brace, index, start)
         first = header[0] if header else brace
         if first > line_end:
             continue
-        found = _classify(header[1], language, text[header[2] : brace]) if header else None
+        at = (groups, header[2]) if header else None
+        found = _classify(header[1], language, text[header[2] : brace], at) if header else None
         if not found or found[0] != "namespace":
             blocks.append((first, close))
         if found and found[0] != "namespace":
@@ -4701,6 +4741,7 @@ def _definitions(text, language, start, end, name=None):
     found = []
     if language in _BRACE_LANGUAGES:
         index = _BlockIndex(_brace_blocks(text, language, start, end))
+        groups = _GoTypeGroups(text, start, end) if language == "go" else None
         for brace in index.opens:
             if (
                 name is not None
@@ -4708,7 +4749,7 @@ def _definitions(text, language, start, end, name=None):
             ):
                 continue
             header = _header_of(text, language, brace, index, start)
-            kind = _classify(header[1], language) if header else None
+            kind = _classify(header[1], language, at=(groups, header[2])) if header else None
             if kind and kind[0] in ("function", "method", "class") and kind[1]:
                 found.append((kind[1], header[2] + kind[2]))
     elif language in _INDENT_LANGUAGES:

@@ -403,6 +403,17 @@ def test_go_rust_cpp_shell_css_ranges():
     assert fr(css, "css", 7, outer=True) == (6, 8, "block", "@media (max-width: 600px)")
 
 
+def test_go_generic_functions_and_grouped_types_are_definitions():
+    go = (
+        "package p\n\ntype (\n\tPair[K comparable, V any] struct {\n\t\tKey K\n\t}\n\tC[P any] interface {\n"
+        "\t\tLess(P) bool\n\t}\n)\n\ntype Opts struct {\n\tLimits struct {\n\t\tMax int\n\t}\n}\n\n"
+        "func Index[S ~[]E, E comparable](s S, v E) int {\n\treturn -1\n}\n"
+    )
+    assert function_names(go, "go") == ["Pair", "C", "Opts", "Index"]
+    assert find_function(go, "go", "C") == 7
+    assert find_function(go, "go", "Limits") is None  # a field, not a type
+
+
 PY = '''import os
 
 
