@@ -4280,6 +4280,15 @@ _JS_FUNCTION = _LazyPattern(r"\bfunction\b\s*\*?\s*([A-Za-z_$][\w$]*)?")
 _JS_ASSIGNED = _LazyPattern(
     r"\b(?:const|let|var)\s+([A-Za-z_$][\w$]*)|([A-Za-z_$#][\w$]*)\s*[:=]\s*(?:async\b)?"
 )
+_JS_CLASS_EXPRESSION = _LazyPattern(
+    r"(?:[=(,:?>]|\breturn)\s*class\b(?!\s*:)\s*(?!(?:extends|implements)\b)([A-Za-z_$][\w$]*)?"
+)
+_JS_COMPUTED_NAME = _LazyPattern(
+    r"\s*(?:(?:static|async|get|set|public|private|protected|readonly|override|abstract)\s+)*\*?\s*\["
+)
+_JS_PARAMS = _LazyPattern(r"\s*(?:<[^()]*>\s*)?\(")
+_JS_PAREN = _LazyPattern(r"\s*\(")
+_JS_NOT_METHOD_NAMES = frozenset("if for while switch catch with case typeof void await yield super".split())
 _SHELL_FUNCTION = _LazyPattern(r"\s*(?:function\s+([\w.:-]+)(?:\s*\(\s*\))?|([\w.:-]+)\s*\(\s*\))\s*$")
 _PERL_SUB = _LazyPattern(r"\bsub\s+([\w:]+)")
 _CSS_MIXIN = _LazyPattern(r"\s*@(?:mixin|function)\s+([\w-]+)")
@@ -4311,12 +4320,16 @@ def _classify(header, language, original=None, at=None):
     if m:
         return _CLASS_KINDS.get(m.group(1), "class"), m.group(2), m.start(2) if m.group(2) else 0
     first = _FIRST_WORD.match(header)
+    js = language in ("javascript", "typescript")
     if first and (
         first.group(1) in _CONTROL_WORDS
         or (first.group(1) in _ALONE_CONTROL_WORDS and not header[first.end() :].strip())
     ):
-        return None
-    if language in ("c", "cpp", "java", "csharp", "dart", "javascript", "typescript"):
+        if not (js and first.group(1) not in _JS_NOT_METHOD_NAMES and _JS_PAREN.match(header, first.end())):
+            return None  # (a JS method may be named like a keyword: `default(id) {`, `do(action) {`)
+    if js:
+        return _js_computed_method(header) or _c_like_function(header, _JS_NOT_METHOD_NAMES)
+    if language in ("c", "cpp", "java", "csharp", "dart"):
         return _c_like_function(header)
     return None
 
@@ -4386,13 +4399,40 @@ class _GoTypeGroups:
 def _js_function(header):
     m = _JS_FUNCTION.search(header)
     if m is None and not header.rstrip().endswith("=>"):
-        return None
+        return _js_class_expression(header)
     if m is not None and m.group(1):
         return "function", m.group(1), m.start(1)
     named = _JS_ASSIGNED.search(header, 0, m.start() if m else len(header))
     if named:
         group = 1 if named.group(1) else 2
         return "function", named.group(group), named.start(group)
+    return "function", None, 0
+
+
+def _js_class_expression(header):
+    """`x = class Y extends Z {` (named Y, else x); `(Base) => class extends Base {` (no name)."""
+    m = _JS_CLASS_EXPRESSION.search(header)
+    if m is None:
+        return None
+    if m.group(1):
+        return "class", m.group(1), m.start(1)
+    named = _JS_ASSIGNED.search(header, 0, m.start()) if header[m.start() : m.start() + 2] != "=>" else None
+    if named and header[m.start()] in "=:":
+        group = 1 if named.group(1) else 2
+        return "class", named.group(group), named.start(group)
+    return "class", None, 0
+
+
+def _js_computed_method(header):
+    """A method with a computed name: `[Symbol.iterator]() {`, `static async *[key](a) {`."""
+    m = _JS_COMPUTED_NAME.match(header)
+    if m is None:
+        return None
+    close = _matching_paren(header, m.end() - 1)
+    params = _JS_PARAMS.match(header, close + 1) if close is not None else None
+    close = _matching_paren(header, params.end() - 1) if params else None
+    if close is None or not _FUNCTION_TAIL.fullmatch(header, close + 1):
+        return None
     return "function", None, 0
 
 
@@ -4406,7 +4446,7 @@ def _css_block(header, original):
     return "block", selector[:120], len(header) - len(header.lstrip())
 
 
-def _c_like_function(header):
+def _c_like_function(header, not_names=None):
     """`[modifiers] [type] name(params) [qualifiers]`: the first identifier followed by `(` at the
     top level names the function; what follows the `)` must look like qualifiers."""
     for m in _CALL_NAME.finditer(header):
@@ -4419,7 +4459,7 @@ def _c_like_function(header):
         before = header[: m.start()].split()
         if before and before[-1] == "new":
             return "class", None, 0  # anonymous class: `new Runnable() {`
-        if simple in _NOT_FUNCTION_NAMES:
+        if simple in (_NOT_FUNCTION_NAMES if not_names is None else not_names):
             return None
         close = _matching_paren(header, m.end() - 1)
         if close is None or not _FUNCTION_TAIL.fullmatch(header, close + 1):

@@ -365,6 +365,20 @@ def test_typescript_ranges():
     assert find_function(TS, "typescript", "load") == 10
 
 
+def test_js_class_expressions_and_methods_named_like_keywords_or_computed():
+    ts = (
+        "export const Store = class<T> implements Iterable<T> {\n  private items: T[] = [];\n"
+        "  delete(item: T): boolean {\n    if (this.items.includes(item)) {\n      return true;\n    }\n"
+        "    return false;\n  }\n  *[Symbol.iterator](): Iterator<T> {\n    yield* this.items;\n  }\n};\n"
+        "const Timed = (Base) => class extends Base {\n  do(task) {\n    return task();\n  }\n};\n"
+    )
+    assert fr(ts, "typescript", 5) == (3, 8, "method", "delete")
+    assert fr(ts, "typescript", 10) == (9, 11, "method", None)
+    assert fr(ts, "typescript", 10, outer=True) == (1, 12, "class", "Store")
+    assert fr(ts, "typescript", 15) == (14, 16, "method", "do")
+    assert function_names(ts, "typescript") == ["Store", "delete", "do"]
+
+
 def test_go_rust_cpp_shell_css_ranges():
     go = (
         "package main\n\n// Server serves.\ntype Server struct {\n\tname string\n}\n\n"
