@@ -3220,6 +3220,9 @@ def _resume_template(state, pos, backtick):
 
 _JS_REGEX = _LazyPattern(r"/(?![*/])(?:[^/\\\[\n]|\\[^\n]|\[(?:[^\]\\\n]|\\[^\n])*\])+/[A-Za-z]*")
 _TRAILING_WORD = _LazyPattern(r"[\w$]+$")
+_JS_LINE_COMMENT_START = _LazyPattern(  # a line's code up to a `//` that is in no string or comment
+    r"""(?:[^"'`/\n]|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\\n]|\\.)*`|/\*(?:[^*\n]|\*(?!/))*\*/|/(?![/*]))*//"""
+)
 _JS_REGEX_WORDS = frozenset(
     "return typeof instanceof in of new delete void throw case do else yield await".split()
 )
@@ -3237,18 +3240,33 @@ def _h_slash(state, m, words):
 
 
 def _slash_starts_regex(text, lo, start, words):
-    if text.startswith(">", start + 1):
-        return False  # JSX `/>`
-    before = text[lo:start].rstrip()
-    if not before:
-        return True
-    last = before[-1]
-    if last in ")]}\"'`<":
-        return False  # an operand ends there (or JSX `</`)
-    if last.isalnum() or last in "_$":
-        word = _TRAILING_WORD.search(before)
-        return word is not None and word.group() in words
-    return True
+    jsx_end = text.startswith(">", start + 1)  # JSX `/>`, unless no operand is before it: `(/>+/)`
+    end = start
+    while True:
+        before = text[lo:end].rstrip()
+        if not before:
+            return not jsx_end
+        last = before[-1]
+        if last.isalnum() or last in "_$":
+            word = _TRAILING_WORD.search(before)
+            if word is not None and word.group() in words and not jsx_end:
+                return True
+        elif last not in ")]}\"'`<":  # (where an operand ends, or JSX `</`)
+            if not jsx_end or not ((last == ">" and before[-2:] != "=>") or before.endswith("*/")):
+                return True  # (`<T<U> />` and `<T /* c */ />` are JSX)
+        if words is not _JS_REGEX_WORDS:
+            return False
+        end = _line_comment_start(text, lo + len(before), start)  # `// note\n/[)]/.test(s)`
+        if end is None:
+            return False
+
+
+def _line_comment_start(text, code_end, slash):
+    """Where the `//` comment ending at `code_end` starts, when it is on a line above `slash`."""
+    if text.find("\n", code_end, slash) < 0:
+        return None
+    m = _JS_LINE_COMMENT_START.match(text, text.rfind("\n", 0, code_end) + 1, code_end)
+    return m.end() - 2 if m else None
 
 
 def _h_nested_comment(state, m, arg):

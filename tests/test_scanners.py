@@ -158,6 +158,12 @@ def test_unknown_language_is_not_checked():
         ("javascript", "if (x) { return /}/.test(s) } else { y = a / 2 / (b) }"),
         ("javascript", "const el = <p>Don't {x} it's</p>; const v = <Comp a={x} />;"),
         ("javascript", "return /regex{/.test(y) || typeof /x(/ ? 1 : 2"),
+        ("javascript", "p = s.split(/>\\s*\\(/); q = x.replace(/=[^)]*$/, ''); f = (s) => />)/.test(s);"),
+        (
+            "typescript",
+            "const ok =\n  // a lone ) or ]\n  /^[)\\]]$/.test(t);\nr = total\n  // per item\n  / count / (n);\n",
+        ),
+        ("typescript", "v = <Foo<T> a='x'/>; w = <Bar /* c */ />; u = (\n  <Baz\n    b={1}\n  />\n);"),
         ("typescript", "function f<T>(x: Vec<T>): Map<K, V> { return a < b && c > d; }"),
         ("go", 'func f() { s := `raw } (\n ` ; r := \'}\' ; x := "a\\"}" }'),
         (
@@ -205,6 +211,8 @@ def test_balanced_despite_tricky_tokens(language, text):
         ("c", 'char *s = "abc;\nint y = (1);\n', [('"', 1, 11, "unclosed")]),
         ("javascript", "const t = `abc ${x", [("${", 1, 16, "unclosed")]),
         ("javascript", "const t = `abc", [("`", 1, 11, "unclosed")]),
+        ("javascript", "a /= (2; b = c / d;", [("(", 1, 6, "unclosed")]),
+        ("javascript", "v = <Foo a={b} />; (c; w = <Bar/>;", [("(", 1, 20, "unclosed")]),
         ("rust", 'fn f() { let s = "open; }', [("{", 1, 8, "unclosed"), ('"', 1, 18, "unclosed")]),
         ("rust", "fn f() { /* /* */ }", [("{", 1, 8, "unclosed"), ("/*", 1, 10, "unclosed")]),
         ("go", "var s = `raw\n(", [("`", 1, 9, "unclosed")]),
