@@ -4144,10 +4144,11 @@ def _is_annotation(line, language):
     return language == "cpp" and line.startswith("template")
 
 
-def _header_lines(lines, language, partial_first):
-    """Index of the first header line (climbing through parentheses, continuations, annotations),
-    or _WIDER when the header may reach above the first line (which is `partial_first` when it
-    starts just after a brace on the same line), or None when there is no header."""
+def _header_lines(lines, language, partial_first, originals=None):
+    """Index of the first header line (climbing through parentheses, continuations, annotations and
+    comment lines between annotations: `originals` are the lines before blanking), or _WIDER when
+    the header may reach above the first line (which is `partial_first` when it starts just after a
+    brace on the same line), or None when there is no header."""
     i = len(lines) - 1
     while i >= 0 and not lines[i].strip():
         i -= 1  # Allman style: `{` alone on its line
@@ -4163,13 +4164,17 @@ def _header_lines(lines, language, partial_first):
         if i == 0:
             return _WIDER if partial_first else i
         previous, current = lines[i - 1].strip(), lines[i].strip()
+        above = i - 1
+        while not previous and above > 0 and originals is not None and originals[above].strip():
+            above -= 1  # a comment line: an annotation above it still belongs to the header
+            previous = lines[above].strip()
         if not previous:
             return i
-        if _continues(previous, current, language):
+        if above == i - 1 and _continues(previous, current, language):
             i -= 1
             depth += _paren_excess(lines[i])
             continue
-        excess, j = _paren_excess(previous), i - 1
+        excess, j = _paren_excess(previous), above
         while excess > 0 and j > 0:  # the end of a multi-line annotation?
             j -= 1
             excess += _paren_excess(lines[j])
@@ -4189,12 +4194,12 @@ def _block_header(text, language, lo, brace, start, may_widen=True):
     None; `lo` is where the code before it begins (just after the previous brace token)."""
     masked, _ = _masked_region(text, language, lo, brace)
     lines = masked.split("\n")
-    i = _header_lines(lines, language, lo > start and text[lo - 1] != "\n")
+    originals = text[lo:brace].split("\n")
+    i = _header_lines(lines, language, lo > start and text[lo - 1] != "\n", originals)
     if i == _WIDER and not may_widen:
         i = 0
     if i is None or i == _WIDER:
         return i
-    originals = text[lo:brace].split("\n")
     offsets = [0]
     for line in lines[:-1]:
         offsets.append(offsets[-1] + len(line) + 1)
@@ -4655,9 +4660,10 @@ def _last_block_line(text, first, indent, stop, spans, starts):
 
 
 def _decorated_start(text, definition, spans, starts, start):
-    """Start of the def line, moved up over decorators at the same indentation."""
+    """Start of the def line, moved up over decorators at the same indentation (and comment lines
+    between them: `@a`, `# note`, `@b`)."""
     head = max(start, text.rfind("\n", start, definition.pos) + 1)
-    cursor = head
+    cursor = top = head
     while cursor > start:
         line_start = max(start, text.rfind("\n", start, cursor - 1) + 1)
         if _inside(spans, starts, line_start):
@@ -4666,10 +4672,13 @@ def _decorated_start(text, definition, spans, starts, start):
         content = text[line_start : cursor - 1]
         stripped = content.lstrip()
         if stripped.startswith("@") and len(content) - len(stripped) == definition.indent:
-            cursor = line_start
+            cursor = top = line_start
+            continue
+        if stripped.startswith("#"):
+            cursor = line_start  # (kept only if a decorator is above it)
             continue
         break
-    return cursor
+    return top
 
 
 def _span_index(spans, starts, pos):

@@ -362,6 +362,23 @@ describe("suite", () => {
 """
 
 
+def test_comment_lines_between_annotations_keep_the_chain():
+    java = (
+        'class A {\n    @Override\n    // keep in sync with equals\n    @SuppressWarnings("all")\n'
+        "    public int hashCode() {\n        return 1;\n    }\n\n    @Inject\n    private B b;\n"
+        "    // not annotated\n    void plain() {\n    }\n}\n"
+    )
+    assert fr(java, "java", 6) == (2, 7, "method", "hashCode")
+    assert fr(java, "java", 12) == (11, 13, "method", "plain")
+    ts = (
+        "class List {\n  @HostListener('click')\n  // ignore clicks while loading\n  @debounce(200)\n"
+        "  onClick(): void {\n    this.items = [];\n  }\n}\n"
+    )
+    assert fr(ts, "typescript", 6) == (2, 7, "method", "onClick")
+    py = "class A:\n    @property\n    # cached by the caller\n    def x(self):\n        return 1\n"
+    assert fr(py, "python", 5) == (2, 5, "method", "x")
+
+
 def test_typescript_ranges():
     assert fr(TS, "typescript", 3) == (3, 18, "class", "Foo")
     assert fr(TS, "typescript", 5) == (3, 18, "class", "Foo")
