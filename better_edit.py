@@ -205,6 +205,14 @@ MESSAGES = {
         "use a Python codec name such as gbk, gb18030, shift_jis, cp1252, latin-1",
         "请使用 Python 编码名，如 gbk、gb18030、shift_jis、cp1252、latin-1",
     ),
+    "encoding_declared": (
+        "{file} declares the encoding {encoding!r}, which is no ASCII-compatible text encoding Python knows",
+        "{file} 声明的编码 {encoding!r} 不是 Python 已知的兼容 ASCII 的文本编码",
+    ),
+    "encoding_declared.hint": (
+        'name its real encoding, e.g. --encoding cp1252 / "encoding": "cp1252"',
+        '请指定其真实编码，例如 --encoding cp1252 或 "encoding": "cp1252"',
+    ),
     "encoding_decode": (
         "{file} cannot be decoded as {encoding} (offset {offset})",
         "{file} 无法按 {encoding} 解码（偏移 {offset}）",
@@ -1217,6 +1225,21 @@ def decode_file(raw, file, encoding=None):
     if nul >= 0:
         raise ToolError("BINARY_FILE", "binary", file=file, offset=nul)
     return _decode_ascii_compatible(raw, file, codec, codec if encoding else "utf-8", b"")
+
+
+_XML_ENCODING = _LazyPattern(rb"""<\?xml\s[^>]*?\bencoding\s*=\s*["']([A-Za-z][\w.-]*)["']""")
+_CODING_COOKIE = _LazyPattern(rb"[ \t\f]*#[^\r\n]*?coding[:=][ \t]*([-\w.]+)")  # PEP 263
+_BLANK_OR_COMMENT = _LazyPattern(rb"[ \t\f]*(?:[#\r\n]|\Z)")
+
+
+def declared_encoding(raw):
+    """The encoding a file names for itself, or None: the XML declaration it starts with, or a
+    PEP 263 coding comment on its first line, or on its second after a comment or blank line."""
+    m = _XML_ENCODING.match(raw) or _CODING_COOKIE.match(raw)
+    if m is None and _BLANK_OR_COMMENT.match(raw):
+        second = raw.find(b"\n") + 1
+        m = _CODING_COOKIE.match(raw, second) if second else None
+    return m.group(1).decode("ascii") if m else None
 
 
 def _decode_ascii_compatible(body, file, codec, name, bom):
@@ -5253,6 +5276,30 @@ def read_text(ctx, file, encoding=None):
         return place.real, text
 
 
+def read_declared(ctx, file, encoding=None):
+    """read_text, except that a file that is not UTF-8, when no encoding is named, is read in the
+    encoding it declares (declared_encoding); a declared name that is no ASCII-compatible text codec
+    is ENCODING."""
+    try:
+        return read_text(ctx, file, encoding)
+    except ToolError as exc:
+        if exc.key != "not_utf8" or encoding or ctx.encoding:
+            raise
+        failure = exc
+    with locate(ctx, file) as place:
+        _st, raw = place.read()
+        name = declared_encoding(raw)
+        if name is None:
+            raise failure
+        try:
+            codec = _lookup_codec(name)
+        except ToolError:
+            codec = None
+        if codec is None or codec.startswith(("utf-16", "utf-32")):
+            raise ToolError("ENCODING", "encoding_declared", file=file, encoding=name)
+        return place.real, decode_file(raw, place.file, codec)
+
+
 class Opened:
     """One file as a tool sees it: the name given, where it is (Place, None for reads that are
     done with it), its stat and raw bytes when it was read (None: it does not exist yet), and the
@@ -7369,7 +7416,7 @@ def tool_balance(ctx, args):
     `reason` (not checked)."""
     file = args["file"]
     try:
-        real, text = read_text(ctx, file, args.get("encoding"))
+        real, text = read_declared(ctx, file, args.get("encoding"))
     except ToolError as exc:
         if exc.code not in ("BINARY_FILE", "ENCODING"):
             raise
@@ -7393,7 +7440,7 @@ def tool_balance(ctx, args):
 
 def _structure_request(ctx, args, what):
     file = args["file"]
-    real, text = read_text(ctx, file, args.get("encoding"))
+    real, text = read_declared(ctx, file, args.get("encoding"))
     total = text.total()
     line = args["line"]
     if line < 1:

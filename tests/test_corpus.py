@@ -5,6 +5,7 @@ import os
 
 import pytest
 
+import better_edit as be
 from better_edit import check_balance, detect_language, function_range, tag_range  # noqa: E402
 
 CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
@@ -13,7 +14,8 @@ with open(os.path.join(CORPUS, "expected.json"), encoding="utf-8") as handle:
 
 
 def load(name):
-    with open(os.path.join(CORPUS, name), encoding="utf-8", newline="") as handle:
+    encoding = EXPECTED[name].get("encoding", "utf-8")  # (what the file declares, if not UTF-8)
+    with open(os.path.join(CORPUS, name), encoding=encoding, newline="") as handle:
         text = handle.read()
     return text, detect_language(name, text[:200])
 
@@ -29,6 +31,14 @@ def test_corpus_covers_enough_languages():
 def test_balance(name):
     text, language = load(name)
     result = check_balance(text, language)
+    assert result["status"] == EXPECTED[name]["balance"]["status"]
+    assert result["unmatched"] == EXPECTED[name]["balance"]["unmatched"]
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_balance_tool_reads_the_file_as_declared(name, tmp_path):
+    ctx = be.Context(root=CORPUS, cache_dir=str(tmp_path / "cache"), mcp=True)
+    result = be.call_tool(ctx, be.find_tool("balance"), {"file": name})
     assert result["status"] == EXPECTED[name]["balance"]["status"]
     assert result["unmatched"] == EXPECTED[name]["balance"]["unmatched"]
 

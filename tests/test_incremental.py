@@ -23,7 +23,7 @@ EXAMPLES = scaled(150, 1500)
 BASES = []
 for name in sorted(os.listdir(CORPUS)):
     path = os.path.join(CORPUS, name)
-    with open(path, encoding="utf-8", newline="") as handle:
+    with open(path, encoding="utf-8", errors="surrogateescape", newline="") as handle:  # (latin-1 files)
         text = handle.read()
     language = be.detect_language(name, text[:200])
     if language in be.LANGUAGES:
