@@ -6,8 +6,8 @@
 A one-file program unpacks itself into a temporary folder and starts a second process at every
 start, whatever it does. The floor is measured with a trivial program (`import sys; sys.exit(0)`)
 built by the same PyInstaller with the same options as build.spec (one file, console, stripped
-except on Windows, no UPX, optimize=1) but PyInstaller's default module set (none of our
-excludes). It is built once into build/bench-trivial/KEY/ (KEY: PyInstaller and Python versions,
+except on Windows, no UPX, build.spec's bytecode optimize level) but PyInstaller's default module
+set (none of our excludes, nothing unpacked on import). It is built once into build/bench-trivial/KEY/ (KEY: PyInstaller and Python versions,
 platform, spec text) with the PyInstaller of build/venv (scripts/build.sh), else of this Python;
 --trivial PATH uses a program built elsewhere.
 
@@ -30,6 +30,7 @@ import hashlib
 import json
 import os
 import platform
+import re
 import shlex
 import statistics
 import subprocess
@@ -56,10 +57,11 @@ INITIALIZE = {
 }
 
 TRIVIAL_SCRIPT = "import sys; sys.exit(0)\n"
-# build.spec's build options, without its module choices (excludes, hidden imports, version file).
+# build.spec's build options, without its module choices (excludes, hidden imports, unpacking on
+# import, version file). {optimize} is build.spec's.
 TRIVIAL_SPEC = """\
 import sys
-a = Analysis(["trivial.py"], optimize=1)
+a = Analysis(["trivial.py"], optimize={optimize})
 pyz = PYZ(a.pure)
 exe = EXE(pyz, a.scripts, a.binaries, a.datas, [], name="trivial", console=True, debug=False,
           strip=sys.platform != "win32", upx=False, runtime_tmpdir=None)
@@ -90,10 +92,16 @@ def pyinstaller_version(python):
     return result.stdout.split()  # [PyInstaller version, Python version]
 
 
+def trivial_spec():
+    match = re.search(r"^\s*optimize=(\d)", (REPO / "build.spec").read_text(encoding="utf-8"), re.M)
+    return TRIVIAL_SPEC.format(optimize=match.group(1) if match else 0)
+
+
 def trivial_program(python):
     """Path of the trivial one-file program, built now unless an identical build is cached."""
     pyi_version, py_version = pyinstaller_version(python)
-    key_text = "\0".join([pyi_version, py_version, sys.platform, platform.machine(), TRIVIAL_SPEC])
+    spec = trivial_spec()
+    key_text = "\0".join([pyi_version, py_version, sys.platform, platform.machine(), spec])
     key = f"pyi{pyi_version}-py{py_version}-" + hashlib.sha256(key_text.encode()).hexdigest()[:10]
     home = REPO / "build" / "bench-trivial" / key
     exe = home / "dist" / ("trivial" + EXE_SUFFIX)
@@ -101,7 +109,7 @@ def trivial_program(python):
         return exe, pyi_version
     home.mkdir(parents=True, exist_ok=True)
     (home / "trivial.py").write_text(TRIVIAL_SCRIPT)
-    (home / "trivial.spec").write_text(TRIVIAL_SPEC)
+    (home / "trivial.spec").write_text(spec)
     print(
         f"bench_exe: building the trivial program with PyInstaller {pyi_version} into {home}", file=sys.stderr
     )

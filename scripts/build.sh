@@ -7,7 +7,8 @@
 # build/venv with the pinned tools of scripts/build-requirements.txt (reused on later runs), runs
 # PyInstaller, and checks that the result starts and prints the module's version.
 # Environment: PYTHON (the interpreter to build with; default python3, else python; python on Windows),
-# BE_WITH_OPENSSL=1 (keep OpenSSL's SHA-256 in the executable; see build.spec).
+# BE_WITH_OPENSSL=1 (keep OpenSSL's SHA-256 in the executable; see build.spec),
+# BE_LAZY_EXTENSIONS=0 (unpack every extension module at start, as before; see build.spec).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -34,6 +35,15 @@ expected=$("$vpython" -c 'import re; print(re.search(r"^__version__ = \"([^\"]+)
 actual=$("$exe" --version)
 if [ "$actual" != "$expected" ]; then
     echo "build.sh: $exe --version printed '$actual', expected '$expected'" >&2
+    exit 1
+fi
+# A write and a read load extension modules that build.spec leaves to their first import (Linux).
+check=$(mktemp -d)
+trap 'rm -rf "$check"' EXIT
+if ! (cd "$check" && export BETTER_EDIT_CACHE_DIR="$check/cache" BETTER_EDIT_ROOT="$check" &&
+    "$OLDPWD/$exe" write --file check.txt --content 'hello' >/dev/null &&
+    "$OLDPWD/$exe" read --file check.txt >/dev/null); then
+    echo "build.sh: $exe could not write and read a file" >&2
     exit 1
 fi
 size=$(wc -c <"$exe" | tr -d ' ')

@@ -12,6 +12,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -113,7 +114,10 @@ def test_smoke_mcp_initialize_and_tools_list(frozen_exe, be_env, root):
 
 
 def bundled_modules(exe):
-    """Names of the Python modules in the executable (PYZ and base_library.zip) and its binaries."""
+    """Names of the Python modules in the executable (PYZ and base_library.zip) and its binaries.
+
+    An extension module that build.spec unpacks on first import is in the PYZ as _be_lazy_NAME; it
+    counts as NAME."""
     readers = pytest.importorskip(
         "PyInstaller.archive.readers", reason="PyInstaller is needed to list the bundle"
     )
@@ -122,6 +126,7 @@ def bundled_modules(exe):
     if "base_library.zip" in archive.toc:
         with zipfile.ZipFile(io.BytesIO(archive.extract("base_library.zip"))) as base:
             names |= {re.sub(r"(/__init__)?\.pyc$", "", n).replace("/", ".") for n in base.namelist()}
+    names |= {n[len("_be_lazy_") :] for n in names if n.startswith("_be_lazy_")}
     return names
 
 
@@ -142,6 +147,44 @@ def test_bundle_has_what_the_program_imports_and_not_the_rest(frozen_exe):
         assert any(re.search(r"(^|/)fcntl[.\w-]*\.(so|pyd)$", n) for n in names) or "fcntl" in names
     for module in ["tkinter", "unittest", "email", "http", "xml", "pydoc", "lib2to3", "ensurepip", "logging"]:
         assert module not in names, f"{module} should have been excluded"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="build.spec unpacks on import on Linux only")
+def test_what_runs_before_the_unpack_on_import_hook_is_unpacked_at_start(frozen_exe):
+    """PyInstaller's importer needs zlib and _struct, and the interpreter's start-up needs the codec
+    of the locale's encoding (the CJK ones are extension modules): these cannot wait for the hook."""
+    readers = pytest.importorskip(
+        "PyInstaller.archive.readers", reason="PyInstaller is needed to list the bundle"
+    )
+    unpacked = {Path(name).name.split(".")[0] for name in readers.CArchiveReader(str(frozen_exe)).toc}
+    at_start = ["zlib", "_struct", "_multibytecodec", "_codecs_cn", "_codecs_jp", "_codecs_kr", "_codecs_tw"]
+    for module in at_start:
+        assert module in unpacked, f"{module} must be unpacked at start"
+    if os.environ.get("BE_LAZY_EXTENSIONS", "1") != "0":
+        assert "unicodedata" not in unpacked  # the largest one left to its first import
+
+
+def test_starts_under_a_cjk_locale(frozen_exe, be_env, root, tmp_path):
+    """With LANG=zh_CN.GB18030 the interpreter needs _codecs_cn before any of our code runs."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the locale is made with glibc's localedef")
+    if shutil.which("localedef") is None or not Path("/usr/share/i18n/locales/zh_CN").is_file():
+        pytest.skip("no localedef or no zh_CN locale source to make the locale from")
+    made = subprocess.run(
+        ["localedef", "-i", "zh_CN", "-f", "GB18030", str(tmp_path / "zh_CN.GB18030")],
+        capture_output=True, timeout=120,
+    )  # fmt: skip
+    if not (tmp_path / "zh_CN.GB18030").is_dir():
+        pytest.skip(f"localedef could not make zh_CN.GB18030: {made.stderr[-300:]!r}")
+    target = root / "gbk.txt"
+    target.write_bytes("你好\n".encode("gbk"))
+    env = dict(be_env, LOCPATH=str(tmp_path), LC_ALL="zh_CN.GB18030")
+    result = subprocess.run(
+        [str(frozen_exe), "read", "--file", str(target), "--encoding", "gbk"],
+        env=env, capture_output=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr.decode("utf-8", "replace")
+    assert "你好".encode("gb18030") in result.stdout
 
 
 @pytest.mark.skipif(
