@@ -87,17 +87,22 @@ def _sha256_new(data=b"", more=0):
     interpreter's own implementation, so a command that hashes a few bytes does not load OpenSSL;
     large data goes through hashlib (faster per byte)."""
     if len(data) + more < 1 << 16:
-        try:
-            from _sha2 import sha256  # Python 3.12+
-        except ImportError:
+        if not _OWN_SHA256:  # found once: a failed import is searched for again at every try
             try:
-                from _sha256 import sha256
+                from _sha2 import sha256  # Python 3.12+
             except ImportError:
-                from hashlib import sha256
-        return sha256(data)
+                try:
+                    from _sha256 import sha256
+                except ImportError:
+                    from hashlib import sha256
+            _OWN_SHA256.append(sha256)
+        return _OWN_SHA256[0](data)
     import hashlib
 
     return hashlib.sha256(data)
+
+
+_OWN_SHA256 = []
 
 
 # One table for every human-readable text: key -> (English, Chinese). Fields in {braces}.
@@ -5502,9 +5507,7 @@ def payload_size(payload):
 
 
 def payload_sha256(payload):
-    import hashlib
-
-    digest = hashlib.sha256()
+    digest = _sha256_new(more=payload_size(payload))
     for source, start, stop, _offset in payload:
         digest.update(memoryview(source)[start:stop])
     return digest.hexdigest()
@@ -6319,9 +6322,7 @@ def _local_warnings(ctx, warnings):
 
 
 def _sha256(data):
-    import hashlib
-
-    return hashlib.sha256(data).hexdigest()
+    return _sha256_new(data).hexdigest()
 
 
 def _head(text):
