@@ -1,0 +1,160 @@
+"""The post-edit balance check on large source files (issue 14, item 2), as ratios in one run.
+
+    python bench/bench_check.py [--mb 10] [--repeat 5] [--edits 10]
+
+For a generated Python file and a generated JavaScript file of MB megabytes each, measures:
+- the reference: `cp` of the file plus fsync (`sync FILE`);
+- a CLI `replace` of 5 lines in the middle, with the post-edit check (the default result) and
+  with `--brief` (no diff, no check), each a fresh process with cached bytecode (`python -m`),
+  snapshots off; every call writes new content;
+- one MCP server doing EDITS such replaces of the same file in a row: the first call scans the
+  file, the later ones reuse the scan of the text the previous edit left (median of the later);
+- in one process: a full `check_balance` of the file, against the check of one edit
+  (`_breaks_of_plan`) with and without the remembered scan.
+Targets: CLI replace with the check <= 3x cp+fsync. Use the real interpreter.
+"""
+
+import argparse
+import importlib.util
+import json
+import os
+import py_compile
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+MODULE = REPO / "better_edit.py"
+WORK = HERE / "_work" / "check"
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(HERE))
+
+from bench_scanners import JS_SNIPPETS, build  # noqa: E402
+
+import better_edit as be  # noqa: E402
+from bench import make_source  # noqa: E402
+
+
+def timed(command, env, repeat, before=None):
+    times = []
+    for n in range(repeat):
+        if before:
+            before(n)
+        start = time.perf_counter()
+        proc = subprocess.run(command(n), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        times.append(time.perf_counter() - start)
+        if proc.returncode != 0:
+            raise SystemExit(f"failed: {proc.stderr.decode()}")
+    return statistics.median(times)
+
+
+def replace_args(path, middle, n, language):
+    line = "    value = {n}  # edited" if language == "python" else "  value = {n}; // edited"
+    content = "\n".join(line.format(n=f"{n}{i}") for i in range(5))
+    return ["replace", "-f", str(path), "-s", str(middle), "-e", str(middle + 4), "-c", content]
+
+
+def server_edits(path, middle, language, env, edits):
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "better_edit"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+
+    def ask(message):
+        proc.stdin.write((json.dumps(message) + "\n").encode())
+        proc.stdin.flush()
+        return json.loads(proc.stdout.readline())
+
+    ask({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "b", "version": "0"}}})  # fmt: skip
+    proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+    times, answers = [], []
+    for n in range(edits):
+        args = replace_args(path, middle, 1000 + n, language)
+        arguments = {"file": str(path), "start": middle, "end": middle + 4, "content": args[-1]}
+        start = time.perf_counter()
+        reply = ask({"jsonrpc": "2.0", "id": n + 1, "method": "tools/call",
+                     "params": {"name": "be-replace", "arguments": arguments}})  # fmt: skip
+        times.append(time.perf_counter() - start)
+        answers.append(reply["result"]["structuredContent"].get("balance"))
+    proc.stdin.close()
+    proc.wait()
+    assert all(answer == "ok" for answer in answers), answers
+    return times[0], statistics.median(times[1:])
+
+
+def measure(language, path, env, options):
+    text = path.read_text()
+    middle = text.count("\n") // 2
+    copy = WORK / "copy"
+    cp = timed(lambda n: ["sh", "-c", f"cp '{path}' '{copy}' && sync '{copy}'"], env, options.repeat)
+    cli = [sys.executable, "-m", "better_edit"]
+    checked = timed(lambda n: [*cli, *replace_args(path, middle, n, language)], env, options.repeat)
+    brief = timed(
+        lambda n: [*cli, *replace_args(path, middle, 100 + n, language), "--brief"], env, options.repeat
+    )
+    first, later = server_edits(path, middle, language, env, options.edits)
+    # in one process: the check alone
+    raw = path.read_bytes()
+    opened = be.Text(raw)
+    a, b = be.line_span(raw, middle, middle + 4)
+    plan = (a, replace_args(path, middle, 7, language)[-1].encode() + b"\n", b)
+    start = time.perf_counter()
+    be.check_balance(text, language)
+    full = time.perf_counter() - start
+    start = time.perf_counter()
+    assert be._breaks_of_plan(opened, plan, language) == []
+    cold = time.perf_counter() - start
+    scans = {}
+    be._breaks_of_plan(opened, plan, language, scans, "k")
+    text_after = be.Text(be.join_splice(raw, plan))
+    again = (a, plan[1].replace(b"7", b"8"), a + len(plan[1]))
+    start = time.perf_counter()
+    assert be._breaks_of_plan(text_after, again, language, scans, "k") == []
+    warm = time.perf_counter() - start
+    print(f"{language}: {path.stat().st_size / 1e6:.1f} MB")
+    print(f"  reference cp + fsync                      {cp * 1000:8.1f} ms")
+    print(
+        f"  CLI replace 5 lines, with the check       {checked * 1000:8.1f} ms = {checked / cp:5.2f}x cp+fsync (target <= 3)"
+    )
+    print(f"  CLI replace 5 lines, --brief (no check)   {brief * 1000:8.1f} ms = {brief / cp:5.2f}x cp+fsync")
+    print(f"  MCP replace, first call of a session      {first * 1000:8.1f} ms = {first / cp:5.2f}x cp+fsync")
+    print(f"  MCP replace, later calls (median)         {later * 1000:8.1f} ms = {later / cp:5.2f}x cp+fsync")
+    print(f"  in process: full check_balance            {full * 1000:8.1f} ms")
+    print(
+        f"  in process: check of one edit, cold       {cold * 1000:8.1f} ms = {cold / full:5.2f}x one full scan"
+    )
+    print(
+        f"  in process: check of one edit, warm       {warm * 1000:8.1f} ms = {warm / full:5.2f}x one full scan"
+    )
+
+
+def main():
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--mb", type=int, default=10)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--edits", type=int, default=10)
+    options = parser.parse_args()
+    shutil.rmtree(WORK, ignore_errors=True)
+    WORK.mkdir(parents=True)
+    py_compile.compile(str(MODULE), cfile=importlib.util.cache_from_source(str(MODULE)), doraise=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BETTER_EDIT_")}
+    env.update(PYTHONPATH=str(REPO), BETTER_EDIT_CACHE_DIR=str(WORK / "cache"))
+    env["BETTER_EDIT_SNAPSHOT_PERSIST"] = "false"
+    files = [("python", make_source(WORK / "big.py", options.mb))]
+    js = WORK / "big.js"
+    js.write_text(build(JS_SNIPPETS, options.mb * 1_000_000))
+    files.append(("javascript", js))
+    print(f"interpreter {sys.executable}; {options.mb} MB files; medians of {options.repeat}")
+    for language, path in files:
+        measure(language, path, env, options)
+    shutil.rmtree(WORK, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
