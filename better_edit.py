@@ -3512,6 +3512,8 @@ def _unexplained(before, after, key):
 
 _CHECKPOINT_EVERY = 1 << 15  # characters between saved states of a scan
 SCAN_MEMORY_CHARS = 64 << 20  # the server remembers the scan of an edited text up to this size
+SCAN_FILE_MIN_CHARS = 1 << 20  # the CLI keeps scans of texts this large or larger in BASE/scans/
+SCAN_FILES = 8  # ... and at most this many
 _SETTLE = 256  # unchanged characters kept on each side of an edit (lookaheads, lookbehinds)
 _MAX_SAVED_DEPTH = 4096  # deeper stacks are not saved (a pathological file gets fewer checkpoints)
 
@@ -4922,7 +4924,14 @@ class Context:
         self._workspace_id = None
         self.views = {}  # viewed_code_id -> rendered text, newest last (server memory, docs/behaviour.md#viewed_code_id)
         self.memory_snapshots = []  # used when snapshots are not persisted
-        self.scans = {}  # real path -> (language, text, scan) after the last edit (server, _breaks_of_plan)
+        self._scan_memory = None  # scans kept for the next edit (scan_memory())
+
+    def scan_memory(self):
+        """Where scans of edited texts are kept for the next edit: the server keeps one in memory,
+        the CLI keeps large ones in BASE/scans/ (docs/behaviour.md#the-post-edit-balance-check)."""
+        if self._scan_memory is None:
+            self._scan_memory = _ScanMemory() if self.mcp else _ScanFiles(self.cache_base)
+        return self._scan_memory
 
     @property
     def cache_base(self):
@@ -5875,15 +5884,17 @@ def _private_dir(path):
         pass
 
 
-def _write_private(path, data):
-    """Atomically write `data` (bytes) to `path` with mode 0600; no temp file is left on failure."""
+def _write_private(path, data, sync=True):
+    """Atomically write `data` (bytes) to `path` with mode 0600; no temp file is left on failure.
+    `sync=False` skips the fsync (a cache file whose loss costs nothing)."""
     temp = f"{path}.{os.urandom(4).hex()}.tmp"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC | getattr(os, "O_BINARY", 0)
     fd = os.open(temp, flags, 0o600)
     try:
         try:
             _write_all(fd, data)
-            os.fsync(fd)
+            if sync:
+                os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(temp, path)
@@ -5916,26 +5927,32 @@ def _now():
     return time.time()
 
 
+def _read_json_object(path):
+    """The JSON object in the regular file `path`, opened without following links or blocking;
+    OSError or ValueError otherwise."""
+    import stat as stat_module
+
+    flags = (
+        os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    )
+    fd = os.open(path, flags)
+    with open(fd, "rb") as handle:
+        if not stat_module.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise ValueError("not a regular file")
+        record = json.loads(handle.read())
+    if not isinstance(record, dict):
+        raise ValueError("not a JSON object")
+    return record
+
+
 def _load_json(ctx, path):
     """A store record, or None (with a warning) for anything that is not a readable JSON object file.
 
     Opened without following links and without blocking, so a FIFO or a link placed in the store
     cannot hang or redirect us.
     """
-    import stat as stat_module
-
-    flags = (
-        os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    )
     try:
-        fd = os.open(path, flags)
-        with open(fd, "rb") as handle:
-            if not stat_module.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                raise ValueError("not a regular file")
-            record = json.loads(handle.read())
-        if not isinstance(record, dict):
-            raise ValueError("not a JSON object")
-        return record
+        return _read_json_object(path)
     except FileNotFoundError:
         return None
     except (OSError, ValueError, RecursionError) as exc:
@@ -6595,8 +6612,8 @@ def edit_breaks(opened, change, ctx=None):
         change.breaks = None
         if language in LANGUAGES:
             try:
-                scans = ctx.scans if ctx is not None and ctx.mcp else None
-                change.breaks = _breaks_of_plan(text, change.plan, language, scans, real)
+                memory = ctx.scan_memory() if ctx is not None else None
+                change.breaks = _breaks_of_plan(text, change.plan, language, memory, real)
             except Exception as exc:  # a scanner bug must not block an edit: reported, not hidden
                 if os.environ.get("BETTER_EDIT_DEBUG"):
                     raise
@@ -6604,12 +6621,12 @@ def edit_breaks(opened, change, ctx=None):
     return change.breaks
 
 
-def _breaks_of_plan(text, plan, language, scans=None, key=None):
+def _breaks_of_plan(text, plan, language, memory=None, key=None):
     """problems_introduced() for the byte plan (a, block, b) of a Text, in character offsets.
 
-    `scans` (the server's Context.scans) remembers the scan of the last edited text, keyed by
-    `key` (the real path): when the next edit starts from exactly that text, the scan of the text
-    before it is not done again."""
+    `memory` (a _ScanMemory or _ScanFiles) remembers the scan of the text an edit of `key` (the
+    real path) left: when the next edit starts from exactly that text, the scan of the text before
+    it is not done again."""
     a, block, b = plan
     old_text = text.decode()
     if len(old_text) == len(text.body):  # one byte per character
@@ -6617,18 +6634,96 @@ def _breaks_of_plan(text, plan, language, scans=None, key=None):
     else:
         start = len(text.decode(0, a))
         stop = start + len(text.decode(a, b))
-    known = scans.get(key) if scans else None
-    if known is not None and known[0] == language and known[1] == old_text:
-        old = known[2]
-    else:
+    old = memory.recall(key, language, text, old_text) if memory is not None else None
+    if old is None:
         old = _BalanceScan(old_text, language)
     new_text = "".join((old_text[:start], block.decode(text.codec), old_text[stop:]))
     after = _problems_after(old, old_text, new_text, start, stop)
-    if scans is not None:
-        scans.clear()  # one file's scan is remembered: the one an agent is likely to edit again
-        if len(new_text) <= SCAN_MEMORY_CHARS:
-            scans[key] = (language, new_text, after)
+    if memory is not None:
+        memory.keep(key, language, text, plan, new_text, after)
     return problems_introduced(old, after, new_text)
+
+
+class _ScanMemory:
+    """The server's memory of the scan of the last edited text (docs/behaviour.md#the-post-edit-balance-check):
+    one file, the one an agent is likely to edit again; texts up to SCAN_MEMORY_CHARS."""
+
+    def __init__(self):
+        self.entry = None  # (key, language, text, scan)
+
+    def recall(self, key, language, text, old_text):
+        entry = self.entry
+        if entry is not None and entry[:2] == (key, language) and entry[2] == old_text:
+            return entry[3]
+        return None
+
+    def keep(self, key, language, text, plan, new_text, scan):
+        self.entry = (key, language, new_text, scan) if len(new_text) <= SCAN_MEMORY_CHARS else None
+
+
+class _ScanFiles:
+    """The CLI's memory of scans between runs: BASE/scans/, one JSON file per edited path (named by
+    a hash of it), for texts of SCAN_FILE_MIN_CHARS or more in bracket languages, at most
+    SCAN_FILES of them (the oldest go). A file names the SHA-256 of the body it describes: it is
+    used only for exactly that body, and a file that does not parse is ignored."""
+
+    def __init__(self, base):
+        self.dir = os.path.join(base, "scans")
+
+    def _path(self, key):
+        return os.path.join(self.dir, _sha256(key.encode("utf-8", "surrogatepass"))[:32] + ".json")
+
+    def recall(self, key, language, text, old_text):
+        if len(old_text) < SCAN_FILE_MIN_CHARS or language in _MARKUP_LANGUAGES or language == "markdown":
+            return None
+        try:
+            record = _read_json_object(self._path(key))  # no link followed, no FIFO waited on
+            if (
+                record.get("v") != 1
+                or record.get("language") != language
+                or record.get("codec") != text.codec
+            ):
+                return None
+            if record.get("sha256") != _sha256_new(text.body).hexdigest():
+                return None
+            problems = [(int(p), str(sym), str(kind)) for p, sym, kind in record["problems"]]
+            saved = [
+                _Saved(int(pos), tuple(int(i) for i in stack), tuple(int(t) for t in templates), int(count))
+                for pos, stack, templates, count in record["saved"]
+            ]
+        except (OSError, ValueError, TypeError, KeyError, RecursionError):
+            return None  # no record, or one this run cannot use: the file is scanned
+        return _BalanceScan.made(language, problems, saved, None, None)
+
+    def keep(self, key, language, text, plan, new_text, scan):
+        if len(new_text) < SCAN_FILE_MIN_CHARS or scan.tags is not None or scan.saved is None:
+            return
+        if len(scan.problems) > 100_000:
+            return  # a record that large would cost more to read than the scan it saves
+        a, block, b = plan
+        digest = _sha256_new(more=len(text.body) - (b - a) + len(block))
+        for piece in (memoryview(text.body)[:a], block, memoryview(text.body)[b:]):
+            digest.update(piece)
+        record = {
+            "v": 1,
+            "language": language,
+            "codec": text.codec,
+            "sha256": digest.hexdigest(),
+            "problems": scan.problems,
+            "saved": [(one.pos, one.stack, one.templates, one.problems) for one in scan.saved],
+        }
+        try:
+            _private_dir(self.dir)
+            _write_private(self._path(key), json.dumps(record, separators=(",", ":")).encode(), sync=False)
+            names = sorted(
+                (entry.stat().st_mtime, entry.path)
+                for entry in os.scandir(self.dir)
+                if entry.name.endswith(".json")
+            )
+            for _mtime, path in names[:-SCAN_FILES]:
+                os.unlink(path)
+        except OSError:
+            pass  # a cache that cannot be written only costs the next edit a scan
 
 
 def balance_sentence(ctx, opened, change, warnings):

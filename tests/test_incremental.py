@@ -6,6 +6,8 @@ full scan of the edited text, and what it says the edit introduced equals new_pr
 full check_balance() runs. Then, through the CLI: a file over 16 MiB (the old cut-off) is checked.
 """
 
+import contextlib
+import io
 import json
 import os
 
@@ -196,4 +198,68 @@ def test_the_server_scans_a_file_once_across_edits(tmp_path, monkeypatch):
     assert len(scans) == 2
     cli = be.Context(root=str(root), cache_dir=str(tmp_path / "c"), workspace=str(root), mcp=False)
     be.call_tool(cli, be.find_tool("replace"), {"file": "a.js", "start": 41, "content": "  return 4;"})
-    assert not cli.scans  # a CLI process does one edit: nothing to remember
+    assert not (tmp_path / "c" / "scans").exists()  # the CLI keeps only scans of large texts
+
+
+def test_the_cli_keeps_scans_of_large_files_between_runs(tmp_path, monkeypatch):
+    """A script calls the CLI again and again on one large file: the scan of the text each run
+    left is kept in BASE/scans/ and used by the next run when the file's bytes are exactly those
+    (by SHA-256); a file changed in between, or a damaged record, means a fresh scan. The results
+    equal fresh scans' every time."""
+    root = tmp_path / "w"
+    root.mkdir()
+    cache = tmp_path / "c"
+    lines = [f"def f{n}(a):\n    return [a, {{'k': {n}}}]\n" for n in range(30000)]
+    target = root / "big.py"
+    target.write_text("".join(lines))
+    assert target.stat().st_size > be.SCAN_FILE_MIN_CHARS
+    scans = []
+    original = be._BalanceScan.__init__
+
+    def counted(self, text, language):
+        scans.append(len(text))
+        original(self, text, language)
+
+    monkeypatch.setattr(be._BalanceScan, "__init__", counted)
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("BETTER_EDIT_CACHE_DIR", str(cache))
+    monkeypatch.setenv("BETTER_EDIT_SNAPSHOT_PERSIST", "false")
+
+    def replace(line, content):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert (
+                be.main(["replace", "-f", "big.py", "-s", str(line), "-c", content, "--output", "json"]) == 0
+            )
+        return json.loads(out.getvalue())["balance"]
+
+    assert replace(2, "    return [a, {'k': 'x'}]") == "ok"
+    assert replace(4, "    return [a, {'k': 'y'}") == 'edit left 1 unclosed "[" (line 4)'
+    assert replace(4, "    return [a, {'k': 'y'}]") == "ok"
+    assert len(scans) == 1  # runs two and three used the kept scan
+    assert len(list((cache / "scans").iterdir())) == 1
+    target.write_text(target.read_text() + ")\n")  # changed in between
+    assert replace(6, "    return [a, ('k', 'z')]") == "ok"
+    assert len(scans) == 2
+    for record in (cache / "scans").iterdir():
+        record.write_bytes(record.read_bytes()[:100])  # damaged
+    assert replace(8, "    return [a, (1, 2]") == 'edit left 1 unclosed "(" (line 8)'
+    assert len(scans) == 3
+
+
+def test_a_scan_record_that_is_a_fifo_or_a_link_is_not_followed(tmp_path):
+    """BASE/scans/ is read like the other stores: no link followed, no FIFO waited on."""
+    files = be._ScanFiles(str(tmp_path))
+    body = b"x = (1)\n" * (be.SCAN_FILE_MIN_CHARS // 8 + 1)
+    old = be.Text(body + b"y = 1\n")
+    plan = (len(body), b"", len(body) + 6)  # the edit leaves `body`
+    new = body.decode()
+    files.keep("/a", "python", old, plan, new, be._BalanceScan(new, "python"))
+    text = be.Text(body)
+    assert files.recall("/a", "python", text, new) is not None  # a good record is used
+    outside = tmp_path / "outside.json"
+    os.replace(files._path("/a"), outside)
+    os.symlink(outside, files._path("/a"))
+    assert files.recall("/a", "python", text, new) is None  # the same record behind a link is not
+    os.mkfifo(files._path("/b"))
+    assert files.recall("/b", "python", text, new) is None  # returns at once
