@@ -4457,9 +4457,14 @@ def _js_function(header):
         return "function", m.group(1), m.start(1)
     named = _JS_ASSIGNED.search(header, 0, m.start() if m else len(header))
     if named:
-        group = 1 if named.group(1) else 2
-        return "function", named.group(group), named.start(group)
+        return ("function", *_assigned_name(named))
     return "function", None, 0
+
+
+def _assigned_name(named):
+    """(name, offset) of a _JS_ASSIGNED match: `name =` or `name:`."""
+    group = 1 if named.group(1) else 2
+    return named.group(group), named.start(group)
 
 
 def _js_class_expression(header):
@@ -4471,8 +4476,7 @@ def _js_class_expression(header):
         return "class", m.group(1), m.start(1)
     named = _JS_ASSIGNED.search(header, 0, m.start()) if header[m.start() : m.start() + 2] != "=>" else None
     if named and header[m.start()] in "=:":
-        group = 1 if named.group(1) else 2
-        return "class", named.group(group), named.start(group)
+        return ("class", *_assigned_name(named))
     return "class", None, 0
 
 
@@ -7017,7 +7021,8 @@ def _count_stream(handle, file, offset):
                 byte=chunk[min(position, len(chunk) - 1)],
             ) from None
         newlines += chunk.count(b"\n")
-        crlf += chunk.count(b"\r\n") + (previous == b"\r" and chunk[:1] == b"\n")
+        if b"\r" in chunk or previous == b"\r":  # memchr: far cheaper than counting a pair
+            crlf += chunk.count(b"\r\n") + (previous == b"\r" and chunk[:1] == b"\n")
         previous = chunk[-1:]
         offset += len(chunk)
     try:

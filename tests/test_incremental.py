@@ -167,7 +167,21 @@ def test_a_file_over_16_mib_is_checked(tmp_path):
     assert proc.returncode == 0 and out["balance"] == "ok", out
 
 
-def test_the_server_scans_a_file_once_across_edits(tmp_path, monkeypatch):
+@pytest.fixture
+def scans(monkeypatch):
+    """The sizes of the texts scanned whole (_BalanceScan made by scanning), in order."""
+    sizes = []
+    original = be._BalanceScan.__init__
+
+    def counted(self, text, language):
+        sizes.append(len(text))
+        original(self, text, language)
+
+    monkeypatch.setattr(be._BalanceScan, "__init__", counted)
+    return sizes
+
+
+def test_the_server_scans_a_file_once_across_edits(tmp_path, scans):
     """Over MCP an agent edits the same file again and again: the scan of the text an edit left is
     kept, so the next edit of that exact text does not scan the whole file again. Any other text
     (changed behind our back, another file) is scanned afresh. Results equal a fresh scan's."""
@@ -176,14 +190,6 @@ def test_the_server_scans_a_file_once_across_edits(tmp_path, monkeypatch):
     ctx = be.Context(root=str(root), cache_dir=str(tmp_path / "c"), workspace=str(root), mcp=True)
     source = "".join(f"function f{n}(a) {{\n  return [a, {{k: {n}}}];\n}}\n" for n in range(3000))
     (root / "a.js").write_text(source)
-    scans = []
-    original = be._BalanceScan.__init__
-
-    def counted(self, text, language):
-        scans.append(len(text))
-        original(self, text, language)
-
-    monkeypatch.setattr(be._BalanceScan, "__init__", counted)
 
     def replace(line, content):
         args = {"file": "a.js", "start": line, "content": content}
@@ -201,7 +207,7 @@ def test_the_server_scans_a_file_once_across_edits(tmp_path, monkeypatch):
     assert not (tmp_path / "c" / "scans").exists()  # the CLI keeps only scans of large texts
 
 
-def test_the_cli_keeps_scans_of_large_files_between_runs(tmp_path, monkeypatch):
+def test_the_cli_keeps_scans_of_large_files_between_runs(tmp_path, monkeypatch, scans):
     """A script calls the CLI again and again on one large file: the scan of the text each run
     left is kept in BASE/scans/ and used by the next run when the file's bytes are exactly those
     (by SHA-256); a file changed in between, or a damaged record, means a fresh scan. The results
@@ -213,14 +219,6 @@ def test_the_cli_keeps_scans_of_large_files_between_runs(tmp_path, monkeypatch):
     target = root / "big.py"
     target.write_text("".join(lines))
     assert target.stat().st_size > be.SCAN_FILE_MIN_CHARS
-    scans = []
-    original = be._BalanceScan.__init__
-
-    def counted(self, text, language):
-        scans.append(len(text))
-        original(self, text, language)
-
-    monkeypatch.setattr(be._BalanceScan, "__init__", counted)
     monkeypatch.chdir(root)
     monkeypatch.setenv("BETTER_EDIT_CACHE_DIR", str(cache))
     monkeypatch.setenv("BETTER_EDIT_SNAPSHOT_PERSIST", "false")
