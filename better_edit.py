@@ -9966,6 +9966,9 @@ def _lang_from_argv(argv):
 
 
 def main(argv=None):
+    """The program: a CLI command, or with none the MCP server. Run as the program (no `argv`), a CLI
+    command ends the process itself once its output is out (_exit_now)."""
+    program = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
     lang = detect_lang(_lang_from_argv(argv))
     word = _first_word(argv)
@@ -9998,7 +10001,24 @@ def main(argv=None):
     except ToolError as exc:
         print_error(lang, exc.to_dict(lang), ns.output)
         return 2 if exc.code == "INVALID_ARGUMENT" else 1
-    return run_cli(ctx, tool, args, ns.output)
+    status = run_cli(ctx, tool, args, ns.output)
+    if program:
+        _exit_now(status)
+    return status
+
+
+def _exit_now(status):
+    """End a CLI run without the interpreter's teardown, which frees every module and object the
+    process is about to lose anyway: about 2.5 ms of a 17 ms `read` measured here. Everything an
+    edit wrote is on disk (fsynced) and its locks go with the process; the output is flushed
+    first (a flush that fails changes nothing: the status already says what happened)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(status)
 
 
 def serve_stdio(ctx, ns):

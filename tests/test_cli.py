@@ -650,3 +650,15 @@ def test_chinese_help_and_usage_errors_have_no_english_argparse_words(run_be):
         and "缺少必需参数" in proc.stderr.decode()
         and "required" not in proc.stderr.decode()
     )
+
+
+def test_a_large_output_reaches_the_pipe_whole(run_be, root):
+    """A CLI run ends its own process once done (docs/behaviour.md#limits): all of a large output
+    must still be written out first, in text and in JSON."""
+    lines = [f"line {n} " + "x" * (n % 70) for n in range(60000)]
+    write(root / "big.txt", "\n".join(lines) + "\n")
+    text = run_be("read", "-f", "big.txt", "-s", "1", "-e", "60000")
+    assert text.returncode == 0 and text.stdout.decode().endswith("\n60000\t" + lines[-1] + "\n")
+    result = run_be("read", "-f", "big.txt", "--output", "json")
+    out = json.loads(result.stdout)
+    assert result.returncode == 0 and out["content"].count("\n") == 59999, out.get("warnings")
