@@ -3689,10 +3689,16 @@ def _embedded_problems(text, parts, known):
 
 
 def _problems_after(old, text, new, a, b):
-    """The scan of `new` (= text[:a] + block + text[b:]) as an _BalanceScan: its problems are those a
+    """_rescan() given the old text itself."""
+    return _rescan(old, new, a, b, len(text), text.find("\n", b))
+
+
+def _rescan(old, new, a, b, old_length, line_end):
+    """The scan of `new` (the old text with its characters a..b replaced; `old_length` characters,
+    its first newline at or after b at `line_end`) as a _BalanceScan: its problems are those a
     whole scan finds (in the same order), scanning only around the edit when the scan settles; its
     saved states are the old ones before the edit and, once settled, the later ones moved."""
-    language, delta = old.language, len(new) - len(text)
+    language, delta = old.language, len(new) - old_length
     if language == "markdown" or old.saved is None:
         known = {(lang, body): (start, found) for lang, body, start, found in old.bodies or ()}
         problems, bodies = _embedded_problems(new, _markdown_parts(new, 0, len(new)), known)
@@ -3702,8 +3708,7 @@ def _problems_after(old, text, new, a, b):
     start = saved[resume].pos if resume is not None else 0
     kept_states = saved[: resume + 1] if resume is not None else []
     # states are compared only past the end of the edit's last line and _SETTLE more characters
-    line_end = text.find("\n", b)
-    first = len(text) + 1 if line_end < 0 else max(b + _SETTLE, line_end + 1)
+    first = old_length + 1 if line_end < 0 else max(b + _SETTLE, line_end + 1)
     candidates = next((i for i in range(len(saved)) if saved[i].pos >= first), len(saved))
     settle = _Settle(saved, candidates, a, b, delta)
     point = saved[resume] if resume is not None else None
@@ -6641,8 +6646,10 @@ def _breaks_of_plan(text, plan, language, memory=None, key=None):
     old = memory.recall(key, language, text, old_text) if memory is not None else None
     if old is None:
         old = _BalanceScan(old_text, language)
-    new_text = "".join((old_text[:start], block.decode(text.codec), old_text[stop:]))
-    after = _problems_after(old, old_text, new_text, start, stop)
+    old_length, line_end = len(old_text), old_text.find("\n", stop)
+    del old_text  # memory: the bytes, one decoded text and its pieces at the most (SPEC: 3x a file)
+    new_text = "".join((text.decode(0, a), block.decode(text.codec), text.decode(b)))
+    after = _rescan(old, new_text, start, stop, old_length, line_end)
     if memory is not None:
         memory.keep(key, language, text, plan, new_text, after)
     return problems_introduced(old, after, new_text)
