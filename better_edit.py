@@ -4939,7 +4939,7 @@ class Context:
         """Where scans of edited texts are kept for the next edit: the server keeps one in memory,
         the CLI keeps large ones in BASE/scans/ (docs/behaviour.md#the-post-edit-balance-check)."""
         if self._scan_memory is None:
-            self._scan_memory = _ScanMemory() if self.mcp else _ScanFiles(self.cache_base)
+            self._scan_memory = _ScanMemory() if self.mcp else _ScanFiles(self)
         return self._scan_memory
 
     @property
@@ -6678,8 +6678,12 @@ class _ScanFiles:
     SCAN_FILES of them (the oldest go). A file names the SHA-256 of the body it describes: it is
     used only for exactly that body, and a file that does not parse is ignored."""
 
-    def __init__(self, base):
-        self.dir = os.path.join(base, "scans")
+    def __init__(self, ctx):
+        self.ctx = ctx  # the folder is found only for a large text (platformdirs costs an import)
+
+    @property
+    def dir(self):
+        return os.path.join(self.ctx.cache_base, "scans")
 
     def _path(self, key):
         return os.path.join(self.dir, _sha256(key.encode("utf-8", "surrogatepass"))[:32] + ".json")

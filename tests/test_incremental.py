@@ -247,7 +247,7 @@ def test_the_cli_keeps_scans_of_large_files_between_runs(tmp_path, monkeypatch, 
 
 def test_a_scan_record_that_is_a_fifo_or_a_link_is_not_followed(tmp_path):
     """BASE/scans/ is read like the other stores: no link followed, no FIFO waited on."""
-    files = be._ScanFiles(str(tmp_path))
+    files = be._ScanFiles(be.Context(cache_dir=str(tmp_path)))
     body = b"x = (1)\n" * (be.SCAN_FILE_MIN_CHARS // 8 + 1)
     old = be.Text(body + b"y = 1\n")
     plan = (len(body), b"", len(body) + 6)  # the edit leaves `body`
