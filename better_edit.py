@@ -8343,7 +8343,7 @@ def _group_result(ctx, args, group):
         delta += change.added - (change.last - change.first + 1)
     if not args.get("brief"):
         entry["diff"] = _items_diff(args, opened, new_body, plans)
-        combined = Change(text, (0, new_body, len(text.body)), 1, text.total(), total, {})
+        combined = Change(text, _span_plan(text.body, new_body, plans), 1, text.total(), total, {})
         if group["exists"] and not group.get("delete_file"):
             entry["balance"] = balance_sentence(ctx, opened, combined, warnings)
         else:
@@ -8353,6 +8353,23 @@ def _group_result(ctx, args, group):
         a, b = line_span(new_body, first, last)
         entry["viewed_code_id"] = make_view_id(opened.real, first, last, new_body[a:b], total)
     return entry, items, warnings
+
+
+def _span_plan(body, new_body, plans):
+    """One plan (a, block, b) for all of a file's items: from the first changed byte to the last,
+    so the post-edit check scans around the items, not the whole file again. The whole body when
+    the new body does not keep the old one's head and tail (never expected; checked, not assumed)."""
+    if plans:
+        a = min(plan[0] for plan in plans)
+        b = max(plan[2] for plan in plans)
+        tail = len(body) - b
+        if (
+            len(new_body) >= a + tail
+            and new_body.startswith(memoryview(body)[:a])
+            and new_body.endswith(memoryview(body)[b:])
+        ):
+            return a, new_body[a : len(new_body) - tail], b
+    return 0, new_body, len(body)
 
 
 def _items_diff(args, opened, new_body, plans):

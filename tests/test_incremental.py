@@ -261,3 +261,37 @@ def test_a_scan_record_that_is_a_fifo_or_a_link_is_not_followed(tmp_path):
     assert files.recall("/a", "python", text, new) is None  # the same record behind a link is not
     os.mkfifo(files._path("/b"))
     assert files.recall("/b", "python", text, new) is None  # returns at once
+
+
+@settings(
+    max_examples=scaled(40, 300), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_be_edit_reports_what_its_items_broke_as_two_full_scans_would(tmp_path_factory, data):
+    """be-edit checks a file once for all its items, over the span from the first changed byte to
+    the last (_span_plan): its `balance` is what comparing full scans of the file before and after
+    says."""
+    utf8 = [b for b in BASES if b[1] in ("javascript", "python") and not _has_surrogates(b[2])]
+    name, language, text = data.draw(st.sampled_from(utf8))
+    lines = text.count("\n")
+    starts = sorted(data.draw(st.sets(st.integers(1, lines), min_size=1, max_size=4)))
+    items = [
+        {"file": name, "start": start, "content": data.draw(st.sampled_from(PIECES)).rstrip("\n") or "pass"}
+        for start in starts
+    ]
+    root = tmp_path_factory.mktemp("span")
+    (root / name).write_bytes(text.encode("utf-8", "surrogateescape"))
+    ctx = be.Context(root=str(root), cache_dir=str(root / ".c"), workspace=str(root), mcp=True)
+    result = be.call_tool(ctx, be.find_tool("edit"), {"edits": items})
+    after = (root / name).read_bytes().decode("utf-8", "surrogateescape")
+    broke = be.new_problems(be.check_balance(text, language), be.check_balance(after, language))
+    want = be.describe_problems(ctx, broke, "b.broke") if broke else "ok"
+    assert result["files"][0]["balance"] == want
+
+
+def _has_surrogates(text):
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
