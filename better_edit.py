@@ -1315,15 +1315,17 @@ def eol_name(body):
 def skip_lines(body, pos, count):
     """Offset just past the `count`-th b"\\n" at or after `pos` (len(body) when there are fewer)."""
     size = len(body)
-    if count > 64:
-        chunk = 1 << 20
-        while pos < size:
-            stop = min(pos + chunk, size)
-            found = body.count(b"\n", pos, stop)
-            if found >= count:
-                break
+    chunk = 1 << 20
+    while count > 64 and pos < size:  # count newlines in C, window by window
+        stop = min(pos + chunk, size)
+        found = body.count(b"\n", pos, stop)
+        if found < count:
             count -= found
             pos = stop
+        elif chunk > 4096:
+            chunk >>= 1  # the line is in this window: look at its first half, then the next
+        else:
+            break
     find = body.find
     while count > 0:
         index = find(b"\n", pos)
@@ -1336,8 +1338,39 @@ def skip_lines(body, pos, count):
 
 def line_span(body, start, end):
     """Byte offsets (a, b) of lines start..end (1-based, inclusive), terminators included."""
-    a = skip_lines(body, 0, start - 1)
+    a = line_start(body, start)
     return a, skip_lines(body, a, end - start + 1)
+
+
+_LINE_WINDOW = 1 << 16  # bytes per window of a line index
+# Line indexes of the large bodies the running tool call looks up lines in (id -> (body, counts)):
+# a call of be-edit with many items, a diff of many hunks, would otherwise count newlines from the
+# start of the file for each. The body is held, so an id is never mistaken for another object's;
+# call_tool empties it when a call ends, and it never holds more than _LINE_INDEXES bodies.
+_LINE_INDEX = {}
+_LINE_INDEXES = 4
+
+
+def line_start(body, line):
+    """Offset where line `line` (1-based) starts: just past the (line - 1)-th b"\n"."""
+    if line <= 1:
+        return 0
+    if len(body) < 1 << 20:
+        return skip_lines(body, 0, line - 1)
+    entry = _LINE_INDEX.get(id(body))
+    if entry is None or entry[0] is not body:
+        counts, total = [], 0  # counts[w]: newlines before window w
+        for pos in range(0, len(body), _LINE_WINDOW):
+            counts.append(total)
+            total += body.count(b"\n", pos, pos + _LINE_WINDOW)
+        while len(_LINE_INDEX) >= _LINE_INDEXES:
+            _LINE_INDEX.pop(next(iter(_LINE_INDEX)))
+        entry = _LINE_INDEX[id(body)] = (body, counts)
+    import bisect
+
+    counts = entry[1]
+    window = bisect.bisect_left(counts, line - 1) - 1  # the last window that starts before it
+    return skip_lines(body, window * _LINE_WINDOW, line - 1 - counts[window])
 
 
 def split_decoded(string):
@@ -3551,53 +3584,75 @@ class _Marks:
         return pos + _CHECKPOINT_EVERY
 
 
+class _Moves:
+    """Where offsets of an old text are in the edited one: the old characters regions[i] = (a, b,
+    new length) were replaced, each moving what follows by its length difference. An offset inside
+    a replaced part has no place (None)."""
+
+    def __init__(self, regions):
+        self.starts = [a for a, _b, _n in regions]
+        self.ends = [b for _a, b, _n in regions]
+        self.after, total = [], 0
+        for a, b, length in regions:
+            total += length - (b - a)
+            self.after.append(total)
+
+    def moved(self, old):
+        import bisect
+
+        i = bisect.bisect_right(self.starts, old) - 1
+        if i < 0:
+            return old
+        if old < self.ends[i]:
+            return None
+        return old + self.after[i]
+
+
 class _Settle:
-    """Compares a resumed scan of the edited text with the saved states of the old scan: offsets
-    before `a` are the same in both texts, offsets at or after `b` move by `delta`, and an item
-    opened in between cannot be in both."""
+    """Compares a resumed scan of the edited text with the saved states of the old scan at the
+    candidate states `order` (indices into `saved`, ascending): offsets move as `moves` says, and
+    an item opened in a replaced part cannot be in both."""
 
-    __slots__ = ("next", "saved", "index", "a", "b", "delta", "settled")
+    __slots__ = ("next", "saved", "order", "index", "moves", "settled")
 
-    def __init__(self, saved, index, a, b, delta):
-        self.saved, self.index, self.a, self.b, self.delta = saved, index, a, b, delta
-        self.settled = None
-        self.next = saved[index].pos + delta if index < len(saved) else float("inf")
+    def __init__(self, saved, order, moves):
+        self.saved, self.order, self.moves = saved, order, moves
+        self.index, self.settled = 0, None
+        self.next = self._at(0)
+
+    def _at(self, i):
+        return self.moves.moved(self.saved[self.order[i]].pos) if i < len(self.order) else float("inf")
+
+    def moved(self, old):
+        return self.moves.moved(old)
 
     def moved_state(self, saved, problems_shift, bodies_shift):
-        """A saved state after the settling point, as the scan of the new text would have saved it."""
+        """A saved state the old scan and the new one share, as the new scan would have saved it."""
         stack = saved.stack
         if stack and isinstance(stack[0], int):  # offset * 8 + code
-            stack = tuple(item + self.delta * 8 if item >> 3 >= self.b else item for item in stack)
+            stack = tuple(self.moved(item >> 3) * 8 + (item & 7) for item in stack)
         else:
             stack = tuple((k, n, self.moved(p)) for k, n, p in stack)
         templates = tuple(self.moved(t) for t in saved.templates)
         return _Saved(
-            saved.pos + self.delta,
+            self.moved(saved.pos),
             stack,
             templates,
             saved.problems + problems_shift,
             saved.bodies + bodies_shift,
         )
 
-    def moved(self, old):
-        """The new offset of old offset `old` (None when it was in the replaced part)."""
-        if old < self.a:
-            return old
-        if old >= self.b:
-            return old + self.delta
-        return None
-
     def hit(self, state, pos):
-        saved, index, delta = self.saved, self.index, self.delta
-        while index < len(saved) and saved[index].pos + delta < pos:
-            index += 1
-        if index < len(saved) and saved[index].pos + delta == pos:
-            if self._same(state, saved[index]):
-                self.settled = index
+        i, order = self.index, self.order
+        while i < len(order) and self._at(i) < pos:
+            i += 1
+        if i < len(order) and self._at(i) == pos:
+            if self._same(state, self.saved[order[i]]):
+                self.settled = order[i]
                 return None
-            index += 1
-        self.index = index
-        return saved[index].pos + delta if index < len(saved) else float("inf")
+            i += 1
+        self.index = i
+        return self._at(i)
 
     def _same(self, state, saved):
         if isinstance(state, _State):
@@ -3689,55 +3744,91 @@ def _embedded_problems(text, parts, known):
 
 
 def _problems_after(old, text, new, a, b):
-    """_rescan() given the old text itself."""
-    return _rescan(old, new, a, b, len(text), text.find("\n", b))
+    """_rescan() of one edit, given the old text itself."""
+    return _rescan(old, new, [(a, b, len(new) - len(text) + b - a)], len(text), [text.find("\n", b)])
 
 
-def _rescan(old, new, a, b, old_length, line_end):
-    """The scan of `new` (the old text with its characters a..b replaced; `old_length` characters,
-    its first newline at or after b at `line_end`) as a _BalanceScan: its problems are those a
-    whole scan finds (in the same order), scanning only around the edit when the scan settles; its
-    saved states are the old ones before the edit and, once settled, the later ones moved."""
-    language, delta = old.language, len(new) - old_length
+def _rescan(old, new, regions, old_length, line_ends):
+    """The scan of `new`, the old text (`old_length` characters) with the parts regions[i] = (a, b,
+    new length) replaced (ascending, not overlapping; line_ends[i]: its first newline at or after b,
+    or -1), as a _BalanceScan. Its problems are those a whole scan finds, in the same order; only
+    the text around each replaced part is scanned when the scan settles between them. Its saved
+    states are the old ones where the two scans agree, moved."""
+    language = old.language
     if language == "markdown" or old.saved is None:
         known = {(lang, body): (start, found) for lang, body, start, found in old.bodies or ()}
         problems, bodies = _embedded_problems(new, _markdown_parts(new, 0, len(new)), known)
         return _BalanceScan.made(language, problems, None, None, bodies)
-    saved = old.saved
-    resume = next((i for i in range(len(saved) - 1, -1, -1) if saved[i].pos <= a - _SETTLE), None)
-    start = saved[resume].pos if resume is not None else 0
-    kept_states = saved[: resume + 1] if resume is not None else []
-    # states are compared only past the end of the edit's last line and _SETTLE more characters
-    first = old_length + 1 if line_end < 0 else max(b + _SETTLE, line_end + 1)
-    candidates = next((i for i in range(len(saved)) if saved[i].pos >= first), len(saved))
-    settle = _Settle(saved, candidates, a, b, delta)
+    if old.tags is not None and len(regions) > 1:  # markup: one part from the first to the last
+        a, b = regions[0][0], regions[-1][1]
+        regions, line_ends = [(a, b, len(new) - old_length + b - a)], line_ends[-1:]
+    saved, moves = old.saved, _Moves(regions)
+    # A saved state can be where the scans agree once past a replaced part's last line and _SETTLE
+    # more characters, and _SETTLE characters before the next part (lookaheads, lookbehinds).
+    clean = []
+    for (_a, b, _length), line_end, after in zip(regions, line_ends, regions[1:] + [None]):
+        first = old_length + 1 if line_end < 0 else max(b + _SETTLE, line_end + 1)
+        clean.append((first, after[0] - _SETTLE if after else old_length))
+    order = [i for i, one in enumerate(saved) if _in_gap(one.pos, clean)]
+    resume = _last_before(saved, regions[0][0] - _SETTLE)
     point = saved[resume] if resume is not None else None
-    if old.tags is None:
-        state = _State(new, _token_spec(language), 0, len(new))
+    states = list(saved[: resume + 1]) if resume is not None else []
+    if old.tags is not None:  # saved states count tag problems
+        tags = list(old.tags[: point.problems]) if point is not None else []
+        return _rescan_markup(old, new, regions[0], point, tags, states, _Settle(saved, order, moves))
+    problems = list(old.problems[: point.problems]) if point is not None else []
+    spec = _token_spec(language)
+    while True:
+        state = _State(new, spec, 0, len(new))
         if point is not None:
-            state.stack[:], state.templates[:] = point.stack, point.templates
-        state = _scan_brackets(new, state.spec, start, len(new), marks=settle, state=state)
-        problems = list(old.problems[: point.problems]) if point is not None else []
+            state.stack[:] = [moves.moved(item >> 3) * 8 + (item & 7) for item in point.stack]
+            state.templates[:] = [moves.moved(t) for t in point.templates]
+        settle = _Settle(saved, [i for i in order if resume is None or i > resume], moves)
+        start = moves.moved(point.pos) if point is not None else 0
+        state = _scan_brackets(new, spec, start, len(new), marks=settle, state=state)
         if settle.settled is None:  # it ran to the end
             for item in state.stack:
                 _report_open(state, item)
-            return _BalanceScan.made(language, problems + state.problems, kept_states, None, None)
+            return _BalanceScan.made(language, problems + state.problems, states, None, None)
         problems += state.problems
         later = saved[settle.settled]
+        gap = next(g for g, (first, last) in enumerate(clean) if first <= later.pos <= last)
+        resume = len(saved) - 1 if gap == len(clean) - 1 else _last_before(saved, clean[gap][1])
         shift = len(problems) - later.problems
-        problems += _moved_problems(old.problems[later.problems :], settle)
-        states = kept_states + [settle.moved_state(one, shift, 0) for one in saved[settle.settled :]]
-        return _BalanceScan.made(language, problems, states, None, None)
-    # markup: tags from the saved state on, embedded bodies reused when their text is unchanged
-    stack = list(point.stack) if point is not None else []
+        problems += _moved_problems(old.problems[later.problems : saved[resume].problems], settle)
+        states += [settle.moved_state(one, shift, 0) for one in saved[settle.settled : resume + 1]]
+        if gap == len(clean) - 1:  # past the last part: the rest is the old scan's, moved
+            problems += _moved_problems(old.problems[saved[resume].problems :], settle)
+            return _BalanceScan.made(language, problems, states, None, None)
+        point = saved[resume]  # the next part: resume from the old state before it
+
+
+def _in_gap(pos, clean):
+    return any(first <= pos <= last for first, last in clean)
+
+
+def _last_before(saved, limit):
+    """Index of the last saved state at or before `limit`, or None."""
+    for i in range(len(saved) - 1, -1, -1):
+        if saved[i].pos <= limit:
+            return i
+    return None
+
+
+def _rescan_markup(old, new, region, point, tags, states, settle):
+    """_rescan() of markup: tags from the saved state on, embedded bodies reused when their text is
+    unchanged (`tags` and `states` hold what comes before the resumed state)."""
+    language, (a, b, length) = old.language, region
+    delta = length - (b - a)
+    saved = old.saved
+    stack = [(k, n, p) for k, n, p in point.stack] if point is not None else []
+    start = point.pos if point is not None else 0
     found = _scan_markup(new, language, start, len(new), counting=False, marks=settle, stack=stack)
-    tags = list(old.tags[: point.problems]) if point is not None else []
     tags += found.problems
     known = {(lang, body): (pos, problems) for lang, body, pos, problems in old.bodies}
     parts = [(lang, s, e, None, None) for lang, s, e in found.bodies]
     bodies = list(old.bodies[: point.bodies]) if point is not None else []
     bodies += _embedded_problems(new, parts, known)[1]
-    states = kept_states
     if settle.settled is not None:
         later = saved[settle.settled]
         shift, body_shift = len(tags) - later.problems, len(bodies) - later.bodies
@@ -6591,6 +6682,7 @@ class Change:
         self.chip_text = chip_text  # delete: the text to keep as a chip before writing
         self.breaks = "unknown"  # edit_breaks() fills it in
         self.check_error = None  # a scanner exception's text, when the check itself failed
+        self.plans = None  # several plans checked as one edit (a be-edit file's items), or None
 
     @property
     def body(self):
@@ -6622,7 +6714,8 @@ def edit_breaks(opened, change, ctx=None):
         if language in LANGUAGES:
             try:
                 memory = ctx.scan_memory() if ctx is not None else None
-                change.breaks = _breaks_of_plan(text, change.plan, language, memory, real)
+                plans = change.plans or [change.plan]
+                change.breaks = _breaks_of_plan(text, plans, language, memory, real)
             except Exception as exc:  # a scanner bug must not block an edit: reported, not hidden
                 if os.environ.get("BETTER_EDIT_DEBUG"):
                     raise
@@ -6630,28 +6723,39 @@ def edit_breaks(opened, change, ctx=None):
     return change.breaks
 
 
-def _breaks_of_plan(text, plan, language, memory=None, key=None):
-    """problems_introduced() for the byte plan (a, block, b) of a Text, in character offsets.
+def _breaks_of_plan(text, plans, language, memory=None, key=None):
+    """problems_introduced() for byte plans [(a, block, b), ...] of a Text (ascending, not
+    overlapping: one edit, or the items of a be-edit), worked out in character offsets.
 
     `memory` (a _ScanMemory or _ScanFiles) remembers the scan of the text an edit of `key` (the
     real path) left: when the next edit starts from exactly that text, the scan of the text before
     it is not done again."""
-    a, block, b = plan
     old_text = text.decode()
-    if len(old_text) == len(text.body):  # one byte per character
-        start, stop = a, b
-    else:
-        start = len(text.decode(0, a))
-        stop = start + len(text.decode(a, b))
     old = memory.recall(key, language, text, old_text) if memory is not None else None
     if old is None:
         old = _BalanceScan(old_text, language)
-    old_length, line_end = len(old_text), old_text.find("\n", stop)
+    narrow = len(old_text) == len(text.body)  # one byte per character
+    regions, line_ends, bytes_pieces, text_pieces, chars, done = [], [], [], [], 0, 0
+    for a, block, b in plans:
+        gap = text.decode(done, a)
+        chars += len(gap)
+        start = a if narrow else chars
+        stop = b if narrow else start + len(text.decode(a, b))
+        new_block = block.decode(text.codec)
+        regions.append((start, stop, len(new_block)))
+        line_ends.append(old_text.find("\n", stop))
+        text_pieces += [gap, new_block]
+        bytes_pieces += [memoryview(text.body)[done:a], block]
+        chars, done = stop, b
+    old_length = len(old_text)
     del old_text  # memory: the bytes, one decoded text and its pieces at the most (SPEC: 3x a file)
-    new_text = "".join((text.decode(0, a), block.decode(text.codec), text.decode(b)))
-    after = _rescan(old, new_text, start, stop, old_length, line_end)
+    text_pieces.append(text.decode(done))
+    bytes_pieces.append(memoryview(text.body)[done:])
+    new_text = "".join(text_pieces)
+    del text_pieces
+    after = _rescan(old, new_text, regions, old_length, line_ends)
     if memory is not None:
-        memory.keep(key, language, text, plan, new_text, after)
+        memory.keep(key, language, text, bytes_pieces, new_text, after)
     return problems_introduced(old, after, new_text)
 
 
@@ -6668,7 +6772,7 @@ class _ScanMemory:
             return entry[3]
         return None
 
-    def keep(self, key, language, text, plan, new_text, scan):
+    def keep(self, key, language, text, pieces, new_text, scan):
         self.entry = (key, language, new_text, scan) if len(new_text) <= SCAN_MEMORY_CHARS else None
 
 
@@ -6710,14 +6814,14 @@ class _ScanFiles:
             return None  # no record, or one this run cannot use: the file is scanned
         return _BalanceScan.made(language, problems, saved, None, None)
 
-    def keep(self, key, language, text, plan, new_text, scan):
+    def keep(self, key, language, text, pieces, new_text, scan):
+        """Keep `scan`, the scan of the body made of the byte `pieces`, for the next run."""
         if len(new_text) < SCAN_FILE_MIN_CHARS or scan.tags is not None or scan.saved is None:
             return
         if len(scan.problems) > 100_000:
             return  # a record that large would cost more to read than the scan it saves
-        a, block, b = plan
-        digest = _sha256_new(more=len(text.body) - (b - a) + len(block))
-        for piece in (memoryview(text.body)[:a], block, memoryview(text.body)[b:]):
+        digest = _sha256_new(more=sum(len(piece) for piece in pieces))
+        for piece in pieces:
             digest.update(piece)
         record = {
             "v": 1,
@@ -7374,7 +7478,7 @@ def _insert_change(ctx, args, opened):
     placeholder_guard(args, opened, args["content"], "")
     eol = dominant_eol(body)
     lines = content_lines(args["content"])
-    a = skip_lines(body, 0, after)
+    a = line_start(body, after + 1)
     block = encode_block(text, lines, eol)
     plan = splice_plan(body, a, a, block, eol)
     fields = {"after_line": after, "added": len(lines)}
@@ -8344,6 +8448,7 @@ def _group_result(ctx, args, group):
     if not args.get("brief"):
         entry["diff"] = _items_diff(args, opened, new_body, plans)
         combined = Change(text, _span_plan(text.body, new_body, plans), 1, text.total(), total, {})
+        combined.plans = _item_plans(text.body, new_body, plans)
         if group["exists"] and not group.get("delete_file"):
             entry["balance"] = balance_sentence(ctx, opened, combined, warnings)
         else:
@@ -8370,6 +8475,23 @@ def _span_plan(body, new_body, plans):
         ):
             return a, new_body[a : len(new_body) - tail], b
     return 0, new_body, len(body)
+
+
+def _item_plans(body, new_body, plans):
+    """The items' plans [(a, block, b), ...] when, applied together, they make `new_body` (checked,
+    not assumed), so the post-edit check scans around each item; else None (one span)."""
+    ordered, end = [], 0
+    for a, block, b, *_rest in sorted(plans, key=lambda plan: (plan[0], plan[2])):
+        if a < end:
+            return None
+        ordered.append((a, block, b))
+        end = b
+    pieces, done = [], 0
+    for a, block, b in ordered:
+        pieces += [memoryview(body)[done:a], block]
+        done = b
+    pieces.append(memoryview(body)[done:])
+    return ordered if b"".join(pieces) == new_body else None
 
 
 def _items_diff(args, opened, new_body, plans):
@@ -9318,7 +9440,10 @@ def public_name(tool, prefix=True, underscore=False):
 
 def call_tool(ctx, tool, args):
     """Validate and run one tool; the single path both the server and the CLI take."""
-    return tool.handler(ctx, validate_args(tool, args))
+    try:
+        return tool.handler(ctx, validate_args(tool, args))
+    finally:
+        _LINE_INDEX.clear()  # no file's bytes outlive the call that read them
 
 
 # ====================================================================================================

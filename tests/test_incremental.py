@@ -250,9 +250,8 @@ def test_a_scan_record_that_is_a_fifo_or_a_link_is_not_followed(tmp_path):
     files = be._ScanFiles(be.Context(cache_dir=str(tmp_path)))
     body = b"x = (1)\n" * (be.SCAN_FILE_MIN_CHARS // 8 + 1)
     old = be.Text(body + b"y = 1\n")
-    plan = (len(body), b"", len(body) + 6)  # the edit leaves `body`
-    new = body.decode()
-    files.keep("/a", "python", old, plan, new, be._BalanceScan(new, "python"))
+    new = body.decode()  # an edit removed the last line: the new body is `body`
+    files.keep("/a", "python", old, [body], new, be._BalanceScan(new, "python"))
     text = be.Text(body)
     assert files.recall("/a", "python", text, new) is not None  # a good record is used
     outside = tmp_path / "outside.json"
@@ -295,3 +294,37 @@ def _has_surrogates(text):
     except UnicodeEncodeError:
         return True
     return False
+
+
+@st.composite
+def multi_edits(draw):
+    name, language, text = draw(st.sampled_from(BASES))
+    cuts = sorted(draw(st.lists(st.integers(0, len(text)), min_size=2, max_size=8)))
+    regions, done, new = [], 0, []
+    for a, b in zip(cuts[::2], cuts[1::2]):
+        if draw(st.booleans()):  # often from a line start
+            newline = text.rfind("\n", done, a)
+            a = newline + 1 if newline >= 0 else a
+        block = "".join(draw(st.lists(st.sampled_from(PIECES), max_size=3)))
+        new += [text[done:a], block]
+        regions.append((a, b, len(block)))
+        done = b
+    new.append(text[done:])
+    return language, text, "".join(new), regions
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=multi_edits())
+def test_a_rescan_of_several_parts_equals_a_full_rescan(case):
+    """be-edit's items are checked as one edit of several parts: the scan settles between them."""
+    language, text, new, regions = case
+    old = be._BalanceScan(text, language)
+    line_ends = [text.find("\n", b) for _a, b, _n in regions]
+    after = be._rescan(old, new, regions, len(text), line_ends)
+    assert after.problems == be._BalanceScan(new, language).problems
+    # and the next edit starts from the saved states put together for `new`
+    c = len(new) // 3
+    newer = new[:c] + "{" + new[c:]
+    assert sorted(be._problems_after(after, new, newer, c, c).problems) == sorted(
+        be._balance_problems(newer, language, 0, len(newer), None)[0]
+    )

@@ -265,3 +265,37 @@ def test_locate_old_spans_point_at_the_match(haystack, needle):
         for line_s, col_s, _line_e, _col_e in spans:
             offset = sum(len(line) + 1 for line in norm.split("\n")[: line_s - 1]) + col_s
             assert norm[offset:].startswith(be.normalize_newlines(needle))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    lines=st.lists(st.integers(0, 300), min_size=0, max_size=400),
+    pos_fraction=st.floats(0, 1),
+    count=st.integers(0, 500),
+    chunk_lines=st.booleans(),
+)
+def test_skip_lines_finds_the_nth_newline(lines, pos_fraction, count, chunk_lines):
+    """skip_lines narrows windows with counts before it walks newline by newline: it must land
+    just past the count-th newline at or after pos, whatever the line lengths."""
+    body = b"".join(b"x" * n + b"\n" for n in lines) + (b"tail" if chunk_lines else b"")
+    pos = int(len(body) * pos_fraction)
+    newlines = [i + 1 for i, byte in enumerate(body) if byte == 10 and i >= pos]
+    want = newlines[count - 1] if 0 < count <= len(newlines) else (pos if count == 0 else len(body))
+    assert be.skip_lines(body, pos, count) == want
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    lines=st.lists(st.integers(0, 4000), min_size=300, max_size=700),
+    wanted=st.lists(st.integers(1, 800), min_size=1, max_size=20),
+)
+def test_line_start_of_a_large_body_equals_counting_from_the_start(lines, wanted):
+    """line_start indexes bodies of 1 MiB or more by windows of newline counts: every line start
+    must be the one counting newlines from the first byte gives, the first lookup and later ones."""
+    body = b"".join(b"y" * n + b"\n" for n in lines)
+    body += b"z" * max(0, (1 << 20) - len(body) + 1)
+    try:
+        for line in wanted:
+            assert be.line_start(body, line) == be.skip_lines(body, 0, line - 1)
+    finally:
+        be._LINE_INDEX.clear()
