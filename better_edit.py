@@ -3543,7 +3543,7 @@ def _unexplained(before, after, key):
 # Code embedded in markup (<script>, <style>) and Markdown fences is scanned again only when its
 # text changed.
 
-_CHECKPOINT_EVERY = 1 << 15  # characters between saved states of a scan
+_CHECKPOINT_EVERY = 1 << 13  # characters between saved states of a scan
 SCAN_MEMORY_CHARS = 64 << 20  # the server remembers the scan of an edited text up to this size
 SCAN_FILE_MIN_CHARS = 1 << 20  # the CLI keeps scans of texts this large or larger in BASE/scans/
 SCAN_FILES = 8  # ... and at most this many
