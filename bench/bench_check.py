@@ -128,14 +128,14 @@ def measure(language, path, env, options):
     be.check_balance(text, language)
     full = time.perf_counter() - start
     start = time.perf_counter()
-    assert be._breaks_of_plan(opened, plan, language) == []
+    assert be._breaks_of_plan(opened, [plan], language) == []
     cold = time.perf_counter() - start
     memory = be._ScanMemory()
-    be._breaks_of_plan(opened, plan, language, memory, "k")
+    be._breaks_of_plan(opened, [plan], language, memory, "k")
     text_after = be.Text(be.join_splice(raw, plan))
     again = (a, plan[1].replace(b"7", b"8"), a + len(plan[1]))
     start = time.perf_counter()
-    assert be._breaks_of_plan(text_after, again, language, memory, "k") == []
+    assert be._breaks_of_plan(text_after, [again], language, memory, "k") == []
     warm = time.perf_counter() - start
     print(f"  in process: full check_balance            {full * 1000:8.1f} ms")
     print(
