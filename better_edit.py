@@ -6683,6 +6683,7 @@ class Change:
         self.breaks = "unknown"  # edit_breaks() fills it in
         self.check_error = None  # a scanner exception's text, when the check itself failed
         self.plans = None  # several plans checked as one edit (a be-edit file's items), or None
+        self.keep_scan = True  # False for a preview: its text is not the file's, nothing to keep
 
     @property
     def body(self):
@@ -6715,7 +6716,7 @@ def edit_breaks(opened, change, ctx=None):
             try:
                 memory = ctx.scan_memory() if ctx is not None else None
                 plans = change.plans or [change.plan]
-                change.breaks = _breaks_of_plan(text, plans, language, memory, real)
+                change.breaks = _breaks_of_plan(text, plans, language, memory, real, change.keep_scan)
             except Exception as exc:  # a scanner bug must not block an edit: reported, not hidden
                 if os.environ.get("BETTER_EDIT_DEBUG"):
                     raise
@@ -6723,7 +6724,7 @@ def edit_breaks(opened, change, ctx=None):
     return change.breaks
 
 
-def _breaks_of_plan(text, plans, language, memory=None, key=None):
+def _breaks_of_plan(text, plans, language, memory=None, key=None, keep=True):
     """problems_introduced() for byte plans [(a, block, b), ...] of a Text (ascending, not
     overlapping: one edit, or the items of a be-edit), worked out in character offsets.
 
@@ -6754,7 +6755,7 @@ def _breaks_of_plan(text, plans, language, memory=None, key=None):
     new_text = "".join(text_pieces)
     del text_pieces
     after = _rescan(old, new_text, regions, old_length, line_ends)
-    if memory is not None:
+    if memory is not None and keep:
         memory.keep(key, language, text, bytes_pieces, new_text, after)
     return problems_introduced(old, after, new_text)
 
@@ -6901,6 +6902,7 @@ def finish_edit(ctx, tool, args, opened, change):
     view = _written_view(opened, change)
     if view:
         result["viewed_code_id"] = view
+    change.keep_scan = not args.get("preview")
     if not args.get("brief"):
         result["diff"] = _edit_diff(ctx, args, file, text, change) if changed else ""
         result["balance"] = balance_sentence(ctx, opened, change, warnings)
@@ -7541,6 +7543,7 @@ def _delete_guard(ctx, args, opened, change, start, end):
     if language is None:
         return [("w.not_checked_delete", {"file": file})]
     problems = check_balance(change.chip_text, language)["unmatched"]
+    change.keep_scan = not args.get("preview")
     if not problems or edit_breaks(opened, change, ctx) == []:
         return []
     symbols = ", ".join(sorted({f'"{p["symbol"]}"' for p in problems}))
@@ -8449,6 +8452,7 @@ def _group_result(ctx, args, group):
         entry["diff"] = _items_diff(args, opened, new_body, plans)
         combined = Change(text, _span_plan(text.body, new_body, plans), 1, text.total(), total, {})
         combined.plans = _item_plans(text.body, new_body, plans)
+        combined.keep_scan = not args.get("preview")
         if group["exists"] and not group.get("delete_file"):
             entry["balance"] = balance_sentence(ctx, opened, combined, warnings)
         else:

@@ -235,6 +235,12 @@ def test_the_cli_keeps_scans_of_large_files_between_runs(tmp_path, monkeypatch, 
     assert replace(4, "    return [a, {'k': 'y'}") == 'edit left 1 unclosed "[" (line 4)'
     assert replace(4, "    return [a, {'k': 'y'}]") == "ok"
     assert len(scans) == 1  # runs two and three used the kept scan
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):  # a preview keeps nothing: the file did not change
+        be.main(["replace", "-f", "big.py", "-s", "4", "-c", "    pass", "--preview", "--output", "json"])
+    assert json.loads(out.getvalue())["balance"] == "ok" and len(scans) == 1
+    assert replace(4, "    return [a, {'k': 'w'}]") == "ok"
+    assert len(scans) == 1
     assert len(list((cache / "scans").iterdir())) == 1
     target.write_text(target.read_text() + ")\n")  # changed in between
     assert replace(6, "    return [a, ('k', 'z')]") == "ok"
