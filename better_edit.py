@@ -6777,6 +6777,22 @@ class _ScanMemory:
         self.entry = (key, language, new_text, scan) if len(new_text) <= SCAN_MEMORY_CHARS else None
 
 
+_STAMP = []
+
+
+def _program_stamp():
+    """[version, size, mtime] of this program's file: a scan kept by another build of the
+    scanners is never used (None, and nothing is kept, when the file cannot be found, as in the
+    one-file executable, which unpacks itself anew at every start)."""
+    if not _STAMP:
+        try:
+            st = os.stat(__file__)
+            _STAMP.append([__version__, st.st_size, st.st_mtime_ns])
+        except (OSError, NameError):
+            _STAMP.append(None)
+    return _STAMP[0]
+
+
 class _ScanFiles:
     """The CLI's memory of scans between runs: BASE/scans/, one JSON file per edited path (named by
     a hash of it), for texts of SCAN_FILE_MIN_CHARS or more in bracket languages, at most
@@ -6800,6 +6816,7 @@ class _ScanFiles:
             record = _read_json_object(self._path(key))  # no link followed, no FIFO waited on
             if (
                 record.get("v") != 1
+                or record.get("program") != _program_stamp()
                 or record.get("language") != language
                 or record.get("codec") != text.codec
             ):
@@ -6819,13 +6836,14 @@ class _ScanFiles:
         """Keep `scan`, the scan of the body made of the byte `pieces`, for the next run."""
         if len(new_text) < SCAN_FILE_MIN_CHARS or scan.tags is not None or scan.saved is None:
             return
-        if len(scan.problems) > 100_000:
+        if _program_stamp() is None or len(scan.problems) > 100_000:
             return  # a record that large would cost more to read than the scan it saves
         digest = _sha256_new(more=sum(len(piece) for piece in pieces))
         for piece in pieces:
             digest.update(piece)
         record = {
             "v": 1,
+            "program": _program_stamp(),
             "language": language,
             "codec": text.codec,
             "sha256": digest.hexdigest(),

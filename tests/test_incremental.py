@@ -245,10 +245,16 @@ def test_the_cli_keeps_scans_of_large_files_between_runs(tmp_path, monkeypatch, 
     target.write_text(target.read_text() + ")\n")  # changed in between
     assert replace(6, "    return [a, ('k', 'z')]") == "ok"
     assert len(scans) == 2
+    for record in (cache / "scans").iterdir():  # kept by another build of the program
+        data = json.loads(record.read_bytes())
+        data["program"][2] += 1
+        record.write_text(json.dumps(data))
+    assert replace(7, "    return [a, ('k', 'v')]") == "ok"
+    assert len(scans) == 3
     for record in (cache / "scans").iterdir():
         record.write_bytes(record.read_bytes()[:100])  # damaged
     assert replace(8, "    return [a, (1, 2]") == 'edit left 1 unclosed "(" (line 8)'
-    assert len(scans) == 3
+    assert len(scans) == 4
 
 
 def test_a_scan_record_that_is_a_fifo_or_a_link_is_not_followed(tmp_path):
