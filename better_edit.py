@@ -2715,6 +2715,7 @@ _TO_EOL = r"[^\n]*"
 def _h_unclosed(state, m, symbol):
     """An unterminated string/comment: report it where it starts; the pattern already ate it."""
     state.problems.append((m.start(), symbol, "unclosed"))
+    state.uncertain = True
     return None
 
 
@@ -3093,6 +3094,7 @@ class _State:
         "cnt",
         "templates",
         "missing_heredocs",
+        "uncertain",
     )
 
     def __init__(self, text, spec, start, end, pairs=None):
@@ -3100,6 +3102,9 @@ class _State:
         self.stack, self.problems, self.pairs = [], [], pairs
         self.cnt = [0] * (2 * spec.nb + 1)
         self.templates, self.missing_heredocs = [], set()
+        # an unterminated string or comment was decided by looking to the end of the text (or of
+        # a long line): a later saved state could be undone by an edit after it (_Marks)
+        self.uncertain = False
 
 
 _SPEC_CACHE = {}
@@ -3573,13 +3578,14 @@ class _Marks:
 
     def hit(self, state, pos):
         if isinstance(state, _State):
-            # a heredoc whose end was not found depends on the text after it: no resume point there
-            if not state.missing_heredocs and len(state.stack) <= _MAX_SAVED_DEPTH:
+            # a heredoc whose end was not found, or an unterminated string, was decided by the text
+            # after it: no resume point after them
+            if not state.missing_heredocs and not state.uncertain and len(state.stack) <= _MAX_SAVED_DEPTH:
                 saved = _Saved(pos, tuple(state.stack), tuple(state.templates), len(state.problems))
                 self.saved.append(saved)
         else:
-            stack, found = state
-            if len(stack) <= _MAX_SAVED_DEPTH:
+            stack, found, uncertain = state
+            if not uncertain and len(stack) <= _MAX_SAVED_DEPTH:
                 self.saved.append(_Saved(pos, tuple(stack), (), len(found.problems), len(found.bodies)))
         return pos + _CHECKPOINT_EVERY
 
@@ -3745,13 +3751,14 @@ def _embedded_problems(text, parts, known):
 
 def _problems_after(old, text, new, a, b):
     """_rescan() of one edit, given the old text itself."""
-    return _rescan(old, new, [(a, b, len(new) - len(text) + b - a)], len(text), [text.find("\n", b)])
+    region = [(a, b, len(new) - len(text) + b - a)]
+    return _rescan(old, new, region, len(text), [text.find("\n", b)], [text.rfind("\n", 0, a)])
 
 
-def _rescan(old, new, regions, old_length, line_ends):
+def _rescan(old, new, regions, old_length, line_ends, line_befores):
     """The scan of `new`, the old text (`old_length` characters) with the parts regions[i] = (a, b,
     new length) replaced (ascending, not overlapping; line_ends[i]: its first newline at or after b,
-    or -1), as a _BalanceScan. Its problems are those a whole scan finds, in the same order; only
+    or -1; line_befores[i]: its last newline before a, or -1), as a _BalanceScan. Its problems are those a whole scan finds, in the same order; only
     the text around each replaced part is scanned when the scan settles between them. Its saved
     states are the old ones where the two scans agree, moved."""
     language = old.language
@@ -3762,15 +3769,19 @@ def _rescan(old, new, regions, old_length, line_ends):
     if old.tags is not None and len(regions) > 1:  # markup: one part from the first to the last
         a, b = regions[0][0], regions[-1][1]
         regions, line_ends = [(a, b, len(new) - old_length + b - a)], line_ends[-1:]
+        line_befores = line_befores[:1]
+    # A scan resumes only from a state that has a newline between it and the part: a decision made
+    # before that state looked ahead at most to the end of its line (farther, _Marks saved nothing)
+    starts = [min(a - _SETTLE, before) for (a, _b, _n), before in zip(regions, line_befores)]
     saved, moves = old.saved, _Moves(regions)
     # A saved state can be where the scans agree once past a replaced part's last line and _SETTLE
     # more characters, and _SETTLE characters before the next part (lookaheads, lookbehinds).
     clean = []
-    for (_a, b, _length), line_end, after in zip(regions, line_ends, regions[1:] + [None]):
+    for (_a, b, _length), line_end, after in zip(regions, line_ends, starts[1:] + [None]):
         first = old_length + 1 if line_end < 0 else max(b + _SETTLE, line_end + 1)
-        clean.append((first, after[0] - _SETTLE if after else old_length))
+        clean.append((first, after if after is not None else old_length))
     order = [i for i, one in enumerate(saved) if _in_gap(one.pos, clean)]
-    resume = _last_before(saved, regions[0][0] - _SETTLE)
+    resume = _last_before(saved, starts[0])
     point = saved[resume] if resume is not None else None
     states = list(saved[: resume + 1]) if resume is not None else []
     if old.tags is not None:  # saved states count tag problems
@@ -3913,12 +3924,16 @@ def _scan_markup(text, language, start, end, stop_after=None, counting=True, mar
     push, elements, opens = stack.append, found.elements.append, found.opens.append
     limit = end + 1 if stop_after is None else stop_after
     mark = end + 1 if marks is None else marks.next
-    marked = stopped = False
+    marked = stopped = uncertain = False
     pos = start
     while pos is not None:
         resume = None
-        for m in regex.finditer(text, pos, end):
+        last = pos  # where the previous token ended: a "<" in between was no tag (decided by
+        for m in regex.finditer(text, pos, end):  # looking ahead, maybe far: _Marks saves no state after it)
             k = m.lastindex
+            if marks is not None and not uncertain and text.find("<", last, m.start()) >= 0:
+                uncertain = True
+            last = m.end()
             if k == 11:
                 if m.start() >= mark:
                     resume, marked = m.start(), True
@@ -3957,7 +3972,7 @@ def _scan_markup(text, language, start, end, stop_after=None, counting=True, mar
                 break
         if marked:
             marked = False
-            mark = marks.hit((stack, found), resume)
+            mark = marks.hit((stack, found, uncertain), resume)
             if mark is None:
                 stopped = True
                 break
@@ -6736,7 +6751,7 @@ def _breaks_of_plan(text, plans, language, memory=None, key=None, keep=True):
     if old is None:
         old = _BalanceScan(old_text, language)
     narrow = len(old_text) == len(text.body)  # one byte per character
-    regions, line_ends, bytes_pieces, text_pieces, chars, done = [], [], [], [], 0, 0
+    regions, line_ends, line_befores, bytes_pieces, text_pieces, chars, done = [], [], [], [], [], 0, 0
     for a, block, b in plans:
         gap = text.decode(done, a)
         chars += len(gap)
@@ -6745,6 +6760,7 @@ def _breaks_of_plan(text, plans, language, memory=None, key=None, keep=True):
         new_block = block.decode(text.codec)
         regions.append((start, stop, len(new_block)))
         line_ends.append(old_text.find("\n", stop))
+        line_befores.append(old_text.rfind("\n", 0, start))
         text_pieces += [gap, new_block]
         bytes_pieces += [memoryview(text.body)[done:a], block]
         chars, done = stop, b
@@ -6754,7 +6770,7 @@ def _breaks_of_plan(text, plans, language, memory=None, key=None, keep=True):
     bytes_pieces.append(memoryview(text.body)[done:])
     new_text = "".join(text_pieces)
     del text_pieces
-    after = _rescan(old, new_text, regions, old_length, line_ends)
+    after = _rescan(old, new_text, regions, old_length, line_ends, line_befores)
     if memory is not None and keep:
         memory.keep(key, language, text, bytes_pieces, new_text, after)
     return problems_introduced(old, after, new_text)

@@ -332,11 +332,33 @@ def test_a_rescan_of_several_parts_equals_a_full_rescan(case):
     language, text, new, regions = case
     old = be._BalanceScan(text, language)
     line_ends = [text.find("\n", b) for _a, b, _n in regions]
-    after = be._rescan(old, new, regions, len(text), line_ends)
+    line_befores = [text.rfind("\n", 0, a) for a, _b, _n in regions]
+    after = be._rescan(old, new, regions, len(text), line_ends, line_befores)
     assert after.problems == be._BalanceScan(new, language).problems
     # and the next edit starts from the saved states put together for `new`
     c = len(new) // 3
     newer = new[:c] + "{" + new[c:]
     assert sorted(be._problems_after(after, new, newer, c, c).problems) == sorted(
         be._balance_problems(newer, language, 0, len(newer), None)[0]
+    )
+
+
+def test_a_saved_state_after_a_tag_that_failed_is_no_resume_point():
+    """Found by the property test on a clean checkout: in the edited page a tag's quoted attribute
+    no longer closed, so that `<nav ...` was no tag; a state saved after it could not serve the
+    next edit, which closed the quote again. A scan saves no state after a `<` that was no tag, or
+    after an unterminated string, and resumes only across a newline."""
+    with open(os.path.join(CORPUS, "index.broken.html"), encoding="utf-8") as handle:
+        text = handle.read()
+    a, b = 347, 364
+    block = (
+        'eta charset="utf-8">\n  <title>Shop & Co. <Home></title>\n  <link rel="stylesheet" '
+        'href="theme.css">\n  <style>\n    body { margin: 0; }\n    .x::before { content: "'
+    )
+    new = text[:a] + block + text[b:]
+    rescan = be._BalanceScan(new, "html")
+    c, d = a + len(block) // 2, a + len(block) + 50
+    newer = new[:c] + "}\n" + new[d:]
+    assert sorted(be._problems_after(rescan, new, newer, c, d).problems) == sorted(
+        be._balance_problems(newer, "html", 0, len(newer), None)[0]
     )
