@@ -23,6 +23,7 @@ Sections (code only uses what is above it):
  11. main()                     - pick the mode
 """
 
+import functools
 import os
 import re
 import sys
@@ -87,22 +88,22 @@ def _sha256_new(data=b"", more=0):
     interpreter's own implementation, so a command that hashes a few bytes does not load OpenSSL;
     large data goes through hashlib (faster per byte)."""
     if len(data) + more < 1 << 16:
-        if not _OWN_SHA256:  # found once: a failed import is searched for again at every try
-            try:
-                from _sha2 import sha256  # Python 3.12+
-            except ImportError:
-                try:
-                    from _sha256 import sha256
-                except ImportError:
-                    from hashlib import sha256
-            _OWN_SHA256.append(sha256)
-        return _OWN_SHA256[0](data)
+        return _own_sha256()(data)
     import hashlib
 
     return hashlib.sha256(data)
 
 
-_OWN_SHA256 = []
+@functools.cache  # found once: a failed import is searched for again at every try
+def _own_sha256():
+    try:
+        from _sha2 import sha256  # Python 3.12+
+    except ImportError:
+        try:
+            from _sha256 import sha256
+        except ImportError:
+            from hashlib import sha256
+    return sha256
 
 
 # One table for every human-readable text: key -> (English, Chinese). Fields in {braces}.
@@ -3258,11 +3259,16 @@ _TEMPLATE_REST = _LazyPattern(r"[^`\\$]*(?:(?:\\[\s\S]|\$(?!\{))[^`\\$]*)*(?:(`)
 
 def _h_template_head(state, m, arg):
     """A template literal up to its first `${`: the substitution is open, the scan goes on."""
-    state.stack.append((m.end() - 2) * 8 + _TEMPLATE_CODE)
-    state.templates.append(m.start())
+    _open_substitution(state, m.end() - 2, m.start())
+    return None
+
+
+def _open_substitution(state, at, backtick):
+    """A `${` at `at` of the template literal starting at `backtick`: open until its `}`."""
+    state.stack.append(at * 8 + _TEMPLATE_CODE)
+    state.templates.append(backtick)
     if state.spec.brace_group:
         state.cnt[state.spec.brace_group] += 1
-    return None
 
 
 def _h_template(state, m, arg):
@@ -3275,10 +3281,7 @@ def _resume_template(state, pos, backtick):
     if m.group(1) is not None:
         return m.end()
     if m.group(2) is not None:
-        state.stack.append((m.end() - 2) * 8 + _TEMPLATE_CODE)
-        state.templates.append(backtick)
-        if state.spec.brace_group:
-            state.cnt[state.spec.brace_group] += 1
+        _open_substitution(state, m.end() - 2, backtick)
         return m.end()
     state.problems.append((backtick, "`", "unclosed"))
     return state.end
@@ -3786,7 +3789,7 @@ def _rescan(old, new, regions, old_length, line_ends, line_befores):
     states = list(saved[: resume + 1]) if resume is not None else []
     if old.tags is not None:  # saved states count tag problems
         tags = list(old.tags[: point.problems]) if point is not None else []
-        return _rescan_markup(old, new, regions[0], point, tags, states, _Settle(saved, order, moves))
+        return _rescan_markup(old, new, point, tags, states, _Settle(saved, order, moves))
     problems = list(old.problems[: point.problems]) if point is not None else []
     spec = _token_spec(language)
     while True:
@@ -3826,12 +3829,10 @@ def _last_before(saved, limit):
     return None
 
 
-def _rescan_markup(old, new, region, point, tags, states, settle):
+def _rescan_markup(old, new, point, tags, states, settle):
     """_rescan() of markup: tags from the saved state on, embedded bodies reused when their text is
     unchanged (`tags` and `states` hold what comes before the resumed state)."""
-    language, (a, b, length) = old.language, region
-    delta = length - (b - a)
-    saved = old.saved
+    language, saved = old.language, old.saved
     stack = [(k, n, p) for k, n, p in point.stack] if point is not None else []
     start = point.pos if point is not None else 0
     found = _scan_markup(new, language, start, len(new), counting=False, marks=settle, stack=stack)
@@ -3845,7 +3846,7 @@ def _rescan_markup(old, new, region, point, tags, states, settle):
         shift, body_shift = len(tags) - later.problems, len(bodies) - later.bodies
         tags += _moved_problems(old.tags[later.problems :], settle)
         for lang, body, pos, found_problems in old.bodies[later.bodies :]:
-            bodies.append((lang, body, pos + delta, _moved_problems(found_problems, settle)))
+            bodies.append((lang, body, settle.moved(pos), _moved_problems(found_problems, settle)))
         states = states + [settle.moved_state(one, shift, body_shift) for one in saved[settle.settled :]]
     problems = tags + [p for _lang, _body, _start, found_problems in bodies for p in found_problems]
     return _BalanceScan.made(language, problems, states, tags, bodies)
@@ -6793,20 +6794,16 @@ class _ScanMemory:
         self.entry = (key, language, new_text, scan) if len(new_text) <= SCAN_MEMORY_CHARS else None
 
 
-_STAMP = []
-
-
+@functools.cache
 def _program_stamp():
     """[version, size, mtime] of this program's file: a scan kept by another build of the
     scanners is never used (None, and nothing is kept, when the file cannot be found, as in the
     one-file executable, which unpacks itself anew at every start)."""
-    if not _STAMP:
-        try:
-            st = os.stat(__file__)
-            _STAMP.append([__version__, st.st_size, st.st_mtime_ns])
-        except (OSError, NameError):
-            _STAMP.append(None)
-    return _STAMP[0]
+    try:
+        st = os.stat(__file__)
+    except (OSError, NameError):
+        return None
+    return [__version__, st.st_size, st.st_mtime_ns]
 
 
 class _ScanFiles:
@@ -8484,7 +8481,7 @@ def _group_result(ctx, args, group):
         delta += change.added - (change.last - change.first + 1)
     if not args.get("brief"):
         entry["diff"] = _items_diff(args, opened, new_body, plans)
-        combined = Change(text, _span_plan(text.body, new_body, plans), 1, text.total(), total, {})
+        combined = Change(text, (0, new_body, len(text.body)), 1, text.total(), total, {})
         combined.plans = _item_plans(text.body, new_body, plans)
         combined.keep_scan = not args.get("preview")
         if group["exists"] and not group.get("delete_file"):
@@ -8498,26 +8495,9 @@ def _group_result(ctx, args, group):
     return entry, items, warnings
 
 
-def _span_plan(body, new_body, plans):
-    """One plan (a, block, b) for all of a file's items: from the first changed byte to the last,
-    so the post-edit check scans around the items, not the whole file again. The whole body when
-    the new body does not keep the old one's head and tail (never expected; checked, not assumed)."""
-    if plans:
-        a = min(plan[0] for plan in plans)
-        b = max(plan[2] for plan in plans)
-        tail = len(body) - b
-        if (
-            len(new_body) >= a + tail
-            and new_body.startswith(memoryview(body)[:a])
-            and new_body.endswith(memoryview(body)[b:])
-        ):
-            return a, new_body[a : len(new_body) - tail], b
-    return 0, new_body, len(body)
-
-
 def _item_plans(body, new_body, plans):
     """The items' plans [(a, block, b), ...] when, applied together, they make `new_body` (checked,
-    not assumed), so the post-edit check scans around each item; else None (one span)."""
+    not assumed), so the post-edit check scans around each item; else None (the whole body)."""
     ordered, end = [], 0
     for a, block, b, *_rest in sorted(plans, key=lambda plan: (plan[0], plan[2])):
         if a < end:
@@ -9515,22 +9495,10 @@ def error_details(error, lang="en", limit=30):
         )
     if error.get("actual") not in (None, "") and not (closest and "start" not in error):
         out.append(tr(lang, "detail.actual", text=cut(error["actual"])))  # (with start: the lines named)
-    if error.get("found_at"):
-        out.append(
-            tr(
-                lang,
-                "detail.found_at",
-                where=", ".join(f"{s['start']}-{s['end']}" for s in error["found_at"][:20]),
-            )
-        )
-    if error.get("candidates"):
-        out.append(
-            tr(
-                lang,
-                "detail.candidates",
-                where=", ".join(f"{c['start']}-{c['end']}" for c in error["candidates"][:20]),
-            )
-        )
+    for key in ("found_at", "candidates"):  # lists of spans
+        if error.get(key):
+            where = ", ".join(f"{span['start']}-{span['end']}" for span in error[key][:20])
+            out.append(tr(lang, "detail." + key, where=where))
     if error.get("changes"):
         out.append(tr(lang, "detail.changes", text=cut(error["changes"])))
     elif error.get("current") not in (None, ""):
@@ -9799,19 +9767,16 @@ def _translate_argparse(message):
     return _ARGPARSE_ZH.get(message, message)
 
 
-_COLUMNS = []  # the terminal width, found once: argparse makes a formatter for every argument
-
-
+@functools.cache  # found once: argparse makes a formatter for every argument
 def _terminal_columns():
-    if not _COLUMNS:
-        try:
-            _COLUMNS.append(int(os.environ["COLUMNS"]))
-        except (KeyError, ValueError):
-            try:
-                _COLUMNS.append(os.get_terminal_size(sys.__stdout__.fileno()).columns)
-            except (AttributeError, ValueError, OSError):
-                _COLUMNS.append(80)
-    return _COLUMNS[0]
+    try:
+        return int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        pass
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns
+    except (AttributeError, ValueError, OSError):
+        return 80
 
 
 def _argparse():

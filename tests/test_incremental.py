@@ -279,9 +279,8 @@ def test_a_scan_record_that_is_a_fifo_or_a_link_is_not_followed(tmp_path):
 )
 @given(data=st.data())
 def test_be_edit_reports_what_its_items_broke_as_two_full_scans_would(tmp_path_factory, data):
-    """be-edit checks a file once for all its items, over the span from the first changed byte to
-    the last (_span_plan): its `balance` is what comparing full scans of the file before and after
-    says."""
+    """be-edit checks a file once for all its items, as one edit of several parts (_item_plans):
+    its `balance` is what comparing full scans of the file before and after says."""
     utf8 = [b for b in BASES if b[1] in ("javascript", "python") and not _has_surrogates(b[2])]
     name, language, text = data.draw(st.sampled_from(utf8))
     lines = text.count("\n")
