@@ -3096,6 +3096,7 @@ class _State:
         "templates",
         "missing_heredocs",
         "uncertain",
+        "stopped",
     )
 
     def __init__(self, text, spec, start, end, pairs=None):
@@ -3106,6 +3107,7 @@ class _State:
         # an unterminated string or comment was decided by looking to the end of the text (or of
         # a long line): a later saved state could be undone by an edit after it (_Marks)
         self.uncertain = False
+        self.stopped = None  # where a scan `until_empty` stopped
 
 
 _SPEC_CACHE = {}
@@ -3148,7 +3150,9 @@ def _build_spec(language, brackets):
     return spec
 
 
-def _scan_brackets(text, spec, start, end, pairs=None, stop_after=None, marks=None, state=None):
+def _scan_brackets(
+    text, spec, start, end, pairs=None, stop_after=None, marks=None, state=None, until_empty=False
+):
     """Run the tokenizer over text[start:end]; returns the final _State.
 
     With `pairs` (a list), every matched bracket pair is appended as (open item, close offset).
@@ -3157,7 +3161,9 @@ def _scan_brackets(text, spec, start, end, pairs=None, stop_after=None, marks=No
     be in the signature of one of the next few blocks, as in `@Anno({..}) class A {`).
     With `marks` (a _Marks), `marks.hit(state, offset)` is called at the first opener at or after
     `marks.next` and returns the next such offset, or None to stop (the incremental post-edit
-    check); `state` resumes a scan from a saved state instead of starting empty.
+    check); `state` resumes a scan from a saved state instead of starting empty. With
+    `until_empty`, the scan stops where a handler's resumption leaves the stack empty (the end of
+    a template literal the quick check handed over) and `state.stopped` says where.
     """
     if state is None:
         state = _State(text, spec, start, end, pairs)
@@ -3208,6 +3214,9 @@ def _scan_brackets(text, spec, start, end, pairs=None, stop_after=None, marks=No
             if mark is None:
                 break
         pos = resume
+        if until_empty and not stack:
+            state.stopped = pos
+            break
     return state
 
 
@@ -3456,6 +3465,10 @@ def _balance_problems(text, language, start, end, pairs):
         return _markup_balance(text, language, start, end, pairs)
     if language == "markdown":
         return _markdown_balance(text, start, end, pairs)
+    if pairs is None:
+        counts = _quick_counts(text, language, start, end)
+        if counts is not None:
+            return [], counts
     spec = _token_spec(language)
     raw_pairs = [] if pairs is not None else None
     state = _scan_brackets(text, spec, start, end, raw_pairs)
@@ -3469,6 +3482,139 @@ def _balance_problems(text, language, start, end, pairs):
         for item, close in raw_pairs:
             pairs.append((item >> 3, spec.symbols.get(item & 7, "${"), close, text[close]))
     return state.problems, counts
+
+
+# --- 5.4a The quick check of a balanced file -----------------------------------------------------
+# docs/behaviour.md#balance-speed. Most files a user checks are balanced, and then no position is
+# reported. The quick check lets the regex engine find only strings, comments and the other
+# skipped tokens; the code between them goes to C string operations: its brackets are kept
+# (bytes.translate), counted, and innermost pairs removed until nothing changes. Nothing left means
+# the exact scan would report nothing either: it reads the same tokens (no skipped token starts
+# with a bracket, or the language gets no quick check) and its stack only pops what the last
+# unmatched opener pushed. Anything else (a problem, a handler that pushed a `case`, deep nesting)
+# returns None and the exact scan decides. A template literal's `${...}` is scanned exactly, unless
+# the substitution holds nothing but plain code and complete strings (one token, counted here).
+
+_QUICK_PASSES = 48  # innermost-pair removals before the quick check leaves deep nesting to the exact scan
+_QUICK_FLUSH = 4096  # code pieces joined at a time (bounds the quick check's memory)
+_QUICK_CACHE = {}
+_SIMPLE_SUBSTITUTION = (  # `${...}` of code without brackets, slashes or backticks, and whole strings
+    r"\$\{[^(){}\[\]/\"'`]*(?:(?:" + _DQ + "|" + "'(?<![\\w$]')" + _SQ_BODY + "'" + r")[^(){}\[\]/\"'`]*)*\}"
+)
+_QUICK_TEMPLATES = {  # family -> skips of the quick check that hold n substitutions: (pattern, n)
+    "js": [
+        ("`" + _TEMPLATE_BODY + ("(?:" + _SIMPLE_SUBSTITUTION + _TEMPLATE_BODY + ")") * n + "`", n)
+        for n in (1, 2, 3)
+    ]
+}
+
+
+class _Quick:
+    """The quick check's tokenizer of one language: its skips and specials, no brackets."""
+
+    __slots__ = ("regex", "first_template", "first_special", "handlers", "substitutions", "delete", "symbols")
+
+
+def _quick_spec(language):
+    """The (cached) quick tokenizer of `language`, or None where a skipped token may start with a
+    bracket (Lua `[[`, Haskell `{-`): there a bracket is not always a token of its own."""
+    if language in _QUICK_CACHE:
+        return _QUICK_CACHE[language]
+    allowed, overrides, skips, specials = _FAMILIES[language](language)
+    patterns = [pattern for _, pattern in skips] + [pattern for _, pattern, _, _ in specials]
+    family = next(lang.family for lang in LANGUAGE_TABLE if lang.id == language)
+    templates = _QUICK_TEMPLATES.get(family, [])
+
+    def first(pattern):
+        return pattern[1] if pattern.startswith("\\") else pattern[0]
+
+    quick = None
+    if not overrides and not any(first(p) in "()[]{}" for p in patterns):
+        quick = _Quick()
+        parts, handlers, substitutions = [], [None], [0]
+        for index, (pattern, handler, n) in enumerate(
+            [(p, None, 0) for _, p in skips]
+            + [(p, None, n) for p, n in templates]
+            + [(p, (h, a), 0) for _, p, h, a in specials]
+        ):
+            if index == len(skips):
+                quick.first_template = len(handlers)
+            if index == len(skips) + len(templates):
+                quick.first_special = len(handlers)
+            inner = re.compile(pattern).groups
+            handlers += [None] * inner + [handler]
+            substitutions += [0] * inner + [n]
+            parts.append(pattern + "()")
+        quick.regex = re.compile("|".join(parts))
+        quick.handlers, quick.substitutions = handlers, substitutions
+        spec = _token_spec(language)
+        keep = {ord(symbol) for symbol in spec.symbols.values()}
+        quick.delete = bytes(b for b in range(256) if b not in keep)
+        quick.symbols = spec.symbols
+    _QUICK_CACHE[language] = quick
+    return quick
+
+
+def _quick_counts(text, language, start, end):
+    """The counts of text[start:end] (as check_balance gives them) when it has no bracket problem
+    at all, else None: the exact scan must then find them."""
+    quick = _quick_spec(language)
+    if quick is None:
+        return None
+    spec = _token_spec(language)
+    state = _State(text, spec, start, end)
+    stack, problems = state.stack, state.problems
+    regex, first_template, first_special = quick.regex, quick.first_template, quick.first_special
+    handlers, substitutions, delete = quick.handlers, quick.substitutions, quick.delete
+    pieces, kept = [], bytearray()
+    add = pieces.append
+    braces = 0
+    gap = pos = start
+    while pos is not None:
+        resume = None
+        for m in regex.finditer(text, pos, end):
+            k = m.lastindex
+            add(text[gap : m.start()])
+            gap = m.end()
+            if len(pieces) > _QUICK_FLUSH:
+                kept += "".join(pieces).encode("utf-8", "surrogatepass").translate(None, delete)
+                pieces.clear()
+            if k < first_template:
+                continue
+            if k < first_special:
+                braces += substitutions[k]
+                continue
+            handler, arg = handlers[k]
+            resume = handler(state, m, arg)
+            if problems:
+                return None
+            if stack:  # a template literal's `${` (or a shell `case`): scanned exactly until closed
+                _scan_brackets(
+                    text, spec, gap if resume is None else resume, end, state=state, until_empty=True
+                )
+                if problems or stack or state.stopped is None:
+                    return None
+                resume = state.stopped
+            if resume is not None:
+                gap = resume
+                break
+        pos = resume
+    add(text[gap:end])
+    kept += "".join(pieces).encode("utf-8", "surrogatepass").translate(None, delete)
+    left = bytes(kept)
+    for _ in range(_QUICK_PASSES):
+        size = len(left)
+        left = left.replace(b"()", b"").replace(b"[]", b"").replace(b"{}", b"")
+        if len(left) == size:
+            break
+    if left:
+        return None
+    counts = {}
+    for k, symbol in quick.symbols.items():
+        n = kept.count(symbol.encode()) + state.cnt[k] + (braces if symbol in "{}" else 0)
+        if n:
+            counts[symbol] = counts.get(symbol, 0) + n
+    return counts
 
 
 def _merge_counts(total, more):

@@ -1,0 +1,111 @@
+"""The quick check of a balanced file (docs/behaviour.md#balance-speed).
+
+check_balance() without `verbose` first tries the quick check: the regex engine finds strings and
+comments, C string operations pair the brackets between them. Its answer must always be the exact
+scan's answer; `verbose` (pairs wanted) always runs the exact scan, so it is the oracle here.
+"""
+
+import os
+
+import pytest
+from harness import scaled
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import better_edit as be
+
+CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
+EXAMPLES = scaled(300, 3000)
+
+BASES = []
+for name in sorted(os.listdir(CORPUS)):
+    with open(os.path.join(CORPUS, name), encoding="utf-8", errors="surrogateescape", newline="") as handle:
+        text = handle.read()
+    language = be.detect_language(name, text[:200])
+    if language in be.LANGUAGES:
+        BASES.append((name, language, text))
+
+PIECES = ["", "{", "}", "(", ")", "[", "]", "'", '"', "`", "${", "}`", "/*", "*/", "//", "#", "\n", '"""']
+PIECES += ["<<EOF\n", "EOF\n", "case x in\n a) ;;\nesac\n", "r = /[)]/g;\n", "<script>", "</script>"]
+# template literals: no substitution, plain ones, ones with strings, and ones the quick check
+# hands to the exact scan (brackets, a nested template, a division, four substitutions)
+PIECES += ["`a ${b} c`", "`${a}${b}${c}`", "`${'}'}`", '`${"x"+y}`', "`${f(x)}`", "`${`${x}`}`", "`${a/b}`"]
+PIECES += ["`${a}${b}${c}${d}`", "`x${ {a:1}.a }`", "`${ it's }`", "`\\${x}`", '`${"\n"}`']
+
+
+def exact(text, language):
+    result = be.check_balance(text, language, verbose=True)
+    result.pop("pairs", None)
+    return result
+
+
+@st.composite
+def texts(draw):
+    name, language, text = draw(st.sampled_from(BASES))
+    for _ in range(draw(st.integers(0, 3))):
+        a = draw(st.integers(0, len(text)))
+        b = draw(st.integers(a, min(len(text), a + 200)))
+        text = text[:a] + "".join(draw(st.lists(st.sampled_from(PIECES), max_size=4))) + text[b:]
+    return language, text
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=texts(), flush=st.sampled_from([2, 4096]))
+def test_the_quick_check_answers_as_the_exact_scan(case, flush, monkeypatch):
+    language, text = case
+    monkeypatch.setattr(be, "_QUICK_FLUSH", flush)  # (2: pieces are joined many times)
+    assert be.check_balance(text, language) == exact(text, language)
+
+
+@pytest.mark.parametrize(
+    "name,language,text",
+    [b for b in BASES if ".broken." not in b[0]],
+    ids=[b[0] for b in BASES if ".broken." not in b[0]],
+)
+def test_balanced_corpus_files_take_the_quick_check(name, language, text):
+    if language in be._MARKUP_LANGUAGES or language == "markdown":
+        pytest.skip("markup: only embedded bodies take the quick check")
+    counts = be._quick_counts(text, language, 0, len(text))
+    if be._quick_spec(language) is None or "esac" in text:  # (a shell `case` pushes: exact scan)
+        assert counts is None
+    else:
+        assert counts == exact(text, language)["counts"], name
+
+
+def test_languages_whose_tokens_start_with_a_bracket_take_no_quick_check():
+    assert be._quick_spec("lua") is None  # `[[long strings]]`
+    assert be._quick_spec("haskell") is None  # `{- comments -}`
+    assert be._quick_spec("javascript") is not None
+    assert be._quick_spec("python") is not None
+
+
+@pytest.mark.parametrize(
+    "text,counts",
+    [
+        ("const a = `x ${y} z ${'}'} w`;\n", {"{": 2, "}": 2}),  # two plain substitutions: one token
+        ('f(`${a["k"]}`);\n', {"(": 1, ")": 1, "{": 1, "}": 1, "[": 1, "]": 1}),  # exact inside
+        ("g(`${`${x}`}`);\n", {"(": 1, ")": 1, "{": 2, "}": 2}),  # a nested template: exact inside
+    ],
+)
+def test_template_substitutions_are_counted(text, counts):
+    assert be._quick_counts(text, "javascript", 0, len(text)) == counts
+    assert exact(text, "javascript") == {"status": "balanced", "unmatched": [], "counts": counts}
+
+
+def test_problems_and_deep_nesting_go_to_the_exact_scan():
+    assert be._quick_counts("f(a];\n", "javascript", 0, 6) is None
+    assert be._quick_counts("s = 'open\n", "javascript", 0, 10) is None
+    assert be._quick_counts("case x in\n a) ;;\nesac\n", "shell", 0, 22) is None  # `case` pushes
+    deep = "(" * (be._QUICK_PASSES + 1) + ")" * (be._QUICK_PASSES + 1) + "\n"
+    assert be._quick_counts(deep, "javascript", 0, len(deep)) is None
+    assert be.check_balance(deep, "javascript")["status"] == "balanced"
+    shallow = "(" * be._QUICK_PASSES + ")" * be._QUICK_PASSES + "\n"
+    assert be._quick_counts(shallow, "javascript", 0, len(shallow)) == {"(": 48, ")": 48}
+    broken = "function f() {\n  return `${a(}`;\n}\n"
+    assert be.check_balance(broken, "javascript") == exact(broken, "javascript")
+    assert be.check_balance(broken, "javascript")["status"] == "unbalanced"
+
+
+def test_non_ascii_and_lone_surrogates_in_code():
+    text = "const é = { 'ü': [1, 2] };\nx = \udcff(1)\n"
+    assert be._quick_counts(text, "javascript", 0, len(text)) == exact(text, "javascript")["counts"]
