@@ -96,13 +96,14 @@ def _sha256_new(data=b"", more=0):
 
 @functools.cache  # found once: a failed import is searched for again at every try
 def _own_sha256():
-    try:
-        from _sha2 import sha256  # Python 3.12+
-    except ImportError:
+    names = ("_sha2", "_sha256") if sys.version_info >= (3, 12) else ("_sha256", "_sha2")
+    for name in names:  # (the module is _sha2 from Python 3.12 on: no failed search first)
         try:
-            from _sha256 import sha256
-        except ImportError:
-            from hashlib import sha256
+            return __import__(name).sha256
+        except (ImportError, AttributeError):
+            pass
+    from hashlib import sha256
+
     return sha256
 
 
@@ -9950,12 +9951,22 @@ def _parser_class(lang):
 
     class Plain(argparse.RawDescriptionHelpFormatter):
         """Sized like argparse's own (COLUMNS, else the terminal, else 80) without importing shutil,
-        which argparse would do for every argument it checks: start-up time matters."""
+        which argparse would do for every argument it checks: start-up time matters. For the same
+        reason it sets itself up only when something reads its state: argparse makes one for
+        every argument it adds, only to call a method that needs none."""
 
         def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+            self._deferred = (prog, indent_increment, max_help_position, width)
+
+        def __getattr__(self, name):  # (only called for what is not yet an attribute)
+            deferred = self.__dict__.pop("_deferred", None)
+            if deferred is None:
+                raise AttributeError(name)
+            prog, indent_increment, max_help_position, width = deferred
             if width is None:
                 width = _terminal_columns() - 2
             super().__init__(prog, indent_increment, max_help_position, width)
+            return getattr(self, name)
 
     if lang != "zh":
         return argparse.ArgumentParser, Plain
