@@ -2816,6 +2816,20 @@ def _js_family(language):
     return "()[]{}", {}, skips, specials
 
 
+# A template literal whose substitutions hold only code without brackets, slashes or backticks,
+# and whole strings: one token, for scans that need no `${` pair of their own (the quick check
+# counts them; a blocks-only scan has no use for them). Others are scanned from `${` on.
+_PLAIN_SUBSTITUTION = (
+    r"\$\{[^(){}\[\]/\"'`]*(?:(?:" + _DQ + "|" + "'(?<![\\w$]')" + _SQ_BODY + "'" + r")[^(){}\[\]/\"'`]*)*\}"
+)
+_PLAIN_TEMPLATES = {  # family function -> (pattern, n) of plain template literals with n substitutions
+    _js_family: [
+        ("`" + _TEMPLATE_BODY + ("(?:" + _PLAIN_SUBSTITUTION + _TEMPLATE_BODY + ")") * n + "`", n)
+        for n in (1, 2, 3)
+    ]
+}
+
+
 def _go_family(language):
     skips = [
         ("comment", _LINE_COMMENT),
@@ -3132,6 +3146,10 @@ def _build_spec(language, brackets):
     bracket_patterns = [o for o, _ in pairs] + [c for _, c in pairs]
     entries = [(s, overrides.get(s, re.escape(s)), None, None) for s in bracket_patterns]
     entries += [(kind, pattern, None, None) for kind, pattern in skips]
+    if brackets == "{}":  # blocks only: a template literal's `${...}` is no block
+        entries += [
+            ("string", pattern, None, None) for pattern, _ in _PLAIN_TEMPLATES.get(_FAMILIES[language], [])
+        ]
     spec.first_special = None
     for index, entry in enumerate(entries + [(k, p, h, a) for k, p, h, a in specials]):
         kind, pattern, handler, arg = entry
@@ -3499,15 +3517,6 @@ def _balance_problems(text, language, start, end, pairs):
 _QUICK_PASSES = 48  # innermost-pair removals before the quick check leaves deep nesting to the exact scan
 _QUICK_FLUSH = 4096  # code pieces joined at a time (bounds the quick check's memory)
 _QUICK_CACHE = {}
-_SIMPLE_SUBSTITUTION = (  # `${...}` of code without brackets, slashes or backticks, and whole strings
-    r"\$\{[^(){}\[\]/\"'`]*(?:(?:" + _DQ + "|" + "'(?<![\\w$]')" + _SQ_BODY + "'" + r")[^(){}\[\]/\"'`]*)*\}"
-)
-_QUICK_TEMPLATES = {  # family -> skips of the quick check that hold n substitutions: (pattern, n)
-    "js": [
-        ("`" + _TEMPLATE_BODY + ("(?:" + _SIMPLE_SUBSTITUTION + _TEMPLATE_BODY + ")") * n + "`", n)
-        for n in (1, 2, 3)
-    ]
-}
 
 
 class _Quick:
@@ -3523,8 +3532,7 @@ def _quick_spec(language):
         return _QUICK_CACHE[language]
     allowed, overrides, skips, specials = _FAMILIES[language](language)
     patterns = [pattern for _, pattern in skips] + [pattern for _, pattern, _, _ in specials]
-    family = next(lang.family for lang in LANGUAGE_TABLE if lang.id == language)
-    templates = _QUICK_TEMPLATES.get(family, [])
+    templates = _PLAIN_TEMPLATES.get(_FAMILIES[language], [])
 
     def first(pattern):
         return pattern[1] if pattern.startswith("\\") else pattern[0]

@@ -1,7 +1,8 @@
 """Benchmark the scanners on ~10 MB of JavaScript and HTML (plain script, no pytest).
 
 Run: python -S -E bench/bench_scanners.py
-Targets: check_balance <= 2x one re.finditer pass (issue 14; it was 4x) over the bracket/quote characters;
+Targets: check_balance <= 2x one re.finditer pass over the bracket/quote characters (issue 14; a balanced
+file takes the quick check, docs/behaviour.md#balance-speed);
 function_range and tag_range on a 10 MB file <= check_balance on it.
 """
 
@@ -111,6 +112,9 @@ def main():
     middle = js_lines // 2
     t_floor = best_of(floor)
     t_balance = best_of(lambda: check_balance(js, "javascript"))
+    broken = "(\n" + js  # one unclosed bracket: the quick check gives up, the exact scan answers
+    assert check_balance(broken, "javascript")["status"] == "unbalanced"
+    t_broken = best_of(lambda: check_balance(broken, "javascript"))
     t_func = best_of(lambda: function_range(js, "javascript", middle))
     t_func_end = best_of(lambda: function_range(js, "javascript", js_lines - 3))
     html_result = check_balance(html, "html")
@@ -124,6 +128,9 @@ def main():
     print(f"finditer floor            {t_floor:8.3f} s")
     print(
         f"check_balance (js)        {t_balance:8.3f} s   ratio to floor {t_balance / t_floor:5.2f} (target <= 2)"
+    )
+    print(
+        f"check_balance (js, one unclosed bracket) {t_broken:8.3f} s   ratio to floor {t_broken / t_floor:5.2f}"
     )
     print(
         f"function_range middle     {t_func:8.3f} s   ratio to balance {t_func / t_balance:5.2f} (target <= 1)"

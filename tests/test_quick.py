@@ -109,3 +109,27 @@ def test_problems_and_deep_nesting_go_to_the_exact_scan():
 def test_non_ascii_and_lone_surrogates_in_code():
     text = "const é = { 'ü': [1, 2] };\nx = \udcff(1)\n"
     assert be._quick_counts(text, "javascript", 0, len(text)) == exact(text, "javascript")["counts"]
+
+
+@st.composite
+def js_lines(draw):
+    name, language, text = draw(
+        st.sampled_from([b for b in BASES if b[1] in ("javascript", "typescript", "tsx")])
+    )
+    for _ in range(draw(st.integers(0, 3))):
+        a = draw(st.integers(0, len(text)))
+        text = text[:a] + "".join(draw(st.lists(st.sampled_from(PIECES), max_size=4))) + text[a:]
+    return language, text, draw(st.integers(1, text.count("\n") + 1))
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=js_lines(), outer=st.booleans())
+def test_plain_template_tokens_change_no_function_range(case, outer, monkeypatch):
+    """A blocks-only scan reads a plain template literal as one token (no `${` pair): every
+    function range is the one found when each `${` is scanned as before."""
+    language, text, line = case
+    fast = be.function_range(text, language, line, outer)
+    with monkeypatch.context() as patch:
+        patch.setattr(be, "_PLAIN_TEMPLATES", {})
+        patch.setattr(be, "_SPEC_CACHE", {})
+        assert be.function_range(text, language, line, outer) == fast
