@@ -3575,7 +3575,7 @@ def _quick_counts(text, language, start, end):
     stack, problems = state.stack, state.problems
     regex, first_template, first_special = quick.regex, quick.first_template, quick.first_special
     handlers, substitutions, delete = quick.handlers, quick.substitutions, quick.delete
-    pieces, kept = [], bytearray()
+    pieces, left, totals = [], b"", {symbol: 0 for symbol in quick.symbols.values()}
     add = pieces.append
     braces = 0
     gap = pos = start
@@ -3586,7 +3586,9 @@ def _quick_counts(text, language, start, end):
             add(text[gap : m.start()])
             gap = m.end()
             if len(pieces) > _QUICK_FLUSH:
-                kept += "".join(pieces).encode("utf-8", "surrogatepass").translate(None, delete)
+                left = _quick_pair(left, pieces, delete, totals)
+                if left is None:
+                    return None
                 pieces.clear()
             if k < first_template:
                 continue
@@ -3609,21 +3611,30 @@ def _quick_counts(text, language, start, end):
                 break
         pos = resume
     add(text[gap:end])
-    kept += "".join(pieces).encode("utf-8", "surrogatepass").translate(None, delete)
-    left = bytes(kept)
-    for _ in range(_QUICK_PASSES):
-        size = len(left)
-        left = left.replace(b"()", b"").replace(b"[]", b"").replace(b"{}", b"")
-        if len(left) == size:
-            break
-    if left:
+    if _quick_pair(left, pieces, delete, totals) != b"":
         return None
     counts = {}
     for k, symbol in quick.symbols.items():
-        n = kept.count(symbol.encode()) + state.cnt[k] + (braces if symbol in "{}" else 0)
+        n = totals[symbol] + state.cnt[k] + (braces if symbol in "{}" else 0)
         if n:
             counts[symbol] = counts.get(symbol, 0) + n
     return counts
+
+
+def _quick_pair(left, pieces, delete, totals):
+    """The brackets still open after `left` (those open so far) and the code `pieces`, innermost
+    pairs removed and each bracket counted into `totals`; None when a closer stays unpaired (no
+    later text can pair it) or the nesting needs more than _QUICK_PASSES removals."""
+    chunk = "".join(pieces).encode("utf-8", "surrogatepass").translate(None, delete)
+    for symbol in totals:
+        totals[symbol] += chunk.count(symbol.encode())
+    left += chunk
+    for _ in range(_QUICK_PASSES + 1):  # (the last pass finds nothing more to remove)
+        size = len(left)
+        left = left.replace(b"()", b"").replace(b"[]", b"").replace(b"{}", b"")
+        if len(left) == size:
+            return None if left.translate(None, b"([{") else left
+    return None
 
 
 def _merge_counts(total, more):

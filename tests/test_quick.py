@@ -133,3 +133,12 @@ def test_plain_template_tokens_change_no_function_range(case, outer, monkeypatch
         patch.setattr(be, "_PLAIN_TEMPLATES", {})
         patch.setattr(be, "_SPEC_CACHE", {})
         assert be.function_range(text, language, line, outer) == fast
+
+
+def test_a_closer_left_unpaired_ends_the_quick_check_at_once():
+    delete = be._quick_spec("javascript").delete
+    totals = {symbol: 0 for symbol in "([{)]}"}
+    assert be._quick_pair(b"", ["f(a[1]", "{"], delete, totals) == b"({"  # open so far
+    assert be._quick_pair(b"({", ["}]"], delete, totals) is None  # `]` can never pair with `(`
+    assert be._quick_pair(b"", ["x = 1)"], delete, totals) is None  # nothing open: unexpected
+    assert totals == {"(": 1, "[": 1, "{": 1, ")": 1, "]": 2, "}": 1}
