@@ -6963,11 +6963,11 @@ class _ScanMemory:
 @functools.cache
 def _program_stamp():
     """[version, size, mtime] of this program's file: a scan kept by another build of the
-    scanners is never used (None, and nothing is kept, when the file cannot be found, as in the
-    one-file executable, which unpacks itself anew at every start)."""
+    scanners is never used. The one-file executable is stamped by itself (its module is unpacked
+    anew at every start); None, and nothing is kept, when the file cannot be found."""
     try:
-        st = os.stat(__file__)
-    except (OSError, NameError):
+        st = os.stat(sys.executable if getattr(sys, "frozen", False) else __file__)
+    except (OSError, NameError, TypeError):
         return None
     return [__version__, st.st_size, st.st_mtime_ns]
 

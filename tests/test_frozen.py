@@ -187,6 +187,25 @@ def test_starts_under_a_cjk_locale(frozen_exe, be_env, root, tmp_path):
     assert "你好".encode("gb18030") in result.stdout
 
 
+def test_keeps_the_scan_of_a_large_file_between_runs(frozen_exe, be_env, root, cache_dir):
+    """The executable unpacks its module anew at every start: its kept scans are stamped with the
+    executable itself, so a script's next edit of a large file finds the last run's scan."""
+    target = root / "big.js"
+    target.write_text("".join(f"function f{n}(a) {{\n  return [a, {{k: {n}}}];\n}}\n" for n in range(40000)))
+    env = dict(be_env, BETTER_EDIT_SNAPSHOT_PERSIST="false")
+    kept = []
+    for line, content in ((2, "  return [a, {k: 'x'}];"), (5, "  return [a, {k: 'y'};")):
+        result = subprocess.run(
+            [str(frozen_exe), "replace", "-f", str(target), "-s", str(line), "-c", content, "-o", "json"],
+            env=env, capture_output=True, timeout=120,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        kept.append(sorted(p.read_bytes() for p in (cache_dir / "scans").glob("*.json")))
+    assert json.loads(result.stdout)["balance"] == 'edit left 1 unclosed "[" (line 5)'
+    assert len(kept[0]) == 1 and len(kept[1]) == 1 and kept[0] != kept[1]  # kept, then replaced
+    assert json.loads(kept[1][0])["program"][1:] == [frozen_exe.stat().st_size, frozen_exe.stat().st_mtime_ns]
+
+
 @pytest.mark.skipif(
     not (sys.platform.startswith("linux") and platform.machine() in ("x86_64", "AMD64")),
     reason="the size target is set for Linux x86-64",
