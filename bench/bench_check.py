@@ -6,12 +6,15 @@ For a generated Python file and a generated JavaScript file of MB megabytes each
 - the reference: `cp` of the file plus fsync (`sync FILE`);
 - a CLI `replace` of 5 lines in the middle, with the post-edit check (the default result): with
   no scan kept (BASE/scans/ emptied before each run) and with the scan the previous run kept; and
-  with `--brief` (no diff, no check). Each is a fresh process with cached bytecode (`python -m`),
-  snapshots off; every call writes new content;
+  with `--brief` (no diff, no check). Each is a fresh process of the console script as users run
+  it: installed by pip into the clean virtual environment of bench_startup.py (bench/_work/venv;
+  `--dev` runs `python -m better_edit` of this interpreter instead, whose site may load editable
+  installs and .pth files), snapshots off; every call writes new content;
 - one MCP server doing EDITS such replaces of the same file in a row: the first call scans the
   file, the later ones reuse the scan of the text the previous edit left (median of the later);
-- in one process: a full `check_balance` of the file, against the check of one edit
-  (`_breaks_of_plan`) with and without the remembered scan.
+- in one process: `check_balance` of the file (the quick check of a balanced file) and one full
+  exact scan saving its states (`_BalanceScan`), against the check of one edit (`_breaks_of_plan`)
+  with and without the remembered scan.
 Targets: CLI replace with the check <= 3x cp+fsync. Use the real interpreter.
 """
 
@@ -35,6 +38,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HERE))
 
 from bench_scanners import JS_SNIPPETS, build  # noqa: E402
+from bench_startup import make_venv  # noqa: E402
 
 import better_edit as be  # noqa: E402
 from bench import make_source  # noqa: E402
@@ -59,10 +63,8 @@ def replace_args(path, middle, n, language):
     return ["replace", "-f", str(path), "-s", str(middle), "-e", str(middle + 4), "-c", content]
 
 
-def server_edits(path, middle, language, env, edits):
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "better_edit"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE
-    )
+def server_edits(cli, path, middle, language, env, edits):
+    proc = subprocess.Popen(cli, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
     def ask(message):
         proc.stdin.write((json.dumps(message) + "\n").encode())
@@ -87,12 +89,11 @@ def server_edits(path, middle, language, env, edits):
     return times[0], statistics.median(times[1:])
 
 
-def measure(language, path, env, options):
+def measure(cli, language, path, env, options):
     text = path.read_text()
     middle = text.count("\n") // 2
     copy = WORK / "copy"
     cp = timed(lambda n: ["sh", "-c", f"cp '{path}' '{copy}' && sync '{copy}'"], env, options.repeat)
-    cli = [sys.executable, "-m", "better_edit"]
     scans = WORK / "cache" / "scans"
     checked = timed(
         lambda n: [*cli, *replace_args(path, middle, n, language)],
@@ -105,7 +106,7 @@ def measure(language, path, env, options):
     brief = timed(
         lambda n: [*cli, *replace_args(path, middle, 100 + n, language), "--brief"], env, options.repeat
     )
-    first, later = server_edits(path, middle, language, env, options.edits)
+    first, later = server_edits(cli, path, middle, language, env, options.edits)
     print(f"{language}: {path.stat().st_size / 1e6:.1f} MB")
     print(f"  reference cp + fsync                      {cp * 1000:8.1f} ms")
     print(
@@ -126,6 +127,9 @@ def measure(language, path, env, options):
     plan = (a, replace_args(path, middle, 7, language)[-1].encode() + b"\n", b)
     start = time.perf_counter()
     be.check_balance(text, language)
+    quick = time.perf_counter() - start
+    start = time.perf_counter()
+    be._BalanceScan(text, language) if hasattr(be, "_BalanceScan") else be.check_balance(text, language)
     full = time.perf_counter() - start
     start = time.perf_counter()
     assert be._breaks_of_plan(opened, [plan], language) == []
@@ -137,7 +141,8 @@ def measure(language, path, env, options):
     start = time.perf_counter()
     assert be._breaks_of_plan(text_after, [again], language, memory, "k") == []
     warm = time.perf_counter() - start
-    print(f"  in process: full check_balance            {full * 1000:8.1f} ms")
+    print(f"  in process: check_balance (quick check)   {quick * 1000:8.1f} ms")
+    print(f"  in process: one full scan (exact, saved)  {full * 1000:8.1f} ms")
     print(
         f"  in process: check of one edit, cold       {cold * 1000:8.1f} ms = {cold / full:5.2f}x one full scan"
     )
@@ -153,6 +158,7 @@ def main():
     parser.add_argument("--mb", type=int, default=10)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--edits", type=int, default=10)
+    parser.add_argument("--dev", action="store_true", help="run python -m better_edit of this interpreter")
     options = parser.parse_args()
     shutil.rmtree(WORK, ignore_errors=True)
     WORK.mkdir(parents=True)
@@ -164,9 +170,14 @@ def main():
     js = WORK / "big.js"
     js.write_text(build(JS_SNIPPETS, options.mb * 1_000_000))
     files.append(("javascript", js))
-    print(f"interpreter {sys.executable}; {options.mb} MB files; medians of {options.repeat}")
+    if options.dev:
+        cli = [sys.executable, "-m", "better_edit"]
+    else:
+        cli = [str(make_venv(HERE / "_work" / "venv")[1])]
+        env.pop("PYTHONPATH")
+    print(f"CLI {' '.join(cli)}; {options.mb} MB files; medians of {options.repeat}")
     for language, path in files:
-        measure(language, path, env, options)
+        measure(cli, language, path, env, options)
     shutil.rmtree(WORK, ignore_errors=True)
 
 
