@@ -9954,14 +9954,26 @@ def _argparse():
         shim = type(sys)("gettext")
         shim.gettext = lambda message: message
         shim.ngettext = lambda singular, plural, n: singular if n == 1 else plural
-        sys.modules["gettext"] = shim
+        shims = {"gettext": shim}
+        if "warnings" not in sys.modules:  # (argparse imports it for deprecation warnings only)
+            shims["warnings"] = _LazyModule("warnings")
+        sys.modules.update(shims)
         try:
             import argparse
         finally:
-            del sys.modules["gettext"]
+            for name, module in shims.items():
+                if sys.modules.get(name) is module:
+                    del sys.modules[name]
     import argparse
 
     return argparse
+
+
+class _LazyModule(type(sys)):
+    """A module imported on first use of one of its attributes, for a module that imports it."""
+
+    def __getattr__(self, name):  # (only called for what is not yet an attribute)
+        return getattr(__import__(self.__name__), name)
 
 
 def _parser_class(lang):
@@ -10021,7 +10033,9 @@ def build_parser(lang, only=None):
     parser.add_argument("-V", "--version", action="version", version=__version__)
     _global_options(parser, lang)
     parser.add_argument("--dump-tools", choices=("json", "markdown"), help=argparse.SUPPRESS)
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class)
+    commands = parser.add_subparsers(  # (a `prog` given spares argparse formatting a usage to find it)
+        dest="command", metavar="COMMAND", parser_class=parser_class, prog=PROGRAM
+    )
     for tool in TOOLS:
         if tool.cli and only in (None, tool.cli):
             _add_command(commands, tool, lang, formatter)
