@@ -3516,6 +3516,7 @@ def _balance_problems(text, language, start, end, pairs):
 
 _QUICK_PASSES = 48  # innermost-pair removals before the quick check leaves deep nesting to the exact scan
 _QUICK_FLUSH = 4096  # code pieces joined at a time (bounds the quick check's memory)
+_QUICK_OPEN = 4096  # brackets open at once beyond which the quick check gives up (each join rescans them)
 _QUICK_CACHE = {}
 
 
@@ -3624,7 +3625,8 @@ def _quick_counts(text, language, start, end):
 def _quick_pair(left, pieces, delete, totals):
     """The brackets still open after `left` (those open so far) and the code `pieces`, innermost
     pairs removed and each bracket counted into `totals`; None when a closer stays unpaired (no
-    later text can pair it) or the nesting needs more than _QUICK_PASSES removals."""
+    later text can pair it), the nesting needs more than _QUICK_PASSES removals, or more than
+    _QUICK_OPEN brackets stay open (each join would scan them all again)."""
     chunk = "".join(pieces).encode("utf-8", "surrogatepass").translate(None, delete)
     for symbol in totals:
         totals[symbol] += chunk.count(symbol.encode())
@@ -3633,7 +3635,7 @@ def _quick_pair(left, pieces, delete, totals):
         size = len(left)
         left = left.replace(b"()", b"").replace(b"[]", b"").replace(b"{}", b"")
         if len(left) == size:
-            return None if left.translate(None, b"([{") else left
+            return None if left.translate(None, b"([{") or size > _QUICK_OPEN else left
     return None
 
 

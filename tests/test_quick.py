@@ -142,3 +142,15 @@ def test_a_closer_left_unpaired_ends_the_quick_check_at_once():
     assert be._quick_pair(b"({", ["}]"], delete, totals) is None  # `]` can never pair with `(`
     assert be._quick_pair(b"", ["x = 1)"], delete, totals) is None  # nothing open: unexpected
     assert totals == {"(": 1, "[": 1, "{": 1, ")": 1, "]": 2, "}": 1}
+
+
+def test_too_many_brackets_open_at_once_go_to_the_exact_scan():
+    """Each join rescans the brackets still open: past _QUICK_OPEN of them the quick check gives
+    up, so a file that opens and never closes (an attack on its time) costs it linear time."""
+    delete = be._quick_spec("javascript").delete
+    totals = {symbol: 0 for symbol in "([{)]}"}
+    assert be._quick_pair(b"(" * be._QUICK_OPEN, [""], delete, totals) == b"(" * be._QUICK_OPEN
+    assert be._quick_pair(b"(" * be._QUICK_OPEN, ["["], delete, totals) is None
+    text = '(\n"s"\n' * (be._QUICK_OPEN + 10) + ")\n" * (be._QUICK_OPEN + 10)
+    assert be._quick_counts(text, "javascript", 0, len(text)) is None
+    assert be.check_balance(text, "javascript") == exact(text, "javascript")
