@@ -24,6 +24,7 @@ Sections (code only uses what is above it):
 """
 
 import functools
+import io
 import os
 import re
 import sys
@@ -5829,33 +5830,39 @@ def _write_payload(fd, payload, src_fd=None):
         _write_all(fd, memoryview(source)[start + done : stop])
 
 
+_READ_BACK_CHUNK = 1 << 18  # bytes read back at a time, into one buffer (fresh memory costs page faults)
+
+
 def _holds(fd, payload):
     """Read `fd` back from its start and compare it with `payload`, chunk by chunk (docs/behaviour.md#writing-safely)."""
-    if os.fstat(fd).st_size != payload_size(payload):
+    total = payload_size(payload)
+    if os.fstat(fd).st_size != total:
         return False
     os.lseek(fd, 0, os.SEEK_SET)
+    buffer = memoryview(bytearray(max(1, min(_READ_BACK_CHUNK, total))))
+    reader = io.FileIO(fd, "rb", closefd=False)  # (readinto: os.readv is not on Windows)
     for source, start, stop, _offset in payload:
         fast = isinstance(source, (bytes, bytearray))  # compared in place, without a copy
         view = None if fast else memoryview(source)
-        for piece in range(start, stop, 1 << 24):
-            size = min(1 << 24, stop - piece)
-            chunk = _read_exactly(fd, size)
-            if len(chunk) != size:
+        for piece in range(start, stop, len(buffer)):
+            size = min(len(buffer), stop - piece)
+            chunk = buffer[:size]
+            if _read_into(reader, chunk) != size:
                 return False
             if not (source.startswith(chunk, piece) if fast else chunk == view[piece : piece + size]):
                 return False
     return True
 
 
-def _read_exactly(fd, size):
-    chunks = []
-    while size > 0:
-        chunk = os.read(fd, size)
-        if not chunk:
+def _read_into(reader, view):
+    """Fill `view` from `reader`; returns how many bytes came (fewer at the end of the file)."""
+    done = 0
+    while done < len(view):
+        got = reader.readinto(view[done:])
+        if not got:
             break
-        chunks.append(chunk)
-        size -= len(chunk)
-    return b"".join(chunks)
+        done += got
+    return done
 
 
 # Temp files being written right now, so a signal handler can remove them (docs/behaviour.md#writing-safely): the one

@@ -445,7 +445,16 @@ def test_read_back_finds_any_difference(tmp_path):
     for payload in payloads:
         data = b"".join(bytes(memoryview(source)[start:stop]) for source, start, stop, _ in payload)
         path = tmp_path / "f"
-        for changed in (data, data[:-1], data + b"x", data[:7] + b"\xff" + data[8:], data[:-1] + b"\x00"):
+        edge = min(be._READ_BACK_CHUNK, len(data) - 1)  # (the last byte of the first chunk read back)
+        flipped = data[: edge - 1] + bytes([data[edge - 1] ^ 1]) + data[edge:]
+        for changed in (
+            data,
+            data[:-1],
+            data + b"x",
+            data[:7] + b"\xff" + data[8:],
+            data[:-1] + b"\x00",
+            flipped,
+        ):
             path.write_bytes(changed)
             fd = os.open(path, os.O_RDONLY)
             try:
