@@ -1152,7 +1152,8 @@ class Text:
     def newlines(self):
         """Number of b"\\n" in the body (counted once: on a large file each count is a pass over it)."""
         if self._newlines is None:
-            self._newlines = self.body.count(b"\n")
+            body = self.body
+            self._newlines = _newline_index(body)[1] if len(body) >= 1 << 20 else body.count(b"\n")
         return self._newlines
 
     def total(self):
@@ -1346,12 +1347,28 @@ def line_span(body, start, end):
 
 
 _LINE_WINDOW = 1 << 16  # bytes per window of a line index
-# Line indexes of the large bodies the running tool call looks up lines in (id -> (body, counts)):
-# a call of be-edit with many items, a diff of many hunks, would otherwise count newlines from the
-# start of the file for each. The body is held, so an id is never mistaken for another object's;
+# Line indexes of the large bodies the running tool call counts or looks up lines in (id -> (body,
+# counts, total)): a call of be-edit with many items, a diff of many hunks, would otherwise count
+# newlines from the start of the file for each. The body is held, so an id is never mistaken for another object's;
 # call_tool empties it when a call ends, and it never holds more than _LINE_INDEXES bodies.
 _LINE_INDEX = {}
 _LINE_INDEXES = 4
+
+
+def _newline_index(body):
+    """(counts, total) for a large body: counts[w] is the number of newlines before window w, total
+    all of them. Kept for the running tool call, so a count of the lines and a look-up of one
+    line pass over the body once together."""
+    entry = _LINE_INDEX.get(id(body))
+    if entry is None or entry[0] is not body:
+        counts, total = [], 0
+        for pos in range(0, len(body), _LINE_WINDOW):
+            counts.append(total)
+            total += body.count(b"\n", pos, pos + _LINE_WINDOW)
+        while len(_LINE_INDEX) >= _LINE_INDEXES:
+            _LINE_INDEX.pop(next(iter(_LINE_INDEX)))
+        entry = _LINE_INDEX[id(body)] = (body, counts, total)
+    return entry[1], entry[2]
 
 
 def line_start(body, line):
@@ -1360,18 +1377,9 @@ def line_start(body, line):
         return 0
     if len(body) < 1 << 20:
         return skip_lines(body, 0, line - 1)
-    entry = _LINE_INDEX.get(id(body))
-    if entry is None or entry[0] is not body:
-        counts, total = [], 0  # counts[w]: newlines before window w
-        for pos in range(0, len(body), _LINE_WINDOW):
-            counts.append(total)
-            total += body.count(b"\n", pos, pos + _LINE_WINDOW)
-        while len(_LINE_INDEX) >= _LINE_INDEXES:
-            _LINE_INDEX.pop(next(iter(_LINE_INDEX)))
-        entry = _LINE_INDEX[id(body)] = (body, counts)
+    counts = _newline_index(body)[0]
     import bisect
 
-    counts = entry[1]
     window = bisect.bisect_left(counts, line - 1) - 1  # the last window that starts before it
     return skip_lines(body, window * _LINE_WINDOW, line - 1 - counts[window])
 
