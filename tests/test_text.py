@@ -299,3 +299,23 @@ def test_line_start_of_a_large_body_equals_counting_from_the_start(lines, wanted
             assert be.line_start(body, line) == be.skip_lines(body, 0, line - 1)
     finally:
         be._LINE_INDEX.clear()
+
+
+def test_large_bodies_count_lines_and_find_them_from_one_index():
+    """A body of 1 MiB or more counts its newlines once, window by window, for both its line count
+    and line look-ups (either may come first); both equal a plain count."""
+    import random
+
+    rng = random.Random(7)
+    body = b"".join(b"x" * rng.randrange(0, 300) + b"\n" for _ in range(12000)) + b"tail"
+    assert len(body) > 1 << 20
+    naive = [0] + [i + 1 for i, byte in enumerate(body) if byte == 10]
+    for first in ("count", "look-up"):
+        be._LINE_INDEX.clear()
+        text = be.Text(body)
+        if first == "look-up":
+            assert be.line_start(body, 6000) == naive[5999]
+        assert text.newlines() == body.count(b"\n") and text.total() == 12001
+        for line in (1, 2, 5000, 11999, 12000, 12001):
+            assert be.line_start(body, line) == naive[line - 1]
+    be._LINE_INDEX.clear()
