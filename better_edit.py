@@ -9893,6 +9893,7 @@ class Server:
 # ====================================================================================================
 
 _GLOBAL_VALUE_FLAGS = ("--lang", "--root", "--max-chips", "--encoding", "--dump-tools")
+_GLOBAL_FLAGS = ("--lang", "--root", "--max-chips", "--encoding", "--no-prefix", "--underscore-names")
 
 
 class UsageError(Exception):
@@ -10067,7 +10068,27 @@ def _add_command(commands, tool, lang, formatter):
         epilog=tr(lang, "x." + tool.name),
         formatter_class=formatter,
     )
-    _global_options(sub, lang, defaults=False)
+    _command_arguments(sub, tool, lang, defaults=False)
+
+
+def _command_parser(lang, tool):
+    """The parser of one command on its own, for a command line whose command comes first (after
+    global options only): it parses what the full parser's subparser would, and argparse builds
+    no parser of parsers and no positional to match (start-up time matters)."""
+    parser_class, formatter = _parser_class(lang)
+    parser = parser_class(
+        prog=f"{PROGRAM} {tool.cli}",
+        description=tr(lang, "d." + tool.name),
+        epilog=tr(lang, "x." + tool.name),
+        formatter_class=formatter,
+    )
+    _command_arguments(parser, tool, lang, defaults=True)
+    parser.set_defaults(command=tool.cli, dump_tools=None)
+    return parser
+
+
+def _command_arguments(sub, tool, lang, defaults):
+    _global_options(sub, lang, defaults)
     for param in tool.params:
         if param.name == "encoding":
             continue  # a global option, accepted here too
@@ -10249,6 +10270,24 @@ def _output_lost(tool):
 # ====================================================================================================
 
 
+def _command_position(argv):
+    """Index of the command in `argv` when only global options (exactly spelled) and their values
+    come before it, else None (the full parser then reads the command line)."""
+    skip = False
+    for index, arg in enumerate(argv):
+        if skip:
+            skip = False
+            continue
+        name = arg.split("=", 1)[0]
+        if name in _GLOBAL_FLAGS:
+            skip = name in _GLOBAL_VALUE_FLAGS and "=" not in arg
+        elif arg.startswith("-"):
+            return None
+        else:
+            return index
+    return None
+
+
 def _first_word(argv):
     """The first argument that is not a flag or a global flag's value (None: server mode)."""
     skip = False
@@ -10342,8 +10381,12 @@ def main(argv=None):
             sys.stderr,
         )
         return 2
+    position = _command_position(argv)
     if word is None and not argv:
         ns = None
+    elif position is not None:  # the common case: global options only before the command
+        command = next(t for t in TOOLS if t.cli == word)
+        ns = _command_parser(lang, command).parse_args(argv[:position] + argv[position + 1 :])
     else:
         ns = build_parser(lang, word).parse_args(argv)  # exits 2 on a usage error, 0 on --help/--version
     try:

@@ -662,3 +662,38 @@ def test_a_large_output_reaches_the_pipe_whole(run_be, root):
     result = run_be("read", "-f", "big.txt", "--output", "json")
     out = json.loads(result.stdout)
     assert result.returncode == 0 and out["content"].count("\n") == 59999, out.get("warnings")
+
+
+def test_global_options_before_the_command_and_unknown_arguments_after_it(run_be, root):
+    """A command line whose command comes first, or after global options only, is read by the
+    command's own parser: global options work before and after the command, and an unknown
+    argument is named with the command's usage."""
+    write(root / "a.txt", "one\ntwo\n")
+    for args in (
+        ("--lang", "zh", "--no-prefix", "read", "-f", "a.txt", "-o", "json"),
+        ("--lang=zh", "read", "--no-prefix", "-f", "a.txt", "-o", "json"),
+        ("read", "-f", "a.txt", "--no-prefix", "--lang", "zh", "-o", "json"),
+        ("--root", str(root), "--underscore-names", "read", "-f", "a.txt", "-o", "json"),
+    ):
+        proc = run_be(*args)
+        assert proc.returncode == 0, (args, proc.stderr)
+        assert json.loads(proc.stdout)["content"] == "1\tone\n2\ttwo", args
+    for args in (("--lang", "zh", "read", "-f", "gone.txt"), ("read", "-f", "gone.txt", "--lang=zh")):
+        proc = run_be(*args)
+        assert proc.returncode == 1 and "gone.txt" in proc.stderr.decode(), args
+        assert any("\u4e00" <= ch <= "\u9fff" for ch in proc.stderr.decode()), args  # in Chinese
+    sub = root / "sub"
+    sub.mkdir()
+    for args in (
+        ("--root", str(sub), "read", "-f", "../a.txt"),
+        ("read", "-f", "../a.txt", "--root", str(sub)),
+    ):
+        proc = run_be(*args, "-o", "json", cwd=sub)  # outside the root given before or after
+        assert proc.returncode == 1 and json.loads(proc.stdout)["error"]["code"] == "SANDBOX", args
+    assert run_be("read", "-f", "../a.txt", cwd=sub).returncode == 0  # (inside the default root)
+    proc = run_be("read", "-f", "a.txt", "--bogus")
+    err = proc.stderr.decode()
+    assert proc.returncode == 2 and "better-edit-tools read: error: unrecognized arguments: --bogus" in err
+    assert "--file PATH" in err  # the command's usage
+    proc = run_be("--bogus", "read", "-f", "a.txt")  # not a global option: the full parser reads it
+    assert proc.returncode == 2 and "unrecognized arguments: --bogus" in proc.stderr.decode()

@@ -358,3 +358,13 @@ def test_snapshots_kept_in_memory_are_reported_on_every_edit(root, tmp_path, mon
     assert any("memory only" in w for w in call(ctx, "trx-status")["warnings"])
     assert call(ctx, "trx-rollback", steps=2)["rolled_back"] == [second["event_id"], first["event_id"]]
     assert (root / "f.txt").read_text() == "a\n"
+
+
+def test_the_global_options_known_to_the_command_line_reader_are_the_parsers():
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    be._global_options(parser, "en")
+    flags = {s for action in parser._actions for s in action.option_strings if s.startswith("--")}
+    assert flags - {"--help"} == set(be._GLOBAL_FLAGS)
+    assert set(be._GLOBAL_VALUE_FLAGS) - {"--dump-tools"} <= set(be._GLOBAL_FLAGS)
