@@ -8,8 +8,11 @@ median and the minimum of RUNS timed runs after 3 warm-up runs, in one session:
 - the floor: `python -S -E -c pass` of the same interpreter;
 - `python -c pass` of the venv (what site and the venv's .pth files add);
 - the console script `better-edit-tools read -f FILE` of a 20-line file;
-- `python -m better_edit read -f FILE` with cached bytecode;
-and prints each as a ratio to the floor (target for the console script: <= 2.5). Also prints where
+- `python -m better_edit read -f FILE` with cached bytecode (this interpreter's site: slower when
+  it loads editable installs and .pth files);
+measured in turn (one run of each, RUNS times over, so that all see the same machine load) and in
+blocks (each RUNS times in a row, as a script's loop calls one command), and prints each as a ratio
+to the floor of the same mode (target for the console script: <= 2.5). Also prints where
 the console script's time goes (`-X importtime`, the minimum of 15 runs per module). Use the real
 interpreter: python3 -c 'import sys; print(sys.executable)'.
 """
@@ -31,15 +34,33 @@ MODULE = REPO / "better_edit.py"
 TARGET = 2.5
 
 
-def timed(command, env, cwd, runs):
-    for _ in range(3):
-        subprocess.run(command, env=env, cwd=cwd, stdout=subprocess.DEVNULL, check=True)
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(command, env=env, cwd=cwd, stdout=subprocess.DEVNULL, check=True)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000, min(times) * 1000
+def timed_in_blocks(commands, cwd, runs):
+    """{name: (median ms, min ms)} of `commands`, each run RUNS times in a row after 3 warm-ups (a
+    script calling one command in a loop)."""
+    times = {}
+    for name, (command, env) in commands.items():
+        for _ in range(3):
+            subprocess.run(command, env=env, cwd=cwd, stdout=subprocess.DEVNULL, check=True)
+        runs_ = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            subprocess.run(command, env=env, cwd=cwd, stdout=subprocess.DEVNULL, check=True)
+            runs_.append(time.perf_counter() - start)
+        times[name] = (statistics.median(runs_) * 1000, min(runs_) * 1000)
+    return times
+
+
+def timed_together(commands, cwd, runs):
+    """{name: (median ms, min ms)} of `commands` ({name: (argv, env)}), run in turn: one run of each,
+    RUNS times over, after 3 warm-up rounds, so that all of them see the same machine load."""
+    times = {name: [] for name in commands}
+    for round_ in range(runs + 3):
+        for name, (command, env) in commands.items():
+            start = time.perf_counter()
+            subprocess.run(command, env=env, cwd=cwd, stdout=subprocess.DEVNULL, check=True)
+            if round_ >= 3:
+                times[name].append(time.perf_counter() - start)
+    return {name: (statistics.median(t) * 1000, min(t) * 1000) for name, t in times.items()}
 
 
 def make_venv(venv):
@@ -88,30 +109,38 @@ def main():
         module_env = dict(env, PYTHONPATH=str(REPO))
         # -m loads __pycache__: write it, PYTHONDONTWRITEBYTECODE may be set
         py_compile.compile(str(MODULE), cfile=importlib.util.cache_from_source(str(MODULE)), doraise=True)
-        rows = {
-            "floor: python -S -E -c pass": timed(
-                [sys.executable, "-S", "-E", "-c", "pass"], env, work, options.runs
-            ),
-            "venv python -c pass": timed([str(python), "-c", "pass"], env, work, options.runs),
-            "console script read": timed([str(script), "read", "-f", str(target)], env, work, options.runs),
-            "python -m better_edit read": timed(
+        commands = {
+            "floor: python -S -E -c pass": ([sys.executable, "-S", "-E", "-c", "pass"], env),
+            "venv python -c pass": ([str(python), "-c", "pass"], env),
+            "console script read": ([str(script), "read", "-f", str(target)], env),
+            "python -m better_edit read": (
                 [sys.executable, "-m", "better_edit", "read", "-f", str(target)],
                 module_env,
-                work,
-                options.runs,
             ),
         }
-        floor = rows["floor: python -S -E -c pass"]
-        result = {name: {"median_ms": m, "min_ms": n, "ratio": m / floor[0]} for name, (m, n) in rows.items()}
+        modes = {
+            "in turn": timed_together(commands, work, options.runs),
+            "in blocks": timed_in_blocks(commands, work, options.runs),
+        }
+        result = {}
+        for mode, rows in modes.items():
+            floor = rows["floor: python -S -E -c pass"][0]
+            result[mode] = {
+                name: {"median_ms": m, "min_ms": n, "ratio": m / floor} for name, (m, n) in rows.items()
+            }
         breakdown = import_breakdown(script, env, work, str(target))
     if options.json:
         print(json.dumps({"interpreter": sys.executable, "figures": result, "imports_us": breakdown[:15]}))
         return
     print(f"interpreter {sys.executable}; {options.runs} runs each, median (min)")
-    for name, row in result.items():
-        print(f"{name:32s} {row['median_ms']:7.1f} ms ({row['min_ms']:5.1f})  = {row['ratio']:4.2f}x floor")
-    ratio = result["console script read"]["ratio"]
-    print(f"console script read / floor: {ratio:.2f} (target <= {TARGET})")
+    for mode, rows in result.items():
+        print(f"{mode}:")
+        for name, row in rows.items():
+            print(
+                f"  {name:32s} {row['median_ms']:7.1f} ms ({row['min_ms']:5.1f})  = {row['ratio']:4.2f}x floor"
+            )
+        ratio = rows["console script read"]["ratio"]
+        print(f"  console script read / floor: {ratio:.2f} (target <= {TARGET})")
     print("largest imports of the console script (self time, us, min of 15):")
     for name, micros in breakdown[:12]:
         print(f"  {micros:6d}  {name}")
