@@ -6962,19 +6962,29 @@ def _breaks_of_plan(text, plans, language, memory=None, key=None, keep=True):
 
 class _ScanMemory:
     """The server's memory of the scan of the last edited text (docs/behaviour.md#the-post-edit-balance-check):
-    one file, the one an agent is likely to edit again; texts up to SCAN_MEMORY_CHARS."""
+    one file, the one an agent is likely to edit again. A text up to SCAN_MEMORY_CHARS is kept and
+    compared whole; of a larger one only the SHA-256 of its bytes (and codec) is kept."""
 
     def __init__(self):
-        self.entry = None  # (key, language, text, scan)
+        self.entry = None  # (key, language, text or (codec, SHA-256 of the body), scan)
 
     def recall(self, key, language, text, old_text):
         entry = self.entry
-        if entry is not None and entry[:2] == (key, language) and entry[2] == old_text:
-            return entry[3]
-        return None
+        if entry is None or entry[:2] != (key, language):
+            return None
+        if isinstance(entry[2], str):
+            return entry[3] if entry[2] == old_text else None
+        same = entry[2] == (text.codec, _sha256_new(text.body).hexdigest())
+        return entry[3] if same else None
 
     def keep(self, key, language, text, pieces, new_text, scan):
-        self.entry = (key, language, new_text, scan) if len(new_text) <= SCAN_MEMORY_CHARS else None
+        if len(new_text) <= SCAN_MEMORY_CHARS:
+            self.entry = (key, language, new_text, scan)
+            return
+        digest = _sha256_new(more=sum(len(piece) for piece in pieces))
+        for piece in pieces:
+            digest.update(piece)
+        self.entry = (key, language, (text.codec, digest.hexdigest()), scan)
 
 
 @functools.cache

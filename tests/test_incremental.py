@@ -207,6 +207,32 @@ def test_the_server_scans_a_file_once_across_edits(tmp_path, scans):
     assert not (tmp_path / "c" / "scans").exists()  # the CLI keeps only scans of large texts
 
 
+def test_the_server_remembers_the_scan_of_a_text_too_large_to_keep_by_its_hash(tmp_path, monkeypatch, scans):
+    """Past SCAN_MEMORY_CHARS the server keeps the SHA-256 of the edited bytes instead of the text:
+    the next edit of exactly those bytes still skips the whole scan, and bytes changed behind our
+    back (same length) are scanned afresh."""
+    monkeypatch.setattr(be, "SCAN_MEMORY_CHARS", 1000)
+    root = tmp_path / "w"
+    root.mkdir()
+    ctx = be.Context(root=str(root), cache_dir=str(tmp_path / "c"), workspace=str(root), mcp=True)
+    source = "".join(f"function f{n}(a) {{\n  return [a, {{k: {n}}}];\n}}\n" for n in range(300))
+    (root / "a.js").write_text(source)
+    assert len(source) > be.SCAN_MEMORY_CHARS
+
+    def replace(line, content):
+        args = {"file": "a.js", "start": line, "content": content}
+        return be.call_tool(ctx, be.find_tool("replace"), args)["balance"]
+
+    assert replace(11, "  return [a, {k: 1}];") == "ok"
+    assert replace(20, "  return [a, {k: 2};") == 'edit left 1 unclosed "[" (line 20)'
+    assert replace(20, "  return [a, {k: 2}];") == "ok"
+    assert len(scans) == 1 and isinstance(ctx.scan_memory().entry[2], tuple)  # the hash, no text
+    body = (root / "a.js").read_bytes()
+    (root / "a.js").write_bytes(body.replace(b"k: 7}", b"k: 7)", 1))  # same length, changed
+    assert replace(29, "  return [a, {k: 3}];") == "ok"
+    assert len(scans) == 2
+
+
 def test_the_cli_keeps_scans_of_large_files_between_runs(tmp_path, monkeypatch, scans):
     """A script calls the CLI again and again on one large file: the scan of the text each run
     left is kept in BASE/scans/ and used by the next run when the file's bytes are exactly those
