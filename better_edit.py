@@ -1170,7 +1170,9 @@ class Text:
         return bytes(body)
 
     def decode(self, start=0, stop=None):
-        return self.body[start:stop].decode(self.codec)
+        if start == 0 and stop is None:
+            return self.body.decode(self.codec)
+        return str(memoryview(self.body)[start:stop], self.codec)  # (no copy of the bytes first)
 
     def encode(self, string):
         """`string` in the body's codec; ENCODING unless decoding gives back the same text (docs/behaviour.md#text-model)."""
