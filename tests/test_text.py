@@ -319,3 +319,19 @@ def test_large_bodies_count_lines_and_find_them_from_one_index():
         for line in (1, 2, 5000, 11999, 12000, 12001):
             assert be.line_start(body, line) == naive[line - 1]
     be._LINE_INDEX.clear()
+
+
+@pytest.mark.parametrize("codec", ["utf-8", "latin-1", "utf-16", "raw_unicode_escape", "cp1252", "gb18030"])
+def test_a_part_of_a_body_decodes_as_its_bytes_do(codec):
+    sample = "héllo wörld, 中文 \\u0041 x" if codec not in ("latin-1", "cp1252") else "héllo wörld x"
+    text = be.Text(sample.encode(codec), codec=codec, encoding=codec)
+    assert text.codec == codec
+    body = text.body
+    for start, stop in ((0, None), (1, None), (0, 5), (2, 9), (len(body) - 3, None)):
+        try:
+            want = body[start:stop].decode(text.codec)
+        except UnicodeDecodeError:
+            with pytest.raises(UnicodeDecodeError):
+                text.decode(start, stop)
+            continue
+        assert text.decode(start, stop) == want, (codec, start, stop)
