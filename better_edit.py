@@ -10394,6 +10394,14 @@ def main(argv=None):
         )
         return 2
     position = _command_position(argv)
+    if argv in (["-V"], ["--version"]):  # what argparse's version action prints, without the parser
+        try:
+            _print(__version__, sys.stdout)
+        except (OSError, AttributeError):
+            pass  # (as argparse: a closed output is no error here)
+        if program:
+            _exit_now(0)
+        return 0
     if word is None and not argv:
         ns = None
     elif position is not None:  # the common case: global options only before the command
