@@ -3496,9 +3496,9 @@ def _balance_problems(text, language, start, end, pairs):
     if language == "markdown":
         return _markdown_balance(text, start, end, pairs)
     if pairs is None:
-        counts = _quick_counts(text, language, start, end)
-        if counts is not None:
-            return [], counts
+        quick = _quick_balance(text, language, start, end)
+        if quick is not None:
+            return quick
     spec = _token_spec(language)
     raw_pairs = [] if pairs is not None else None
     state = _scan_brackets(text, spec, start, end, raw_pairs)
@@ -3521,8 +3521,10 @@ def _balance_problems(text, language, start, end, pairs):
 # (bytes.translate), counted, and innermost pairs removed until nothing changes. Nothing left means
 # the exact scan would report nothing either: it reads the same tokens (no skipped token starts
 # with a bracket, or the language gets no quick check) and its stack only pops what the last
-# unmatched opener pushed. Anything else (a problem, a handler that pushed a `case`, deep nesting)
-# returns None and the exact scan decides. A template literal's `${...}` is scanned exactly, unless
+# unmatched opener pushed. Only openers left means the exact scan would report just those
+# `unclosed`: they are located by scanning exactly the joins they were opened in. Anything else (a
+# closer left unpaired, a handler's problem or `case`, deep nesting) returns None and the exact
+# scan decides. A template literal's `${...}` is scanned exactly, unless
 # the substitution holds nothing but plain code and complete strings (one token, counted here).
 
 _QUICK_PASSES = 48  # innermost-pair removals before the quick check leaves deep nesting to the exact scan
@@ -3576,9 +3578,10 @@ def _quick_spec(language):
     return quick
 
 
-def _quick_counts(text, language, start, end):
-    """The counts of text[start:end] (as check_balance gives them) when it has no bracket problem
-    at all, else None: the exact scan must then find them."""
+def _quick_balance(text, language, start, end):
+    """(problems, counts) of text[start:end] as the exact scan gives them, when the quick check can
+    tell: no problem at all, or only openers left open (located by scanning exactly the few joins
+    where they were opened); else None, and the exact scan must answer."""
     quick = _quick_spec(language)
     if quick is None:
         return None
@@ -3588,9 +3591,10 @@ def _quick_counts(text, language, start, end):
     regex, first_template, first_special = quick.regex, quick.first_template, quick.first_special
     handlers, substitutions, delete = quick.handlers, quick.substitutions, quick.delete
     pieces, left, totals = [], b"", {symbol: 0 for symbol in quick.symbols.values()}
+    joins = []  # per join of pieces: (where it starts, the brackets open there, its lowest depth)
     add = pieces.append
     braces = 0
-    gap = pos = start
+    gap = pos = joined = start
     while pos is not None:
         resume = None
         for m in regex.finditer(text, pos, end):
@@ -3598,9 +3602,11 @@ def _quick_counts(text, language, start, end):
             add(text[gap : m.start()])
             gap = m.end()
             if len(pieces) > _QUICK_FLUSH:
-                left = _quick_pair(left, pieces, delete, totals)
-                if left is None:
+                paired = _quick_pair(left, pieces, delete, totals)
+                if paired is None:
                     return None
+                joins.append((joined, left, paired[1]))
+                left, joined = paired[0], m.start()
                 pieces.clear()
             if k < first_template:
                 continue
@@ -3623,30 +3629,86 @@ def _quick_counts(text, language, start, end):
                 break
         pos = resume
     add(text[gap:end])
-    if _quick_pair(left, pieces, delete, totals) != b"":
+    paired = _quick_pair(left, pieces, delete, totals)
+    if paired is None:
+        return None
+    joins.append((joined, left, paired[1]))
+    found = _quick_unclosed(text, spec, start, end, joins, len(paired[0])) if paired[0] else []
+    if found is None:
         return None
     counts = {}
     for k, symbol in quick.symbols.items():
         n = totals[symbol] + state.cnt[k] + (braces if symbol in "{}" else 0)
         if n:
             counts[symbol] = counts.get(symbol, 0) + n
-    return counts
+    return found, counts
+
+
+class _StopAt:
+    """Marks for _scan_brackets that stop the scan at its first opener at or after `next`."""
+
+    __slots__ = ("next",)
+
+    def __init__(self, offset):
+        self.next = offset
+
+    def hit(self, state, offset):
+        return None
+
+
+def _quick_unclosed(text, spec, start, end, joins, levels):
+    """The `levels` openers left open at the end, as "unclosed" problems. The one at level L was
+    opened in the last join whose depth went below L (its lowest depth is exact: its own unpaired
+    closers popped that many); that join is scanned exactly from its start, with the brackets open
+    there as placeholders, to a little past its end. None when what it finds does not agree."""
+    codes = {ord(symbol): k for k, symbol in spec.symbols.items() if k <= spec.nb}
+    found, ceiling = [], levels
+    for index in range(len(joins) - 1, -1, -1):
+        if ceiling == 0:
+            break
+        at, open_before, lowest = joins[index]
+        if lowest >= ceiling:
+            continue
+        state = _State(text, spec, start, end)
+        state.stack = [-8 + codes[byte] for byte in open_before]  # (offset -1: opened earlier)
+        stop = joins[index + 1][0] if index + 1 < len(joins) else end + 1
+        _scan_brackets(text, spec, at, end, marks=_StopAt(stop), state=state)
+        if state.problems or len(state.stack) < ceiling:
+            return None
+        for item in state.stack[lowest:ceiling]:
+            if item < 0 or item & 7 > spec.nb:
+                return None
+            found.append((item >> 3, spec.symbols[item & 7], "unclosed"))
+        ceiling = lowest
+    return found if ceiling == 0 else None
 
 
 def _quick_pair(left, pieces, delete, totals):
-    """The brackets still open after `left` (those open so far) and the code `pieces`, innermost
-    pairs removed and each bracket counted into `totals`; None when a closer stays unpaired (no
-    later text can pair it), the nesting needs more than _QUICK_PASSES removals, or more than
-    _QUICK_OPEN brackets stay open (each join would scan them all again)."""
+    """(the brackets still open after `left`, those open so far, and the code `pieces`; the lowest
+    depth reached inside the pieces), innermost pairs removed and each bracket counted into
+    `totals`; None when a closer stays unpaired (no later text can pair it), the nesting needs more
+    than _QUICK_PASSES removals, or more than _QUICK_OPEN brackets stay open (each join would scan
+    them all again)."""
     chunk = "".join(pieces).encode("utf-8", "surrogatepass").translate(None, delete)
     for symbol in totals:
         totals[symbol] += chunk.count(symbol.encode())
-    left += chunk
+    own = _quick_reduce(chunk)  # the pieces alone: closers (pairing with `left`), then openers
+    if own is None:
+        return None
+    lowest = len(left) - (len(own) - len(own.lstrip(b")]}")))
+    left = _quick_reduce(left + own)
+    if left is None or lowest < 0 or left.translate(None, b"([{") or len(left) > _QUICK_OPEN:
+        return None
+    return left, lowest
+
+
+def _quick_reduce(brackets):
+    """`brackets` with innermost pairs removed until none is left, or None past _QUICK_PASSES."""
     for _ in range(_QUICK_PASSES + 1):  # (the last pass finds nothing more to remove)
-        size = len(left)
-        left = left.replace(b"()", b"").replace(b"[]", b"").replace(b"{}", b"")
-        if len(left) == size:
-            return None if left.translate(None, b"([{") or size > _QUICK_OPEN else left
+        size = len(brackets)
+        brackets = brackets.replace(b"()", b"").replace(b"[]", b"").replace(b"{}", b"")
+        if len(brackets) == size:
+            return brackets
     return None
 
 

@@ -64,11 +64,11 @@ CODE_FILES = [  # (markup and Markdown: only their embedded bodies take the quic
 
 @pytest.mark.parametrize("name,language,text", CODE_FILES, ids=[b[0] for b in CODE_FILES])
 def test_balanced_corpus_files_take_the_quick_check(name, language, text):
-    counts = be._quick_counts(text, language, 0, len(text))
+    quick = be._quick_balance(text, language, 0, len(text))
     if be._quick_spec(language) is None or "esac" in text:  # (a shell `case` pushes: exact scan)
-        assert counts is None
+        assert quick is None
     else:
-        assert counts == exact(text, language)["counts"], name
+        assert quick == ([], exact(text, language)["counts"]), name
 
 
 def test_languages_whose_tokens_start_with_a_bracket_take_no_quick_check():
@@ -87,19 +87,19 @@ def test_languages_whose_tokens_start_with_a_bracket_take_no_quick_check():
     ],
 )
 def test_template_substitutions_are_counted(text, counts):
-    assert be._quick_counts(text, "javascript", 0, len(text)) == counts
+    assert be._quick_balance(text, "javascript", 0, len(text)) == ([], counts)
     assert exact(text, "javascript") == {"status": "balanced", "unmatched": [], "counts": counts}
 
 
 def test_problems_and_deep_nesting_go_to_the_exact_scan():
-    assert be._quick_counts("f(a];\n", "javascript", 0, 6) is None
-    assert be._quick_counts("s = 'open\n", "javascript", 0, 10) is None
-    assert be._quick_counts("case x in\n a) ;;\nesac\n", "shell", 0, 22) is None  # `case` pushes
+    assert be._quick_balance("f(a];\n", "javascript", 0, 6) is None
+    assert be._quick_balance("s = 'open\n", "javascript", 0, 10) is None
+    assert be._quick_balance("case x in\n a) ;;\nesac\n", "shell", 0, 22) is None  # `case` pushes
     deep = "(" * (be._QUICK_PASSES + 1) + ")" * (be._QUICK_PASSES + 1) + "\n"
-    assert be._quick_counts(deep, "javascript", 0, len(deep)) is None
+    assert be._quick_balance(deep, "javascript", 0, len(deep)) is None
     assert be.check_balance(deep, "javascript")["status"] == "balanced"
     shallow = "(" * be._QUICK_PASSES + ")" * be._QUICK_PASSES + "\n"
-    assert be._quick_counts(shallow, "javascript", 0, len(shallow)) == {"(": 48, ")": 48}
+    assert be._quick_balance(shallow, "javascript", 0, len(shallow)) == ([], {"(": 48, ")": 48})
     broken = "function f() {\n  return `${a(}`;\n}\n"
     assert be.check_balance(broken, "javascript") == exact(broken, "javascript")
     assert be.check_balance(broken, "javascript")["status"] == "unbalanced"
@@ -107,7 +107,7 @@ def test_problems_and_deep_nesting_go_to_the_exact_scan():
 
 def test_non_ascii_and_lone_surrogates_in_code():
     text = "const é = { 'ü': [1, 2] };\nx = \udcff(1)\n"
-    assert be._quick_counts(text, "javascript", 0, len(text)) == exact(text, "javascript")["counts"]
+    assert be._quick_balance(text, "javascript", 0, len(text)) == ([], exact(text, "javascript")["counts"])
 
 
 @st.composite
@@ -137,7 +137,7 @@ def test_plain_template_tokens_change_no_function_range(case, outer, monkeypatch
 def test_a_closer_left_unpaired_ends_the_quick_check_at_once():
     delete = be._quick_spec("javascript").delete
     totals = {symbol: 0 for symbol in "([{)]}"}
-    assert be._quick_pair(b"", ["f(a[1]", "{"], delete, totals) == b"({"  # open so far
+    assert be._quick_pair(b"", ["f(a[1]", "{"], delete, totals) == (b"({", 0)  # open so far
     assert be._quick_pair(b"({", ["}]"], delete, totals) is None  # `]` can never pair with `(`
     assert be._quick_pair(b"", ["x = 1)"], delete, totals) is None  # nothing open: unexpected
     assert totals == {"(": 1, "[": 1, "{": 1, ")": 1, "]": 2, "}": 1}
@@ -148,8 +148,30 @@ def test_too_many_brackets_open_at_once_go_to_the_exact_scan():
     up, so a file that opens and never closes (an attack on its time) costs it linear time."""
     delete = be._quick_spec("javascript").delete
     totals = {symbol: 0 for symbol in "([{)]}"}
-    assert be._quick_pair(b"(" * be._QUICK_OPEN, [""], delete, totals) == b"(" * be._QUICK_OPEN
+    assert be._quick_pair(b"(" * be._QUICK_OPEN, [""], delete, totals) == (
+        b"(" * be._QUICK_OPEN,
+        be._QUICK_OPEN,
+    )
     assert be._quick_pair(b"(" * be._QUICK_OPEN, ["["], delete, totals) is None
     text = '(\n"s"\n' * (be._QUICK_OPEN + 10) + ")\n" * (be._QUICK_OPEN + 10)
-    assert be._quick_counts(text, "javascript", 0, len(text)) is None
+    assert be._quick_balance(text, "javascript", 0, len(text)) is None
     assert be.check_balance(text, "javascript") == exact(text, "javascript")
+
+
+@pytest.mark.parametrize("flush", [1, 3, 4096])
+def test_openers_left_open_are_located_by_scanning_only_where_they_were_opened(flush, monkeypatch):
+    """Only openers left open (a closer forgotten): the quick check answers with their places, found
+    by scanning exactly the join of pieces each was opened in, as the exact scan reports them."""
+    monkeypatch.setattr(be, "_QUICK_FLUSH", flush)
+    text = (
+        "function f(a) {\n  if (a) {\n    g('}', [1, 2]);\n\n"  # `{` of f and of the if left open
+        + "".join(f"function h{n}() {{ return [{n}, `${{n}}`]; }}\n" for n in range(30))
+        + "const x = [1, (2, 3\n"  # `[` and `(` left open
+        + "".join(f"// {n}\ny('{n}');\n" for n in range(30))
+    )
+    want = exact(text, "javascript")
+    assert want["status"] == "unbalanced" and len(want["unmatched"]) == 4
+    quick = be._quick_balance(text, "javascript", 0, len(text))
+    assert quick is not None, "the quick check should answer"
+    assert be.check_balance(text, "javascript") == want
+    assert sorted(quick[0]) == sorted(p for p in be._BalanceScan(text, "javascript").problems)
