@@ -181,14 +181,13 @@ def scans(monkeypatch):
     return sizes
 
 
-def test_the_server_scans_a_file_once_across_edits(tmp_path, scans):
-    """Over MCP an agent edits the same file again and again: the scan of the text an edit left is
-    kept, so the next edit of that exact text does not scan the whole file again. Any other text
-    (changed behind our back, another file) is scanned afresh. Results equal a fresh scan's."""
+def _server_editing(tmp_path, functions):
+    """A server context, a.js with that many functions in its root, and replace(line, content) ->
+    the balance sentence, after three edits: balanced, breaking, mending."""
     root = tmp_path / "w"
     root.mkdir()
     ctx = be.Context(root=str(root), cache_dir=str(tmp_path / "c"), workspace=str(root), mcp=True)
-    source = "".join(f"function f{n}(a) {{\n  return [a, {{k: {n}}}];\n}}\n" for n in range(3000))
+    source = "".join(f"function f{n}(a) {{\n  return [a, {{k: {n}}}];\n}}\n" for n in range(functions))
     (root / "a.js").write_text(source)
 
     def replace(line, content):
@@ -198,6 +197,14 @@ def test_the_server_scans_a_file_once_across_edits(tmp_path, scans):
     assert replace(11, "  return [a, {k: 1}];") == "ok"
     assert replace(20, "  return [a, {k: 2};") == 'edit left 1 unclosed "[" (line 20)'
     assert replace(20, "  return [a, {k: 2}];") == "ok"
+    return root, ctx, replace
+
+
+def test_the_server_scans_a_file_once_across_edits(tmp_path, scans):
+    """Over MCP an agent edits the same file again and again: the scan of the text an edit left is
+    kept, so the next edit of that exact text does not scan the whole file again. Any other text
+    (changed behind our back, another file) is scanned afresh. Results equal a fresh scan's."""
+    root, ctx, replace = _server_editing(tmp_path, 3000)
     assert len(scans) == 1  # only the first edit scanned the whole file
     (root / "a.js").write_text((root / "a.js").read_text() + "}\n")  # changed behind our back
     assert replace(29, "  return [a, {k: 3}];") == "ok"
@@ -212,20 +219,8 @@ def test_the_server_remembers_the_scan_of_a_text_too_large_to_keep_by_its_hash(t
     the next edit of exactly those bytes still skips the whole scan, and bytes changed behind our
     back (same length) are scanned afresh."""
     monkeypatch.setattr(be, "SCAN_MEMORY_CHARS", 1000)
-    root = tmp_path / "w"
-    root.mkdir()
-    ctx = be.Context(root=str(root), cache_dir=str(tmp_path / "c"), workspace=str(root), mcp=True)
-    source = "".join(f"function f{n}(a) {{\n  return [a, {{k: {n}}}];\n}}\n" for n in range(300))
-    (root / "a.js").write_text(source)
-    assert len(source) > be.SCAN_MEMORY_CHARS
-
-    def replace(line, content):
-        args = {"file": "a.js", "start": line, "content": content}
-        return be.call_tool(ctx, be.find_tool("replace"), args)["balance"]
-
-    assert replace(11, "  return [a, {k: 1}];") == "ok"
-    assert replace(20, "  return [a, {k: 2};") == 'edit left 1 unclosed "[" (line 20)'
-    assert replace(20, "  return [a, {k: 2}];") == "ok"
+    root, ctx, replace = _server_editing(tmp_path, 300)
+    assert (root / "a.js").stat().st_size > be.SCAN_MEMORY_CHARS
     assert len(scans) == 1 and isinstance(ctx.scan_memory().entry[2], tuple)  # the hash, no text
     body = (root / "a.js").read_bytes()
     (root / "a.js").write_bytes(body.replace(b"k: 7}", b"k: 7)", 1))  # same length, changed
