@@ -3583,15 +3583,40 @@ def _quick_balance(text, language, start, end):
     tell: no problem at all, or only openers left open (located by scanning exactly the few joins
     where they were opened); else None, and the exact scan must answer."""
     quick = _quick_spec(language)
-    if quick is None:
+    walked = _quick_walk(text, language, start, end, quick.delete) if quick else None
+    if walked is None:
         return None
+    joins, left, totals, state, braces = walked
+    spec = _token_spec(language)
+    found = _quick_unclosed(text, spec, start, end, joins, len(left)) if left else []
+    if found is None:
+        return None
+    counts = {}
+    for k, symbol in quick.symbols.items():
+        n = totals[symbol] + state.cnt[k] + (braces if symbol in "{}" else 0)
+        if n:
+            counts[symbol] = counts.get(symbol, 0) + n
+    return found, counts
+
+
+def _quick_walk(text, language, start, end, delete, stop=None, every=None):
+    """The quick check's walk over text[start:end], pairing the bracket bytes `delete` keeps.
+
+    Returns (joins, the brackets left open, {symbol: count}, the _State of the substitutions
+    scanned exactly, the substitutions of plain templates), or None when it gives up. joins are
+    (where a join of pieces starts, the brackets open there, the lowest depth inside it), one per
+    `every` pieces (default _QUICK_FLUSH); a join starts where a token starts. With `stop`, the
+    walk ends at the first join starting after `stop` (what is left open is then open there).
+    """
+    every = _QUICK_FLUSH if every is None else every
+    quick = _quick_spec(language)
     spec = _token_spec(language)
     state = _State(text, spec, start, end)
     stack, problems = state.stack, state.problems
     regex, first_template, first_special = quick.regex, quick.first_template, quick.first_special
-    handlers, substitutions, delete = quick.handlers, quick.substitutions, quick.delete
-    pieces, left, totals = [], b"", {symbol: 0 for symbol in quick.symbols.values()}
-    joins = []  # per join of pieces: (where it starts, the brackets open there, its lowest depth)
+    handlers, substitutions = quick.handlers, quick.substitutions
+    pieces, left, totals = [], b"", {chr(b): 0 for b in range(256) if b not in delete}
+    joins = []
     add = pieces.append
     braces = 0
     gap = pos = joined = start
@@ -3601,13 +3626,15 @@ def _quick_balance(text, language, start, end):
             k = m.lastindex
             add(text[gap : m.start()])
             gap = m.end()
-            if len(pieces) > _QUICK_FLUSH:
+            if len(pieces) > every:
                 paired = _quick_pair(left, pieces, delete, totals)
                 if paired is None:
                     return None
                 joins.append((joined, left, paired[1]))
                 left, joined = paired[0], m.start()
                 pieces.clear()
+                if stop is not None and joined > stop:
+                    return joins, left, totals, state, braces
             if k < first_template:
                 continue
             if k < first_special:
@@ -3633,15 +3660,7 @@ def _quick_balance(text, language, start, end):
     if paired is None:
         return None
     joins.append((joined, left, paired[1]))
-    found = _quick_unclosed(text, spec, start, end, joins, len(paired[0])) if paired[0] else []
-    if found is None:
-        return None
-    counts = {}
-    for k, symbol in quick.symbols.items():
-        n = totals[symbol] + state.cnt[k] + (braces if symbol in "{}" else 0)
-        if n:
-            counts[symbol] = counts.get(symbol, 0) + n
-    return found, counts
+    return joins, paired[0], totals, state, braces
 
 
 class _StopAt:
@@ -4450,11 +4469,17 @@ _WIDER = "wider"  # the header starts before the region we looked at
 _NON_NEWLINE = _LazyPattern(r"[^\n]")
 
 
-def _brace_blocks(text, language, start, end, stop_after=None):
-    """[(open offset, close offset)] of `{ }` blocks in closing order; unclosed ones end at `end`."""
+def _brace_blocks(text, language, start, end, stop_after=None, restart=None):
+    """[(open offset, close offset)] of `{ }` blocks in closing order; unclosed ones end at `end`.
+    With `restart` (offset, braces open there), the scan starts there; the blocks it closes that
+    opened before it have the opening offset -1."""
     spec = _token_spec(language, "{}")
     raw = []
-    state = _scan_brackets(text, spec, start, end, raw, stop_after)
+    state = _State(text, spec, start, end, raw)  # (handlers look back as far as `start`)
+    if restart is not None:
+        state.stack = [-8 + 1] * restart[1]  # (-1 * 8 + the code of `{`)
+    scan_from = start if restart is None else restart[0]
+    state = _scan_brackets(text, spec, scan_from, end, raw, stop_after, state=state)
     blocks = [(item >> 3, close) for item, close in raw if item & 7 == 1]
     blocks += [(item >> 3, end) for item in state.stack if item & 7 == 1]
     return blocks
@@ -4596,15 +4621,22 @@ def _block_header(text, language, lo, brace, start, may_widen=True):
     return lo + offsets[first], masked[offsets[i] :], lo + offsets[i]
 
 
+class _Crossed(Exception):
+    """A _BlockIndex scanned from a restart point was asked about what lies before it."""
+
+
 class _BlockIndex:
     """Blocks in closing order (as the scanner finds them), with their closes and sorted opens."""
 
-    __slots__ = ("blocks", "closes", "opens")
+    __slots__ = ("blocks", "closes", "opens", "floor")
 
-    def __init__(self, blocks):
+    def __init__(self, blocks, floor=None):
         self.blocks = blocks
         self.closes = [c for _, c in blocks]
         self.opens = sorted(o for o, _ in blocks)
+        # blocks were scanned from `floor` on: what lies before it is unknown (blocks open there
+        # have the opening offset -1), and a question about it raises _Crossed
+        self.floor = floor
 
     def region_start(self, brace, start):
         """Where the code before the `{` at `brace` begins: just after the previous brace token."""
@@ -4613,6 +4645,8 @@ class _BlockIndex:
         j = bisect.bisect_left(self.closes, brace)
         k = bisect.bisect_left(self.opens, brace)
         previous = max(self.closes[j - 1] if j else -1, self.opens[k - 1] if k else -1, start - 1)
+        if self.floor is not None and previous < self.floor:
+            raise _Crossed
         return previous + 1
 
     def open_of_close(self, close):
@@ -4620,9 +4654,10 @@ class _BlockIndex:
         import bisect
 
         j = bisect.bisect_left(self.closes, close)
-        if j < len(self.closes) and self.closes[j] == close:
-            return self.blocks[j][0]
-        return None
+        found = self.blocks[j][0] if j < len(self.closes) and self.closes[j] == close else None
+        if self.floor is not None and (close < self.floor or (found is not None and found < self.floor)):
+            raise _Crossed
+        return found
 
     def parent_open(self, brace, start):
         """Opening offset of the innermost block around `brace` (or start - 1)."""
@@ -4630,6 +4665,8 @@ class _BlockIndex:
 
         for o, _ in self.blocks[bisect.bisect_right(self.closes, brace) :]:
             if o < brace:
+                if self.floor is not None and o < self.floor:
+                    raise _Crossed
                 return o
         return start - 1
 
@@ -4902,11 +4939,53 @@ def _matching_paren(code, open_index):
 
 
 def _brace_function_range(text, language, line_start, outer, start, end):
+    line_end = _line_end(text, line_start, end)
+    for restart in _brace_restarts(text, language, start, end, line_start):
+        try:
+            return _brace_function_range_from(
+                text, language, line_start, line_end, outer, start, end, restart
+            )
+        except _Crossed:  # a header reached back before the restart point: try an earlier one
+            continue
+    return _brace_function_range_from(text, language, line_start, line_end, outer, start, end, None)
+
+
+_RESTART_EVERY = 512  # code pieces per join of the walk that finds where a blocks scan may restart
+_RESTARTS_TRIED = 3
+_BRACES_ONLY = bytes(range(123)) + b"|" + bytes(range(126, 256))  # what that walk deletes: all but {}
+
+
+def _brace_restarts(text, language, start, end, line_start):
+    """Up to _RESTARTS_TRIED places, latest first, where a blocks scan for the line at `line_start`
+    may start instead of at `start` (docs/behaviour.md#balance-speed): (offset, braces open there).
+    Each is the start of a join of the quick walk whose depth went down to 0 before the line, so
+    every block around the line and after it opens after that point, and the braces open at it are
+    placeholders that close before the line. None when the walk gives up (a stray `}`...)."""
+    if _quick_spec(language) is None:
+        return []
+    walked = _quick_walk(text, language, start, end, _BRACES_ONLY, stop=line_start, every=_RESTART_EVERY)
+    if walked is None:
+        return []
+    joins, found = walked[0], []
+    for index in range(len(joins) - 2, -1, -1):  # (a join followed by another: its end is known)
+        at, open_before, lowest = joins[index]
+        if lowest == 0 and at > start and joins[index + 1][0] <= line_start:
+            found.append((at, len(open_before)))
+            if len(found) == _RESTARTS_TRIED:
+                break
+    return found
+
+
+def _brace_function_range_from(text, language, line_start, line_end, outer, start, end, restart):
+    """function_range's answer from the blocks scanned from `restart` (offset, braces open there),
+    or from `start` when None; raises _Crossed when it needs a block before the restart point."""
     import bisect
 
-    line_end = _line_end(text, line_start, end)
-    index = _BlockIndex(_brace_blocks(text, language, start, end, stop_after=line_end))
+    blocks = _brace_blocks(text, language, start, end, line_end, restart)
+    index = _BlockIndex(blocks, None if restart is None else restart[0])
     later = index.blocks[bisect.bisect_left(index.closes, line_start) :]  # closing after the line starts
+    if restart is not None and any(o < restart[0] for o, _ in later):
+        raise _Crossed  # (cannot happen: the depth went down to 0 before the line)
     candidates = sorted(b for b in later if b[0] <= line_end)
     following = sorted(b for b in later if b[0] > line_end)
     candidates += following[:_SIGNATURE_LOOKAHEAD]  # the line may be in a later block's signature

@@ -121,6 +121,52 @@ def js_lines(draw):
     return language, text, draw(st.integers(1, text.count("\n") + 1))
 
 
+BRACE_BASES = [b for b in BASES if b[1] in be._BRACE_LANGUAGES]
+
+
+@st.composite
+def brace_lines(draw):
+    name, language, text = draw(st.sampled_from(BRACE_BASES))
+    for _ in range(draw(st.integers(0, 3))):
+        a = draw(st.integers(0, len(text)))
+        b = draw(st.integers(a, min(len(text), a + 100)))
+        text = text[:a] + "".join(draw(st.lists(st.sampled_from(PIECES), max_size=3))) + text[b:]
+    return language, text, draw(st.integers(1, text.count("\n") + 1))
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=brace_lines(), outer=st.booleans(), every=st.sampled_from([1, 2, 5, 512]))
+def test_a_blocks_scan_from_a_restart_point_finds_the_same_function_range(case, outer, every, monkeypatch):
+    """func-range scans its blocks from the last join of the quick walk whose depth went down to 0
+    before the line (braces open there are placeholders); any question about what lies before
+    that point makes it try an earlier one, then the start. The range equals a scan from the start."""
+    language, text, line = case
+    monkeypatch.setattr(be, "_RESTART_EVERY", every)  # (1: a join per token, many restart points)
+    found = be.function_range(text, language, line, outer)
+    with monkeypatch.context() as patch:
+        patch.setattr(be, "_brace_restarts", lambda *args: [])
+        assert be.function_range(text, language, line, outer) == found
+
+
+def test_func_range_restarts_after_the_functions_before_the_line(monkeypatch):
+    monkeypatch.setattr(be, "_RESTART_EVERY", 4)
+    text = "".join(
+        f"function f{n}(a) {{\n  if (a) {{ g('{{', `${{a}}`); }}\n  return [a];\n}}\n" for n in range(40)
+    )
+    line = 4 * 30 + 2
+    restarts = be._brace_restarts(text, "javascript", 0, len(text), be._line_start(text, line))
+    assert restarts and restarts[0][0] > len(text) // 2  # far from the start of the file
+    want = {"start": 121, "end": 124, "kind": "function", "name": "f30"}
+    line_start = be._line_start(text, line)
+    line_end = be._line_end(text, line_start, len(text))
+    for restart in restarts:  # each answers from its own point, without reaching back before it
+        answer = be._brace_function_range_from(
+            text, "javascript", line_start, line_end, False, 0, len(text), restart
+        )
+        assert answer == want
+    assert be.function_range(text, "javascript", line) == want
+
+
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=js_lines(), outer=st.booleans())
 def test_plain_template_tokens_change_no_function_range(case, outer, monkeypatch):
