@@ -5012,11 +5012,22 @@ def _brace_function_range_from(text, language, line_start, line_end, outer, star
         (first, close), kind, name = blocks[0], "block", None
     else:
         return None
-    return _range_result(text, first, close, kind, name)
+    return first, close, kind, name
 
 
-def _range_result(text, first, last, kind, name):
-    result = {"start": _line_of(text, first), "end": _line_of(text, last), "kind": kind}
+def _range_result(text, found, line_start, line):
+    """function_range's answer for `found` (first offset, last offset, kind, name): line numbers
+    counted from the line asked about, not from the start of a large text."""
+    if found is None:
+        return None
+    first, last, kind, name = found
+
+    def line_of(pos):
+        if pos >= line_start:
+            return line + text.count("\n", line_start, pos)
+        return line - text.count("\n", pos, line_start)
+
+    result = {"start": line_of(first), "end": line_of(last), "kind": kind}
     if name:
         result["name"] = name
     return result
@@ -5230,7 +5241,7 @@ def _indented_function_range(text, language, line_start, outer, start, end):
     kind = definition.kind
     if kind == "function" and t > 0 and chain[t - 1][0].kind == "class":
         kind = "method"
-    return _range_result(text, first, last, kind, definition.name)
+    return first, last, kind, definition.name
 
 
 # --- 5.9 Function ranges: public functions --------------------------------------------------------
@@ -5260,9 +5271,11 @@ def function_range(text, language, line, outer=False):
 
 def _function_range_in(text, language, line, line_start, outer, start, end):
     if language in _BRACE_LANGUAGES:
-        return _brace_function_range(text, language, line_start, outer, start, end)
+        found = _brace_function_range(text, language, line_start, outer, start, end)
+        return _range_result(text, found, line_start, line)
     if language in _INDENT_LANGUAGES:
-        return _indented_function_range(text, language, line_start, outer, start, end)
+        found = _indented_function_range(text, language, line_start, outer, start, end)
+        return _range_result(text, found, line_start, line)
     for sub_language, sub_start, sub_end in _embedded_regions(text, language, start, end):
         if sub_start <= line_start < sub_end:
             return _function_range_in(text, sub_language, line, line_start, outer, sub_start, sub_end)
