@@ -4375,19 +4375,22 @@ def _embedded_regions(text, language, start, end):
 
 # --- 5.6 Lines ------------------------------------------------------------------------------------
 
-_THOUSAND_LINES = _LazyPattern(r"(?:[^\n]*\n){1000}")
-
 
 def _line_start(text, line):
     """Offset where 1-based `line` starts, or None when the text has no such line."""
     if not isinstance(line, int) or line < 1:
         return None
-    pos, remaining = 0, line - 1
-    while remaining >= 1000:
-        m = _THOUSAND_LINES.match(text, pos)
-        if m is None:
-            return None
-        pos, remaining = m.end(), remaining - 1000
+    pos, remaining, size, window = 0, line - 1, len(text), 1 << 20
+    while remaining > 64 and pos < size:  # count newlines in C, window by window
+        stop = min(pos + window, size)
+        found = text.count("\n", pos, stop)
+        if found < remaining:
+            remaining -= found
+            pos = stop
+        elif window > 4096:
+            window >>= 1  # the line starts in this window: look at its first half, then the next
+        else:
+            break
     for _ in range(remaining):
         newline = text.find("\n", pos)
         if newline < 0:
