@@ -3495,7 +3495,7 @@ def _balance_problems(text, language, start, end, pairs):
         return _markup_balance(text, language, start, end, pairs)
     if language == "markdown":
         return _markdown_balance(text, start, end, pairs)
-    if pairs is None:
+    if pairs is None and end - start >= _QUICK_MIN_CHARS:
         quick = _quick_balance(text, language, start, end)
         if quick is not None:
             return quick
@@ -3530,6 +3530,7 @@ def _balance_problems(text, language, start, end, pairs):
 _QUICK_PASSES = 48  # innermost-pair removals before the quick check leaves deep nesting to the exact scan
 _QUICK_FLUSH = 4096  # code pieces joined at a time (bounds the quick check's memory)
 _QUICK_OPEN = 4096  # brackets open at once beyond which the quick check gives up (each join rescans them)
+_QUICK_MIN_CHARS = 512  # shorter texts go to the exact scan at once: the quick check's set-up costs more
 _QUICK_CACHE = {}
 
 
@@ -3615,7 +3616,7 @@ def _quick_walk(text, language, start, end, delete, stop=None, every=None):
     stack, problems = state.stack, state.problems
     regex, first_template, first_special = quick.regex, quick.first_template, quick.first_special
     handlers, substitutions = quick.handlers, quick.substitutions
-    pieces, left, totals = [], b"", {chr(b): 0 for b in range(256) if b not in delete}
+    pieces, left, totals = [], b"", dict.fromkeys(bytes(range(128)).translate(None, delete).decode(), 0)
     joins = []
     add = pieces.append
     braces = 0
