@@ -1319,12 +1319,14 @@ def eol_name(body):
 
 
 def skip_lines(body, pos, count):
-    """Offset just past the `count`-th b"\\n" at or after `pos` (len(body) when there are fewer)."""
+    """Offset just past the `count`-th newline at or after `pos` (len(body) when there are fewer)
+    of bytes or of a str."""
     size = len(body)
     chunk = 1 << 20
+    newline = "\n" if isinstance(body, str) else b"\n"
     while count > 64 and pos < size:  # count newlines in C, window by window
         stop = min(pos + chunk, size)
-        found = body.count(b"\n", pos, stop)
+        found = body.count(newline, pos, stop)
         if found < count:
             count -= found
             pos = stop
@@ -1334,7 +1336,7 @@ def skip_lines(body, pos, count):
             break
     find = body.find
     while count > 0:
-        index = find(b"\n", pos)
+        index = find(newline, pos)
         if index < 0:
             return size
         pos = index + 1
@@ -4381,22 +4383,7 @@ def _line_start(text, line):
     """Offset where 1-based `line` starts, or None when the text has no such line."""
     if not isinstance(line, int) or line < 1:
         return None
-    pos, remaining, size, window = 0, line - 1, len(text), 1 << 20
-    while remaining > 64 and pos < size:  # count newlines in C, window by window
-        stop = min(pos + window, size)
-        found = text.count("\n", pos, stop)
-        if found < remaining:
-            remaining -= found
-            pos = stop
-        elif window > 4096:
-            window >>= 1  # the line starts in this window: look at its first half, then the next
-        else:
-            break
-    for _ in range(remaining):
-        newline = text.find("\n", pos)
-        if newline < 0:
-            return None
-        pos = newline + 1
+    pos = skip_lines(text, 0, line - 1)
     return pos if pos < len(text) else None
 
 

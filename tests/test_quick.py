@@ -39,14 +39,20 @@ def exact(text, language):
     return result
 
 
-@st.composite
-def texts(draw):
-    name, language, text = draw(st.sampled_from(BASES))
+def edited(draw, bases, span, most):
+    """(language, text): a file of `bases` with up to 3 spans of at most `span` characters each
+    replaced by up to `most` PIECES."""
+    name, language, text = draw(st.sampled_from(bases))
     for _ in range(draw(st.integers(0, 3))):
         a = draw(st.integers(0, len(text)))
-        b = draw(st.integers(a, min(len(text), a + 200)))
-        text = text[:a] + "".join(draw(st.lists(st.sampled_from(PIECES), max_size=4))) + text[b:]
+        b = draw(st.integers(a, min(len(text), a + span)))
+        text = text[:a] + "".join(draw(st.lists(st.sampled_from(PIECES), max_size=most))) + text[b:]
     return language, text
+
+
+@st.composite
+def texts(draw):
+    return edited(draw, BASES, 200, 4)
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -126,11 +132,7 @@ BRACE_BASES = [b for b in BASES if b[1] in be._BRACE_LANGUAGES]
 
 @st.composite
 def brace_lines(draw):
-    name, language, text = draw(st.sampled_from(BRACE_BASES))
-    for _ in range(draw(st.integers(0, 3))):
-        a = draw(st.integers(0, len(text)))
-        b = draw(st.integers(a, min(len(text), a + 100)))
-        text = text[:a] + "".join(draw(st.lists(st.sampled_from(PIECES), max_size=3))) + text[b:]
+    language, text = edited(draw, BRACE_BASES, 100, 3)
     return language, text, draw(st.integers(1, text.count("\n") + 1))
 
 
