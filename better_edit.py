@@ -1353,8 +1353,9 @@ def line_span(body, start, end):
 _LINE_WINDOW = 1 << 16  # bytes per window of a line index
 # Line indexes of the large bodies the running tool call counts or looks up lines in (id -> (body,
 # counts, total)): a call of be-edit with many items, a diff of many hunks, would otherwise count
-# newlines from the start of the file for each. The body is held, so an id is never mistaken for another object's;
-# call_tool empties it when a call ends, and it never holds more than _LINE_INDEXES bodies.
+# newlines from the start of the file for each. The body is held, so an id is never mistaken for
+# another object's; call_tool empties it when a call ends, and it never holds more than
+# _LINE_INDEXES bodies.
 _LINE_INDEX = {}
 _LINE_INDEXES = 4
 
@@ -3526,8 +3527,8 @@ def _balance_problems(text, language, start, end, pairs):
 # unmatched opener pushed. Only openers left means the exact scan would report just those
 # `unclosed`: they are located by scanning exactly the joins they were opened in. Anything else (a
 # closer left unpaired, a handler's problem or `case`, deep nesting) returns None and the exact
-# scan decides. A template literal's `${...}` is scanned exactly, unless
-# the substitution holds nothing but plain code and complete strings (one token, counted here).
+# scan decides. A template literal's `${...}` is scanned exactly, unless the substitution holds
+# nothing but plain code and complete strings (one token, counted here).
 
 _QUICK_PASSES = 48  # innermost-pair removals before the quick check leaves deep nesting to the exact scan
 _QUICK_FLUSH = 4096  # code pieces joined at a time (bounds the quick check's memory)
@@ -4951,7 +4952,8 @@ def _brace_restarts(text, language, start, end, line_start):
     may start instead of at `start` (docs/behaviour.md#balance-speed): (offset, braces open there).
     Each is the start of a join of the quick walk whose depth went down to 0 before the line, so
     every block around the line and after it opens after that point, and the braces open at it are
-    placeholders that close before the line. None when the walk gives up (a stray `}`...)."""
+    placeholders that close before the line. No place when the walk gives up (a stray `}`, an
+    unterminated string...)."""
     if _quick_spec(language) is None:
         return []
     walked = _quick_walk(text, language, start, end, _BRACES_ONLY, stop=line_start, every=_RESTART_EVERY)
