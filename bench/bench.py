@@ -2,7 +2,7 @@
 
     python bench/bench.py [--mb 100] [--repeat 5]
 
-Generates its own files under bench/_work/ (ignored by git) and prints one line per figure.
+Generates its own files under bench/_work/core/ (ignored by git) and prints one line per figure.
 Use the real interpreter (not a shim): python3 -c 'import sys; print(sys.executable)'.
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 MODULE = HERE.parent / "better_edit.py"
-WORK = HERE / "_work"
+WORK = HERE / "_work" / "core"  # (its own folder: bench/_work also holds the venv others reuse)
 PY = [sys.executable, "-E"]
 
 SNIPPET = """\
@@ -68,7 +68,7 @@ def main():
     parser.add_argument("--mb", type=int, default=100, help="size of the big file in MB (default 100)")
     parser.add_argument("--repeat", type=int, default=5)
     options = parser.parse_args()
-    WORK.mkdir(exist_ok=True)
+    WORK.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("BETTER_EDIT_")}
     env["BETTER_EDIT_CACHE_DIR"] = str(WORK / "cache")
     no_snapshot = dict(env, BETTER_EDIT_SNAPSHOT_PERSIST="false")
