@@ -3107,7 +3107,17 @@ _MAX_RECOVERY_DEPTH = 200  # how deep a closer looks for its opener (bounds path
 class _Spec:
     """A compiled tokenizer: regex plus what each branch's tail group means."""
 
-    __slots__ = ("regex", "nb", "first_special", "handlers", "kinds", "symbols", "brace_group")
+    __slots__ = (
+        "regex",
+        "nb",
+        "first_template",
+        "first_special",
+        "handlers",
+        "kinds",
+        "symbols",
+        "brace_group",
+        "substitutions",
+    )
 
 
 class _State:
@@ -3160,25 +3170,33 @@ def _build_spec(language, brackets):
     bracket_patterns = [o for o, _ in pairs] + [c for _, c in pairs]
     entries = [(s, overrides.get(s, re.escape(s)), None, None) for s in bracket_patterns]
     entries += [(kind, pattern, None, None) for kind, pattern in skips]
-    if brackets == "{}":  # blocks only: a template literal's `${...}` is no block
-        entries += [
-            ("string", pattern, None, None) for pattern, _ in _PLAIN_TEMPLATES.get(_FAMILIES[language], [])
-        ]
-    spec.first_special = None
+    # blocks only ("{}") or no bracket at all (the quick check's walk): a template literal's
+    # `${...}` is no block, so a plain one is a single token (of n substitutions)
+    plain = _PLAIN_TEMPLATES.get(_FAMILIES[language], []) if brackets in ("{}", "") else []
+    first_template = len(entries)
+    entries += [("string", pattern, None, None) for pattern, _ in plain]
+    substitutions_of = [0] * first_template + [n for _, n in plain] + [0] * len(specials)
+    spec.first_template = spec.first_special = None
+    substitutions = [0]
     for index, entry in enumerate(entries + [(k, p, h, a) for k, p, h, a in specials]):
         kind, pattern, handler, arg = entry
+        if index == first_template:
+            spec.first_template = len(kinds)
         if index == len(entries):
             spec.first_special = len(kinds)
         inner = re.compile(pattern).groups
         kinds += [None] * inner + [kind]
         handlers += [None] * inner + [(handler, arg) if handler else None]
+        substitutions += [0] * inner + [substitutions_of[index]]
         parts.append(pattern + "()")
         if index < len(bracket_patterns):
             symbols[len(kinds) - 1] = kind
     if spec.first_special is None:
         spec.first_special = len(kinds)
+    if spec.first_template is None:
+        spec.first_template = spec.first_special
     spec.regex = re.compile("|".join(parts))
-    spec.kinds, spec.handlers, spec.symbols = kinds, handlers, symbols
+    spec.kinds, spec.handlers, spec.symbols, spec.substitutions = kinds, handlers, symbols, substitutions
     spec.brace_group = next((k for k, s in symbols.items() if s == "{"), 0)
     return spec
 
@@ -3538,19 +3556,19 @@ _QUICK_CACHE = {}
 
 
 class _Quick:
-    """The quick check's tokenizer of one language: its skips and specials, no brackets."""
+    """The quick check of one language: its walk's tokenizer (_token_spec with no bracket), the
+    bytes to delete to keep only its brackets, and the symbols of the exact scan's groups."""
 
-    __slots__ = ("regex", "first_template", "first_special", "handlers", "substitutions", "delete", "symbols")
+    __slots__ = ("spec", "delete", "symbols")
 
 
 def _quick_spec(language):
-    """The (cached) quick tokenizer of `language`, or None where a skipped token may start with a
+    """The (cached) quick check of `language`, or None where a skipped token may start with a
     bracket (Lua `[[`, Haskell `{-`): there a bracket is not always a token of its own."""
     if language in _QUICK_CACHE:
         return _QUICK_CACHE[language]
     allowed, overrides, skips, specials = _FAMILIES[language](language)
     patterns = [pattern for _, pattern in skips] + [pattern for _, pattern, _, _ in specials]
-    templates = _PLAIN_TEMPLATES.get(_FAMILIES[language], [])
 
     def first(pattern):
         return pattern[1] if pattern.startswith("\\") else pattern[0]
@@ -3558,26 +3576,10 @@ def _quick_spec(language):
     quick = None
     if not overrides and not any(first(p) in "()[]{}" for p in patterns):
         quick = _Quick()
-        parts, handlers, substitutions = [], [None], [0]
-        for index, (pattern, handler, n) in enumerate(
-            [(p, None, 0) for _, p in skips]
-            + [(p, None, n) for p, n in templates]
-            + [(p, (h, a), 0) for _, p, h, a in specials]
-        ):
-            if index == len(skips):
-                quick.first_template = len(handlers)
-            if index == len(skips) + len(templates):
-                quick.first_special = len(handlers)
-            inner = re.compile(pattern).groups
-            handlers += [None] * inner + [handler]
-            substitutions += [0] * inner + [n]
-            parts.append(pattern + "()")
-        quick.regex = re.compile("|".join(parts))
-        quick.handlers, quick.substitutions = handlers, substitutions
-        spec = _token_spec(language)
-        keep = {ord(symbol) for symbol in spec.symbols.values()}
+        quick.spec = _token_spec(language, "")
+        quick.symbols = _token_spec(language).symbols
+        keep = {ord(symbol) for symbol in quick.symbols.values()}
         quick.delete = bytes(b for b in range(256) if b not in keep)
-        quick.symbols = spec.symbols
     _QUICK_CACHE[language] = quick
     return quick
 
@@ -3617,8 +3619,9 @@ def _quick_walk(text, language, start, end, delete, stop=None, every=None):
     spec = _token_spec(language)
     state = _State(text, spec, start, end)
     stack, problems = state.stack, state.problems
-    regex, first_template, first_special = quick.regex, quick.first_template, quick.first_special
-    handlers, substitutions = quick.handlers, quick.substitutions
+    walk = quick.spec
+    regex, first_template, first_special = walk.regex, walk.first_template, walk.first_special
+    handlers, substitutions = walk.handlers, walk.substitutions
     pieces, left, totals = [], b"", dict.fromkeys(bytes(range(128)).translate(None, delete).decode(), 0)
     joins = []
     add = pieces.append
@@ -5958,9 +5961,14 @@ def payload_size(payload):
 
 
 def payload_sha256(payload):
-    digest = _sha256_new(more=payload_size(payload))
-    for source, start, stop, _offset in payload:
-        digest.update(memoryview(source)[start:stop])
+    return _pieces_sha256([memoryview(source)[start:stop] for source, start, stop, _offset in payload])
+
+
+def _pieces_sha256(pieces):
+    """SHA-256 (hex) of the bytes of `pieces` (buffers) one after the other."""
+    digest = _sha256_new(more=sum(len(piece) for piece in pieces))
+    for piece in pieces:
+        digest.update(piece)
     return digest.hexdigest()
 
 
@@ -7130,10 +7138,7 @@ class _ScanMemory:
         if len(new_text) <= SCAN_MEMORY_CHARS:
             self.entry = (key, language, new_text, scan)
             return
-        digest = _sha256_new(more=sum(len(piece) for piece in pieces))
-        for piece in pieces:
-            digest.update(piece)
-        self.entry = (key, language, (text.codec, digest.hexdigest()), scan)
+        self.entry = (key, language, (text.codec, _pieces_sha256(pieces)), scan)
 
 
 @functools.cache
@@ -7193,15 +7198,12 @@ class _ScanFiles:
             return
         if _program_stamp() is None or len(scan.problems) > 100_000:
             return  # a record that large would cost more to read than the scan it saves
-        digest = _sha256_new(more=sum(len(piece) for piece in pieces))
-        for piece in pieces:
-            digest.update(piece)
         record = {
             "v": 1,
             "program": _program_stamp(),
             "language": language,
             "codec": text.codec,
-            "sha256": digest.hexdigest(),
+            "sha256": _pieces_sha256(pieces),
             "problems": scan.problems,
             "saved": [(one.pos, one.stack, one.templates, one.problems) for one in scan.saved],
         }
@@ -10429,38 +10431,23 @@ def _output_lost(tool):
 # ====================================================================================================
 
 
-def _command_position(argv):
-    """Index of the command in `argv` when only global options (exactly spelled) and their values
-    come before it, else None (the full parser then reads the command line)."""
-    skip = False
+def _command_word(argv):
+    """(index of the command in `argv`, or None: server mode; whether only global options, exactly
+    spelled, and their values come before it). The command is the first argument that is not a
+    flag or a global flag's value; there is none after `--`."""
+    skip, plain = False, True
     for index, arg in enumerate(argv):
         if skip:
             skip = False
             continue
-        name = arg.split("=", 1)[0]
-        if name in _GLOBAL_FLAGS:
-            skip = name in _GLOBAL_VALUE_FLAGS and "=" not in arg
-        elif arg.startswith("-"):
-            return None
-        else:
-            return index
-    return None
-
-
-def _first_word(argv):
-    """The first argument that is not a flag or a global flag's value (None: server mode)."""
-    skip = False
-    for arg in argv:
-        if skip:
-            skip = False
-            continue
         if arg == "--":
-            return None
+            return None, False
         if arg.startswith("-"):
             skip = arg in _GLOBAL_VALUE_FLAGS
+            plain = plain and arg.split("=", 1)[0] in _GLOBAL_FLAGS
             continue
-        return arg
-    return None
+        return index, plain
+    return None, False
 
 
 def _env_int(lang, environ, name, minimum):
@@ -10532,7 +10519,8 @@ def main(argv=None):
     program = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
     lang = detect_lang(_lang_from_argv(argv))
-    word = _first_word(argv)
+    position, plain = _command_word(argv)
+    word = None if position is None else argv[position]
     commands = [tool.cli for tool in TOOLS if tool.cli]  # the tool table is the list of commands
     if word is not None and word not in commands:
         _print(
@@ -10540,7 +10528,6 @@ def main(argv=None):
             sys.stderr,
         )
         return 2
-    position = _command_position(argv)
     if argv in (["-V"], ["--version"]):  # what argparse's version action prints, without the parser
         try:
             _print(__version__, sys.stdout)
@@ -10551,7 +10538,7 @@ def main(argv=None):
         return 0
     if word is None and not argv:
         ns = None
-    elif position is not None:  # the common case: global options only before the command
+    elif plain:  # the common case: global options only before the command
         command = next(t for t in TOOLS if t.cli == word)
         ns = _command_parser(lang, command).parse_args(argv[:position] + argv[position + 1 :])
     else:
