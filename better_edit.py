@@ -2830,17 +2830,22 @@ def _js_family(language):
     return "()[]{}", {}, skips, specials
 
 
-# A template literal whose substitutions hold only code without brackets, slashes or backticks,
-# and whole strings: one token, for scans that need no `${` pair of their own (the quick check
-# counts them; a blocks-only scan has no use for them). Others are scanned from `${` on.
-_PLAIN_SUBSTITUTION = (
-    r"\$\{[^(){}\[\]/\"'`]*(?:(?:" + _DQ + "|" + "'(?<![\\w$]')" + _SQ_BODY + "'" + r")[^(){}\[\]/\"'`]*)*\}"
-)
-_PLAIN_TEMPLATES = {  # family function -> (pattern, n) of plain template literals with n substitutions
-    _js_family: [
-        ("`" + _TEMPLATE_BODY + ("(?:" + _PLAIN_SUBSTITUTION + _TEMPLATE_BODY + ")") * n + "`", n)
-        for n in (1, 2, 3)
-    ]
+# A template literal whose substitutions hold only code without braces, slashes or backticks (nor
+# any other bracket the scan counts), and whole strings: one token, for scans that need no `${`
+# pair of their own (the quick check counts them; a blocks-only scan has no use for them). Others
+# are scanned from `${` on. Where only braces count (blocks), `${f(a[i])}` is plain too.
+def _plain_substitution(code):
+    return r"\$\{" + code + "*(?:(?:" + _DQ + "|" + "'(?<![\\w$]')" + _SQ_BODY + "'" + ")" + code + r"*)*\}"
+
+
+_PLAIN_TEMPLATES = {  # family function -> {only braces count: [(pattern, n)]}, n substitutions
+    _js_family: {
+        braces: [
+            ("`" + _TEMPLATE_BODY + ("(?:" + _plain_substitution(code) + _TEMPLATE_BODY + ")") * n + "`", n)
+            for n in (1, 2, 3)
+        ]
+        for braces, code in ((False, r"[^(){}\[\]/\"'`]"), (True, r"[^{}/\"'`]"))
+    }
 }
 
 
@@ -3152,16 +3157,17 @@ class _State:
 _SPEC_CACHE = {}
 
 
-def _token_spec(language, brackets="()[]{}"):
-    """The (cached) tokenizer of `language` capturing only `brackets`."""
-    key = (language, brackets)
+def _token_spec(language, brackets="()[]{}", keeps="()[]{}"):
+    """The (cached) tokenizer of `language` capturing only `brackets`; with none (the quick
+    check's walk), `keeps` names the brackets the walk counts in the code between tokens."""
+    key = (language, brackets, keeps)
     spec = _SPEC_CACHE.get(key)
     if spec is None:
-        spec = _SPEC_CACHE[key] = _build_spec(language, brackets)
+        spec = _SPEC_CACHE[key] = _build_spec(language, brackets, keeps)
     return spec
 
 
-def _build_spec(language, brackets):
+def _build_spec(language, brackets, keeps="()[]{}"):
     allowed, overrides, skips, specials = _FAMILIES[language](language)
     pairs = [(o, c) for o, c in (("(", ")"), ("[", "]"), ("{", "}")) if o in brackets and o in allowed]
     spec = _Spec()
@@ -3172,7 +3178,10 @@ def _build_spec(language, brackets):
     entries += [(kind, pattern, None, None) for kind, pattern in skips]
     # blocks only ("{}") or no bracket at all (the quick check's walk): a template literal's
     # `${...}` is no block, so a plain one is a single token (of n substitutions)
-    plain = _PLAIN_TEMPLATES.get(_FAMILIES[language], []) if brackets in ("{}", "") else []
+    only_braces = not any(b in (brackets or keeps) for b in "([")
+    plain = (
+        _PLAIN_TEMPLATES.get(_FAMILIES[language], {}).get(only_braces, []) if brackets in ("{}", "") else []
+    )
     first_template = len(entries)
     entries += [("string", pattern, None, None) for pattern, _ in plain]
     substitutions_of = [0] * first_template + [n for _, n in plain] + [0] * len(specials)
@@ -3556,17 +3565,20 @@ _QUICK_CACHE = {}
 
 
 class _Quick:
-    """The quick check of one language: its walk's tokenizer (_token_spec with no bracket), the
-    bytes to delete to keep only its brackets, and the symbols of the exact scan's groups."""
+    """The quick walk of one language over the brackets `keeps`: its tokenizer (_token_spec with no
+    bracket), the exact scan's tokenizer for those brackets and its groups' symbols, and the bytes
+    to delete to keep only those brackets."""
 
-    __slots__ = ("spec", "delete", "symbols")
+    __slots__ = ("spec", "exact", "delete", "symbols")
 
 
-def _quick_spec(language):
-    """The (cached) quick check of `language`, or None where a skipped token may start with a
-    bracket (Lua `[[`, Haskell `{-`): there a bracket is not always a token of its own."""
-    if language in _QUICK_CACHE:
-        return _QUICK_CACHE[language]
+def _quick_spec(language, keeps="()[]{}"):
+    """The (cached) quick walk of `language` counting `keeps` (all brackets: the quick check; "{}":
+    where function_range may restart), or None where a skipped token may start with a bracket
+    (Lua `[[`, Haskell `{-`): there a bracket is not always a token of its own."""
+    key = (language, keeps)
+    if key in _QUICK_CACHE:
+        return _QUICK_CACHE[key]
     allowed, overrides, skips, specials = _FAMILIES[language](language)
     patterns = [pattern for _, pattern in skips] + [pattern for _, pattern, _, _ in specials]
 
@@ -3576,11 +3588,12 @@ def _quick_spec(language):
     quick = None
     if not overrides and not any(first(p) in "()[]{}" for p in patterns):
         quick = _Quick()
-        quick.spec = _token_spec(language, "")
-        quick.symbols = _token_spec(language).symbols
+        quick.spec = _token_spec(language, "", keeps)
+        quick.exact = _token_spec(language, keeps)
+        quick.symbols = quick.exact.symbols
         keep = {ord(symbol) for symbol in quick.symbols.values()}
         quick.delete = bytes(b for b in range(256) if b not in keep)
-    _QUICK_CACHE[language] = quick
+    _QUICK_CACHE[key] = quick
     return quick
 
 
@@ -3589,12 +3602,11 @@ def _quick_balance(text, language, start, end):
     tell: no problem at all, or only openers left open (located by scanning exactly the few joins
     where they were opened); else None, and the exact scan must answer."""
     quick = _quick_spec(language)
-    walked = _quick_walk(text, language, start, end, quick.delete) if quick else None
+    walked = _quick_walk(text, quick, start, end) if quick else None
     if walked is None:
         return None
     joins, left, totals, state, braces = walked
-    spec = _token_spec(language)
-    found = _quick_unclosed(text, spec, start, end, joins, len(left)) if left else []
+    found = _quick_unclosed(text, quick.exact, start, end, joins, len(left)) if left else []
     if found is None:
         return None
     counts = {}
@@ -3605,8 +3617,8 @@ def _quick_balance(text, language, start, end):
     return found, counts
 
 
-def _quick_walk(text, language, start, end, delete, stop=None, every=None):
-    """The quick check's walk over text[start:end], pairing the bracket bytes `delete` keeps.
+def _quick_walk(text, quick, start, end, stop=None, every=None):
+    """The walk of `quick` (a _Quick) over text[start:end], pairing the brackets it keeps.
 
     Returns (joins, the brackets left open, {symbol: count}, the _State of the substitutions
     scanned exactly, the substitutions of plain templates), or None when it gives up. joins are
@@ -3615,8 +3627,7 @@ def _quick_walk(text, language, start, end, delete, stop=None, every=None):
     walk ends at the first join starting after `stop` (what is left open is then open there).
     """
     every = _QUICK_FLUSH if every is None else every
-    quick = _quick_spec(language)
-    spec = _token_spec(language)
+    spec, delete = quick.exact, quick.delete
     state = _State(text, spec, start, end)
     stack, problems = state.stack, state.problems
     walk = quick.spec
@@ -4947,7 +4958,6 @@ def _brace_function_range(text, language, line_start, outer, start, end):
 
 _RESTART_EVERY = 512  # code pieces per join of the walk that finds where a blocks scan may restart
 _RESTARTS_TRIED = 3
-_BRACES_ONLY = bytes(range(123)) + b"|" + bytes(range(126, 256))  # what that walk deletes: all but {}
 
 
 def _brace_restarts(text, language, start, end, line_start):
@@ -4957,9 +4967,8 @@ def _brace_restarts(text, language, start, end, line_start):
     every block around the line and after it opens after that point, and the braces open at it are
     placeholders that close before the line. No place when the walk gives up (a stray `}`, an
     unterminated string...)."""
-    if _quick_spec(language) is None:
-        return []
-    walked = _quick_walk(text, language, start, end, _BRACES_ONLY, stop=line_start, every=_RESTART_EVERY)
+    quick = _quick_spec(language, "{}")
+    walked = _quick_walk(text, quick, start, end, stop=line_start, every=_RESTART_EVERY) if quick else None
     if walked is None:
         return []
     joins, found = walked[0], []

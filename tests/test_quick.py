@@ -179,7 +179,31 @@ def test_plain_template_tokens_change_no_function_range(case, outer, monkeypatch
     with monkeypatch.context() as patch:
         patch.setattr(be, "_PLAIN_TEMPLATES", {})
         patch.setattr(be, "_SPEC_CACHE", {})
+        patch.setattr(be, "_QUICK_CACHE", {})
         assert be.function_range(text, language, line, outer) == fast
+
+
+@pytest.mark.parametrize(
+    "template, counted, braces",
+    [
+        ("`a ${b} ${'}'}`", True, True),  # strings and plain code: one token for every walk
+        ("`${f(a[i])}`", False, True),  # brackets: counted by the quick check, inert for blocks
+        ("`${a/b}`", False, False),  # a slash may start a comment or a regex: never plain
+        ("`${ {a:1} }`", False, False),  # a brace inside: scanned from `${` on
+    ],
+)
+def test_a_plain_template_may_hold_the_brackets_a_walk_does_not_count(template, counted, braces):
+    """The quick check counts every bracket, so a substitution holding ( or [ is scanned exactly;
+    where only braces count (where function_range may restart, and its blocks scan) it is one
+    token, as common code such as `${f(a[i])}` is."""
+    for spec, plain in (
+        (be._token_spec("javascript", ""), counted),
+        (be._token_spec("javascript", "", "{}"), braces),
+        (be._token_spec("javascript", "{}"), braces),
+    ):
+        m = spec.regex.match(template)
+        whole = m is not None and m.end() == len(template)
+        assert (whole and spec.first_template <= m.lastindex < spec.first_special) == plain, spec
 
 
 def test_a_closer_left_unpaired_ends_the_quick_check_at_once():
