@@ -5969,8 +5969,9 @@ def payload_size(payload):
     return sum(stop - start for _source, start, stop, _offset in payload)
 
 
-def payload_sha256(payload):
-    return _pieces_sha256([memoryview(source)[start:stop] for source, start, stop, _offset in payload])
+def payload_digest(payload):
+    """The _Digest of the bytes `payload` writes (its sources are bytes: they cannot change)."""
+    return _Digest([memoryview(source)[start:stop] for source, start, stop, _offset in payload])
 
 
 def _pieces_sha256(pieces):
@@ -5979,6 +5980,48 @@ def _pieces_sha256(pieces):
     for piece in pieces:
         digest.update(piece)
     return digest.hexdigest()
+
+
+_DIGEST_BESIDE = 1 << 20  # bytes from which a _Digest is computed by a helper thread
+
+
+class _Digest:
+    """The SHA-256 (hex) of byte `pieces`, asked for later. From _DIGEST_BESIDE bytes on, a helper
+    thread computes it from the start: hashlib lets go of the GIL while it hashes, so the caller's
+    decoding and scanning, or a write and its fsync, go on beside it (docs/behaviour.md#limits).
+    The pieces must not change until `hexdigest()` has answered."""
+
+    __slots__ = ("_pieces", "_value", "_error", "_done")
+
+    def __init__(self, pieces):
+        self._pieces, self._value, self._error, self._done = pieces, None, None, None
+        if sum(len(piece) for piece in pieces) >= _DIGEST_BESIDE:
+            import _thread
+
+            _sha256_new(more=_DIGEST_BESIDE)  # (hashlib imported here, not in the thread)
+            self._done = _thread.allocate_lock()
+            self._done.acquire()
+            _thread.start_new_thread(self._run, ())
+
+    def _run(self):
+        try:
+            self._value = _pieces_sha256(self._pieces)
+        except BaseException as exc:  # (MemoryError): raised where the digest is asked for
+            self._error = exc
+        finally:
+            self._done.release()
+
+    def hexdigest(self):
+        if self._done is not None:
+            with self._done:  # waits for the helper thread
+                pass
+            self._done = None
+            if self._error is not None:
+                raise self._error
+        elif self._value is None:
+            self._value = _pieces_sha256(self._pieces)
+        self._pieces = None
+        return self._value
 
 
 def _copy_range(src_fd, dst_fd, offset, count):
@@ -7096,8 +7139,10 @@ def _breaks_of_plan(text, plans, language, memory=None, key=None, keep=True):
     `memory` (a _ScanMemory or _ScanFiles) remembers the scan of the text an edit of `key` (the
     real path) left: when the next edit starts from exactly that text, the scan of the text before
     it is not done again."""
+    size = len(text.body)  # (characters at most)
+    before = _Digest([text.body]) if memory is not None and memory.hashes(key, language, size) else None
     old_text = text.decode()
-    old = memory.recall(key, language, text, old_text) if memory is not None else None
+    old = memory.recall(key, language, text, old_text, before) if memory is not None else None
     if old is None:
         old = _BalanceScan(old_text, language)
     narrow = len(old_text) == len(text.body)  # one byte per character
@@ -7116,13 +7161,16 @@ def _breaks_of_plan(text, plans, language, memory=None, key=None, keep=True):
         chars, done = stop, b
     old_length = len(old_text)
     del old_text  # memory: the bytes, one decoded text and its pieces at the most (SPEC: 3x a file)
-    text_pieces.append(text.decode(done))
     bytes_pieces.append(memoryview(text.body)[done:])
+    size = sum(len(piece) for piece in bytes_pieces)
+    kept = memory is not None and keep and memory.hashes(key, language, size, after=True)
+    after_digest = _Digest(bytes_pieces) if kept else None  # (hashed beside the decoding and scan)
+    text_pieces.append(text.decode(done))
     new_text = "".join(text_pieces)
     del text_pieces
     after = _rescan(old, new_text, regions, old_length, line_ends, line_befores)
     if memory is not None and keep:
-        memory.keep(key, language, text, bytes_pieces, new_text, after)
+        memory.keep(key, language, text, after_digest, new_text, after)
     return problems_introduced(old, after, new_text)
 
 
@@ -7134,20 +7182,29 @@ class _ScanMemory:
     def __init__(self):
         self.entry = None  # (key, language, text or (codec, SHA-256 of the body), scan)
 
-    def recall(self, key, language, text, old_text):
+    def hashes(self, key, language, size, after=False):
+        """Whether recall (or keep, `after` an edit) of a text of `size` bytes may want its
+        _Digest (a text has no more characters than bytes)."""
+        if after:
+            return size > SCAN_MEMORY_CHARS
+        entry = self.entry
+        return entry is not None and entry[:2] == (key, language) and not isinstance(entry[2], str)
+
+    def recall(self, key, language, text, old_text, digest):
         entry = self.entry
         if entry is None or entry[:2] != (key, language):
             return None
         if isinstance(entry[2], str):
             return entry[3] if entry[2] == old_text else None
-        same = entry[2] == (text.codec, _sha256_new(text.body).hexdigest())
+        same = entry[2] == (text.codec, (digest or _Digest([text.body])).hexdigest())
         return entry[3] if same else None
 
-    def keep(self, key, language, text, pieces, new_text, scan):
+    def keep(self, key, language, text, digest, new_text, scan):
+        """Keep `scan`, the scan of `new_text`, whose bytes `digest` (a _Digest, or None) hashes."""
         if len(new_text) <= SCAN_MEMORY_CHARS:
             self.entry = (key, language, new_text, scan)
-            return
-        self.entry = (key, language, (text.codec, _pieces_sha256(pieces)), scan)
+        else:
+            self.entry = None if digest is None else (key, language, (text.codec, digest.hexdigest()), scan)
 
 
 @functools.cache
@@ -7178,8 +7235,13 @@ class _ScanFiles:
     def _path(self, key):
         return os.path.join(self.dir, _sha256(key.encode("utf-8", "surrogatepass"))[:32] + ".json")
 
-    def recall(self, key, language, text, old_text):
-        if len(old_text) < SCAN_FILE_MIN_CHARS or language in _MARKUP_LANGUAGES or language == "markdown":
+    def hashes(self, key, language, size, after=False):
+        """Whether recall (or keep, `after` an edit) of a text of `size` bytes (or characters) may
+        want its _Digest."""
+        return size >= SCAN_FILE_MIN_CHARS and language not in _MARKUP_LANGUAGES and language != "markdown"
+
+    def recall(self, key, language, text, old_text, digest):
+        if not self.hashes(key, language, len(old_text)):
             return None
         try:
             record = _read_json_object(self._path(key))  # no link followed, no FIFO waited on
@@ -7190,7 +7252,7 @@ class _ScanFiles:
                 or record.get("codec") != text.codec
             ):
                 return None
-            if record.get("sha256") != _sha256_new(text.body).hexdigest():
+            if record.get("sha256") != (digest or _Digest([text.body])).hexdigest():
                 return None
             problems = [(int(p), str(sym), str(kind)) for p, sym, kind in record["problems"]]
             saved = [
@@ -7201,9 +7263,14 @@ class _ScanFiles:
             return None  # no record, or one this run cannot use: the file is scanned
         return _BalanceScan.made(language, problems, saved, None, None)
 
-    def keep(self, key, language, text, pieces, new_text, scan):
-        """Keep `scan`, the scan of the body made of the byte `pieces`, for the next run."""
-        if len(new_text) < SCAN_FILE_MIN_CHARS or scan.tags is not None or scan.saved is None:
+    def keep(self, key, language, text, digest, new_text, scan):
+        """Keep `scan`, the scan of `new_text`, whose bytes `digest` (a _Digest) hashes, for the next run."""
+        if (
+            len(new_text) < SCAN_FILE_MIN_CHARS
+            or scan.tags is not None
+            or scan.saved is None
+            or digest is None
+        ):
             return
         if _program_stamp() is None or len(scan.problems) > 100_000:
             return  # a record that large would cost more to read than the scan it saves
@@ -7212,7 +7279,7 @@ class _ScanFiles:
             "program": _program_stamp(),
             "language": language,
             "codec": text.codec,
-            "sha256": _pieces_sha256(pieces),
+            "sha256": digest.hexdigest(),
             "problems": scan.problems,
             "saved": [(one.pos, one.stack, one.templates, one.problems) for one in scan.saved],
         }
@@ -7375,6 +7442,8 @@ def commit_bytes(ctx, tool, opened, payload, summary):
     if st is not None and st.st_nlink > 1 and SnapshotStore(ctx).drop_stray_links(st):
         st = place.lstat()  # the extra link was ours, left by a killed process: not a user's hard link
     store, (pending,), warnings = prepare_event(ctx, [(place, raw, st)], tool, summary)
+    # the new bytes' SHA-256 for the event, hashed beside the write when someone can use it
+    after = payload_digest(payload) if ctx.persist_snapshots or ctx.mcp else None
     try:
         warnings += atomic_write(place, payload, st, raw)
     except ToolError as exc:
@@ -7387,7 +7456,7 @@ def commit_bytes(ctx, tool, opened, payload, summary):
     except BaseException:
         store.discard(pending)
         raise
-    warnings += store.commit(pending, lambda: payload_sha256(payload))
+    warnings += store.commit(pending, (after or payload_digest(payload)).hexdigest)
     return pending["event_id"], warnings
 
 

@@ -4,6 +4,9 @@
 
 For a generated Python file and a generated JavaScript file of MB megabytes each, measures:
 - the reference: `cp` of the file plus fsync (`sync FILE`);
+- the floor of any Python CLI: a new `python -S -E` process that only reads the file, inserts the
+  5 lines in the middle, writes a temporary file, fsyncs it, renames it over the file and fsyncs
+  the folder (no parser, no check, no read-back: FLOOR below);
 - a CLI `replace` of 5 lines in the middle, with the post-edit check (the default result): with
   no scan kept (BASE/scans/ emptied before each run) and with the scan the previous run kept; and
   with `--brief` (no diff, no check). Each is a fresh process of the console script as users run
@@ -34,6 +37,23 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 MODULE = REPO / "better_edit.py"
 WORK = HERE / "_work" / "check"
+
+FLOOR = """import os, sys
+path = sys.argv[1]
+with open(path, "rb") as f:
+    data = f.read()
+middle = len(data) // 2
+middle = data.index(b"\\n", middle) + 1
+new = data[:middle] + b"  value = 1;\\n" * 5 + data[middle:]
+fd = os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+os.write(fd, new)
+os.fsync(fd)
+os.close(fd)
+os.replace(path + ".tmp", path)
+fd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
+os.fsync(fd)
+os.close(fd)
+"""
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(HERE))
 
@@ -94,6 +114,8 @@ def measure(cli, language, path, env, options):
     middle = text.count("\n") // 2
     copy = WORK / "copy"
     cp = timed(lambda n: ["sh", "-c", f"cp '{path}' '{copy}' && sync '{copy}'"], env, options.repeat)
+    shutil.copyfile(path, copy)
+    floor = timed(lambda n: [sys.executable, "-S", "-E", "-c", FLOOR, str(copy)], env, options.repeat)
     scans = WORK / "cache" / "scans"
     checked = timed(
         lambda n: [*cli, *replace_args(path, middle, n, language)],
@@ -109,6 +131,7 @@ def measure(cli, language, path, env, options):
     first, later = server_edits(cli, path, middle, language, env, options.edits)
     print(f"{language}: {path.stat().st_size / 1e6:.1f} MB")
     print(f"  reference cp + fsync                      {cp * 1000:8.1f} ms")
+    print(f"  floor: python -S -E, bare atomic insert   {floor * 1000:8.1f} ms = {floor / cp:5.2f}x cp+fsync")
     print(
         f"  CLI replace 5 lines, with the check       {checked * 1000:8.1f} ms = {checked / cp:5.2f}x cp+fsync (target <= 3)"
     )

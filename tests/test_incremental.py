@@ -284,15 +284,15 @@ def test_a_scan_record_that_is_a_fifo_or_a_link_is_not_followed(tmp_path):
     body = b"x = (1)\n" * (be.SCAN_FILE_MIN_CHARS // 8 + 1)
     old = be.Text(body + b"y = 1\n")
     new = body.decode()  # an edit removed the last line: the new body is `body`
-    files.keep("/a", "python", old, [body], new, be._BalanceScan(new, "python"))
+    files.keep("/a", "python", old, be._Digest([body]), new, be._BalanceScan(new, "python"))
     text = be.Text(body)
-    assert files.recall("/a", "python", text, new) is not None  # a good record is used
+    assert files.recall("/a", "python", text, new, None) is not None  # a good record is used
     outside = tmp_path / "outside.json"
     os.replace(files._path("/a"), outside)
     os.symlink(outside, files._path("/a"))
-    assert files.recall("/a", "python", text, new) is None  # the same record behind a link is not
+    assert files.recall("/a", "python", text, new, None) is None  # the same record behind a link is not
     os.mkfifo(files._path("/b"))
-    assert files.recall("/b", "python", text, new) is None  # returns at once
+    assert files.recall("/b", "python", text, new, None) is None  # returns at once
 
 
 @settings(
@@ -382,3 +382,20 @@ def test_a_saved_state_after_a_tag_that_failed_is_no_resume_point():
     assert sorted(be._problems_after(rescan, new, newer, c, d).problems) == sorted(
         be._balance_problems(newer, "html", 0, len(newer), None)[0]
     )
+
+
+@pytest.mark.parametrize(
+    "size", [0, 1000, be._DIGEST_BESIDE - 1, be._DIGEST_BESIDE, 3 * be._DIGEST_BESIDE + 7]
+)
+def test_a_digest_hashed_beside_equals_the_sha256_of_its_pieces(size):
+    """From _DIGEST_BESIDE bytes on a helper thread hashes while the caller goes on: the answer is
+    the SHA-256 of the pieces one after the other, asked for once or again."""
+    import hashlib
+
+    data = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
+    pieces = [memoryview(data)[: size // 3], b"block", memoryview(data)[size // 3 :]]
+    want = hashlib.sha256(data[: size // 3] + b"block" + data[size // 3 :]).hexdigest()
+    digest = be._Digest(pieces)
+    assert (digest._done is not None) == (size + 5 >= be._DIGEST_BESIDE)  # a thread only when large
+    assert digest.hexdigest() == want
+    assert digest.hexdigest() == want
