@@ -3157,6 +3157,15 @@ class _State:
 _SPEC_CACHE = {}
 
 
+_GROUP_OPENS = _LazyPattern(r"\\.|\[\^?\]?(?:\\.|[^\]\\])*\]|(\((?!\?)|\(\?P<)")
+
+
+def _groups_in(pattern):
+    """re.compile(pattern).groups without compiling it: the `(` that open a group (not escaped,
+    not in a character class, not `(?` unless `(?P<`)."""
+    return sum(1 for opened in _GROUP_OPENS.findall(pattern) if opened)
+
+
 def _token_spec(language, brackets="()[]{}", keeps="()[]{}"):
     """The (cached) tokenizer of `language` capturing only `brackets`; with none (the quick
     check's walk), `keeps` names the brackets the walk counts in the code between tokens."""
@@ -3193,7 +3202,7 @@ def _build_spec(language, brackets, keeps="()[]{}"):
             spec.first_template = len(kinds)
         if index == len(entries):
             spec.first_special = len(kinds)
-        inner = re.compile(pattern).groups
+        inner = _groups_in(pattern)
         kinds += [None] * inner + [kind]
         handlers += [None] * inner + [(handler, arg) if handler else None]
         substitutions += [0] * inner + [substitutions_of[index]]
@@ -3204,7 +3213,7 @@ def _build_spec(language, brackets, keeps="()[]{}"):
         spec.first_special = len(kinds)
     if spec.first_template is None:
         spec.first_template = spec.first_special
-    spec.regex = re.compile("|".join(parts))
+    spec.regex = _LazyPattern("|".join(parts))  # (a spec built for its counts compiles nothing)
     spec.kinds, spec.handlers, spec.symbols, spec.substitutions = kinds, handlers, symbols, substitutions
     spec.brace_group = next((k for k, s in symbols.items() if s == "{"), 0)
     return spec
@@ -3605,7 +3614,7 @@ def _quick_balance(text, language, start, end):
     walked = _quick_walk(text, quick, start, end) if quick else None
     if walked is None:
         return None
-    joins, left, totals, state, braces = walked
+    joins, left, totals, state, braces, _ = walked
     found = _quick_unclosed(text, quick.exact, start, end, joins, len(left)) if left else []
     if found is None:
         return None
@@ -3617,14 +3626,17 @@ def _quick_balance(text, language, start, end):
     return found, counts
 
 
-def _quick_walk(text, quick, start, end, stop=None, every=None):
+def _quick_walk(text, quick, start, end, stop=None, every=None, left=b"", targets=()):
     """The walk of `quick` (a _Quick) over text[start:end], pairing the brackets it keeps.
 
     Returns (joins, the brackets left open, {symbol: count}, the _State of the substitutions
-    scanned exactly, the substitutions of plain templates), or None when it gives up. joins are
-    (where a join of pieces starts, the brackets open there, the lowest depth inside it), one per
-    `every` pieces (default _QUICK_FLUSH); a join starts where a token starts. With `stop`, the
-    walk ends at the first join starting after `stop` (what is left open is then open there).
+    scanned exactly, the substitutions of plain templates, the index of the target met), or None
+    when it gives up. joins are (where a join of pieces starts, the brackets open there, the lowest
+    depth inside it), one per `every` pieces (default _QUICK_FLUSH); a join starts where a token
+    starts. With `stop`, the walk ends at the first join starting after `stop` (what is left open
+    is then open there). `left`: the brackets open at `start` (a token's start). `targets`:
+    ascending (offset, brackets open) of another walk; the walk ends at the first one where a
+    token starts with exactly those brackets open (a join starts there, not in `joins`).
     """
     every = _QUICK_FLUSH if every is None else every
     spec, delete = quick.exact, quick.delete
@@ -3633,26 +3645,42 @@ def _quick_walk(text, quick, start, end, stop=None, every=None):
     walk = quick.spec
     regex, first_template, first_special = walk.regex, walk.first_template, walk.first_special
     handlers, substitutions = walk.handlers, walk.substitutions
-    pieces, left, totals = [], b"", dict.fromkeys(bytes(range(128)).translate(None, delete).decode(), 0)
+    pieces, totals = [], dict.fromkeys(bytes(range(128)).translate(None, delete).decode(), 0)
     joins = []
     add = pieces.append
-    braces = 0
+    braces = target = 0
+    mark = targets[0][0] if targets else end + 1
     gap = pos = joined = start
     while pos is not None:
         resume = None
         for m in regex.finditer(text, pos, end):
             k = m.lastindex
-            add(text[gap : m.start()])
+            s = m.start()
+            add(text[gap:s])
+            if s >= mark:  # (a target: the walk ends there when the same brackets are open)
+                while target < len(targets) and targets[target][0] < s:
+                    target += 1
+                if target < len(targets) and targets[target][0] == s:
+                    paired = _quick_pair(left, pieces, delete, totals)
+                    if paired is None:
+                        return None
+                    joins.append((joined, left, paired[1]))
+                    left, joined = paired[0], s
+                    pieces.clear()
+                    if left == targets[target][1]:
+                        return joins, left, totals, state, braces, target
+                    target += 1
+                mark = targets[target][0] if target < len(targets) else end + 1
             gap = m.end()
             if len(pieces) > every:
                 paired = _quick_pair(left, pieces, delete, totals)
                 if paired is None:
                     return None
                 joins.append((joined, left, paired[1]))
-                left, joined = paired[0], m.start()
+                left, joined = paired[0], s
                 pieces.clear()
                 if stop is not None and joined > stop:
-                    return joins, left, totals, state, braces
+                    return joins, left, totals, state, braces, None
             if k < first_template:
                 continue
             if k < first_special:
@@ -3678,7 +3706,7 @@ def _quick_walk(text, quick, start, end, stop=None, every=None):
     if paired is None:
         return None
     joins.append((joined, left, paired[1]))
-    return joins, paired[0], totals, state, braces
+    return joins, paired[0], totals, state, braces, None
 
 
 class _StopAt:
@@ -3737,6 +3765,62 @@ def _quick_pair(left, pieces, delete, totals):
     if left is None or lowest < 0 or left.translate(None, b"([{") or len(left) > _QUICK_OPEN:
         return None
     return left, lowest
+
+
+_QUICK_EDIT_MIN_CHARS = 1 << 16  # texts this large are checked after an edit by quick walks first
+_QUICK_EDIT_EVERY = 1024  # code pieces per join of those walks (where the walk after an edit resumes)
+
+
+class _QuickScan:
+    """The quick walk of a balanced text (docs/behaviour.md#the-post-edit-balance-check), the scan
+    kept of the text an edit left: where its joins start, and the brackets open at each."""
+
+    __slots__ = ("language", "joins")
+
+    def __init__(self, language, joins):
+        self.language, self.joins = language, joins  # [(offset, brackets open: bytes)], from (0, b"")
+
+
+def _quick_scan(text, language):
+    """The _QuickScan of `text` when the quick walk finds it balanced; None when it does not, or
+    when the language or the size is not one the quick walk after an edit takes."""
+    if len(text) < _QUICK_EDIT_MIN_CHARS or language in _MARKUP_LANGUAGES or language == "markdown":
+        return None
+    quick = _quick_spec(language)
+    walked = _quick_walk(text, quick, 0, len(text), every=_QUICK_EDIT_EVERY) if quick else None
+    if walked is None or walked[1]:
+        return None
+    return _QuickScan(language, [(at, open_before) for at, open_before, _lowest in walked[0]])
+
+
+def _quick_rescan(old, new, regions, line_befores):
+    """The _QuickScan of the edited text `new` when it is balanced too; None when it is not or the
+    walk gives up (the exact scan then tells what broke). `old` is the _QuickScan of the text
+    before the edit, `regions` the edit's parts (start, stop, new length) in that text, and
+    `line_befores` the newline before each part's line.
+
+    The walk resumes at the last join at or before the newline before the edit (a decision before
+    it looked ahead at most to the end of its line) and ends at the first join of the old walk,
+    moved by the edit and past it by more than _SETTLE (farther than any decision looks back),
+    where the same brackets are open: from there on it would find what the old walk found."""
+    import bisect
+
+    joins = old.joins
+    index = max(bisect.bisect_right([at for at, _ in joins], line_befores[0]) - 1, 0)
+    start, left = joins[index]
+    delta = sum(length - (stop - begin) for begin, stop, length in regions)
+    past = regions[-1][1] + _SETTLE
+    targets = [(at + delta, open_before) for at, open_before in joins[index + 1 :] if at > past]
+    walked = _quick_walk(
+        new, _quick_spec(old.language), start, len(new), every=_QUICK_EDIT_EVERY, left=left, targets=targets
+    )
+    if walked is None:
+        return None
+    walk_joins, left, met = walked[0], walked[1], walked[5]
+    moved = [(at, open_before) for at, open_before, _lowest in walk_joins]
+    if met is not None:
+        return _QuickScan(old.language, joins[:index] + moved + targets[met:])
+    return None if left else _QuickScan(old.language, joins[:index] + moved)
 
 
 def _quick_reduce(brackets):
@@ -7143,8 +7227,8 @@ def _breaks_of_plan(text, plans, language, memory=None, key=None, keep=True):
     before = _Digest([text.body]) if memory is not None and memory.hashes(key, language, size) else None
     old_text = text.decode()
     old = memory.recall(key, language, text, old_text, before) if memory is not None else None
-    if old is None:
-        old = _BalanceScan(old_text, language)
+    if old is None:  # a balanced text is walked quickly (the commonest): else the exact scan
+        old = _quick_scan(old_text, language) or _BalanceScan(old_text, language)
     narrow = len(old_text) == len(text.body)  # one byte per character
     regions, line_ends, line_befores, bytes_pieces, text_pieces, chars, done = [], [], [], [], [], 0, 0
     for a, block, b in plans:
@@ -7168,10 +7252,16 @@ def _breaks_of_plan(text, plans, language, memory=None, key=None, keep=True):
     text_pieces.append(text.decode(done))
     new_text = "".join(text_pieces)
     del text_pieces
-    after = _rescan(old, new_text, regions, old_length, line_ends, line_befores)
+    if isinstance(old, _QuickScan):
+        after = _quick_rescan(old, new_text, regions, line_befores)
+        if after is None:  # the edit broke the balance (or the walk gave up): the exact scan
+            old = _BalanceScan.made(language, [], None, None, None)  # (the old text was balanced)
+            after = _BalanceScan(new_text, language)
+    else:
+        after = _rescan(old, new_text, regions, old_length, line_ends, line_befores)
     if memory is not None and keep:
         memory.keep(key, language, text, after_digest, new_text, after)
-    return problems_introduced(old, after, new_text)
+    return [] if isinstance(after, _QuickScan) else problems_introduced(old, after, new_text)
 
 
 class _ScanMemory:
@@ -7254,35 +7344,36 @@ class _ScanFiles:
                 return None
             if record.get("sha256") != (digest or _Digest([text.body])).hexdigest():
                 return None
+            if "joins" in record:
+                joins = [(int(at), str(open_before).encode("ascii")) for at, open_before in record["joins"]]
+                starts = [at for at, _ in joins]
+                if not joins or joins[0] != (0, b"") or starts != sorted(set(starts)):
+                    return None
+                if any(open_before.translate(None, b"([{") for _, open_before in joins):
+                    return None
+                return _QuickScan(language, joins)
             problems = [(int(p), str(sym), str(kind)) for p, sym, kind in record["problems"]]
             saved = [
                 _Saved(int(pos), tuple(int(i) for i in stack), tuple(int(t) for t in templates), int(count))
                 for pos, stack, templates, count in record["saved"]
             ]
-        except (OSError, ValueError, TypeError, KeyError, RecursionError):
+        except (OSError, ValueError, TypeError, KeyError, RecursionError, UnicodeError):
             return None  # no record, or one this run cannot use: the file is scanned
         return _BalanceScan.made(language, problems, saved, None, None)
 
     def keep(self, key, language, text, digest, new_text, scan):
         """Keep `scan`, the scan of `new_text`, whose bytes `digest` (a _Digest) hashes, for the next run."""
-        if (
-            len(new_text) < SCAN_FILE_MIN_CHARS
-            or scan.tags is not None
-            or scan.saved is None
-            or digest is None
-        ):
+        if len(new_text) < SCAN_FILE_MIN_CHARS or digest is None or _program_stamp() is None:
             return
-        if _program_stamp() is None or len(scan.problems) > 100_000:
-            return  # a record that large would cost more to read than the scan it saves
-        record = {
-            "v": 1,
-            "program": _program_stamp(),
-            "language": language,
-            "codec": text.codec,
-            "sha256": digest.hexdigest(),
-            "problems": scan.problems,
-            "saved": [(one.pos, one.stack, one.templates, one.problems) for one in scan.saved],
-        }
+        record = {"v": 1, "program": _program_stamp(), "language": language, "codec": text.codec}
+        if isinstance(scan, _QuickScan):
+            record["joins"] = [(at, open_before.decode("ascii")) for at, open_before in scan.joins]
+        elif scan.tags is not None or scan.saved is None or len(scan.problems) > 100_000:
+            return  # (a record that large would cost more to read than the scan it saves)
+        else:
+            record["problems"] = scan.problems
+            record["saved"] = [(one.pos, one.stack, one.templates, one.problems) for one in scan.saved]
+        record["sha256"] = digest.hexdigest()  # (last: the digest was hashed beside all this)
         try:
             _private_dir(self.dir)
             _write_private(self._path(key), json.dumps(record, separators=(",", ":")).encode(), sync=False)

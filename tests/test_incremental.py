@@ -399,3 +399,115 @@ def test_a_digest_hashed_beside_equals_the_sha256_of_its_pieces(size):
     assert (digest._done is not None) == (size + 5 >= be._DIGEST_BESIDE)  # a thread only when large
     assert digest.hexdigest() == want
     assert digest.hexdigest() == want
+
+
+def _quick_target_met(text, language, at, open_before):
+    """Whether a quick walk of `text` from its start finds a token starting at `at` with exactly
+    the brackets `open_before` open there (what a kept _QuickScan promises of each join)."""
+    walked = be._quick_walk(text, be._quick_spec(language), 0, len(text), targets=[(at, open_before)])
+    return walked is not None and walked[5] == 0
+
+
+@st.composite
+def quick_edits(draw):
+    """One or two edits (ascending, apart) of a corpus text the quick walk finds balanced."""
+    name, language, text = draw(st.sampled_from(QUICK_BASES))
+    cuts = sorted(draw(st.lists(st.integers(0, len(text)), min_size=2, max_size=4)))
+    if len(cuts) == 4 and cuts[2] - cuts[1] < 1:
+        cuts = cuts[:2]
+    plans = []
+    for a, b in zip(cuts[::2], cuts[1::2]):
+        if draw(st.booleans()):  # edits usually start and end at line starts
+            a = text.rfind("\n", 0, a) + 1
+            b = max(a, text.find("\n", b) + 1 or len(text))
+        if plans and a <= plans[-1][1]:
+            break
+        b = min(b, a + 400)
+        plans.append((a, b, "".join(draw(st.lists(st.sampled_from(PIECES), max_size=3)))))
+    return name, language, text, plans
+
+
+QUICK_BASES = [
+    (name, language, text)
+    for name, language, text in BASES
+    if language not in be._MARKUP_LANGUAGES
+    and language != "markdown"
+    and be._quick_spec(language) is not None
+    and be.check_balance(text, language)["status"] == "balanced"
+    and text.encode("utf-8", "surrogateescape").decode("utf-8", "replace") == text
+]
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=quick_edits(), every=st.sampled_from([1, 3, 1024]))
+def test_the_quick_check_of_an_edit_equals_two_full_scans(case, every, monkeypatch):
+    """A balanced text is walked quickly before an edit (no exact scan), and the edited text from
+    the last join before the edit to the first join after it where the same brackets are open:
+    what the check says the edit broke equals new_problems() of two full check_balance() runs,
+    for one edit and for the next one (from the walk kept of the text the first one left), and
+    every join kept is where a walk from the start finds a token with those brackets open."""
+    monkeypatch.setattr(be, "_QUICK_EDIT_MIN_CHARS", 0)
+    monkeypatch.setattr(be, "_QUICK_EDIT_EVERY", every)
+    name, language, text, plans = case
+    memory = be._ScanMemory()
+    for round in range(2):
+        body = text.encode("utf-8")
+        byte_plans, new = [], []
+        done = 0
+        for a, b, block in plans:
+            byte_plans.append((len(text[:a].encode()), block.encode(), len(text[:b].encode())))
+            new += [text[done:a], block]
+            done = b
+        new = "".join(new) + text[done:]
+        want = be.new_problems(be.check_balance(text, language), be.check_balance(new, language))
+        assert be._breaks_of_plan(be.Text(body), byte_plans, language, memory, "k") == want
+        kept = memory.entry[3]
+        if isinstance(kept, be._QuickScan):
+            assert not want and kept.joins[0] == (0, b"")
+            later = kept.joins[1:]  # (the first starts where the walk starts: no token needed)
+            assert all(_quick_target_met(new, language, at, o) for at, o in later[:: max(1, len(later) // 8)])
+        text = new
+        plans = [(len(new) // 3, len(new) // 3, "")] if round == 0 else plans  # the next edit: nothing
+
+
+def test_the_cli_keeps_the_quick_walk_of_a_balanced_file_between_runs(tmp_path, monkeypatch, scans):
+    """A balanced large file is checked by quick walks, with no exact scan: the first run walks it
+    whole, and keeps in BASE/scans/ where its joins start and what is open there; the next run
+    walks only around its edit. An edit that breaks the balance gets the exact scan of the text it
+    left, which tells what broke, and that scan is kept instead."""
+    root = tmp_path / "w"
+    root.mkdir()
+    cache = tmp_path / "c"
+    lines = [f"function f{n}(a) {{\n  return [a, {{k: `${{a}}-{n}`}}];\n}}\n" for n in range(30000)]
+    target = root / "big.js"
+    target.write_text("".join(lines))
+    assert target.stat().st_size > be.SCAN_FILE_MIN_CHARS
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("BETTER_EDIT_CACHE_DIR", str(cache))
+    monkeypatch.setenv("BETTER_EDIT_SNAPSHOT_PERSIST", "false")
+    walks = []
+    original = be._quick_scan
+    monkeypatch.setattr(be, "_quick_scan", lambda text, language: walks.append(1) or original(text, language))
+
+    def replace(line, content):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert (
+                be.main(["replace", "-f", "big.js", "-s", str(line), "-c", content, "--output", "json"]) == 0
+            )
+        return json.loads(out.getvalue())["balance"]
+
+    def record():
+        (path,) = (cache / "scans").iterdir()
+        return json.loads(path.read_bytes())
+
+    assert replace(2, "  return [a, {k: 'x'}];") == "ok"
+    assert (len(walks), len(scans)) == (1, 0) and "joins" in record() and "saved" not in record()
+    assert replace(45002, "  return [a, {k: 'y'}];") == "ok"
+    assert (len(walks), len(scans)) == (1, 0)  # the kept walk served: nothing walked whole
+    assert replace(45002, "  return [a, {k: 'y'};") == 'edit left 1 unclosed "[" (line 45002)'
+    assert len(scans) == 1 and "saved" in record()  # the exact scan of the text it left, kept
+    assert replace(45002, "  return [a, {k: 'y'}];") == "ok"
+    assert (len(walks), len(scans)) == (1, 1)
+    assert replace(45005, "  return [a, {k: `${a}`}];") == "ok"  # the exact scan kept serves on
+    assert (len(walks), len(scans)) == (1, 1)

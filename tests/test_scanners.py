@@ -812,3 +812,23 @@ def test_line_start_in_a_text_of_several_windows():
     for line in (70, 4000):
         short = "".join(f"{n}\n" for n in range(line - 1)) + "end"
         assert be._line_start(short, line) == len(short) - 3
+
+
+def test_groups_are_counted_without_compiling_as_re_counts_them():
+    """_build_spec counts each token pattern's groups without compiling it (start-up of a command
+    that checks one edit): the count equals re's for every pattern of every language, and for the
+    forms that fool a naive count."""
+    import re
+
+    patterns = [r"\(", r"[(]", r"[]()]", r"[^]()]", r"(?:a)(b)", r"(?P<n>a)", r"(?=a)(?!b)(?<=c)", r"\\(a)"]
+    for language in be.LANGUAGES:
+        family = be._FAMILIES.get(language)
+        if family is None:
+            continue
+        _allowed, overrides, skips, specials = family(language)
+        patterns += list(overrides.values()) + [p for _, p in skips] + [p for _, p, _, _ in specials]
+        for plain in be._PLAIN_TEMPLATES.get(family, {}).values():
+            patterns += [p for p, _ in plain]
+    assert len(patterns) > 200
+    for pattern in patterns:
+        assert be._groups_in(pattern) == re.compile(pattern).groups, pattern
