@@ -6085,7 +6085,10 @@ class _Digest:
             _sha256_new(more=_DIGEST_BESIDE)  # (hashlib imported here, not in the thread)
             self._done = _thread.allocate_lock()
             self._done.acquire()
-            _thread.start_new_thread(self._run, ())
+            try:
+                _thread.start_new_thread(self._run, ())
+            except RuntimeError:  # (no thread to be had: hashed when asked for, as a small one)
+                self._done = None
 
     def _run(self):
         try:

@@ -511,3 +511,17 @@ def test_the_cli_keeps_the_quick_walk_of_a_balanced_file_between_runs(tmp_path, 
     assert (len(walks), len(scans)) == (1, 1)
     assert replace(45005, "  return [a, {k: `${a}`}];") == "ok"  # the exact scan kept serves on
     assert (len(walks), len(scans)) == (1, 1)
+
+
+def test_a_digest_without_a_thread_is_hashed_when_asked_for(monkeypatch):
+    """A process that can start no more threads still edits: the digest is computed when asked."""
+    import _thread
+    import hashlib
+
+    def refuse(*args):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(_thread, "start_new_thread", refuse)
+    data = b"x" * (be._DIGEST_BESIDE + 1)
+    digest = be._Digest([data])
+    assert digest._done is None and digest.hexdigest() == hashlib.sha256(data).hexdigest()
