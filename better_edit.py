@@ -3772,37 +3772,50 @@ _QUICK_EDIT_EVERY = 1024  # code pieces per join of those walks (where the walk 
 
 
 class _QuickScan:
-    """The quick walk of a balanced text (docs/behaviour.md#the-post-edit-balance-check), the scan
-    kept of the text an edit left: where its joins start, and the brackets open at each."""
+    """The quick walk of a text (docs/behaviour.md#the-post-edit-balance-check), the scan kept of
+    the text an edit left: where its joins start, the brackets open at each, and those open at the
+    end (its problems: each is "unclosed", as the exact scan says; none when it is balanced)."""
 
-    __slots__ = ("language", "joins")
+    __slots__ = ("language", "joins", "left")
 
-    def __init__(self, language, joins):
+    def __init__(self, language, joins, left=b""):
         self.language, self.joins = language, joins  # [(offset, brackets open: bytes)], from (0, b"")
+        self.left = left
+
+    def problems(self):
+        """Its problems as (offset, symbol, problem), where only symbol and problem are known (all
+        that problems_introduced compares of the text before an edit)."""
+        return [(-1, chr(code), "unclosed") for code in self.left]
 
 
 def _quick_scan(text, language):
-    """The _QuickScan of `text` when the quick walk finds it balanced; None when it does not, or
-    when the language or the size is not one the quick walk after an edit takes."""
+    """The _QuickScan of `text` when the quick walk tells its problems (none, or only openers left
+    open that the exact scan finds too); None when it does not, or when the language or the size
+    is not one the quick walk after an edit takes."""
     if len(text) < _QUICK_EDIT_MIN_CHARS or language in _MARKUP_LANGUAGES or language == "markdown":
         return None
     quick = _quick_spec(language)
     walked = _quick_walk(text, quick, 0, len(text), every=_QUICK_EDIT_EVERY) if quick else None
-    if walked is None or walked[1]:
+    if walked is None:
         return None
-    return _QuickScan(language, [(at, open_before) for at, open_before, _lowest in walked[0]])
+    joins, left = walked[0], walked[1]
+    if left and _quick_unclosed(text, quick.exact, 0, len(text), joins, len(left)) is None:
+        return None
+    return _QuickScan(language, [(at, open_before) for at, open_before, _lowest in joins], left)
 
 
 def _quick_rescan(old, new, regions, line_befores):
-    """The _QuickScan of the edited text `new` when it is balanced too; None when it is not or the
-    walk gives up (the exact scan then tells what broke). `old` is the _QuickScan of the text
-    before the edit, `regions` the edit's parts (start, stop, new length) in that text, and
-    `line_befores` the newline before each part's line.
+    """The _QuickScan of the edited text `new` when the edit added no problem (the walk met the old
+    one again, or ended with nothing open); None when it may have, or the walk gives up (the exact
+    scan then tells what broke). `old` is the _QuickScan of the text before the edit, `regions`
+    the edit's parts (start, stop, new length) in that text, and `line_befores` the newline before
+    each part's line.
 
     The walk resumes at the last join at or before the newline before the edit (a decision before
     it looked ahead at most to the end of its line) and ends at the first join of the old walk,
     moved by the edit and past it by more than _SETTLE (farther than any decision looks back),
-    where the same brackets are open: from there on it would find what the old walk found."""
+    where the same brackets are open: from there on it would find what the old walk found, and
+    end with the same brackets open."""
     import bisect
 
     joins = old.joins
@@ -3819,7 +3832,7 @@ def _quick_rescan(old, new, regions, line_befores):
     walk_joins, left, met = walked[0], walked[1], walked[5]
     moved = [(at, open_before) for at, open_before, _lowest in walk_joins]
     if met is not None:
-        return _QuickScan(old.language, joins[:index] + moved + targets[met:])
+        return _QuickScan(old.language, joins[:index] + moved + targets[met:], old.left)
     return None if left else _QuickScan(old.language, joins[:index] + moved)
 
 
@@ -7230,7 +7243,7 @@ def _breaks_of_plan(text, plans, language, memory=None, key=None, keep=True):
     before = _Digest([text.body]) if memory is not None and memory.hashes(key, language, size) else None
     old_text = text.decode()
     old = memory.recall(key, language, text, old_text, before) if memory is not None else None
-    if old is None:  # a balanced text is walked quickly (the commonest): else the exact scan
+    if old is None:  # walked quickly when that tells its problems (a balanced text: the commonest)
         old = _quick_scan(old_text, language) or _BalanceScan(old_text, language)
     narrow = len(old_text) == len(text.body)  # one byte per character
     regions, line_ends, line_befores, bytes_pieces, text_pieces, chars, done = [], [], [], [], [], 0, 0
@@ -7257,8 +7270,8 @@ def _breaks_of_plan(text, plans, language, memory=None, key=None, keep=True):
     del text_pieces
     if isinstance(old, _QuickScan):
         after = _quick_rescan(old, new_text, regions, line_befores)
-        if after is None:  # the edit broke the balance (or the walk gave up): the exact scan
-            old = _BalanceScan.made(language, [], None, None, None)  # (the old text was balanced)
+        if after is None:  # the edit may have broken something (or the walk gave up): the exact scan
+            old = _BalanceScan.made(language, old.problems(), None, None, None)
             after = _BalanceScan(new_text, language)
     else:
         after = _rescan(old, new_text, regions, old_length, line_ends, line_befores)
@@ -7352,9 +7365,10 @@ class _ScanFiles:
                 starts = [at for at, _ in joins]
                 if not joins or joins[0] != (0, b"") or starts != sorted(set(starts)):
                     return None
-                if any(open_before.translate(None, b"([{") for _, open_before in joins):
+                left = str(record.get("left", "")).encode("ascii")
+                if any(open_before.translate(None, b"([{") for _, open_before in joins + [(0, left)]):
                     return None
-                return _QuickScan(language, joins)
+                return _QuickScan(language, joins, left)
             problems = [(int(p), str(sym), str(kind)) for p, sym, kind in record["problems"]]
             saved = [
                 _Saved(int(pos), tuple(int(i) for i in stack), tuple(int(t) for t in templates), int(count))
@@ -7371,6 +7385,7 @@ class _ScanFiles:
         record = {"v": 1, "program": _program_stamp(), "language": language, "codec": text.codec}
         if isinstance(scan, _QuickScan):
             record["joins"] = [(at, open_before.decode("ascii")) for at, open_before in scan.joins]
+            record["left"] = scan.left.decode("ascii")
         elif scan.tags is not None or scan.saved is None or len(scan.problems) > 100_000:
             return  # (a record that large would cost more to read than the scan it saves)
         else:
