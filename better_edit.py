@@ -3657,28 +3657,23 @@ def _quick_walk(text, quick, start, end, stop=None, every=None, left=b"", target
             k = m.lastindex
             s = m.start()
             add(text[gap:s])
-            if s >= mark:  # (a target: the walk ends there when the same brackets are open)
+            gap = m.end()
+            if s > mark:  # (a target inside a token is no place where the walks can meet)
                 while target < len(targets) and targets[target][0] < s:
                     target += 1
-                if target < len(targets) and targets[target][0] == s:
-                    paired = _quick_pair(left, pieces, delete, totals)
-                    if paired is None:
-                        return None
-                    joins.append((joined, left, paired[1]))
-                    left, joined = paired[0], s
-                    pieces.clear()
-                    if left == targets[target][1]:
-                        return joins, left, totals, state, braces, target
-                    target += 1
                 mark = targets[target][0] if target < len(targets) else end + 1
-            gap = m.end()
-            if len(pieces) > every:
+            if s == mark or len(pieces) > every:
                 paired = _quick_pair(left, pieces, delete, totals)
                 if paired is None:
                     return None
                 joins.append((joined, left, paired[1]))
                 left, joined = paired[0], s
                 pieces.clear()
+                if s == mark:  # a target: the walk ends there when the same brackets are open
+                    if left == targets[target][1]:
+                        return joins, left, totals, state, braces, target
+                    target += 1
+                    mark = targets[target][0] if target < len(targets) else end + 1
                 if stop is not None and joined > stop:
                     return joins, left, totals, state, braces, None
             if k < first_template:

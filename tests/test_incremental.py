@@ -228,16 +228,14 @@ def test_the_server_remembers_the_scan_of_a_text_too_large_to_keep_by_its_hash(t
     assert len(scans) == 2
 
 
-def test_the_cli_keeps_scans_of_large_files_between_runs(tmp_path, monkeypatch, scans):
-    """A script calls the CLI again and again on one large file: the scan of the text each run
-    left is kept in BASE/scans/ and used by the next run when the file's bytes are exactly those
-    (by SHA-256); a file changed in between, or a damaged record, means a fresh scan. The results
-    equal fresh scans' every time."""
+def _cli_editing(tmp_path, monkeypatch, name, lines):
+    """A file `name` of `lines` (over SCAN_FILE_MIN_CHARS) in a fresh folder that is the current
+    one, the CLI's cache folder, and replace(line, content) -> the balance sentence of a CLI run
+    (in this process), snapshots off."""
     root = tmp_path / "w"
     root.mkdir()
     cache = tmp_path / "c"
-    lines = [f"def f{n}(a):\n    return [a, {{'k': {n}}}]\n" for n in range(30000)]
-    target = root / "big.py"
+    target = root / name
     target.write_text("".join(lines))
     assert target.stat().st_size > be.SCAN_FILE_MIN_CHARS
     monkeypatch.chdir(root)
@@ -247,10 +245,19 @@ def test_the_cli_keeps_scans_of_large_files_between_runs(tmp_path, monkeypatch, 
     def replace(line, content):
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            assert (
-                be.main(["replace", "-f", "big.py", "-s", str(line), "-c", content, "--output", "json"]) == 0
-            )
+            assert be.main(["replace", "-f", name, "-s", str(line), "-c", content, "--output", "json"]) == 0
         return json.loads(out.getvalue())["balance"]
+
+    return target, cache, replace
+
+
+def test_the_cli_keeps_scans_of_large_files_between_runs(tmp_path, monkeypatch, scans):
+    """A script calls the CLI again and again on one large file: the scan of the text each run
+    left is kept in BASE/scans/ and used by the next run when the file's bytes are exactly those
+    (by SHA-256); a file changed in between, or a damaged record, means a fresh scan. The results
+    equal fresh scans' every time."""
+    lines = [f"def f{n}(a):\n    return [a, {{'k': {n}}}]\n" for n in range(30000)]
+    target, cache, replace = _cli_editing(tmp_path, monkeypatch, "big.py", lines)
 
     assert replace(2, "    return [a, {'k': 'x'}]") == "ok"
     assert replace(4, "    return [a, {'k': 'y'}") == 'edit left 1 unclosed "[" (line 4)'
@@ -479,27 +486,11 @@ def test_the_cli_keeps_the_quick_walk_of_a_balanced_file_between_runs(tmp_path, 
     whole, and keeps in BASE/scans/ where its joins start and what is open there; the next run
     walks only around its edit. An edit that breaks the balance gets the exact scan of the text it
     left, which tells what broke, and that scan is kept instead."""
-    root = tmp_path / "w"
-    root.mkdir()
-    cache = tmp_path / "c"
     lines = [f"function f{n}(a) {{\n  return [a, {{k: `${{a}}-{n}`}}];\n}}\n" for n in range(30000)]
-    target = root / "big.js"
-    target.write_text("".join(lines))
-    assert target.stat().st_size > be.SCAN_FILE_MIN_CHARS
-    monkeypatch.chdir(root)
-    monkeypatch.setenv("BETTER_EDIT_CACHE_DIR", str(cache))
-    monkeypatch.setenv("BETTER_EDIT_SNAPSHOT_PERSIST", "false")
+    _target, cache, replace = _cli_editing(tmp_path, monkeypatch, "big.js", lines)
     walks = []
     original = be._quick_scan
     monkeypatch.setattr(be, "_quick_scan", lambda text, language: walks.append(1) or original(text, language))
-
-    def replace(line, content):
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            assert (
-                be.main(["replace", "-f", "big.js", "-s", str(line), "-c", content, "--output", "json"]) == 0
-            )
-        return json.loads(out.getvalue())["balance"]
 
     def record():
         (path,) = (cache / "scans").iterdir()
