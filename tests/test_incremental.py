@@ -520,3 +520,56 @@ def test_a_digest_without_a_thread_is_hashed_when_asked_for(monkeypatch):
     data = b"x" * (be._DIGEST_BESIDE + 1)
     digest = be._Digest([data])
     assert digest._done is None and digest.hexdigest() == hashlib.sha256(data).hexdigest()
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        ("utf-8", b"", "\r\n", []),  # CRLF lines
+        ("utf-16-le", b"\xff\xfe", "\n", []),  # stored as UTF-16 with a BOM
+        ("latin-1", b"", "\n", ["--encoding", "latin-1"]),  # a legacy codec, wide characters
+        ("utf-8", b"\xef\xbb\xbf", "\n", []),  # a UTF-8 BOM, multi-byte characters
+    ],
+)
+def test_the_quick_check_of_an_edit_says_what_the_exact_one_says_in_every_form(tmp_path, monkeypatch, form):
+    """Through the CLI (scan records kept between runs) and over a file in each stored form, edits
+    that keep, break and mend the balance get the same sentence from the quick walks as from the
+    exact scans (the quick walk switched off by raising its size floor)."""
+    codec, bom, eol, options = form
+    lines = [f"function f{n}(a) {{{eol}  return [a, {{k: 'é{n}'}}];{eol}}}{eol}" for n in range(2000)]
+    answers, met = {}, []
+    original = be._quick_rescan
+    monkeypatch.setattr(be, "_quick_rescan", lambda *args: met.append(original(*args)) or met[-1])
+    for floor in (0, 1 << 40):
+        monkeypatch.setattr(be, "_QUICK_EDIT_MIN_CHARS", floor)
+        monkeypatch.setattr(be, "SCAN_FILE_MIN_CHARS", 1000)  # (records kept for this small file)
+        folder = tmp_path / str(floor)
+        folder.mkdir()
+        target = folder / "big.js"
+        target.write_bytes(bom + "".join(lines).encode(codec))
+        monkeypatch.chdir(folder)
+        monkeypatch.setenv("BETTER_EDIT_CACHE_DIR", str(folder / "cache"))
+        monkeypatch.setenv("BETTER_EDIT_SNAPSHOT_PERSIST", "false")
+        said = []
+        for line, content in [
+            (3002, "  return [a, {k: 'ü'}];"),
+            (3005, "  return [a, {k: 'ü'};"),
+            (3005, "  return [a, {k: 'ü'}];"),
+            (3001, "function g(a) {"),
+            (6000, "}}"),
+        ]:
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                argv = ["replace", "-f", "big.js", "-s", str(line), "-c", content, "--output", "json"]
+                assert be.main(argv + options) == 0
+            said.append(json.loads(out.getvalue())["balance"])
+        answers[floor] = (said, target.read_bytes())
+    assert answers[0] == answers[1 << 40]
+    assert [scan is not None for scan in met] == [True, False]  # (floor 0; then the exact scan kept)
+    assert answers[0][0] == [
+        "ok",
+        'edit left 1 unclosed "[" (line 3005)',
+        "ok",
+        "ok",
+        'edit left 1 unexpected "}" (line 6000)',
+    ]
