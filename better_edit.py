@@ -7231,9 +7231,12 @@ def _breaks_of_plan(text, plans, language, memory=None, key=None, keep=True):
     """problems_introduced() for byte plans [(a, block, b), ...] of a Text (ascending, not
     overlapping: one edit, or the items of a be-edit), worked out in character offsets.
 
-    `memory` (a _ScanMemory or _ScanFiles) remembers the scan of the text an edit of `key` (the
-    real path) left: when the next edit starts from exactly that text, the scan of the text before
-    it is not done again."""
+    A text whose problems the quick walk tells (none, or openers left open) is walked, not
+    scanned, and the edited text only around the edit (_quick_rescan); any other text, or an edit
+    that may have broken something, gets the exact scans (docs/behaviour.md#the-post-edit-balance-check).
+    `memory` (a _ScanMemory or _ScanFiles) remembers the scan (or walk) of the text an edit of
+    `key` (the real path) left: when the next edit starts from exactly that text, the text before
+    it is not scanned again."""
     size = len(text.body)  # (characters at most)
     before = _Digest([text.body]) if memory is not None and memory.hashes(key, language, size) else None
     old_text = text.decode()
