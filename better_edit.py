@@ -3626,7 +3626,7 @@ def _quick_balance(text, language, start, end):
     return found, counts
 
 
-def _quick_walk(text, quick, start, end, stop=None, every=None, left=b"", targets=()):
+def _quick_walk(text, quick, start, end, stop=None, every=None, left=b"", targets=(), since=None):
     """The walk of `quick` (a _Quick) over text[start:end], pairing the brackets it keeps.
 
     Returns (joins, the brackets left open, {symbol: count}, the _State of the substitutions
@@ -3636,11 +3636,13 @@ def _quick_walk(text, quick, start, end, stop=None, every=None, left=b"", target
     starts. With `stop`, the walk ends at the first join starting after `stop` (what is left open
     is then open there). `left`: the brackets open at `start` (a token's start). `targets`:
     ascending (offset, brackets open) of another walk; the walk ends at the first one where a
-    token starts with exactly those brackets open (a join starts there, not in `joins`).
+    token starts with exactly those brackets open (a join starts there, not in `joins`). `since`:
+    how far back handlers look (default `start`; a walk resumed inside a text looks back as the
+    walk from its start did).
     """
     every = _QUICK_FLUSH if every is None else every
     spec, delete = quick.exact, quick.delete
-    state = _State(text, spec, start, end)
+    state = _State(text, spec, start if since is None else since, end)
     stack, problems = state.stack, state.problems
     walk = quick.spec
     regex, first_template, first_special = walk.regex, walk.first_template, walk.first_special
@@ -3819,9 +3821,8 @@ def _quick_rescan(old, new, regions, line_befores):
     delta = sum(length - (stop - begin) for begin, stop, length in regions)
     past = regions[-1][1] + _SETTLE
     targets = [(at + delta, open_before) for at, open_before in joins[index + 1 :] if at > past]
-    walked = _quick_walk(
-        new, _quick_spec(old.language), start, len(new), every=_QUICK_EDIT_EVERY, left=left, targets=targets
-    )
+    quick = _quick_spec(old.language)
+    walked = _quick_walk(new, quick, start, len(new), None, _QUICK_EDIT_EVERY, left, targets, since=0)
     if walked is None:
         return None
     walk_joins, left, met = walked[0], walked[1], walked[5]

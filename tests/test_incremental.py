@@ -56,6 +56,7 @@ PIECES = [
     "  if (x) { y(); }\n",
     "s = 'it''s';\n",
     "r = /[)]/g;\n",
+    "t\n/ (n /2);\n",  # a division: what is before the `/` decides, maybe before a resumed walk
     "<div>",
     "</div>",
     "<p>",
@@ -573,3 +574,26 @@ def test_the_quick_check_of_an_edit_says_what_the_exact_one_says_in_every_form(t
         "ok",
         'edit left 1 unexpected "}" (line 6000)',
     ]
+
+
+@pytest.mark.parametrize("pad", ["", '"pad";\n', '"pad"; "pad";\n'])
+def test_a_walk_resumed_inside_a_text_looks_back_as_the_walk_from_its_start(pad, monkeypatch):
+    """Whether a `/` starts a regex literal depends on what comes before it, maybe before where
+    the walk after an edit resumes: `total` on the line above makes it a division, so the `(`
+    after it is code, left open, and stays a problem of the edited text."""
+    monkeypatch.setattr(be, "_QUICK_EDIT_MIN_CHARS", 0)
+    monkeypatch.setattr(be, "_QUICK_EDIT_EVERY", 1)
+    text = pad + "let x = total\n/ ( /2;\nlet y = 1;\n" + "let z = [1];\n" * 20
+    old = be._quick_scan(text, "javascript")
+    assert old.left == b"(" and [u["symbol"] for u in be.check_balance(text, "javascript")["unmatched"]] == [
+        "("
+    ]
+    a = text.index("let y")
+    b = text.index("\n", a) + 1
+    new = text[:a] + "let y = 2;\n" + text[b:]
+    for resume in range(len(old.joins)):  # from every join: each must look back before it
+        if old.joins[resume][0] > text.rfind("\n", 0, a):
+            break
+        joins = be._QuickScan("javascript", old.joins[: resume + 1], old.left)
+        scan = be._quick_rescan(joins, new, [(a, b, len("let y = 2;\n"))], [text.rfind("\n", 0, a)])
+        assert scan is None or scan.left == b"(", (resume, old.joins[resume])
