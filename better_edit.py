@@ -7340,13 +7340,17 @@ class _ScanFiles:
     def _path(self, key):
         return os.path.join(self.dir, _sha256(key.encode("utf-8", "surrogatepass"))[:32] + ".json")
 
-    def hashes(self, key, language, size, after=False):
-        """Whether recall (or keep, `after` an edit) of a text of `size` bytes (or characters) may
-        want its _Digest."""
+    @staticmethod
+    def _takes(language, size):
         return size >= SCAN_FILE_MIN_CHARS and language not in _MARKUP_LANGUAGES and language != "markdown"
 
+    def hashes(self, key, language, size, after=False):
+        """Whether recall (or keep, `after` an edit) of a text of `size` bytes (or characters) may
+        want its _Digest: recall only when a record is there."""
+        return self._takes(language, size) and (after or os.path.lexists(self._path(key)))
+
     def recall(self, key, language, text, old_text, digest):
-        if not self.hashes(key, language, len(old_text)):
+        if not self._takes(language, len(old_text)):
             return None
         try:
             record = _read_json_object(self._path(key))  # no link followed, no FIFO waited on

@@ -597,3 +597,24 @@ def test_a_walk_resumed_inside_a_text_looks_back_as_the_walk_from_its_start(pad,
         joins = be._QuickScan("javascript", old.joins[: resume + 1], old.left)
         scan = be._quick_rescan(joins, new, [(a, b, len("let y = 2;\n"))], [text.rfind("\n", 0, a)])
         assert scan is None or scan.left == b"(", (resume, old.joins[resume])
+
+
+def test_the_cli_hashes_the_text_before_an_edit_only_when_a_record_may_match(tmp_path):
+    """The text before an edit is hashed (beside the scan) to find the record kept for it: with no
+    record for the path there is nothing to compare, so nothing is hashed."""
+    files = be._ScanFiles(be.Context(cache_dir=str(tmp_path)))
+    big = be.SCAN_FILE_MIN_CHARS
+    assert not files.hashes("/a", "python", big)  # no record yet
+    assert files.hashes("/a", "python", big, after=True)  # the edit's text is kept: hashed
+    assert not files.hashes("/a", "python", big - 1, after=True)  # too small to keep
+    assert not files.hashes("/a", "html", big, after=True)  # markup: the exact scan is not kept
+    body = "x = (1)\n" * (big // 8 + 1)
+    files.keep(
+        "/a",
+        "python",
+        be.Text(body.encode()),
+        be._Digest([body.encode()]),
+        body,
+        be._BalanceScan(body, "python"),
+    )
+    assert files.hashes("/a", "python", big) and not files.hashes("/b", "python", big)
