@@ -2808,6 +2808,19 @@ def _division(words):
     return f"/(?:(?<={operand}/)|(?<={operand} /)){keywords}"
 
 
+# a regex literal after its first `/`: the body (classes may hold `/`) and the flags
+_JS_REGEX_BODY = r"(?![*/])(?:[^/\\\[\n]|\\[^\n]|\[(?:[^\]\\\n]|\\[^\n])*\])+/[A-Za-z]*"
+# where the character before a `/` (or before it and one space) is one of these, _slash_starts_regex
+# calls it a regex literal's start whatever came before (no keyword, no JSX, no operand)
+_REGEX_AFTER = r"[(,=:\[!&|?{};+\-*%~^]"
+
+
+def _regex_literal():
+    """A JavaScript regex literal after one of _REGEX_AFTER, decided inside the regex engine (the
+    handler decides every other `/`, and a literal that does not match here)."""
+    return f"/(?:(?<={_REGEX_AFTER}/)|(?<={_REGEX_AFTER} /)){_JS_REGEX_BODY}"
+
+
 def _js_family(language):
     sq_start = "'(?<![\\w$]')"  # `Don't` in JSX text is no string start
     skips = [
@@ -2817,6 +2830,7 @@ def _js_family(language):
         ("string", sq_start + _SQ_BODY + "'"),
         ("string", "`" + _TEMPLATE_BODY + "`"),  # a template literal without `${`
         ("code", _division(_JS_REGEX_WORDS)),  # the common division: no handler call
+        ("string", _regex_literal()),  # the common regex literal: no handler call
     ]
     specials = [
         ("comment", _BLOCK_COMMENT_OPEN, _h_unclosed, "/*"),
@@ -3365,7 +3379,7 @@ def _resume_template(state, pos, backtick):
     return state.end
 
 
-_JS_REGEX = _LazyPattern(r"/(?![*/])(?:[^/\\\[\n]|\\[^\n]|\[(?:[^\]\\\n]|\\[^\n])*\])+/[A-Za-z]*")
+_JS_REGEX = _LazyPattern("/" + _JS_REGEX_BODY)
 _TRAILING_WORD = _LazyPattern(r"[\w$]+$")
 _JS_LINE_COMMENT_START = _LazyPattern(  # a line's code up to a `//` that is in no string or comment
     r"""(?:[^"'`/\n]|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\\n]|\\.)*`|/\*(?:[^*\n]|\*(?!/))*\*/|/(?![/*]))*//"""

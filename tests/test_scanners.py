@@ -1,7 +1,8 @@
 """Unit and property tests for the structure scanners (SPEC §2.8, §4.6-§4.8)."""
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from harness import scaled
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import better_edit as be
@@ -832,3 +833,104 @@ def test_groups_are_counted_without_compiling_as_re_counts_them():
     assert len(patterns) > 200
     for pattern in patterns:
         assert be._groups_in(pattern) == re.compile(pattern).groups, pattern
+
+
+REGEX_CONTEXTS = [
+    "(",
+    ",",
+    "=",
+    ":",
+    "[",
+    "!",
+    "&",
+    "|",
+    "?",
+    "{",
+    "}",
+    ";",
+    "+",
+    "-",
+    "*",
+    "%",
+    "~",
+    "^",
+    ")",
+    "]",
+]
+REGEX_CONTEXTS += [
+    "x",
+    "return",
+    "typeof",
+    "a)",
+    "<a>",
+    "</a>",
+    "*/",
+    "=>",
+    "'s'",
+    "`t`",
+    "\n",
+    "<",
+    ">",
+    "/",
+]
+
+
+@settings(
+    max_examples=scaled(300, 3000), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    parts=st.lists(
+        st.tuples(
+            st.sampled_from(REGEX_CONTEXTS),
+            st.sampled_from(["", " ", "  ", "\n"]),
+            st.sampled_from(
+                ["/a(b/g", "/> (/", "/[/(]/", "/\\//", "/ (x /", "/(/", "/{/", "/* c */", "// c\n", "/ 2"]
+            ),
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    language=st.sampled_from(["javascript", "typescript"]),
+)
+@example(parts=[("<a>", " ", "/> (/")], language="javascript")  # JSX `/>`: the handler says no literal
+@example(parts=[("return", " ", "/a(b/g")], language="javascript")  # a keyword: the handler says literal
+def test_a_regex_literal_decided_in_the_regex_engine_is_the_one_the_handler_decides(
+    parts, language, monkeypatch
+):
+    """After one of _REGEX_AFTER (or it and one space) a `/` starts a regex literal whatever came
+    before, so the tokenizer matches it itself instead of calling _h_slash: every scan finds what
+    it found when the handler decided each `/`."""
+    text = "".join(f"{before}{space}{slash} (1)\n" for before, space, slash in parts)
+    fast = (be._balance_problems(text, language, 0, len(text), None), be.check_balance(text, language))
+    ranges = [be.function_range(text, language, line) for line in range(1, text.count("\n") + 2)]
+    with monkeypatch.context() as patch:
+        patch.setattr(be, "_regex_literal", lambda: "(?!)")  # (matches nothing: the handler decides)
+        patch.setattr(be, "_SPEC_CACHE", {})
+        patch.setattr(be, "_QUICK_CACHE", {})
+        assert (
+            be._balance_problems(text, language, 0, len(text), None),
+            be.check_balance(text, language),
+        ) == fast
+        assert [be.function_range(text, language, line) for line in range(1, text.count("\n") + 2)] == ranges
+
+
+def test_the_corpus_scans_alike_whether_the_engine_or_the_handler_decides_a_regex_literal(monkeypatch):
+    import os
+
+    corpus = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
+    texts = []
+    for name in sorted(os.listdir(corpus)):
+        if name.endswith((".js", ".ts", ".tsx", ".jsx", ".mjs")):
+            with open(os.path.join(corpus, name), encoding="utf-8") as handle:
+                texts.append((be.detect_language(name, ""), handle.read()))
+    assert len(texts) >= 4
+
+    def scans():
+        return [(be._BalanceScan(t, lang).problems, be.check_balance(t, lang)) for lang, t in texts]
+
+    fast = scans()
+    with monkeypatch.context() as patch:
+        patch.setattr(be, "_regex_literal", lambda: "(?!)")
+        patch.setattr(be, "_SPEC_CACHE", {})
+        patch.setattr(be, "_QUICK_CACHE", {})
+        assert scans() == fast
