@@ -2812,7 +2812,7 @@ def _division(words):
 _JS_REGEX_BODY = r"(?![*/])(?:[^/\\\[\n]|\\[^\n]|\[(?:[^\]\\\n]|\\[^\n])*\])+/[A-Za-z]*"
 # where the character before a `/` (or before it and one space) is one of these, _slash_starts_regex
 # calls it a regex literal's start whatever came before (no keyword, no JSX, no operand)
-_REGEX_AFTER = r"[(,=:\[!&|?{};+\-*%~^]"
+_REGEX_AFTER = r"[(,=:\[!&|?{;+\-*%~^]"
 
 
 def _regex_literal():

@@ -759,7 +759,11 @@ _JS_PIECES = [
 
 def _without_fast_paths(language):
     allowed, overrides, skips, specials = _js_family_original(language)
-    skips = [(kind, pattern) for kind, pattern in skips if kind != "code" and not pattern.startswith("`")]
+    skips = [
+        (kind, pattern)
+        for kind, pattern in skips
+        if kind != "code" and not pattern.startswith("`") and pattern != be._regex_literal()
+    ]
     specials = [entry for entry in specials if entry[2] is not be._h_template_head]
     return allowed, overrides, skips, specials
 
@@ -770,8 +774,9 @@ _js_family_original = be._js_family
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(pieces=st.lists(st.sampled_from(_JS_PIECES), max_size=30))
 def test_js_division_and_template_fast_paths_change_nothing(monkeypatch, pieces):
-    """The division token and the template-literal tokens decide in the regex engine what the `/`
-    and backtick handlers decided: balance, pairs and function ranges are the same without them."""
+    """The division token, the regex-literal token and the template-literal tokens decide in the
+    regex engine what the `/` and backtick handlers decided: balance, pairs and function ranges are
+    the same without them."""
     text = "".join(pieces)
     fast = check_balance(text, "javascript", verbose=True)
     monkeypatch.setitem(be._FAMILIES, "javascript", _without_fast_paths)
@@ -934,3 +939,19 @@ def test_the_corpus_scans_alike_whether_the_engine_or_the_handler_decides_a_rege
         patch.setattr(be, "_SPEC_CACHE", {})
         patch.setattr(be, "_QUICK_CACHE", {})
         assert scans() == fast
+
+
+def test_after_each_character_the_engine_takes_for_a_regex_start_the_handler_says_so_too():
+    """_REGEX_AFTER holds only characters after which _slash_starts_regex calls a `/` a regex
+    literal's start, whatever came before them (the division token would shadow an operand's
+    character in a full scan, so each is asked of the handler itself)."""
+    import re
+
+    after = [chr(c) for c in range(32, 127) if re.fullmatch(be._REGEX_AFTER, chr(c))]
+    assert len(after) >= 10 and "}" not in after and ")" not in after
+    for char in after:
+        for before in ["", "x", "return ", "a)", "<a>", "/* c */", "'s'", "\n"]:
+            for space in ["", " "]:
+                text = f"{before}{char}{space}/x/;"
+                slash = len(before) + 1 + len(space)
+                assert be._slash_starts_regex(text, 0, slash, be._JS_REGEX_WORDS), text
