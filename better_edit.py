@@ -3183,7 +3183,7 @@ def _groups_in(pattern):
 def _token_spec(language, brackets="()[]{}", keeps="()[]{}"):
     """The (cached) tokenizer of `language` capturing only `brackets`; with none (the quick
     check's walk), `keeps` names the brackets the walk counts in the code between tokens."""
-    key = (language, brackets, keeps)
+    key = (language, brackets, "" if brackets else keeps)  # (keeps only shapes a walk's spec)
     spec = _SPEC_CACHE.get(key)
     if spec is None:
         spec = _SPEC_CACHE[key] = _build_spec(language, brackets, keeps)
@@ -3625,19 +3625,28 @@ def _quick_balance(text, language, start, end):
     tell: no problem at all, or only openers left open (located by scanning exactly the few joins
     where they were opened); else None, and the exact scan must answer."""
     quick = _quick_spec(language)
-    walked = _quick_walk(text, quick, start, end) if quick else None
-    if walked is None:
+    told = _quick_told(text, quick, start, end) if quick else None
+    if told is None:
         return None
-    joins, left, totals, state, braces, _ = walked
-    found = _quick_unclosed(text, quick.exact, start, end, joins, len(left)) if left else []
-    if found is None:
-        return None
+    (_joins, _left, totals, state, braces, _met), found = told
     counts = {}
     for k, symbol in quick.symbols.items():
         n = totals[symbol] + state.cnt[k] + (braces if symbol in "{}" else 0)
         if n:
             counts[symbol] = counts.get(symbol, 0) + n
     return found, counts
+
+
+def _quick_told(text, quick, start, end, every=None):
+    """(the quick walk of text[start:end], its problems) when the walk tells them: none, or only
+    openers left open, located by scanning exactly the few joins they were opened in
+    (_quick_unclosed); else None."""
+    walked = _quick_walk(text, quick, start, end, every=every)
+    if walked is None:
+        return None
+    joins, left = walked[0], walked[1]
+    found = _quick_unclosed(text, quick.exact, start, end, joins, len(left)) if left else []
+    return None if found is None else (walked, found)
 
 
 def _quick_walk(text, quick, start, end, stop=None, every=None, left=b"", targets=(), since=None):
@@ -3806,12 +3815,10 @@ def _quick_scan(text, language):
     if len(text) < _QUICK_EDIT_MIN_CHARS or language in _MARKUP_LANGUAGES or language == "markdown":
         return None
     quick = _quick_spec(language)
-    walked = _quick_walk(text, quick, 0, len(text), every=_QUICK_EDIT_EVERY) if quick else None
-    if walked is None:
+    told = _quick_told(text, quick, 0, len(text), _QUICK_EDIT_EVERY) if quick else None
+    if told is None:
         return None
-    joins, left = walked[0], walked[1]
-    if left and _quick_unclosed(text, quick.exact, 0, len(text), joins, len(left)) is None:
-        return None
+    joins, left = told[0][0], told[0][1]
     return _QuickScan(language, [(at, open_before) for at, open_before, _lowest in joins], left)
 
 
@@ -7275,8 +7282,8 @@ def _breaks_of_plan(text, plans, language, memory=None, key=None, keep=True):
     old_length = len(old_text)
     del old_text  # memory: the bytes, one decoded text and its pieces at the most (SPEC: 3x a file)
     bytes_pieces.append(memoryview(text.body)[done:])
-    size = sum(len(piece) for piece in bytes_pieces)
-    kept = memory is not None and keep and memory.hashes(key, language, size, after=True)
+    new_size = sum(len(piece) for piece in bytes_pieces)
+    kept = memory is not None and keep and memory.hashes(key, language, new_size, after=True)
     after_digest = _Digest(bytes_pieces) if kept else None  # (hashed beside the decoding and scan)
     text_pieces.append(text.decode(done))
     new_text = "".join(text_pieces)
@@ -7397,7 +7404,7 @@ class _ScanFiles:
 
     def keep(self, key, language, text, digest, new_text, scan):
         """Keep `scan`, the scan of `new_text`, whose bytes `digest` (a _Digest) hashes, for the next run."""
-        if len(new_text) < SCAN_FILE_MIN_CHARS or digest is None or _program_stamp() is None:
+        if not self._takes(language, len(new_text)) or digest is None or _program_stamp() is None:
             return
         record = {"v": 1, "program": _program_stamp(), "language": language, "codec": text.codec}
         if isinstance(scan, _QuickScan):
