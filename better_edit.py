@@ -283,12 +283,13 @@ MESSAGES = {
         "请检查磁盘；文件未被修改",
     ),
     "restore_failed": (
-        "writing {path} in place failed and its old bytes could not be put back",
-        "就地写入 {path} 失败，且无法恢复原内容",
+        "{path} could not be put back after the change failed ({detail}); its old bytes are kept",
+        "变更失败后无法恢复 {path}（{detail}）；其原内容已保留",
     ),
     "restore_failed.hint": (
-        "its old bytes are kept in the snapshot: free space, then roll back with be-trx-rollback",
-        "原内容保存在快照中：请释放空间后用 be-trx-rollback 回滚",
+        "free space or fix the permission, then run any command of this tool: it finishes putting the "
+        "file back first",
+        "请释放空间或修正权限，然后运行本工具的任一命令：它会先完成恢复该文件",
     ),
     "permission": ("permission denied for {path}: {detail}", "没有权限访问 {path}：{detail}"),
     "permission.hint": (
@@ -577,6 +578,24 @@ MESSAGES = {
         "snapshots are kept in this process's memory only since the cache failed ({detail}); restart "
         "the server once the cache works again",
         "自缓存出错（{detail}）以来，快照只保存在本进程内存中；缓存恢复后请重启服务器",
+    ),
+    "w.journal_unusable": (
+        "the commit record could not be kept ({detail}): were this process killed during the write, "
+        "nothing would undo it",
+        "无法保存提交记录（{detail}）：若本进程在写入时被强制终止，将无法撤销",
+    ),
+    "w.completed": (
+        "an interrupted change of {count} file(s) (event {event_id}) had been written in full before it "
+        "was interrupted: it stands",
+        "一次被中断的变更（{count} 个文件，事件 {event_id}）在中断前已完整写入：保持不变",
+    ),
+    "w.undone": (
+        "an interrupted change of {count} file(s) (event {event_id}) was undone",
+        "一次被中断的变更（{count} 个文件，事件 {event_id}）已撤销",
+    ),
+    "w.undone_partly": (
+        "an interrupted change of {count} file(s) (event {event_id}) was undone, except: {left}",
+        "一次被中断的变更（{count} 个文件，事件 {event_id}）已撤销，以下除外：{left}",
     ),
     "w.snapshot_not_saved": (
         "the snapshot was not persisted ({detail}); this edit cannot be rolled back by another process",
@@ -5740,11 +5759,16 @@ class Place:
     Use as a context manager (the handle is closed at the end).
     """
 
-    __slots__ = ("file", "folder", "name", "pending", "created")
+    __slots__ = ("file", "folder", "name", "pending", "created", "released")
 
     def __init__(self, file, folder, name, pending=()):
         self.file, self.folder, self.name, self.pending = file, folder, name, list(pending)
         self.created = []  # folders made by make_folders(), outermost first
+        self.released = False  # its folder handle was closed to bound descriptors (_reopened walks again)
+
+    def release(self):
+        self.folder.close()
+        self.released = True
 
     @property
     def real(self):
@@ -5757,11 +5781,12 @@ class Place:
         self.folder.close()
 
     def lstat(self):
-        """os.lstat of the file, or None when absent; a symlink here appeared after locate()."""
+        """os.lstat of the file, or None when absent; a symlink here appeared after locate(). (A
+        released place is looked at by its path: only to choose its lock, never to read or write.)"""
         if self.pending:
             return None
         try:
-            st = self.folder.lstat(self.name)
+            st = self.folder.lstat(self.name) if not self.released else os.lstat(self.real)
         except FileNotFoundError:
             return None
         except OSError as exc:
@@ -5991,33 +6016,61 @@ def _msvcrt():
     return types.SimpleNamespace(locking=locking, LK_UNLCK=0, LK_LOCK=1)
 
 
-def lock_file(ctx, place):
-    """Lock the file itself, not its name: hard links share one lock (docs/behaviour.md#writing-safely).
+LOCK_BUCKETS = 64  # lock files (and at most as many descriptors) for every file lock of a cache
 
-    The key is the inode of the existing file (or the path of a file not yet created); the file is
-    looked at again once the lock is held, and the lock taken anew if it was replaced meanwhile (an
-    atomic write by another process gives the name a new inode).
-    """
-    for _ in range(1000):
-        st = place.lstat()
-        lock = FileLock(ctx, _lock_key(place, st)).__enter__()
-        try:
-            now = place.lstat()
-        except BaseException:
+
+class Locks:
+    """The file locks one call holds (docs/behaviour.md#writing-safely). A file is locked through one
+    of LOCK_BUCKETS lock files, chosen by its inode (a file not yet created: by its path), so hard
+    links share a lock, the lock folder stays bounded however many files are edited, and a call
+    over 500 files holds at most LOCK_BUCKETS descriptors for them. Buckets are taken in ascending
+    order (two processes never wait on each other in a circle) and each once per call. Once the
+    locks are held the files are looked at again, and all are taken anew if one was replaced
+    meanwhile (an atomic write by another process gives its name a new inode)."""
+
+    def __init__(self, ctx):
+        self.ctx, self.held = ctx, {}
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+    def release(self):
+        for lock in self.held.values():
             lock.__exit__(None, None, None)
-            raise
-        if _identity(now) == _identity(st):
-            return lock
-        lock.__exit__(None, None, None)
-    raise ToolError("CONFLICT", "conflict", file=place.file)
+        self.held = {}
+
+    def take_all(self, places):
+        for _ in range(1000):
+            stats = [place.lstat() for place in places]
+            self.release()
+            for bucket in sorted({_lock_bucket(place, st) for place, st in zip(places, stats)}):
+                self.held[bucket] = FileLock(self.ctx, f"bucket:{bucket}").__enter__()
+            if all(_identity(place.lstat()) == _identity(st) for place, st in zip(places, stats)):
+                return self
+        self.release()
+        raise ToolError("CONFLICT", "conflict", file=places[0].file)
+
+
+def lock_file(ctx, place):
+    """The Locks of one file (a context manager)."""
+    locks = Locks(ctx)
+    try:
+        return locks.take_all([place])
+    except BaseException:
+        locks.release()
+        raise
+
+
+def _lock_bucket(place, st):
+    key = f"inode:{st.st_dev}:{st.st_ino}" if st is not None else "path:" + place.real
+    return int(_sha256_new(key.encode("utf-8", "surrogateescape")).hexdigest()[:8], 16) % LOCK_BUCKETS
 
 
 def _identity(st):
     return None if st is None else (st.st_dev, st.st_ino)
-
-
-def _lock_key(place, st):
-    return f"inode:{st.st_dev}:{st.st_ino}" if st is not None else "path:" + place.real
 
 
 def check_writable(place, st):
@@ -6199,6 +6252,53 @@ def _read_into(reader, view):
     return done
 
 
+class _Faults:
+    """Test-only fault injection (CONTRIBUTING.md#fault-injection). BETTER_EDIT_FAULT="K" or
+    "K:WHAT" makes the K-th write, fsync, rename, link, unlink or mkdir of a commit fail with the
+    errno WHAT (ENOSPC by default; EIO, EPERM...), or SIGKILLs the process there when WHAT is KILL;
+    "count" writes `fault steps: N` to stderr after each commit. Unset (the only case outside
+    tests), step() only returns."""
+
+    spec = os.environ.get("BETTER_EDIT_FAULT")
+    armed = False
+    count = 0
+
+    @classmethod
+    def arm(cls):
+        cls.armed, cls.count = bool(cls.spec), 0
+
+    @classmethod
+    def report(cls):
+        if cls.spec == "count":
+            sys.stderr.write(f"fault steps: {cls.count}\n")
+
+    @classmethod
+    def step(cls, kind):
+        if not cls.armed:
+            return
+        cls.count += 1
+        at, _, what = cls.spec.partition(":")
+        if str(cls.count) != at.strip():
+            return
+        what = what.strip() or "ENOSPC"
+        if what == "KILL":
+            import signal
+
+            os.kill(os.getpid(), signal.SIGKILL)
+        number = errno_of(what) or 5
+        raise OSError(number, f"{os.strerror(number)} (injected at {kind} #{cls.count})")
+
+
+class _suppress_os:
+    """`with _suppress_os():` ignores an OSError (cleanup that may find nothing to clean)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        return kind is not None and issubclass(kind, OSError)
+
+
 # Temp files being written right now, so a signal handler can remove them (docs/behaviour.md#writing-safely): the one
 # piece of process-wide state, because a signal reaches the process, not a Context.
 _LIVE_TEMPS = {}
@@ -6213,13 +6313,36 @@ def _remove_live_temps():
         _LIVE_TEMPS.pop(key, None)
 
 
+_SIGNAL_STATE = {"commit": 0, "pending": None}  # 1: in a commit (undo possible), 2: undoing
+
+
 def _die_cleanly(signum, _frame):
-    """SIGTERM/SIGHUP/SIGINT: remove our temp files, then die by the signal as usual (docs/behaviour.md#writing-safely)."""
+    """SIGTERM/SIGHUP/SIGINT (docs/behaviour.md#writing-safely): during a commit, unwind through its
+    undo (commit_files dies by the signal once the files are back); while undoing, wait for it to
+    end; otherwise remove our temp files and die by the signal as usual."""
+    if _SIGNAL_STATE["commit"] == 1:
+        _SIGNAL_STATE["commit"] = 2
+        raise _Interrupted(signum)
+    if _SIGNAL_STATE["commit"] == 2:
+        _SIGNAL_STATE["pending"] = signum
+        return
+    _die_by(signum)
+
+
+def _die_by(signum):
     import signal
 
     _remove_live_temps()
     signal.signal(signum, signal.SIG_DFL)
     os.kill(os.getpid(), signum)
+
+
+class _Interrupted(BaseException):
+    """A signal (SIGTERM, SIGHUP, SIGINT) arrived during a commit: undo, then die by it."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
 
 
 def _guard_signals():
@@ -6239,34 +6362,6 @@ def _guard_signals():
         except (ValueError, OSError):  # not the main thread: the caller owns the signals
             return
     _LIVE_TEMPS["guarded"] = True
-
-
-def atomic_write(place, payload, old_stat=None, old_raw=None, check_conflict=True):
-    """Write `payload` to the file of `place` atomically (temp file + fsync + read-back + rename).
-
-    Keeps the old permission bits (and owner where permitted). A file with several hard links is
-    written in place so the links stay shared, and on any failure its old bytes are put back.
-    Everything happens through the folder handle of `place`, so a folder or file swapped for a
-    symlink after locate() cannot redirect it. Raises CONFLICT if the file changed since
-    `old_stat`, PERMISSION/IO otherwise; returns warnings.
-    """
-    folder, name = place.folder, place.name
-    try:
-        if old_stat is not None and old_stat.st_nlink > 1:
-            if check_conflict and not _still_same(place, old_stat, old_raw):
-                raise ToolError("CONFLICT", "conflict", file=place.file)
-            folder.write_in_place(place, payload, old_stat, old_raw)
-            return [("w.hardlinks", {"path": place.real, "count": old_stat.st_nlink})]
-        folder.sweep_temps(name)
-        temp = folder.replace_with(
-            place, payload, old_stat, lambda: not check_conflict or _still_same(place, old_stat, old_raw)
-        )
-        if temp is None:
-            raise ToolError("CONFLICT", "conflict", file=place.file)
-        folder.fsync()
-    except OSError as exc:
-        raise os_error(exc, place.real) from None
-    return []
 
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -6306,6 +6401,7 @@ class _Folder:
 
     def mkdir(self, name):
         path, kwargs = self._at(name)
+        _Faults.step("mkdir")
         os.mkdir(path, 0o777, **kwargs)
 
     def enter(self, name, file):
@@ -6327,6 +6423,7 @@ class _Folder:
         """Hard-link the file `name` (never a symlink's target) to the absolute path `target`.
         (The caller checks that the link is the inode it read, so the by-name fallback of
         platforms without linkat cannot keep the wrong file.)"""
+        _Faults.step("link")
         if self.fd is not None:
             try:
                 os.link(name, target, src_dir_fd=self.fd, follow_symlinks=False)
@@ -6345,83 +6442,68 @@ class _Folder:
         path, kwargs = self._at(name)
         os.unlink(path, **kwargs)
 
-    def replace_with(self, place, payload, old_stat, still_same):
-        """Write a temp file, check it, then rename it over the file if still_same(); None on conflict."""
-        name = place.name
-        temp = f".{name}.be-{os.getpid()}-{os.urandom(4).hex()}.tmp"
-        fd = src_fd = None
-        key = object()
-        try:
-            if old_stat is not None and any(piece[3] is not None for piece in payload):
-                src_fd = self.open(name, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
-                if _identity(os.fstat(src_fd)) != _identity(old_stat):
-                    return None
-            _guard_signals()
-            _LIVE_TEMPS[key] = (self, temp)
-            fd = self.open(temp, os.O_RDWR | os.O_CREAT | os.O_EXCL | _NOFOLLOW)
-            _write_payload(fd, payload, src_fd)
-            if old_stat is not None:
-                _copy_owner_and_mode(fd, os.path.join(self.path, temp), old_stat)
-            os.fsync(fd)
-            if not _holds(fd, payload):
-                raise ToolError("IO", "readback_temp", path=place.real)
-            os.close(fd)
-            fd = None
-            if not still_same():
-                return None
-            if self.fd is not None:
-                os.replace(temp, name, src_dir_fd=self.fd, dst_dir_fd=self.fd)
-            else:
-                os.replace(os.path.join(self.path, temp), os.path.join(self.path, name))
-            done, temp = temp, None
-            return done
-        finally:
-            for handle in (fd, src_fd):
-                if handle is not None:
-                    os.close(handle)
-            if temp is not None:
-                self.unlink(temp)
-            _LIVE_TEMPS.pop(key, None)
-
-    def write_in_place(self, place, payload, old_stat, old_raw):
-        """Hard-linked files: overwrite the same inode; any failure puts the old bytes back (docs/behaviour.md#writing-safely)."""
-        fd = self.open(place.name, os.O_RDWR | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
-        try:
-            now = os.fstat(fd)
-            if _identity(now) != _identity(old_stat):
-                raise ToolError("CONFLICT", "conflict", file=place.file)
-            if old_raw is None:  # (callers pass the bytes they read; never overwrite without them)
-                raise ToolError("CONFLICT", "conflict", file=place.file)
+    def link_beside(self, name, new):
+        """A second name `new` in this folder for the file `name` (never a symlink's target)."""
+        if self.fd is not None:
             try:
-                os.lseek(fd, 0, os.SEEK_SET)
-                _write_payload(fd, payload)
-                os.ftruncate(fd, payload_size(payload))
-                os.fsync(fd)
-                if not _holds(fd, payload):
-                    raise ToolError("IO", "readback_temp", path=place.real)
-            except (OSError, ToolError) as exc:
-                _put_back(fd, old_raw, place)
-                if isinstance(exc, ToolError):
-                    raise
-                raise os_error(exc, place.real) from None
+                os.link(name, new, src_dir_fd=self.fd, dst_dir_fd=self.fd, follow_symlinks=False)
+                return
+            except (NotImplementedError, TypeError):
+                pass
+        os.link(os.path.join(self.path, name), os.path.join(self.path, new))
+
+    def rename(self, old, new):
+        if self.fd is not None:
+            os.replace(old, new, src_dir_fd=self.fd, dst_dir_fd=self.fd)
+        else:
+            os.replace(os.path.join(self.path, old), os.path.join(self.path, new))
+
+    def write_in_place(self, fc):
+        """A hard-linked file: its new bytes written into the same inode, so the links stay shared
+        (its old bytes are in the commit's copy, for the undo)."""
+        fd = self.open(fc.place.name, os.O_RDWR | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+        try:
+            if _identity(os.fstat(fd)) != _identity(fc.st):
+                raise ToolError("CONFLICT", "conflict", file=fc.file)
+            os.lseek(fd, 0, os.SEEK_SET)
+            _Faults.step("write")
+            _write_payload(fd, fc.payload)
+            os.ftruncate(fd, payload_size(fc.payload))
+            _Faults.step("fsync")
+            os.fsync(fd)
+            if not _holds(fd, fc.payload):
+                raise ToolError("IO", "readback_temp", path=fc.real)
         finally:
             os.close(fd)
 
-    def sweep_temps(self, name):
-        """Remove temp files of `name` left by killed processes (their pid no longer runs)."""
-        prefix = f".{name}.be-"
+    def sweep_temps(self, name, st=None):
+        """Remove temp files of `name` left by killed processes (their pid no longer runs), and
+        their kept names of `name` that are only a second name of the file as it is (`st`): a
+        process killed before its commit record was written. True if a kept name went."""
+        prefix, dropped = f".{name}.be-", False
         try:
             names = os.listdir(self.fd if self.fd is not None else self.path)
         except OSError:
-            return
+            return False
         for entry in names:
             match = (
-                re.fullmatch(r"(\d+)-[0-9a-f]{8}\.tmp", entry[len(prefix) :])
+                re.fullmatch(r"(\d+)-[0-9a-f]{8}\.(tmp|old)", entry[len(prefix) :])
                 if entry.startswith(prefix)
                 else None
             )
-            if match and not _process_alive(int(match.group(1))):
+            if not match or _process_alive(int(match.group(1))):
+                continue
+            if match.group(2) == "tmp":
                 self.unlink(entry)
+                continue
+            try:
+                same = st is not None and _identity(self.lstat(entry)) == _identity(st)
+            except OSError:
+                same = False
+            if same:
+                self.unlink(entry)
+                dropped = True
+        return dropped
 
     def fsync(self):
         if self.fd is not None:
@@ -6436,20 +6518,6 @@ class _Folder:
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
-
-
-def _put_back(fd, old_raw, place):
-    """Restore the old bytes of an in-place write that failed; IO naming the kept snapshot if not."""
-    try:
-        os.lseek(fd, 0, os.SEEK_SET)
-        _write_all(fd, old_raw)
-        os.ftruncate(fd, len(old_raw))
-        os.fsync(fd)
-        if _holds(fd, payload_of(old_raw)):
-            return
-    except OSError:
-        pass
-    raise ToolError("IO", "restore_failed", path=place.real)
 
 
 def _fsync_dir(directory):
@@ -6492,7 +6560,7 @@ def _copy_owner_and_mode(fd, temp, old_stat):
 
 
 # ====================================================================================================
-# 7. Stores: snapshots and chips (docs/behaviour.md#snapshots)
+# 7. Stores: snapshots, chips and the commit journal (docs/behaviour.md#snapshots, #journaled-commits)
 # ====================================================================================================
 #
 # One file per record under BASE/snapshots/WSID/ and BASE/chips/WSID/, each written atomically with
@@ -6517,11 +6585,14 @@ def _write_private(path, data, sync=True):
     fd = os.open(temp, flags, 0o600)
     try:
         try:
+            _Faults.step("write")
             _write_all(fd, data)
             if sync:
+                _Faults.step("fsync")
                 os.fsync(fd)
         finally:
             os.close(fd)
+        _Faults.step("rename")
         os.replace(temp, path)
     except BaseException:
         try:
@@ -6762,18 +6833,18 @@ class SnapshotStore:
         meta = {k: v for k, v in record.items() if not k.startswith("_")}
         try:
             with self.lock():
-                bin_path = record["_base"] + ".bin"
-                if record["before"] == "bytes":
-                    try:
-                        os.chmod(bin_path, 0o600)  # the old inode is no longer the user's file
-                    except OSError:
-                        pass
                 _write_private(record["_base"] + ".json", _snapshot_json(meta))
                 warnings += self._evict_files()
                 self._sweep_orphans()
         except OSError as exc:
             warnings.append(("w.snapshot_not_saved", {"detail": exc.strerror or str(exc)}))
         return warnings
+
+    def seal(self, record):
+        """Once the edit stands: the old inode kept as .bin is no longer the user's file."""
+        if self.ctx.persist_snapshots and record.get("_base") and record["before"] == "bytes":
+            with _suppress_os():
+                os.chmod(record["_base"] + ".bin", 0o600)
 
     def discard(self, record):
         if self.ctx.persist_snapshots and record.get("_base"):
@@ -6848,6 +6919,22 @@ class SnapshotStore:
                 os.unlink(record["_base"] + ext)
             except OSError:
                 pass
+
+    def drop_event(self, event_id):
+        """Remove every file of the event `event_id` (a commit undone after its process died)."""
+        if not self.ctx.persist_snapshots:
+            return
+        for _seq, found, base in self.entries():
+            if found == event_id:
+                self.remove({"_base": base})
+        try:
+            names = os.listdir(self.dir)
+        except OSError:
+            return
+        for name in names:  # (the .bin of a snapshot whose .json was not written yet)
+            if name.endswith(f"-{event_id}.bin"):
+                with _suppress_os():
+                    os.unlink(os.path.join(self.dir, name))
 
     def before_bytes(self, record):
         if record["before"] == "absent":
@@ -6946,6 +7033,709 @@ class ChipStore:
             os.unlink(os.path.join(self.dir, f"chip-{chip_id}.json"))
         except OSError:
             pass
+
+
+# --- journaled commits (docs/behaviour.md#journaled-commits) --------------------------------------
+#
+# Every call that writes (single edits, write, be-edit and patch, rollback) commits through
+# commit_files(), the way a database commits through a rollback journal:
+#   prepare  each file's new bytes go to a fsynced temporary beside it; its old inode is kept under
+#            a second name beside it (a hard link: no space), or, for a hard-linked file written in
+#            place, as a copy in the journal folder; the snapshot event is prepared.
+#   record   BASE/journal/WSID/EVENT.json names every file, temporary and kept name; fsynced, and
+#            flock-ed by its writer for as long as the call runs.
+#   apply    renames (deletions unlink; in-place writes come last), folders fsynced, snapshot saved.
+#   commit   the record is removed (its folder fsynced): from here on the call has happened.
+#   clean    the kept names and copies are removed.
+# Before the commit point a failure or a signal undoes every file from what its names now hold
+# (_undo_entry): the kept old inode is renamed back, which needs no free space. A process that dies
+# leaves its record; the next call of any process on this state directory undoes it first
+# (recover_interrupted) and says so in its result's warnings.
+
+JOURNAL_VERSION = 1
+
+
+class FileCommit:
+    """One file of a commit: where it is (an open Place), what it held (stat and bytes, None when
+    absent) and what it will hold (`payload`, None to delete it). `check`: refuse with CONFLICT when
+    the file no longer holds what was read. The commit fills in how it is written, its temporary,
+    the name or copy keeping the old bytes, and the new inode."""
+
+    __slots__ = ("place", "real", "file", "st", "raw", "payload", "check", "how", "temp", "keep", "new_id")
+
+    def __init__(self, place, st, raw, payload, check=True):
+        self.place, self.real, self.file = place, place.real, place.file
+        self.st, self.raw, self.payload, self.check = st, raw, payload, check
+        if payload is None:
+            self.how = "delete"
+        elif st is None:
+            self.how = "create"
+        else:
+            self.how = "in_place" if st.st_nlink > 1 else "rename"
+        self.temp = self.keep = self.new_id = None
+
+    def name_parts(self, copy_path):
+        """Choose the names the commit will make for this file, before making any (the intent
+        record names them)."""
+        name = self.place.name
+        if self.how in ("rename", "create"):
+            self.temp = _temp_name(name, "tmp")
+        if self.how in ("rename", "delete"):
+            self.keep = _temp_name(name, "old")
+        elif self.how == "in_place":
+            self.keep = copy_path
+
+    def entry(self, prepared=True):
+        """What the commit record says of this file (enough to undo it from another process): the
+        folders it made (only planned ones in an intent record)."""
+        place = self.place
+        folders = list(place.created)
+        if not prepared:
+            planned = [place.folder.path]
+            for part in place.pending:
+                planned.append(os.path.join(planned[-1], part))
+            folders += planned[1:]
+        return {
+            "path": self.real,
+            "how": self.how,
+            "temp": self.temp,
+            "keep": self.keep,
+            "old": list(_identity(self.st)) if self.st is not None else None,
+            "new": list(self.new_id) if self.new_id else None,
+            "folders": folders,
+        }
+
+
+class Journal:
+    """The commit records of one workspace: BASE/journal/WSID/, one ID.json per running commit."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.dir = ctx.store_dir("journal")
+
+    def write(self, commit_id, record, files, sync):
+        """Write the record of commit `commit_id` (its `files`' entries added); returns (path,
+        descriptor holding its lock). `sync`: fsynced with its folder before this returns (the
+        record of a prepared commit); else only written (the intent: the names a killed prepare
+        may leave, for the next call to clean)."""
+        path = os.path.join(self.dir, commit_id + ".json")
+        record = dict(record, v=JOURNAL_VERSION, pid=os.getpid(), prepared=sync)
+        record["files"] = [fc.entry(prepared=sync) for fc in files]
+        data = dumps_strict(record).encode("utf-8")
+        temp = f"{path}.{os.getpid()}.tmp"
+        flags = os.O_RDWR | os.O_CREAT | os.O_TRUNC | _NOFOLLOW | _CLOEXEC | getattr(os, "O_BINARY", 0)
+        fd = os.open(temp, flags, 0o600)
+        try:
+            _lock_record(fd, block=True)
+            _Faults.step("write")
+            _write_all(fd, data)
+            if sync:
+                _Faults.step("fsync")
+                os.fsync(fd)
+            _Faults.step("rename")
+            os.replace(temp, path)
+            if sync:
+                _fsync_folder_strict(self.dir)
+        except BaseException:
+            os.close(fd)
+            with _suppress_os():
+                os.unlink(temp)
+            raise
+        return path, fd
+
+    def commit(self, path, fd):
+        """The commit point: ID.json becomes ID.done (its folder fsynced); returns (new path, fd).
+        From here on the call stands: what is left is cleaning up (finish)."""
+        done = path[: -len(".json")] + ".done"
+        _Faults.step("rename")
+        os.replace(path, done)
+        try:
+            _fsync_folder_strict(self.dir)
+        except BaseException:  # not surely on disk: not committed, the undo follows
+            with _suppress_os():
+                os.replace(done, path)
+            raise
+        return done, fd
+
+    def finish(self, path, fd, cleaned):
+        """The kept names are gone (`cleaned`): the record goes too; else it stays for the next
+        call to finish. Its lock is let go either way."""
+        if cleaned:
+            with _suppress_os():
+                os.unlink(path)
+        os.close(fd)
+
+    def drop(self, path, fd, keep=False):
+        """After an undo: the record goes (`keep`: it stays, for the next call to finish the undo);
+        its lock is let go either way."""
+        if not keep:
+            with _suppress_os():
+                os.unlink(path)
+            with _suppress_os():
+                _fsync_folder_strict(self.dir)
+        os.close(fd)
+
+    def names(self):
+        """Records: ID.json (a commit under way, or killed) and ID.done (committed, being cleaned)."""
+        try:
+            return sorted(n for n in os.listdir(self.dir) if n.endswith((".json", ".done")))
+        except OSError:
+            return []
+
+
+def _record_is(path, data):
+    try:
+        with open(path, "rb") as handle:
+            return handle.read() == data
+    except OSError:
+        return False
+
+
+def _lock_record(fd, block):
+    """flock a commit record: held by its writer while it runs, so a record whose lock can be taken
+    is one whose writer died. Without flock (Windows), a record's pid tells the same."""
+    if os.name == "nt" or PORTABLE_FALLBACKS:
+        return True
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if block else fcntl.LOCK_NB))
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _fsync_folder_strict(path):
+    """fsync a folder (POSIX); an error is raised, not swallowed: a commit must know."""
+    if os.name == "nt":
+        return
+    fd = os.open(path, os.O_RDONLY | _CLOEXEC)
+    try:
+        _Faults.step("fsync")
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _temp_name(name, kind):
+    return f".{name}.be-{os.getpid()}-{os.urandom(4).hex()}.{kind}"
+
+
+def _prepare_file(ctx, fc):
+    """Prepare one file: folders, temporary with the new bytes, kept old bytes. Raises on failure
+    (what was made is in `fc`, for _undo_entry to remove)."""
+    place = fc.place
+    if place.pending:
+        place.make_folders(ctx)
+    check_writable(place, fc.st)
+    folder, name = place.folder, place.name
+    if fc.how in ("rename", "create"):
+        _LIVE_TEMPS[id(fc)] = (folder, fc.temp)
+        fd = folder.open(fc.temp, os.O_RDWR | os.O_CREAT | os.O_EXCL | _NOFOLLOW)
+        src_fd = None
+        try:
+            if fc.st is not None and any(piece[3] is not None for piece in fc.payload):
+                src_fd = folder.open(name, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+                if _identity(os.fstat(src_fd)) != _identity(fc.st):
+                    raise ToolError("CONFLICT", "conflict", file=fc.file)
+            _Faults.step("write")
+            _write_payload(fd, fc.payload, src_fd)
+            if fc.st is not None:
+                _copy_owner_and_mode(fd, os.path.join(folder.path, fc.temp), fc.st)
+            _Faults.step("fsync")
+            os.fsync(fd)
+            if not _holds(fd, fc.payload):
+                raise ToolError("IO", "readback_temp", path=fc.real)
+            fc.new_id = _identity(os.fstat(fd))
+        finally:
+            os.close(fd)
+            if src_fd is not None:
+                os.close(src_fd)
+    if fc.how in ("rename", "delete"):
+        _Faults.step("link")
+        folder.link_beside(name, fc.keep)
+        if _identity(folder.lstat(fc.keep)) != _identity(fc.st):
+            raise ToolError("CONFLICT", "conflict", file=fc.file)
+    elif fc.how == "in_place":
+        if fc.raw is None:  # (callers pass the bytes they read; never overwrite without them)
+            raise ToolError("CONFLICT", "conflict", file=fc.file)
+        if fc.keep is not None:
+            _Faults.step("write")
+            _write_private(fc.keep, fc.raw)
+
+
+def _apply_file(fc):
+    """Make the target hold its new bytes (or go)."""
+    folder, name = fc.place.folder, fc.place.name
+    if fc.how in ("rename", "create"):
+        _Faults.step("rename")
+        folder.rename(fc.temp, name)
+        _LIVE_TEMPS.pop(id(fc), None)
+    elif fc.how == "delete":
+        _Faults.step("unlink")
+        folder.delete(name)
+    else:
+        folder.write_in_place(fc)
+
+
+def _undo_entry(folder, name, entry, before=None, prepared=True):
+    """Put one file of an unfinished commit back, judging from what its names hold now; removes
+    its temporary and kept name. Returns None, or why it was left alone (another program changed
+    it since)."""
+
+    def identity(of):
+        try:
+            st = folder.lstat(of)
+        except FileNotFoundError:
+            return None
+        return (st.st_dev, st.st_ino)
+
+    how, temp, keep = entry["how"], entry.get("temp"), entry.get("keep")
+    new = tuple(entry["new"]) if entry.get("new") else None
+    old = tuple(entry["old"]) if entry.get("old") else None
+    left = None
+    now = identity(name)
+    if not prepared:  # killed while preparing: nothing was applied, only what was made goes
+        if how in ("rename", "delete") and keep and identity(keep) == now:
+            folder.delete(keep)
+        if temp:
+            with _suppress_os():
+                folder.delete(temp)
+        return None
+    if how in ("rename", "delete") and keep:
+        kept = identity(keep)
+        if kept is not None and now != kept:
+            if now is None or now == new:  # applied (or the name is gone): the old inode goes back
+                folder.rename(keep, name)
+            else:
+                left = "changed by another program since"
+    elif how == "create" and new is not None and now == new:
+        folder.delete(name)
+    elif how == "in_place" and (keep or before is not None):
+        left = _undo_in_place(folder, name, keep, old, before)
+    for extra in (temp, keep if how != "in_place" else None):
+        if extra:
+            with _suppress_os():
+                folder.delete(extra)
+    return left
+
+
+def _undo_in_place(folder, name, copy_path, old, before=None):
+    """An in-place write undone: the copy's bytes (or `before`) written back into the same inode."""
+    if before is None:
+        try:
+            with open(copy_path, "rb") as handle:
+                before = handle.read()
+        except FileNotFoundError:
+            return None  # the copy was never made: the file was never written
+    fd = folder.open(name, os.O_RDWR | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if _identity(os.fstat(fd)) != old:
+            return "replaced by another program since"
+        if not _holds(fd, payload_of(before)):
+            os.lseek(fd, 0, os.SEEK_SET)
+            _write_all(fd, before)
+            os.ftruncate(fd, len(before))
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    return None
+
+
+def _remove_folders(folders):
+    """Folders a failed call created, deepest first, while empty."""
+    for folder in reversed(folders or []):
+        try:
+            os.rmdir(folder)
+        except FileNotFoundError:
+            continue  # (a planned folder the killed call never made)
+        except OSError:
+            break
+
+
+def _undo_files(ctx, files):
+    """Undo every prepared or applied file of a commit that did not reach its commit point; the
+    errors of files that could not be put back (their kept names and copies stay, and so does the
+    commit record, so the next call finishes the undo)."""
+    errors = []
+    for fc in reversed(files):
+        _LIVE_TEMPS.pop(id(fc), None)
+        try:
+            fc.place = _reopened(ctx, fc.place)
+            before = fc.raw if fc.how == "in_place" else None
+            _undo_entry(fc.place.folder, fc.place.name, fc.entry(), before)
+        except (OSError, ToolError) as exc:
+            errors.append(
+                ToolError(
+                    "IO", "restore_failed", path=fc.real, detail=getattr(exc, "strerror", None) or str(exc)
+                )
+            )
+            continue
+        if fc.how == "in_place" and fc.keep:
+            with _suppress_os():
+                os.unlink(fc.keep)
+        _remove_folders(fc.place.created)
+        if len(files) > _OPEN_FOLDERS:
+            fc.place.release()
+    return errors
+
+
+def commit_files(ctx, tool, files, summary=None, snapshot=True):
+    """Write `files` (FileCommit) all or nothing through the journal; returns (event_id, warnings).
+    `snapshot`: record one snapshot event holding every file's old bytes (not for a rollback)."""
+    _guard_signals()
+    files = sorted(files, key=lambda fc: (fc.how == "in_place", fc.real))  # in-place writes last
+    event = _EventSnapshots(ctx, tool, summary, [fc.real for fc in files]) if snapshot else None
+    run = _CommitRun(ctx, files)
+    state = _SIGNAL_STATE
+    _Faults.arm()
+    state["commit"] = 1  # a signal from here on unwinds through the undo below
+    try:
+        run.prepare(event, tool)
+        event_id = event.event_id if event else None
+        run.apply(event_id, tool)
+        warnings = run.warnings + (event.commit(files) if event else [])
+        done = None
+        if run.record is not None:
+            done = run.journal.commit(*run.record)  # the commit point
+            run.record = None
+    except BaseException as exc:
+        state["commit"] = 2  # a second signal waits until the files are back
+        _Faults.armed = False
+        error = run.undo(exc, event)
+        state["commit"] = 0
+        pending, state["pending"] = state["pending"], None
+        if isinstance(exc, _Interrupted) or pending:
+            _die_by(pending or exc.signum)
+        if error is not exc:
+            raise error from None
+        raise
+    finally:
+        _Faults.armed = False
+        _Faults.report()
+    state["commit"] = 0
+    if event:
+        event.seal()
+    cleaned = _clean_kept(ctx, files)
+    if done is not None:
+        run.journal.finish(*done, cleaned)
+    pending, state["pending"] = state["pending"], None
+    if pending:
+        _die_by(pending)
+    return event_id, warnings
+
+
+class _CommitRun:
+    """The steps of one commit_files() call and what they made, for the undo."""
+
+    def __init__(self, ctx, files):
+        self.ctx, self.files, self.journal = ctx, files, Journal(ctx)
+        self.many = len(files) > _OPEN_FOLDERS  # (folders closed between steps: bounded descriptors)
+        self.record, self.warnings, self.applied, self.current = None, [], [], None
+        self.recorded = True  # False when the state directory cannot hold a record at all
+
+    def _each(self):
+        for fc in self.files:
+            self.current = fc
+            fc.place = _reopened(self.ctx, fc.place)
+            yield fc
+            if self.many:
+                fc.place.release()
+
+    def prepare(self, event, tool):
+        self.id = os.urandom(6).hex()
+        try:
+            _private_dir(self.journal.dir)
+        except OSError as exc:  # no cache: the commit is still undone on failure, not after a kill
+            self.recorded = False
+            self.warnings.append(("w.journal_unusable", {"detail": exc.strerror or str(exc)}))
+        for number, fc in enumerate(self.files):
+            copy = f"{os.getpid()}-{self.id[:8]}-{number}.copy"
+            fc.name_parts(os.path.join(self.journal.dir, copy) if self.recorded else None)
+        if self.recorded:
+            self.current = "journal"
+            self.record = self.journal.write(self.id, {"tool": tool}, self.files, sync=False)
+        for fc in self._each():
+            _prepare_file(self.ctx, fc)
+            if event:
+                event.keep(fc)
+            if fc.check and not _still_same(fc.place, fc.st, fc.raw):
+                raise ToolError("CONFLICT", "conflict", file=fc.file)
+        self.current = None
+
+    def apply(self, event_id, tool):
+        if self.recorded:
+            self.current = "journal"
+            intent = self.record
+            self.record = self.journal.write(
+                self.id, {"tool": tool, "event_id": event_id}, self.files, sync=True
+            )
+            os.close(intent[1])  # (its lock went with the name the prepared record replaced)
+        folders = set()
+        for fc in self._each():
+            _apply_file(fc)
+            self.applied.append(fc.real)
+            if fc.how == "in_place":
+                self.warnings.append(("w.hardlinks", {"path": fc.real, "count": fc.st.st_nlink}))
+            folders.add(fc.place.folder.path)
+        for path in sorted(folders):
+            _fsync_folder_strict(path)
+        self.current = "journal"
+
+    def undo(self, exc, event):
+        """Put every file back; returns the error to raise (`exc` itself when it says it all)."""
+        errors = _undo_files(self.ctx, self.files)
+        if event:
+            event.discard()
+        if self.record is not None:  # kept when a file could not be put back: the next call retries
+            self.journal.drop(*self.record, keep=bool(errors))
+        if errors:
+            return errors[0]
+        if isinstance(exc, OSError):
+            where = self.current.real if isinstance(self.current, FileCommit) else None
+            exc = os_error(exc, where or self.journal.dir)
+        if isinstance(exc, ToolError) and len(self.files) > 1:
+            exc.data["restored"] = self.applied
+        return exc
+
+
+def _clean_kept(ctx, files):
+    """After the commit point: the kept old names and copies go (the snapshot has its own);
+    False if one could not be removed (the record stays, and the next call removes it)."""
+    cleaned = True
+    for fc in files:
+        try:
+            fc.place = _reopened(ctx, fc.place)
+            if fc.how in ("rename", "delete"):
+                _Faults.step("unlink")
+                fc.place.folder.delete(fc.keep)
+            elif fc.how == "in_place" and fc.keep:
+                _Faults.step("unlink")
+                os.unlink(fc.keep)
+        except (OSError, ToolError):
+            cleaned = False
+        if len(files) > _OPEN_FOLDERS:
+            fc.place.release()
+    return cleaned
+
+
+_OPEN_FOLDERS = 32  # a commit of more files closes each folder between steps (bounded descriptors)
+
+
+def _reopened(ctx, place):
+    """`place` itself, or, once released, the same path walked again (docs/behaviour.md#writing-safely)."""
+    if not place.released:
+        return place
+    again = locate(ctx, place.real)
+    if again.real != place.real:
+        again.folder.close()
+        raise ToolError("CONFLICT", "conflict", file=place.file)
+    again.file, again.created = place.file, place.created
+    return again
+
+
+class _EventSnapshots:
+    """The snapshot event of one commit: every file's old bytes, kept as the files are prepared.
+    If the cache cannot take them, the event is kept in this process's memory for the rest of the
+    session, and every later edit says so."""
+
+    def __init__(self, ctx, tool, summary, files):
+        self.ctx, self.tool, self.summary = ctx, tool, summary
+        self.files = files if len(files) > 1 else None
+        self.store, self.pendings, self.kept, self.warnings = SnapshotStore(ctx), [], [], []
+        self.digests = {}  # the new bytes' SHA-256, hashed beside the write when someone can use it
+        self.event_id = None
+        if ctx.persist_failure:
+            self.warnings.append(("w.snapshots_in_memory", {"detail": ctx.persist_failure}))
+
+    def keep(self, fc):
+        self.kept.append(fc)
+        if fc.payload is not None and (self.ctx.persist_snapshots or self.ctx.mcp):
+            self.digests[id(fc)] = payload_digest(fc.payload)
+        try:
+            self._prepare(fc)
+        except OSError as exc:  # the edit goes on; only its rollback by another process is lost
+            self.discard()
+            self.warnings.append(("w.snapshot_not_saved", {"detail": exc.strerror or str(exc)}))
+            self.ctx.persist_snapshots, self.ctx.persist_failure = False, exc.strerror or str(exc)
+            self.store, self.pendings = SnapshotStore(self.ctx), []
+            for kept in self.kept:
+                self._prepare(kept)
+
+    def _prepare(self, fc):
+        pending = self.store.prepare(
+            fc.place, fc.raw, fc.st, self.tool, self.summary, self.event_id, self.files
+        )
+        self.pendings.append(pending)
+        self.event_id = pending["event_id"]
+
+    def commit(self, files):
+        warnings = self.warnings
+        for fc, pending in zip(files, self.pendings):
+            if fc.payload is None:
+                after = functools.partial(str, "absent")
+            else:
+                after = (self.digests.get(id(fc)) or payload_digest(fc.payload)).hexdigest
+            warnings += self.store.commit(pending, after)
+        return warnings
+
+    def seal(self):
+        for pending in self.pendings:
+            self.store.seal(pending)
+
+    def discard(self):
+        for pending in self.pendings:
+            self.store.discard(pending)
+            if not self.ctx.persist_snapshots:
+                self.store.remove(pending)
+
+
+def recover_interrupted(ctx):
+    """Undo the commits whose process died before their commit point (docs/behaviour.md#journaled-commits);
+    returns warnings naming each. A record still locked belongs to a running call: left alone."""
+    journal = Journal(ctx)
+    warnings = []
+    _sweep_copies(journal)
+    for name in journal.names():
+        path = os.path.join(journal.dir, name)
+        try:
+            fd = os.open(path, os.O_RDWR | _NOFOLLOW | _CLOEXEC | getattr(os, "O_BINARY", 0))
+        except OSError:
+            continue
+        try:
+            if not _lock_record(fd, block=False):
+                continue
+            try:
+                record = _read_json_object(path)
+            except (OSError, ValueError, RecursionError):
+                continue
+            if not _record_stale(record, path):
+                continue
+            if name.endswith(".done"):
+                said = _finish_record(ctx, record)
+            else:
+                said = _undo_record(ctx, journal, record)
+            if said:
+                warnings.append(said)
+            with _suppress_os():
+                os.unlink(path)
+            with _suppress_os():
+                _fsync_folder_strict(journal.dir)
+        finally:
+            os.close(fd)
+    return warnings
+
+
+def _sweep_copies(journal):
+    """Copies of in-place files whose process died before writing its record."""
+    try:
+        names = os.listdir(journal.dir)
+    except OSError:
+        return
+    named = None
+    for name in names:
+        match = re.fullmatch(
+            r"(\d+)-[0-9a-f]{8}-\d+\.copy(?:\.[0-9a-f]{8}\.tmp)?|(\d+)\.tmp", name.split(".json.")[-1]
+        )
+        pid = match and (match.group(1) or match.group(2))
+        if not pid or _process_alive(int(pid)):
+            continue
+        if named is None:  # (copies a record names are undone with it)
+            named = {e.get("keep") for e in _record_entries(journal) if isinstance(e, dict)}
+        if os.path.join(journal.dir, name) not in named:
+            with _suppress_os():
+                os.unlink(os.path.join(journal.dir, name))
+
+
+def _record_entries(journal):
+    entries = []
+    for name in journal.names():
+        try:
+            entries += _read_json_object(os.path.join(journal.dir, name)).get("files") or []
+        except (OSError, ValueError, RecursionError, AttributeError):
+            pass
+    return entries
+
+
+def _record_stale(record, path):
+    if not isinstance(record.get("files"), list):
+        return False
+    if os.name == "nt" or PORTABLE_FALLBACKS:  # (no flock: the writer's pid)
+        pid = record.get("pid")
+        return isinstance(pid, int) and not _process_alive(pid)
+    return True
+
+
+def _finish_record(ctx, record):
+    """A commit killed after its commit point: it stands; its kept names and copies are removed."""
+    import copy
+
+    bare = copy.copy(ctx)
+    bare.root = None
+    entries = [e for e in record["files"] if isinstance(e, dict)]
+    for entry in entries:
+        keep = entry.get("keep")
+        if entry.get("how") == "in_place" and isinstance(keep, str):
+            with _suppress_os():
+                os.unlink(keep)
+            continue
+        try:
+            place = locate(bare, str(entry.get("path")))
+        except ToolError:
+            continue
+        with place:
+            for name in (entry.get("temp"), keep):
+                if isinstance(name, str) and name.startswith("."):
+                    with _suppress_os():
+                        place.folder.delete(name)
+    return ("w.completed", {"count": len(entries), "event_id": record.get("event_id") or "-"})
+
+
+def _undo_record(ctx, journal, record):
+    """Undo one interrupted commit, its files under their locks; the warning that says so (None for
+    a commit killed while preparing: it changed nothing, only what it made is removed)."""
+    import copy
+
+    event_id, entries = record.get("event_id"), [e for e in record["files"] if isinstance(e, dict)]
+    prepared = record.get("prepared") is True
+    bare = copy.copy(ctx)
+    bare.root = None  # (the record names real paths this tool wrote: no sandbox to re-apply)
+    left, places = [], []
+    try:
+        for entry in entries:
+            try:
+                place = locate(bare, str(entry.get("path")))
+            except ToolError:
+                continue
+            if place.real != entry.get("path") or place.pending:
+                place.folder.close()
+                continue
+            places.append((place, entry))
+        with Locks(bare) as locks:
+            locks.take_all([place for place, _entry in places])
+            for place, entry in places:
+                try:
+                    why = _undo_entry(place.folder, place.name, entry, prepared=prepared)
+                except (OSError, ToolError) as exc:
+                    why = getattr(exc, "strerror", None) or str(exc)
+                if why:
+                    left.append(f"{entry['path']} ({why})")
+    finally:
+        for place, _entry in places:
+            place.folder.close()
+    for entry in entries:
+        if entry.get("how") == "in_place" and isinstance(entry.get("keep"), str):
+            with _suppress_os():
+                os.unlink(entry["keep"])
+        _remove_folders([f for f in entry.get("folders") or [] if isinstance(f, str)])
+    if not prepared:
+        return None
+    if isinstance(event_id, str):
+        SnapshotStore(ctx).drop_event(event_id)
+    fields = {"count": len(entries), "event_id": event_id or "-"}
+    if left:
+        return ("w.undone_partly", dict(fields, left="; ".join(left)))
+    return ("w.undone", fields)
 
 
 # ====================================================================================================
@@ -7543,54 +8333,24 @@ def _edit_payload(text, raw, change):
     return [(raw, 0, head, 0), (bytes(block), 0, len(block), None), (raw, tail, len(raw), tail)]
 
 
-def prepare_event(ctx, entries, tool, summary, files=None):
-    """(store, pending records, warnings): one snapshot event holding the "before" of every
-    (place, raw bytes, stat) in `entries`. If the cache cannot take it, the event is kept in this
-    process's memory for the rest of the session, and every later edit says so."""
-    store, pendings, warnings = SnapshotStore(ctx), [], []
-
-    def prepare_all():
-        for place, raw, st in entries:
-            event_id = pendings[0]["event_id"] if pendings else None
-            pendings.append(store.prepare(place, raw, st, tool, summary, event_id, files))
-
-    try:
-        prepare_all()
-    except OSError as exc:  # the edit goes on; only its rollback by another process is lost
-        for pending in pendings:
-            store.discard(pending)
-        warnings.append(("w.snapshot_not_saved", {"detail": exc.strerror or str(exc)}))
-        ctx.persist_snapshots, ctx.persist_failure = False, exc.strerror or str(exc)
-        store, pendings[:] = SnapshotStore(ctx), []
-        prepare_all()
-    else:
-        if ctx.persist_failure:
-            warnings.append(("w.snapshots_in_memory", {"detail": ctx.persist_failure}))
-    return store, pendings, warnings
-
-
 def commit_bytes(ctx, tool, opened, payload, summary):
-    """Snapshot, then the atomic write (read back before it lands); returns (event_id, warnings)."""
-    place, st, raw = opened.place, opened.st, opened.raw
-    if st is not None and st.st_nlink > 1 and SnapshotStore(ctx).drop_stray_links(st):
-        st = place.lstat()  # the extra link was ours, left by a killed process: not a user's hard link
-    store, (pending,), warnings = prepare_event(ctx, [(place, raw, st)], tool, summary)
-    # the new bytes' SHA-256 for the event, hashed beside the write when someone can use it
-    after = payload_digest(payload) if ctx.persist_snapshots or ctx.mcp else None
-    try:
-        warnings += atomic_write(place, payload, st, raw)
-    except ToolError as exc:
-        if exc.key != "restore_failed":
-            store.discard(pending)
-            raise
-        store.commit(pending, lambda: _current_sha(place))  # the only copy of the old bytes now
-        exc.data["event_id"] = pending["event_id"]
-        raise
-    except BaseException:
-        store.discard(pending)
-        raise
-    warnings += store.commit(pending, (after or payload_digest(payload)).hexdigest)
-    return pending["event_id"], warnings
+    """One file's new bytes through the journaled commit; returns (event_id, warnings)."""
+    place = opened.place
+    st = _settled_stat(ctx, place, opened.st)
+    return commit_files(ctx, tool, [FileCommit(place, st, opened.raw, payload)], summary)
+
+
+def _settled_stat(ctx, place, st):
+    """The stat to write by: a second name that a killed process of ours left on the file (a
+    temporary's kept name, a snapshot's unfinished .bin) is removed first, so the file is not taken
+    for a hard-linked one and written in place."""
+    if st is None or st.st_nlink == 1:
+        if st is not None:
+            place.folder.sweep_temps(place.name)
+        return st
+    dropped = place.folder.sweep_temps(place.name, st)
+    dropped = SnapshotStore(ctx).drop_stray_links(st) or dropped
+    return place.lstat() if dropped else st
 
 
 def edit_file(ctx, tool, args, compute):
@@ -8190,9 +8950,6 @@ def tool_write(ctx, args):
         elif not changed:
             warnings.append(("w.unchanged", {}))
         else:
-            if not exists:
-                place.make_folders(ctx)
-            check_writable(place, st)
             summary = f"write: {result['lines']} lines" + (" (created)" if not exists else "")
             opened = Opened(file, real, text, place, st, raw)
             result["event_id"], write_warnings = commit_bytes(ctx, "write", opened, payload_of(data), summary)
@@ -8450,20 +9207,15 @@ def tool_trx_rollback(ctx, args):
         touched = {r["event_id"] for r in records if r["file"] == real}
         records = [r for r in records if r["event_id"] in touched]
     chosen = _rollback_selection(args, records)
-    import contextlib
-
     places = {}
     try:
         for record in chosen:  # a tampered snapshot must not reach outside the root
             if record["file"] not in places:
                 places[record["file"]] = locate(ctx, record["file"])
-        with contextlib.ExitStack() as locks:
-            held = set()
-            for path in sorted(places):
-                identity = _identity(places[path].lstat()) or path
-                if identity not in held:  # two names of one file share one lock: take it once
-                    held.add(identity)
-                    locks.enter_context(lock_file(ctx, places[path]))
+                if len(places) > _OPEN_FOLDERS:
+                    places[record["file"]].release()
+        with Locks(ctx) as locks:
+            locks.take_all(_one_name_each(places.values()))
             warnings = _check_rollback(args, chosen, places)
             warnings += _restore_all(ctx, store, chosen, places)
     finally:
@@ -8477,6 +9229,17 @@ def tool_trx_rollback(ctx, args):
     if warnings:
         result["warnings"] = _local_warnings(ctx, warnings)
     return result
+
+
+def _one_name_each(places):
+    """The places to lock: two names of one file (hard links) are one file."""
+    seen, out = set(), []
+    for place in places:
+        identity = _identity(place.lstat()) or place.real
+        if identity not in seen:
+            seen.add(identity)
+            out.append(place)
+    return out
 
 
 def _rollback_selection(args, records):
@@ -8548,57 +9311,37 @@ def _before_sha(record):
 
 
 def _restore_all(ctx, store, chosen, places):
-    """Restore every chosen snapshot; if one fails, put back what the earlier ones replaced, so the
-    files are as before the call and every snapshot is kept (docs/transactions.md). Snapshots are dropped
-    only when all restores succeeded."""
-    import contextlib
-
-    done, warnings = [], []  # (place, bytes the restore replaced or None)
-    try:
-        for record in chosen:
-            place = places[record["file"]]
-            current = _current_bytes(place)
-            warnings += _restore(ctx, store, record, place, current)
-            done.append((place, current))
-    except BaseException:
-        for place, data in reversed(done):
-            with contextlib.suppress(ToolError, OSError):
-                _put_file(ctx, place, data)
-        raise
+    """Put every chosen snapshot's file back as one journaled commit (all or nothing: a failure
+    part way puts back what was restored, and every snapshot is kept); the snapshots are dropped
+    once the files are back (docs/transactions.md)."""
+    final = {}  # file -> the record whose "before" it gets back (the oldest chosen)
+    for record in chosen:
+        final[record["file"]] = record
+    files = []
+    for path, record in final.items():
+        try:
+            before = store.before_bytes(record)
+        except OSError as exc:
+            raise os_error(exc, record["_base"] + ".bin") from None
+        place = _reopened(ctx, places[path])
+        places[path] = place
+        st = place.lstat()
+        if st is not None:
+            _require_regular(st, place.file)
+        if before is None and st is None:
+            continue
+        raw = _current_bytes(place) if st is not None and st.st_nlink > 1 else None
+        payload = None if before is None else payload_of(before)
+        files.append(FileCommit(place, st, raw, payload, check=False))
+    commit_files(ctx, "rollback", files, snapshot=False)
+    warnings = []
+    for record in final.values():
+        if record["before"] == "absent":
+            _remove_created_folders(ctx, record.get("created_folders"))
+            warnings.append(("w.rollback_deleted", {"event_id": record["event_id"], "file": record["file"]}))
     for record in chosen:
         store.remove(record)
     return warnings
-
-
-def _restore(ctx, store, record, place, current):
-    try:
-        before = store.before_bytes(record)
-    except OSError as exc:
-        raise os_error(exc, record["_base"] + ".bin") from None
-    _put_file(ctx, place, before, current)
-    if before is None:
-        _remove_created_folders(ctx, record.get("created_folders"))
-        return [("w.rollback_deleted", {"event_id": record["event_id"], "file": record["file"]})]
-    return []
-
-
-def _put_file(ctx, place, data, current=None):
-    """Make the file hold `data` (None: delete it), atomically, through its folder handle."""
-    st = place.lstat()
-    if data is None:
-        if st is not None:
-            check_writable(place, st)
-            try:
-                place.folder.delete(place.name)
-            except OSError as exc:
-                raise os_error(exc, place.real) from None
-        return
-    if st is None:
-        place.make_folders(ctx)
-    elif st.st_nlink > 1 and current is None:
-        current = _current_bytes(place)  # (an in-place write needs the bytes to put back on failure)
-    check_writable(place, st)
-    atomic_write(place, payload_of(data), st, current, check_conflict=False)
 
 
 def _remove_created_folders(ctx, folders):
@@ -8716,39 +9459,43 @@ class ItemsFailed(ToolError):
 
 def apply_items(ctx, args, items, failures, total):
     """Plan every item against the files as they are, then write all files or none."""
-    import contextlib
-
     failures = list(failures)
     groups = {}
+    many = len(items) > _OPEN_FOLDERS  # (folders are closed between steps: bounded descriptors)
     try:
         for item in items:
             try:
                 place = locate(ctx, item["file"])
+                st = place.lstat()
             except ToolError as exc:
                 failures.append((item["index"], item["file"], exc))
                 continue
-            group = groups.get(place.real)
+            key = _identity(st) or place.real  # two names of one file (hard links) are one file
+            group = groups.get(key)
             if group is None:
-                groups[place.real] = {"place": place, "file": item["file"], "items": [item]}
+                groups[key] = {"place": place, "file": item["file"], "items": [item]}
+                if many:
+                    place.release()
             else:
                 place.folder.close()
                 group["items"].append(item)
-        ordered = [groups[real] for real in sorted(groups)]  # the write order, and the lock order
-        with contextlib.ExitStack() as locks:
-            held = set()
+        ordered = sorted(groups.values(), key=lambda g: g["place"].real)  # the write order
+        with Locks(ctx) as locks:
+            locks.take_all([group["place"] for group in ordered])
             for group in ordered:
-                identity = _identity(group["place"].lstat()) or group["place"].real
-                if identity not in held:
-                    held.add(identity)
-                    locks.enter_context(lock_file(ctx, group["place"]))
-            for group in ordered:
+                group["place"] = _reopened(ctx, group["place"])
                 _plan_group(ctx, args, group, failures)
+                if many:
+                    group["place"].release()
             if failures:
                 raise ItemsFailed(failures, total)
             return _finish_items(ctx, args, ordered)
     finally:
         for group in groups.values():
             group["place"].folder.close()
+            opened = group.get("opened")
+            if opened is not None and opened.place is not None:
+                opened.place.folder.close()
 
 
 def _plan_group(ctx, args, group, failures):
@@ -9116,42 +9863,19 @@ def _shift_hunk(line, old_offset, new_offset):
 
 
 def _commit_groups(ctx, groups):
-    """Snapshot every file under one event, write them in order; a failure part way puts back the
-    files already written, so the call changed nothing (docs/transactions.md)."""
-    paths = [g["opened"].real for g in groups]
-    pendings, written, warnings = [], [], []
-    try:
-        for group in groups:
-            opened = group["opened"]
-            if not group["exists"]:
-                opened.place.make_folders(ctx)
-            check_writable(opened.place, opened.st)
-        summary = f"edit: {len(groups)} file(s), {sum(len(g['changes']) for g in groups)} item(s)"
-        entries = [(g["opened"].place, g["opened"].raw, g["opened"].st) for g in groups]
-        store, pendings, warnings = prepare_event(ctx, entries, "edit", summary, paths)
-        event_id = pendings[0]["event_id"]
-        for group in groups:
-            opened = group["opened"]
-            if group.get("delete_file"):
-                opened.place.folder.delete(opened.place.name)
-            else:
-                payload = _items_payload(opened, group)
-                warnings += atomic_write(opened.place, payload, opened.st, opened.raw)
-            written.append(group)
-    except BaseException as exc:
-        restored = _put_back_groups(ctx, written)
-        for pending in pendings:
-            SnapshotStore(ctx).discard(pending)
-        if isinstance(exc, ToolError):
-            exc.data["restored"] = restored
-            raise
-        if isinstance(exc, OSError):
-            raise os_error(exc, written[-1]["opened"].real if written else paths[0]) from None
-        raise
-    for group, pending in zip(groups, pendings):
-        after = "absent" if group.get("delete_file") else None
-        warnings += store.commit(pending, (lambda a=after, g=group: a or _sha256(_file_bytes(g))))
-    return event_id, warnings
+    """Every changed file of a be-edit as one journaled commit and one snapshot event
+    (docs/transactions.md): all written, or none."""
+    summary = f"edit: {len(groups)} file(s), {sum(len(g['changes']) for g in groups)} item(s)"
+    files = []
+    for group in groups:
+        opened = group["opened"]
+        place = opened.place = _reopened(ctx, opened.place)
+        st = _settled_stat(ctx, place, opened.st)
+        payload = None if group.get("delete_file") else _items_payload(opened, group)
+        files.append(FileCommit(place, st, opened.raw, payload))
+        if len(groups) > _OPEN_FOLDERS:
+            place.release()
+    return commit_files(ctx, "edit", files, summary)
 
 
 def _file_bytes(group):
@@ -9170,21 +9894,6 @@ def _items_payload(opened, group):
         else:
             pieces.append((bytes(source), start, stop, None))
     return [p for p in pieces if p[2] > p[1]]
-
-
-def _put_back_groups(ctx, written):
-    """Undo the files of a failed call that were already written; returns their paths."""
-    restored = []
-    for group in reversed(written):
-        opened = group["opened"]
-        try:
-            _put_file(ctx, opened.place, opened.raw)
-            if opened.raw is None:
-                _remove_created_folders(ctx, opened.place.created)
-            restored.append(opened.real)
-        except (ToolError, OSError):
-            pass
-    return restored
 
 
 # --- patch: a unified diff as edit items (docs/cli.md#edit-and-patch) -----------------------------
@@ -10012,11 +10721,34 @@ def public_name(tool, prefix=True, underscore=False):
 
 
 def call_tool(ctx, tool, args):
-    """Validate and run one tool; the single path both the server and the CLI take."""
+    """Validate and run one tool; the single path both the server and the CLI take. A commit that
+    a killed process left half done is undone first, and the result says so."""
+    if not tool.read_only:
+        _guard_signals()  # (a signal while a writing call plans: die quietly, nothing written yet)
+    undone = _recover(ctx, tool)
     try:
-        return tool.handler(ctx, validate_args(tool, args))
+        result = tool.handler(ctx, validate_args(tool, args))
+    except ToolError as exc:
+        if undone:
+            exc.data["warnings"] = _local_warnings(ctx, undone) + list(exc.data.get("warnings") or [])
+        raise
     finally:
         _LINE_INDEX.clear()  # no file's bytes outlive the call that read them
+    if undone:
+        result["warnings"] = _local_warnings(ctx, undone) + result.get("warnings", [])
+    return result
+
+
+def _recover(ctx, tool):
+    """recover_interrupted() before a call: always in the server, and in the CLI except for a
+    read-only command whose cache folder would cost the import of platformdirs (6 ms of a 15 ms
+    read; docs/decisions.md#journaled-commits)."""
+    if not ctx.mcp and tool.read_only and not ctx._cache_dir:
+        return []
+    try:
+        return recover_interrupted(ctx)
+    except (OSError, ToolError) as exc:
+        return [("w.snapshot_not_saved", {"detail": getattr(exc, "strerror", None) or str(exc)})]
 
 
 # ====================================================================================================
@@ -10806,6 +11538,7 @@ def serve_stdio(ctx, ns):
     if by_hand:  # a person started it: say what it is waiting for (never when stdin is a pipe)
         _print(tr(ctx.lang, "mcp.tty_notice", program=PROGRAM), sys.stderr)
     server = Server(ctx, prefix=not (ns and ns.no_prefix), underscore=bool(ns and ns.underscore_names))
+    _guard_signals()  # Ctrl-C or a host stopping the server: die by the signal, quietly
     try:
         return server.serve(sys.stdin.buffer, stdout)
     except (OSError, KeyboardInterrupt):  # the client (or the terminal) went away: as EOF

@@ -332,26 +332,29 @@ def test_crash_server_mid_edit(tmp_path, root, cache_dir, be_env, outside):
     )
 
 
-@pytest.mark.skipif(FROZEN, reason="injects the crash into the module")
 def test_crash_leaves_no_hard_link_to_the_user_file(root, be_env):
-    """Deterministic version of what the SIGKILL loops see: die right after the snapshot is prepared;
-    the next edit of the file must still be atomic (a new inode), not an in-place rewrite."""
+    """Deterministic version of what the SIGKILL loops see: die at each I/O step of a replace
+    (BETTER_EDIT_FAULT=K:KILL; the kept old name and the snapshot's .bin are second links of the
+    user's file for a moment); the next edit of the file must still be atomic (a new inode), not an
+    in-place rewrite, and warn of no hard link."""
     target = root / "f.txt"
-    target.write_bytes(b"one\ntwo\nthree\n")
-    crash = (
-        f"import os, signal, sys; sys.path.insert(0, {str(REPO)!r}); import better_edit as be; "
-        "be.atomic_write = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL); "
-        "be.main(['replace', '-f', 'f.txt', '-s', '2', '-c', 'TWO'])"
-    )
-    done = subprocess.run([sys.executable, "-c", crash], cwd=root, env=be_env, capture_output=True)
-    assert done.returncode == -signal.SIGKILL
-    assert target.read_bytes() == b"one\ntwo\nthree\n"
-    inode = target.stat().st_ino  # st_nlink is 2 here: the unfinished snapshot's .bin shares the inode
-    done = run_cli("replace", "-f", "f.txt", "-s", "2", "-c", "TWO", "-o", "json", cwd=root, env=be_env)
-    result = json.loads(done.stdout)
-    assert not any("hard link" in w for w in result.get("warnings", [])), result
-    assert target.stat().st_ino != inode, "the edit was written in place, not atomically"
-    assert target.stat().st_nlink == 1
+    for k in range(1, 40):
+        target.write_bytes(b"one\ntwo\nthree\n")
+        env = dict(be_env, BETTER_EDIT_FAULT=f"{k}:KILL")
+        done = run_cli("replace", "-f", "f.txt", "-s", "2", "-c", "TWO", cwd=root, env=env)
+        if done.returncode == 0:
+            break
+        assert done.returncode == -signal.SIGKILL, done.stderr
+        run_cli("balance", "-f", "f.txt", cwd=root, env=be_env)  # (undoes the killed call first)
+        assert target.read_bytes() in (b"one\ntwo\nthree\n", b"one\nTWO\nthree\n"), k  # (TWO: committed)
+        inode = target.stat().st_ino
+        done = run_cli("replace", "-f", "f.txt", "-s", "3", "-c", "3", "-o", "json", cwd=root, env=be_env)
+        result = json.loads(done.stdout)
+        assert not any("hard link" in w for w in result.get("warnings", [])), (k, result)
+        assert target.stat().st_ino != inode, f"step {k}: the edit was written in place, not atomically"
+        assert target.stat().st_nlink == 1
+        assert sorted(os.listdir(root)) == ["f.txt"], k
+    assert k > 8
 
 
 # ====================================================================================================

@@ -60,7 +60,7 @@ def test_conflict_when_the_file_changes_underneath(ctx, root):
     path.write_text("a\nB\n")  # another program writes between our read and our rename
     with pytest.raises(be.ToolError) as err:
         with be.locate(ctx, "f.txt") as place:
-            be.atomic_write(place, be.payload_of(b"mine\n"), st_before, raw)
+            be.commit_files(ctx, "replace", [be.FileCommit(place, st_before, raw, be.payload_of(b"mine\n"))])
     assert err.value.code == "CONFLICT"
     assert path.read_bytes() == b"a\nB\n"
     assert sorted(p.name for p in root.iterdir()) == ["f.txt"]  # no temp file left

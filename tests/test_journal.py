@@ -1,0 +1,558 @@
+"""Journaled commits (docs/behaviour.md#journaled-commits): every call that writes is all or nothing,
+proved the way databases prove it.
+
+1. A failure injected at every I/O step of a commit (BETTER_EDIT_FAULT, CONTRIBUTING.md#fault-injection):
+   a one-file edit, a three-file patch (a creation, a deletion, a hard-linked file) and a rollback.
+2. SIGKILL at every step, and at random moments of CLI `edit`s and server `be-edit`s: the next
+   ordinary command undoes the interrupted call and says so once.
+3. The cases that broke before the journal: a full disk part way, signals mid-batch, folders left
+   behind, two names of one file, descriptor limits, lock files, SIGINT to the server.
+"""
+
+import json
+import os
+import random
+import resource
+import signal
+import subprocess
+import time
+
+import pytest
+from harness import FROZEN, Server, be_command_prefix, run_cli, scaled
+
+pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX signals, hard links and rlimits")
+
+ERRNOS = ("ENOSPC", "EIO", "EPERM")
+COVERED = {}  # scenario -> injection points covered (each test prints its own; run with -s)
+
+
+def cli_json(root, env, *args, input=None, **kwargs):
+    done = run_cli(*args, "-o", "json", cwd=root, env=env, input=input, **kwargs)
+    return done, (json.loads(done.stdout) if done.stdout.strip() else None)
+
+
+def tree(root):
+    """Every file under root (relative path -> bytes), and every folder."""
+    files, folders = {}, set()
+    for folder, dirs, names in os.walk(root):
+        for name in dirs:
+            folders.add(os.path.relpath(os.path.join(folder, name), root))
+        for name in names:
+            path = os.path.join(folder, name)
+            files[os.path.relpath(path, root)] = open(path, "rb").read()
+    return files, folders
+
+
+def journal_records(cache_dir):
+    base = cache_dir / "journal"
+    return [p for p in base.rglob("*") if p.is_file()] if base.exists() else []
+
+
+def events(cache_dir):
+    """Snapshot events listed in the store (event ids), as be-trx-status reads them."""
+    base = cache_dir / "snapshots"
+    ids = set()
+    for path in base.rglob("*.json") if base.exists() else []:
+        ids.add(json.loads(path.read_text())["event_id"])
+    return ids
+
+
+def with_fault(env, k, what=None):
+    env = dict(env)
+    env["BETTER_EDIT_FAULT"] = "count" if what == "count" else f"{k}:{what or ERRNOS[k % len(ERRNOS)]}"
+    return env
+
+
+def restore_sigint():
+    """A suite started in the background inherits SIGINT ignored; the child must get the default."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+# ====================================================================================================
+# 1. A failure at every step
+# ====================================================================================================
+
+
+def follower(root, env, file):
+    def follow(k):
+        done, answer = cli_json(root, env, "balance", "-f", file)
+        assert done.returncode == 0, (k, answer)
+        return answer
+
+    return follow
+
+
+def fault_steps(run):
+    """How many injection points a call has: run it once with BETTER_EDIT_FAULT=count."""
+    done = run("count")
+    counts = [
+        int(line.split(":")[1])
+        for line in done.stderr.decode().splitlines()
+        if line.startswith("fault steps:")
+    ]
+    assert counts, done.stderr
+    return counts[-1]
+
+
+def loop_faults(name, setup, call, old, new, cache_dir, steps, next_call):
+    """Run `call(k)` with the k-th of `steps` I/O steps failing, k = 1 ... steps, then once more
+    with none failing; after each, the tree is exactly `old` (or, only when the call reported
+    success, `new`), no commit record is left and a failed call lists no event."""
+    for k in range(1, steps + 2):
+        setup()
+        before_events = events(cache_dir)
+        ok = call(k)
+        expected = new if ok else old
+        modes = {n: os.stat(old.root / n).st_mode for n in expected.files if (old.root / n).exists()}
+        follow = next_call(k)  # the next call finishes what a failed clean-up left
+        files, folders = tree(old.root)
+        assert (files, folders) == (expected.files, expected.folders), f"{name}: step {k} ok={ok}"
+        assert modes == expected.modes, f"{name}: step {k} changed a file's mode"
+        assert journal_records(cache_dir) == [], f"{name}: step {k} left a commit record"
+        assert not any("interrupted" in w for w in follow.get("warnings", [])), (k, follow)
+        if not ok:
+            assert events(cache_dir) == before_events, f"{name}: step {k} listed a failed event"
+    assert ok, f"{name}: the call without a fault failed"
+    COVERED[name] = steps
+    print(f"\n[journal] {name}: {steps} injection points covered")
+    return steps
+
+
+class Tree:
+    def __init__(self, root):
+        self.root = root
+        self.files, self.folders = tree(root)
+        self.modes = {n: os.stat(root / n).st_mode for n in self.files}
+
+
+def reset_tree(root, files, links=()):
+    for folder, dirs, names in os.walk(root, topdown=False):
+        for name in names:
+            os.unlink(os.path.join(folder, name))
+        for name in dirs:
+            os.rmdir(os.path.join(folder, name))
+    for name, data in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(data)
+    for target, link in links:
+        os.link(root / target, root / link)
+
+
+def test_a_fault_at_every_step_of_a_one_file_edit(root, cache_dir, be_env):
+    start = {"f.py": b"def f():\n    return 1\n" * 50}
+    reset_tree(root, start)
+    old = Tree(root)
+    run_cli("replace", "-f", "f.py", "-s", "2", "-c", "    return 2", cwd=root, env=be_env)
+    new = Tree(root)
+
+    def call(k):
+        done, answer = cli_json(
+            root, with_fault(be_env, k), "replace", "-f", "f.py", "-s", "2", "-c", "    return 2"
+        )
+        assert done.returncode in (0, 1), done.stderr
+        return done.returncode == 0
+
+    follow = follower(root, be_env, "f.py")
+    reset_tree(root, start)
+    steps = fault_steps(
+        lambda what: run_cli(
+            "replace", "-f", "f.py", "-s", "2", "-c", "x", cwd=root, env=with_fault(be_env, 0, what)
+        )
+    )
+    covered = loop_faults(
+        "one-file replace", lambda: reset_tree(root, start), call, old, new, cache_dir, steps, follow
+    )
+    assert covered >= 8  # temp write, fsync, kept link, snapshot, record write/fsync/rename, rename...
+    done, answer = cli_json(root, be_env, "insert", "-f", "f.py", "--after-line", "0", "-c", "# next")
+    assert done.returncode == 0, answer  # and the next call works
+
+
+PATCH = """\
+--- /dev/null
++++ b/new/sub/c.txt
+@@ -0,0 +1,2 @@
++created
++here
+--- a/gone.txt
++++ /dev/null
+@@ -1,2 +0,0 @@
+-to be
+-deleted
+--- a/linked.txt
++++ b/linked.txt
+@@ -1,3 +1,3 @@
+ one
+-two
++TWO
+ three
+"""
+
+
+def test_a_fault_at_every_step_of_a_three_file_patch(root, cache_dir, be_env):
+    start = {"gone.txt": b"to be\ndeleted\n", "linked.txt": b"one\ntwo\nthree\n"}
+    links = [("linked.txt", "alias.txt")]
+    reset_tree(root, start, links)
+    old = Tree(root)
+    done, answer = cli_json(root, be_env, "patch", input=PATCH.encode())
+    assert done.returncode == 0, answer
+    assert os.stat(root / "linked.txt").st_ino == os.stat(root / "alias.txt").st_ino  # written in place
+    new = Tree(root)
+
+    def setup():
+        reset_tree(root, start, links)
+
+    def call(k):
+        done, answer = cli_json(root, with_fault(be_env, k), "patch", input=PATCH.encode())
+        assert done.returncode in (0, 1), done.stderr
+        if done.returncode:
+            assert answer["error"]["code"] in ("IO", "PERMISSION"), answer
+        return done.returncode == 0
+
+    follow = follower(root, be_env, "linked.txt")
+    setup()
+    steps = fault_steps(
+        lambda what: run_cli("patch", cwd=root, env=with_fault(be_env, 0, what), input=PATCH.encode())
+    )
+    covered = loop_faults("three-file patch", setup, call, old, new, cache_dir, steps, follow)
+    assert covered >= 15
+    assert os.stat(root / "linked.txt").st_ino == os.stat(root / "alias.txt").st_ino
+
+
+def test_a_fault_at_every_step_of_a_rollback(root, cache_dir, be_env):
+    start = {"a.txt": b"a\n", "b.txt": b"b\nb\n"}
+    covered = None
+    for k in range(1, 100):
+        reset_tree(root, start)
+        for path in (cache_dir / "snapshots").rglob("*") if (cache_dir / "snapshots").exists() else []:
+            if path.is_file():
+                path.unlink()
+        edits = [
+            {"file": "a.txt", "start": 1, "content": "A"},
+            {"file": "new.txt", "op": "write", "content": "n"},
+        ]
+        done, answer = cli_json(root, be_env, "edit", "--edits-file", "-", input=json.dumps(edits).encode())
+        assert done.returncode == 0, answer
+        edited = tree(root)
+        server = Server(root, with_fault(be_env, k))
+        try:
+            server.initialize()
+            result, error = server.call("be-trx-rollback", {})
+            status, _ = server.call("be-trx-status", {})
+        finally:
+            server.close()
+        listed = [s["event_id"] for s in status["snapshots"]]
+        assert journal_records(cache_dir) == []
+        if error is None:
+            assert tree(root) == ({"a.txt": b"a\n", "b.txt": b"b\nb\n"}, set()), k
+            assert listed == []
+            covered = k - 1
+            break
+        assert tree(root) == edited, f"step {k}: {error}"
+        assert listed == [answer["event_id"]]  # still there to roll back
+    COVERED["rollback"] = covered
+    assert covered is not None and covered >= 6
+
+
+def test_every_step_killed_is_undone_by_the_next_command(root, cache_dir, be_env):
+    """SIGKILL at each step of a three-file patch: the next ordinary command puts every file back
+    (or finds the call done), says so once, and leaves nothing behind."""
+    start = {"gone.txt": b"to be\ndeleted\n", "linked.txt": b"one\ntwo\nthree\n"}
+    links = [("linked.txt", "alias.txt")]
+    reset_tree(root, start, links)
+    old = Tree(root)
+    cli_json(root, be_env, "patch", input=PATCH.encode())
+    new = Tree(root)
+    undone = 0
+    for k in range(1, 200):
+        reset_tree(root, start, links)
+        done, _answer = cli_json(root, with_fault(be_env, k, "KILL"), "patch", input=PATCH.encode())
+        if done.returncode == 0:
+            break
+        assert done.returncode == -signal.SIGKILL, done.stderr
+        done, answer = cli_json(root, be_env, "balance", "-f", "linked.txt")
+        assert done.returncode == 0, answer
+        said = [w for w in answer.get("warnings", []) if "interrupted change" in w]
+        files, folders = tree(root)
+        assert (files, folders) in ((old.files, old.folders), (new.files, new.folders)), k
+        if (files, folders) == (old.files, old.folders) and said:
+            undone += 1
+        assert len(said) <= 1
+        assert journal_records(cache_dir) == []
+        again = cli_json(root, be_env, "balance", "-f", "linked.txt")[1]
+        assert not any("interrupted change" in w for w in again.get("warnings", []))
+    COVERED["kill at each step"] = k - 1
+    assert undone >= 5  # the kills after the record was written were undone and reported
+
+
+# ====================================================================================================
+# 2. kill -9 at random moments
+# ====================================================================================================
+
+
+def many_files(root, count, size):
+    for n in range(count):
+        (root / f"f{n:03d}.txt").write_bytes(b"old line\n" * size)
+
+
+def states(root, count, old, new):
+    seen = set()
+    for n in range(count):
+        data = (root / f"f{n:03d}.txt").read_bytes()
+        seen.add("old" if data == old else "new" if data == new else "mixed")
+    return seen
+
+
+def test_random_kills_of_cli_edits_and_server_edits(root, cache_dir, be_env):
+    count, size = 50, 2000
+    old, new = b"old line\n" * size, b"new line\n" + b"old line\n" * (size - 1)
+    edits = json.dumps([{"file": f"f{n:03d}.txt", "start": 1, "content": "new line"} for n in range(count)])
+    runs, seen, reported = scaled(6, 30), {"old": 0, "new": 0}, 0
+    rng = random.Random(7)
+    for attempt in range(runs):
+        many_files(root, count, size)
+        server = attempt % 2 == 1
+        if server:
+            proc = subprocess.Popen(
+                be_command_prefix(),
+                cwd=root,
+                env=be_env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+            hello = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            }
+            call = {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "be-edit", "arguments": {"edits": edits, "brief": True}},
+            }
+            proc.stdin.write((json.dumps(hello) + "\n" + json.dumps(call) + "\n").encode())
+            proc.stdin.flush()
+        else:
+            proc = subprocess.Popen(
+                [*be_command_prefix(), "edit", "--brief", "--edits-file", "-"],
+                cwd=root,
+                env=be_env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+            proc.stdin.write(edits.encode())
+            proc.stdin.close()
+        time.sleep(rng.uniform(0.05, 0.6))
+        proc.kill()
+        proc.wait()
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if not stream.closed:
+                stream.close()
+        found = states(root, count, old, new)
+        done, answer = cli_json(root, be_env, "balance", "-f", "f000.txt")
+        assert done.returncode == 0, answer
+        after = states(root, count, old, new)
+        assert len(after) == 1 and "mixed" not in after, (attempt, found, after)
+        seen[after.pop()] += 1
+        said = [w for w in answer.get("warnings", []) if "interrupted change" in w]
+        reported += bool(said)
+        assert len(said) <= 1
+        assert journal_records(cache_dir) == []
+    print(
+        f"\n[journal] random kills: {runs} runs, states seen {seen}, undone and reported {reported}, mixed 0"
+    )
+    COVERED["random kills"] = runs
+
+
+# ====================================================================================================
+# 3. The cases that broke before the journal
+# ====================================================================================================
+
+
+def test_a_full_disk_during_a_two_file_edit_changes_nothing(root, be_env):
+    big = "".join(f"line {n}\n" for n in range(24_000)).encode()
+    (root / "a.txt").write_bytes(big)
+    (root / "b.txt").write_bytes(b"b\n")
+    edits = [
+        {"file": "a.txt", "op": "write", "content": "tiny"},
+        {"file": "b.txt", "op": "write", "content": "x" * 200_000},
+    ]
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (150_000, 150_000))
+
+    done, answer = cli_json(
+        root, be_env, "edit", "--edits-file", "-", input=json.dumps(edits).encode(), preexec_fn=limit
+    )
+    assert done.returncode == 1, answer
+    assert (root / "a.txt").read_bytes() == big
+    assert (root / "b.txt").read_bytes() == b"b\n"
+    assert sorted(os.listdir(root)) == ["a.txt", "b.txt"]
+
+
+def test_a_patch_deleting_a_large_file_and_growing_another_on_a_full_disk(root, be_env):
+    big = b"keep me\n" * 20_000
+    (root / "big.txt").write_bytes(big)
+    (root / "grow.txt").write_bytes(b"1\n")
+    body = "".join("+" + "y" * 99 + "\n" for _ in range(2000))
+    patch = (
+        "--- a/big.txt\n+++ /dev/null\n@@ -1,20000 +0,0 @@\n"
+        + "-keep me\n" * 20_000
+        + f"--- a/grow.txt\n+++ b/grow.txt\n@@ -1,1 +1,2001 @@\n 1\n{body}"
+    )
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (150_000, 150_000))
+
+    done, answer = cli_json(root, be_env, "patch", input=patch.encode(), preexec_fn=limit)
+    assert done.returncode == 1, answer
+    assert (root / "big.txt").read_bytes() == big
+    assert (root / "grow.txt").read_bytes() == b"1\n"
+    assert sorted(os.listdir(root)) == ["big.txt", "grow.txt"]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_mid_batch_leaves_all_old_or_all_new(root, be_env, sig, tmp_path):
+    count, size = 400, 200
+    old, new = b"old line\n" * size, b"new line\n" + b"old line\n" * (size - 1)
+    edits = json.dumps([{"file": f"f{n:03d}.txt", "start": 1, "content": "new line"} for n in range(count)])
+    (tmp_path / "edits.json").write_text(edits)
+    outcomes = set()
+    for delay in scaled((0.3, 0.6), (0.2, 0.35, 0.5, 0.65, 0.8)):
+        many_files(root, count, size)
+        proc = subprocess.Popen(
+            [*be_command_prefix(), "edit", "--brief", "--edits-file", str(tmp_path / "edits.json")],
+            cwd=root,
+            env=be_env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            preexec_fn=restore_sigint,
+        )
+        time.sleep(delay)
+        proc.send_signal(sig)
+        _out, err = proc.communicate(timeout=60)
+        found = states(root, count, old, new)
+        assert found in ({"old"}, {"new"}), (delay, found, proc.returncode)
+        if found == {"old"}:
+            assert proc.returncode in (-sig, 128 + sig), (proc.returncode, err)
+        outcomes |= found
+        assert not [n for n in os.listdir(root) if n.startswith(".")]
+
+
+def test_folders_a_failed_edit_created_are_removed(root, be_env):
+    (root / "ro.txt").write_text("x\n")
+    os.chmod(root / "ro.txt", 0o444)
+    edits = [
+        {"file": "newdir/sub/f.txt", "op": "write", "content": "hello"},
+        {"file": "ro.txt", "start": 1, "content": "y"},
+    ]
+    done, answer = cli_json(root, be_env, "edit", "--edits-file", "-", input=json.dumps(edits).encode())
+    assert done.returncode == 1 and answer["error"]["code"] == "PERMISSION", answer
+    assert sorted(os.listdir(root)) == ["ro.txt"]
+
+
+def test_two_hard_linked_names_in_one_call_are_one_file(root, be_env):
+    (root / "a.txt").write_text("1\n2\n3\n")
+    os.link(root / "a.txt", root / "b.txt")
+    edits = [
+        {"file": "a.txt", "start": 1, "content": "one"},
+        {"file": "b.txt", "start": 3, "content": "three"},
+    ]
+    done, answer = cli_json(root, be_env, "edit", "--edits-file", "-", input=json.dumps(edits).encode())
+    assert done.returncode == 0, answer
+    assert (root / "a.txt").read_text() == "one\n2\nthree\n"
+    assert os.stat(root / "a.txt").st_ino == os.stat(root / "b.txt").st_ino
+    assert len(answer["files"]) == 1
+
+
+def test_five_hundred_files_under_a_limit_of_256_descriptors(root, be_env, cache_dir):
+    count = 500
+    for n in range(count):
+        (root / f"d{n % 7}").mkdir(exist_ok=True)
+        (root / f"d{n % 7}" / f"f{n}.txt").write_text("a\n")
+    edits = [{"file": f"d{n % 7}/f{n}.txt", "start": 1, "content": "b"} for n in range(count)]
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+
+    done, answer = cli_json(
+        root,
+        be_env,
+        "edit",
+        "--brief",
+        "--edits-file",
+        "-",
+        input=json.dumps(edits).encode(),
+        preexec_fn=limit,
+    )
+    assert done.returncode == 0, (answer, done.stderr[-2000:])
+    assert all((root / f"d{n % 7}" / f"f{n}.txt").read_text() == "b\n" for n in range(count))
+
+
+def test_lock_files_stay_bounded(root, cache_dir, be_env):
+    (root / "f.txt").write_text("0\n")
+    edits = scaled(300, 1000)
+    server = Server(root, be_env)
+    try:
+        server.initialize()
+        for n in range(edits):
+            server.ok("be-insert", {"file": "f.txt", "after_line": -1, "content": str(n), "brief": True})
+    finally:
+        server.close()
+    locks = os.listdir(cache_dir / "locks")
+    assert len(locks) <= 64 + 8, len(locks)  # the buckets, and a few store locks
+
+
+@pytest.mark.skipif(FROZEN, reason="signal timing of the module")
+@pytest.mark.parametrize("busy", [False, True])
+def test_sigint_to_the_server_ends_it_quietly(root, be_env, busy):
+    (root / "f.txt").write_bytes(b"x\n" * 200_000)
+    proc = subprocess.Popen(
+        be_command_prefix(),
+        cwd=root,
+        env=be_env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=restore_sigint,
+    )
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    proc.stdin.write((json.dumps(hello) + "\n").encode())
+    proc.stdin.flush()
+    proc.stdout.readline()
+    if busy:
+        edits = [{"file": "f.txt", "start": n, "content": "y"} for n in range(1, 400)]
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "be-edit", "arguments": {"edits": edits}},
+        }
+        proc.stdin.write((json.dumps(call) + "\n").encode())
+        proc.stdin.flush()
+        time.sleep(0.15)
+    else:
+        time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=30)
+    assert proc.returncode in (-signal.SIGINT, 130), (proc.returncode, err)
+    assert len(err.decode().strip().splitlines()) <= 1, err
+    data = (root / "f.txt").read_bytes()
+    assert data in (b"x\n" * 200_000, b"y\n" * 399 + b"x\n" * (200_000 - 399))
