@@ -23,6 +23,7 @@ Sections (code only uses what is above it):
  11. main()                     - pick the mode
 """
 
+import collections  # (already loaded by functools: costs nothing)
 import functools
 import io
 import os
@@ -5511,6 +5512,7 @@ class Context:
         self._workspace_id = None
         self.views = {}  # viewed_code_id -> rendered text, newest last (server memory, docs/behaviour.md#viewed_code_id)
         self.memory_snapshots = []  # used when snapshots are not persisted
+        self.recovered = []  # warnings of interrupted commits undone, for the next result
         self._scan_memory = None  # scans kept for the next edit (scan_memory())
 
     def scan_memory(self):
@@ -7363,7 +7365,8 @@ def _undo_files(ctx, files):
         try:
             fc.place = _reopened(ctx, fc.place)
             before = fc.raw if fc.how == "in_place" else None
-            _undo_entry(fc.place.folder, fc.place.name, fc.entry(), before)
+            if not fc.place.pending:  # (else its folder was never made: nothing of it exists)
+                _undo_entry(fc.place.folder, fc.place.name, fc.entry(), before)
         except (OSError, ToolError) as exc:
             errors.append(
                 ToolError(
@@ -9457,6 +9460,23 @@ class ItemsFailed(ToolError):
         return error
 
 
+class _FileGroup:
+    """The items of one file in a be-edit call, and what planning them made."""
+
+    __slots__ = ("place", "file", "items", "exists", "opened", "changes", "delete_file")
+    __slots__ += ("new_body", "pieces", "plans", "changed")
+
+    def __init__(self, place, file, item):
+        self.place, self.file, self.items = place, file, [item]
+        self.exists, self.opened, self.changes, self.delete_file = False, None, [], False
+        self.new_body = self.pieces = self.plans = None
+        self.changed = False
+
+
+# One item's byte plan in its file (new body = body[:a] + block + body[b:]), with its item and Change.
+_ItemPlan = collections.namedtuple("_ItemPlan", "a block b item change")
+
+
 def apply_items(ctx, args, items, failures, total):
     """Plan every item against the files as they are, then write all files or none."""
     failures = list(failures)
@@ -9473,53 +9493,53 @@ def apply_items(ctx, args, items, failures, total):
             key = _identity(st) or place.real  # two names of one file (hard links) are one file
             group = groups.get(key)
             if group is None:
-                groups[key] = {"place": place, "file": item["file"], "items": [item]}
+                groups[key] = _FileGroup(place, item["file"], item)
                 if many:
                     place.release()
             else:
                 place.folder.close()
-                group["items"].append(item)
-        ordered = sorted(groups.values(), key=lambda g: g["place"].real)  # the write order
+                group.items.append(item)
+        ordered = sorted(groups.values(), key=lambda g: g.place.real)  # the write order
         with Locks(ctx) as locks:
-            locks.take_all([group["place"] for group in ordered])
+            locks.take_all([group.place for group in ordered])
             for group in ordered:
-                group["place"] = _reopened(ctx, group["place"])
+                group.place = _reopened(ctx, group.place)
                 _plan_group(ctx, args, group, failures)
                 if many:
-                    group["place"].release()
+                    group.place.release()
             if failures:
                 raise ItemsFailed(failures, total)
             return _finish_items(ctx, args, ordered)
     finally:
         for group in groups.values():
-            group["place"].folder.close()
-            opened = group.get("opened")
+            group.place.folder.close()
+            opened = group.opened
             if opened is not None and opened.place is not None:
                 opened.place.folder.close()
 
 
 def _plan_group(ctx, args, group, failures):
     """Resolve and check every item of one file; their Changes, composed, make the file's plan."""
-    place, file = group["place"], group["file"]
-    encoding = next((i["args"]["encoding"] for i in group["items"] if i["args"].get("encoding")), None)
-    group["exists"] = exists = place.lstat() is not None
+    place, file = group.place, group.file
+    encoding = next((i["args"]["encoding"] for i in group.items if i["args"].get("encoding")), None)
+    group.exists = exists = place.lstat() is not None
     try:
         if exists:
-            group["opened"] = open_text(ctx, place, encoding)
+            group.opened = open_text(ctx, place, encoding)
         else:
-            group["opened"] = Opened(file, place.real, _new_text(encoding or ctx.encoding), place)
+            group.opened = Opened(file, place.real, _new_text(encoding or ctx.encoding), place)
     except ToolError as exc:
-        failures.extend((item["index"], file, exc) for item in group["items"])
-        group["changes"] = []
+        failures.extend((item["index"], file, exc) for item in group.items)
+        group.changes = []
         return
     changes = []
-    for item in group["items"]:
+    for item in group.items:
         try:
-            changes.append((item, _item_change(ctx, args, item, group["opened"], exists)))
+            changes.append((item, _item_change(ctx, args, item, group.opened, exists)))
         except ToolError as exc:
             failures.append((item["index"], file, exc))
-    group["changes"] = changes
-    group["delete_file"] = any(item.get("delete_file") for item in group["items"])
+    group.changes = changes
+    group.delete_file = any(item.get("delete_file") for item in group.items)
     failures.extend(_overlaps(changes, file))
 
 
@@ -9721,27 +9741,25 @@ def _finish_items(ctx, args, groups):
     """The result of the planned call; writes everything (one event) unless a preview."""
     warnings, files, items = [], [], []
     for group in groups:
-        opened = group["opened"]
-        new_body, pieces = _compose(opened.text, group["changes"])
-        group["new_body"], group["pieces"] = new_body, pieces
-        group["plans"] = [
-            [c.plan[0], c.plan[1], c.plan[2], i, c] for i, c in sorted(group["changes"], key=_line_order)
-        ]
-        group["changed"] = new_body != opened.text.body or not group["exists"] or group.get("delete_file")
+        opened = group.opened
+        new_body, pieces = _compose(opened.text, group.changes)
+        group.new_body, group.pieces = new_body, pieces
+        group.plans = [_ItemPlan(*c.plan, i, c) for i, c in sorted(group.changes, key=_line_order)]
+        group.changed = new_body != opened.text.body or not group.exists or group.delete_file
         entry, item_results, file_warnings = _group_result(ctx, args, group)
         files.append(entry)
         items += item_results
         warnings += file_warnings
-        for _item, change in group["changes"]:
+        for _item, change in group.changes:
             warnings += change.warnings
     items.sort(key=lambda entry: entry["index"])
-    changed = any(group["changed"] for group in groups)
+    changed = any(group.changed for group in groups)
     result = {"status": "ok", "changed": bool(changed), "files": files, "items": items}
     if args.get("preview"):
         result["preview"] = True
     elif changed:
         warnings += _keep_deleted(ctx, groups)
-        result["event_id"], write_warnings = _commit_groups(ctx, [g for g in groups if g["changed"]])
+        result["event_id"], write_warnings = _commit_groups(ctx, [g for g in groups if g.changed])
         warnings += write_warnings
     else:
         warnings.append(("w.unchanged", {}))
@@ -9754,7 +9772,7 @@ def _keep_deleted(ctx, groups):
     """Deleted text of delete items is kept as chips, as be-delete keeps it."""
     warnings = []
     for group in groups:
-        for item, change in group["changes"]:
+        for item, change in group.changes:
             if change.chip_text:
                 chip_id, chip_warnings = ChipStore(ctx).save(
                     "be-edit", dict(item["args"]), "", change.chip_text
@@ -9767,9 +9785,9 @@ def _keep_deleted(ctx, groups):
 
 def _group_result(ctx, args, group):
     """One file's entry of the result, and its items' new lines."""
-    opened, new_body, plans = group["opened"], group["new_body"], group["plans"]
+    opened, new_body, plans = group.opened, group.new_body, group.plans
     text = opened.text
-    total = line_count(new_body) if not group.get("delete_file") else 0
+    total = line_count(new_body) if not group.delete_file else 0
     entry = {"file": opened.file, "path": opened.real, "total": total}
     items, delta, written, warnings = [], 0, [], []
     for _a, _block, _b, item, change in plans:
@@ -9786,11 +9804,11 @@ def _group_result(ctx, args, group):
         combined = Change(text, (0, new_body, len(text.body)), 1, text.total(), total, {})
         combined.plans = _item_plans(text.body, new_body, plans)
         combined.keep_scan = not args.get("preview")
-        if group["exists"] and not group.get("delete_file"):
+        if group.exists and not group.delete_file:
             entry["balance"] = balance_sentence(ctx, opened, combined, warnings)
         else:
             entry["balance"] = tr(ctx.lang, "b.not_checked")
-    if written and not group.get("delete_file"):
+    if written and not group.delete_file:
         first, last = written[0][0], written[-1][1]
         a, b = line_span(new_body, first, last)
         entry["viewed_code_id"] = make_view_id(opened.real, first, last, new_body[a:b], total)
@@ -9801,7 +9819,7 @@ def _item_plans(body, new_body, plans):
     """The items' plans [(a, block, b), ...] when, applied together, they make `new_body` (checked,
     not assumed), so the post-edit check scans around each item; else None (the whole body)."""
     ordered, end = [], 0
-    for a, block, b, *_rest in sorted(plans, key=lambda plan: (plan[0], plan[2])):
+    for a, block, b, *_rest in sorted(plans, key=lambda plan: (plan.a, plan.b)):
         if a < end:
             return None
         ordered.append((a, block, b))
@@ -9820,7 +9838,7 @@ def _items_diff(args, opened, new_body, plans):
     text, out, delta = opened.text, [], 0
     old_total, new_total = text.total(), line_count(new_body)
     for cluster in _clusters(plans):
-        changes = [plan[4] for plan in cluster]
+        changes = [plan.change for plan in cluster]
         first, last = min(c.first for c in changes), max(max(c.last, c.first - 1) for c in changes)
         grown = sum(c.added - (c.last - c.first + 1) for c in changes)
         # one line more than the context on each side: the final-newline rule may change a neighbour
@@ -9843,8 +9861,8 @@ def _clusters(plans, context=3):
     """Plans grouped so that hunks (with `context` lines around each change) never touch."""
     clusters = []
     for plan in plans:
-        change = plan[4]
-        if clusters and change.first - max(c[4].last for c in clusters[-1]) <= 2 * context + 2:
+        change = plan.change
+        if clusters and change.first - max(c.change.last for c in clusters[-1]) <= 2 * context + 2:
             clusters[-1].append(plan)
         else:
             clusters.append([plan])
@@ -9865,13 +9883,13 @@ def _shift_hunk(line, old_offset, new_offset):
 def _commit_groups(ctx, groups):
     """Every changed file of a be-edit as one journaled commit and one snapshot event
     (docs/transactions.md): all written, or none."""
-    summary = f"edit: {len(groups)} file(s), {sum(len(g['changes']) for g in groups)} item(s)"
+    summary = f"edit: {len(groups)} file(s), {sum(len(g.changes) for g in groups)} item(s)"
     files = []
     for group in groups:
-        opened = group["opened"]
+        opened = group.opened
         place = opened.place = _reopened(ctx, opened.place)
         st = _settled_stat(ctx, place, opened.st)
-        payload = None if group.get("delete_file") else _items_payload(opened, group)
+        payload = None if group.delete_file else _items_payload(opened, group)
         files.append(FileCommit(place, st, opened.raw, payload))
         if len(groups) > _OPEN_FOLDERS:
             place.release()
@@ -9879,7 +9897,7 @@ def _commit_groups(ctx, groups):
 
 
 def _file_bytes(group):
-    return group["opened"].text.to_bytes(group["new_body"])
+    return group.opened.text.to_bytes(group.new_body)
 
 
 def _items_payload(opened, group):
@@ -9888,7 +9906,7 @@ def _items_payload(opened, group):
     if text.wire or raw is None:
         return payload_of(_file_bytes(group))
     offset, pieces = len(text.bom), [(raw, 0, len(text.bom), 0)]
-    for source, start, stop in reversed(group["pieces"]):
+    for source, start, stop in reversed(group.pieces):
         if source is None:
             pieces.append((raw, offset + start, offset + stop, offset + start))
         else:
@@ -10743,12 +10761,13 @@ def _recover(ctx, tool):
     """recover_interrupted() before a call: always in the server, and in the CLI except for a
     read-only command whose cache folder would cost the import of platformdirs (6 ms of a 15 ms
     read; docs/decisions.md#journaled-commits)."""
+    said, ctx.recovered = ctx.recovered, []  # (what the server found as it started)
     if not ctx.mcp and tool.read_only and not ctx._cache_dir:
-        return []
+        return said
     try:
-        return recover_interrupted(ctx)
+        return said + recover_interrupted(ctx)
     except (OSError, ToolError) as exc:
-        return [("w.snapshot_not_saved", {"detail": getattr(exc, "strerror", None) or str(exc)})]
+        return said + [("w.snapshot_not_saved", {"detail": getattr(exc, "strerror", None) or str(exc)})]
 
 
 # ====================================================================================================
@@ -11539,6 +11558,10 @@ def serve_stdio(ctx, ns):
         _print(tr(ctx.lang, "mcp.tty_notice", program=PROGRAM), sys.stderr)
     server = Server(ctx, prefix=not (ns and ns.no_prefix), underscore=bool(ns and ns.underscore_names))
     _guard_signals()  # Ctrl-C or a host stopping the server: die by the signal, quietly
+    try:  # a commit a killed process left is undone as the server starts; the first result says so
+        ctx.recovered = recover_interrupted(ctx)
+    except (OSError, ToolError):
+        pass  # (the first call tries again)
     try:
         return server.serve(sys.stdin.buffer, stdout)
     except (OSError, KeyboardInterrupt):  # the client (or the terminal) went away: as EOF

@@ -278,8 +278,9 @@ def test_every_step_killed_is_undone_by_the_next_command(root, cache_dir, be_env
             undone += 1
         assert len(said) <= 1
         assert journal_records(cache_dir) == []
-        again = cli_json(root, be_env, "balance", "-f", "linked.txt")[1]
-        assert not any("interrupted change" in w for w in again.get("warnings", []))
+        if said:  # said once: the next command after it has nothing to say
+            again = cli_json(root, be_env, "balance", "-f", "linked.txt")[1]
+            assert not any("interrupted change" in w for w in again.get("warnings", []))
     COVERED["kill at each step"] = k - 1
     assert undone >= 5  # the kills after the record was written were undone and reported
 
@@ -556,3 +557,41 @@ def test_sigint_to_the_server_ends_it_quietly(root, be_env, busy):
     assert len(err.decode().strip().splitlines()) <= 1, err
     data = (root / "f.txt").read_bytes()
     assert data in (b"x\n" * 200_000, b"y\n" * 399 + b"x\n" * (200_000 - 399))
+
+
+def test_the_server_undoes_a_killed_call_as_it_starts(root, cache_dir, be_env):
+    """Killed after its first rename, a CLI edit of two files is undone by a server as it starts
+    (before any tool call), and its first result says so, once."""
+    (root / "a.txt").write_text("a\n")
+    (root / "b.txt").write_text("b\n")
+    edits = json.dumps(
+        [{"file": "a.txt", "start": 1, "content": "A"}, {"file": "b.txt", "start": 1, "content": "B"}]
+    )
+    steps = fault_steps(
+        lambda what: run_cli(
+            "edit", "--edits-file", "-", cwd=root, env=with_fault(be_env, 0, what), input=edits.encode()
+        )
+    )
+    for k in range(steps, 0, -1):  # the latest kill that leaves a file changed and a record
+        (root / "a.txt").write_text("a\n")
+        (root / "b.txt").write_text("b\n")
+        listed = events(cache_dir)
+        done = run_cli(
+            "edit", "--edits-file", "-", cwd=root, env=with_fault(be_env, k, "KILL"), input=edits.encode()
+        )
+        assert done.returncode == -signal.SIGKILL
+        if (root / "b.txt").read_text() == "B\n" and list((cache_dir / "journal").rglob("*.json")):
+            break
+    else:
+        pytest.fail("no kill left a changed file and its record")
+    server = Server(root, be_env)
+    try:
+        server.initialize()
+        assert (root / "a.txt").read_text() == "a\n" and (root / "b.txt").read_text() == "b\n"
+        first, _ = server.call("be-trx-status", {})
+        second, _ = server.call("be-trx-status", {})
+    finally:
+        server.close()
+    assert sum("was undone" in w for w in first.get("warnings", [])) == 1, first
+    assert not any("was undone" in w for w in second.get("warnings", []))
+    assert {entry["event_id"] for entry in first["snapshots"]} == listed  # not the undone call's

@@ -206,6 +206,12 @@ CRASH_KILLS_SERVER = scaled(8, 14)
 REPORT = {}  # figures printed at the end of the session with -s (see pytest_terminal_summary-free print)
 
 
+def recover(target, run):
+    """One ordinary command: it finishes (undoes) a commit a killed process left (docs/behaviour.md#journaled-commits)."""
+    done = run_cli("read", "-f", str(target), "-s", "1", "-e", "1", **run)
+    assert done.returncode == 0, done.stderr
+
+
 def test_crash_cli_write_and_replace(tmp_path, root, cache_dir, be_command, be_env, outside):
     """A CLI `write` and a `replace` of a 20 MB file are SIGKILLed at moments spread over their
     measured duration; after every kill the file holds exactly the old or exactly the new bytes and
@@ -233,6 +239,8 @@ def test_crash_cli_write_and_replace(tmp_path, root, cache_dir, be_command, be_e
         landed_total += kill_run(write_cmd(index), delay, **run)
         now = target.read_bytes()
         assert now in (old, versions[index]), f"write killed after {delay:.3f}s left a mix"
+        recover(target, run)  # a killed call not yet committed is undone by the next command
+        assert target.read_bytes() in (old, versions[index])
         survived += 1
         assert_stores_load(cache_dir)
         heal_orphan_link(target, orphans)
@@ -248,6 +256,8 @@ def test_crash_cli_write_and_replace(tmp_path, root, cache_dir, be_command, be_e
         assert now in (old, replace_line(old, middle, text.encode())), (
             f"replace killed after {delay:.3f}s left a mix"
         )
+        recover(target, run)
+        assert target.read_bytes() in (old, replace_line(old, middle, text.encode()))
         survived += 1
         assert_stores_load(cache_dir)
         heal_orphan_link(target, orphans)
@@ -319,6 +329,8 @@ def test_crash_server_mid_edit(tmp_path, root, cache_dir, be_env, outside):
         server.kill()
         now = target.read_bytes()
         assert now in (old, expect(old)), f"{name} killed after {delay:.3f}s left a mix"
+        recover(target, {"cwd": str(root), "env": be_env})
+        assert target.read_bytes() in (old, expect(old))
         survived += 1
         assert_stores_load(cache_dir)
         heal_orphan_link(target, orphans)
