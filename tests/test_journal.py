@@ -250,6 +250,7 @@ def test_a_fault_at_every_step_of_a_rollback(root, cache_dir, be_env):
         assert tree(root) == edited, f"step {k}: {error}"
         assert listed == [answer["event_id"]]  # still there to roll back
     COVERED["rollback"] = covered
+    print(f"\n[journal] two-file rollback: {covered} injection points covered")
     assert covered is not None and covered >= 6
 
 
@@ -282,6 +283,7 @@ def test_every_step_killed_is_undone_by_the_next_command(root, cache_dir, be_env
             again = cli_json(root, be_env, "balance", "-f", "linked.txt")[1]
             assert not any("interrupted change" in w for w in again.get("warnings", []))
     COVERED["kill at each step"] = k - 1
+    print(f"\n[journal] three-file patch killed at each of {k - 1} steps: {undone} undone and reported")
     assert undone >= 5  # the kills after the record was written were undone and reported
 
 
