@@ -22,17 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_mcp import INIT  # (the same initialize request)
+
 REPO = Path(__file__).resolve().parent.parent
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "b", "version": "0"},
-    },
-}
 
 
 def module_of(rev, folder):

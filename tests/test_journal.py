@@ -63,6 +63,33 @@ def with_fault(env, k, what=None):
     return env
 
 
+def spawn(args, root, env, **popen):
+    """The program (a CLI command, or with no args the server) with pipes, SIGINT at its default."""
+    popen.setdefault("stdin", subprocess.PIPE)
+    return subprocess.Popen(
+        [*be_command_prefix(), *args],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=restore_sigint,
+        **popen,
+    )
+
+
+def rpc(request_id, method, params):
+    return (
+        json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}) + "\n"
+    ).encode()
+
+
+HELLO = rpc(
+    1,
+    "initialize",
+    {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+)
+
+
 def restore_sigint():
     """A suite started in the background inherits SIGINT ignored; the child must get the default."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -315,41 +342,12 @@ def test_random_kills_of_cli_edits_and_server_edits(root, cache_dir, be_env):
         many_files(root, count, size)
         server = attempt % 2 == 1
         if server:
-            proc = subprocess.Popen(
-                be_command_prefix(),
-                cwd=root,
-                env=be_env,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-            )
-            hello = {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "t", "version": "1"},
-                },
-            }
-            call = {
-                "jsonrpc": "2.0",
-                "id": 2,
-                "method": "tools/call",
-                "params": {"name": "be-edit", "arguments": {"edits": edits, "brief": True}},
-            }
-            proc.stdin.write((json.dumps(hello) + "\n" + json.dumps(call) + "\n").encode())
+            proc = spawn([], root, be_env)
+            call = rpc(2, "tools/call", {"name": "be-edit", "arguments": {"edits": edits, "brief": True}})
+            proc.stdin.write(HELLO + call)
             proc.stdin.flush()
         else:
-            proc = subprocess.Popen(
-                [*be_command_prefix(), "edit", "--brief", "--edits-file", "-"],
-                cwd=root,
-                env=be_env,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-            )
+            proc = spawn(["edit", "--brief", "--edits-file", "-"], root, be_env)
             proc.stdin.write(edits.encode())
             proc.stdin.close()
         time.sleep(rng.uniform(0.05, 0.6))
@@ -430,15 +428,8 @@ def test_a_signal_mid_batch_leaves_all_old_or_all_new(root, be_env, sig, tmp_pat
     outcomes = set()
     for delay in scaled((0.3, 0.6), (0.2, 0.35, 0.5, 0.65, 0.8)):
         many_files(root, count, size)
-        proc = subprocess.Popen(
-            [*be_command_prefix(), "edit", "--brief", "--edits-file", str(tmp_path / "edits.json")],
-            cwd=root,
-            env=be_env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            preexec_fn=restore_sigint,
-        )
+        edit = ["edit", "--brief", "--edits-file", str(tmp_path / "edits.json")]
+        proc = spawn(edit, root, be_env, stdin=subprocess.DEVNULL)
         time.sleep(delay)
         proc.send_signal(sig)
         _out, err = proc.communicate(timeout=60)
@@ -518,37 +509,13 @@ def test_lock_files_stay_bounded(root, cache_dir, be_env):
 @pytest.mark.parametrize("busy", [False, True])
 def test_sigint_to_the_server_ends_it_quietly(root, be_env, busy):
     (root / "f.txt").write_bytes(b"x\n" * 200_000)
-    proc = subprocess.Popen(
-        be_command_prefix(),
-        cwd=root,
-        env=be_env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        preexec_fn=restore_sigint,
-    )
-    hello = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
-    proc.stdin.write((json.dumps(hello) + "\n").encode())
+    proc = spawn([], root, be_env)
+    proc.stdin.write(HELLO)
     proc.stdin.flush()
     proc.stdout.readline()
     if busy:
         edits = [{"file": "f.txt", "start": n, "content": "y"} for n in range(1, 400)]
-        call = {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": "be-edit", "arguments": {"edits": edits}},
-        }
-        proc.stdin.write((json.dumps(call) + "\n").encode())
+        proc.stdin.write(rpc(2, "tools/call", {"name": "be-edit", "arguments": {"edits": edits}}))
         proc.stdin.flush()
         time.sleep(0.15)
     else:
