@@ -6258,6 +6258,7 @@ class _Faults:
     """Test-only fault injection (CONTRIBUTING.md#fault-injection). BETTER_EDIT_FAULT="K" or
     "K:WHAT" makes the K-th write, fsync, rename, link, unlink or mkdir of a commit fail with the
     errno WHAT (ENOSPC by default; EIO, EPERM...), or SIGKILLs the process there when WHAT is KILL;
+    "KIND:WHAT" (e.g. "link:EPERM": a filesystem without hard links) fails every step of that kind;
     "count" writes `fault steps: N` to stderr after each commit. Unset (the only case outside
     tests), step() only returns."""
 
@@ -6280,7 +6281,7 @@ class _Faults:
             return
         cls.count += 1
         at, _, what = cls.spec.partition(":")
-        if str(cls.count) != at.strip():
+        if at.strip() not in (str(cls.count), kind):
             return
         what = what.strip() or "ENOSPC"
         if what == "KILL":
@@ -7254,16 +7255,47 @@ def _prepare_file(ctx, fc):
             if src_fd is not None:
                 os.close(src_fd)
     if fc.how in ("rename", "delete"):
-        _Faults.step("link")
-        folder.link_beside(name, fc.keep)
-        if _identity(folder.lstat(fc.keep)) != _identity(fc.st):
-            raise ToolError("CONFLICT", "conflict", file=fc.file)
+        try:
+            _Faults.step("link")
+            folder.link_beside(name, fc.keep)
+        except OSError as exc:
+            if exc.errno not in _NO_HARD_LINKS:
+                raise
+            _keep_copy(folder, fc)  # a filesystem without hard links: the old bytes, copied
+        else:
+            if _identity(folder.lstat(fc.keep)) != _identity(fc.st):
+                raise ToolError("CONFLICT", "conflict", file=fc.file)
     elif fc.how == "in_place":
         if fc.raw is None:  # (callers pass the bytes they read; never overwrite without them)
             raise ToolError("CONFLICT", "conflict", file=fc.file)
         if fc.keep is not None:
             _Faults.step("write")
             _write_private(fc.keep, fc.raw)
+
+
+# errnos of a link(2) that this filesystem (FAT, some network shares) or this file cannot have
+_NO_HARD_LINKS = {errno_of(name) for name in ("EPERM", "EOPNOTSUPP", "ENOTSUP", "ENOSYS", "EMLINK", "EXDEV")}
+
+
+def _keep_copy(folder, fc):
+    """The old bytes kept beside the file as a copy with its mode (costs space; the undo is still a
+    rename). Read back: a copy that the disk did not keep is no copy."""
+    data = fc.raw
+    if data is None:
+        fd, _st = fc.place.open()
+        with open(fd, "rb", closefd=True) as handle:
+            data = handle.read()
+    fd = folder.open(fc.keep, os.O_RDWR | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
+    try:
+        _Faults.step("write")
+        _write_all(fd, data)
+        _copy_owner_and_mode(fd, os.path.join(folder.path, fc.keep), fc.st)
+        _Faults.step("fsync")
+        os.fsync(fd)
+        if not _holds(fd, payload_of(data)):
+            raise ToolError("IO", "readback_temp", path=fc.real)
+    finally:
+        os.close(fd)
 
 
 def _apply_file(fc):
@@ -7298,16 +7330,15 @@ def _undo_entry(folder, name, entry, before=None, prepared=True):
     left = None
     now = identity(name)
     if not prepared:  # killed while preparing: nothing was applied, only what was made goes
-        if how in ("rename", "delete") and keep and identity(keep) == now:
-            folder.delete(keep)
-        if temp:
-            with _suppress_os():
-                folder.delete(temp)
+        for made in (keep if how in ("rename", "delete") else None, temp):
+            if made:
+                with _suppress_os():
+                    folder.delete(made)
         return None
     if how in ("rename", "delete") and keep:
         kept = identity(keep)
-        if kept is not None and now != kept:
-            if now is None or now == new:  # applied (or the name is gone): the old inode goes back
+        if kept is not None and now != kept and now != old:  # (a kept copy is not the old inode)
+            if now is None or now == new:  # applied (or the name is gone): the old one goes back
                 folder.rename(keep, name)
             else:
                 left = "changed by another program since"

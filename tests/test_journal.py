@@ -247,38 +247,43 @@ def test_a_fault_at_every_step_of_a_three_file_patch(root, cache_dir, be_env):
 
 def test_a_fault_at_every_step_of_a_rollback(root, cache_dir, be_env):
     start = {"a.txt": b"a\n", "b.txt": b"b\nb\n"}
-    covered = None
-    for k in range(1, 100):
+    edits = [
+        {"file": "a.txt", "start": 1, "content": "A"},
+        {"file": "new.txt", "op": "write", "content": "n"},
+    ]
+
+    def rollback(env):
+        """Edit, then roll back through a server with `env`: (error, listed events, tree, event)."""
         reset_tree(root, start)
         for path in (cache_dir / "snapshots").rglob("*") if (cache_dir / "snapshots").exists() else []:
             if path.is_file():
                 path.unlink()
-        edits = [
-            {"file": "a.txt", "start": 1, "content": "A"},
-            {"file": "new.txt", "op": "write", "content": "n"},
-        ]
         done, answer = cli_json(root, be_env, "edit", "--edits-file", "-", input=json.dumps(edits).encode())
         assert done.returncode == 0, answer
-        edited = tree(root)
-        server = Server(root, with_fault(be_env, k))
+        server = Server(root, env)
         try:
             server.initialize()
-            result, error = server.call("be-trx-rollback", {})
+            _result, error = server.call("be-trx-rollback", {})
             status, _ = server.call("be-trx-status", {})
         finally:
             server.close()
-        listed = [s["event_id"] for s in status["snapshots"]]
+        return error, [s["event_id"] for s in status["snapshots"]], answer["event_id"], server.stderr
+
+    _error, _listed, _event, stderr = rollback(with_fault(be_env, 0, "count"))
+    steps = int(stderr.decode().split("fault steps:")[1].split()[0])
+    for k in range(1, steps + 2):
+        error, listed, event, _stderr = rollback(with_fault(be_env, k))
         assert journal_records(cache_dir) == []
         if error is None:
             assert tree(root) == ({"a.txt": b"a\n", "b.txt": b"b\nb\n"}, set()), k
             assert listed == []
-            covered = k - 1
-            break
-        assert tree(root) == edited, f"step {k}: {error}"
-        assert listed == [answer["event_id"]]  # still there to roll back
-    COVERED["rollback"] = covered
-    print(f"\n[journal] two-file rollback: {covered} injection points covered")
-    assert covered is not None and covered >= 6
+        else:
+            assert tree(root) == ({"a.txt": b"A\n", "b.txt": b"b\nb\n", "new.txt": b"n"}, set()), (k, error)
+            assert listed == [event]  # still there to roll back
+    assert error is None
+    COVERED["rollback"] = steps
+    print(f"\n[journal] two-file rollback: {steps} injection points covered")
+    assert steps >= 6
 
 
 def test_every_step_killed_is_undone_by_the_next_command(root, cache_dir, be_env):
@@ -564,3 +569,31 @@ def test_the_server_undoes_a_killed_call_as_it_starts(root, cache_dir, be_env):
     assert sum("was undone" in w for w in first.get("warnings", [])) == 1, first
     assert not any("was undone" in w for w in second.get("warnings", []))
     assert {entry["event_id"] for entry in first["snapshots"]} == listed  # not the undone call's
+
+
+def test_a_filesystem_without_hard_links_keeps_copies_and_still_undoes(root, be_env):
+    """Where link(2) fails (FAT, some network shares; simulated with BETTER_EDIT_FAULT=link:EPERM),
+    the old bytes are kept as a copy beside the file: edits work, and a failed call is still undone
+    by renaming the copy back, with the file's mode."""
+    no_links = dict(be_env, BETTER_EDIT_FAULT="link:EPERM")
+    (root / "a.txt").write_text("a\n")
+    os.chmod(root / "a.txt", 0o640)
+    (root / "b.txt").write_text("b\n")
+    done, answer = cli_json(root, no_links, "replace", "-f", "a.txt", "-s", "1", "-c", "A")
+    assert done.returncode == 0, answer
+    assert sorted(os.listdir(root)) == ["a.txt", "b.txt"]
+    edits = [
+        {"file": "a.txt", "start": 1, "content": "AA"},
+        {"file": "b.txt", "op": "write", "content": "x" * 200_000},
+    ]
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))
+
+    done, answer = cli_json(
+        root, no_links, "edit", "--edits-file", "-", input=json.dumps(edits).encode(), preexec_fn=limit
+    )
+    assert done.returncode == 1, answer
+    assert (root / "a.txt").read_text() == "A\n" and (root / "b.txt").read_text() == "b\n"
+    assert os.stat(root / "a.txt").st_mode & 0o777 == 0o640
+    assert sorted(os.listdir(root)) == ["a.txt", "b.txt"]
