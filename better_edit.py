@@ -7042,18 +7042,21 @@ class ChipStore:
 #
 # Every call that writes (single edits, write, be-edit and patch, rollback) commits through
 # commit_files(), the way a database commits through a rollback journal:
+#   intent   BASE/journal/WSID/ID.json names the temporaries and kept names the commit will make
+#            (written, not fsynced: a process killed while preparing leaves nothing unnamed).
 #   prepare  each file's new bytes go to a fsynced temporary beside it; its old inode is kept under
-#            a second name beside it (a hard link: no space), or, for a hard-linked file written in
-#            place, as a copy in the journal folder; the snapshot event is prepared.
-#   record   BASE/journal/WSID/EVENT.json names every file, temporary and kept name; fsynced, and
-#            flock-ed by its writer for as long as the call runs.
+#            a second name beside it (a hard link: no space; a copy where links cannot be made), or,
+#            for a hard-linked file written in place, as a copy in the journal folder; the snapshot
+#            event is prepared.
+#   record   ID.json is rewritten with the old and new inodes, fsynced with its folder, and flock-ed
+#            by its writer for as long as the call runs.
 #   apply    renames (deletions unlink; in-place writes come last), folders fsynced, snapshot saved.
-#   commit   the record is removed (its folder fsynced): from here on the call has happened.
-#   clean    the kept names and copies are removed.
+#   commit   ID.json is renamed ID.done (its folder fsynced): from here on the call stands.
+#   clean    the kept names and copies are removed, then ID.done.
 # Before the commit point a failure or a signal undoes every file from what its names now hold
-# (_undo_entry): the kept old inode is renamed back, which needs no free space. A process that dies
-# leaves its record; the next call of any process on this state directory undoes it first
-# (recover_interrupted) and says so in its result's warnings.
+# (_undo_entry): the kept old version is renamed back, which needs no free space. A process that
+# dies leaves its record; the next call of any process on this state directory finishes it first
+# (recover_interrupted: ID.json undone, ID.done cleaned) and says so in its result's warnings.
 
 JOURNAL_VERSION = 1
 
