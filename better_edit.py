@@ -43,7 +43,7 @@ DEFAULT_MAX_SNAPSHOTS = 30
 SNAPSHOT_TOTAL_BYTES = 100 * 1024 * 1024
 CHIP_MIN_ARGS_BYTES = 50  # failed calls with shorter argument JSON are not worth a chip
 VIEW_MEMORY = 256  # viewed texts the server remembers for STALE_VIEW diffs
-VIEW_SEARCH_LINES = 20_000_000  # lines x window size above which a moved view is not looked for
+VIEW_UNIQUE_BYTES = 1 << 20  # files up to this size get views that may move after an edit too
 READ_MAX_LINES = 2000  # MCP default; the CLI default is 0 (no limit)
 BINARY_SNIFF_BYTES = 8192
 # Test mode (read once at start): run the code paths of platforms without descriptor-relative calls,
@@ -1486,19 +1486,54 @@ def view_hash(path, start, end, chunk, total):
     return digest.hexdigest()[:16]
 
 
-def make_view_id(path, start, end, chunk, total):
-    """v1:START-END:HASH over the resolved path, the range and the exact line bytes (docs/behaviour.md)."""
-    return f"v1:{start}-{end}:{view_hash(path, start, end, chunk, total)}"
+def make_view_id(path, start, end, chunk, total, unique=False):
+    """v1:START-END:HASH over the resolved path, the range and the exact line bytes; `unique` (the
+    lines had no identical copy elsewhere in the file) adds :uLEN, LEN their size in bytes: only
+    such a view may follow its lines when they move (docs/behaviour.md#viewed_code_id)."""
+    token = f"v1:{start}-{end}:{view_hash(path, start, end, chunk, total)}"
+    return token + f":u{len(chunk)}.{_first_line_crc(chunk):08x}" if unique and chunk else token
 
 
-_VIEW_ID = _LazyPattern(r"v1:(\d+)-(\d+):([0-9a-f]{16})")
+def _first_line_crc(chunk):
+    """CRC-32 of the first line of `chunk`: the cheap fingerprint a moved view's candidate windows
+    are compared with before their SHA-256 is computed."""
+    import zlib
+
+    return zlib.crc32(memoryview(chunk)[: chunk.find(b"\n") + 1 or len(chunk)])
+
+
+_VIEW_ID = _LazyPattern(r"v1:(\d+)-(\d+):([0-9a-f]{16})(?::u(\d+)\.([0-9a-f]{8}))?")
 
 
 def parse_view_id(token):
+    """(start, end, hash, fingerprint): the fingerprint, (size of the lines in bytes, CRC-32 of the
+    first), when they were unique, else None."""
     match = _VIEW_ID.fullmatch(token.strip()) if isinstance(token, str) else None
     if not match or int(match.group(1)) < 1 or int(match.group(2)) < int(match.group(1)) - 1:
         raise ToolError("INVALID_ARGUMENT", "view_bad", id=token)
-    return int(match.group(1)), int(match.group(2)), match.group(3)
+    fingerprint = (int(match.group(4)), int(match.group(5), 16)) if match.group(4) else None
+    return int(match.group(1)), int(match.group(2)), match.group(3), fingerprint
+
+
+_UNIQUE_LOOKS = 10_000  # places a block is compared at before it is taken for not unique
+
+
+def view_unique(body, chunk, at):
+    """True when the whole lines `chunk`, at byte `at` of `body`, stand nowhere else in it at a line
+    start (another identical copy would make a moved view ambiguous). A block found more than
+    _UNIQUE_LOOKS times inside other lines is taken for not unique: a safe answer, bounded."""
+    if not chunk:
+        return False
+    find, size, looks = body.find, len(chunk), 0
+    pos = find(chunk)
+    while pos >= 0:
+        if pos != at and (pos == 0 or body[pos - 1] == 10) and (chunk[-1] == 10 or pos + size == len(body)):
+            return False
+        looks += 1
+        if looks > _UNIQUE_LOOKS:
+            return False
+        pos = find(chunk, pos + 1)
+    return True
 
 
 # --- finding text (replace by `old`) --------------------------------------------------------------
@@ -7851,7 +7886,7 @@ def check_view(ctx, args, opened, edit_first, edit_last, located=False, insert=F
     token = args.get("viewed_code_id")
     if not token:
         return [], 0
-    vstart, vend, digest = parse_view_id(token)
+    vstart, vend, digest, fingerprint = parse_view_id(token)
     body = text.body
     total = text.total()
     chunk = body[slice(*line_span(body, vstart, vend))] if vend <= total else None
@@ -7861,7 +7896,7 @@ def check_view(ctx, args, opened, edit_first, edit_last, located=False, insert=F
                 ("w.outside_view", {"start": edit_first, "end": edit_last, "vstart": vstart, "vend": vend})
             ], 0
         return [], 0
-    moved = _moved_view(ctx, token, opened, vstart, vend, digest) if vend >= vstart else []
+    moved = _moved_view(opened, vstart, vend, digest, fingerprint) if vend >= vstart and fingerprint else []
     if len(moved) == 1:
         d = moved[0] - vstart
         low, high = (vstart + d, vend + d) if located else (vstart, vend)
@@ -7890,11 +7925,11 @@ def check_view(ctx, args, opened, edit_first, edit_last, located=False, insert=F
     raise ToolError("STALE_VIEW", "stale_view", data=data, file=file, start=vstart, end=vend, id=token)
 
 
-def _moved_view(ctx, token, opened, vstart, vend, digest):
+def _moved_view(opened, vstart, vend, digest, fingerprint):
     """First lines of the windows of the viewed size whose bytes give the token's hash (at most two
-    are looked for: one means the block moved). With the viewed text remembered (server), only
-    windows starting with its first line are hashed."""
-
+    are looked for: one means the block moved). Only windows of the viewed lines' byte size whose
+    first line has the token's CRC-32 are hashed (the token's fingerprint), so the search costs one
+    pass over the line starts."""
     text, count = opened.text, vend - vstart + 1
     body = text.body
     starts = [0]
@@ -7907,26 +7942,18 @@ def _moved_view(ctx, token, opened, vstart, vend, digest):
     if starts[-1] != len(body):
         starts.append(len(body))
     lines = len(starts) - 1
-    if not body or count > lines or lines * count > VIEW_SEARCH_LINES:
+    if not body or count > lines:
         return []
-    remembered = ctx.views.get(token.strip())
-    first = None
-    if remembered is not None:
-        first_line = remembered.split("\n", 1)[0].partition("\t")[2]
-        try:
-            first = first_line.encode(text.codec)
-        except UnicodeError:
-            first = None
     prefix = _sha256_new(f"{opened.real}\0{vstart}\0{vend}\0".encode("utf-8", "surrogatepass"))
     found = []
-    for line in range(1, lines - count + 2):
-        if line == vstart:
-            continue
-        a = starts[line - 1]
-        if first is not None and not body.startswith(first, a):
+    size, first_crc = fingerprint
+    crc32 = __import__("zlib").crc32
+    view = memoryview(body)
+    for line, (a, b) in enumerate(zip(starts, starts[count:]), 1):
+        if b - a != size or line == vstart or crc32(view[a : starts[line]]) != first_crc:
             continue
         digest_now = prefix.copy()
-        digest_now.update(memoryview(body)[a : starts[line - 1 + count]])
+        digest_now.update(view[a:b])
         if digest_now.hexdigest()[:16] == digest:
             found.append(line)
             if len(found) > 1:
@@ -8351,7 +8378,11 @@ def _written_view(opened, change):
     if line_count(block) != change.added:  # not whole lines: cut them from the new body instead
         new_body = change.body
         block = new_body[slice(*line_span(new_body, first, last))]
-    return make_view_id(opened.real, first, last, block, change.total)
+    unique = False
+    if len(opened.text.body) <= VIEW_UNIQUE_BYTES:  # (a larger new body is never joined for it)
+        new_body = change.body
+        unique = view_unique(new_body, block, line_span(new_body, first, last)[0])
+    return make_view_id(opened.real, first, last, block, change.total, unique)
 
 
 def _summary(tool, change):
@@ -8423,7 +8454,8 @@ def tool_read(ctx, args):
     a, b = line_span(body, start, end) if total else (0, 0)
     crlf, lf = eol_counts(body, text.newlines())
     shape = {"crlf": crlf, "lf": lf, "final_newline": not body or body.endswith(b"\n")}
-    return _read_result(ctx, args, opened, (start, end, total), body[a:b], shape, warnings)
+    unique = view_unique(body, body[a:b], a)
+    return _read_result(ctx, args, opened, (start, end, total), body[a:b], shape, warnings, unique)
 
 
 def _read_window(ctx, args, opened, total, warnings):
@@ -8438,14 +8470,15 @@ def _read_window(ctx, args, opened, total, warnings):
     return start, end
 
 
-def _read_result(ctx, args, opened, window, chunk, shape, warnings):
-    """The result of a read of lines start..end, whose bytes are `chunk`."""
+def _read_result(ctx, args, opened, window, chunk, shape, warnings, unique=False):
+    """The result of a read of lines start..end, whose bytes are `chunk` (`unique`: they stand
+    nowhere else in the file, so the view may follow them when they move)."""
     real, text = opened.real, opened.text
     start, end, total = window
     result = {"status": "ok", "file": args["file"], "path": real}
     if any(item[0] == "w.truncated" for item in warnings if isinstance(item, tuple)):
         result.update(truncated=True, next_start=end + 1)
-    token = make_view_id(real, start, end, chunk, total)
+    token = make_view_id(real, start, end, chunk, total, unique)
     result.update(start=start, end=end, total=total)
     content = render_numbered(split_decoded(chunk.decode(text.codec)), start)
     if not args.get("brief"):
@@ -8792,7 +8825,10 @@ def closest_of(opened, old):
     if found is not None:
         body, total = opened.text.body, opened.text.total()
         a, b = line_span(body, found["start"], found["end"])
-        found["viewed_code_id"] = make_view_id(opened.real, found["start"], found["end"], body[a:b], total)
+        unique = view_unique(body, body[a:b], a)
+        found["viewed_code_id"] = make_view_id(
+            opened.real, found["start"], found["end"], body[a:b], total, unique
+        )
     return found
 
 
@@ -9845,7 +9881,8 @@ def _group_result(ctx, args, group):
     if written and not group.delete_file:
         first, last = written[0][0], written[-1][1]
         a, b = line_span(new_body, first, last)
-        entry["viewed_code_id"] = make_view_id(opened.real, first, last, new_body[a:b], total)
+        unique = view_unique(new_body, new_body[a:b], a)
+        entry["viewed_code_id"] = make_view_id(opened.real, first, last, new_body[a:b], total, unique)
     return entry, items, warnings
 
 

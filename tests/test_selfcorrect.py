@@ -325,3 +325,88 @@ def test_every_mismatch_has_a_closest_member(server, root):
     (root / "t.py").write_text("def total(items):\n    return sum(i.price for i in items)\n")
     error = server.err("be-replace", "MISMATCH", file="t.py", old="return foo", content="q")
     assert "closest" in error
+
+
+# ---- never the wrong place: only a block that was unique may move (issue 21) -----------------------
+
+TWINS = "def load(x):\n    x = x + 1\n    return x\n\n\ndef save(x):\n    x = x + 1\n    return x\n"
+
+
+def test_a_view_of_lines_with_a_twin_never_moves_to_the_twin(root, be_env):
+    """Line 3 also stands at line 7: after another program changes line 3 in place, the edit
+    must not land in the other function."""
+    (root / "t.py").write_text(TWINS)
+    _s, read = cli(root, be_env, "read", "-f", "t.py", "-s", "3", "-e", "3")
+    assert ":u" not in read["viewed_code_id"]
+    (root / "t.py").write_text(TWINS.replace("    return x\n", "    return x * 2\n", 1))
+    before = (root / "t.py").read_bytes()
+    status, result = cli(
+        root,
+        be_env,
+        "replace",
+        "-f",
+        "t.py",
+        "-s",
+        "3",
+        "--old",
+        "    return x",
+        "-c",
+        "    return -x",
+        "--viewed-code-id",
+        read["viewed_code_id"],
+    )
+    assert status == 1 and result["error"]["code"] == "STALE_VIEW", result
+    assert (root / "t.py").read_bytes() == before
+
+
+def test_a_two_line_block_with_a_twin_never_moves_through_be_edit(server, root):
+    code = (
+        "def load(p):\n    try:\n        return open(p).read()\n    except OSError:\n        return None\n\n"
+        "def save(p, d):\n    try:\n        open(p, 'w').write(d)\n    except OSError:\n        return None\n"
+    )
+    (root / "io.py").write_text(code)
+    view = server.ok("be-read", {"file": "io.py", "start": 4, "end": 5})
+    changed = code.replace(
+        "    except OSError:\n        return None\n", "    except IOError:\n        return None\n", 1
+    )
+    (root / "io.py").write_text("# header\n" + changed)  # changed in place, and moved by one line
+    error = server.err(
+        "be-edit",
+        "STALE_VIEW",
+        {
+            "edits": [
+                {
+                    "file": "io.py",
+                    "start": 4,
+                    "end": 5,
+                    "content": "    except OSError as e:\n        raise",
+                    "viewed_code_id": view["viewed_code_id"],
+                }
+            ]
+        },
+    )
+    assert error["index"] == 0
+    assert (root / "io.py").read_text() == "# header\n" + changed
+
+
+def test_a_unique_block_still_follows_a_move_in_a_new_process(root, be_env):
+    (root / "t.py").write_text(TWINS)
+    _s, read = cli(root, be_env, "read", "-f", "t.py", "-s", "1", "-e", "3")
+    size = len("def load(x):\n    x = x + 1\n    return x\n")
+    assert f":u{size}." in read["viewed_code_id"]
+    (root / "t.py").write_text("import os\n" + TWINS)
+    status, result = cli(
+        root,
+        be_env,
+        "replace",
+        "-f",
+        "t.py",
+        "-s",
+        "3",
+        "-c",
+        "    return x + 1",
+        "--viewed-code-id",
+        read["viewed_code_id"],
+    )
+    assert status == 0 and result["relocated"] == 1 and result["start"] == 4, result
+    assert (root / "t.py").read_text().splitlines()[3] == "    return x + 1"

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import tempfile
 import time
 from pathlib import Path
@@ -290,9 +291,13 @@ def test_streaming_read_equals_whole_read(tmp_path_factory, data, bom, start, en
 
     def outcome():
         try:
-            return be.call_tool(ctx, be.find_tool("read"), dict(args))
+            result = be.call_tool(ctx, be.find_tool("read"), dict(args))
         except be.ToolError as exc:
             return exc.code
+        # (a streamed read does not look for other copies of the lines: its view carries no
+        # uniqueness mark, so it never follows moved lines; the rest is the same)
+        result["viewed_code_id"] = re.sub(r":u\d+\.[0-9a-f]{8}$", "", result["viewed_code_id"])
+        return result
 
     whole = outcome()
     original = (be.STREAM_READ_BYTES, be._STREAM_CHUNK)
