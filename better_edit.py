@@ -255,6 +255,15 @@ MESSAGES = {
         "use a path inside {root}",
         "请使用 {root} 之内的路径",
     ),
+    "patch_outside": (
+        "the patch names {file}, which is outside the current folder",
+        "补丁中的 {file} 位于当前文件夹之外",
+    ),
+    "patch_outside.hint": (
+        "git apply refuses such paths too: run the command in a folder that holds the file, give "
+        "--root, or pass --unsafe-paths if you mean it",
+        "git apply 同样拒绝此类路径：请在包含该文件的文件夹中运行，或指定 --root，确有需要时传入 --unsafe-paths",
+    ),
     "sandbox_name": (
         "path {file!r} is refused: {why}",
         "路径 {file!r} 被拒绝：{why}",
@@ -337,9 +346,14 @@ MESSAGES = {
         "line {line} of the patch starts a hunk before any ---/+++ file header",
         "补丁第 {line} 行的块前没有 ---/+++ 文件头",
     ),
-    "patch_hunk_short": (
-        "the hunk ending at patch line {line} does not hold the {old} old and {new} new lines its header says",
-        "补丁第 {line} 行结束的块与其头部所说的 {old} 行旧内容、{new} 行新内容不符",
+    "patch_stray_line": (
+        "line {line} of the patch is inside hunk {hunk} of {file} but is not a hunk line: {text!r}",
+        "补丁第 {line} 行位于 {file} 的第 {hunk} 块内，但不是块中的行：{text!r}",
+    ),
+    "patch_stray_line.hint": (
+        "every line of a hunk starts with ' ' (context), '-' (removed), '+' (added) or '\\'; put other "
+        "text outside the patch",
+        "块中每行都以 ' '（上下文）、'-'（删除）、'+'（添加）或 '\\' 开头；其他文字请放到补丁之外",
     ),
     "patch_exists": ("the patch creates {file}, which already exists", "补丁要新建 {file}，但它已存在"),
     "patch_ambiguous": (
@@ -558,6 +572,15 @@ MESSAGES = {
     "w.unchanged": (
         "the files already hold this text: nothing was written",
         "文件已是该内容：未写入任何内容",
+    ),
+    "w.hunk_recounted": (
+        "hunk {hunk} of {file}: the header counts {header}, the body has {old} and {new} lines: recounted",
+        "{file} 的第 {hunk} 块：头部计数为 {header}，正文有 {old} 行旧内容和 {new} 行新内容：已按正文重新计数",
+    ),
+    "w.hunk_newline_only": (
+        "hunk {hunk} of {file} changes only whether the file ends with a newline; edits keep that as "
+        "the file has it: nothing to write for it",
+        "{file} 的第 {hunk} 块只改变文件末尾是否有换行；编辑会保持文件原样：此块无需写入",
     ),
     "w.hunk_offset": (
         "hunk {hunk} of {file} applied at line {line} (offset {offset})",
@@ -1011,6 +1034,10 @@ MESSAGES.update(
         "p.patch_file": (
             "read the diff from a file, - = stdin (the default)",
             "从文件读取 diff，- 表示标准输入（默认）",
+        ),
+        "p.unsafe_paths": (
+            "let the patch name files outside the current folder (absolute, or through ..)",
+            "允许补丁指向当前文件夹之外的文件（绝对路径或经由 ..）",
         ),
         "p.edit_force": (
             "apply despite a placeholder line in content or a delete item whose brackets do not balance",
@@ -8063,6 +8090,7 @@ class Change:
         self.check_error = None  # a scanner exception's text, when the check itself failed
         self.plans = None  # several plans checked as one edit (a be-edit file's items), or None
         self.keep_scan = True  # False for a preview: its text is not the file's, nothing to keep
+        self.newline_only = False  # a patch hunk that only adds or drops the final newline
 
     @property
     def body(self):
@@ -9455,7 +9483,17 @@ def tool_edit(ctx, args):
         items, failures = _edit_items(args["edits"])
     else:
         items, failures = parse_patch(args["patch"]), []
+        if not ctx.root and not args.get("unsafe_paths"):
+            for item in items:  # (without a root, the CLI keeps a patch in the current folder)
+                _patch_path_inside(item["file"])
     return apply_items(ctx, args, items, failures, len(items) + len(failures))
+
+
+def _patch_path_inside(file):
+    """SANDBOX for a patch path that leaves the current folder: absolute, or out through `..`."""
+    parts = os.path.normpath(file).split(os.sep)
+    if os.path.isabs(file) or file.startswith(("~", "file:")) or parts[0] == "..":
+        raise ToolError("SANDBOX", "patch_outside", file=file)
 
 
 def _json_value(value):
@@ -9831,8 +9869,8 @@ def _finish_items(ctx, args, groups):
         warnings += _keep_deleted(ctx, groups)
         result["event_id"], write_warnings = _commit_groups(ctx, [g for g in groups if g.changed])
         warnings += write_warnings
-    else:
-        warnings.append(("w.unchanged", {}))
+    elif not all(change.newline_only for group in groups for _item, change in group.changes):
+        warnings.append(("w.unchanged", {}))  # (a newline-only hunk said what it did itself)
     if warnings:
         result["warnings"] = _local_warnings(ctx, warnings)
     return result
@@ -9992,32 +10030,69 @@ _PATCH_REFUSED = ("rename from", "rename to", "copy from", "copy to", "GIT binar
 
 
 def parse_patch(patch):
-    """Edit items from a unified diff (`diff -u`, `git diff`): one item (op "patch") per hunk."""
+    """Edit items from a unified diff (`diff -u`, `git diff`): one item (op "patch") per hunk, and
+    one per git header that creates or deletes an empty file without a hunk. No line inside a hunk
+    is ignored (docs/cli.md#edit-and-patch)."""
     if not isinstance(patch, str) or not patch.strip():
         raise invalid("patch_empty")
     lines = patch.split("\n")
-    items, old_path, new_path, pos = [], None, None, 0
+    if lines[-1] == "":
+        lines.pop()  # (the patch's own final newline)
+    items, old_path, new_path, pos, git = [], None, None, 0, None
     while pos < len(lines):
         line = lines[pos].rstrip("\r")
         if line.startswith(_PATCH_REFUSED):
             raise invalid("patch_unsupported", what=line[:60])
         if line.startswith("diff --git "):
-            old_path = new_path = None
-        elif line.startswith("--- ") and pos + 1 < len(lines) and lines[pos + 1].startswith("+++ "):
+            _git_only_item(items, git)
+            git, old_path, new_path = _git_header(line), None, None
+        elif git is not None and line.startswith(("new file mode", "deleted file mode")):
+            git["mode"] = line.split()[0]
+        elif _file_header_at(lines, pos):
             old_path, new_path = _patch_paths(line[4:], lines[pos + 1].rstrip("\r")[4:])
             pos += 2
             continue
         elif _PATCH_HUNK.match(line):
             if old_path is None and new_path is None:
                 raise invalid("patch_no_header", line=pos + 1)
-            hunk, pos = _patch_hunk(lines, pos)
-            number = 1 + sum(1 for item in items if item["file"] == (new_path or old_path))
+            file = new_path if new_path is not None else old_path
+            number = 1 + sum(1 for item in items if item["file"] == file)
+            hunk, pos, warnings = _patch_hunk(lines, pos, file, number)
             items.append(_hunk_item(len(items), old_path, new_path, hunk, number))
+            items[-1]["warnings"] = warnings
+            if git is not None:
+                git["hunks"] += 1
             continue
         pos += 1
+    _git_only_item(items, git)
     if not items:
         raise invalid("patch_empty")
     return items
+
+
+def _file_header_at(lines, pos):
+    return lines[pos].startswith("--- ") and pos + 1 < len(lines) and lines[pos + 1].startswith("+++ ")
+
+
+def _git_header(line):
+    """The paths of `diff --git a/X b/Y` (used when no ---/+++ follows: an empty file created or
+    deleted by a header alone)."""
+    rest = line[len("diff --git ") :]
+    half = len(rest) // 2  # (a/X b/X: the two names are alike; unusual names are quoted)
+    old, new = (rest[:half], rest[half + 1 :]) if rest[half : half + 1] == " " else (rest, rest)
+    old, new = _patch_paths(old, new)
+    return {"old": old, "new": new, "mode": None, "hunks": 0}
+
+
+def _git_only_item(items, git):
+    """A git header that creates (`new file mode`) or deletes (`deleted file mode`) a file with no
+    hunk: the file is empty; one item creates or deletes it."""
+    if git is None or git["hunks"] or git["mode"] is None:
+        return
+    create = git["mode"] == "new"
+    old_path, new_path = (None, git["new"]) if create else (git["old"], None)
+    items.append(_hunk_item(len(items), old_path, new_path, (0, [], [], False, []), 1))
+    items[-1]["warnings"] = []
 
 
 def _patch_paths(old, new):
@@ -10039,32 +10114,63 @@ def _unquote_path(path):
     return path
 
 
-def _patch_hunk(lines, pos):
-    """One hunk: (old start, old lines, new lines, ends without newline); returns it and the next position."""
-    match = _PATCH_HUNK.match(lines[pos].rstrip("\r"))
+def _patch_hunk(lines, pos, file, number):
+    """One hunk: (old start, old lines, new lines, ends without newline, tagged lines), the position
+    after it and its warnings. Its body runs to the next hunk, file header or end of the patch; a
+    header that miscounts it is recounted from the body, with a warning; a line that is not
+    ' ', '-', '+', '\\' or empty is INVALID_ARGUMENT naming it."""
+    header = lines[pos].rstrip("\r")
+    match = _PATCH_HUNK.match(header)
     old_start = int(match.group(1))
-    old_count = int(match.group(2)) if match.group(2) is not None else 1
-    new_count = int(match.group(4)) if match.group(4) is not None else 1
-    old, new, tagged, no_newline = [], [], [], False
+    counts = tuple(int(match.group(n)) if match.group(n) is not None else 1 for n in (2, 4))
+    entries, no_newline = [], False  # (sign, text, was an empty line)
     pos += 1
-    while pos < len(lines) and (len(old) < old_count or len(new) < new_count or lines[pos].startswith("\\")):
+    while pos < len(lines):
         raw = lines[pos]
         line = raw[:-1] if raw.endswith("\r") else raw
+        if _PATCH_HUNK.match(line) or line.startswith("diff --git ") or _file_header_at(lines, pos):
+            break
+        if line == "-- " and _signature_follows(lines, pos, entries, counts):
+            pos = len(lines)  # (git format-patch's signature closes the patch)
+            break
         if line.startswith("\\"):
             no_newline = True
         elif line[:1] in ("-", "+", " ") or line == "":
-            sign = line[:1] or " "
-            if sign != "+":
-                old.append(line[1:])
-            if sign != "-":
-                new.append(line[1:])
-            tagged.append((sign, line[1:]))
+            entries.append((line[:1] or " ", line[1:], line == ""))
         else:
-            break
+            raise invalid("patch_stray_line", line=pos + 1, text=line[:80], hunk=number, file=file)
         pos += 1
-    if len(old) != old_count or len(new) != new_count:
-        raise invalid("patch_hunk_short", line=pos, old=old_count, new=new_count)
-    return (old_start, old, new, no_newline, tagged), pos
+    entries, warnings = _recount(entries, counts, header, file, number)
+    tagged = [(sign, text) for sign, text, _empty in entries]
+    old = [text for sign, text in tagged if sign != "+"]
+    new = [text for sign, text in tagged if sign != "-"]
+    return (old_start, old, new, no_newline, tagged), pos, warnings
+
+
+def _hunk_counts(entries):
+    return (sum(sign != "+" for sign, _t, _e in entries), sum(sign != "-" for sign, _t, _e in entries))
+
+
+def _signature_follows(lines, pos, entries, counts):
+    """`-- ` then a version line at the end of the patch, after a hunk that holds what it counts."""
+    return _hunk_counts(entries) == counts and len(lines) - pos <= 3
+
+
+def _recount(entries, counts, header, file, number):
+    """The hunk's lines, and a warning when its header's counts are not what its body holds.
+    Empty lines at its end are blank lines after the hunk when dropping them makes the counts
+    right (or when the counts are wrong anyway), not empty context lines."""
+    if _hunk_counts(entries) == counts:
+        return entries, []
+    body = list(entries)
+    while body and body[-1][2]:
+        body.pop()
+        if _hunk_counts(body) == counts:
+            return body, []
+    old_count, new_count = _hunk_counts(body)
+    said = header.split("@@")[1].strip()
+    fields = {"hunk": number, "file": file, "header": said, "old": old_count, "new": new_count}
+    return body, [("w.hunk_recounted", fields)]
 
 
 def _hunk_item(index, old_path, new_path, hunk, number=1):
@@ -10078,6 +10184,30 @@ def _hunk_item(index, old_path, new_path, hunk, number=1):
 def _hunk_change(ctx, item, opened, exists, hunk):
     """The Change a hunk makes: at its stated line when its old lines are there, else at the one
     place they are (a warning names the offset); several -> AMBIGUOUS, none -> MISMATCH."""
+    change = _hunk_plan(ctx, item, opened, exists, _without_bom(opened, hunk))
+    change.warnings = list(item.get("warnings") or []) + change.warnings
+    return change
+
+
+def _without_bom(opened, hunk):
+    """git shows a UTF-8 file's BOM at the start of its first line; the Text keeps the BOM apart."""
+    old_start, old, new, no_newline, tagged = hunk
+    if not (opened.text.bom and old_start <= 1 and tagged):
+        return hunk
+    cut, seen = [], set()
+    for sign, line in tagged:
+        sides = {" ": ("old", "new"), "-": ("old",), "+": ("new",)}[sign]
+        first = [side for side in sides if side not in seen]
+        if first and line.startswith("\ufeff"):
+            line = line[1:]
+        seen.update(sides)
+        cut.append((sign, line))
+    old = [line for sign, line in cut if sign != "+"]
+    new = [line for sign, line in cut if sign != "-"]
+    return old_start, old, new, no_newline, cut
+
+
+def _hunk_plan(ctx, item, opened, exists, hunk):
     old_start, old, new, no_newline, tagged = hunk
     file = item["file"]
     if item["create"]:
@@ -10095,13 +10225,16 @@ def _hunk_change(ctx, item, opened, exists, hunk):
         total = opened.text.total()
         return Change(opened.text, (0, b"", len(opened.text.body)), 1, total, 0, {}, at=0)
     if not old:  # a pure insertion without context: its stated place is all there is
-        return _insert_change(
-            ctx, {"file": file, "after_line": min(old_start, len(lines)), "content": content}, opened
-        )
+        insert = {"file": file, "after_line": min(old_start, len(lines)), "content": content}
+        return _insert_change(ctx, dict(insert, force=item.get("force")), opened)
     start, warnings = _hunk_position(opened, item, lines, old, old_start)
     removed = "\n".join(line for sign, line in tagged if sign == "-")
     placeholder_guard(item, opened, "\n".join(line for sign, line in tagged if sign == "+"), removed)
     change = _hunk_splice(opened, start, start + len(old) - 1, tagged)
+    if no_newline and old == new:
+        where = {"hunk": item.get("hunk", item["index"] + 1), "file": file}
+        warnings.append(("w.hunk_newline_only", where))
+        change.newline_only = True
     change.warnings += warnings
     return change
 
@@ -10780,6 +10913,7 @@ TOOLS = [
         [
             Param("patch", "string", "p.patch", cli_also=(("file", "--patch-file", "p.patch_file", "-"),)),
             Param("force", "boolean", "p.edit_force", flags=("--force",)),
+            Param("unsafe_paths", "boolean", "p.unsafe_paths", flags=("--unsafe-paths",)),
             P_PREVIEW,
             P_BRIEF,
             P_FORMAT,

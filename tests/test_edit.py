@@ -12,6 +12,9 @@ import difflib
 import json
 import os
 import resource
+import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 from harness import Server, run_cli, scaled
@@ -350,3 +353,146 @@ def test_text_output_names_what_an_edit_broke(root, be_env):
         input=b'[{"file": "f.js", "start": 1, "content": "function f() {"}]',
     )
     assert done.returncode == 0 and b'f.js: edit left 1 unclosed "{"' in done.stdout, done.stdout
+
+
+# ---- strict patches: no line is ever dropped (issue 21) ---------------------------------------------
+
+
+def _miscount(patch, rng):
+    """The patch with every hunk header's counts moved by -2..+2 (never below 0)."""
+    out = []
+    for line in patch.split("\n"):
+        match = be._PATCH_HUNK.match(line)
+        if match:
+            counts = [int(match.group(n)) if match.group(n) is not None else 1 for n in (2, 4)]
+            old, new = (max(0, count + rng.choice((-2, -1, 1, 2))) for count in counts)
+            line = f"@@ -{match.group(1)},{old} +{match.group(3)},{new} @@"
+        out.append(line)
+    return "\n".join(out)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(old=TEXT_LINES, new=TEXT_LINES, seed=st.integers(0, 1 << 16))
+def test_a_miscounted_difflib_patch_still_turns_the_first_text_into_the_second_or_is_refused(
+    tmp_path_factory, old, new, seed
+):
+    import random
+
+    root = tmp_path_factory.mktemp("miscount")
+    first = "".join(line + "\n" for line in old)
+    second = "".join(line + "\n" for line in new)
+    (root / "f.txt").write_text(first)
+    patch = "".join(
+        difflib.unified_diff(first.splitlines(True), second.splitlines(True), "a/f.txt", "b/f.txt")
+    )
+    if not patch:
+        return
+    try:
+        call(_ctx(root, root / ".cache"), "edit", patch=_miscount(patch, random.Random(seed)))
+    except be.ToolError:
+        assert (root / "f.txt").read_text() == first  # refused: nothing written
+        return
+    assert (root / "f.txt").read_text() == second  # never a partial result
+
+
+def test_a_hunk_whose_header_miscounts_its_body_is_recounted_with_a_warning(root, be_env):
+    (root / "f.txt").write_text("a\nb\nc\nd\n")
+    patch = "--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,2 @@\n-a\n-b\n-c\n+A\n+B\n+C\n"
+    done, answer = run(root, be_env, "patch", input=patch.encode())
+    assert done.returncode == 0, answer
+    assert (root / "f.txt").read_text() == "A\nB\nC\nd\n"
+    assert any(
+        "the header counts -1,2 +1,2, the body has 3 and 3 lines: recounted" in w for w in answer["warnings"]
+    )
+
+
+def test_a_stray_line_inside_a_hunk_is_refused_naming_it(root, be_env):
+    (root / "f.txt").write_text("a\nb\n")
+    patch = "--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,2 @@\n a\n-b\nThis fixes the bug.\n+B\n"
+    done, answer = run(root, be_env, "patch", input=patch.encode())
+    assert done.returncode == 2 and answer["error"]["code"] == "INVALID_ARGUMENT", answer
+    assert "line 6" in answer["error"]["message"] and "This fixes the bug." in answer["error"]["message"]
+    assert (root / "f.txt").read_text() == "a\nb\n"
+
+
+def _git(root, *args):
+    done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+@pytest.mark.skipif(not shutil.which("git"), reason="needs git")
+def test_git_diff_creating_and_deleting_empty_files_applies_whole(tmp_path, be_env):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    (repo / "gone.txt").write_text("")
+    (repo / "x.txt").write_text("one\ntwo\n")
+    _git(repo, "add", ".")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
+    (repo / "gone.txt").unlink()
+    (repo / "empty.txt").write_text("")
+    (repo / "x.txt").write_text("one\nTWO\n")
+    _git(repo, "add", "-A")
+    patch = _git(repo, "diff", "--cached", "--no-renames")  # (two empty files look like a rename)
+    _git(repo, "reset", "-q", "--hard")
+    (repo / "empty.txt").unlink(missing_ok=True)
+    done, answer = run(repo, be_env, "patch", input=patch.encode())
+    assert done.returncode == 0, answer
+    assert (repo / "empty.txt").read_bytes() == b"" and not (repo / "gone.txt").exists()
+    assert (repo / "x.txt").read_text() == "one\nTWO\n"
+    only_creation = "diff --git a/new.txt b/new.txt\nnew file mode 100644\nindex 0000000..e69de29\n"
+    done, answer = run(repo, be_env, "patch", input=only_creation.encode())
+    assert done.returncode == 0 and (repo / "new.txt").read_bytes() == b"", answer
+
+
+@pytest.mark.skipif(not shutil.which("git"), reason="needs git")
+def test_git_diff_of_a_bom_file_touching_line_one_applies(tmp_path, be_env):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    (repo / "b.txt").write_bytes(b"\xef\xbb\xbfone\ntwo\n")
+    _git(repo, "add", ".")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
+    (repo / "b.txt").write_bytes(b"\xef\xbb\xbfONE\ntwo\n")
+    patch = _git(repo, "diff")
+    _git(repo, "checkout", "-q", "b.txt")
+    done, answer = run(repo, be_env, "patch", input=patch.encode())
+    assert done.returncode == 0, answer
+    assert (repo / "b.txt").read_bytes() == b"\xef\xbb\xbfONE\ntwo\n"
+
+
+def test_force_reaches_a_hunk_without_context(root, be_env):
+    (root / "f.js").write_text("a();\nb();\nc();\n")
+    patch = "--- a/f.js\n+++ b/f.js\n@@ -3,0 +4,1 @@\n+// ... rest unchanged ...\n"
+    done, answer = run(root, be_env, "patch", input=patch.encode())
+    assert done.returncode == 1 and answer["error"]["code"] == "PLACEHOLDER", answer
+    done, answer = run(root, be_env, "patch", "--force", input=patch.encode())
+    assert done.returncode == 0, answer
+    assert (root / "f.js").read_text() == "a();\nb();\nc();\n// ... rest unchanged ...\n"
+
+
+@pytest.mark.parametrize("target", ["../outside.txt", "/tmp/be-outside-{pid}.txt"])
+def test_cli_patch_paths_leaving_the_folder_are_refused(root, be_env, target):
+    target = target.format(pid=os.getpid())
+    header = (
+        f"--- /dev/null\n+++ b/{target}\n" if not target.startswith("/") else f"--- /dev/null\n+++ {target}\n"
+    )
+    patch = header + "@@ -0,0 +1,1 @@\n+escaped\n"
+    outside = (root / target).resolve() if not target.startswith("/") else Path(target)
+    done, answer = run(root, be_env, "patch", input=patch.encode())
+    assert done.returncode == 1 and answer["error"]["code"] == "SANDBOX", answer
+    assert not outside.exists()
+    done, answer = run(root, be_env, "patch", "--unsafe-paths", input=patch.encode())
+    assert done.returncode == 0, answer
+    assert outside.read_text() == "escaped\n"
+    outside.unlink()
+
+
+def test_a_final_newline_only_patch_says_what_it_did(root, be_env):
+    (root / "f.txt").write_text("a\nb\n")
+    patch = "--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,2 @@\n a\n-b\n+b\n\\ No newline at end of file\n"
+    done, answer = run(root, be_env, "patch", input=patch.encode())
+    assert done.returncode == 0, answer
+    assert any("changes only whether the file ends with a newline" in w for w in answer["warnings"])
+    assert not any("already hold this text" in w for w in answer["warnings"])
+    assert (root / "f.txt").read_text() == "a\nb\n"
