@@ -330,8 +330,12 @@ MESSAGES = {
         "条目 {index}（{file}）：{message}［{count} 个条目中 {failed} 个失败，见 failed；未写入任何内容］",
     ),
     "edit_overlap": (
-        "items {first} and {second} touch overlapping lines of the same file",
-        "条目 {first} 与 {second} 修改了同一文件中重叠的行",
+        "items {first} ({first_file}) and {second} ({second_file}) touch overlapping lines of the same file",
+        "条目 {first}（{first_file}）与 {second}（{second_file}）修改了同一文件中重叠的行",
+    ),
+    "edit_encodings": (
+        "items {items} name {file} with different encodings ({names}); a file has one encoding",
+        "条目 {items} 以不同编码（{names}）指定 {file}；一个文件只有一种编码",
     ),
     "edit_overlap.hint": (
         "merge them into one item, or fix their line numbers (both refer to the file before the call)",
@@ -761,12 +765,12 @@ MESSAGES = {
         "第 {line} 行第 {column} 列：大小写不同",
     ),
     "kind.missing_line": (
-        "line {line}, column {column}: the file has a line old lacks",
-        "第 {line} 行第 {column} 列：文件中有一行 old 中没有",
+        "line {line}, column {column}: old has a line the file is missing",
+        "第 {line} 行第 {column} 列：old 中有一行文件中没有",
     ),
     "kind.extra_line": (
-        "line {line}, column {column}: old has a line the file lacks",
-        "第 {line} 行第 {column} 列：old 中有一行文件中没有",
+        "line {line}, column {column}: the file has an extra line old lacks",
+        "第 {line} 行第 {column} 列：文件中多出一行 old 中没有",
     ),
     "kind.text": ("line {line}, column {column}: the text differs", "第 {line} 行第 {column} 列：文本不同"),
     "mcp.tty_notice": (
@@ -2253,15 +2257,15 @@ def _first_difference(old, block, start, pairs):
                     return i1 + k, found
             continue
         if tag == "delete":
-            return i1, _diff("extra_line", start + j1, 1, old[i1], None)
+            return i1, _diff("missing_line", start + j1, 1, old[i1], None)
         if tag == "insert":
-            return i1, _diff("missing_line", start + j1, 1, None, block[j1])
+            return i1, _diff("extra_line", start + j1, 1, None, block[j1])
         # replace: the first lines differ even forgivingly, unless a line is absent just there
         here = pairs(go[i1], gb[j1])
         if i2 - i1 > j2 - j1 and pairs(go[i1 + 1], gb[j1]) > here:
-            return i1, _diff("extra_line", start + j1, 1, old[i1], None)
+            return i1, _diff("missing_line", start + j1, 1, old[i1], None)
         if j2 - j1 > i2 - i1 and pairs(go[i1], gb[j1 + 1]) > here:
-            return i1, _diff("missing_line", start + j1, 1, None, block[j1])
+            return i1, _diff("extra_line", start + j1, 1, None, block[j1])
         return i1, _pair(old[i1], block[j1], start + j1) or _diff("text", start + j1, 1, old[i1], block[j1])
     return None, None
 
@@ -2329,7 +2333,10 @@ def closest_block(lines, old_lines):
         found = _first_difference(raw_old, block, a + 1, pairs)[1]
     else:
         found = _expanded_first_difference(raw_old, exp, block, a + 1, pairs)
-    return {"start": a + 1, "end": b, "similarity": round(raw, 2), "first_difference": found}
+    similarity = round(raw, 2)
+    if similarity == 1 and found is not None:
+        similarity = 0.99  # (1.0 only for an identical block: a difference was found)
+    return {"start": a + 1, "end": b, "similarity": similarity, "first_difference": found}
 
 
 # --- words ------------------------------------------------------------------------------------------
@@ -2383,10 +2390,10 @@ def describe_difference(first_difference):
     kind, line, col = d["kind"], d["line"], d["column"]
     e, a = d["expected"], d["actual"]
     at = f"line {line}, column {col}"
-    if kind == "missing_line":
+    if kind == "extra_line":  # (named from the file's side: the file has a line old lacks)
         what = "a blank line" if not a.strip() else f"a line old lacks: {_quote(a)}"
         return f"line {line}: the file has {what}" + (" that old lacks" if not a.strip() else "")
-    if kind == "extra_line":
+    if kind == "missing_line":  # old expects a line the file is missing
         what = "a blank line the file lacks" if not e.strip() else f"a line the file lacks: {_quote(e)}"
         return f"line {line}: old has {what}"
     if kind == "line_numbers":
@@ -7295,6 +7302,8 @@ def _prepare_file(ctx, fc):
     place = fc.place
     if place.pending:
         place.make_folders(ctx)
+    if fc.st is not None and place.lstat() is None:
+        raise FileNotFoundError(2, "removed by another program", fc.real)  # (CONFLICT, said by the caller)
     check_writable(place, fc.st)
     folder, name = place.folder, place.name
     if fc.how in ("rename", "create"):
@@ -7555,7 +7564,12 @@ class _CommitRun:
             self.current = "journal"
             self.record = self.journal.write(self.id, {"tool": tool}, self.files, sync=False)
         for fc in self._each():
-            _prepare_file(self.ctx, fc)
+            try:
+                _prepare_file(self.ctx, fc)
+            except FileNotFoundError:  # the file was read, and is gone: another program removed it
+                if fc.st is None:
+                    raise
+                raise ToolError("CONFLICT", "conflict", file=fc.file) from None
             if event:
                 event.keep(fc)
             if fc.check and not _still_same(fc.place, fc.st, fc.raw):
@@ -8690,7 +8704,7 @@ def _replace_arguments(args):
             raise invalid("end_without_start")
         if "old" not in args:
             raise invalid("need_lines_or_old")
-    if "old" in args and args["old"] == "":
+    if "old" in args and args["old"] == "" and "start" not in args:  # (with start: an empty line)
         raise ToolError("INVALID_ARGUMENT", "old_empty")
 
 
@@ -9626,10 +9640,28 @@ def apply_items(ctx, args, items, failures, total):
                 opened.place.folder.close()
 
 
+def _codec_or_name(name):
+    try:
+        return _lookup_codec(name)
+    except ToolError:
+        return name  # (an unknown name is refused when the file is read with it)
+
+
 def _plan_group(ctx, args, group, failures):
     """Resolve and check every item of one file; their Changes, composed, make the file's plan."""
     place, file = group.place, group.file
-    encoding = next((i["args"]["encoding"] for i in group.items if i["args"].get("encoding")), None)
+    named = {i["index"]: i["args"]["encoding"] for i in group.items if i["args"].get("encoding")}
+    if len({_codec_or_name(name) for name in named.values()}) > 1:
+        error = ToolError(
+            "INVALID_ARGUMENT",
+            "edit_encodings",
+            items=", ".join(map(str, named)),
+            file=file,
+            names=", ".join(dict.fromkeys(named.values())),
+        )
+        failures.extend((index, file, error) for index in named)
+        return
+    encoding = next(iter(named.values()), None)
     group.exists = exists = place.lstat() is not None
     try:
         if exists:
@@ -9704,11 +9736,18 @@ def _overlaps(changes, file):
     for n, (item, change) in enumerate(changes):
         for other, other_change in changes[n + 1 :]:
             if "write" in (item["op"], other["op"]) or _ranges_overlap(change, other_change):
-                pair = sorted((item["index"], other["index"]))
+                one, two = sorted((item, other), key=lambda i: i["index"])
+                pair = [one["index"], two["index"]]
+                names = {"first_file": one["file"], "second_file": two["file"]}  # (each as given)
                 error = ToolError(
-                    "INVALID_ARGUMENT", "edit_overlap", data={"items": pair}, first=pair[0], second=pair[1]
+                    "INVALID_ARGUMENT",
+                    "edit_overlap",
+                    data={"items": pair},
+                    first=pair[0],
+                    second=pair[1],
+                    **names,
                 )
-                found.append((pair[1], file, error))
+                found.append((pair[1], two["file"], error))
     return found
 
 

@@ -105,7 +105,7 @@ lines) was most likely copied from: its lines `start`..`end`, `similarity` (0 to
 in the file), `expected` (the line of `old`), `actual` (the file's line) and `kind`: `indentation`,
 `trailing_whitespace`, `quotes` (typographic for straight), `escaping` (escape sequences for the
 characters, or the reverse), `line_numbers` (the `N<TAB>` prefixes of a read left in `old`), `case`,
-`missing_line` (the file has a line `old` lacks), `extra_line` (the reverse) or `text`.
+`missing_line` (`old` expects a line the file is missing), `extra_line` (the file has an extra line `old` lacks) or `text`.
 `first_difference` is `null` when the block equals `old` (stale line numbers: see `found_at`), and
 `closest` is `null` when nothing in the file is at least half similar (a search by `old` alone may
 then still name a less similar block in `actual`, `start` and `end`, without `closest`). `old` that

@@ -287,7 +287,7 @@ def test_old_skips_a_line_the_file_has():
         "column": 1,
         "expected": None,
         "actual": "    validate(data)",
-        "kind": "missing_line",
+        "kind": "extra_line",
     }
     assert describe(d) == "line 10: the file has a line old lacks: '    validate(data)'"
 
@@ -297,7 +297,7 @@ def test_old_has_a_hallucinated_line():
     r = closest_block(PY, old)
     assert (r["start"], r["end"]) == (7, 9)
     d = fd(r)
-    assert d == {"line": 9, "column": 1, "expected": "        x = 1", "actual": None, "kind": "extra_line"}
+    assert d == {"line": 9, "column": 1, "expected": "        x = 1", "actual": None, "kind": "missing_line"}
     assert describe(d) == "line 9: old has a line the file lacks: '        x = 1'"
 
 
@@ -309,7 +309,7 @@ def test_brief_example_extra_line_message():
 
 def test_old_lacks_a_blank_line():
     d = fd(closest_block(PY, ["log = logging.getLogger(__name__)", "", "def load(path):"]))
-    assert (d["line"], d["kind"]) == (6, "missing_line")
+    assert (d["line"], d["kind"]) == (6, "extra_line")
     assert describe(d) == "line 6: the file has a blank line that old lacks"
 
 
@@ -392,7 +392,7 @@ def test_line_endings_are_not_compared():
 
 def test_block_at_the_very_end_and_start_of_the_file():
     d = fd(closest_block(PY, PY[-2:] + ["# trailing comment"]))
-    assert (d["line"], d["kind"]) == (len(PY) + 1, "extra_line")
+    assert (d["line"], d["kind"]) == (len(PY) + 1, "missing_line")
     d = fd(closest_block(PY, ["import jsn", "import logging"]))
     assert (d["line"], d["column"], d["kind"]) == (1, 10, "text")
 
@@ -417,8 +417,8 @@ def test_every_kind_is_described_in_one_line():
         "escaping": ('a \\"b', 'a "b'),
         "line_numbers": ("3\tx", "x"),
         "case": ("X", "x"),
-        "missing_line": (None, "x"),
-        "extra_line": ("x", None),
+        "extra_line": (None, "x"),
+        "missing_line": ("x", None),
         "text": ("abc", "abd"),
     }
     for kind, (e, a) in samples.items():

@@ -496,3 +496,67 @@ def test_a_final_newline_only_patch_says_what_it_did(root, be_env):
     assert any("changes only whether the file ends with a newline" in w for w in answer["warnings"])
     assert not any("already hold this text" in w for w in answer["warnings"])
     assert (root / "f.txt").read_text() == "a\nb\n"
+
+
+# ---- contract details (issue 21) --------------------------------------------------------------------
+
+
+def test_items_of_one_file_naming_different_encodings_are_refused(root, be_env):
+    (root / "f.txt").write_text("a\nb\n")
+    edits = [
+        {"file": "f.txt", "start": 1, "content": "A", "encoding": "utf-8"},
+        {"file": "f.txt", "start": 2, "content": "B", "encoding": "latin-1"},
+    ]
+    done, answer = run(root, be_env, "edit", "--edits-file", "-", input=json.dumps(edits).encode())
+    assert done.returncode == 2 and answer["error"]["code"] == "INVALID_ARGUMENT", answer
+    assert "different encodings" in answer["error"]["message"]
+    assert sorted(f["index"] for f in answer["error"]["failed"]) == [0, 1]
+    same = [dict(edits[0], encoding="UTF8"), dict(edits[1], encoding="utf-8")]  # one codec, two spellings
+    done, answer = run(root, be_env, "edit", "--edits-file", "-", input=json.dumps(same).encode())
+    assert done.returncode == 0, answer
+
+
+def test_the_overlap_message_names_each_item_as_given(root, be_env):
+    (root / "f.txt").write_text("a\nb\nc\n")
+    edits = [
+        {"file": "f.txt", "start": 1, "end": 2, "content": "x"},
+        {"file": "./f.txt", "start": 2, "content": "y"},
+    ]
+    done, answer = run(root, be_env, "edit", "--edits-file", "-", input=json.dumps(edits).encode())
+    assert done.returncode == 2, answer
+    assert "items 0 (f.txt) and 1 (./f.txt) touch overlapping lines" in answer["error"]["message"], answer
+
+
+def test_old_empty_with_start_matches_an_empty_line(root, be_env):
+    (root / "f.txt").write_text("a\n\nc\n")
+    done, answer = run(root, be_env, "replace", "-f", "f.txt", "-s", "2", "--old", "", "-c", "m")
+    assert done.returncode == 0, answer
+    assert (root / "f.txt").read_text() == "a\nm\nc\n"
+    done, answer = run(root, be_env, "replace", "-f", "f.txt", "-s", "1", "--old", "", "-c", "m")
+    assert done.returncode == 1 and answer["error"]["code"] == "MISMATCH"
+    done, answer = run(root, be_env, "replace", "-f", "f.txt", "--old", "", "-c", "m")
+    assert done.returncode == 2 and answer["error"]["code"] == "INVALID_ARGUMENT"
+
+
+def test_similarity_is_one_only_for_an_identical_block():
+    found = be.closest_block(["a" * 300 + "b", "next"], ["a" * 300 + "c"])
+    assert found is not None and found["similarity"] == 0.99
+    assert be.closest_block(["same line", "next"], ["same line"])["similarity"] == 1.0
+
+
+def test_a_file_removed_during_a_call_is_a_conflict(root, cache_dir, monkeypatch):
+    """Another program removes the file between the read and the write (injected right before
+    the commit prepares it): CONFLICT, not an I/O error, and nothing is created."""
+    ctx = _ctx(root, cache_dir)
+    (root / "f.txt").write_text("a\nb\n")
+    original = be._prepare_file
+
+    def removed_first(ctx, fc):
+        os.unlink(root / "f.txt")
+        return original(ctx, fc)
+
+    monkeypatch.setattr(be, "_prepare_file", removed_first)
+    with pytest.raises(be.ToolError) as err:
+        call(ctx, "replace", file="f.txt", start=1, content="A")
+    assert err.value.code == "CONFLICT"
+    assert os.listdir(root) == []

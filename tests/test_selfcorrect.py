@@ -38,7 +38,7 @@ def server(root, be_env):
         ("\tRESULT = 0\n\tfor item in items:", (), "case"),
         ("3\t\tresult = 0\n4\t\tfor item in items:", (), "line_numbers"),  # prefixes naming wrong lines
         ("\tresult = 0\n\tfor item in items:\n\t\tresult += item.cost", (), "text"),
-        ("\tresult = 0\n\tfor item in items:\n\t\tresult += item.price\n\t\tcount += 1", (), "extra_line"),
+        ("\tresult = 0\n\tfor item in items:\n\t\tresult += item.price\n\t\tcount += 1", (), "missing_line"),
     ],
 )
 def test_every_mismatch_carries_closest_with_its_first_difference(root, be_env, old, lines, kind):
