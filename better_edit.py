@@ -2496,12 +2496,27 @@ _LOOSE = _LazyPattern(
     r"|omitted)",
     re.I,
 )
+# Looser still, only after a leading ellipsis ("// ... other match arms unchanged", "# ... same as
+# above"): an ordinary comment ends with its ellipsis ("# Other transport exceptions..."), a
+# placeholder starts with one.
+_ANY = r"[^\s]+"  # a word of such a phrase: `@param`, `\\newcommand`, `env`
+_AFTER_ELLIPSIS = _LazyPattern(
+    rf"(?:(?:all\s+)?(?:other|more|remaining|previous|original|existing|current)\s+(?:{_ANY}\s+){{0,3}}{_ANY}"
+    rf"(?:\s+(?:here|{_STATE}|remains?|(?:remain|stay)s?\s+the\s+same))?"
+    rf"|(?:the\s+)?same(?:\s+{_ANY}){{0,2}}(?:\s+as\s+(?:above|before|below|(?:the\s+)?original))?"
+    rf"|identical(?:\s+to\s+(?:the\s+)?original)?|(?:the\s+)?remaining\s+code\s+is\s+identical"
+    rf"|(?:{_W}\s+)?lines\s+omitted|unchanged\s+lines|(?:{_ANY}\s+){{1,4}}unchanged|etc\.?\s+\(?unchanged\)?"
+    rf"|(?:{_W}\s+){{0,2}}(?:code\s+)?omitted(?:\s+for\s+brevity)?)",
+    re.I,
+)
 _ELL = _LazyPattern(r"(?<!\.)\.{3,4}(?!\.)|…+|\. \. \.")
 _LINE = _LazyPattern(
-    r"\s*(?:(#+|//+!?|/\*+!?|<!--+|--+|;+|%+|\{\s*/\*+|\{#|\{\{!--|\(\*)(.*?)(?:\*+/\s*\}?|--+>|--\}\}"
+    r"\s*(?:(#+|//+!?|/\*+!?|<!--+|--+|;+|%+|\{\s*/\*+|\{#|\{\{!--|\(\*|\*(?=[ \t]))(.*?)(?:\*+/\s*\}?|--+>|--\}\}"
     r"|#\}|\*\))?|((?:[\[(]\s*)?(?:\.{3}|…).*?|[\[(].*?(?:\.{3}|…)\s*[\])]))\s*"
 )
-_CAND = _LazyPattern(r"^[ \t]*(?:[#;%{(\[]|//|/\*|<!--|--|\.{3}|…).*", re.M)  # comments, ellipses: maybe one
+_CAND = _LazyPattern(
+    r"^[ \t]*(?:[#;%{(\[]|//|/\*|\* |<!--|--|\.{3}|…).*", re.M
+)  # comments, ellipses: maybe one
 _QUICK = _LazyPattern(
     r"\.\.\.|…|\. \. \.|unchanged|untouched|intact|as.is|as before|as it was|same|identical|existing|original"
     r"|previous|old|rest|everything|omitted|change|snip|igual|cambios|altera|inchang|unver"
@@ -2521,13 +2536,15 @@ def _tier(line):
     if not mark:
         return 1 if ell and " " in core and _CORE.fullmatch(core) else 0
     if core and _CORE.fullmatch(core):
-        return 1 if ell else 2
+        return 1 if ell else 2 if mark != "*" else 0  # (a ` * ` line of a doc comment is prose)
     if not ell or body.startswith("  "):  # "#     ..." is an example inside a comment
         return 0
     if not core:  # "// ...", "/* ... */", "{/* ... */}", "# [...]"; not "# . . . . . . ." nor "# ...=..."
         return 2 if mark in _MARKS and _ELL.fullmatch(body.strip(" []()")) else 0
     lead = body.lstrip(" [(").startswith(ell.group())
-    return 2 if _LOOSE.fullmatch(("… " if lead else "") + core) else 0
+    if _LOOSE.fullmatch(("… " if lead else "") + core) or lead and _AFTER_ELLIPSIS.fullmatch(core):
+        return 1 if mark == "*" else 2
+    return 0
 
 
 def placeholder_line(line):
