@@ -372,6 +372,21 @@ MESSAGES = {
         "hunk {hunk} of {file} does not match the file at line {line} or anywhere else",
         "{file} 的第 {hunk} 块在第 {line} 行及其他位置都不匹配",
     ),
+    "patch_delete_mismatch": (
+        "hunk {hunk} deletes {file} (+++ /dev/null), but the lines it removes are not the file's whole "
+        "content ({count} lines now)",
+        "第 {hunk} 块删除 {file}（+++ /dev/null），但它删除的行不是该文件的全部内容（现有 {count} 行）",
+    ),
+    "patch_delete_mismatch.hint": (
+        "the file changed since the diff was made: make the diff again, or delete the file with the "
+        "lines it holds now",
+        "自生成 diff 以来文件已改变：请重新生成 diff，或按文件现有内容删除它",
+    ),
+    "patch_both_null": (
+        "the file header at line {line} of the patch names /dev/null on both sides (--- and +++): it "
+        "neither creates nor deletes a file",
+        "补丁第 {line} 行的文件头两侧（--- 与 +++）都是 /dev/null：既不新建也不删除文件",
+    ),
     "patch_mismatch.hint": (
         "see 'closest' for the most similar lines; read the file and make the diff again",
         "参见 closest 中最相似的行；请重新读取文件并重新生成 diff",
@@ -10106,6 +10121,8 @@ def parse_patch(patch):
             git["mode"] = line.split()[0]
         elif _file_header_at(lines, pos):
             old_path, new_path = _patch_paths(line[4:], lines[pos + 1].rstrip("\r")[4:])
+            if old_path is None and new_path is None:
+                raise invalid("patch_both_null", line=pos + 1)
             pos += 2
             continue
         elif _PATCH_HUNK.match(line):
@@ -10277,7 +10294,10 @@ def _hunk_plan(ctx, item, opened, exists, hunk):
     content = "".join(line + "\n" for line in new)
     if item["delete_file"]:
         if not _lines_match(lines, 0, old, True) or len(lines) != len(old):
-            raise _hunk_mismatch(opened, item, lines, old, 1)
+            error = _hunk_mismatch(opened, item, lines, old, 1)
+            error.key, error.hint_key = "patch_delete_mismatch", "patch_delete_mismatch.hint"
+            error.fields["count"] = len(lines)
+            raise error
         total = opened.text.total()
         return Change(opened.text, (0, b"", len(opened.text.body)), 1, total, 0, {}, at=0)
     if not old:  # a pure insertion without context: its stated place is all there is

@@ -560,3 +560,15 @@ def test_a_file_removed_during_a_call_is_a_conflict(root, cache_dir, monkeypatch
         call(ctx, "replace", file="f.txt", start=1, content="A")
     assert err.value.code == "CONFLICT"
     assert os.listdir(root) == []
+
+
+def test_dev_null_headers_get_their_own_messages(root, be_env):
+    patch = "--- /dev/null\n+++ /dev/null\n@@ -0,0 +1 @@\n+x\n"
+    done, answer = run(root, be_env, "patch", input=patch.encode())
+    assert done.returncode == 2 and "/dev/null on both sides" in answer["error"]["message"], answer
+    (root / "del.txt").write_text("y\n")
+    patch = "--- a/del.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n"
+    done, answer = run(root, be_env, "patch", input=patch.encode())
+    assert done.returncode == 1 and answer["error"]["code"] == "MISMATCH", answer
+    assert "deletes del.txt (+++ /dev/null), but the lines it removes" in answer["error"]["message"]
+    assert (root / "del.txt").read_text() == "y\n"
