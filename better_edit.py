@@ -1309,13 +1309,21 @@ _CODING_COOKIE = _LazyPattern(rb"[ \t\f]*#[^\r\n]*?coding[:=][ \t]*([-\w.]+)")  
 _BLANK_OR_COMMENT = _LazyPattern(rb"[ \t\f]*(?:[#\r\n]|\Z)")
 
 
+# an HTML page's <meta charset="X"> or <meta http-equiv="Content-Type" content="...; charset=X">,
+# looked for in its first 1024 bytes as browsers do
+_HTML_CHARSET = _LazyPattern(rb"""<meta\s[^>]*?\bcharset\s*=\s*["']?([A-Za-z][\w.:-]*)""", re.I)
+
+
 def declared_encoding(raw):
-    """The encoding a file names for itself, or None: the XML declaration it starts with, or a
-    PEP 263 coding comment on its first line, or on its second after a comment or blank line."""
+    """The encoding a file names for itself, or None: the XML declaration it starts with, a PEP 263
+    coding comment on its first line (or on its second after a comment or blank line), or, in a
+    file that starts with a tag, an HTML <meta> charset in its first 1024 bytes."""
     m = _XML_ENCODING.match(raw) or _CODING_COOKIE.match(raw)
     if m is None and _BLANK_OR_COMMENT.match(raw):
         second = raw.find(b"\n") + 1
         m = _CODING_COOKIE.match(raw, second) if second else None
+    if m is None and raw.lstrip()[:1] == b"<":
+        m = _HTML_CHARSET.search(raw, 0, 1024)
     return m.group(1).decode("ascii") if m else None
 
 
