@@ -4815,11 +4815,11 @@ def _header_lines(lines, language, partial_first, originals=None):
     while True:
         while depth > 0:  # inside a multi-line parameter list: go up to its `(`
             if i == 0:
-                return _WIDER
+                return _js_operand_start(lines, language)
             i -= 1
             depth += _paren_excess(lines[i])
         if i == 0:
-            return _WIDER if partial_first else i
+            return _js_operand_start(lines, language) if partial_first else i
         previous, current = lines[i - 1].strip(), lines[i].strip()
         above = i - 1
         while not previous and above > 0 and originals is not None and originals[above].strip():
@@ -4844,6 +4844,31 @@ def _header_lines(lines, language, partial_first, originals=None):
 
 def _paren_excess(line):
     return line.count(")") - line.count("(")
+
+
+# a function expression after an operator on its line: `cond ? function (o) {`, `}) : function () {`,
+# `(function (o, v) {`: an operand of a larger expression, whose header starts at that line
+_JS_EXPRESSION_FUNCTION = _LazyPattern(r"[?:(,!&|]\s*(?:async\s+)?function\b")
+
+
+def _js_operand_start(lines, language):
+    """Where the header may reach above its first line: _WIDER, except for a JavaScript function
+    expression that is an operand after an earlier sibling (`}) : function (o, v) {`, `: cond ?
+    function getProto(O) {`), whose header starts on its own line, never over that sibling."""
+    if language in ("javascript", "typescript"):
+        depth = 0
+        for k in range(len(lines) - 1, -1, -1):
+            depth += _paren_excess(lines[k])
+            if _js_expression_function(lines[k], depth):
+                return k
+    return _WIDER
+
+
+def _js_expression_function(line, depth):
+    """Whether `line` (the first of a header whose paren excess over it and the lines below is
+    `depth`) holds a function expression whose own parameter list closes before the `{`."""
+    m = _JS_EXPRESSION_FUNCTION.search(line)
+    return m is not None and depth - _paren_excess(line) + _paren_excess(line[m.end() :]) <= 0
 
 
 def _block_header(text, language, lo, brace, start, may_widen=True):
