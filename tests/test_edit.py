@@ -108,6 +108,17 @@ def test_edit_equals_items_applied_one_by_one_from_the_bottom(tmp_path_factory, 
         assert (one / name).read_bytes() == (two / name).read_bytes(), (name, files[name], items)
 
 
+def _difflib_case(root, old, new):
+    """f.txt holding the lines `old`; (its text, the text of `new`, difflib's patch between them)."""
+    first = "".join(line + "\n" for line in old)
+    second = "".join(line + "\n" for line in new)
+    (root / "f.txt").write_text(first)
+    patch = "".join(
+        difflib.unified_diff(first.splitlines(True), second.splitlines(True), "a/f.txt", "b/f.txt")
+    )
+    return first, second, patch
+
+
 TEXT_LINES = st.lists(st.text(alphabet="xy z", max_size=4), max_size=12)
 
 
@@ -117,12 +128,7 @@ def test_a_difflib_patch_turns_the_first_text_into_the_second(
     tmp_path_factory, old, new, final_old, final_new
 ):
     root = tmp_path_factory.mktemp("patch")
-    first = "".join(line + "\n" for line in old)
-    second = "".join(line + "\n" for line in new)
-    (root / "f.txt").write_text(first)
-    patch = "".join(
-        difflib.unified_diff(first.splitlines(True), second.splitlines(True), "a/f.txt", "b/f.txt")
-    )
+    first, second, patch = _difflib_case(root, old, new)
     if not patch:
         return  # equal texts: nothing to apply
     call(_ctx(root, root / ".cache"), "edit", patch=patch)
@@ -379,12 +385,7 @@ def test_a_miscounted_difflib_patch_still_turns_the_first_text_into_the_second_o
     import random
 
     root = tmp_path_factory.mktemp("miscount")
-    first = "".join(line + "\n" for line in old)
-    second = "".join(line + "\n" for line in new)
-    (root / "f.txt").write_text(first)
-    patch = "".join(
-        difflib.unified_diff(first.splitlines(True), second.splitlines(True), "a/f.txt", "b/f.txt")
-    )
+    first, second, patch = _difflib_case(root, old, new)
     if not patch:
         return
     try:

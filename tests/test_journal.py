@@ -382,6 +382,16 @@ def test_random_kills_of_cli_edits_and_server_edits(root, cache_dir, be_env):
 # ====================================================================================================
 
 
+def edit_with_file_size_limit(root, env, edits, limit):
+    """A CLI `edit` under RLIMIT_FSIZE (a file-size limit: what a full disk does to a write)."""
+
+    def set_limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    items = json.dumps(edits).encode()
+    return cli_json(root, env, "edit", "--edits-file", "-", input=items, preexec_fn=set_limit)
+
+
 def test_a_full_disk_during_a_two_file_edit_changes_nothing(root, be_env):
     big = "".join(f"line {n}\n" for n in range(24_000)).encode()
     (root / "a.txt").write_bytes(big)
@@ -390,13 +400,7 @@ def test_a_full_disk_during_a_two_file_edit_changes_nothing(root, be_env):
         {"file": "a.txt", "op": "write", "content": "tiny"},
         {"file": "b.txt", "op": "write", "content": "x" * 200_000},
     ]
-
-    def limit():
-        resource.setrlimit(resource.RLIMIT_FSIZE, (150_000, 150_000))
-
-    done, answer = cli_json(
-        root, be_env, "edit", "--edits-file", "-", input=json.dumps(edits).encode(), preexec_fn=limit
-    )
+    done, answer = edit_with_file_size_limit(root, be_env, edits, 150_000)
     assert done.returncode == 1, answer
     assert (root / "a.txt").read_bytes() == big
     assert (root / "b.txt").read_bytes() == b"b\n"
@@ -586,14 +590,35 @@ def test_a_filesystem_without_hard_links_keeps_copies_and_still_undoes(root, be_
         {"file": "a.txt", "start": 1, "content": "AA"},
         {"file": "b.txt", "op": "write", "content": "x" * 200_000},
     ]
-
-    def limit():
-        resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))
-
-    done, answer = cli_json(
-        root, no_links, "edit", "--edits-file", "-", input=json.dumps(edits).encode(), preexec_fn=limit
-    )
+    done, answer = edit_with_file_size_limit(root, no_links, edits, 100_000)
     assert done.returncode == 1, answer
     assert (root / "a.txt").read_text() == "A\n" and (root / "b.txt").read_text() == "b\n"
     assert os.stat(root / "a.txt").st_mode & 0o777 == 0o640
     assert sorted(os.listdir(root)) == ["a.txt", "b.txt"]
+
+
+def test_a_read_finishes_a_killed_call_without_a_named_cache(tmp_path, root):
+    """With the cache found the platformdirs way (no BETTER_EDIT_CACHE_DIR), a plain `read` after a
+    killed two-file edit undoes it first and says so."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BETTER_EDIT_", "XDG_"))}
+    env.update(HOME=str(tmp_path / "home"), XDG_CACHE_HOME=str(tmp_path / "xdg"), LANG="C.UTF-8")
+    env["BETTER_EDIT_WORKSPACE"] = str(root)
+    (root / "a.txt").write_text("a\n")
+    (root / "b.txt").write_text("b\n")
+    edits = json.dumps(
+        [{"file": "a.txt", "start": 1, "content": "A"}, {"file": "b.txt", "start": 1, "content": "B"}]
+    )
+    journal = tmp_path / "xdg" / "better-edit-tools-mcp" / "journal"
+    for k in range(40, 0, -1):  # the latest kill that leaves a file changed and its record
+        (root / "a.txt").write_text("a\n")
+        (root / "b.txt").write_text("b\n")
+        killed = dict(env, BETTER_EDIT_FAULT=f"{k}:KILL")
+        run_cli("edit", "--edits-file", "-", cwd=root, env=killed, input=edits.encode())
+        if (root / "b.txt").read_text() == "B\n" and list(journal.rglob("*.json")):
+            break
+    else:
+        pytest.fail("no kill left a changed file and its record")
+    done, answer = cli_json(root, env, "read", "-f", "a.txt")
+    assert done.returncode == 0, answer
+    assert any("was undone" in w for w in answer.get("warnings", [])), answer
+    assert (root / "a.txt").read_text() == "a\n" and (root / "b.txt").read_text() == "b\n"

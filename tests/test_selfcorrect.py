@@ -329,6 +329,7 @@ def test_every_mismatch_has_a_closest_member(server, root):
 
 # ---- never the wrong place: only a block that was unique may move (issue 21) -----------------------
 
+REPLACE_LINE_3 = ("replace", "-f", "t.py", "-s", "3")
 TWINS = "def load(x):\n    x = x + 1\n    return x\n\n\ndef save(x):\n    x = x + 1\n    return x\n"
 
 
@@ -343,11 +344,7 @@ def test_a_view_of_lines_with_a_twin_never_moves_to_the_twin(root, be_env):
     status, result = cli(
         root,
         be_env,
-        "replace",
-        "-f",
-        "t.py",
-        "-s",
-        "3",
+        *REPLACE_LINE_3,
         "--old",
         "    return x",
         "-c",
@@ -398,11 +395,7 @@ def test_a_unique_block_still_follows_a_move_in_a_new_process(root, be_env):
     status, result = cli(
         root,
         be_env,
-        "replace",
-        "-f",
-        "t.py",
-        "-s",
-        "3",
+        *REPLACE_LINE_3,
         "-c",
         "    return x + 1",
         "--viewed-code-id",
