@@ -296,7 +296,7 @@ def test_every_step_killed_is_undone_by_the_next_command(root, cache_dir, be_env
     cli_json(root, be_env, "patch", input=PATCH.encode())
     new = Tree(root)
     undone = 0
-    for k in range(1, 200):
+    for k in range(1, 200, scaled(2, 1)):  # (every other step in the everyday run)
         reset_tree(root, start, links)
         done, _answer = cli_json(root, with_fault(be_env, k, "KILL"), "patch", input=PATCH.encode())
         if done.returncode == 0:
@@ -315,8 +315,8 @@ def test_every_step_killed_is_undone_by_the_next_command(root, cache_dir, be_env
             again = cli_json(root, be_env, "balance", "-f", "linked.txt")[1]
             assert not any("interrupted change" in w for w in again.get("warnings", []))
     COVERED["kill at each step"] = k - 1
-    print(f"\n[journal] three-file patch killed at each of {k - 1} steps: {undone} undone and reported")
-    assert undone >= 5  # the kills after the record was written were undone and reported
+    print(f"\n[journal] three-file patch killed at steps 1..{k - 1}: {undone} undone and reported")
+    assert undone >= scaled(3, 5)  # the kills after the record was written were undone and reported
 
 
 # ====================================================================================================
@@ -435,7 +435,7 @@ def test_a_signal_mid_batch_leaves_all_old_or_all_new(root, be_env, sig, tmp_pat
     edits = json.dumps([{"file": f"f{n:03d}.txt", "start": 1, "content": "new line"} for n in range(count)])
     (tmp_path / "edits.json").write_text(edits)
     outcomes = set()
-    for delay in scaled((0.3, 0.6), (0.2, 0.35, 0.5, 0.65, 0.8)):
+    for delay in scaled((0.4,), (0.2, 0.35, 0.5, 0.65, 0.8)):
         many_files(root, count, size)
         edit = ["edit", "--brief", "--edits-file", str(tmp_path / "edits.json")]
         proc = spawn(edit, root, be_env, stdin=subprocess.DEVNULL)
