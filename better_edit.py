@@ -7298,27 +7298,34 @@ class Journal:
         return done, fd
 
     def finish(self, path, fd, cleaned):
-        """The kept names are gone (`cleaned`): the record goes too; else it stays for the next
-        call to finish. Its lock is let go either way."""
-        if cleaned:
-            with _suppress_os():
+        """The kept names are gone (`cleaned`): the record goes too; else it stays, renamed
+        ID.clean, for the next call to finish quietly (this call reported its success). Its lock
+        is let go either way."""
+        with _suppress_os():
+            if cleaned:
                 os.unlink(path)
+            else:
+                os.replace(path, path[: -len(".done")] + ".clean")
         os.close(fd)
 
     def drop(self, path, fd, keep=False):
         """After an undo: the record goes (`keep`: it stays, for the next call to finish the undo);
-        its lock is let go either way."""
+        its lock is let go either way. (A signal right after the commit point leaves the record
+        named ID.done: it goes too, since the undo followed.)"""
         if not keep:
             with _suppress_os():
                 os.unlink(path)
+            with _suppress_os():
+                os.unlink(path[: -len(".json")] + ".done")
             with _suppress_os():
                 _fsync_folder_strict(self.dir)
         os.close(fd)
 
     def names(self):
-        """Records: ID.json (a commit under way, or killed) and ID.done (committed, being cleaned)."""
+        """Records: ID.json (a commit under way, or killed), ID.done (committed, being cleaned, or
+        killed while cleaning) and ID.clean (committed and reported, its clean-up unfinished)."""
         try:
-            return sorted(n for n in os.listdir(self.dir) if n.endswith((".json", ".done")))
+            return sorted(n for n in os.listdir(self.dir) if n.endswith((".json", ".done", ".clean")))
         except OSError:
             return []
 
@@ -7575,6 +7582,7 @@ def commit_files(ctx, tool, files, summary=None, snapshot=True):
     except BaseException as exc:
         state["commit"] = 2  # a second signal waits until the files are back
         _Faults.armed = False
+        _Faults.report()
         error = run.undo(exc, event)
         state["commit"] = 0
         pending, state["pending"] = state["pending"], None
@@ -7583,15 +7591,14 @@ def commit_files(ctx, tool, files, summary=None, snapshot=True):
         if error is not exc:
             raise error from None
         raise
-    finally:
-        _Faults.armed = False
-        _Faults.report()
     state["commit"] = 0
     if event:
         event.seal()
-    cleaned = _clean_kept(ctx, files)
+    cleaned = _clean_kept(ctx, files)  # (its steps are injection points too: the next call finishes)
     if done is not None:
         run.journal.finish(*done, cleaned)
+    _Faults.armed = False
+    _Faults.report()
     pending, state["pending"] = state["pending"], None
     if pending:
         _die_by(pending)
@@ -7789,8 +7796,9 @@ def recover_interrupted(ctx):
                 continue
             if not _record_stale(record, path):
                 continue
-            if name.endswith(".done"):
+            if name.endswith((".done", ".clean")):
                 said = _finish_record(ctx, record)
+                said = said if name.endswith(".done") else None  # (.clean: its call said it all)
             else:
                 said = _undo_record(ctx, journal, record)
             if said:
