@@ -6602,14 +6602,7 @@ class _Folder:
         try:
             if _identity(os.fstat(fd)) != _identity(fc.st):
                 raise ToolError("CONFLICT", "conflict", file=fc.file)
-            os.lseek(fd, 0, os.SEEK_SET)
-            _Faults.step("write")
-            _write_payload(fd, fc.payload)
-            os.ftruncate(fd, payload_size(fc.payload))
-            _Faults.step("fsync")
-            os.fsync(fd)
-            if not _holds(fd, fc.payload):
-                raise ToolError("IO", "readback_temp", path=fc.real)
+            _rewrite(fd, fc.payload, fc.real)
         finally:
             os.close(fd)
 
@@ -6655,6 +6648,18 @@ class _Folder:
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
+
+
+def _rewrite(fd, payload, path):
+    """Overwrite the whole file `fd` with `payload` in place (same inode), fsync and read it back."""
+    os.lseek(fd, 0, os.SEEK_SET)
+    _Faults.step("write")
+    _write_payload(fd, payload)
+    os.ftruncate(fd, payload_size(payload))
+    _Faults.step("fsync")
+    os.fsync(fd)
+    if not _holds(fd, payload):
+        raise ToolError("IO", "readback_temp", path=path)
 
 
 def _fsync_dir(directory):
@@ -7246,6 +7251,9 @@ class FileCommit:
         }
 
 
+_RECORD_ENDINGS = (".json", ".done", ".clean")  # the names of commit records (Journal.names)
+
+
 class Journal:
     """The commit records of one workspace: BASE/journal/WSID/, one ID.json per running commit."""
 
@@ -7325,7 +7333,7 @@ class Journal:
         """Records: ID.json (a commit under way, or killed), ID.done (committed, being cleaned, or
         killed while cleaning) and ID.clean (committed and reported, its clean-up unfinished)."""
         try:
-            return sorted(n for n in os.listdir(self.dir) if n.endswith((".json", ".done", ".clean")))
+            return sorted(n for n in os.listdir(self.dir) if n.endswith(_RECORD_ENDINGS))
         except OSError:
             return []
 
@@ -7374,8 +7382,8 @@ def _prepare_file(ctx, fc):
     place = fc.place
     if place.pending:
         place.make_folders(ctx)
-    if fc.st is not None and place.lstat() is None:
-        raise FileNotFoundError(2, "removed by another program", fc.real)  # (CONFLICT, said by the caller)
+    if fc.st is not None and place.lstat() is None:  # read, and gone: another program removed it
+        raise ToolError("CONFLICT", "conflict", file=fc.file)
     check_writable(place, fc.st)
     folder, name = place.folder, place.name
     if fc.how in ("rename", "create"):
@@ -7405,7 +7413,7 @@ def _prepare_file(ctx, fc):
             _Faults.step("link")
             folder.link_beside(name, fc.keep)
         except OSError as exc:
-            if exc.errno not in _NO_HARD_LINKS:
+            if __import__("errno").errorcode.get(exc.errno) not in _NO_HARD_LINKS:
                 raise
             _keep_copy(folder, fc)  # a filesystem without hard links: the old bytes, copied
         else:
@@ -7420,7 +7428,7 @@ def _prepare_file(ctx, fc):
 
 
 # errnos of a link(2) that this filesystem (FAT, some network shares) or this file cannot have
-_NO_HARD_LINKS = {errno_of(name) for name in ("EPERM", "EOPNOTSUPP", "ENOTSUP", "ENOSYS", "EMLINK", "EXDEV")}
+_NO_HARD_LINKS = ("EPERM", "EOPNOTSUPP", "ENOTSUP", "ENOSYS", "EMLINK", "EXDEV")
 
 
 def _keep_copy(folder, fc):
@@ -7512,18 +7520,18 @@ def _undo_in_place(folder, name, copy_path, old, before=None):
         if _identity(os.fstat(fd)) != old:
             return "replaced by another program since"
         if not _holds(fd, payload_of(before)):
-            os.lseek(fd, 0, os.SEEK_SET)
-            _write_all(fd, before)
-            os.ftruncate(fd, len(before))
-            os.fsync(fd)
+            _rewrite(fd, payload_of(before), name)
     finally:
         os.close(fd)
     return None
 
 
-def _remove_folders(folders):
-    """Folders a failed call created, deepest first, while empty."""
-    for folder in reversed(folders or []):
+def _remove_folders(folders, root=None):
+    """Folders a failed or undone call created, deepest first, while empty; never `root` or a folder
+    outside it (a record read from disk names them)."""
+    for folder in reversed(folders if isinstance(folders, list) else []):
+        if not isinstance(folder, str) or (root and (folder == root or not is_inside(folder, root))):
+            break
         try:
             os.rmdir(folder)
         except FileNotFoundError:
@@ -7780,8 +7788,14 @@ def recover_interrupted(ctx):
     returns warnings naming each. A record still locked belongs to a running call: left alone."""
     journal = Journal(ctx)
     warnings = []
-    _sweep_copies(journal)
-    for name in journal.names():
+    try:
+        names = sorted(os.listdir(journal.dir))
+    except OSError:
+        return warnings
+    _sweep_copies(journal, names)
+    for name in names:
+        if not name.endswith(_RECORD_ENDINGS):
+            continue
         path = os.path.join(journal.dir, name)
         try:
             fd = os.open(path, os.O_RDWR | _NOFOLLOW | _CLOEXEC | getattr(os, "O_BINARY", 0))
@@ -7812,12 +7826,8 @@ def recover_interrupted(ctx):
     return warnings
 
 
-def _sweep_copies(journal):
-    """Copies of in-place files whose process died before writing its record."""
-    try:
-        names = os.listdir(journal.dir)
-    except OSError:
-        return
+def _sweep_copies(journal, names):
+    """Copies of in-place files (and record temporaries) whose process died before writing its record."""
     named = None
     for name in names:
         match = re.fullmatch(
@@ -7852,12 +7862,18 @@ def _record_stale(record, path):
     return True
 
 
-def _finish_record(ctx, record):
-    """A commit killed after its commit point: it stands; its kept names and copies are removed."""
+def _unconfined(ctx):
+    """`ctx` without its root: a record names real paths this tool wrote (no sandbox to re-apply)."""
     import copy
 
     bare = copy.copy(ctx)
     bare.root = None
+    return bare
+
+
+def _finish_record(ctx, record):
+    """A commit killed after its commit point: it stands; its kept names and copies are removed."""
+    bare = _unconfined(ctx)
     entries = [e for e in record["files"] if isinstance(e, dict)]
     for entry in entries:
         keep = entry.get("keep")
@@ -7880,12 +7896,9 @@ def _finish_record(ctx, record):
 def _undo_record(ctx, journal, record):
     """Undo one interrupted commit, its files under their locks; the warning that says so (None for
     a commit killed while preparing: it changed nothing, only what it made is removed)."""
-    import copy
-
     event_id, entries = record.get("event_id"), [e for e in record["files"] if isinstance(e, dict)]
     prepared = record.get("prepared") is True
-    bare = copy.copy(ctx)
-    bare.root = None  # (the record names real paths this tool wrote: no sandbox to re-apply)
+    bare = _unconfined(ctx)
     left, places = [], []
     try:
         for entry in entries:
@@ -7913,7 +7926,7 @@ def _undo_record(ctx, journal, record):
         if entry.get("how") == "in_place" and isinstance(entry.get("keep"), str):
             with _suppress_os():
                 os.unlink(entry["keep"])
-        _remove_folders([f for f in entry.get("folders") or [] if isinstance(f, str)])
+        _remove_folders(entry.get("folders"))
     if not prepared:
         return None
     if isinstance(event_id, str):
@@ -9525,28 +9538,11 @@ def _restore_all(ctx, store, chosen, places):
     warnings = []
     for record in final.values():
         if record["before"] == "absent":
-            _remove_created_folders(ctx, record.get("created_folders"))
+            _remove_folders(record.get("created_folders"), ctx.root)
             warnings.append(("w.rollback_deleted", {"event_id": record["event_id"], "file": record["file"]}))
     for record in chosen:
         store.remove(record)
     return warnings
-
-
-def _remove_created_folders(ctx, folders):
-    """Undoing a write that created folders removes them again, deepest first, if still empty."""
-    if not isinstance(folders, list):
-        return
-    for folder in reversed(folders):
-        if (
-            not isinstance(folder, str)
-            or (ctx.root and not is_inside(folder, ctx.root))
-            or folder == ctx.root
-        ):
-            break
-        try:
-            os.rmdir(folder)
-        except OSError:
-            break
 
 
 # --- several edits, one atomic change (docs/cli.md#edit-and-patch) -------------------------------
@@ -10335,10 +10331,7 @@ def _hunk_plan(ctx, item, opened, exists, hunk):
     content = "".join(line + "\n" for line in new)
     if item["delete_file"]:
         if not _lines_match(lines, 0, old, True) or len(lines) != len(old):
-            error = _hunk_mismatch(opened, item, lines, old, 1)
-            error.key, error.hint_key = "patch_delete_mismatch", "patch_delete_mismatch.hint"
-            error.fields["count"] = len(lines)
-            raise error
+            raise _hunk_mismatch(opened, item, lines, old, 1, "patch_delete_mismatch", count=len(lines))
         total = opened.text.total()
         return Change(opened.text, (0, b"", len(opened.text.body)), 1, total, 0, {}, at=0)
     if not old:  # a pure insertion without context: its stated place is all there is
@@ -10442,16 +10435,17 @@ def _candidates(lines, first, loose):
     return [n for n, line in enumerate(lines) if (line.rstrip() if loose else line) == key]
 
 
-def _hunk_mismatch(opened, item, lines, old, stated):
+def _hunk_mismatch(opened, item, lines, old, stated, key="patch_mismatch", **fields):
     file = opened.file
     actual = "\n".join(lines[max(0, stated - 1) : stated - 1 + len(old)])
     return ToolError(
         "MISMATCH",
-        "patch_mismatch",
+        key,
         data={"actual": actual, "found_at": [], "closest": closest_of(opened, "\n".join(old))},
         hunk=item.get("hunk", item["index"] + 1),
         file=file,
         line=stated,
+        **fields,
     )
 
 
