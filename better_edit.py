@@ -2257,8 +2257,19 @@ def _difference_kind(e, a):
     return "text", c
 
 
+SHOWN_LINE = 240  # a longer line of `old` or the file is shown cut (docs/behaviour.md#mismatch-diagnostics)
+SHOWN_WINDOW, SHOWN_BEFORE = 200, 40
+
+
 def _diff(kind, line, column, expected, actual):
-    return {"line": line, "column": column, "expected": expected, "actual": actual, "kind": kind}
+    """A first difference; over-long lines keep SHOWN_WINDOW characters from SHOWN_BEFORE ahead of
+    `column`, and "shown_from" gives the column of their first character (`column` stays whole-line)."""
+    found = {"line": line, "column": column, "expected": expected, "actual": actual, "kind": kind}
+    if max(len(expected or ""), len(actual or "")) > SHOWN_LINE:
+        a = 0 if kind in ("indentation", "line_numbers") else max(0, column - 1 - SHOWN_BEFORE)
+        b = a + SHOWN_WINDOW
+        found.update(expected=expected and expected[a:b], actual=actual and actual[a:b], shown_from=a + 1)
+    return found
 
 
 def _pair(e, a, line):
@@ -2322,7 +2333,7 @@ def closest_block(lines, old_lines):
 
     Both lists hold lines WITHOUT terminators. Result: {"start", "end" (1-based inclusive),
     "similarity" (rounded to 2 decimals), "first_difference" ({"line", "column", "expected",
-    "actual", "kind"}, or None if the block equals old)}.
+    "actual", "kind"} + "shown_from" for cut long lines, or None if the block equals old)}.
     """
     if not lines or not old_lines:
         return None
@@ -2413,6 +2424,7 @@ def describe_difference(first_difference):
     kind, line, col = d["kind"], d["line"], d["column"]
     e, a = d["expected"], d["actual"]
     at = f"line {line}, column {col}"
+    col -= d.get("shown_from", 1) - 1  # (from here on, `col` counts in the shown part of long lines)
     if kind == "extra_line":  # (named from the file's side: the file has a line old lacks)
         what = "a blank line" if not a.strip() else f"a line old lacks: {_quote(a)}"
         return f"line {line}: the file has {what}" + (" that old lacks" if not a.strip() else "")

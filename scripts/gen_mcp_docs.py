@@ -106,6 +106,8 @@ in the file), `expected` (the line of `old`), `actual` (the file's line) and `ki
 `trailing_whitespace`, `quotes` (typographic for straight), `escaping` (escape sequences for the
 characters, or the reverse), `line_numbers` (the `N<TAB>` prefixes of a read left in `old`), `case`,
 `missing_line` (`old` expects a line the file is missing), `extra_line` (the file has an extra line `old` lacks) or `text`.
+A line over 240 characters is shown cut: 200 characters of each line from 40 before the
+difference, with `shown_from` (the column of the first one shown); `column` stays the whole line's.
 `first_difference` is `null` when the block equals `old` (stale line numbers: see `found_at`), and
 `closest` is `null` when nothing in the file is at least half similar (a search by `old` alone may
 then still name a less similar block in `actual`, `start` and `end`, without `closest`). `old` that

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from better_edit import KINDS, closest_block, forgiving
+from better_edit import KINDS, SHOWN_WINDOW, closest_block, forgiving
 from better_edit import block_similarity as similarity
 from better_edit import describe_difference as describe
 
@@ -75,7 +75,11 @@ def check_shape(result, lines):
     assert result["similarity"] == round(result["similarity"], 2)
     d = result["first_difference"]
     if d is not None:
-        assert set(d) == {"line", "column", "expected", "actual", "kind"}
+        keys = {"line", "column", "expected", "actual", "kind"}
+        assert set(d) in (keys, keys | {"shown_from"})
+        if "shown_from" in d:  # a long line is shown cut, around the difference
+            assert 1 <= d["shown_from"] <= d["column"]
+            assert all(s is None or len(s) <= SHOWN_WINDOW for s in (d["expected"], d["actual"]))
         assert d["kind"] in KINDS
         assert d["column"] >= 1
         message = describe(d)
@@ -533,3 +537,51 @@ if st is not None:
         r = closest_block(lines, old)
         if r is not None:
             check_shape(r, lines)
+
+
+# --- long lines are shown cut (issue 21) ---------------------------------------------------------
+
+
+MINIFIED = "var a=[" + ",".join(f'"item{k}"' for k in range(2000)) + "];"
+
+
+@pytest.mark.parametrize(
+    "mistake, kind, words",
+    [
+        (lambda s: s.replace('"item1500"', '"itme1500"'), "text", "old has 'itme1500"),
+        (
+            lambda s: s.replace('"item1500"', '"ITEM1500"'),
+            "case",
+            "old has 'ITEM1500' where the file has 'item1500'",
+        ),
+        (lambda s: s.replace('"item1500"', "“item1500”"), "quotes", "typographic"),
+        (lambda s: s + "  ", "trailing_whitespace", "2 spaces of trailing whitespace the file lacks"),
+    ],
+)
+def test_long_lines_are_cut_around_the_difference_and_still_described(mistake, kind, words):
+    lines = ["// bundle", MINIFIED, "export default a;"]
+    old = ["// bundle", mistake(MINIFIED), "export default a;"]
+    r = closest_block(lines, old)
+    check_shape(r, lines)
+    d = r["first_difference"]
+    full = old[1]
+    at = _first_column(full, MINIFIED)
+    assert (d["line"], d["kind"], d["column"]) == (2, kind, at + 1)
+    a = d["shown_from"] - 1
+    assert 0 < a <= at < a + len(d["expected"])
+    assert d["expected"] == full[a : a + SHOWN_WINDOW] and d["actual"] == MINIFIED[a : a + SHOWN_WINDOW]
+    message = describe(d)
+    assert message.startswith(f"line 2, column {at + 1}: ") and words in message, message
+
+
+def test_short_lines_are_whole_and_a_difference_near_the_start_shows_the_start():
+    r = closest_block(["x = 1", MINIFIED], ["x = 1", "let" + MINIFIED[3:]])
+    d = r["first_difference"]
+    assert d["shown_from"] == 1 and d["expected"] == ("let" + MINIFIED[3:])[:SHOWN_WINDOW]
+    assert describe(d).startswith("line 2, column 1: old has 'let a=[") and "file has 'var a=[" in describe(d)
+    r = closest_block(["x = 1", "y = 2"], ["x = 1", "y = 3"])
+    assert "shown_from" not in r["first_difference"] and r["first_difference"]["actual"] == "y = 2"
+
+
+def _first_column(a, b):
+    return next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))

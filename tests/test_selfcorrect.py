@@ -54,6 +54,22 @@ def test_every_mismatch_carries_closest_with_its_first_difference(root, be_env, 
     assert (root / "cart.py").read_text() == PY
 
 
+def test_a_minified_line_is_shown_cut_around_its_difference(root, be_env):
+    line = "var a=[" + ",".join(f'"item{k}"' for k in range(2000)) + "];"
+    body = f"// bundle\n{line}\nexport default a;\n"
+    (root / "min.js").write_text(body)
+    old = "// bundle\n" + line.replace('"item1500"', '"itme1500"')
+    status, answer = cli(root, be_env, "replace", "-f", "min.js", "--old", old, "-c", "x")
+    assert status == 1 and (root / "min.js").read_text() == body
+    d = answer["error"]["closest"]["first_difference"]
+    column = line.index('"item1500"') + 4  # (1-based, at the swapped "m")
+    assert (d["kind"], d["line"], d["column"]) == ("text", 2, column)
+    assert len(d["expected"]) == len(d["actual"]) == 200 and "itme1500" in d["expected"]
+    assert d["actual"] == line[d["shown_from"] - 1 :][:200]
+    done = run_cli("replace", "-f", "min.js", "--old", old, "-c", "x", cwd=root, env=be_env)
+    assert f"line 2, column {column}: old has 'itme1500" in (done.stdout + done.stderr).decode()
+
+
 def test_quotes_and_escaping_are_named(server, root):
     (root / "greet.js").write_text(JS)
     error = server.err(
