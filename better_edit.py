@@ -1019,10 +1019,9 @@ MESSAGES.update(
             "撤销编辑：最近 steps 次，或直到某个 event_id，可限定文件。若文件之后又被修改，则返回 CONFLICT 且不回滚任何内容。",
         ),
         "d.edit": (
-            "Several edits as one atomic change: `edits`, an array of items {op, file, ...} (op replace, insert, "
-            "delete or write, with that tool's arguments; op inferred when omitted), or `patch`, a unified diff. "
-            "Line numbers refer to the files as they are now; every item is checked first and nothing is written "
-            "unless all pass (then `failed` lists every failing item). One event for rollback.",
+            "Several edits as one atomic change: `edits`, items {op, file, ...} taking the arguments of replace, "
+            "insert, delete or write, or `patch`, a unified diff. Line numbers are those before the call; nothing "
+            "is written unless every item passes (`failed` lists each failing item). One event for rollback.",
             "多处编辑作为一次原子修改：`edits` 为条目数组 {op, file, ...}（op 为 replace、insert、delete 或 write，"
             "参数同对应工具；省略时自动推断），或 `patch` 为统一格式 diff。行号均指调用前的文件；先检查全部条目，"
             "全部通过才写入（否则 `failed` 列出每个失败条目）。整个调用是一个可回滚事件。",
@@ -1061,6 +1060,26 @@ MESSAGES.update(
         "p.edit_force": (
             "apply despite a placeholder line in content or a delete item whose brackets do not balance",
             "即使内容中有占位行或删除条目的括号不配对也执行",
+        ),
+        "p.default": ("default {value}", "默认 {value}"),
+        "p.op": (
+            "inferred when omitted: insert with after_line, replace with content, else delete",
+            "省略时推断：有 after_line 为 insert，有 content 为 replace，否则 delete",
+        ),
+        "s.file": ("path, relative to the root", "路径，相对根目录"),
+        "s.start": ("first line, 1-based", "起始行，从 1 开始"),
+        "s.end": ("last line, inclusive (default start)", "结束行，含（默认 start）"),
+        "s.target": (
+            "instead of start/end: {kind: line|function|marker|tag, value, occurrence} or KIND:VALUE",
+            "代替 start/end：{kind: line|function|marker|tag, value, occurrence} 或 KIND:VALUE",
+        ),
+        "s.content": ('new text ("" = no lines)', '新文本（"" 表示零行）'),
+        "s.viewed_code_id": ("from the read of these lines", "读取这些行时得到的 id"),
+        "s.force": ("write despite a placeholder line", "即使有占位行也写入"),
+        "s.encoding": ("e.g. gbk (non-UTF files)", "如 gbk（非 UTF 文件）"),
+        "d.workflow": (
+            " Workflow: {read} the lines, then pass its viewed_code_id here.",
+            "流程：先用 {read} 读取这些行，再把得到的 viewed_code_id 传给这里。",
         ),
         "p.file": (
             "the file (relative to the root, or absolute, or file:// URL)",
@@ -9561,9 +9580,11 @@ def _restore_all(ctx, store, chosen, places):
 
 EDIT_MAX_ITEMS = 500
 _EDIT_OPS = ("replace", "insert", "delete", "write")
-_ITEM_KEYS = frozenset(
-    ("op", "file", "start", "end", "old", "target", "after_line", "content", "viewed_code_id", "encoding")
-)
+_ITEM_TYPES = {
+    "file": "string", "start": "integer", "end": "integer", "old": "string", "after_line": "integer",
+    "content": "string", "viewed_code_id": "string", "encoding": "string",
+}  # fmt: skip
+_ITEM_KEYS = frozenset((*_ITEM_TYPES, "op", "target"))
 
 
 def tool_edit(ctx, args):
@@ -10609,28 +10630,34 @@ class Param:
         self.shared = shared  # described once in the server's instructions, not in every tool
 
     def schema(self, lang, full=False):
+        """The JSON schema of this argument: one `type` each (alternatives as `anyOf`, which strict
+        validators take), a one-line description, and the default said in it too (some hosts drop
+        `default`). The compact form leaves the description of a shared argument short."""
         if self.type == "target":
-            schema = {
-                "type": ["object", "string"],
-                "properties": {
-                    "kind": {"type": "string", "enum": ["line", "function", "marker", "tag"]},
-                    "value": {"type": ["string", "integer"]},
-                    "occurrence": {"type": "integer"},
-                },
-                "required": ["kind", "value"],
-                "additionalProperties": False,
-            }
+            schema = {"anyOf": [{"type": "object"}, {"type": "string"}]}
         elif self.type == "array":
-            schema = {"type": "array", "items": {"type": "object"}}
+            schema = {"type": "array", "items": _edit_item_schema(lang)}
+        elif self.choices:
+            schema = {"enum": list(self.choices)}
         else:
             schema = {"type": self.type}
-        if self.choices:
-            schema["enum"] = list(self.choices)
+        key = self.help if full or not self.shared else "s." + self.name
+        words = tr(lang, key) if key in MESSAGES else ""  # (preview, brief: said in the instructions)
         if self.default is not None:
             schema["default"] = self.default
-        if full or not self.shared:
-            schema["description"] = tr(lang, self.help)
+            if str(self.default) not in words:
+                words = "; ".join(filter(None, (words, tr(lang, "p.default", value=self.default))))
+        if words:
+            schema["description"] = words
         return schema
+
+
+def _edit_item_schema(lang):
+    """One be-edit item: an edit tool's arguments and its `op` (docs/mcp.md)."""
+    properties = {"op": {"enum": list(_EDIT_OPS), "description": tr(lang, "p.op")}}
+    properties.update((name, {"type": kind}) for name, kind in _ITEM_TYPES.items())
+    properties["target"] = {"anyOf": [{"type": "object"}, {"type": "string"}]}
+    return {"type": "object", "properties": properties, "required": ["file"], "additionalProperties": False}
 
 
 class Tool:
@@ -10689,12 +10716,14 @@ class Tool:
         sends this short form (its size counts against a model's context); `full` adds every
         success member, for docs/mcp.md and the tests."""
         properties = {
-            "status": {"type": "string", "enum": [*self.statuses, "error"]},
+            "status": {"enum": [*self.statuses, "error"]},
             "error": {"type": "object"},
         }
         if full:
             properties.update(
-                (name, {"type": kind}) for name, kind in self.output.items() if name != "status"
+                (name, {"anyOf": [{"type": k} for k in kind]} if isinstance(kind, list) else {"type": kind})
+                for name, kind in self.output.items()
+                if name != "status"
             )
             properties["warnings"] = {"type": "array", "items": {"type": "string"}}
             properties["error"] = {
@@ -11049,6 +11078,7 @@ TOOLS = [
     ),
 ]
 TOOLS_BY_NAME = {tool.name: tool for tool in TOOLS if tool.mcp}
+_VIEWED_EDITS = ("replace", "insert", "delete", "edit")  # their descriptions say read -> viewed_code_id
 
 
 def find_tool(name):
@@ -11284,7 +11314,8 @@ class Server:
                 {
                     "name": public_name(tool, self.prefix, self.underscore),
                     "title": tool.title,
-                    "description": tr(lang, "d." + tool.name, **self._names()),
+                    "description": tr(lang, "d." + tool.name, **self._names())
+                    + (tr(lang, "d.workflow", **self._names()) if tool.name in _VIEWED_EDITS else ""),
                     "inputSchema": tool.input_schema(lang, full),
                     "outputSchema": tool.output_schema(full),
                     "annotations": tool.annotations(),
@@ -11936,9 +11967,11 @@ def tools_markdown(lang, tools):
             out += ["| argument | type | required | meaning |", "|---|---|---|---|"]
             required = set(entry["inputSchema"]["required"])
             for name, schema in props.items():
-                kind = schema["type"] if isinstance(schema["type"], str) else " or ".join(schema["type"])
                 if "enum" in schema:
+                    kind = type(schema["enum"][0]).__name__.replace("str", "string")
                     kind += " (" + " / ".join(map(str, schema["enum"])) + ")"
+                else:
+                    kind = " or ".join(s["type"] for s in schema.get("anyOf", [schema]))
                 meaning = schema["description"].replace("|", "\\|")
                 out.append(f"| `{name}` | {kind} | {'yes' if name in required else 'no'} | {meaning} |")
             out.append("")

@@ -39,14 +39,19 @@ every spelling. An unknown name is a JSON-RPC error `-32602` whose `data.closest
 
 ## The tool list and the instructions
 
-`tools/list` is kept short, because every session pays for it in context: about 11,500 characters
+`tools/list` is kept short, because every session pays for it in context: about 13,100 characters
 for the thirteen tools (`bench/bench_toollist.py`), where the official filesystem server's fourteen
-take about 13,400. The arguments most tools share (`file`, `start`/`end`, `target`, `content`,
-`viewed_code_id`, `encoding`, `preview`, `brief`, `format`, `force`) carry no description there;
-the `instructions` of the `initialize` answer describe them once, and name the tools as the server
-lists them (`read`, `trx_rollback`, … under `--no-prefix` and `--underscore-names`). Each tool's
-`outputSchema` there holds only `status` and `error`. The reference below shows every argument with
-its description and every result member.
+take about 13,400. It still stands on its own, since several hosts never show the `instructions` of
+the `initialize` answer to the model and some drop `default`: the arguments most tools share
+(`file`, `start`/`end`, `target`, `content`, `viewed_code_id`, `encoding`, `force`) carry a short
+description there, every default is also said in words, the editing tools' descriptions end with
+the read → `viewed_code_id` → edit workflow, and `be-edit`'s items have their own schema. Only
+`preview` and `brief` are left to the `instructions`, which describe the shared arguments at
+length and name the tools as the server lists them (`read`, `trx_rollback`, … under `--no-prefix`
+and `--underscore-names`). No schema uses a `"type": [..]` list: alternatives are `anyOf`, so
+validators in strict mode (Ajv, as Gemini CLI and Qwen Code run it) take every schema without a
+warning. Each tool's `outputSchema` there holds only `status` and `error`. The reference below
+shows every argument with its long description and every result member.
 
 ## Results
 

@@ -339,3 +339,67 @@ def test_python_sdk_sees_the_same_edit_results(outcomes, edit_id):
         return outcome["isError"], structured, EVENT_ID.sub('"event_id": "ID"', outcome["text"])
 
     assert comparable(py) == comparable(ts)
+
+
+# ---- schemas strict validators take (issue 23) -----------------------------------------------------
+
+NAMINGS = [(), ("--no-prefix",), ("--underscore-names",), ("--no-prefix", "--underscore-names")]
+
+
+def _listed_tools(flags, lang, tmp_path):
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]
+    done = subprocess.run(
+        [*be_command_prefix(), "--lang", lang, *flags],
+        input="".join(json.dumps(m) + "\n" for m in messages).encode(),
+        capture_output=True, cwd=str(tmp_path), env=clean_env(tmp_path / "cache", tmp_path), timeout=60,
+    )  # fmt: skip
+    return json.loads(done.stdout.splitlines()[1])["result"]["tools"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("flags", NAMINGS, ids=lambda f: " ".join(f) or "default")
+def test_ajv_in_strict_mode_takes_every_schema(ts_client, flags, lang, tmp_path):
+    """Gemini CLI and Qwen Code compile tool schemas with Ajv in strict mode; a `"type": [..]` union
+    made them print a warning on every call. No schema may make Ajv refuse or warn."""
+    tools = _listed_tools(flags, lang, tmp_path)
+    script = str(TS_DIR / "strict_schemas.mjs")
+    done = subprocess.run(
+        [ts_client[0], script], input=json.dumps(tools).encode(), capture_output=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    problems = json.loads(done.stdout)
+    assert sorted(problems) == sorted(t["name"] for t in tools) and len(problems) == 13
+    assert all(found == [] for found in problems.values()), problems
+
+
+def test_schemas_can_be_used_without_the_instructions(tmp_path):
+    """Some hosts never show `instructions` (Qwen Code, Copilot CLI) and some drop `default` (Codex):
+    every argument says what it is, every default is in its words too, each editing tool states the
+    read -> viewed_code_id workflow, and be-edit's items have their own schema."""
+    for flags in NAMINGS:
+        tools = {t["name"]: t for t in _listed_tools(flags, "en", tmp_path)}
+        size = len(json.dumps({"tools": list(tools.values())}, separators=(",", ":"), ensure_ascii=False))
+        assert size < 13_400, size
+        read = next(name for name in tools if name.replace("_", "-").endswith("read"))
+        for name, tool in tools.items():
+            base = name.replace("_", "-").removeprefix("be-")
+            for arg, schema in tool["inputSchema"]["properties"].items():
+                if arg in ("preview", "brief"):  # (said once in the instructions; nothing to get wrong)
+                    continue
+                assert schema.get("description"), (name, arg)
+                if "default" in schema:
+                    assert str(schema["default"]) in schema["description"], (name, arg)
+            workflow = f"Workflow: {read} the lines, then pass its viewed_code_id"
+            assert (workflow in tool["description"]) is (base in ("replace", "insert", "delete", "edit")), (
+                name
+            )
+        edits = tools[next(n for n in tools if n.endswith("edit"))]["inputSchema"]["properties"]["edits"]
+        item = edits["items"]
+        assert item["required"] == ["file"] and item["additionalProperties"] is False
+        assert item["properties"]["op"]["enum"] == ["replace", "insert", "delete", "write"]
+        assert {"start", "end", "old", "content", "after_line", "viewed_code_id", "target"} <= set(
+            item["properties"]
+        )
