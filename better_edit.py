@@ -316,13 +316,21 @@ MESSAGES = {
         "{path} 写后校验失败：文件内容与刚写入的不一致",
     ),
     "readback.hint": (
-        "roll back with be-trx-rollback (event {event_id}) and check the disk",
-        "请用 be-trx-rollback（事件 {event_id}）回滚并检查磁盘",
+        "roll back with {trx_rollback} (event {event_id}) and check the disk",
+        "请用 {trx_rollback}（事件 {event_id}）回滚并检查磁盘",
     ),
     "edit_one_of": ("give exactly one of edits or patch", "edits 与 patch 必须且只能给一个"),
     "edits_bad": (
         "edits must be an array of 1 to {max} items, got {got}",
         "edits 必须是 1 到 {max} 个条目的数组，收到 {got}",
+    ),
+    "edits_too_many": (
+        "edits holds {count} items, at most {max} go in one call",
+        "edits 含 {count} 个条目，一次调用最多 {max} 个",
+    ),
+    "edits_too_many.hint": (
+        "split the items into calls of at most {max} (each call is all or nothing on its own)",
+        "请把条目拆成每次最多 {max} 个的多次调用（每次调用各自全部成功或全不写入）",
     ),
     "item_not_object": ("an edit item must be an object, got {got}", "编辑条目必须是对象，收到 {got}"),
     "edit_failed": (
@@ -447,7 +455,11 @@ MESSAGES = {
         "{kind} {value!r} not found in {file}",
         "在 {file} 中找不到 {kind} {value!r}",
     ),
-    "target_missing.hint": ("nearest names: {nearest}", "最接近的名称：{nearest}"),
+    "target_missing.hint": (
+        "the {kind}s in the file, nearest first: {nearest}",
+        "文件中的 {kind}，最接近的在前：{nearest}",
+    ),
+    "target_none.hint": ("the file holds no named {kind}", "文件中没有带名称的 {kind}"),
     "occurrence_range": (
         "occurrence {value} is out of range: {kind} {target!r} occurs {count} times",
         "occurrence {value} 超出范围：{kind} {target!r} 出现 {count} 次",
@@ -470,8 +482,8 @@ MESSAGES = {
         "第 {start}-{end} 行含有不配对的 {symbols}；删除会破坏结构",
     ),
     "unbalanced.hint": (
-        "widen the range to whole blocks (func-range helps), or pass force",
-        "请把范围扩大到完整的代码块（可用 func-range），或传入 force",
+        "widen the range to whole blocks ({func_range} helps), or pass force",
+        "请把范围扩大到完整的代码块（可用 {func_range}），或传入 force",
     ),
     "no_function": (
         "no function, method or class encloses line {line} of {file}",
@@ -485,8 +497,8 @@ MESSAGES = {
     ),
     "chip_missing": ("chip {id} not found", "找不到 chip {id}"),
     "chip_missing.hint": (
-        "list chips with be-insert-chip and no arguments",
-        "不带参数调用 be-insert-chip 可列出所有 chip",
+        "list chips with {insert_chip} and no arguments",
+        "不带参数调用 {insert_chip} 可列出所有 chip",
     ),
     "chip_bad_from": (
         "from must be chip://ID or file:///path, got {got!r}",
@@ -503,7 +515,7 @@ MESSAGES = {
     "chip_no_text.hint": ("insert it with as: annotated", "请使用 as: annotated 插入"),
     "to_without_from": ("to was given without from", "给出了 to 但没有 from"),
     "snapshot_missing": ("no snapshot with event_id {event_id}", "没有 event_id 为 {event_id} 的快照"),
-    "snapshot_missing.hint": ("list snapshots with be-trx-status", "可用 be-trx-status 查看快照"),
+    "snapshot_missing.hint": ("list snapshots with {trx_status}", "可用 {trx_status} 查看快照"),
     "nothing_to_rollback": ("there is no snapshot to roll back{scope}", "没有可回滚的快照{scope}"),
     "rollback_conflict": (
         "{file} no longer holds what event {event_id} wrote; nothing was rolled back",
@@ -882,11 +894,14 @@ class ToolError(Exception):
         self.data = data or {}
         self.fields = fields
 
-    def to_dict(self, lang):
+    def to_dict(self, lang, names=None):
+        """The error object; `names` are the tool names as the server lists them (for {trx_status}
+        and the like in texts: tool_names())."""
+        fields = dict(names or tool_names(prefix=False), **self.fields)  # (default: the CLI's words)
         error = {
             "code": self.code,
-            "message": tr(lang, self.key, **self.fields),
-            "hint": tr(lang, self.hint_key, **self.fields),
+            "message": tr(lang, self.key, **fields),
+            "hint": tr(lang, self.hint_key, **fields),
         }
         for name, value in self.data.items():
             error.setdefault(name, value)
@@ -8122,11 +8137,17 @@ def _moved_view(opened, vstart, vend, digest, fingerprint):
 # --- targets (docs/behaviour.md#line-arguments) ---------------------------------------------------
 
 
+NEAREST_NAMES = 10  # how many names a target that is not found lists
+
+
 def _nearest(names, value):
+    """Up to NEAREST_NAMES distinct names, the most like `value` first (ties in file order)."""
     import difflib
 
-    close = difflib.get_close_matches(str(value), sorted(set(names)), n=5, cutoff=0.4)
-    return ", ".join(close) or "-"
+    wanted = str(value).casefold()
+    unique = list(dict.fromkeys(names))
+    ranked = sorted(unique, key=lambda n: -difflib.SequenceMatcher(None, wanted, n.casefold()).ratio())
+    return ranked[:NEAREST_NAMES]
 
 
 def resolve_target(ctx, opened, target):
@@ -8154,13 +8175,16 @@ def resolve_target(ctx, opened, target):
         found = tag_range(string, language, line, str(value)) if line else None
         names = tag_names if found is None else None
     if found is None:
+        nearest = _nearest(names(string, language), value)
         raise ToolError(
             "NOT_FOUND",
             "target_missing",
+            "target_missing.hint" if nearest else "target_none.hint",
+            data={"nearest": nearest},
             file=file,
             kind=kind,
             value=value,
-            nearest=_nearest(names(string, language), value),
+            nearest=", ".join(nearest),
         )
     return found["start"], found["end"]
 
@@ -9625,7 +9649,9 @@ def _json_value(value):
 def _edit_items(value):
     """(items, failures) from `edits`: each item {index, op, file, args}; every bad item is named."""
     value = _json_value(value)
-    if not isinstance(value, list) or not 1 <= len(value) <= EDIT_MAX_ITEMS:
+    if isinstance(value, list) and len(value) > EDIT_MAX_ITEMS:
+        raise ToolError("INVALID_ARGUMENT", "edits_too_many", count=len(value), max=EDIT_MAX_ITEMS)
+    if not isinstance(value, list) or not value:
         raise invalid("edits_bad", max=EDIT_MAX_ITEMS, got=_show(value))
     items, failures = [], []
     for index, item in enumerate(value):
@@ -9663,9 +9689,9 @@ class ItemsFailed(ToolError):
         super().__init__(first.code, first.key, first.hint_key, data=dict(first.data), **first.fields)
         self.failures, self.count = failures, count
 
-    def to_dict(self, lang):
+    def to_dict(self, lang, names=None):
         index, file, first = self.failures[0]
-        error = first.to_dict(lang)
+        error = first.to_dict(lang, names)
         error["message"] = tr(
             lang,
             "edit_failed",
@@ -9678,7 +9704,7 @@ class ItemsFailed(ToolError):
         error["index"] = index
         error["failed"] = []
         for position, _file, exc in self.failures:
-            entry = exc.to_dict(lang)
+            entry = exc.to_dict(lang, names)
             entry.pop("hint", None)
             error["failed"].append(dict({"index": position}, **entry))
         return error
@@ -11096,6 +11122,11 @@ def public_name(tool, prefix=True, underscore=False):
     return name.replace("-", "_") if underscore else name
 
 
+def tool_names(prefix=True, underscore=False):
+    """{trx_rollback: "be-trx-rollback", ...}: each tool's name as listed, keyed for message fields."""
+    return {t.name.replace("-", "_"): public_name(t, prefix, underscore) for t in TOOLS if t.mcp}
+
+
 def call_tool(ctx, tool, args):
     """Validate and run one tool; the single path both the server and the CLI take. A commit that
     a killed process left half done is undone first, and the result says so."""
@@ -11302,9 +11333,7 @@ class Server:
 
     def _names(self):
         """Each tool's name as this server lists it (--no-prefix, --underscore-names), for texts."""
-        return {
-            t.name.replace("-", "_"): public_name(t, self.prefix, self.underscore) for t in TOOLS if t.mcp
-        }
+        return tool_names(self.prefix, self.underscore)
 
     def tool_list(self, full=False):
         """The tools/list entries; `full` (for docs/mcp.md) describes every argument and member."""
@@ -11337,7 +11366,7 @@ class Server:
                 "structuredContent": result,
             }
         except ToolError as exc:
-            error = exc.to_dict(self.ctx.lang)
+            error = exc.to_dict(self.ctx.lang, self._names())
         except Exception as exc:  # a bug: report it, keep serving
             error = ToolError("INTERNAL", "internal", detail=f"{type(exc).__name__}: {exc}").to_dict(
                 self.ctx.lang

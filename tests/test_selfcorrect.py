@@ -7,6 +7,7 @@ directly, after one mechanical retry (using only what the error said), or refuse
 """
 
 import json
+import re
 
 import pytest
 from harness import Server, be_command_prefix, run_cli
@@ -240,6 +241,92 @@ def test_instructions_use_the_names_as_listed(root, be_env, flags, name):
             assert "auto" not in json.dumps(tool["inputSchema"])  # no value the schema would reject
     finally:
         srv.close()
+
+
+NAMINGS = [(), ("--no-prefix",), ("--underscore-names",), ("--no-prefix", "--underscore-names")]
+
+
+def _names_in(text, names):
+    """The tool names of any naming mode that `text` holds, other than those in `names` (names that
+    are plain words, such as `read` under --no-prefix, cannot be told from prose and are left out)."""
+    import better_edit
+
+    every = {n for flags in NAMINGS for n in better_edit.tool_names(*_mode(flags)).values()}
+    strangers = sorted((n for n in every - set(names.values()) if not n.isalpha()), key=len, reverse=True)
+    return [n for n in strangers if re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", text)]
+
+
+def _mode(flags):
+    return "--no-prefix" not in flags, "--underscore-names" in flags
+
+
+@pytest.mark.parametrize("flags", NAMINGS, ids=lambda f: " ".join(f) or "default")
+def test_every_message_names_tools_as_listed(flags):
+    """Every message, in both languages, filled in with the names of one naming mode, names no tool
+    the way another mode would (a hint saying be-trx-status to a server listing trx_status)."""
+    import string
+
+    import better_edit
+
+    names = better_edit.tool_names(*_mode(flags))
+
+    class Fields(dict):
+        def __missing__(self, key):
+            return 7  # (a number takes every format spec the messages use: {n:02x}, {count:,})
+
+    for key, pair in better_edit.MESSAGES.items():
+        for template in pair:
+            if key == "mcp.tty_notice" or key.startswith("x."):  # (the program, CLI examples)
+                continue
+            try:
+                text = string.Formatter().vformat(template, (), Fields(names))
+            except (ValueError, IndexError):  # literal braces ("{op, file, ...}"): shown as written
+                text = template
+            assert not _names_in(text, names), (key, flags, text)
+
+
+@pytest.mark.parametrize("flags", NAMINGS, ids=lambda f: " ".join(f) or "default")
+def test_hints_of_a_missing_chip_and_snapshot_use_the_listed_names(root, be_env, flags):
+    import better_edit
+
+    names = better_edit.tool_names(*_mode(flags))
+    srv = Server(root, be_env, flags=flags)
+    try:
+        listed = {t["name"] for t in srv.tools()}
+        assert listed == set(names.values())
+        chip = srv.err(names["insert_chip"], "NOT_FOUND", **{"from": "chip://0000000000", "to": "x.txt:0"})
+        snapshot = srv.err(names["trx_rollback"], "NOT_FOUND", event_id="000000")
+        assert names["insert_chip"] in chip["hint"] and names["trx_status"] in snapshot["hint"]
+        for error in (chip, snapshot):
+            assert not _names_in(error["message"] + error["hint"], names), error
+    finally:
+        srv.close()
+
+
+def test_a_target_not_found_lists_the_names_that_exist_nearest_first(root, be_env):
+    body = "".join(f"def handler_{k}():\n    return {k}\n\n" for k in range(12)) + "def load():\n    pass\n"
+    (root / "m.py").write_text(body)
+    status, answer = cli(root, be_env, "read", "-f", "m.py", "--target", "function:handler_7x")
+    error = answer["error"]
+    assert status == 1 and error["code"] == "NOT_FOUND"
+    assert error["nearest"][0] == "handler_7" and len(error["nearest"]) == 10
+    assert "load" not in error["nearest"]  # (the least like it is left out)
+    assert error["hint"].startswith("the functions in the file, nearest first: handler_7, ")
+    status, answer = cli(root, be_env, "read", "-f", "m.py", "--target", "function:nosuch")
+    assert len(answer["error"]["nearest"]) == 10 and "-" not in answer["error"]["hint"]
+    (root / "empty.py").write_text("x = 1\n")
+    status, answer = cli(root, be_env, "read", "-f", "empty.py", "--target", "function:f")
+    assert answer["error"]["hint"] == "the file holds no named function" and answer["error"]["nearest"] == []
+
+
+def test_too_many_edit_items_says_how_many(root, be_env):
+    (root / "a.txt").write_text("x\n")
+    items = json.dumps([{"file": "a.txt", "start": 1, "content": "y"}] * 501)
+    status, answer = cli(root, be_env, "edit", "--edits-file", "-", input=items.encode())
+    error = answer["error"]
+    assert status == 2 and error["code"] == "INVALID_ARGUMENT"  # (a usage error)
+    assert error["message"] == "edits holds 501 items, at most 500 go in one call", error
+    assert (root / "a.txt").read_text() == "x\n"
 
 
 # ---- realistic mistakes: applied directly, after one mechanical retry, or refused -----------------
