@@ -11428,19 +11428,31 @@ class UsageError(Exception):
     """A mistake in the command line or environment: message on stderr, exit 2."""
 
 
-def _global_options(parser, lang, defaults=True):
+def _global_options(parser, lang, defaults=True, tool=None):
+    """The global flags; a command's parser (`tool`) accepts them all but shows only those that
+    matter to it: not the server's naming flags, nor --max-chips where nothing is kept as a chip."""
     import argparse
 
     default = (lambda value: value) if defaults else (lambda value: argparse.SUPPRESS)
+    server_only = argparse.SUPPRESS if tool is not None else None
+    no_chips = argparse.SUPPRESS if tool is not None and tool.read_only else None
     parser.add_argument("--lang", choices=("en", "zh"), default=default(None), help=tr(lang, "g.lang"))
     parser.add_argument(
-        "--no-prefix", action="store_true", default=default(False), help=tr(lang, "g.no_prefix")
+        "--no-prefix",
+        action="store_true",
+        default=default(False),
+        help=server_only or tr(lang, "g.no_prefix"),
     )
     parser.add_argument(
-        "--underscore-names", action="store_true", default=default(False), help=tr(lang, "g.underscore")
+        "--underscore-names",
+        action="store_true",
+        default=default(False),
+        help=server_only or tr(lang, "g.underscore"),
     )
     parser.add_argument("--root", metavar="DIR", default=default(None), help=tr(lang, "g.root"))
-    parser.add_argument("--max-chips", metavar="N", default=default(None), help=tr(lang, "g.max_chips"))
+    parser.add_argument(
+        "--max-chips", metavar="N", default=default(None), help=no_chips or tr(lang, "g.max_chips")
+    )
     parser.add_argument("--encoding", metavar="NAME", default=default(None), help=tr(lang, "p.encoding"))
 
 
@@ -11616,7 +11628,7 @@ def _command_parser(lang, tool):
 
 
 def _command_arguments(sub, tool, lang, defaults):
-    _global_options(sub, lang, defaults)
+    _global_options(sub, lang, defaults, tool)
     for param in tool.params:
         if param.name == "encoding":
             continue  # a global option, accepted here too

@@ -73,11 +73,43 @@ def test_usage_errors_exit_2(run_be, args, env):
     assert proc.returncode == 2 and proc.stderr
 
 
-def test_help_documents_every_command_with_an_example(run_be):
-    for command in ("read", "replace", "insert", "delete", "write", "balance", "func-range", "tag-range"):
-        proc = run_be(command, "--help")
+COMMANDS = (
+    "read",
+    "replace",
+    "insert",
+    "delete",
+    "write",
+    "balance",
+    "func-range",
+    "tag-range",
+    "edit",
+    "patch",
+)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_help_documents_every_command_with_an_example(run_be, lang):
+    """A command's help shows its own options and an example; the server's naming flags are shown
+    only in the top-level help (still accepted after a command), --max-chips only where chips are kept."""
+    top = run_be("--lang", lang, "--help").stdout.decode()
+    assert "--no-prefix" in top and "--underscore-names" in top and "--max-chips" in top
+    for command in COMMANDS:
+        proc = run_be("--lang", lang, command, "--help")
+        text = proc.stdout.decode()
         assert proc.returncode == 0
-        assert b"--file" in proc.stdout and f"better-edit-tools {command}".encode() in proc.stdout
+        assert ("--file" in text) is (command not in ("edit", "patch")), command
+        example = text.split("example:" if lang == "en" else "示例：")[1]
+        assert f"better-edit-tools {command} " in example, command
+        assert "--no-prefix" not in text and "--underscore-names" not in text, command
+        chips = command in ("replace", "insert", "delete", "write", "edit", "patch")
+        assert ("--max-chips" in text) is chips, command
+        assert "--root" in text and "--lang" in text
+
+
+def test_server_flags_are_still_accepted_after_a_command(run_be, root):
+    write(root / "a.txt", "x\n")
+    proc = run_be("read", "--no-prefix", "--underscore-names", "-f", "a.txt", "--max-chips", "5")
+    assert proc.returncode == 0 and b"1\tx" in proc.stdout
 
 
 def test_no_traceback_ever_reaches_the_user(run_be, root):
