@@ -5656,6 +5656,30 @@ def function_names(text, language):
 # ====================================================================================================
 
 
+def user_cache_base(platform=None):
+    """The folder platformdirs.user_cache_dir(CACHE_APP_NAME, appauthor=False) names, found without
+    it, so that `python better_edit.py` in a Python without platformdirs shares the state of the
+    installed program (docs/chips.md#where-files-live). Its rules as of platformdirs 4.14, which the
+    executables ship: Linux and macOS take $XDG_CACHE_HOME when it is an absolute path, else
+    ~/.cache or ~/Library/Caches; Windows %LOCALAPPDATA%\\NAME\\Cache. `platform` stands in for
+    sys.platform (tests compare every platform on one machine)."""
+    platform = platform or sys.platform
+    if platform == "win32":
+        local = os.environ.get("WIN_PD_OVERRIDE_LOCAL_APPDATA", "").strip() or os.environ.get("LOCALAPPDATA")
+        local = local or os.path.join(os.path.expanduser("~"), "AppData", "Local")
+        return os.path.join(os.path.normpath(local), CACHE_APP_NAME, "Cache")
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    if xdg.startswith("/"):
+        return os.path.join(xdg, CACHE_APP_NAME)
+    home = os.environ.get("HOME")
+    if home is not None and not home.startswith("/"):  # a relative HOME counts as unset
+        import pwd
+
+        home = pwd.getpwuid(os.getuid()).pw_dir
+    home = (home or os.path.expanduser("~")).rstrip("/") or "/"
+    return os.path.join(home, "Library/Caches" if platform == "darwin" else ".cache", CACHE_APP_NAME)
+
+
 class Context:
     """Everything a handler may consult: language, root, limits, where the stores live.
 
@@ -5704,13 +5728,18 @@ class Context:
 
     @property
     def cache_base(self):
+        """BASE (docs/chips.md#where-files-live): on POSIX systems user_cache_base(), the rule of
+        platformdirs written out, so that every Python and every platformdirs release agree; on
+        Windows platformdirs, which asks the system for the known folder."""
         if not self._cache_dir:
-            try:
-                import platformdirs
+            self._cache_dir = user_cache_base()
+            if os.name == "nt":
+                try:
+                    import platformdirs
 
-                self._cache_dir = platformdirs.user_cache_dir(CACHE_APP_NAME, appauthor=False)
-            except ImportError:
-                self._cache_dir = os.path.join(os.path.expanduser("~"), ".cache", CACHE_APP_NAME)
+                    self._cache_dir = platformdirs.user_cache_dir(CACHE_APP_NAME, appauthor=False)
+                except ImportError:
+                    pass
         return self._cache_dir
 
     @property
@@ -11148,17 +11177,11 @@ def call_tool(ctx, tool, args):
 
 def _journal_may_hold(ctx):
     """Whether this workspace's journal may hold a record, found without importing platformdirs
-    where its cache folder can be named by the same rule (Linux and the BSDs: $XDG_CACHE_HOME or
-    ~/.cache; macOS: ~/Library/Caches). Elsewhere: True (the full look costs the import)."""
-    if sys.platform == "darwin":
-        base = os.path.expanduser("~/Library/Caches")
-    elif os.name == "posix":
-        xdg = os.environ.get("XDG_CACHE_HOME", "").strip()  # (used only when absolute, as the spec says)
-        base = xdg if os.path.isabs(xdg) else os.path.expanduser("~/.cache")
-    else:
+    (user_cache_base()) on POSIX systems. On Windows: True (the full look costs the import)."""
+    if os.name != "posix":
         return True
     try:
-        return bool(os.listdir(os.path.join(base, CACHE_APP_NAME, "journal", ctx.workspace_id)))
+        return bool(os.listdir(os.path.join(user_cache_base(), "journal", ctx.workspace_id)))
     except OSError:
         return False
 

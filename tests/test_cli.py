@@ -1,4 +1,4 @@
-"""The CLI as a subprocess (SPEC §5): every command, the options, exit codes and error codes.
+"""The CLI as a subprocess (docs/cli.md): every command, the options, exit codes and error codes.
 
 Every failing case also checks that the file's bytes did not change.
 """
@@ -6,9 +6,12 @@ Every failing case also checks that the file's bytes did not change.
 import json
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from harness import REPO, Server, clean_env, run_cli
 
 
 def write(path, data):
@@ -729,3 +732,56 @@ def test_global_options_before_the_command_and_unknown_arguments_after_it(run_be
     assert "--file PATH" in err  # the command's usage
     proc = run_be("--bogus", "read", "-f", "a.txt")  # not a global option: the full parser reads it
     assert proc.returncode == 2 and "unrecognized arguments: --bogus" in proc.stderr.decode()
+
+
+# --- one state directory, with or without platformdirs (issue 23) --------------------------------
+
+
+@pytest.mark.parametrize("xdg", [None, "", "/srv/cache", "/srv/cache/", "relative/cache", " /srv/padded"])
+@pytest.mark.parametrize("home", [None, "/home/ann", "/home/ann/", "relative-home"])
+def test_the_fallback_names_the_folder_platformdirs_names_on_every_platform(monkeypatch, xdg, home):
+    """user_cache_base() is what platformdirs answers for Linux, macOS and Windows (its classes for
+    each platform run on any host; Windows' known folder comes from its documented override)."""
+    import better_edit
+    from platformdirs.macos import MacOS
+    from platformdirs.unix import Unix
+    from platformdirs.windows import Windows
+
+    for name, value in (("XDG_CACHE_HOME", xdg), ("HOME", home)):
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    monkeypatch.setenv("WIN_PD_OVERRIDE_LOCAL_APPDATA", "C:\\Users\\ann\\AppData\\Local")
+    for platform, kind in (("linux", Unix), ("darwin", MacOS), ("win32", Windows)):
+        expected = kind(better_edit.CACHE_APP_NAME, appauthor=False).user_cache_dir
+        assert better_edit.user_cache_base(platform) == expected, platform
+
+
+def test_an_edit_without_platformdirs_and_one_with_it_share_one_state(tmp_path):
+    """`python3 better_edit.py` in a Python without platformdirs (here: -S, no site-packages) and
+    the installed program both keep their snapshots under $XDG_CACHE_HOME: one rollback sees both."""
+    root, home, xdg = tmp_path / "project", tmp_path / "home", tmp_path / "xdg"
+    for folder in (root, home, xdg):
+        folder.mkdir()
+    (root / "a.txt").write_text("one\n")
+    env = {k: v for k, v in clean_env(tmp_path / "unused", root).items() if k != "BETTER_EDIT_CACHE_DIR"}
+    env.update(HOME=str(home), XDG_CACHE_HOME=str(xdg))
+    module = str(REPO / "better_edit.py")
+    bare = run_cli("replace", "-f", "a.txt", "-s", "1", "-c", "two", cwd=root, env=env,
+                   command=[sys.executable, "-S", module])  # fmt: skip
+    assert bare.returncode == 0, bare.stderr
+    probe = subprocess.run([sys.executable, "-S", "-c", "import platformdirs"], capture_output=True)
+    assert probe.returncode != 0  # (that Python really has no platformdirs)
+    full = run_cli("replace", "-f", "a.txt", "-s", "1", "-c", "three", cwd=root, env=env,
+                   command=[sys.executable, module])  # fmt: skip
+    assert full.returncode == 0, full.stderr
+    stores = list((xdg / "better-edit-tools-mcp" / "snapshots").iterdir())
+    assert len(stores) == 1 and len([p for p in stores[0].iterdir() if p.suffix == ".json"]) == 2
+    assert not (home / ".cache").exists()
+    srv = Server(root, env, command=[sys.executable, "-S", module])
+    try:
+        srv.ok("be-trx-rollback", steps=2)
+    finally:
+        srv.close()
+    assert (root / "a.txt").read_text() == "one\n"
