@@ -742,10 +742,11 @@ def test_global_options_before_the_command_and_unknown_arguments_after_it(run_be
 def test_the_fallback_names_the_folder_platformdirs_names_on_every_platform(monkeypatch, xdg, home):
     """user_cache_base() is what platformdirs answers for Linux, macOS and Windows (its classes for
     each platform run on any host; Windows' known folder comes from its documented override)."""
-    import better_edit
     from platformdirs.macos import MacOS
     from platformdirs.unix import Unix
     from platformdirs.windows import Windows
+
+    import better_edit
 
     for name, value in (("XDG_CACHE_HOME", xdg), ("HOME", home)):
         if value is None:
