@@ -14,6 +14,7 @@ import shlex
 import shutil
 import stat
 import subprocess
+import sys
 
 import pytest
 from harness import REPO, be_command_prefix, module_command
@@ -72,7 +73,7 @@ def test_setup_commands_come_first():
         heading_line = text.count("\n", 0, heading.start()) + 1
         blocks = [body.strip() for _info, body, line in fenced_blocks(path) if line > heading_line]
         assert blocks[:2] == [
-            "python3 -m venv .venv && . .venv/bin/activate && pip install -e '.[dev]'"
+            "python3 -m venv .venv && . .venv/bin/activate && pip install -e '.[test]'"
             " && better-edit-tools read -f README.md -s 1 -e 5",
             "pytest",
         ]
@@ -91,6 +92,7 @@ def test_readme_block_runs(script, program_on_path, tmp_path):
         BETTER_EDIT_WORKSPACE=str(work),
         LANG="C.UTF-8",
         PYTHONIOENCODING="utf-8",
+        TMPDIR=str(work),  # (the README's `cd "$(mktemp -d)"` stays in the test's folder)
     )
     done = subprocess.run(
         ["bash", "-e", "-c", script], cwd=str(work), env=env, capture_output=True, timeout=120
@@ -177,3 +179,58 @@ def test_relative_links_exist(path):
         elif fragment and target.suffix == ".md" and fragment not in anchors(target):
             broken.append(f"{file_part}#{fragment}")
     assert not broken, f"{path.relative_to(REPO)}: broken links {broken}"
+
+
+# --- (d) the README's install works as written, for a newcomer -------------------------------------
+
+
+def _block(path, info):
+    [body] = [body for found, body, _line in fenced_blocks(path) if found == info]
+    return body
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_the_readme_install_works_in_a_clean_home(tmp_path):
+    """The README's install block, run word for word in a copy of the checkout (the clone command
+    before it needs the network) with an empty HOME and a PATH holding only Python and the system,
+    installs a command that a new shell with ~/.local/bin on PATH finds; then every demo block of
+    the README runs with that command, and none of them writes into the checkout."""
+    install = _block(REPO / "README.md", "sh install")
+    assert install == _block(REPO / "README.zh.md", "sh install")
+    clone = [body for info, body, _line in fenced_blocks(REPO / "README.md") if "git clone" in body]
+    assert clone and "cd better-edit-tools" in clone[0]
+    checkout, home = tmp_path / "better-edit-tools", tmp_path / "home"
+    checkout.mkdir()
+    home.mkdir()
+    for name in ("pyproject.toml", "better_edit.py", "README.md"):
+        shutil.copy2(REPO / name, checkout / name)
+    keep = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST", "PIP_CERT", "SSL_CERT_FILE")
+    env = {k: v for k, v in os.environ.items() if k in keep or k.lower().endswith("_proxy")}
+    python_dir = os.path.dirname(os.path.realpath(shutil.which("python3") or sys.executable))
+    (tmp_path / "tmp").mkdir()
+    env.update(
+        HOME=str(home), PATH=f"{python_dir}:/usr/bin:/bin", LANG="C.UTF-8", TMPDIR=str(tmp_path / "tmp")
+    )
+    done = subprocess.run(["bash", "-e", "-c", install], cwd=str(checkout), env=env,
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    assert done.stdout.strip().splitlines()[-1] == _version()
+    command = home / ".local" / "bin" / "better-edit-tools"
+    assert command.is_symlink() and os.access(command, os.X_OK)
+    before = sorted(p.name for p in checkout.iterdir())
+    env["PATH"] = f"{home / '.local' / 'bin'}:{env['PATH']}"  # what a new login shell has
+    demo = "\n".join(body for body, _line in runnable_blocks(REPO / "README.md"))  # typed in one shell
+    done = subprocess.run(["bash", "-e", "-c", demo], cwd=str(checkout), env=env,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+    found = subprocess.run(
+        ["bash", "-c", "command -v better-edit-tools"], env=env, capture_output=True, text=True
+    )
+    assert found.stdout.strip() == str(command)
+    assert sorted(p.name for p in checkout.iterdir()) == before, "a README example wrote into the checkout"
+
+
+def _version():
+    import better_edit
+
+    return better_edit.__version__
