@@ -311,14 +311,6 @@ MESSAGES = {
         "check free space and the file system; the file was not changed",
         "请检查磁盘空间和文件系统；文件未被修改",
     ),
-    "readback": (
-        "read-back check failed for {path}: the file does not hold the bytes just written",
-        "{path} 写后校验失败：文件内容与刚写入的不一致",
-    ),
-    "readback.hint": (
-        "roll back with {trx_rollback} (event {event_id}) and check the disk",
-        "请用 {trx_rollback}（事件 {event_id}）回滚并检查磁盘",
-    ),
     "edit_one_of": ("give exactly one of edits or patch", "edits 与 patch 必须且只能给一个"),
     "edits_bad": (
         "edits must be an array of 1 to {max} items, got {got}",
@@ -526,10 +518,6 @@ MESSAGES = {
         "请先读取文件；如确要覆盖当前内容，请传入 force",
     ),
     "steps_and_event": ("give steps or event_id, not both", "steps 与 event_id 只能给一个"),
-    "too_large": (
-        "{what} is too large: {size} bytes (limit {limit})",
-        "{what} 过大：{size} 字节（上限 {limit}）",
-    ),
     "internal": ("internal error: {detail}", "内部错误：{detail}"),
     "internal.hint": (
         "this is a bug in better-edit-tools; the file was not changed unless the result said so",
@@ -844,20 +832,15 @@ MESSAGES = {
 def tr(lang, key, **fields):
     """The message `key` in `lang` ("en" or "zh") with `fields` filled in.
 
-    A field named `NAME_key` is itself a message key: it fills {NAME}, translated too.
+    A field named `NAME_key` is itself a message key: it fills {NAME}, translated too. Literal
+    braces are doubled in the table; a key or field that is missing is a bug and raises KeyError
+    (tests/test_messages.py formats every message).
     """
-    pair = MESSAGES.get(key)
-    if pair is None:
-        if os.environ.get("BETTER_EDIT_DEBUG"):
-            raise KeyError(f"message key {key!r} is missing from MESSAGES")
-        return key
+    pair = MESSAGES[key]
     template = pair[1] if lang == "zh" else pair[0]
     for name in [name for name in fields if name.endswith("_key")]:
         fields[name[:-4]] = tr(lang, fields.pop(name))
-    try:
-        return template.format(**fields)
-    except (KeyError, IndexError, ValueError):
-        return template
+    return template.format(**fields)
 
 
 def detect_lang(flag=None, environ=None):
@@ -1034,10 +1017,10 @@ MESSAGES.update(
             "撤销编辑：最近 steps 次，或直到某个 event_id，可限定文件。若文件之后又被修改，则返回 CONFLICT 且不回滚任何内容。",
         ),
         "d.edit": (
-            "Several edits as one atomic change: `edits`, items {op, file, ...} taking the arguments of replace, "
+            "Several edits as one atomic change: `edits`, items {{op, file, ...}} taking the arguments of replace, "
             "insert, delete or write, or `patch`, a unified diff. Line numbers are those before the call; nothing "
             "is written unless every item passes (`failed` lists each failing item). One event for rollback.",
-            "多处编辑作为一次原子修改：`edits` 为条目数组 {op, file, ...}（op 为 replace、insert、delete 或 write，"
+            "多处编辑作为一次原子修改：`edits` 为条目数组 {{op, file, ...}}（op 为 replace、insert、delete 或 write，"
             "参数同对应工具；省略时自动推断），或 `patch` 为统一格式 diff。行号均指调用前的文件；先检查全部条目，"
             "全部通过才写入（否则 `failed` 列出每个失败条目）。整个调用是一个可回滚事件。",
         ),
@@ -1047,17 +1030,17 @@ MESSAGES.update(
         ),
         "x.edit": (
             "example:\n  better-edit-tools edit --edits-file edits.json --preview\n"
-            '  echo \'[{"file": "a.py", "start": 3, "content": "x = 1"}]\' | better-edit-tools edit --edits-file -',
+            '  echo \'[{{"file": "a.py", "start": 3, "content": "x = 1"}}]\' | better-edit-tools edit --edits-file -',
             "示例：\n  better-edit-tools edit --edits-file edits.json --preview\n"
-            '  echo \'[{"file": "a.py", "start": 3, "content": "x = 1"}]\' | better-edit-tools edit --edits-file -',
+            '  echo \'[{{"file": "a.py", "start": 3, "content": "x = 1"}}]\' | better-edit-tools edit --edits-file -',
         ),
         "x.patch": (
             "example:\n  git diff | better-edit-tools patch --preview\n  better-edit-tools patch --patch-file fix.diff",
             "示例：\n  git diff | better-edit-tools patch --preview\n  better-edit-tools patch --patch-file fix.diff",
         ),
         "p.edits": (
-            "array of edit items {op, file, ...}; coordinates of the files before the call",
-            "编辑条目数组 {op, file, ...}；坐标均指调用前的文件",
+            "array of edit items {{op, file, ...}}; coordinates of the files before the call",
+            "编辑条目数组 {{op, file, ...}}；坐标均指调用前的文件",
         ),
         "p.patch": ("a unified diff (instead of edits)", "统一格式 diff（代替 edits）"),
         "p.edits_file": (
@@ -1085,8 +1068,8 @@ MESSAGES.update(
         "s.start": ("first line, 1-based", "起始行，从 1 开始"),
         "s.end": ("last line, inclusive (default start)", "结束行，含（默认 start）"),
         "s.target": (
-            "instead of start/end: {kind: line|function|marker|tag, value, occurrence} or KIND:VALUE",
-            "代替 start/end：{kind: line|function|marker|tag, value, occurrence} 或 KIND:VALUE",
+            "instead of start/end: {{kind: line|function|marker|tag, value, occurrence}} or KIND:VALUE",
+            "代替 start/end：{{kind: line|function|marker|tag, value, occurrence}} 或 KIND:VALUE",
         ),
         "s.content": ('new text ("" = no lines)', '新文本（"" 表示零行）'),
         "s.viewed_code_id": ("from the read of these lines", "读取这些行时得到的 id"),
@@ -1121,8 +1104,8 @@ MESSAGES.update(
             "结束行（默认最后一行；负数从末尾倒数；0 表示所在函数）",
         ),
         "p.target": (
-            "what to address instead of lines: {kind: line|function|marker|tag, value, occurrence}; CLI KIND:VALUE",
-            "用目标代替行号：{kind: line|function|marker|tag, value, occurrence}；命令行写作 KIND:VALUE",
+            "what to address instead of lines: {{kind: line|function|marker|tag, value, occurrence}}; CLI KIND:VALUE",
+            "用目标代替行号：{{kind: line|function|marker|tag, value, occurrence}}；命令行写作 KIND:VALUE",
         ),
         "p.content": ('the new text ("" = no lines)', '新文本（"" 表示零行）'),
         "p.line": ("a line inside the block (1-based)", "块内的某一行（从 1 开始）"),
@@ -1419,8 +1402,8 @@ def dominant_eol(body):
     return b"\r\n" if crlf > lf else b"\n"
 
 
-def eol_name(body):
-    crlf, lf = eol_counts(body)
+def eol_name(crlf, lf):
+    """The `eol` a read reports for these counts (eol_counts()): lf, crlf or mixed."""
     if crlf and lf:
         return "mixed"
     return "crlf" if crlf else "lf"
@@ -1531,11 +1514,6 @@ def encode_block(text, lines, eol):
         return b""
     string = eol.decode().join(lines) + eol.decode()
     return text.encode(string)
-
-
-def splice_lines(body, a, b, block, eol):
-    """New body: whole lines body[a:b] replaced by `block`, keeping the final-newline rule (docs/behaviour.md#text-model)."""
-    return join_splice(body, splice_plan(body, a, b, block, eol))
 
 
 def join_splice(body, plan):
@@ -2614,11 +2592,6 @@ def _tier(line):
     if _LOOSE.fullmatch(("… " if lead else "") + core) or lead and _AFTER_ELLIPSIS.fullmatch(core):
         return 1 if mark == "*" else 2
     return 0
-
-
-def placeholder_line(line):
-    """True when `line` (no terminator) is a comment, or a bare ellipsis line, standing in for left-out code."""
-    return _tier(line) > 0
 
 
 def placeholder_lines(content, docs=False):
@@ -3700,7 +3673,7 @@ def check_balance(text, language, verbose=False):
     (Kotlin `"${f(")")}"`) is read as two strings.
     """
     if not isinstance(text, str):
-        text = ""
+        raise TypeError(f"check_balance() takes the text as a str, not {type(text).__name__}")
     if language not in LANGUAGES:
         reason = "unknown language" if language is None else f"language {language!r} is not checked"
         return {"status": "not_checked", "reason": reason, "unmatched": [], "counts": {}}
@@ -7181,8 +7154,9 @@ class ChipStore:
         self.ctx = ctx
         self.dir = ctx.store_dir("chips")
 
-    def list(self):
-        """Chip records oldest first; expired ones (BETTER_EDIT_CHIP_TTL) are deleted."""
+    def list(self, expired=False):
+        """Chip records oldest first, leaving out (or, with `expired`, only) those older than
+        BETTER_EDIT_CHIP_TTL; reading deletes nothing (save() removes the expired ones)."""
         try:
             names = os.listdir(self.dir)
         except OSError:
@@ -7198,10 +7172,8 @@ class ChipStore:
             if not _valid_chip(record, name):
                 _store_warning(self.ctx, path, "not a chip record")
                 continue
-            if self.ctx.chip_ttl and now - record["created_at"] > self.ctx.chip_ttl:
-                self._unlink(record["id"])
-                continue
-            records.append(record)
+            if bool(self.ctx.chip_ttl and now - record["created_at"] > self.ctx.chip_ttl) is expired:
+                records.append(record)
         records.sort(key=lambda r: (r.get("seq", 0), r["created_at"], r["id"]))
         return records
 
@@ -7221,6 +7193,8 @@ class ChipStore:
         try:
             _private_dir(self.dir)
             with FileLock(self.ctx, "store:" + self.dir):
+                for old in self.list(expired=True):
+                    self._unlink(old["id"])
                 existing = self.list()
                 chip_id = _new_id({r["id"] for r in existing})
                 seq = max([time.time_ns()] + [r.get("seq", 0) + 1 for r in existing])
@@ -7411,14 +7385,6 @@ class Journal:
             return sorted(n for n in os.listdir(self.dir) if n.endswith(_RECORD_ENDINGS))
         except OSError:
             return []
-
-
-def _record_is(path, data):
-    try:
-        with open(path, "rb") as handle:
-            return handle.read() == data
-    except OSError:
-        return False
 
 
 def _lock_record(fd, block):
@@ -8270,7 +8236,8 @@ class Change:
         self.fields = fields
         self.warnings = warnings or []
         self.chip_text = chip_text  # delete: the text to keep as a chip before writing
-        self.breaks = "unknown"  # edit_breaks() fills it in
+        self.checked = False  # whether edit_breaks() ran: then `breaks` is its answer
+        self.breaks = None
         self.check_error = None  # a scanner exception's text, when the check itself failed
         self.plans = None  # several plans checked as one edit (a be-edit file's items), or None
         self.keep_scan = True  # False for a preview: its text is not the file's, nothing to keep
@@ -8300,9 +8267,9 @@ def edit_breaks(opened, change, ctx=None):
     """What the edit breaks (docs/behaviour.md#the-post-edit-balance-check): a list of new problems,
     or None when it cannot be checked (unknown language, a scanner error). Computed once per Change."""
     real, text = opened.real, opened.text
-    if change.breaks == "unknown":
+    if not change.checked:
+        change.checked = True
         language = _language_of(real, text)
-        change.breaks = None
         if language in LANGUAGES:
             try:
                 memory = ctx.scan_memory() if ctx is not None else None
@@ -8326,7 +8293,7 @@ def _breaks_of_plan(text, plans, language, memory=None, key=None, keep=True):
     `key` (the real path) left: when the next edit starts from exactly that text, the text before
     it is not scanned again."""
     size = len(text.body)  # (characters at most)
-    before = _Digest([text.body]) if memory is not None and memory.hashes(key, language, size) else None
+    before = _Digest([text.body]) if memory is not None and memory.wants_digest(key, language, size) else None
     old_text = text.decode()
     old = memory.recall(key, language, text, old_text, before) if memory is not None else None
     if old is None:  # walked quickly when that tells its problems (a balanced text: the commonest)
@@ -8349,7 +8316,7 @@ def _breaks_of_plan(text, plans, language, memory=None, key=None, keep=True):
     del old_text  # memory: the bytes, one decoded text and its pieces at the most (SPEC: 3x a file)
     bytes_pieces.append(memoryview(text.body)[done:])
     new_size = sum(len(piece) for piece in bytes_pieces)
-    kept = memory is not None and keep and memory.hashes(key, language, new_size, after=True)
+    kept = memory is not None and keep and memory.wants_digest(key, language, new_size, after=True)
     after_digest = _Digest(bytes_pieces) if kept else None  # (hashed beside the decoding and scan)
     text_pieces.append(text.decode(done))
     new_text = "".join(text_pieces)
@@ -8374,7 +8341,7 @@ class _ScanMemory:
     def __init__(self):
         self.entry = None  # (key, language, text or (codec, SHA-256 of the body), scan)
 
-    def hashes(self, key, language, size, after=False):
+    def wants_digest(self, key, language, size, after=False):
         """Whether recall (or keep, `after` an edit) of a text of `size` bytes may want its
         _Digest (a text has no more characters than bytes)."""
         if after:
@@ -8431,7 +8398,7 @@ class _ScanFiles:
     def _takes(language, size):
         return size >= SCAN_FILE_MIN_CHARS and language not in _MARKUP_LANGUAGES and language != "markdown"
 
-    def hashes(self, key, language, size, after=False):
+    def wants_digest(self, key, language, size, after=False):
         """Whether recall (or keep, `after` an edit) of a text of `size` bytes (or characters) may
         want its _Digest: recall only when a record is there."""
         return self._takes(language, size) and (after or os.path.lexists(self._path(key)))
@@ -8697,7 +8664,7 @@ def _read_result(ctx, args, opened, window, chunk, shape, warnings, unique=False
         result["content"] = content
     crlf, lf = shape["crlf"], shape["lf"]
     result.update(
-        eol="mixed" if crlf and lf else ("crlf" if crlf else "lf"),
+        eol=eol_name(crlf, lf),
         encoding=text.encoding,
         viewed_code_id=token,
     )

@@ -604,10 +604,10 @@ def test_the_cli_hashes_the_text_before_an_edit_only_when_a_record_may_match(tmp
     record for the path there is nothing to compare, so nothing is hashed."""
     files = be._ScanFiles(be.Context(cache_dir=str(tmp_path)))
     big = be.SCAN_FILE_MIN_CHARS
-    assert not files.hashes("/a", "python", big)  # no record yet
-    assert files.hashes("/a", "python", big, after=True)  # the edit's text is kept: hashed
-    assert not files.hashes("/a", "python", big - 1, after=True)  # too small to keep
-    assert not files.hashes("/a", "html", big, after=True)  # markup: the exact scan is not kept
+    assert not files.wants_digest("/a", "python", big)  # no record yet
+    assert files.wants_digest("/a", "python", big, after=True)  # the edit's text is kept: hashed
+    assert not files.wants_digest("/a", "python", big - 1, after=True)  # too small to keep
+    assert not files.wants_digest("/a", "html", big, after=True)  # markup: the exact scan is not kept
     body = "x = (1)\n" * (big // 8 + 1)
     files.keep(
         "/a",
@@ -617,4 +617,4 @@ def test_the_cli_hashes_the_text_before_an_edit_only_when_a_record_may_match(tmp
         body,
         be._BalanceScan(body, "python"),
     )
-    assert files.hashes("/a", "python", big) and not files.hashes("/b", "python", big)
+    assert files.wants_digest("/a", "python", big) and not files.wants_digest("/b", "python", big)

@@ -955,3 +955,10 @@ def test_after_each_character_the_engine_takes_for_a_regex_start_the_handler_say
                 text = f"{before}{char}{space}/x/;"
                 slash = len(before) + 1 + len(space)
                 assert be._slash_starts_regex(text, 0, slash, be._JS_REGEX_WORDS), text
+
+
+def test_check_balance_refuses_what_is_not_text():
+    """Bytes or None are a caller's bug, not a balanced file."""
+    for value in (b"def f(:\n", None, 3):
+        with pytest.raises(TypeError):
+            be.check_balance(value, "python")

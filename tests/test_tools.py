@@ -92,6 +92,10 @@ def test_chips_fifo_eviction_and_ttl(root, cache_dir):
         record["created_at"] -= 10
         path.write_text(json.dumps(record))
     assert be.ChipStore(ttl_ctx).list() == []
+    assert len(list(Path(store.dir).glob("chip-*.json"))) == 2  # (listing deletes nothing)
+    fourth, _ = be.ChipStore(ttl_ctx).save("t", {"a": 4}, "", "four")
+    assert [c["id"] for c in be.ChipStore(ttl_ctx).list()] == [fourth]
+    assert len(list(Path(store.dir).glob("chip-*.json"))) == 1  # (a save removes the expired ones)
 
 
 def test_unreadable_store_files_are_skipped(ctx, root, capsys):
@@ -263,10 +267,13 @@ def _apply_without_writing(kind, text, args):
     if kind == "insert":
         after = text.total() if args["after_line"] == -1 else args["after_line"]
         a = be.skip_lines(body, 0, after)
-        return be.splice_lines(body, a, a, be.encode_block(text, be.content_lines(args["content"]), eol), eol)
+        return be.join_splice(
+            body,
+            be.splice_plan(body, a, a, be.encode_block(text, be.content_lines(args["content"]), eol), eol),
+        )
     a, b = be.line_span(body, args["start"], args["end"])
     block = be.encode_block(text, be.content_lines(args["content"]), eol) if kind == "replace" else b""
-    return be.splice_lines(body, a, b, block, eol)
+    return be.join_splice(body, be.splice_plan(body, a, b, block, eol))
 
 
 @settings(max_examples=300, deadline=None)
