@@ -19,10 +19,15 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from harness import REPO, be_command_prefix
+from harness import REPO, be_command_prefix, scaled
 
 EXE_NAME = "better-edit-tools" + (".exe" if os.name == "nt" else "")
-SUITES = ["tests/test_cli.py", "tests/test_mcp.py", "tests/test_ts_client.py"]
+# Against the executable: the CLI suite and both SDK clients (every tool, every error code we can
+# cause) every time; the raw-stdio MCP suite too under BE_STRESS=1 (it adds about 30 s).
+SUITES = scaled(
+    ["tests/test_cli.py", "tests/test_ts_client.py"],
+    ["tests/test_cli.py", "tests/test_mcp.py", "tests/test_ts_client.py"],
+)
 TOOLS = {
     "be-read", "be-replace", "be-insert", "be-delete", "be-write", "be-balance", "be-func-range",
     "be-tag-range", "be-insert-chip", "be-trx-status", "be-trx-commit", "be-trx-rollback", "be-edit",
