@@ -53,21 +53,6 @@ WRITE_DIFF_LINE_LIMIT = 20000  # a whole-file write diff of more lines is summar
 AUTO_WINDOW_BEFORE, AUTO_WINDOW_AFTER = 10, 20
 
 
-class _LazyJson:
-    """`json`, imported on first use, when it replaces this stand-in among the module's globals: the
-    server and `-o json` need it, a CLI command printing text does not. (A plain import statement,
-    so PyInstaller sees it.)"""
-
-    def __getattr__(self, attribute):
-        import json as module
-
-        globals()["json"] = module
-        return getattr(module, attribute)
-
-
-json = _LazyJson()
-
-
 class _LazyPattern:
     """A regular expression compiled on first use: start-up time is a feature for shell scripts,
     and a command compiles only the patterns it uses. After the first use its methods are plain
@@ -89,24 +74,18 @@ def _sha256_new(data=b"", more=0):
     """A SHA-256 object for `data` and `more` bytes to come. Short keys and small views use the
     interpreter's own implementation, so a command that hashes a few bytes does not load OpenSSL;
     large data goes through hashlib (faster per byte)."""
-    if len(data) + more < 1 << 16:
-        return _own_sha256()(data)
-    import hashlib
+    if len(data) + more >= 1 << 16:
+        import hashlib
 
-    return hashlib.sha256(data)
-
-
-@functools.cache  # found once: a failed import is searched for again at every try
-def _own_sha256():
-    names = ("_sha2", "_sha256") if sys.version_info >= (3, 12) else ("_sha256", "_sha2")
-    for name in names:  # (the module is _sha2 from Python 3.12 on: no failed search first)
-        try:
-            return __import__(name).sha256
-        except (ImportError, AttributeError):
-            pass
-    from hashlib import sha256
-
-    return sha256
+        return hashlib.sha256(data)
+    try:
+        if sys.version_info >= (3, 12):
+            from _sha2 import sha256
+        else:
+            from _sha256 import sha256
+    except ImportError:  # (an interpreter built without it)
+        from hashlib import sha256
+    return sha256(data)
 
 
 # One table for every human-readable text: key -> (English, Chinese). Fields in {braces}.
@@ -916,6 +895,8 @@ def json_safe(value):
 
 def dumps_strict(value, **options):
     """RFC 8259 JSON text of `value`, never NaN, Infinity or a lone surrogate (fast when clean)."""
+    import json
+
     try:
         text = json.dumps(value, ensure_ascii=False, allow_nan=False, **options)
         text.encode("utf-8")
@@ -6816,6 +6797,7 @@ def _now():
 def _read_json_object(path):
     """The JSON object in the regular file `path`, opened without following links or blocking;
     OSError or ValueError otherwise."""
+    import json
     import stat as stat_module
 
     flags = (
@@ -7454,7 +7436,9 @@ def _prepare_file(ctx, fc):
             _Faults.step("link")
             folder.link_beside(name, fc.keep)
         except OSError as exc:
-            if __import__("errno").errorcode.get(exc.errno) not in _NO_HARD_LINKS:
+            import errno
+
+            if errno.errorcode.get(exc.errno) not in _NO_HARD_LINKS:
                 raise
             _keep_copy(folder, fc)  # a filesystem without hard links: the old bytes, copied
         else:
@@ -8115,7 +8099,8 @@ def _moved_view(opened, vstart, vend, digest, fingerprint):
     prefix = _sha256_new(f"{opened.real}\0{vstart}\0{vend}\0".encode("utf-8", "surrogatepass"))
     found = []
     size, first_crc = fingerprint
-    crc32 = __import__("zlib").crc32
+    from zlib import crc32
+
     view = memoryview(body)
     for line, (a, b) in enumerate(zip(starts, starts[count:]), 1):
         if b - a != size or line == vstart or crc32(view[a : starts[line]]) != first_crc:
@@ -8439,6 +8424,8 @@ class _ScanFiles:
         """Keep `scan`, the scan of `new_text`, whose bytes `digest` (a _Digest) hashes, for the next run."""
         if not self._takes(language, len(new_text)) or digest is None or _program_stamp() is None:
             return
+        import json
+
         record = {"v": 1, "program": _program_stamp(), "language": language, "codec": text.codec}
         if isinstance(scan, _QuickScan):
             record["joins"] = [(at, open_before.decode("ascii")) for at, open_before in scan.joins]
@@ -9334,6 +9321,8 @@ def tool_insert_chip(ctx, args):
 
 
 def _list_chips(ctx, needle):
+    import json
+
     items = []
     for record in ChipStore(ctx).list():
         text = record.get("text") if isinstance(record.get("text"), str) else ""
@@ -9381,6 +9370,8 @@ def _chip_source(ctx, source):
 
 
 def _annotated(ctx, record, path):
+    import json
+
     language = detect_language(os.path.basename(path), "")
     prefix = _COMMENT_PREFIX.get(language, "#")
     arguments = json.dumps(record.get("args"), ensure_ascii=False, indent=2)
@@ -9635,6 +9626,8 @@ def _patch_path_inside(file):
 def _json_value(value):
     """A value sent as a JSON string holding an array or object is decoded (like `arguments`)."""
     if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
+        import json
+
         try:
             return json.loads(value)
         except ValueError:
@@ -10512,6 +10505,8 @@ _INT_TEXT = _LazyPattern(r"\s*[-+]?\d{1,18}\s*")
 def _as_int(name, value):
     """Integers, integral floats (3.0) and numeric strings ("3") - models send all three (docs/behaviour.md#line-arguments)."""
     if isinstance(value, bool):
+        import json
+
         raise invalid("arg_type", name=name, expected_key="type.integer", got=json.dumps(value))
     if isinstance(value, int):
         return value
@@ -10523,6 +10518,8 @@ def _as_int(name, value):
 
 
 def _show(value):
+    import json
+
     try:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
@@ -10540,6 +10537,8 @@ def _as_bool(name, value):
 
 def _as_target(name, value):
     if isinstance(value, str) and value.strip().startswith("{"):  # sent as a JSON string
+        import json
+
         try:
             value = json.loads(value)
         except ValueError:
@@ -10580,6 +10579,8 @@ def _coerce(param, value):
 def validate_args(tool, args):
     """Check `args` against the tool's parameters; returns a new dict without nulls (docs/mcp.md)."""
     if isinstance(args, str):
+        import json
+
         try:
             args = json.loads(args)  # some clients double-encode arguments
         except ValueError:
@@ -11244,6 +11245,8 @@ class Server:
 
     def handle_line(self, line):
         """One input line -> one reply message or None (notifications, blank lines)."""
+        import json
+
         line = line.strip()
         if not line:
             return None
@@ -11378,6 +11381,8 @@ class Server:
         }
 
     def _keep_arguments(self, tool, arguments, error):
+        import json
+
         try:
             size = len(json.dumps(arguments, ensure_ascii=False).encode("utf-8", "surrogatepass"))
         except (TypeError, ValueError):
@@ -11411,7 +11416,6 @@ class Server:
 # ====================================================================================================
 
 _GLOBAL_VALUE_FLAGS = ("--lang", "--root", "--max-chips", "--encoding", "--dump-tools")
-_GLOBAL_FLAGS = ("--lang", "--root", "--max-chips", "--encoding", "--no-prefix", "--underscore-names")
 
 
 class UsageError(Exception):
@@ -11493,59 +11497,17 @@ def _terminal_columns():
         return 80
 
 
-def _argparse():
-    """The argparse module. When nothing imported it (nor gettext) yet, it is imported with an
-    identity gettext: argparse passes every word it uses through gettext, which imports locale and
-    searches the disk for a catalogue of argparse messages each time (none ships with Python), about
-    1.5 ms of every start; our own translation is _translate_argparse (docs/decisions.md)."""
-    if "argparse" not in sys.modules and "gettext" not in sys.modules:
-        shim = type(sys)("gettext")
-        shim.gettext = lambda message: message
-        shim.ngettext = lambda singular, plural, n: singular if n == 1 else plural
-        shims = {"gettext": shim}
-        if "warnings" not in sys.modules:  # (argparse imports it for deprecation warnings only)
-            shims["warnings"] = _LazyModule("warnings")
-        sys.modules.update(shims)
-        try:
-            import argparse
-        finally:
-            for name, module in shims.items():
-                if sys.modules.get(name) is module:
-                    del sys.modules[name]
+def _parser_class(lang):
+    """argparse.ArgumentParser and its formatter; for Chinese, subclasses that translate argparse's
+    own words (a HelpFormatter subclass, the documented way to shape help)."""
     import argparse
 
-    return argparse
-
-
-class _LazyModule(type(sys)):
-    """A module imported on first use of one of its attributes, for a module that imports it."""
-
-    def __getattr__(self, name):  # (only called for what is not yet an attribute)
-        return getattr(__import__(self.__name__), name)
-
-
-def _parser_class(lang):
-    """argparse.ArgumentParser, or for Chinese a subclass that translates its own words."""
-    argparse = _argparse()
-
     class Plain(argparse.RawDescriptionHelpFormatter):
-        """Sized like argparse's own (COLUMNS, else the terminal, else 80) without importing shutil,
-        which argparse would do for every argument it checks: start-up time matters. For the same
-        reason it sets itself up only when something reads its state: argparse makes one for
-        every argument it adds, only to call a method that needs none."""
+        """Sized like argparse's own (COLUMNS, else the terminal, else 80), found once per run."""
 
         def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
-            self._deferred = (prog, indent_increment, max_help_position, width)
-
-        def __getattr__(self, name):  # (only called for what is not yet an attribute)
-            deferred = self.__dict__.pop("_deferred", None)
-            if deferred is None:
-                raise AttributeError(name)
-            prog, indent_increment, max_help_position, width = deferred
-            if width is None:
-                width = _terminal_columns() - 2
+            width = _terminal_columns() - 2 if width is None else width
             super().__init__(prog, indent_increment, max_help_position, width)
-            return getattr(self, name)
 
     if lang != "zh":
         return argparse.ArgumentParser, Plain
@@ -11572,9 +11534,9 @@ def _parser_class(lang):
     return Parser, Formatter
 
 
-def build_parser(lang, only=None):
-    """The argparse parser; `only` builds just that command's subparser (start-up time matters)."""
-    argparse = _argparse()
+def build_parser(lang):
+    """The top-level parser, with every command as a subparser (for --help and the server's flags)."""
+    import argparse
 
     parser_class, formatter = _parser_class(lang)
     parser = parser_class(prog=PROGRAM, description=tr(lang, "cli.description"), formatter_class=formatter)
@@ -11585,7 +11547,7 @@ def build_parser(lang, only=None):
         dest="command", metavar="COMMAND", parser_class=parser_class, prog=PROGRAM
     )
     for tool in TOOLS:
-        if tool.cli and only in (None, tool.cli):
+        if tool.cli:
             _add_command(commands, tool, lang, formatter)
     return parser
 
@@ -11602,9 +11564,11 @@ def _add_command(commands, tool, lang, formatter):
 
 
 def _command_parser(lang, tool):
-    """The parser of one command on its own, for a command line whose command comes first (after
-    global options only): it parses what the full parser's subparser would, and argparse builds
-    no parser of parsers and no positional to match (start-up time matters)."""
+    """The parser of one command on its own: it takes the command line without the command word,
+    global options anywhere, and names the command in its errors (argparse builds no parser of
+    parsers: start-up time matters)."""
+    import argparse
+
     parser_class, formatter = _parser_class(lang)
     parser = parser_class(
         prog=f"{PROGRAM} {tool.cli}",
@@ -11612,12 +11576,14 @@ def _command_parser(lang, tool):
         epilog=tr(lang, "x." + tool.name),
         formatter_class=formatter,
     )
+    parser.add_argument("-V", "--version", action="version", version=__version__, help=argparse.SUPPRESS)
     _command_arguments(parser, tool, lang, defaults=True)
     parser.set_defaults(command=tool.cli, dump_tools=None)
     return parser
 
 
 def _command_arguments(sub, tool, lang, defaults):
+    # (as a subparser, no defaults: the values given before the command stay)
     _global_options(sub, lang, defaults, tool)
     for param in tool.params:
         if param.name == "encoding":
@@ -11800,23 +11766,26 @@ def _output_lost(tool):
 # ====================================================================================================
 
 
-def _command_word(argv):
-    """(index of the command in `argv`, or None: server mode; whether only global options, exactly
-    spelled, and their values come before it). The command is the first argument that is not a
-    flag or a global flag's value; there is none after `--`."""
-    skip, plain = False, True
+def _read_argv(argv):
+    """(the --lang value if valid, the index of the command or None) from one pass over `argv`,
+    before argparse (which needs both: the language of its words, and which command's parser to
+    build). The command is the first argument that is not a flag or a global flag's value; there
+    is none after `--`. --lang counts before or after the command."""
+    lang, skip, command = None, None, None
     for index, arg in enumerate(argv):
-        if skip:
-            skip = False
-            continue
-        if arg == "--":
-            return None, False
-        if arg.startswith("-"):
-            skip = arg in _GLOBAL_VALUE_FLAGS
-            plain = plain and arg.split("=", 1)[0] in _GLOBAL_FLAGS
-            continue
-        return index, plain
-    return None, False
+        if skip is not None:
+            lang = arg if skip == "--lang" and arg in ("en", "zh") else lang
+            skip = None
+        elif arg == "--":
+            break
+        elif arg.startswith("-"):
+            name, _, value = arg.partition("=")
+            if name == "--lang" and value in ("en", "zh"):
+                lang = value
+            skip = arg if arg in _GLOBAL_VALUE_FLAGS else None
+        elif command is None:
+            command = index
+    return lang, command
 
 
 def _env_int(lang, environ, name, minimum):
@@ -11873,22 +11842,13 @@ def make_context(lang, ns, environ, mcp):
     )
 
 
-def _lang_from_argv(argv):
-    for index, arg in enumerate(argv):
-        if arg == "--lang" and index + 1 < len(argv):
-            return argv[index + 1] if argv[index + 1] in ("en", "zh") else None
-        if arg.startswith("--lang="):
-            return arg.split("=", 1)[1] if arg.split("=", 1)[1] in ("en", "zh") else None
-    return None
-
-
 def main(argv=None):
     """The program: a CLI command, or with none the MCP server. Run as the program (no `argv`), a CLI
     command ends the process itself once its output is out (_exit_now)."""
     program = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
-    lang = detect_lang(_lang_from_argv(argv))
-    position, plain = _command_word(argv)
+    lang_flag, position = _read_argv(argv)
+    lang = detect_lang(lang_flag)
     word = None if position is None else argv[position]
     commands = [tool.cli for tool in TOOLS if tool.cli]  # the tool table is the list of commands
     if word is not None and word not in commands:
@@ -11905,13 +11865,12 @@ def main(argv=None):
         if program:
             _exit_now(0)
         return 0
-    if word is None and not argv:
-        ns = None
-    elif plain:  # the common case: global options only before the command
-        command = next(t for t in TOOLS if t.cli == word)
-        ns = _command_parser(lang, command).parse_args(argv[:position] + argv[position + 1 :])
+    # argparse exits 2 on a usage error, 0 on --help/--version
+    if word is not None:
+        tool = next(t for t in TOOLS if t.cli == word)
+        ns = _command_parser(lang, tool).parse_args(argv[:position] + argv[position + 1 :])
     else:
-        ns = build_parser(lang, word).parse_args(argv)  # exits 2 on a usage error, 0 on --help/--version
+        ns = build_parser(lang).parse_args(argv) if argv else None
     try:
         ctx = make_context(lang, ns, os.environ, mcp=word is None)
     except UsageError as exc:
@@ -11921,7 +11880,6 @@ def main(argv=None):
         if ns is not None and ns.dump_tools:
             return dump_tools(ctx, ns.dump_tools)
         return serve_stdio(ctx, ns)
-    tool = next(t for t in TOOLS if t.cli == word)
     try:
         args = cli_arguments(lang, tool, ns)
     except UsageError as exc:
@@ -11951,9 +11909,9 @@ def _exit_now(status):
 
 
 def serve_stdio(ctx, ns):
-    if hasattr(__import__("signal"), "SIGXFSZ"):
-        import signal
+    import signal
 
+    if hasattr(signal, "SIGXFSZ"):
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a file-size limit is an IO error, not a crash
     stdout = sys.stdout.buffer
     sys.stdout = sys.stderr  # stdout carries protocol messages only
@@ -11976,6 +11934,8 @@ def serve_stdio(ctx, ns):
 
 
 def dump_tools(ctx, form):
+    import json
+
     server = Server(ctx)
     tools = server.tool_list(full=form != "json")
     if form == "json":
