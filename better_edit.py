@@ -3,24 +3,28 @@
 One module, two programs:
 
 * **CLI** - ``better-edit-tools COMMAND [options]`` with COMMAND one of ``read``, ``replace``,
-  ``insert``, ``delete``, ``write``, ``balance``, ``func-range``, ``tag-range``;
+  ``insert``, ``delete``, ``write``, ``balance``, ``func-range``, ``tag-range``, ``edit``, ``patch``;
 * **MCP server** - with no command, a Model Context Protocol server speaking newline-delimited
-  JSON-RPC on stdin/stdout, with the tools ``be-read`` ... ``be-trx-rollback``.
+  JSON-RPC on stdin/stdout, with the tools ``be-read`` ... ``be-edit`` (thirteen).
 
-Both call the same handlers through one tool table (section 8). What it promises, rule by rule, is in docs/behaviour.md.
+Both call the same handlers through one tool table (section 9). What it promises, rule by rule,
+is in docs/behaviour.md; the public surface is ``__all__``.
 
 Sections (code only uses what is above it):
   1. this docstring
-  2. constants and messages     - version, limits, the one message table (en, zh)
-  3. errors                     - ToolError
-  4. text                       - a decoded file as bytes + encoding; pure line edits, diffs
-  5. scanners                   - balance, function range, tag range (regex-driven tokenizers)
-  6. workspace                  - paths and the sandbox, locks, atomic writes
-  7. stores                     - snapshots and chips, one file per record
-  8. tools                      - one handler per tool and the TOOLS table
-  9. MCP server                 - read a line, dispatch, write a line
- 10. CLI                        - argparse built from TOOLS
- 11. main()                     - pick the mode
+  2. constants and messages  - version, limits, the one message table (en, zh)
+  3. errors                  - ToolError, JSON that refuses NaN
+  4. text                    - a decoded file as bytes + encoding; line edits, finding text, diffs
+  5. diagnostics             - the block a wrong `old` was copied from and its first difference;
+                               the placeholder guard
+  6. scanners                - languages, tokenizers, balance, the post-edit check, markup,
+                               function and tag ranges
+  7. workspace               - the context, paths and the sandbox, locks, safe writes, folders
+  8. stores                  - snapshots, chips, the commit journal, the scan memory
+  9. tools                   - one handler per tool, their words and the TOOLS table
+ 10. MCP server              - read a line, dispatch, write a line
+ 11. CLI                     - argparse built from TOOLS
+ 12. main()                  - pick the mode
 """
 
 import collections  # (already loaded by functools: costs nothing)
@@ -33,6 +37,27 @@ import sys
 # ====================================================================================================
 # 2. Constants and messages
 # ====================================================================================================
+
+__all__ = [  # the public surface: what scripts and tests may rely on
+    # program
+    "main", "__version__", "PROGRAM", "TOOLS", "Tool", "find_tool", "tool_names", "call_tool",
+    "validate_args", "Context", "user_cache_base", "ToolError", "MESSAGES", "tr",
+    # text
+    "Text", "decode_file", "read_text", "content_lines", "encode_block", "split_decoded", "line_count",
+    "line_span", "line_start", "skip_lines", "splice_plan", "join_splice", "eol_counts", "eol_name",
+    "dominant_eol", "normalize_newlines", "locate_old", "unified_hunk", "looks_double_escaped",
+    "unescape_content",
+    # diagnostics
+    "closest_block", "describe_difference", "block_similarity", "forgiving", "KINDS", "find_placeholder",
+    "placeholder_lines",
+    # scanners
+    "LANGUAGES", "LANGUAGE_TABLE", "detect_language", "check_balance", "new_problems",
+    "problems_introduced", "describe_problems", "find_function", "function_names", "function_range",
+    "find_tag", "tag_names", "tag_range",
+    # workspace and stores
+    "locate", "Opened", "payload_of", "commit_files", "FileCommit", "SnapshotStore", "ChipStore",
+    "make_view_id", "parse_view_id", "check_view",
+]  # fmt: skip
 
 __version__ = "0.1.0"
 PROGRAM = "better-edit-tools"
@@ -934,245 +959,6 @@ def os_error(exc, path):
     return ToolError(code, code.lower(), path=path, detail=detail)
 
 
-# Tool descriptions (d.*), argument help (p.*), CLI examples (x.*) and global options (g.*).
-MESSAGES.update(
-    {
-        "d.read": (
-            "Read lines of a text file, numbered N<TAB>text, with a viewed_code_id that later edits pass to "
-            "prove they are based on this view. Ranges: start/end (negative end counts from the end, end 0 = "
-            "the enclosing function) or a target.",
-            "读取文本文件的行（格式 N<TAB>文本），并返回 viewed_code_id，之后的编辑可传入它以证明基于此视图。"
-            "范围：start/end（负数 end 从末尾倒数，end 为 0 表示所在函数）或 target。",
-        ),
-        "d.replace": (
-            "Replace lines start..end with content, optionally checking that they still hold old; or, without "
-            "start, replace the one place where old occurs (AMBIGUOUS when several). Untouched lines keep "
-            "their exact bytes; returns a diff.",
-            "用 content 替换第 start..end 行，可用 old 校验原内容；不给 start 时，替换 old 唯一出现的位置"
-            "（多处出现则返回 AMBIGUOUS）。未改动的行字节不变；返回差异。",
-        ),
-        "d.insert": (
-            "Insert content after line after_line (0 = at the top, -1 = at the end). Returns a diff.",
-            "在第 after_line 行之后插入 content（0 为开头，-1 为末尾）。返回差异。",
-        ),
-        "d.delete": (
-            "Delete lines start..end or a target. The deleted text is kept as a chip; a range with unbalanced "
-            "brackets is refused unless force.",
-            "删除第 start..end 行或 target。被删除的文本保存为 chip；括号不配对的范围会被拒绝，除非 force。",
-        ),
-        "d.write": (
-            "Write a whole file (create it with its parents, or overwrite keeping encoding, BOM, line endings "
-            "and permissions).",
-            "写入整个文件（新建时自动创建父目录；覆盖时保留编码、BOM、换行符和权限）。",
-        ),
-        "d.balance": (
-            "Check brackets, quotes and tags; lists what is unmatched with line and column.",
-            "检查括号、引号和标签是否配对；列出不配对项的行号和列号。",
-        ),
-        "d.func-range": (
-            "The lines of the function, method or class enclosing a line (signature, decorators and doc "
-            "comment included).",
-            "给出包含某行的函数、方法或类的行范围（含签名、装饰器和文档注释）。",
-        ),
-        "d.tag-range": (
-            "The lines of the markup element enclosing a line (HTML, XML, Vue, Svelte).",
-            "给出包含某行的标记元素的行范围（HTML、XML、Vue、Svelte）。",
-        ),
-        "d.insert-chip": (
-            "Recover saved content. No from: list chips. from only: show one. from + to: insert its text "
-            "(as text) or its arguments as a comment (as annotated) after a line.",
-            "恢复保存的内容。不给 from：列出 chip；只给 from：查看一个；给 from 和 to：把其文本（as text）"
-            "或其参数注释（as annotated）插入到某行之后。",
-        ),
-        "d.trx-status": (
-            "List the snapshots of recent edits, newest first (metadata only).",
-            "列出最近编辑的快照，最新的在前（仅元数据）。",
-        ),
-        "d.trx-commit": (
-            "Forget snapshots (all, or of one file): the edits can no longer be rolled back.",
-            "丢弃快照（全部或某个文件的）：之后这些编辑无法回滚。",
-        ),
-        "d.trx-rollback": (
-            "Undo edits: the last steps, or down to an event_id, for all files or one. Refuses with CONFLICT, "
-            "rolling back nothing, when a file changed since.",
-            "撤销编辑：最近 steps 次，或直到某个 event_id，可限定文件。若文件之后又被修改，则返回 CONFLICT 且不回滚任何内容。",
-        ),
-        "d.edit": (
-            "Several edits as one atomic change: `edits`, items {{op, file, ...}} taking the arguments of replace, "
-            "insert, delete or write, or `patch`, a unified diff. Line numbers are those before the call; nothing "
-            "is written unless every item passes (`failed` lists each failing item). One event for rollback.",
-            "多处编辑作为一次原子修改：`edits` 为条目数组 {{op, file, ...}}（op 为 replace、insert、delete 或 write，"
-            "参数同对应工具；省略时自动推断），或 `patch` 为统一格式 diff。行号均指调用前的文件；先检查全部条目，"
-            "全部通过才写入（否则 `failed` 列出每个失败条目）。整个调用是一个可回滚事件。",
-        ),
-        "d.patch": (
-            "Apply a unified diff (git diff, diff -u) to the files it names, all hunks or none.",
-            "应用统一格式 diff（git diff、diff -u）到其中的文件，全部块都成功才写入。",
-        ),
-        "x.edit": (
-            "example:\n  better-edit-tools edit --edits-file edits.json --preview\n"
-            '  echo \'[{{"file": "a.py", "start": 3, "content": "x = 1"}}]\' | better-edit-tools edit --edits-file -',
-            "示例：\n  better-edit-tools edit --edits-file edits.json --preview\n"
-            '  echo \'[{{"file": "a.py", "start": 3, "content": "x = 1"}}]\' | better-edit-tools edit --edits-file -',
-        ),
-        "x.patch": (
-            "example:\n  git diff | better-edit-tools patch --preview\n  better-edit-tools patch --patch-file fix.diff",
-            "示例：\n  git diff | better-edit-tools patch --preview\n  better-edit-tools patch --patch-file fix.diff",
-        ),
-        "p.edits": (
-            "array of edit items {{op, file, ...}}; coordinates of the files before the call",
-            "编辑条目数组 {{op, file, ...}}；坐标均指调用前的文件",
-        ),
-        "p.patch": ("a unified diff (instead of edits)", "统一格式 diff（代替 edits）"),
-        "p.edits_file": (
-            "read the JSON array of items from a file, - = stdin",
-            "从文件读取条目 JSON 数组，- 表示标准输入",
-        ),
-        "p.patch_file": (
-            "read the diff from a file, - = stdin (the default)",
-            "从文件读取 diff，- 表示标准输入（默认）",
-        ),
-        "p.unsafe_paths": (
-            "let the patch name files outside the current folder (absolute, or through ..)",
-            "允许补丁指向当前文件夹之外的文件（绝对路径或经由 ..）",
-        ),
-        "p.edit_force": (
-            "apply despite a placeholder line in content or a delete item whose brackets do not balance",
-            "即使内容中有占位行或删除条目的括号不配对也执行",
-        ),
-        "p.default": ("default {value}", "默认 {value}"),
-        "p.op": (
-            "inferred when omitted: insert with after_line, replace with content, else delete",
-            "省略时推断：有 after_line 为 insert，有 content 为 replace，否则 delete",
-        ),
-        "s.file": ("path, relative to the root", "路径，相对根目录"),
-        "s.start": ("first line, 1-based", "起始行，从 1 开始"),
-        "s.end": ("last line, inclusive (default start)", "结束行，含（默认 start）"),
-        "s.target": (
-            "instead of start/end: {{kind: line|function|marker|tag, value, occurrence}} or KIND:VALUE",
-            "代替 start/end：{{kind: line|function|marker|tag, value, occurrence}} 或 KIND:VALUE",
-        ),
-        "s.content": ('new text ("" = no lines)', '新文本（"" 表示零行）'),
-        "s.viewed_code_id": ("from the read of these lines", "读取这些行时得到的 id"),
-        "s.force": ("write despite a placeholder line", "即使有占位行也写入"),
-        "s.encoding": ("e.g. gbk (non-UTF files)", "如 gbk（非 UTF 文件）"),
-        "d.workflow": (
-            " Workflow: {read} the lines, then pass its viewed_code_id here.",
-            "流程：先用 {read} 读取这些行，再把得到的 viewed_code_id 传给这里。",
-        ),
-        "p.file": (
-            "the file (relative to the root, or absolute, or file:// URL)",
-            "文件（相对根目录、绝对路径或 file:// URL）",
-        ),
-        "p.encoding": (
-            "the file's encoding when it is not UTF-8/UTF-16 with BOM, e.g. gbk, cp1252",
-            "文件编码（非 UTF-8/带 BOM 的 UTF-16 时），如 gbk、cp1252",
-        ),
-        "p.brief": ("omit content, diff and balance from the result", "结果中省略 content、diff 和 balance"),
-        "p.preview": ("compute everything, write nothing", "只计算，不写入"),
-        "p.format": ("diff format: unified or plain", "差异格式：unified 或 plain"),
-        "p.viewed_code_id": (
-            "the viewed_code_id read returned for these lines",
-            "read 返回的 viewed_code_id",
-        ),
-        "p.start": ("first line (1-based)", "起始行（从 1 开始）"),
-        "p.end": (
-            "last line (inclusive; default start; negative counts from the end)",
-            "结束行（含；默认等于 start；负数从末尾倒数）",
-        ),
-        "p.read_end": (
-            "last line (default: the last; negative counts from the end; 0 = the enclosing function)",
-            "结束行（默认最后一行；负数从末尾倒数；0 表示所在函数）",
-        ),
-        "p.target": (
-            "what to address instead of lines: {{kind: line|function|marker|tag, value, occurrence}}; CLI KIND:VALUE",
-            "用目标代替行号：{{kind: line|function|marker|tag, value, occurrence}}；命令行写作 KIND:VALUE",
-        ),
-        "p.content": ('the new text ("" = no lines)', '新文本（"" 表示零行）'),
-        "p.line": ("a line inside the block (1-based)", "块内的某一行（从 1 开始）"),
-        "p.max_lines": ("at most this many lines (0 = no limit)", "最多返回的行数（0 不限）"),
-        "p.old": (
-            "the text expected at start..end, or (without start) the text to find and replace",
-            "start..end 处应有的原文；不给 start 时为要查找并替换的文本",
-        ),
-        "p.after_line": ("insert after this line: 0 = top, -1 = end", "插入到此行之后：0 为开头，-1 为末尾"),
-        "p.force": ("delete even if the range's brackets do not balance", "即使范围内括号不配对也删除"),
-        "p.force_placeholder": (
-            "write content even if a line looks like a placeholder for kept code",
-            "即使内容中有像“省略原有代码”的占位行也写入",
-        ),
-        "p.verbose": ("also list the matched pairs", "同时列出已配对的符号"),
-        "p.outer": ("give the outermost top-level block instead", "改为给出最外层的顶级块"),
-        "p.from": ("chip://ID or file:///path", "chip://ID 或 file:///path"),
-        "p.to": (
-            "path:LINE or file:///path:LINE - insert after LINE",
-            "path:LINE 或 file:///path:LINE，插入到 LINE 之后",
-        ),
-        "p.as": (
-            "text (the chip's text) or annotated (its arguments as a comment)",
-            "text（chip 文本）或 annotated（参数注释）",
-        ),
-        "p.filter": (
-            "list only chips whose tool, error or content contains this",
-            "只列出工具名、错误或内容包含此文本的 chip",
-        ),
-        "p.trx_file": ("only snapshots of this file", "只处理此文件的快照"),
-        "p.steps": ("how many edits to undo (default 1)", "撤销的编辑次数（默认 1）"),
-        "p.event_id": ("undo down to and including this event", "撤销到此事件（含）为止"),
-        "p.rollback_force": (
-            "roll back even when a file changed since the snapshot",
-            "即使文件在快照后被修改也回滚",
-        ),
-        "p.occurrence": (
-            "with --target marker: which occurrence (1-based)",
-            "配合 --target marker：第几处（从 1 开始）",
-        ),
-        "p.content_file": ("read the content from a file, - = stdin", "从文件读取内容，- 表示标准输入"),
-        "p.old_file": ("read old from a file, - = stdin", "从文件读取 old，- 表示标准输入"),
-        "p.output": ("text (default) or json", "text（默认）或 json"),
-        "g.lang": ("language of messages: en or zh", "消息语言：en 或 zh"),
-        "g.no_prefix": ("MCP: list tools without the be- prefix", "MCP：工具名不带 be- 前缀"),
-        "g.underscore": ("MCP: list tool names with _ instead of -", "MCP：工具名用 _ 代替 -"),
-        "g.root": ("confine every path to this directory", "把所有路径限制在此目录内"),
-        "g.max_chips": ("how many chips to keep (default 30)", "保留的 chip 数量（默认 30）"),
-        "x.read": (
-            "example:\n  better-edit-tools read -f app.py -s 10 -e 30\n  better-edit-tools read -f app.py -s 42 -e auto -o json",
-            "示例：\n  better-edit-tools read -f app.py -s 10 -e 30\n  better-edit-tools read -f app.py -s 42 -e auto -o json",
-        ),
-        "x.replace": (
-            "example:\n  better-edit-tools replace -f app.py -s 12 -e 13 --old 'x = 1' -c 'x = 2'\n"
-            "  printf 'new\\n' | better-edit-tools replace -f app.py --old 'old line' --content-file -",
-            "示例：\n  better-edit-tools replace -f app.py -s 12 -e 13 --old 'x = 1' -c 'x = 2'\n"
-            "  printf 'new\\n' | better-edit-tools replace -f app.py --old 'old line' --content-file -",
-        ),
-        "x.insert": (
-            "example:\n  better-edit-tools insert -f app.py --after-line 0 -c '#!/usr/bin/env python3'",
-            "示例：\n  better-edit-tools insert -f app.py --after-line 0 -c '#!/usr/bin/env python3'",
-        ),
-        "x.delete": (
-            "example:\n  better-edit-tools delete -f app.py -s 20 -e 25\n  better-edit-tools delete -f app.py --target function:old_helper",
-            "示例：\n  better-edit-tools delete -f app.py -s 20 -e 25\n  better-edit-tools delete -f app.py --target function:old_helper",
-        ),
-        "x.write": (
-            "example:\n  better-edit-tools write -f notes/todo.md -c '# TODO'\n  cat draft.txt | better-edit-tools write -f out.txt --content-file -",
-            "示例：\n  better-edit-tools write -f notes/todo.md -c '# TODO'\n  cat draft.txt | better-edit-tools write -f out.txt --content-file -",
-        ),
-        "x.balance": (
-            "example:\n  better-edit-tools balance -f app.js -v",
-            "示例：\n  better-edit-tools balance -f app.js -v",
-        ),
-        "x.func-range": (
-            "example:\n  better-edit-tools func-range -f app.py -l 42 --outer",
-            "示例：\n  better-edit-tools func-range -f app.py -l 42 --outer",
-        ),
-        "x.tag-range": (
-            "example:\n  better-edit-tools tag-range -f index.html -l 17",
-            "示例：\n  better-edit-tools tag-range -f index.html -l 17",
-        ),
-    }
-)
-
-
 # ====================================================================================================
 # 4. Text: a decoded file and pure line edits (docs/behaviour.md#text-model, #diffs)
 # ====================================================================================================
@@ -1498,6 +1284,7 @@ def encode_block(text, lines, eol):
 
 
 def join_splice(body, plan):
+    """The new body a splice plan (a, block, b) describes: body[:a] + block + body[b:]."""
     a, block, b = plan
     view = memoryview(body)
     return b"".join((view[:a], block, view[b:]))
@@ -1587,6 +1374,7 @@ def view_unique(body, chunk, at):
 
 
 def normalize_newlines(string):
+    """`string` with CRLF line breaks as LF (how `old` and `content` are compared with a file)."""
     return string.replace("\r\n", "\n")
 
 
@@ -1677,6 +1465,108 @@ def similar_block(norm_lines, old_lines, limit=20000):
             best, best_score = (start + 1, min(len(norm_lines), start + size)), score
     return best if best_score >= 0.3 else None
 
+
+# --- diffs (docs/behaviour.md#diffs) --------------------------------------------------------------
+
+
+def _range_label(start, count):
+    if count == 1:
+        return str(start)
+    return f"{start - 1 if count == 0 else start},{count}"
+
+
+def _diff_line(sign, text, eol, other_eol=None):
+    out = [f"{sign}{text}"]
+    if not eol:
+        out.append("\\ No newline at end of file")
+    elif other_eol is not None and other_eol and other_eol != eol:
+        out.append(f"\\ line ending {_EOL_NAMES.get(eol.encode(), eol)!s}")
+    return out
+
+
+def unified_hunk(label, old_lines, new_lines, first, context=3, around=None):
+    """One-hunk unified diff of two windows that start at the same line `first` and differ in one block.
+
+    Lines are (text, terminator) pairs; a changed terminator alone shows as a changed line + a note.
+    `around` = (lines before the edit, lines after it) in the old window: the hunk is anchored at the
+    edit, so equal neighbouring lines cannot move it elsewhere.
+    """
+    limit = min(len(old_lines), len(new_lines))
+    before, after = around if around else (limit, limit)
+    p = 0
+    while p < min(limit, before) and old_lines[p] == new_lines[p]:
+        p += 1
+    q = 0
+    while q < min(limit - p, after) and old_lines[-1 - q] == new_lines[-1 - q]:
+        q += 1
+    old_stop, new_stop = len(old_lines) - q, len(new_lines) - q
+    if p == old_stop and p == new_stop:
+        return ""
+    lo = max(0, p - context)
+    old_hi, new_hi = min(len(old_lines), old_stop + context), min(len(new_lines), new_stop + context)
+    out = [
+        f"--- a/{label}",
+        f"+++ b/{label}",
+        f"@@ -{_range_label(first + lo, old_hi - lo)} +{_range_label(first + lo, new_hi - lo)} @@",
+    ]
+    for text, eol in old_lines[lo:p]:
+        out.extend(_diff_line(" ", text, eol))
+    for i in range(p, old_stop):
+        text, eol = old_lines[i]
+        pair = new_lines[i] if i < new_stop and new_lines[i][0] == text else None
+        out.extend(_diff_line("-", text, eol, pair[1] if pair else None))
+    for i in range(p, new_stop):
+        text, eol = new_lines[i]
+        pair = old_lines[i] if i < old_stop and old_lines[i][0] == text else None
+        out.extend(_diff_line("+", text, eol, pair[1] if pair else None))
+    for text, eol in old_lines[old_stop:old_hi]:
+        out.extend(_diff_line(" ", text, eol))
+    return "\n".join(out)
+
+
+def full_diff(label, old_lines, new_lines, context=3):
+    """Unified diff of two whole files (for write): several hunks."""
+    import difflib
+
+    def show(lines):
+        return [text + ("" if eol else "\x00") for text, eol in lines]
+
+    out = []
+    for line in difflib.unified_diff(
+        show(old_lines), show(new_lines), f"a/{label}", f"b/{label}", n=context, lineterm=""
+    ):
+        if line.endswith("\x00"):
+            out.extend((line[:-1], "\\ No newline at end of file"))
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def plain_diff(old_lines, new_lines, first):
+    """docs/behaviour.md#diffs format "plain": the window before and after, numbered."""
+    return "\n".join(
+        ["before:", render_numbered(old_lines, first), "after:", render_numbered(new_lines, first)]
+    )
+
+
+# --- double-escaped content (docs/cli.md#write) ---------------------------------------------------
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\"}
+
+
+def looks_double_escaped(content):
+    """Whether `content` holds literal backslash-n sequences and no line break: sent escaped twice."""
+    return "\n" not in content and content.count("\\n") >= 2
+
+
+def unescape_content(content):
+    """Decode \\n, \\t, \\r, \\" and \\\\ (other backslashes stay as they are)."""
+    return re.sub(r'\\([ntr"\\])', lambda m: _ESCAPES[m.group(1)], content)
+
+
+# ====================================================================================================
+# 5. Diagnostics: the block a wrong `old` was copied from, its first difference, the placeholder guard
+# ====================================================================================================
 
 # --- mismatch diagnostics: the closest block and its first difference (docs/behaviour.md#errors) ---
 #
@@ -2602,105 +2492,8 @@ def find_placeholder(content, replaced, docs=False):
     return None
 
 
-# --- diffs (docs/behaviour.md#diffs) --------------------------------------------------------------
-
-
-def _range_label(start, count):
-    if count == 1:
-        return str(start)
-    return f"{start - 1 if count == 0 else start},{count}"
-
-
-def _diff_line(sign, text, eol, other_eol=None):
-    out = [f"{sign}{text}"]
-    if not eol:
-        out.append("\\ No newline at end of file")
-    elif other_eol is not None and other_eol and other_eol != eol:
-        out.append(f"\\ line ending {_EOL_NAMES.get(eol.encode(), eol)!s}")
-    return out
-
-
-def unified_hunk(label, old_lines, new_lines, first, context=3, around=None):
-    """One-hunk unified diff of two windows that start at the same line `first` and differ in one block.
-
-    Lines are (text, terminator) pairs; a changed terminator alone shows as a changed line + a note.
-    `around` = (lines before the edit, lines after it) in the old window: the hunk is anchored at the
-    edit, so equal neighbouring lines cannot move it elsewhere.
-    """
-    limit = min(len(old_lines), len(new_lines))
-    before, after = around if around else (limit, limit)
-    p = 0
-    while p < min(limit, before) and old_lines[p] == new_lines[p]:
-        p += 1
-    q = 0
-    while q < min(limit - p, after) and old_lines[-1 - q] == new_lines[-1 - q]:
-        q += 1
-    old_stop, new_stop = len(old_lines) - q, len(new_lines) - q
-    if p == old_stop and p == new_stop:
-        return ""
-    lo = max(0, p - context)
-    old_hi, new_hi = min(len(old_lines), old_stop + context), min(len(new_lines), new_stop + context)
-    out = [
-        f"--- a/{label}",
-        f"+++ b/{label}",
-        f"@@ -{_range_label(first + lo, old_hi - lo)} +{_range_label(first + lo, new_hi - lo)} @@",
-    ]
-    for text, eol in old_lines[lo:p]:
-        out.extend(_diff_line(" ", text, eol))
-    for i in range(p, old_stop):
-        text, eol = old_lines[i]
-        pair = new_lines[i] if i < new_stop and new_lines[i][0] == text else None
-        out.extend(_diff_line("-", text, eol, pair[1] if pair else None))
-    for i in range(p, new_stop):
-        text, eol = new_lines[i]
-        pair = old_lines[i] if i < old_stop and old_lines[i][0] == text else None
-        out.extend(_diff_line("+", text, eol, pair[1] if pair else None))
-    for text, eol in old_lines[old_stop:old_hi]:
-        out.extend(_diff_line(" ", text, eol))
-    return "\n".join(out)
-
-
-def full_diff(label, old_lines, new_lines, context=3):
-    """Unified diff of two whole files (for write): several hunks."""
-    import difflib
-
-    def show(lines):
-        return [text + ("" if eol else "\x00") for text, eol in lines]
-
-    out = []
-    for line in difflib.unified_diff(
-        show(old_lines), show(new_lines), f"a/{label}", f"b/{label}", n=context, lineterm=""
-    ):
-        if line.endswith("\x00"):
-            out.extend((line[:-1], "\\ No newline at end of file"))
-        else:
-            out.append(line)
-    return "\n".join(out)
-
-
-def plain_diff(old_lines, new_lines, first):
-    """docs/behaviour.md#diffs format "plain": the window before and after, numbered."""
-    return "\n".join(
-        ["before:", render_numbered(old_lines, first), "after:", render_numbered(new_lines, first)]
-    )
-
-
-# --- double-escaped content (docs/cli.md#write) ---------------------------------------------------
-
-_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\"}
-
-
-def looks_double_escaped(content):
-    return "\n" not in content and content.count("\\n") >= 2
-
-
-def unescape_content(content):
-    """Decode \\n, \\t, \\r, \\" and \\\\ (other backslashes stay as they are)."""
-    return re.sub(r'\\([ntr"\\])', lambda m: _ESCAPES[m.group(1)], content)
-
-
 # ====================================================================================================
-# 5. Scanners (docs/cli.md#balance-func-range-tag-range)
+# 6. Scanners (docs/cli.md#balance-func-range-tag-range)
 # ====================================================================================================
 # How it works: one compiled regular expression per language family (and bracket set) tokenizes
 # the text. Every branch of the alternation starts with a literal character, so the `re` engine skips
@@ -2709,7 +2502,7 @@ def unescape_content(content):
 # (opens, then closes), then tokens to skip (closed strings, comments), then tokens that need a small
 # Python handler (unterminated strings, template literals, regex literals, nested comments, ...).
 
-# --- 5.1 Languages --------------------------------------------------------------------------------
+# --- 6.1 Languages --------------------------------------------------------------------------------
 
 
 class Language:
@@ -2835,7 +2628,7 @@ def _fence_language(info):
     return _FENCE_LANGUAGES.get(word) or _EXTENSION_LANGUAGES.get(word)
 
 
-# --- 5.2 Token patterns, one family per function --------------------------------------------------
+# --- 6.2 Token patterns, one family per function --------------------------------------------------
 # A family returns (allowed brackets, bracket pattern overrides, skips, specials).
 # skips:    (kind, pattern)                  kind is "string" or "comment"
 # specials: (kind, pattern, handler, arg)    handler(state, match, arg) -> resume offset or None
@@ -3243,7 +3036,7 @@ _FAMILY_FUNCTIONS = {
 _FAMILIES = {lang.id: _FAMILY_FUNCTIONS[lang.family] for lang in LANGUAGE_TABLE if lang.family}
 
 
-# --- 5.3 The bracket scanner ----------------------------------------------------------------------
+# --- 6.3 The bracket scanner ----------------------------------------------------------------------
 # Stack items are ints `offset * 8 + code`: code 1..3 is the bracket group that opened it,
 # 6 a shell `case` (its patterns end with a lone `)`), 7 a template literal's `${`.
 
@@ -3622,7 +3415,7 @@ def _h_yaml_block(state, m, arg):
     return body.match(text, m.end(), state.end).end()
 
 
-# --- 5.4 Balance ----------------------------------------------------------------------------------
+# --- 6.4 Balance ----------------------------------------------------------------------------------
 
 
 def check_balance(text, language, verbose=False):
@@ -3696,7 +3489,7 @@ def _balance_problems(text, language, start, end, pairs):
     return state.problems, counts
 
 
-# --- 5.4a The quick check of a balanced file -----------------------------------------------------
+# --- 6.4a The quick check of a balanced file -----------------------------------------------------
 # docs/behaviour.md#balance-speed. Most files a user checks are balanced, and then no position is
 # reported. The quick check lets the regex engine find only strings, comments and the other
 # skipped tokens; the code between them goes to C string operations: its brackets are kept
@@ -4063,7 +3856,7 @@ def _unexplained(before, after, key):
     return left
 
 
-# --- 5.4b The incremental post-edit check ---------------------------------------------------------
+# --- 6.4b The incremental post-edit check ---------------------------------------------------------
 # docs/behaviour.md#the-post-edit-balance-check. The scan of the file before the edit saves the
 # scanner's state every _CHECKPOINT_EVERY characters. The scan of the edited text starts at the
 # last saved state before the edit and stops at the first saved place after it where its state
@@ -4385,7 +4178,7 @@ def problems_introduced(old, after, new):
     return _unmatched_entries(new, introduced) if introduced else []
 
 
-# --- 5.5 Markup: tags, comments, raw-text bodies; Markdown fences ---------------------------------
+# --- 6.5 Markup: tags, comments, raw-text bodies; Markdown fences ---------------------------------
 
 _VOID_ELEMENTS = frozenset(
     "area base br col embed hr img input link meta param source track wbr keygen command basefont "
@@ -4634,7 +4427,7 @@ def _embedded_regions(text, language, start, end):
     return []
 
 
-# --- 5.6 Lines ------------------------------------------------------------------------------------
+# --- 6.6 Lines ------------------------------------------------------------------------------------
 
 
 def _line_start(text, line):
@@ -4706,7 +4499,7 @@ def tag_names(text, language):
     return list(names)
 
 
-# --- 5.7 Function ranges: brace languages ---------------------------------------------------------
+# --- 6.7 Function ranges: brace languages ---------------------------------------------------------
 # A block is a `{ }` pair found by the braces-only tokenizer. Its header is the code between the
 # previous brace token and its `{`, read line by line on a copy where strings and comments are
 # blanked: the signature line(s), climbing up through open parentheses (multi-line parameters),
@@ -5306,7 +5099,7 @@ def _range_result(text, found, line_start, line):
     return result
 
 
-# --- 5.8 Function ranges: indentation languages (Python) and `end` languages (Ruby, Lua) ----------
+# --- 6.8 Function ranges: indentation languages (Python) and `end` languages (Ruby, Lua) ----------
 
 _PY_DEF = _LazyPattern(r"^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+([^\W\d]\w*)", re.M)
 _RUBY_DEF = _LazyPattern(
@@ -5517,7 +5310,7 @@ def _indented_function_range(text, language, line_start, outer, start, end):
     return first, last, kind, definition.name
 
 
-# --- 5.9 Function ranges: public functions --------------------------------------------------------
+# --- 6.9 Function ranges: public functions --------------------------------------------------------
 
 
 def function_range(text, language, line, outer=False):
@@ -5606,8 +5399,11 @@ def function_names(text, language):
 
 
 # ====================================================================================================
-# 6. Workspace: paths, the sandbox, locks, atomic writes (docs/behaviour.md#paths-and-the-sandbox, #writing-safely)
+# 7. Workspace: paths, the sandbox, locks, atomic writes (docs/behaviour.md#paths-and-the-sandbox, #writing-safely)
 # ====================================================================================================
+
+
+# --- the context: settings, the state directory, the workspace ------------------------------------
 
 
 def user_cache_base(platform=None):
@@ -5724,6 +5520,9 @@ def _git_top(start):
         if parent == path:
             return None
         path = parent
+
+
+# --- paths and the sandbox (docs/behaviour.md#paths-and-the-sandbox) ------------------------------
 
 
 _WINDOWS_DRIVE = _LazyPattern(r"^[A-Za-z]:[\\/]|^\\\\")
@@ -5917,6 +5716,9 @@ def resolve_path(ctx, file):
         return place.real
 
 
+# --- a located file and its text ------------------------------------------------------------------
+
+
 class Place:
     """A file reached by locate(): its folder's handle, its name, folders still to create.
 
@@ -6091,6 +5893,9 @@ def open_text(ctx, place, encoding=None):
     return Opened(place.file, place.real, text, place, st, raw)
 
 
+# --- locks ----------------------------------------------------------------------------------------
+
+
 class FileLock:
     """An exclusive lock on one key (docs/behaviour.md#writing-safely); the lock file lives in the cache, not beside it."""
 
@@ -6238,6 +6043,9 @@ def _identity(st):
     return None if st is None else (st.st_dev, st.st_ino)
 
 
+# --- checks before a write ------------------------------------------------------------------------
+
+
 def check_writable(place, st):
     """PERMISSION unless the file (or, for a new file, its folder) may be written.
 
@@ -6281,6 +6089,9 @@ def _still_same(place, st, raw):
     return True
 
 
+# --- writing bytes: payloads, digests, copies, read-back (docs/behaviour.md#writing-safely) -------
+
+
 def _write_all(fd, data):
     view = memoryview(data)
     while view:
@@ -6294,6 +6105,7 @@ def _write_all(fd, data):
 
 
 def payload_of(data):
+    """A payload holding `data`: the pieces of bytes to write, (source, start, stop, file offset or None)."""
     return [(data, 0, len(data), None)]
 
 
@@ -6417,6 +6229,9 @@ def _read_into(reader, view):
     return done
 
 
+# --- fault injection (CONTRIBUTING.md#fault-injection) and signals during a write -----------------
+
+
 class _Faults:
     """Test-only fault injection (CONTRIBUTING.md#fault-injection). BETTER_EDIT_FAULT="K" or
     "K:WHAT" makes the K-th write, fsync, rename, link, unlink or mkdir of a commit fail with the
@@ -6528,6 +6343,9 @@ def _guard_signals():
         except (ValueError, OSError):  # not the main thread: the caller owns the signals
             return
     _LIVE_TEMPS["guarded"] = True
+
+
+# --- folders: names beside a file, renames, fsync -------------------------------------------------
 
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -6731,7 +6549,7 @@ def _copy_owner_and_mode(fd, temp, old_stat):
 
 
 # ====================================================================================================
-# 7. Stores: snapshots, chips and the commit journal (docs/behaviour.md#snapshots, #journaled-commits)
+# 8. Stores: snapshots, chips and the commit journal (docs/behaviour.md#snapshots, #journaled-commits)
 # ====================================================================================================
 #
 # One file per record under BASE/snapshots/WSID/ and BASE/chips/WSID/, each written atomically with
@@ -7962,8 +7780,144 @@ def _undo_record(ctx, journal, record):
     return ("w.undone", fields)
 
 
+# --- scan memory: the last scan of an edited text, for the next post-edit check ------------------
+# (docs/behaviour.md#the-post-edit-balance-check)
+
+
+class _ScanMemory:
+    """The server's memory of the scan of the last edited text (docs/behaviour.md#the-post-edit-balance-check):
+    one file, the one an agent is likely to edit again. A text up to SCAN_MEMORY_CHARS is kept and
+    compared whole; of a larger one only the SHA-256 of its bytes (and codec) is kept."""
+
+    def __init__(self):
+        self.entry = None  # (key, language, text or (codec, SHA-256 of the body), scan)
+
+    def wants_digest(self, key, language, size, after=False):
+        """Whether recall (or keep, `after` an edit) of a text of `size` bytes may want its
+        _Digest (a text has no more characters than bytes)."""
+        if after:
+            return size > SCAN_MEMORY_CHARS
+        entry = self.entry
+        return entry is not None and entry[:2] == (key, language) and not isinstance(entry[2], str)
+
+    def recall(self, key, language, text, old_text, digest):
+        entry = self.entry
+        if entry is None or entry[:2] != (key, language):
+            return None
+        if isinstance(entry[2], str):
+            return entry[3] if entry[2] == old_text else None
+        same = entry[2] == (text.codec, (digest or _Digest([text.body])).hexdigest())
+        return entry[3] if same else None
+
+    def keep(self, key, language, text, digest, new_text, scan):
+        """Keep `scan`, the scan of `new_text`, whose bytes `digest` (a _Digest, or None) hashes."""
+        if len(new_text) <= SCAN_MEMORY_CHARS:
+            self.entry = (key, language, new_text, scan)
+        else:
+            self.entry = None if digest is None else (key, language, (text.codec, digest.hexdigest()), scan)
+
+
+@functools.cache
+def _program_stamp():
+    """[version, size, mtime] of this program's file: a scan kept by another build of the
+    scanners is never used. The one-file executable is stamped by itself (its module is unpacked
+    anew at every start); None, and nothing is kept, when the file cannot be found."""
+    try:
+        st = os.stat(sys.executable if getattr(sys, "frozen", False) else __file__)
+    except (OSError, NameError, TypeError):
+        return None
+    return [__version__, st.st_size, st.st_mtime_ns]
+
+
+class _ScanFiles:
+    """The CLI's memory of scans between runs: BASE/scans/, one JSON file per edited path (named by
+    a hash of it), for texts of SCAN_FILE_MIN_CHARS or more in bracket languages, at most
+    SCAN_FILES of them (the oldest go). A file names the SHA-256 of the body it describes: it is
+    used only for exactly that body, and a file that does not parse is ignored."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx  # the folder is found only for a large text (platformdirs costs an import)
+
+    @property
+    def dir(self):
+        return os.path.join(self.ctx.cache_base, "scans")
+
+    def _path(self, key):
+        return os.path.join(self.dir, _sha256(key.encode("utf-8", "surrogatepass"))[:32] + ".json")
+
+    @staticmethod
+    def _takes(language, size):
+        return size >= SCAN_FILE_MIN_CHARS and language not in _MARKUP_LANGUAGES and language != "markdown"
+
+    def wants_digest(self, key, language, size, after=False):
+        """Whether recall (or keep, `after` an edit) of a text of `size` bytes (or characters) may
+        want its _Digest: recall only when a record is there."""
+        return self._takes(language, size) and (after or os.path.lexists(self._path(key)))
+
+    def recall(self, key, language, text, old_text, digest):
+        if not self._takes(language, len(old_text)):
+            return None
+        try:
+            record = _read_json_object(self._path(key))  # no link followed, no FIFO waited on
+            if (
+                record.get("v") != 1
+                or record.get("program") != _program_stamp()
+                or record.get("language") != language
+                or record.get("codec") != text.codec
+            ):
+                return None
+            if record.get("sha256") != (digest or _Digest([text.body])).hexdigest():
+                return None
+            if "joins" in record:
+                joins = [(int(at), str(open_before).encode("ascii")) for at, open_before in record["joins"]]
+                starts = [at for at, _ in joins]
+                if not joins or joins[0] != (0, b"") or starts != sorted(set(starts)):
+                    return None
+                left = str(record.get("left", "")).encode("ascii")
+                if any(open_before.translate(None, b"([{") for _, open_before in joins + [(0, left)]):
+                    return None
+                return _QuickScan(language, joins, left)
+            problems = [(int(p), str(sym), str(kind)) for p, sym, kind in record["problems"]]
+            saved = [
+                _Saved(int(pos), tuple(int(i) for i in stack), tuple(int(t) for t in templates), int(count))
+                for pos, stack, templates, count in record["saved"]
+            ]
+        except (OSError, ValueError, TypeError, KeyError, RecursionError, UnicodeError):
+            return None  # no record, or one this run cannot use: the file is scanned
+        return _BalanceScan.made(language, problems, saved, None, None)
+
+    def keep(self, key, language, text, digest, new_text, scan):
+        """Keep `scan`, the scan of `new_text`, whose bytes `digest` (a _Digest) hashes, for the next run."""
+        if not self._takes(language, len(new_text)) or digest is None or _program_stamp() is None:
+            return
+        import json
+
+        record = {"v": 1, "program": _program_stamp(), "language": language, "codec": text.codec}
+        if isinstance(scan, _QuickScan):
+            record["joins"] = [(at, open_before.decode("ascii")) for at, open_before in scan.joins]
+            record["left"] = scan.left.decode("ascii")
+        elif scan.tags is not None or scan.saved is None or len(scan.problems) > 100_000:
+            return  # (a record that large would cost more to read than the scan it saves)
+        else:
+            record["problems"] = scan.problems
+            record["saved"] = [(one.pos, one.stack, one.templates, one.problems) for one in scan.saved]
+        record["sha256"] = digest.hexdigest()  # (last: the digest was hashed beside all this)
+        try:
+            _private_dir(self.dir)
+            _write_private(self._path(key), json.dumps(record, separators=(",", ":")).encode(), sync=False)
+            names = sorted(
+                (entry.stat().st_mtime, entry.path)
+                for entry in os.scandir(self.dir)
+                if entry.name.endswith(".json")
+            )
+            for _mtime, path in names[:-SCAN_FILES]:
+                os.unlink(path)
+        except OSError:
+            pass  # a cache that cannot be written only costs the next edit a scan
+
+
 # ====================================================================================================
-# 8. Tools: one handler per tool, and the TOOLS table that the server, the CLI and the docs read
+# 9. Tools: one handler per tool, and the TOOLS table that the server, the CLI and the docs read
 # ====================================================================================================
 
 
@@ -8318,138 +8272,6 @@ def _breaks_of_plan(text, plans, language, memory=None, key=None, keep=True):
     return [] if isinstance(after, _QuickScan) else problems_introduced(old, after, new_text)
 
 
-class _ScanMemory:
-    """The server's memory of the scan of the last edited text (docs/behaviour.md#the-post-edit-balance-check):
-    one file, the one an agent is likely to edit again. A text up to SCAN_MEMORY_CHARS is kept and
-    compared whole; of a larger one only the SHA-256 of its bytes (and codec) is kept."""
-
-    def __init__(self):
-        self.entry = None  # (key, language, text or (codec, SHA-256 of the body), scan)
-
-    def wants_digest(self, key, language, size, after=False):
-        """Whether recall (or keep, `after` an edit) of a text of `size` bytes may want its
-        _Digest (a text has no more characters than bytes)."""
-        if after:
-            return size > SCAN_MEMORY_CHARS
-        entry = self.entry
-        return entry is not None and entry[:2] == (key, language) and not isinstance(entry[2], str)
-
-    def recall(self, key, language, text, old_text, digest):
-        entry = self.entry
-        if entry is None or entry[:2] != (key, language):
-            return None
-        if isinstance(entry[2], str):
-            return entry[3] if entry[2] == old_text else None
-        same = entry[2] == (text.codec, (digest or _Digest([text.body])).hexdigest())
-        return entry[3] if same else None
-
-    def keep(self, key, language, text, digest, new_text, scan):
-        """Keep `scan`, the scan of `new_text`, whose bytes `digest` (a _Digest, or None) hashes."""
-        if len(new_text) <= SCAN_MEMORY_CHARS:
-            self.entry = (key, language, new_text, scan)
-        else:
-            self.entry = None if digest is None else (key, language, (text.codec, digest.hexdigest()), scan)
-
-
-@functools.cache
-def _program_stamp():
-    """[version, size, mtime] of this program's file: a scan kept by another build of the
-    scanners is never used. The one-file executable is stamped by itself (its module is unpacked
-    anew at every start); None, and nothing is kept, when the file cannot be found."""
-    try:
-        st = os.stat(sys.executable if getattr(sys, "frozen", False) else __file__)
-    except (OSError, NameError, TypeError):
-        return None
-    return [__version__, st.st_size, st.st_mtime_ns]
-
-
-class _ScanFiles:
-    """The CLI's memory of scans between runs: BASE/scans/, one JSON file per edited path (named by
-    a hash of it), for texts of SCAN_FILE_MIN_CHARS or more in bracket languages, at most
-    SCAN_FILES of them (the oldest go). A file names the SHA-256 of the body it describes: it is
-    used only for exactly that body, and a file that does not parse is ignored."""
-
-    def __init__(self, ctx):
-        self.ctx = ctx  # the folder is found only for a large text (platformdirs costs an import)
-
-    @property
-    def dir(self):
-        return os.path.join(self.ctx.cache_base, "scans")
-
-    def _path(self, key):
-        return os.path.join(self.dir, _sha256(key.encode("utf-8", "surrogatepass"))[:32] + ".json")
-
-    @staticmethod
-    def _takes(language, size):
-        return size >= SCAN_FILE_MIN_CHARS and language not in _MARKUP_LANGUAGES and language != "markdown"
-
-    def wants_digest(self, key, language, size, after=False):
-        """Whether recall (or keep, `after` an edit) of a text of `size` bytes (or characters) may
-        want its _Digest: recall only when a record is there."""
-        return self._takes(language, size) and (after or os.path.lexists(self._path(key)))
-
-    def recall(self, key, language, text, old_text, digest):
-        if not self._takes(language, len(old_text)):
-            return None
-        try:
-            record = _read_json_object(self._path(key))  # no link followed, no FIFO waited on
-            if (
-                record.get("v") != 1
-                or record.get("program") != _program_stamp()
-                or record.get("language") != language
-                or record.get("codec") != text.codec
-            ):
-                return None
-            if record.get("sha256") != (digest or _Digest([text.body])).hexdigest():
-                return None
-            if "joins" in record:
-                joins = [(int(at), str(open_before).encode("ascii")) for at, open_before in record["joins"]]
-                starts = [at for at, _ in joins]
-                if not joins or joins[0] != (0, b"") or starts != sorted(set(starts)):
-                    return None
-                left = str(record.get("left", "")).encode("ascii")
-                if any(open_before.translate(None, b"([{") for _, open_before in joins + [(0, left)]):
-                    return None
-                return _QuickScan(language, joins, left)
-            problems = [(int(p), str(sym), str(kind)) for p, sym, kind in record["problems"]]
-            saved = [
-                _Saved(int(pos), tuple(int(i) for i in stack), tuple(int(t) for t in templates), int(count))
-                for pos, stack, templates, count in record["saved"]
-            ]
-        except (OSError, ValueError, TypeError, KeyError, RecursionError, UnicodeError):
-            return None  # no record, or one this run cannot use: the file is scanned
-        return _BalanceScan.made(language, problems, saved, None, None)
-
-    def keep(self, key, language, text, digest, new_text, scan):
-        """Keep `scan`, the scan of `new_text`, whose bytes `digest` (a _Digest) hashes, for the next run."""
-        if not self._takes(language, len(new_text)) or digest is None or _program_stamp() is None:
-            return
-        import json
-
-        record = {"v": 1, "program": _program_stamp(), "language": language, "codec": text.codec}
-        if isinstance(scan, _QuickScan):
-            record["joins"] = [(at, open_before.decode("ascii")) for at, open_before in scan.joins]
-            record["left"] = scan.left.decode("ascii")
-        elif scan.tags is not None or scan.saved is None or len(scan.problems) > 100_000:
-            return  # (a record that large would cost more to read than the scan it saves)
-        else:
-            record["problems"] = scan.problems
-            record["saved"] = [(one.pos, one.stack, one.templates, one.problems) for one in scan.saved]
-        record["sha256"] = digest.hexdigest()  # (last: the digest was hashed beside all this)
-        try:
-            _private_dir(self.dir)
-            _write_private(self._path(key), json.dumps(record, separators=(",", ":")).encode(), sync=False)
-            names = sorted(
-                (entry.stat().st_mtime, entry.path)
-                for entry in os.scandir(self.dir)
-                if entry.name.endswith(".json")
-            )
-            for _mtime, path in names[:-SCAN_FILES]:
-                os.unlink(path)
-        except OSError:
-            pass  # a cache that cannot be written only costs the next edit a scan
-
-
 def balance_sentence(ctx, opened, change, warnings):
     """docs/behaviour.md#the-post-edit-balance-check: "ok", "not checked", or what the edit broke."""
     broken = edit_breaks(opened, change, ctx)
@@ -8463,6 +8285,7 @@ def balance_sentence(ctx, opened, change, warnings):
 
 
 def describe_problems(ctx, problems, key):
+    """The words for `problems` (unmatched entries), grouped by problem and symbol, in ctx's language."""
     groups = {}
     for item in problems:
         group = groups.setdefault((item["problem"], item["symbol"]), [0, item["line"]])
@@ -10605,6 +10428,247 @@ def validate_args(tool, args):
     return checked
 
 
+# --- tool descriptions, argument help and CLI examples (the words of the tool table) -----------
+
+# Tool descriptions (d.*), argument help (p.*), CLI examples (x.*) and global options (g.*).
+MESSAGES.update(
+    {
+        "d.read": (
+            "Read lines of a text file, numbered N<TAB>text, with a viewed_code_id that later edits pass to "
+            "prove they are based on this view. Ranges: start/end (negative end counts from the end, end 0 = "
+            "the enclosing function) or a target.",
+            "读取文本文件的行（格式 N<TAB>文本），并返回 viewed_code_id，之后的编辑可传入它以证明基于此视图。"
+            "范围：start/end（负数 end 从末尾倒数，end 为 0 表示所在函数）或 target。",
+        ),
+        "d.replace": (
+            "Replace lines start..end with content, optionally checking that they still hold old; or, without "
+            "start, replace the one place where old occurs (AMBIGUOUS when several). Untouched lines keep "
+            "their exact bytes; returns a diff.",
+            "用 content 替换第 start..end 行，可用 old 校验原内容；不给 start 时，替换 old 唯一出现的位置"
+            "（多处出现则返回 AMBIGUOUS）。未改动的行字节不变；返回差异。",
+        ),
+        "d.insert": (
+            "Insert content after line after_line (0 = at the top, -1 = at the end). Returns a diff.",
+            "在第 after_line 行之后插入 content（0 为开头，-1 为末尾）。返回差异。",
+        ),
+        "d.delete": (
+            "Delete lines start..end or a target. The deleted text is kept as a chip; a range with unbalanced "
+            "brackets is refused unless force.",
+            "删除第 start..end 行或 target。被删除的文本保存为 chip；括号不配对的范围会被拒绝，除非 force。",
+        ),
+        "d.write": (
+            "Write a whole file (create it with its parents, or overwrite keeping encoding, BOM, line endings "
+            "and permissions).",
+            "写入整个文件（新建时自动创建父目录；覆盖时保留编码、BOM、换行符和权限）。",
+        ),
+        "d.balance": (
+            "Check brackets, quotes and tags; lists what is unmatched with line and column.",
+            "检查括号、引号和标签是否配对；列出不配对项的行号和列号。",
+        ),
+        "d.func-range": (
+            "The lines of the function, method or class enclosing a line (signature, decorators and doc "
+            "comment included).",
+            "给出包含某行的函数、方法或类的行范围（含签名、装饰器和文档注释）。",
+        ),
+        "d.tag-range": (
+            "The lines of the markup element enclosing a line (HTML, XML, Vue, Svelte).",
+            "给出包含某行的标记元素的行范围（HTML、XML、Vue、Svelte）。",
+        ),
+        "d.insert-chip": (
+            "Recover saved content. No from: list chips. from only: show one. from + to: insert its text "
+            "(as text) or its arguments as a comment (as annotated) after a line.",
+            "恢复保存的内容。不给 from：列出 chip；只给 from：查看一个；给 from 和 to：把其文本（as text）"
+            "或其参数注释（as annotated）插入到某行之后。",
+        ),
+        "d.trx-status": (
+            "List the snapshots of recent edits, newest first (metadata only).",
+            "列出最近编辑的快照，最新的在前（仅元数据）。",
+        ),
+        "d.trx-commit": (
+            "Forget snapshots (all, or of one file): the edits can no longer be rolled back.",
+            "丢弃快照（全部或某个文件的）：之后这些编辑无法回滚。",
+        ),
+        "d.trx-rollback": (
+            "Undo edits: the last steps, or down to an event_id, for all files or one. Refuses with CONFLICT, "
+            "rolling back nothing, when a file changed since.",
+            "撤销编辑：最近 steps 次，或直到某个 event_id，可限定文件。若文件之后又被修改，则返回 CONFLICT 且不回滚任何内容。",
+        ),
+        "d.edit": (
+            "Several edits as one atomic change: `edits`, items {{op, file, ...}} taking the arguments of replace, "
+            "insert, delete or write, or `patch`, a unified diff. Line numbers are those before the call; nothing "
+            "is written unless every item passes (`failed` lists each failing item). One event for rollback.",
+            "多处编辑作为一次原子修改：`edits` 为条目数组 {{op, file, ...}}（op 为 replace、insert、delete 或 write，"
+            "参数同对应工具；省略时自动推断），或 `patch` 为统一格式 diff。行号均指调用前的文件；先检查全部条目，"
+            "全部通过才写入（否则 `failed` 列出每个失败条目）。整个调用是一个可回滚事件。",
+        ),
+        "d.patch": (
+            "Apply a unified diff (git diff, diff -u) to the files it names, all hunks or none.",
+            "应用统一格式 diff（git diff、diff -u）到其中的文件，全部块都成功才写入。",
+        ),
+        "x.edit": (
+            "example:\n  better-edit-tools edit --edits-file edits.json --preview\n"
+            '  echo \'[{{"file": "a.py", "start": 3, "content": "x = 1"}}]\' | better-edit-tools edit --edits-file -',
+            "示例：\n  better-edit-tools edit --edits-file edits.json --preview\n"
+            '  echo \'[{{"file": "a.py", "start": 3, "content": "x = 1"}}]\' | better-edit-tools edit --edits-file -',
+        ),
+        "x.patch": (
+            "example:\n  git diff | better-edit-tools patch --preview\n  better-edit-tools patch --patch-file fix.diff",
+            "示例：\n  git diff | better-edit-tools patch --preview\n  better-edit-tools patch --patch-file fix.diff",
+        ),
+        "p.edits": (
+            "array of edit items {{op, file, ...}}; coordinates of the files before the call",
+            "编辑条目数组 {{op, file, ...}}；坐标均指调用前的文件",
+        ),
+        "p.patch": ("a unified diff (instead of edits)", "统一格式 diff（代替 edits）"),
+        "p.edits_file": (
+            "read the JSON array of items from a file, - = stdin",
+            "从文件读取条目 JSON 数组，- 表示标准输入",
+        ),
+        "p.patch_file": (
+            "read the diff from a file, - = stdin (the default)",
+            "从文件读取 diff，- 表示标准输入（默认）",
+        ),
+        "p.unsafe_paths": (
+            "let the patch name files outside the current folder (absolute, or through ..)",
+            "允许补丁指向当前文件夹之外的文件（绝对路径或经由 ..）",
+        ),
+        "p.edit_force": (
+            "apply despite a placeholder line in content or a delete item whose brackets do not balance",
+            "即使内容中有占位行或删除条目的括号不配对也执行",
+        ),
+        "p.default": ("default {value}", "默认 {value}"),
+        "p.op": (
+            "inferred when omitted: insert with after_line, replace with content, else delete",
+            "省略时推断：有 after_line 为 insert，有 content 为 replace，否则 delete",
+        ),
+        "s.file": ("path, relative to the root", "路径，相对根目录"),
+        "s.start": ("first line, 1-based", "起始行，从 1 开始"),
+        "s.end": ("last line, inclusive (default start)", "结束行，含（默认 start）"),
+        "s.target": (
+            "instead of start/end: {{kind: line|function|marker|tag, value, occurrence}} or KIND:VALUE",
+            "代替 start/end：{{kind: line|function|marker|tag, value, occurrence}} 或 KIND:VALUE",
+        ),
+        "s.content": ('new text ("" = no lines)', '新文本（"" 表示零行）'),
+        "s.viewed_code_id": ("from the read of these lines", "读取这些行时得到的 id"),
+        "s.force": ("write despite a placeholder line", "即使有占位行也写入"),
+        "s.encoding": ("e.g. gbk (non-UTF files)", "如 gbk（非 UTF 文件）"),
+        "d.workflow": (
+            " Workflow: {read} the lines, then pass its viewed_code_id here.",
+            "流程：先用 {read} 读取这些行，再把得到的 viewed_code_id 传给这里。",
+        ),
+        "p.file": (
+            "the file (relative to the root, or absolute, or file:// URL)",
+            "文件（相对根目录、绝对路径或 file:// URL）",
+        ),
+        "p.encoding": (
+            "the file's encoding when it is not UTF-8/UTF-16 with BOM, e.g. gbk, cp1252",
+            "文件编码（非 UTF-8/带 BOM 的 UTF-16 时），如 gbk、cp1252",
+        ),
+        "p.brief": ("omit content, diff and balance from the result", "结果中省略 content、diff 和 balance"),
+        "p.preview": ("compute everything, write nothing", "只计算，不写入"),
+        "p.format": ("diff format: unified or plain", "差异格式：unified 或 plain"),
+        "p.viewed_code_id": (
+            "the viewed_code_id read returned for these lines",
+            "read 返回的 viewed_code_id",
+        ),
+        "p.start": ("first line (1-based)", "起始行（从 1 开始）"),
+        "p.end": (
+            "last line (inclusive; default start; negative counts from the end)",
+            "结束行（含；默认等于 start；负数从末尾倒数）",
+        ),
+        "p.read_end": (
+            "last line (default: the last; negative counts from the end; 0 = the enclosing function)",
+            "结束行（默认最后一行；负数从末尾倒数；0 表示所在函数）",
+        ),
+        "p.target": (
+            "what to address instead of lines: {{kind: line|function|marker|tag, value, occurrence}}; CLI KIND:VALUE",
+            "用目标代替行号：{{kind: line|function|marker|tag, value, occurrence}}；命令行写作 KIND:VALUE",
+        ),
+        "p.content": ('the new text ("" = no lines)', '新文本（"" 表示零行）'),
+        "p.line": ("a line inside the block (1-based)", "块内的某一行（从 1 开始）"),
+        "p.max_lines": ("at most this many lines (0 = no limit)", "最多返回的行数（0 不限）"),
+        "p.old": (
+            "the text expected at start..end, or (without start) the text to find and replace",
+            "start..end 处应有的原文；不给 start 时为要查找并替换的文本",
+        ),
+        "p.after_line": ("insert after this line: 0 = top, -1 = end", "插入到此行之后：0 为开头，-1 为末尾"),
+        "p.force": ("delete even if the range's brackets do not balance", "即使范围内括号不配对也删除"),
+        "p.force_placeholder": (
+            "write content even if a line looks like a placeholder for kept code",
+            "即使内容中有像“省略原有代码”的占位行也写入",
+        ),
+        "p.verbose": ("also list the matched pairs", "同时列出已配对的符号"),
+        "p.outer": ("give the outermost top-level block instead", "改为给出最外层的顶级块"),
+        "p.from": ("chip://ID or file:///path", "chip://ID 或 file:///path"),
+        "p.to": (
+            "path:LINE or file:///path:LINE - insert after LINE",
+            "path:LINE 或 file:///path:LINE，插入到 LINE 之后",
+        ),
+        "p.as": (
+            "text (the chip's text) or annotated (its arguments as a comment)",
+            "text（chip 文本）或 annotated（参数注释）",
+        ),
+        "p.filter": (
+            "list only chips whose tool, error or content contains this",
+            "只列出工具名、错误或内容包含此文本的 chip",
+        ),
+        "p.trx_file": ("only snapshots of this file", "只处理此文件的快照"),
+        "p.steps": ("how many edits to undo (default 1)", "撤销的编辑次数（默认 1）"),
+        "p.event_id": ("undo down to and including this event", "撤销到此事件（含）为止"),
+        "p.rollback_force": (
+            "roll back even when a file changed since the snapshot",
+            "即使文件在快照后被修改也回滚",
+        ),
+        "p.occurrence": (
+            "with --target marker: which occurrence (1-based)",
+            "配合 --target marker：第几处（从 1 开始）",
+        ),
+        "p.content_file": ("read the content from a file, - = stdin", "从文件读取内容，- 表示标准输入"),
+        "p.old_file": ("read old from a file, - = stdin", "从文件读取 old，- 表示标准输入"),
+        "p.output": ("text (default) or json", "text（默认）或 json"),
+        "g.lang": ("language of messages: en or zh", "消息语言：en 或 zh"),
+        "g.no_prefix": ("MCP: list tools without the be- prefix", "MCP：工具名不带 be- 前缀"),
+        "g.underscore": ("MCP: list tool names with _ instead of -", "MCP：工具名用 _ 代替 -"),
+        "g.root": ("confine every path to this directory", "把所有路径限制在此目录内"),
+        "g.max_chips": ("how many chips to keep (default 30)", "保留的 chip 数量（默认 30）"),
+        "x.read": (
+            "example:\n  better-edit-tools read -f app.py -s 10 -e 30\n  better-edit-tools read -f app.py -s 42 -e auto -o json",
+            "示例：\n  better-edit-tools read -f app.py -s 10 -e 30\n  better-edit-tools read -f app.py -s 42 -e auto -o json",
+        ),
+        "x.replace": (
+            "example:\n  better-edit-tools replace -f app.py -s 12 -e 13 --old 'x = 1' -c 'x = 2'\n"
+            "  printf 'new\\n' | better-edit-tools replace -f app.py --old 'old line' --content-file -",
+            "示例：\n  better-edit-tools replace -f app.py -s 12 -e 13 --old 'x = 1' -c 'x = 2'\n"
+            "  printf 'new\\n' | better-edit-tools replace -f app.py --old 'old line' --content-file -",
+        ),
+        "x.insert": (
+            "example:\n  better-edit-tools insert -f app.py --after-line 0 -c '#!/usr/bin/env python3'",
+            "示例：\n  better-edit-tools insert -f app.py --after-line 0 -c '#!/usr/bin/env python3'",
+        ),
+        "x.delete": (
+            "example:\n  better-edit-tools delete -f app.py -s 20 -e 25\n  better-edit-tools delete -f app.py --target function:old_helper",
+            "示例：\n  better-edit-tools delete -f app.py -s 20 -e 25\n  better-edit-tools delete -f app.py --target function:old_helper",
+        ),
+        "x.write": (
+            "example:\n  better-edit-tools write -f notes/todo.md -c '# TODO'\n  cat draft.txt | better-edit-tools write -f out.txt --content-file -",
+            "示例：\n  better-edit-tools write -f notes/todo.md -c '# TODO'\n  cat draft.txt | better-edit-tools write -f out.txt --content-file -",
+        ),
+        "x.balance": (
+            "example:\n  better-edit-tools balance -f app.js -v",
+            "示例：\n  better-edit-tools balance -f app.js -v",
+        ),
+        "x.func-range": (
+            "example:\n  better-edit-tools func-range -f app.py -l 42 --outer",
+            "示例：\n  better-edit-tools func-range -f app.py -l 42 --outer",
+        ),
+        "x.tag-range": (
+            "example:\n  better-edit-tools tag-range -f index.html -l 17",
+            "示例：\n  better-edit-tools tag-range -f index.html -l 17",
+        ),
+    }
+)
+
+
 # --- the tool table -------------------------------------------------------------------------------
 
 
@@ -11168,7 +11232,7 @@ def _recover(ctx, tool):
 
 
 # ====================================================================================================
-# 9. MCP server: newline-delimited JSON-RPC 2.0 on stdin/stdout (docs/behaviour.md#json-rpc-transport)
+# 10. MCP server: newline-delimited JSON-RPC 2.0 on stdin/stdout (docs/behaviour.md#json-rpc-transport)
 # ====================================================================================================
 
 
@@ -11412,7 +11476,7 @@ class Server:
 
 
 # ====================================================================================================
-# 10. CLI: argparse built from TOOLS (docs/cli.md)
+# 11. CLI: argparse built from TOOLS (docs/cli.md)
 # ====================================================================================================
 
 _GLOBAL_VALUE_FLAGS = ("--lang", "--root", "--max-chips", "--encoding", "--dump-tools")
@@ -11762,7 +11826,7 @@ def _output_lost(tool):
 
 
 # ====================================================================================================
-# 11. main(): pick the mode
+# 12. main(): pick the mode
 # ====================================================================================================
 
 

@@ -385,3 +385,22 @@ def test_the_global_options_known_to_the_command_line_reader_are_the_parsers():
         if s[:2] == "--"
     }
     assert taking_values == set(be._GLOBAL_VALUE_FLAGS) - {"--dump-tools"}
+
+
+def test_the_public_surface_is_declared_and_documented():
+    """`__all__` names what scripts and tests may rely on: each name exists and each function or
+    class in it says what it does; the module docstring names every command and every section."""
+    import inspect
+
+    assert len(be.__all__) == len(set(be.__all__))
+    for name in be.__all__:
+        value = getattr(be, name)
+        if inspect.isfunction(value) or inspect.isclass(value):
+            assert value.__doc__ and value.__doc__.strip(), name
+    commands = [tool.cli for tool in be.TOOLS if tool.cli]
+    assert all(f"``{command}``" in be.__doc__ for command in commands)
+    source = Path(be.__file__).read_text(encoding="utf-8")
+    headings = re.findall(r"^# (\d+)\. (\w+)", source, re.M)
+    assert [int(number) for number, _ in headings] == list(range(2, 2 + len(headings)))
+    for number, word in headings:
+        assert re.search(rf"^ *{number}\. +{word.lower()}", be.__doc__, re.M | re.I), (number, word)
