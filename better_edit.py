@@ -409,10 +409,6 @@ MESSAGES = {
         "参见 actual；found_at 列出 old 实际出现的位置（行号可能已过期）",
     ),
     "mismatch_none": ("old was not found in {file}", "在 {file} 中找不到 old"),
-    "mismatch_none.hint": (
-        "the most similar block is lines {start}-{end} (see 'actual'); read them and retry",
-        "最相似的是第 {start}-{end} 行（见 actual）；请读取后重试",
-    ),
     "placeholder": (
         "content line {line} looks like a placeholder for code that is kept: {text!r}; writing it would "
         "delete what it stands for",
@@ -1445,27 +1441,6 @@ def replace_in_lines(lines, col_s, col_e, replacement):
     return head + replacement + tail
 
 
-def similar_block(norm_lines, old_lines, limit=20000):
-    """(start, end) of the block most like `old_lines`, or None (files over `limit` lines are skipped)."""
-    if not norm_lines or len(norm_lines) > limit:
-        return None
-    import difflib
-
-    size = max(1, len(old_lines))
-    target = "\n".join(old_lines)
-    matcher = difflib.SequenceMatcher(None, "", target, autojunk=False)
-    best, best_score = None, 0.0
-    for start in range(0, max(1, len(norm_lines) - size + 1)):
-        window = "\n".join(norm_lines[start : start + size])
-        matcher.set_seq1(window)
-        if matcher.real_quick_ratio() <= best_score or matcher.quick_ratio() <= best_score:
-            continue
-        score = matcher.ratio()
-        if score > best_score:
-            best, best_score = (start + 1, min(len(norm_lines), start + size)), score
-    return best if best_score >= 0.3 else None
-
-
 # --- diffs (docs/behaviour.md#diffs) --------------------------------------------------------------
 
 
@@ -1652,6 +1627,7 @@ COST_BUDGET = 300_000  # ... and while the call's budget lasts (collisions: sum 
 LONG = 20_000  # a pair with a longer string is never diffed exactly
 DIFF_OVERHEAD = 100  # what setting up one diff costs, in collisions
 SCALE = 2000  # fewer candidate starts for a long old: max(2, min(16, SCALE // len(old)))
+SCAN_ALL = 1000  # with no anchor at all, every start is tried when file lines x old lines <= this
 
 _TYPO = {
     "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
@@ -2005,17 +1981,27 @@ def _affix_votes(file, old, votes):
 
 
 def _token_votes(file, old, votes):
-    """Last fallback: rare word tokens of old, found with str.find in the forgiving text."""
-    where = {}
+    """Last fallback: rare word tokens of old, found with str.find in the forgiving text; when old
+    holds no word of 3 characters (`b = 3`), its shorter words, found as whole words."""
+    where, short = {}, False
     for k, line in enumerate(old):
         for token in set(_TOKEN.findall(_strip_prefix(line).lower())):
             where.setdefault(token, set()).add(k)
+    if not where:
+        short = True
+        for k, line in enumerate(old):
+            for token in set(re.findall(r"\w+", _strip_prefix(line).lower())):
+                where.setdefault(token, set()).add(k)
     text = file.text
     for token in sorted(where, key=lambda t: (-len(t), t))[:TOKEN_LIMIT]:
-        hits, at = [], text.find(token)
-        while at >= 0 and len(hits) <= TOKEN_HITS:
-            hits.append(at)
-            at = text.find(token, at + 1)
+        if short:
+            found = re.compile(rf"(?<!\w){re.escape(token)}(?!\w)").finditer(text)
+            hits = [m.start() for _, m in zip(range(TOKEN_HITS + 1), found)]
+        else:
+            hits, at = [], text.find(token)
+            while at >= 0 and len(hits) <= TOKEN_HITS:
+                hits.append(at)
+                at = text.find(token, at + 1)
         if len(hits) > TOKEN_HITS:
             continue
         found = {file.line_of_offset(at) for at in hits}
@@ -2038,14 +2024,18 @@ def _windows(file, old, pairs, fallback=True):
     if not found and fallback and not _affix_votes(file, old, votes):
         _token_votes(file, old, votes)
     weights = votes.weight
-    if not weights:
+    if weights:
+
+        def smoothed(s):
+            return (weights[s] + 0.5 * (weights.get(s - 1, 0) + weights.get(s + 1, 0)), -s)
+
+        starts = _nlargest(max(2, min(TOP_STARTS, SCALE // n)), weights, key=smoothed)
+    elif fallback and total * n <= SCAN_ALL:  # nothing to anchor on (`}`, `b = 3`): a small file is
+        starts = range(total)  # tried at every start, ranked by the same bound below
+    else:
         return [], found
-
-    def smoothed(s):
-        return (weights[s] + 0.5 * (weights.get(s - 1, 0) + weights.get(s + 1, 0)), -s)
-
     spans = {}  # (a, b) -> rank of the start that proposed it
-    for rank, s in enumerate(_nlargest(max(2, min(TOP_STARTS, SCALE // n)), weights, key=smoothed)):
+    for rank, s in enumerate(starts):
         for a in (s - 1, s, s + 1):
             for size in (n - 1, n, n + 1):
                 lo = min(max(a, 0), total - 1)
@@ -8828,31 +8818,15 @@ def _no_match(file, norm, old, opened):
     closest = closest_of(opened, old)
     if closest is not None:
         start, end = closest["start"], closest["end"]
-        data = {"actual": "\n".join(lines[start - 1 : end]), "found_at": [], "closest": closest}
+        data = {"actual": "\n".join(lines[start - 1 : end]), "start": start, "end": end}
+        data.update(found_at=[], closest=closest)
         return ToolError("MISMATCH", "mismatch_none", "mismatch_closest.hint", data=data, file=file)
-    block = similar_block(lines, _strip_one_newline(normalize_newlines(old)).split("\n"))
-    if block is None:
-        return ToolError(
-            "MISMATCH",
-            "mismatch_none",
-            "mismatch_none_nohint.hint",
-            data={"found_at": [], "closest": None},
-            file=file,
-        )
-    start, end = block
-    return ToolError(
+    return ToolError(  # (nothing in the file is at least half like old: one shape, no guess)
         "MISMATCH",
         "mismatch_none",
-        data={
-            "actual": "\n".join(lines[start - 1 : end]),
-            "start": start,
-            "end": end,
-            "found_at": [],
-            "closest": None,
-        },
+        "mismatch_none_nohint.hint",
+        data={"found_at": [], "closest": None},
         file=file,
-        start=start,
-        end=end,
     )
 
 

@@ -71,6 +71,21 @@ def test_a_minified_line_is_shown_cut_around_its_difference(root, be_env):
     assert f"line 2, column {column}: old has 'itme1500" in (done.stdout + done.stderr).decode()
 
 
+def test_a_mismatch_without_start_has_one_shape(root, be_env):
+    """One engine answers: a similar block gives `actual`, `start`, `end` and `closest` for the same
+    lines; nothing at least half similar gives `closest: null` and no guess."""
+    (root / "f.txt").write_text("a = 1\nb = 2\na = 1\n")
+    status, answer = cli(root, be_env, "replace", "-f", "f.txt", "--old", "b = 3", "-c", "z")
+    error = answer["error"]
+    assert status == 1 and error["code"] == "MISMATCH"
+    assert (error["start"], error["end"], error["actual"]) == (2, 2, "b = 2")
+    assert (error["closest"]["start"], error["closest"]["end"]) == (2, 2)
+    status, answer = cli(root, be_env, "replace", "-f", "f.txt", "--old", "SELECT * FROM users;", "-c", "z")
+    error = answer["error"]
+    assert error["code"] == "MISMATCH" and error["closest"] is None and error["found_at"] == []
+    assert not {"actual", "start", "end"} & set(error)
+
+
 def test_quotes_and_escaping_are_named(server, root):
     (root / "greet.js").write_text(JS)
     error = server.err(
