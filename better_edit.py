@@ -754,40 +754,103 @@ MESSAGES = {
     "detail.changes": ("changes since your read:\n{text}", "自读取以来的变化：\n{text}"),
     "detail.now": ("the lines now:\n{text}", "这些行现在是：\n{text}"),
     "detail.item": ("item {index}: {code}: {message}", "条目 {index}：{code}：{message}"),
-    "kind.none": ("old matches the file there exactly", "old 与该处内容完全一致"),
-    "kind.indentation": (
-        "line {line}, column {column}: the indentation differs",
-        "第 {line} 行第 {column} 列：缩进不同",
+    # the first difference of a MISMATCH, in words (describe_difference)
+    "diff.none": (
+        "old matches the file here exactly (line endings aside)",
+        "old 与该处内容完全一致（换行符除外）",
     ),
-    "kind.trailing_whitespace": (
-        "line {line}, column {column}: trailing whitespace differs",
-        "第 {line} 行第 {column} 列：行尾空白不同",
+    "diff.at": ("line {line}, column {column}", "第 {line} 行第 {column} 列"),
+    "diff.extra_blank": (
+        "line {line}: the file has a blank line that old lacks",
+        "第 {line} 行：文件有一个 old 中没有的空行",
     ),
-    "kind.quotes": (
-        "line {line}, column {column}: straight and typographic quotes or dashes differ",
-        "第 {line} 行第 {column} 列：直引号与弯引号（或破折号）不同",
+    "diff.extra": (
+        "line {line}: the file has a line old lacks: {text}",
+        "第 {line} 行：文件多出 old 中没有的一行：{text}",
     ),
-    "kind.escaping": (
-        "line {line}, column {column}: old holds escape sequences where the file has the characters",
-        "第 {line} 行第 {column} 列：old 中是转义序列，文件中是实际字符（或相反）",
+    "diff.missing_blank": (
+        "line {line}: old has a blank line the file lacks",
+        "第 {line} 行：old 有一个文件中没有的空行",
     ),
-    "kind.line_numbers": (
-        "line {line}, column {column}: old still carries the N<TAB> prefixes of a read",
-        "第 {line} 行第 {column} 列：old 仍带着读取结果的 N<TAB> 行号前缀",
+    "diff.missing": (
+        "line {line}: old has a line the file lacks: {text}",
+        "第 {line} 行：old 有一行是文件中没有的：{text}",
     ),
-    "kind.case": (
-        "line {line}, column {column}: upper and lower case differ",
-        "第 {line} 行第 {column} 列：大小写不同",
+    "diff.line_numbers": (
+        "line {line}: old still carries read line-number prefixes ({number}{sep}); remove them",
+        "第 {line} 行：old 仍带有读取结果的行号前缀（{number}{sep}）；请删除",
     ),
-    "kind.missing_line": (
-        "line {line}, column {column}: old has a line the file is missing",
-        "第 {line} 行第 {column} 列：old 中有一行文件中没有",
+    "diff.indent_none_old": (
+        "{at}: old has no indentation, the file indents with {theirs}",
+        "{at}：old 没有缩进，文件用 {theirs} 缩进",
     ),
-    "kind.extra_line": (
-        "line {line}, column {column}: the file has an extra line old lacks",
-        "第 {line} 行第 {column} 列：文件中多出一行 old 中没有",
+    "diff.indent_none_file": (
+        "{at}: old indents with {ours}, the file has no indentation",
+        "{at}：old 用 {ours} 缩进，文件没有缩进",
     ),
-    "kind.text": ("line {line}, column {column}: the text differs", "第 {line} 行第 {column} 列：文本不同"),
+    "diff.indent": (
+        "{at}: old indents with {ours}, the file with {theirs}",
+        "{at}：old 用 {ours} 缩进，文件用 {theirs}",
+    ),
+    "diff.blank_ws": (
+        "{at}: old's blank line holds {ours}, the file's holds {theirs}",
+        "{at}：old 的空行含 {ours}，文件的空行含 {theirs}",
+    ),
+    "diff.nothing": ("nothing", "无内容"),
+    "diff.trail_old": (
+        "{at}: old ends with {ours} of trailing whitespace the file lacks",
+        "{at}：old 的行尾多出 {ours} 的空白，文件没有",
+    ),
+    "diff.trail_file": (
+        "{at}: the file's line ends with {theirs} of trailing whitespace old lacks",
+        "{at}：文件的行尾多出 {theirs} 的空白，old 没有",
+    ),
+    "diff.trail": (
+        "{at}: old ends with {ours}, the file with {theirs}",
+        "{at}：old 的行尾为 {ours}，文件的行尾为 {theirs}",
+    ),
+    "diff.has": (
+        "{at}: old has {ours} where the file has {theirs}",
+        "{at}：old 中是 {ours}，文件中是 {theirs}",
+    ),
+    "diff.escaped_old": (
+        "{at}: old has the escape sequence {seq} where the file has {meant}; old looks double-escaped, "
+        "send the text unescaped",
+        "{at}：old 中是转义序列 {seq}，文件中是{meant}；old 似乎被双重转义，请发送未转义的文本",
+    ),
+    "diff.escaped_file": (
+        "{at}: old has {meant} where the file has the escape sequence {seq}; write it escaped as the file does",
+        "{at}：old 中是{meant}，文件中是转义序列 {seq}；请像文件一样写成转义形式",
+    ),
+    "diff.case": (
+        "{at}: the case differs: old has {ours} where the file has {theirs}",
+        "{at}：大小写不同：old 中是 {ours}，文件中是 {theirs}",
+    ),
+    "diff.old_ends": (
+        "{at}: old's line ends where the file's continues with {theirs}",
+        "{at}：old 的行在此结束，文件的行继续为 {theirs}",
+    ),
+    "diff.file_ends": (
+        "{at}: old continues with {ours} where the file's line ends",
+        "{at}：old 继续为 {ours}，文件的行在此结束",
+    ),
+    "diff.one.space": ("a space", "1 个空格"),
+    "diff.many.space": ("{n} spaces", "{n} 个空格"),
+    "diff.one.tab": ("a tab", "1 个制表符"),
+    "diff.many.tab": ("{n} tabs", "{n} 个制表符"),
+    "diff.one.char": ("a {char}", "1 个 {char}"),
+    "diff.many.char": ("{n} {char}s", "{n} 个 {char}"),
+    "diff.and": (" and ", "和"),
+    "diff.comma": (", ", "、"),
+    "diff.char.newline": ("a line break", "换行符"),
+    "diff.char.tab": ("a tab", "制表符"),
+    "diff.char.return": ("a carriage return", "回车符"),
+    "diff.char.backslash": ("a single backslash", "单个反斜杠"),
+    "diff.char.end": ("the end of the line", "行尾"),
+    "diff.typo.old": ("a typographic {sort} {char}", "印刷体{sort} {char}"),
+    "diff.typo.file": ("the typographic {sort} {char}", "印刷体{sort} {char}"),
+    "diff.sort.quote": ("quote", "引号"),
+    "diff.sort.dash": ("dash", "破折号"),
     "mcp.tty_notice": (
         "{program}: MCP server waiting for JSON-RPC messages on stdin (Ctrl-D ends it); "
         "for the command line, see {program} --help",
@@ -1609,25 +1672,34 @@ KINDS = (
     "text",
 )
 
-THRESHOLD = 0.5
-ANCHOR_BUDGET = 5000  # votes that may propose new block starts
-REINFORCE_BUDGET = 100_000  # lookups that may reinforce proposed starts
-RARE = 50  # an anchor line seen at most this often counts as distinctive
-TOP_STARTS = 16  # candidate block starts considered per reading of old
-RECALL = 4.0  # windows are chosen by F-beta, beta = 2: covering all of old outweighs extra file lines
-LINE_WEIGHT = 16  # ... each line also weighs as much as 16 characters, so ")" or "}" lines count
-NOISE_FLOOR = 0.5  # ... and lines less similar than this count as unrelated (no chance matches)
-VERIFY_LIMIT = 40  # windows (of the up to 16 * 9) given the character-level forgiving score
-VERIFY_SCALE = 4000  # ... at most max(4, min(40, VERIFY_SCALE // len(old)))
-TOKEN_LIMIT = 12  # tokens tried by the fallback
-TOKEN_HITS = 200  # a token found more often than this is too common to vote
-AFFIX = 10  # fallback anchors: first / last characters of a forgiving line
-PAIR_COST = 100_000  # a pair is diffed exactly only if it costs at most this many collisions ...
-COST_BUDGET = 300_000  # ... and while the call's budget lasts (collisions: sum count_a[c]*count_b[c])
-LONG = 20_000  # a pair with a longer string is never diffed exactly
-DIFF_OVERHEAD = 100  # what setting up one diff costs, in collisions
-SCALE = 2000  # fewer candidate starts for a long old: max(2, min(16, SCALE // len(old)))
-SCAN_ALL = 1000  # with no anchor at all, every start is tried when file lines x old lines <= this
+
+class Closest:
+    """The settings of the closest-block engine (docs/behaviour.md#mismatch-diagnostics): how similar
+    a block must be, the budgets that keep the search cheap on large files, how first differences on
+    long lines are shown."""
+
+    THRESHOLD = 0.5
+    ANCHOR_BUDGET = 5000  # votes that may propose new block starts
+    REINFORCE_BUDGET = 100_000  # lookups that may reinforce proposed starts
+    RARE = 50  # an anchor line seen at most this often counts as distinctive
+    TOP_STARTS = 16  # candidate block starts considered per reading of old
+    RECALL = 4.0  # windows are chosen by F-beta, beta = 2: covering all of old outweighs extra file lines
+    LINE_WEIGHT = 16  # ... each line also weighs as much as 16 characters, so ")" or "}" lines count
+    NOISE_FLOOR = 0.5  # ... and lines less similar than this count as unrelated (no chance matches)
+    VERIFY_LIMIT = 40  # windows (of the up to 16 * 9) given the character-level forgiving score
+    VERIFY_SCALE = 4000  # ... at most max(4, min(40, VERIFY_SCALE // len(old)))
+    TOKEN_LIMIT = 12  # tokens tried by the fallback
+    TOKEN_HITS = 200  # a token found more often than this is too common to vote
+    AFFIX = 10  # fallback anchors: first / last characters of a forgiving line
+    PAIR_COST = 100_000  # a pair is diffed exactly only if it costs at most this many collisions ...
+    COST_BUDGET = 300_000  # ... and while the call's budget lasts (collisions: sum count_a[c]*count_b[c])
+    LONG = 20_000  # a pair with a longer string is never diffed exactly
+    DIFF_OVERHEAD = 100  # what setting up one diff costs, in collisions
+    SCALE = 2000  # fewer candidate starts for a long old: max(2, min(16, SCALE // len(old)))
+    SCAN_ALL = 1000  # with no anchor at all, every start is tried when file lines x old lines <= this
+    SHOWN_LINE = 240  # a longer line of `old` or the file is shown cut ...
+    SHOWN_WINDOW, SHOWN_BEFORE = 200, 40  # ... as this many characters from this many before the difference
+
 
 _TYPO = {
     "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
@@ -1700,7 +1772,7 @@ class _Pairs:
 
     difflib's cost grows with the collisions sum(count_a[c] * count_b[c]) (up to ~500 ns each with its
     recursion) plus a fixed ~40 us per diff. One instance serves a whole closest_block() call. A pair
-    dearer than PAIR_COST, or beyond the call's COST_BUDGET, is not diffed: it is credited with its
+    dearer than Closest.PAIR_COST, or beyond the call's Closest.COST_BUDGET, is not diffed: it is credited with its
     common prefix plus common suffix, a LOWER bound (exact when the pair differs in one place), so an
     estimate can make a block look less similar but never more.
     """
@@ -1708,11 +1780,11 @@ class _Pairs:
     def __init__(self):
         self.cache = {}
         self.counters = {}
-        self.budget = COST_BUDGET
+        self.budget = Closest.COST_BUDGET
 
     def most(self, a, b):
         """The multiset bound (what quick_ratio uses): at least the matching characters."""
-        if len(a) * len(b) <= 64 or max(len(a), len(b)) > LONG:
+        if len(a) * len(b) <= 64 or max(len(a), len(b)) > Closest.LONG:
             return min(len(a), len(b))
         counts = []
         for text in (a, b):
@@ -1724,7 +1796,9 @@ class _Pairs:
         return sum(min(n, large[c]) for c, n in small.items() if c in large)
 
     def affordable(self, a, b):
-        return max(len(a), len(b)) <= LONG and _collisions(a, b) <= min(PAIR_COST, self.budget)
+        return max(len(a), len(b)) <= Closest.LONG and _collisions(a, b) <= min(
+            Closest.PAIR_COST, self.budget
+        )
 
     def __call__(self, a, b):
         key = (a, b)
@@ -1736,8 +1810,12 @@ class _Pairs:
         elif a == b:
             value = len(a)
         else:
-            cost = _collisions(a, b) + DIFF_OVERHEAD if max(len(a), len(b)) <= LONG else PAIR_COST + 1
-            if cost <= min(PAIR_COST, self.budget):
+            cost = (
+                _collisions(a, b) + Closest.DIFF_OVERHEAD
+                if max(len(a), len(b)) <= Closest.LONG
+                else Closest.PAIR_COST + 1
+            )
+            if cost <= min(Closest.PAIR_COST, self.budget):
                 self.budget -= cost
                 value = sum(
                     m.size for m in _sequence_matcher(None, a, b, autojunk=False).get_matching_blocks()
@@ -1915,23 +1993,23 @@ class _Votes:
 
 
 def _cast(positions, keys, votes):
-    """Votes from anchor positions; True if some anchor was rare (seen at most RARE times).
+    """Votes from anchor positions; True if some anchor was rare (seen at most Closest.RARE times).
 
-    Rarest key first; keys proposing new starts stop at ANCHOR_BUDGET votes (the first key at four times
-    that), later keys only reinforce starts already proposed (within REINFORCE_BUDGET lookups), so
+    Rarest key first; keys proposing new starts stop at Closest.ANCHOR_BUDGET votes (the first key at four times
+    that), later keys only reinforce starts already proposed (within Closest.REINFORCE_BUDGET lookups), so
     common lines ("}", "return None") still tell which candidates agree without flooding the list.
     """
     used, reinforced, distinctive = 0, 0, False
     for key in sorted(positions, key=lambda k: (len(positions[k]), k)):
         found, ks = positions[key], keys[key]
-        distinctive = distinctive or len(found) <= RARE
+        distinctive = distinctive or len(found) <= Closest.RARE
         cost, weight = len(found) * len(ks), votes.idf(len(found))
-        if not used or used + cost <= ANCHOR_BUDGET:
-            for p in found[: max(1, 4 * ANCHOR_BUDGET // len(ks))]:
+        if not used or used + cost <= Closest.ANCHOR_BUDGET:
+            for p in found[: max(1, 4 * Closest.ANCHOR_BUDGET // len(ks))]:
                 for k in ks:
                     votes.add(p - k, weight)
             used += cost
-        elif reinforced + cost <= REINFORCE_BUDGET:
+        elif reinforced + cost <= Closest.REINFORCE_BUDGET:
             reinforced += cost
             proposed = votes.weight
             for k in ks:
@@ -1960,19 +2038,19 @@ def _affix_votes(file, old, votes):
     heads, tails = {}, {}
     for k, line in enumerate(old):
         for key in {forgiving(line), _g(line)}:
-            if len(key) > AFFIX + 2:
-                heads.setdefault(key[:AFFIX], []).append(k)
-                tails.setdefault(key[-AFFIX:], []).append(k)
+            if len(key) > Closest.AFFIX + 2:
+                heads.setdefault(key[: Closest.AFFIX], []).append(k)
+                tails.setdefault(key[-Closest.AFFIX :], []).append(k)
     if not heads:
         return False
     found_heads, found_tails = {}, {}
     flines = file.flines
-    for i in [i for i, s in enumerate(flines) if s[:AFFIX] in heads or s[-AFFIX:] in tails]:
+    for i in [i for i, s in enumerate(flines) if s[: Closest.AFFIX] in heads or s[-Closest.AFFIX :] in tails]:
         line = flines[i]
-        if line[:AFFIX] in heads:
-            found_heads.setdefault(line[:AFFIX], []).append(i)
-        if line[-AFFIX:] in tails:
-            found_tails.setdefault(line[-AFFIX:], []).append(i)
+        if line[: Closest.AFFIX] in heads:
+            found_heads.setdefault(line[: Closest.AFFIX], []).append(i)
+        if line[-Closest.AFFIX :] in tails:
+            found_tails.setdefault(line[-Closest.AFFIX :], []).append(i)
     positions = {("h", k): v for k, v in found_heads.items()}
     positions.update({("t", k): v for k, v in found_tails.items()})
     keys = {("h", k): v for k, v in heads.items()}
@@ -1993,16 +2071,16 @@ def _token_votes(file, old, votes):
             for token in set(re.findall(r"\w+", _strip_prefix(line).lower())):
                 where.setdefault(token, set()).add(k)
     text = file.text
-    for token in sorted(where, key=lambda t: (-len(t), t))[:TOKEN_LIMIT]:
+    for token in sorted(where, key=lambda t: (-len(t), t))[: Closest.TOKEN_LIMIT]:
         if short:
             found = re.compile(rf"(?<!\w){re.escape(token)}(?!\w)").finditer(text)
-            hits = [m.start() for _, m in zip(range(TOKEN_HITS + 1), found)]
+            hits = [m.start() for _, m in zip(range(Closest.TOKEN_HITS + 1), found)]
         else:
             hits, at = [], text.find(token)
-            while at >= 0 and len(hits) <= TOKEN_HITS:
+            while at >= 0 and len(hits) <= Closest.TOKEN_HITS:
                 hits.append(at)
                 at = text.find(token, at + 1)
-        if len(hits) > TOKEN_HITS:
+        if len(hits) > Closest.TOKEN_HITS:
             continue
         found = {file.line_of_offset(at) for at in hits}
         weight = votes.idf(len(found))
@@ -2029,8 +2107,8 @@ def _windows(file, old, pairs, fallback=True):
         def smoothed(s):
             return (weights[s] + 0.5 * (weights.get(s - 1, 0) + weights.get(s + 1, 0)), -s)
 
-        starts = _nlargest(max(2, min(TOP_STARTS, SCALE // n)), weights, key=smoothed)
-    elif fallback and total * n <= SCAN_ALL:  # nothing to anchor on (`}`, `b = 3`): a small file is
+        starts = _nlargest(max(2, min(Closest.TOP_STARTS, Closest.SCALE // n)), weights, key=smoothed)
+    elif fallback and total * n <= Closest.SCAN_ALL:  # nothing to anchor on (`}`, `b = 3`): a small file is
         starts = range(total)  # tried at every start, ranked by the same bound below
     else:
         return [], found
@@ -2052,16 +2130,20 @@ def _windows(file, old, pairs, fallback=True):
     for (a, b), rank in spans.items():
         window = _segments([file.g(i) for i in range(a, b)])
         matcher.set_seq1(window)
-        bound = _matched_bound(window, gold, matcher.get_opcodes(), pairs, LINE_WEIGHT, NOISE_FLOOR)
-        bound = _score(bound, window, gold, RECALL, LINE_WEIGHT)
+        bound = _matched_bound(
+            window, gold, matcher.get_opcodes(), pairs, Closest.LINE_WEIGHT, Closest.NOISE_FLOOR
+        )
+        bound = _score(bound, window, gold, Closest.RECALL, Closest.LINE_WEIGHT)
         bounded.append((rank > 0, -bound, rank, a, b, window))
     bounded.sort(key=lambda t: t[:5])  # the best-voted start's windows first, then by bound
     scored, best = [], 0.0
-    for later, negative_bound, _, a, b, window in bounded[: max(4, min(VERIFY_LIMIT, VERIFY_SCALE // n))]:
+    for later, negative_bound, _, a, b, window in bounded[
+        : max(4, min(Closest.VERIFY_LIMIT, Closest.VERIFY_SCALE // n))
+    ]:
         if later and -negative_bound < best - 0.001:
             break
-        matched = _matched(window, gold, pairs, LINE_WEIGHT, NOISE_FLOOR)
-        score = _score(matched, window, gold, RECALL, LINE_WEIGHT)
+        matched = _matched(window, gold, pairs, Closest.LINE_WEIGHT, Closest.NOISE_FLOOR)
+        score = _score(matched, window, gold, Closest.RECALL, Closest.LINE_WEIGHT)
         best = max(best, score)
         scored.append((score, a, b))
     scored.sort(key=lambda t: (-t[0], t[1], t[2]))
@@ -2130,17 +2212,14 @@ def _difference_kind(e, a):
     return "text", c
 
 
-SHOWN_LINE = 240  # a longer line of `old` or the file is shown cut (docs/behaviour.md#mismatch-diagnostics)
-SHOWN_WINDOW, SHOWN_BEFORE = 200, 40
-
-
-def _diff(kind, line, column, expected, actual):
-    """A first difference; over-long lines keep SHOWN_WINDOW characters from SHOWN_BEFORE ahead of
-    `column`, and "shown_from" gives the column of their first character (`column` stays whole-line)."""
+def _difference(kind, line, column, expected, actual):
+    """A first difference as its dict; over-long lines keep Closest.SHOWN_WINDOW characters from
+    Closest.SHOWN_BEFORE ahead of `column`, and "shown_from" gives the column of their first
+    character (`column` stays the whole line's)."""
     found = {"line": line, "column": column, "expected": expected, "actual": actual, "kind": kind}
-    if max(len(expected or ""), len(actual or "")) > SHOWN_LINE:
-        a = 0 if kind in ("indentation", "line_numbers") else max(0, column - 1 - SHOWN_BEFORE)
-        b = a + SHOWN_WINDOW
+    if max(len(expected or ""), len(actual or "")) > Closest.SHOWN_LINE:
+        a = 0 if kind in ("indentation", "line_numbers") else max(0, column - 1 - Closest.SHOWN_BEFORE)
+        b = a + Closest.SHOWN_WINDOW
         found.update(expected=expected and expected[a:b], actual=actual and actual[a:b], shown_from=a + 1)
     return found
 
@@ -2150,7 +2229,7 @@ def _pair(e, a, line):
     if found is None:
         return None
     kind, c = found
-    return _diff(kind, line, c + 1, e, a)
+    return _difference(kind, line, c + 1, e, a)
 
 
 def _first_difference(old, block, start, pairs):
@@ -2164,16 +2243,18 @@ def _first_difference(old, block, start, pairs):
                     return i1 + k, found
             continue
         if tag == "delete":
-            return i1, _diff("missing_line", start + j1, 1, old[i1], None)
+            return i1, _difference("missing_line", start + j1, 1, old[i1], None)
         if tag == "insert":
-            return i1, _diff("extra_line", start + j1, 1, None, block[j1])
+            return i1, _difference("extra_line", start + j1, 1, None, block[j1])
         # replace: the first lines differ even forgivingly, unless a line is absent just there
         here = pairs(go[i1], gb[j1])
         if i2 - i1 > j2 - j1 and pairs(go[i1 + 1], gb[j1]) > here:
-            return i1, _diff("missing_line", start + j1, 1, old[i1], None)
+            return i1, _difference("missing_line", start + j1, 1, old[i1], None)
         if j2 - j1 > i2 - i1 and pairs(go[i1], gb[j1 + 1]) > here:
-            return i1, _diff("extra_line", start + j1, 1, None, block[j1])
-        return i1, _pair(old[i1], block[j1], start + j1) or _diff("text", start + j1, 1, old[i1], block[j1])
+            return i1, _difference("extra_line", start + j1, 1, None, block[j1])
+        return i1, _pair(old[i1], block[j1], start + j1) or _difference(
+            "text", start + j1, 1, old[i1], block[j1]
+        )
     return None, None
 
 
@@ -2195,7 +2276,7 @@ def _expanded_first_difference(raw_old, expanded, block, start, pairs):
     if got is None:
         return found
     kind, c = got
-    return _diff(kind, start + j, c + 1, e, a)
+    return _difference(kind, start + j, c + 1, e, a)
 
 
 # --- the entry point --------------------------------------------------------------------------------
@@ -2233,7 +2314,7 @@ def closest_block(lines, old_lines):
         if best is None or key > best[0]:
             best = (key, a, b, exp)
     (raw, _, _), a, b, exp = best
-    if raw < THRESHOLD:
+    if raw < Closest.THRESHOLD:
         return None
     block = [_trim(s) for s in lines[a:b]]
     if exp is None:
@@ -2247,6 +2328,8 @@ def closest_block(lines, old_lines):
 
 
 # --- words ------------------------------------------------------------------------------------------
+# The first difference in words, from MESSAGES in both languages (keys diff.*). The fragments a
+# sentence holds (whitespace runs, characters, quotes) are worded in the same language.
 
 
 def _quote(text, limit=60):
@@ -2255,32 +2338,29 @@ def _quote(text, limit=60):
     return repr(text)
 
 
-def _count(n, word):
-    return f"a {word}" if n == 1 else f"{n} {word}s"
-
-
-def _ws_words(ws):
-    names = {" ": "space", "\t": "tab"}
-    runs = [_count(len(list(group)), names.get(ch, repr(ch))) for ch, group in _groupby(ws)]
+def _ws_words(lang, ws):
+    """A run of spaces and tabs in words: "4 spaces", "a tab and 2 spaces"."""
+    runs = []
+    for ch, group in _groupby(ws):
+        n, unit = len(list(group)), {" ": "space", "\t": "tab"}.get(ch, "char")
+        runs.append(tr(lang, f"diff.{'one' if n == 1 else 'many'}.{unit}", n=n, char=repr(ch)))
     if len(runs) <= 2:
-        return " and ".join(runs)
-    return ", ".join(runs[:-1]) + " and " + runs[-1]
+        return tr(lang, "diff.and").join(runs)
+    return tr(lang, "diff.comma").join(runs[:-1]) + tr(lang, "diff.and") + runs[-1]
 
 
-_CHAR_WORDS = {"\n": "a line break", "\t": "a tab", "\r": "a carriage return", "\\": "a single backslash"}
+_CHAR_WORDS = {"\n": "newline", "\t": "tab", "\r": "return", "\\": "backslash", "": "end"}
 
 
-def _char_words(text):
-    if text in _CHAR_WORDS:
-        return _CHAR_WORDS[text]
-    if text == "":
-        return "the end of the line"
-    return text
+def _char_words(lang, text):
+    return tr(lang, "diff.char." + _CHAR_WORDS[text]) if text in _CHAR_WORDS else text
 
 
-def _typo_words(ch, article):
-    sort = "dash" if _TYPO.get(ch) == "-" else "quote"
-    return f"{article} typographic {sort} {ch}" if ch in _TYPO else ch
+def _typo_words(lang, ch, side):
+    if ch not in _TYPO:
+        return ch
+    sort = tr(lang, "diff.sort." + ("dash" if _TYPO[ch] == "-" else "quote"))
+    return tr(lang, "diff.typo." + side, sort=sort, char=ch)
 
 
 def _excerpt(text, at):
@@ -2289,74 +2369,87 @@ def _excerpt(text, at):
     return _quote(text[at:], 30)
 
 
-def describe_difference(first_difference):
-    """One line of English for a `first_difference` (or for None: old matches exactly)."""
+def describe_difference(first_difference, lang="en"):
+    """One line of words for a `first_difference` (None: old matches exactly), in `lang`."""
     d = first_difference
     if d is None:
-        return "old matches the file here exactly (line endings aside)"
-    kind, line, col = d["kind"], d["line"], d["column"]
+        return tr(lang, "diff.none")
     e, a = d["expected"], d["actual"]
-    at = f"line {line}, column {col}"
-    col -= d.get("shown_from", 1) - 1  # (from here on, `col` counts in the shown part of long lines)
-    if kind == "extra_line":  # (named from the file's side: the file has a line old lacks)
-        what = "a blank line" if not a.strip() else f"a line old lacks: {_quote(a)}"
-        return f"line {line}: the file has {what}" + (" that old lacks" if not a.strip() else "")
-    if kind == "missing_line":  # old expects a line the file is missing
-        what = "a blank line the file lacks" if not e.strip() else f"a line the file lacks: {_quote(e)}"
-        return f"line {line}: old has {what}"
-    if kind == "line_numbers":
-        m = _PREFIX.match(e or "")
-        number, sep = (m.group(1), "<TAB>" if m.group(2) == "\t" else m.group(2)) if m else ("N", "<TAB>")
-        return f"line {line}: old still carries read line-number prefixes ({number}{sep}); remove them"
-    c = col - 1
-    if kind == "indentation":
-        le, la = _lead(e), _lead(a)
-        if not le:
-            return f"{at}: old has no indentation, the file indents with {_ws_words(la)}"
-        if not la:
-            return f"{at}: old indents with {_ws_words(le)}, the file has no indentation"
-        return f"{at}: old indents with {_ws_words(le)}, the file with {_ws_words(la)}"
-    if kind == "trailing_whitespace":
-        if not e.strip(" \t") and not a.strip(" \t"):
-            return (
-                f"{at}: old's blank line holds {_ws_words(e) or 'nothing'}, "
-                f"the file's holds {_ws_words(a) or 'nothing'}"
-            )
-        te, ta = e[len(e.rstrip(" \t")) :], a[len(a.rstrip(" \t")) :]
-        if not ta:
-            return f"{at}: old ends with {_ws_words(te)} of trailing whitespace the file lacks"
-        if not te:
-            return f"{at}: the file's line ends with {_ws_words(ta)} of trailing whitespace old lacks"
-        return f"{at}: old ends with {_ws_words(te)}, the file with {_ws_words(ta)}"
-    if kind == "quotes":
-        ce, ca = e[c : c + 1], a[c : c + 1]
-        return f"{at}: old has {_typo_words(ce, 'a')} where the file has {_typo_words(ca, 'the')}"
-    if kind == "escaping":
-        old_escapes = c < len(e) and e[c] == "\\"
-        s = e if old_escapes else a
-        end = c
-        while end < len(s) and s[end] == "\\":
-            end += 1
-        seq = s[c : end + 1]
-        meant = _unescape(seq)
-        if old_escapes:
-            return (
-                f"{at}: old has the escape sequence {seq} where the file has {_char_words(meant)}; "
-                "old looks double-escaped, send the text unescaped"
-            )
-        return (
-            f"{at}: old has {_char_words(meant)} where the file has the escape sequence {seq}; "
-            "write it escaped as the file does"
-        )
-    if kind == "case":
-        we = re.match(r"\w*", e[c:]).group(0) or e[c : c + 1]
-        wa = re.match(r"\w*", a[c:]).group(0) or a[c : c + 1]
-        return f"{at}: the case differs: old has {_quote(we)} where the file has {_quote(wa)}"
-    if e is not None and c >= len(e):
-        return f"{at}: old's line ends where the file's continues with {_excerpt(a, c)}"
-    if a is not None and c >= len(a):
-        return f"{at}: old continues with {_excerpt(e, c)} where the file's line ends"
-    return f"{at}: old has {_excerpt(e, c)} where the file has {_excerpt(a, c)}"
+    c = d["column"] - d.get("shown_from", 1)  # 0-based, in the shown part of long lines
+    at = tr(lang, "diff.at", line=d["line"], column=d["column"])
+    return _DESCRIBE[d["kind"]](lang, d["line"], at, e, a, c)
+
+
+def _describe_extra(lang, line, at, e, a, c):  # (named from the file's side: a line old lacks)
+    if not a.strip():
+        return tr(lang, "diff.extra_blank", line=line)
+    return tr(lang, "diff.extra", line=line, text=_quote(a))
+
+
+def _describe_missing(lang, line, at, e, a, c):  # old expects a line the file is missing
+    if not e.strip():
+        return tr(lang, "diff.missing_blank", line=line)
+    return tr(lang, "diff.missing", line=line, text=_quote(e))
+
+
+def _describe_line_numbers(lang, line, at, e, a, c):
+    m = _PREFIX.match(e or "")
+    number, sep = (m.group(1), "<TAB>" if m.group(2) == "\t" else m.group(2)) if m else ("N", "<TAB>")
+    return tr(lang, "diff.line_numbers", line=line, number=number, sep=sep)
+
+
+def _describe_indentation(lang, line, at, e, a, c):
+    ours, theirs = _ws_words(lang, _lead(e)), _ws_words(lang, _lead(a))
+    key = "diff.indent_none_old" if not ours else "diff.indent_none_file" if not theirs else "diff.indent"
+    return tr(lang, key, at=at, ours=ours, theirs=theirs)
+
+
+def _describe_trailing(lang, line, at, e, a, c):
+    if not e.strip(" \t") and not a.strip(" \t"):
+        nothing = tr(lang, "diff.nothing")
+        ours, theirs = _ws_words(lang, e) or nothing, _ws_words(lang, a) or nothing
+        return tr(lang, "diff.blank_ws", at=at, ours=ours, theirs=theirs)
+    ours = _ws_words(lang, e[len(e.rstrip(" \t")) :])
+    theirs = _ws_words(lang, a[len(a.rstrip(" \t")) :])
+    key = "diff.trail_old" if not theirs else "diff.trail_file" if not ours else "diff.trail"
+    return tr(lang, key, at=at, ours=ours, theirs=theirs)
+
+
+def _describe_quotes(lang, line, at, e, a, c):
+    ours, theirs = _typo_words(lang, e[c : c + 1], "old"), _typo_words(lang, a[c : c + 1], "file")
+    return tr(lang, "diff.has", at=at, ours=ours, theirs=theirs)
+
+
+def _describe_escaping(lang, line, at, e, a, c):
+    old_escapes = c < len(e) and e[c] == "\\"
+    s = e if old_escapes else a
+    end = c
+    while end < len(s) and s[end] == "\\":
+        end += 1
+    seq = s[c : end + 1]
+    meant = _char_words(lang, _unescape(seq))
+    return tr(lang, "diff.escaped_old" if old_escapes else "diff.escaped_file", at=at, seq=seq, meant=meant)
+
+
+def _describe_case(lang, line, at, e, a, c):
+    ours = re.match(r"\w*", e[c:]).group(0) or e[c : c + 1]
+    theirs = re.match(r"\w*", a[c:]).group(0) or a[c : c + 1]
+    return tr(lang, "diff.case", at=at, ours=_quote(ours), theirs=_quote(theirs))
+
+
+def _describe_text(lang, line, at, e, a, c):
+    if c >= len(e):
+        return tr(lang, "diff.old_ends", at=at, theirs=_excerpt(a, c))
+    if c >= len(a):
+        return tr(lang, "diff.file_ends", at=at, ours=_excerpt(e, c))
+    return tr(lang, "diff.has", at=at, ours=_excerpt(e, c), theirs=_excerpt(a, c))
+
+
+_DESCRIBE = {
+    "extra_line": _describe_extra, "missing_line": _describe_missing, "line_numbers": _describe_line_numbers,
+    "indentation": _describe_indentation, "trailing_whitespace": _describe_trailing, "quotes": _describe_quotes,
+    "escaping": _describe_escaping, "case": _describe_case, "text": _describe_text,
+}  # fmt: skip
 
 
 # --- placeholder guard: "// ... existing code ..." would delete what it stands for (docs/cli.md#replace)
@@ -2425,7 +2518,7 @@ _LINE = _LazyPattern(
 _CAND = _LazyPattern(
     r"^[ \t]*(?:[#;%{(\[]|//|/\*|\* |<!--|--|\.{3}|…).*", re.M
 )  # comments, ellipses: maybe one
-_QUICK = _LazyPattern(
+_PLACEHOLDER_WORDS = _LazyPattern(
     r"\.\.\.|…|\. \. \.|unchanged|untouched|intact|as.is|as before|as it was|same|identical|existing|original"
     r"|previous|old|rest|everything|omitted|change|snip|igual|cambios|altera|inchang|unver"
     r"|不变|略|同上|其|剩余|现有|原有|原来|之前|以前|既存|変更なし|同様"
@@ -2435,7 +2528,7 @@ _MARKS, _BRACKETS = ("#", "//", "/*", "<!--", "--", ";", "%", "{/*"), str.maketr
 
 def _tier(line):
     """0: no placeholder; 1: an explicit phrase with an ellipsis; 2: a weaker sign, judged with the line above."""
-    m = len(line) <= 200 and _QUICK.search(line.lower()) and _LINE.fullmatch(line)
+    m = len(line) <= 200 and _PLACEHOLDER_WORDS.search(line.lower()) and _LINE.fullmatch(line)
     if not m:
         return 0
     mark, body, ell = m.group(1), m.group(2) if m.group(1) else m.group(3), _ELL.search(line)
@@ -2460,7 +2553,7 @@ def placeholder_lines(content, docs=False):
     line opening with the same character belongs to it (an example, a sentence's end); with `docs` (Markdown, plain
     text, where examples use "// ..." and "--snip--" in earnest) no weak one counts."""
     number, last = 1, 0
-    for m in _CAND.finditer(content) if _QUICK.search(content.lower()) else ():
+    for m in _CAND.finditer(content) if _PLACEHOLDER_WORDS.search(content.lower()) else ():
         line, start = m.group(), m.start()
         tier = _tier(line)
         if tier == 2 and (docs or start):
@@ -11258,12 +11351,8 @@ def error_details(error, lang="en", limit=30):
 
 
 def difference_words(difference, lang):
-    """The first difference of a MISMATCH in words: detailed in English, by kind in Chinese."""
-    if not difference:
-        return tr(lang, "kind.none")
-    if lang == "en":
-        return describe_difference(difference)
-    return tr(lang, "kind." + difference["kind"], line=difference["line"], column=difference["column"])
+    """The first difference of a MISMATCH in words, in `lang`."""
+    return describe_difference(difference, lang)
 
 
 def _rpc_error(request_id, code, message, data=None):

@@ -11,7 +11,7 @@ from harness import scaled
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from better_edit import KINDS, SHOWN_WINDOW, closest_block, forgiving
+from better_edit import KINDS, Closest, closest_block, forgiving
 from better_edit import block_similarity as similarity
 from better_edit import describe_difference as describe
 
@@ -80,7 +80,7 @@ def check_shape(result, lines):
         assert set(d) in (keys, keys | {"shown_from"})
         if "shown_from" in d:  # a long line is shown cut, around the difference
             assert 1 <= d["shown_from"] <= d["column"]
-            assert all(s is None or len(s) <= SHOWN_WINDOW for s in (d["expected"], d["actual"]))
+            assert all(s is None or len(s) <= Closest.SHOWN_WINDOW for s in (d["expected"], d["actual"]))
         assert d["kind"] in KINDS
         assert d["column"] >= 1
         message = describe(d)
@@ -570,7 +570,10 @@ def test_long_lines_are_cut_around_the_difference_and_still_described(mistake, k
     assert (d["line"], d["kind"], d["column"]) == (2, kind, at + 1)
     a = d["shown_from"] - 1
     assert 0 < a <= at < a + len(d["expected"])
-    assert d["expected"] == full[a : a + SHOWN_WINDOW] and d["actual"] == MINIFIED[a : a + SHOWN_WINDOW]
+    assert (
+        d["expected"] == full[a : a + Closest.SHOWN_WINDOW]
+        and d["actual"] == MINIFIED[a : a + Closest.SHOWN_WINDOW]
+    )
     message = describe(d)
     assert message.startswith(f"line 2, column {at + 1}: ") and words in message, message
 
@@ -578,7 +581,7 @@ def test_long_lines_are_cut_around_the_difference_and_still_described(mistake, k
 def test_short_lines_are_whole_and_a_difference_near_the_start_shows_the_start():
     r = closest_block(["x = 1", MINIFIED], ["x = 1", "let" + MINIFIED[3:]])
     d = r["first_difference"]
-    assert d["shown_from"] == 1 and d["expected"] == ("let" + MINIFIED[3:])[:SHOWN_WINDOW]
+    assert d["shown_from"] == 1 and d["expected"] == ("let" + MINIFIED[3:])[: Closest.SHOWN_WINDOW]
     assert describe(d).startswith("line 2, column 1: old has 'let a=[") and "file has 'var a=[" in describe(d)
     r = closest_block(["x = 1", "y = 2"], ["x = 1", "y = 3"])
     assert "shown_from" not in r["first_difference"] and r["first_difference"]["actual"] == "y = 2"

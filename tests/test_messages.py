@@ -64,9 +64,10 @@ def test_a_missing_key_or_field_raises():
     assert be.tr("en", "p.edits").startswith("array of edit items {op, file, ...}")
 
 
-# Keys the code composes: "b." + problem, "detail." + member, "kind." + first_difference kind,
-# "s." + a shared argument's name (Param.schema).
-COMPOSED = ("b.", "detail.", "kind.", "s.")
+# Keys the code composes: "b." + problem, "detail." + member, "s." + a shared argument's name
+# (Param.schema), and the fragments of describe_difference's words (a count of a whitespace
+# character, a character's name, a typographic quote or dash).
+COMPOSED = ("b.", "detail.", "s.", "diff.one.", "diff.many.", "diff.char.", "diff.sort.", "diff.typo.")
 
 
 def test_every_defined_key_is_used():

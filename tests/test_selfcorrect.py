@@ -86,6 +86,22 @@ def test_a_mismatch_without_start_has_one_shape(root, be_env):
     assert not {"actual", "start", "end"} & set(error)
 
 
+def test_the_first_difference_is_worded_in_chinese_too(root, be_env):
+    """The words of a first difference come from the message table in both languages: the same
+    details (how the lines indent, which quote) in Chinese, with no English left in them."""
+    (root / "cart.py").write_text(PY)
+    done = run_cli("--lang", "zh", "replace", "-f", "cart.py", "--old", "    result = 0\n    for item in items:",
+                   "-c", "x", cwd=root, env=be_env)  # fmt: skip
+    text = (done.stdout + done.stderr).decode()
+    assert "第 2 行第 1 列：old 用 4 个空格 缩进，文件用 1 个制表符" in text, text
+    (root / "greet.js").write_text(JS)
+    done = run_cli("--lang", "zh", "replace", "-f", "greet.js", "--old", "  return “hello ” + name;", "-c", "x",
+                   cwd=root, env=be_env)  # fmt: skip
+    text = (done.stdout + done.stderr).decode()
+    assert 'old 中是 印刷体引号 “，文件中是 "' in text, text
+    assert "typographic" not in text and "indents" not in text
+
+
 def test_quotes_and_escaping_are_named(server, root):
     (root / "greet.js").write_text(JS)
     error = server.err(
