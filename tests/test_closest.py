@@ -4,7 +4,6 @@ Run with -s to see the timing lines (never asserted: speed lives in bench/).
 """
 
 import random
-import time
 
 import pytest
 from harness import scaled
@@ -455,8 +454,8 @@ def _big_file(n=200_000, seed=1):
     return out[:n]
 
 
-def test_timing_200k_lines(capsys):
-    """Prints timings; asserts only the answers (timing is machine-dependent)."""
+def test_answers_on_a_200k_line_file():
+    """The answers on a large file (its timings are bench/bench_closest.py's)."""
     lines = _big_file()
     mid = 123_456 - 123_456 % 8
     cases = {
@@ -466,22 +465,12 @@ def test_timing_200k_lines(capsys):
         "5 lines as one double-escaped line": ["\\n".join(lines[mid : mid + 5]).replace('"', '\\"')],
         "50-line old, nothing similar": [f"zz{k} qq{k} ww{k}" for k in range(50)],
     }
-    report = []
     for name, old in cases.items():
-        best, result = float("inf"), None
-        for _ in range(3):
-            t0 = time.perf_counter()
-            result = closest_block(lines, old)
-            best = min(best, time.perf_counter() - t0)
-        report.append(f"closest_block on {len(lines)} lines, {name}: {best * 1000:.1f} ms")
+        result = closest_block(lines, old)
         if "nothing" in name:
-            assert result is None
+            assert result is None, name
         else:
-            assert result is not None and result["start"] == mid + 1
-    with capsys.disabled():
-        print()
-        for line in report:
-            print("  " + line)
+            assert result is not None and result["start"] == mid + 1, name
 
 
 # --- properties ---------------------------------------------------------------------------------------
@@ -535,9 +524,15 @@ if st is not None:
     @settings(max_examples=200, deadline=None)
     @given(st.lists(line_strategy, min_size=0, max_size=40), st.lists(line_strategy, min_size=0, max_size=6))
     def test_property_result_shape(lines, old):
+        """Any answer has the documented shape, and `old` taken whole from the file is always found."""
         r = closest_block(lines, old)
         if r is not None:
             check_shape(r, lines)
+        if old and any(forgiving(s) for s in old):
+            assume(len(lines) >= len(old))
+            copied = closest_block(lines + old, old)  # (old is now in the file, at its end)
+            check_shape(copied, lines + old)
+            assert copied["similarity"] == 1.0 and copied["first_difference"] is None
 
 
 # --- long lines are shown cut (issue 21) ---------------------------------------------------------
