@@ -2,7 +2,7 @@
 
 - `be_command_prefix()`: the command that starts the program. `[sys.executable, "-m", "better_edit"]`
   (plus `-P` on Python 3.11+, so the test's working directory never shadows a module), or the frozen
-  executable when the environment variable BE_EXE names one (SPEC §8, issue 5).
+  executable when the environment variable BE_EXE names one (docs/install.md, issue 5).
 - `prepare_module()`: run once per session by conftest.py. It compiles better_edit.py into
   __pycache__ (PYTHONDONTWRITEBYTECODE may be set, so no subprocess would ever write it) and puts the
   repository first on PYTHONPATH, so `-m better_edit` loads this checkout's module from cached
@@ -274,7 +274,7 @@ class Server:
         return needle in self.stderr
 
     def check_stdout(self):
-        """Everything the server wrote on stdout was one JSON-RPC response per line (SPEC §3.1)."""
+        """Everything the server wrote on stdout was one JSON-RPC response per line (docs/behaviour.md#json-rpc-transport)."""
         for line in self.stdout_lines:
             assert line.endswith(b"\n"), line[:200]
             message = json.loads(line.decode("utf-8"))

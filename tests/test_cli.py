@@ -519,7 +519,7 @@ def test_python_module_and_console_script_agree(run_be, root):
     assert json.loads(via_module)["content"] == json.loads(via_script)["content"]
 
 
-# --- structure: balance, func-range, tag-range, and the checks edits make (SPEC §2.8, §4.4, §4.6-4.8) -
+# --- structure: balance, func-range, tag-range, and the checks edits make (docs/cli.md#balance-func-range-tag-range, docs/cli.md#delete) -
 
 PY_SOURCE = '''import os
 

@@ -1,4 +1,4 @@
-"""The one-file executable (SPEC §8, issue 5): build it once, smoke-test it, then run the CLI and MCP
+"""The one-file executable (docs/install.md, issue 5): build it once, smoke-test it, then run the CLI and MCP
 suites against it.
 
 The executable is built from build.spec into a temporary directory once per session, unless the
@@ -101,7 +101,7 @@ def test_smoke_mcp_initialize_and_tools_list(frozen_exe, be_env, root):
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
     ]  # fmt: skip
     stdin = "".join(json.dumps(r) + "\n" for r in requests).encode()
-    # stdin closes after the last request: the server must answer, then exit 0 at EOF (SPEC §3.1).
+    # stdin closes after the last request: the server must answer, then exit 0 at EOF (docs/behaviour.md#json-rpc-transport).
     result = subprocess.run(
         [str(frozen_exe)], input=stdin, env=be_env, cwd=str(root), capture_output=True, timeout=60
     )

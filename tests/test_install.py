@@ -1,4 +1,4 @@
-"""install.sh against a fake release served on 127.0.0.1 (SPEC §8, issue 5).
+"""install.sh against a fake release served on 127.0.0.1 (docs/install.md, issue 5).
 
 One module-wide fake release tree, packaged by the release workflow's own scripts/package.py with a
 stand-in program, holds several GitHub-shaped "mirrors" (one per failure mode); a local
@@ -43,7 +43,7 @@ def find_tool(name):
 
 
 def fake_program(version, exit_status=0):
-    """A stand-in executable: prints VERSION for --version, like the real program (SPEC §1)."""
+    """A stand-in executable: prints VERSION for --version, like the real program (docs/cli.md)."""
     return f'#!/bin/sh\necho "{version}"\nexit {exit_status}\n'.encode()
 
 

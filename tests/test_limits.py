@@ -40,7 +40,7 @@ def run_json(run_be, *args, **kwargs):
     return done, strict_loads(done.stdout.decode("utf-8")) if done.stdout.strip() else None
 
 
-# ---- viewed_code_id of an empty range (SPEC §6.1) -----------------------------------------------------
+# ---- viewed_code_id of an empty range (docs/behaviour.md#viewed_code_id) -----------------------------------
 
 
 def test_view_of_an_empty_file_goes_stale_when_lines_appear(run_be, root):
@@ -56,7 +56,7 @@ def test_view_of_an_empty_file_goes_stale_when_lines_appear(run_be, root):
     assert (root / "e.txt").read_bytes() == b"someone else wrote this\n"
 
 
-# ---- strict JSON in and out (SPEC §3.1) ----------------------------------------------------------------
+# ---- strict JSON in and out (docs/behaviour.md#json-rpc-transport) -----------------------------------------
 
 
 @pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e400"])
@@ -103,7 +103,7 @@ def test_lone_surrogate_and_nul_in_names_are_clear_errors(server, root):
         strict_loads(raw.decode("utf-8"))
 
 
-# ---- exit status with a closed stdout or a broken pipe (SPEC §5) ---------------------------------------
+# ---- exit status with a closed stdout or a broken pipe (docs/cli.md) ---------------------------------------
 
 
 def test_an_applied_edit_exits_0_when_stdout_is_closed(be_env, root):
@@ -139,7 +139,7 @@ def test_read_into_a_closed_pipe_ends_quietly_by_sigpipe(be_env, root):
     assert b"Traceback" not in stderr and b"BrokenPipe" not in stderr
 
 
-# ---- signals leave no temp file (SPEC §2.4) ------------------------------------------------------------
+# ---- signals leave no temp file (docs/behaviour.md#writing-safely) -----------------------------------------
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
@@ -177,7 +177,7 @@ def test_a_signal_during_a_large_write_leaves_no_temp_file(be_env, root, tmp_pat
         pytest.skip("the write finished before the temp file was seen")
 
 
-# ---- whole-file reads before any check (SPEC §7) -------------------------------------------------------
+# ---- whole-file reads before any check (docs/behaviour.md#limits) ------------------------------------------
 
 
 def _child_peak_mib(command, **kwargs):
@@ -216,7 +216,7 @@ def test_a_huge_binary_file_is_refused_from_its_first_bytes(be_env, root, tmp_pa
     print(f"\n[huge binary] 2 GiB sparse file refused in {elapsed:.2f} s, peak {peak_kib // 1024} MiB")
 
 
-# ---- small rules (SPEC §2.1, §2.2, §5) -----------------------------------------------------------------
+# ---- small rules (docs/behaviour.md#text-model, docs/behaviour.md#line-arguments, docs/cli.md) -------------
 
 
 def test_line_argument_codes(run_be, root):
@@ -249,7 +249,7 @@ def test_deleting_the_last_line_keeps_an_empty_line(run_be, root):
     assert (root / "f.txt").read_bytes() == b"\n"
 
 
-# ---- stores (SPEC §6.2, §6.3) ------------------------------------------------------------------------
+# ---- stores (docs/behaviour.md#snapshots, docs/chips.md) ---------------------------------------------------
 
 
 def test_a_failed_store_write_leaves_no_temp_file(be_env, root, cache_dir):

@@ -3,11 +3,11 @@
 Every server is a real subprocess (`harness.Server`) started through `be_command` (so `BE_EXE`
 runs the same tests against the frozen executable), with `cwd=root` and the private `be_env`. The
 `serve` fixture checks at teardown that everything the server wrote on stdout was one valid
-JSON-RPC message per line, so every test also checks SPEC §3.1 "stdout carries only protocol
+JSON-RPC message per line, so every test also checks docs/behaviour.md#json-rpc-transport "stdout carries only protocol
 messages".
 
-Sections: protocol (SPEC §3.1), tools (§3.2, §4), viewed_code_id (§6.1), transactions (§4.10),
-chips (§4.9, §6.3), the official SDK as a client.
+Sections: protocol (docs/behaviour.md#json-rpc-transport), tools (docs/mcp.md), viewed_code_id (docs/behaviour.md#viewed_code_id), transactions (docs/transactions.md),
+chips (docs/chips.md), the official SDK as a client.
 """
 
 import hashlib
@@ -84,7 +84,7 @@ def file_state(path):
 
 
 # =================================================================================================
-# 1. Protocol (SPEC §3.1)
+# 1. Protocol (docs/behaviour.md#json-rpc-transport)
 # =================================================================================================
 
 
@@ -269,7 +269,7 @@ def test_stdout_only_protocol_even_when_things_go_wrong(serve, root, cache_dir):
 
 
 # =================================================================================================
-# 2. Tools (SPEC §3.2, §4)
+# 2. Tools (docs/mcp.md)
 # =================================================================================================
 
 
@@ -532,7 +532,7 @@ def test_tool_errors_never_change_the_file(serve, root):
 
 
 # =================================================================================================
-# 3. viewed_code_id (SPEC §6.1)
+# 3. viewed_code_id (docs/behaviour.md#viewed_code_id)
 # =================================================================================================
 
 
@@ -671,7 +671,7 @@ def test_malformed_viewed_code_id(serve, root):
 
 
 # =================================================================================================
-# 4. Transactions (SPEC §4.10)
+# 4. Transactions (docs/transactions.md)
 # =================================================================================================
 
 
@@ -834,7 +834,7 @@ def test_rollback_restores_exact_bytes_after_many_edits(serve, root):
 
 
 # =================================================================================================
-# 5. Chips (SPEC §4.9, §6.3)
+# 5. Chips (docs/chips.md)
 # =================================================================================================
 
 

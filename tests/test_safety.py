@@ -12,8 +12,8 @@ The loops that make this suite slow (SIGKILLs, concurrent writers, fuzz examples
 everyday size; BE_STRESS=1 runs them at full size (`harness.scaled(default, full)`; the sizes are in
 CONTRIBUTING.md). BE_FUZZ_EXAMPLES=N sets the fuzz example count alone.
 
-Sections: helpers; 1. crash safety (SPEC §2.4); 2. concurrency (§2.4, §6); 3. fuzzing (§3.1, §2.6);
-4. sandbox (§2.3); 5. stores under abuse (§6.2, §6.3); 6. huge inputs (§3.1, §7).
+Sections: helpers; 1. crash safety (docs/behaviour.md#writing-safely); 2. concurrency (docs/behaviour.md#writing-safely, docs/behaviour.md#where-state-lives); 3. fuzzing (docs/behaviour.md#json-rpc-transport, docs/behaviour.md#errors);
+4. sandbox (docs/behaviour.md#paths-and-the-sandbox); 5. stores under abuse (docs/behaviour.md#snapshots, docs/chips.md); 6. huge inputs (docs/behaviour.md#json-rpc-transport, docs/behaviour.md#limits).
 """
 
 import contextlib
@@ -196,7 +196,7 @@ def timed_run(command, **kw):
 
 
 # ====================================================================================================
-# 1. Crash safety (SPEC §2.4): SIGKILL at random moments leaves the old bytes or the new bytes
+# 1. Crash safety (docs/behaviour.md#writing-safely): SIGKILL at random moments leaves the old bytes or the new bytes
 # ====================================================================================================
 
 CRASH_MB = 20
@@ -368,7 +368,7 @@ def test_crash_leaves_no_hard_link_to_the_user_file(root, be_env):
 
 
 # ====================================================================================================
-# 2. Concurrency (SPEC §2.4, §6): no lost update, no half line, no lost snapshot or chip
+# 2. Concurrency (docs/behaviour.md#writing-safely, docs/behaviour.md#where-state-lives): no lost update, no half line, no lost snapshot or chip
 # ====================================================================================================
 
 LINES_PER_WRITER = scaled(60, 200)  # CLI writers insert 2 lines a call: 30 (100) calls each
@@ -494,7 +494,7 @@ def test_two_servers_share_the_stores(root, cache_dir, be_env, servers):
 
 
 # ====================================================================================================
-# 3. Fuzzing (SPEC §3.1, §2.6): the server answers everything, stays alive, touches only what it says
+# 3. Fuzzing (docs/behaviour.md#json-rpc-transport, docs/behaviour.md#errors): the server answers everything, stays alive, touches only what it says
 # ====================================================================================================
 
 TOOL_PARAMS = {
@@ -743,7 +743,7 @@ def test_fuzz_tool_arguments(root, servers, outside):
 
 
 def _expected_replies(line):
-    """How many replies SPEC §3.1 promises for one raw line (0 for blank lines, notifications, responses)."""
+    """How many replies docs/behaviour.md#json-rpc-transport promises for one raw line (0 for blank lines, notifications, responses)."""
     stripped = line.strip()
     if not stripped:
         return 0
@@ -1062,7 +1062,7 @@ def test_fuzz_text_model_and_scanners(data, ext, encoding, line, tmp_path):
 
 
 # ====================================================================================================
-# 4. Sandbox (SPEC §2.3): every escape is SANDBOX and touches nothing; legitimate names work
+# 4. Sandbox (docs/behaviour.md#paths-and-the-sandbox): every escape is SANDBOX and touches nothing; legitimate names work
 # ====================================================================================================
 
 
@@ -1169,7 +1169,7 @@ def test_sandbox_escape_refused(template, root, tmp_path, servers, outside):
 
 
 def test_sandbox_escape_through_cli_root(root, tmp_path, run_be, outside):
-    """The CLI sandboxes too when --root or BETTER_EDIT_ROOT is given (SPEC §2.3)."""
+    """The CLI sandboxes too when --root or BETTER_EDIT_ROOT is given (docs/behaviour.md#paths-and-the-sandbox)."""
     _sandbox_world(root, tmp_path)
     before = tree_state(root)
     attempts = 0
@@ -1256,7 +1256,7 @@ def _swap_race(path, outside_file, stop, counter):
 
 @pytest.mark.parametrize("hard_link", [False, True], ids=["plain", "hard-linked"])
 def test_sandbox_symlink_swapped_between_check_and_use(hard_link, root, tmp_path, servers, outside):
-    """A thread swaps the target for a symlink to outside while the server edits it (SPEC §2.3)."""
+    """A thread swaps the target for a symlink to outside while the server edits it (docs/behaviour.md#paths-and-the-sandbox)."""
     victim = root / "victim.txt"
     victim.write_text("v1\nv2\nv3\n")
     if hard_link:
@@ -1409,7 +1409,7 @@ def test_sandbox_race_file_swapped_before_rename(root, cache_dir, tmp_path, monk
 
 
 # ====================================================================================================
-# 5. Stores under abuse (SPEC §6.2-6.4): damaged records are skipped, rollback stays inside the root
+# 5. Stores under abuse (docs/behaviour.md#where-state-lives): damaged records are skipped, rollback stays inside the root
 # ====================================================================================================
 
 
@@ -1688,7 +1688,7 @@ def test_full_disk_server_keeps_serving(root, be_env, servers):
 
 
 # ====================================================================================================
-# 6. Huge inputs (SPEC §3.1, §7); the 1 GB edit and its peak memory are measured in bench/bench_huge.py
+# 6. Huge inputs (docs/behaviour.md#json-rpc-transport, docs/behaviour.md#limits); the 1 GB edit and its peak memory are measured in bench/bench_huge.py
 # ====================================================================================================
 
 

@@ -1,4 +1,4 @@
-"""Unit and property tests for the structure scanners (SPEC §2.8, §4.6-§4.8)."""
+"""Unit and property tests for the structure scanners (docs/cli.md#balance-func-range-tag-range)."""
 
 import pytest
 from harness import scaled

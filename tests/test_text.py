@@ -1,4 +1,4 @@
-"""The text model (SPEC §2.1, §2.7): pure functions, examples and hypothesis properties."""
+"""The text model (docs/behaviour.md#text-model, docs/behaviour.md#diffs): pure functions, examples and hypothesis properties."""
 
 import pytest
 from hypothesis import given, settings
@@ -208,7 +208,7 @@ def test_untouched_lines_keep_their_bytes(string, encoding, data):
         # deleting the last lines of a file without final newline: the new last line loses its terminator
         assert after[: start - 2] == before[: start - 2]
         kept = before[start - 2].rstrip("\r\n")
-        # an empty line keeps its terminator: without it, it would not exist (SPEC §2.1)
+        # an empty line keeps its terminator: without it, it would not exist (docs/behaviour.md#text-model)
         assert after[start - 2 :] == ([kept] if kept else [before[start - 2]])
     else:
         assert after[: start - 1] == before[: start - 1]

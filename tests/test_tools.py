@@ -1,4 +1,4 @@
-"""Handlers called through the tool table on temporary folders (DESIGN.md: test_tools.py)."""
+"""Handlers called through the tool table on temporary folders (CONTRIBUTING.md#tests)."""
 
 import json
 import os
