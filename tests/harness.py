@@ -36,6 +36,14 @@ REPLY_TIMEOUT = 60  # seconds to wait for one reply line before a test fails
 STRESS = os.environ.get("BE_STRESS") == "1"
 
 
+def load_script(name):
+    """scripts/NAME.py as a module (the release packager, the docs generator...)."""
+    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def scaled(default, full):
     """`full` under BE_STRESS=1 (the full-scale run), else `default` (the everyday run)."""
     return full if STRESS else default

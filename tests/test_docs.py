@@ -7,7 +7,6 @@
 (c) Every relative link in README*.md and docs/*.md points to an existing file (and heading).
 """
 
-import importlib.util
 import os
 import re
 import shlex
@@ -17,7 +16,7 @@ import subprocess
 import sys
 
 import pytest
-from harness import REPO, be_command_prefix, module_command
+from harness import REPO, be_command_prefix, load_script, module_command
 
 READMES = [REPO / "README.md", REPO / "README.zh.md"]
 FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S)
@@ -107,10 +106,7 @@ def test_readme_block_runs(script, program_on_path, tmp_path):
 
 
 def _generator():
-    spec = importlib.util.spec_from_file_location("gen_mcp_docs", REPO / "scripts" / "gen_mcp_docs.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("gen_mcp_docs")
 
 
 def test_mcp_doc_is_up_to_date():

@@ -7,7 +7,6 @@ The platform comes from BETTER_EDIT_OS / BETTER_EDIT_ARCH, or from a fake `uname
 """
 
 import http.server
-import importlib.util
 import io
 import json
 import os
@@ -19,8 +18,8 @@ import threading
 from pathlib import Path
 
 import pytest
+from harness import REPO, load_script
 
-REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "install.sh"
 PROGRAM = "better-edit-tools"
 LATEST = "0.2.0"
@@ -47,15 +46,7 @@ def fake_program(version, exit_status=0):
     return f'#!/bin/sh\necho "{version}"\nexit {exit_status}\n'.encode()
 
 
-def load_package_script():
-    """scripts/package.py, the release workflow's packager: the fake release is made the same way."""
-    spec = importlib.util.spec_from_file_location("package", REPO / "scripts" / "package.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-PACKAGE = load_package_script()
+PACKAGE = load_script("package")  # the release workflow's packager: the fake release is made the same way
 asset_name = PACKAGE.asset_name
 
 

@@ -17,7 +17,6 @@ Runtime: about 1.5 s for the npx-free tests; the official CLI adds about 1.5 s p
 once npm has cached the package, whose first download adds some 8 s (measured: 15 s cold, 7 s warm).
 """
 
-import importlib.util
 import json
 import os
 import shlex
@@ -29,21 +28,14 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from harness import MODULE, REPO
+from harness import MODULE, REPO, load_script
 
 SCHEMA = Path(__file__).resolve().parent / "data" / "server.schema.json"
 WORKFLOW = REPO / ".github" / "workflows" / "release.yml"
 HOST_OS = {"linux": "linux", "darwin": "darwin", "win32": "windows"}.get(sys.platform, "linux")
 
 
-def load_package_script():
-    spec = importlib.util.spec_from_file_location("package", REPO / "scripts" / "package.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-PACKAGE = load_package_script()
+PACKAGE = load_script("package")
 
 
 def module_version():

@@ -8,7 +8,6 @@ PATH. The scripts it calls (package.py, release_notes.py) are tested directly.
 """
 
 import hashlib
-import importlib.util
 import re
 import shutil
 import subprocess
@@ -16,11 +15,10 @@ import sys
 import sysconfig
 import tarfile
 import zipfile
-from pathlib import Path
 
 import pytest
+from harness import REPO, load_script
 
-REPO = Path(__file__).resolve().parent.parent
 WORKFLOW = REPO / ".github" / "workflows" / "release.yml"
 NATIVE_RUNNERS = {
     ("linux", "amd64"): "ubuntu-24.04",
@@ -36,13 +34,6 @@ def find_tool(name):
     """A command on PATH, or installed beside this interpreter (pip's scripts folder)."""
     scripts = sysconfig.get_path("scripts")
     return shutil.which(name) or shutil.which(name, path=scripts)
-
-
-def load_script(name):
-    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
