@@ -14,6 +14,7 @@ import shutil
 import stat
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from harness import REPO, be_command_prefix, load_script, module_command
@@ -200,8 +201,14 @@ def test_the_readme_install_works_in_a_clean_home(tmp_path):
     home.mkdir()
     for name in ("pyproject.toml", "better_edit.py", "README.md"):
         shutil.copy2(REPO / name, checkout / name)
-    keep = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST", "PIP_CERT", "SSL_CERT_FILE")
-    env = {k: v for k, v in os.environ.items() if k in keep or k.lower().endswith("_proxy")}
+    # the machine's way to reach a package index stays (pip's variables and the user's pip config:
+    # mirrors, certificates, proxies); nothing else of the user's environment or HOME does
+    env = {k: v for k, v in os.environ.items() if k.startswith("PIP_") or k.lower().endswith("_proxy")}
+    env.update({k: os.environ[k] for k in ("SSL_CERT_FILE", "SSL_CERT_DIR") if k in os.environ})
+    for config in (".config/pip/pip.conf", ".pip/pip.conf"):
+        if (Path.home() / config).is_file():
+            (home / config).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(Path.home() / config, home / config)
     python_dir = os.path.dirname(os.path.realpath(shutil.which("python3") or sys.executable))
     (tmp_path / "tmp").mkdir()
     env.update(
