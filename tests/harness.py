@@ -106,6 +106,22 @@ def run_cli(*args, cwd, env, input=None, timeout=60, command=None, **popen_kwarg
     )
 
 
+def run_json(*args, cwd, env, **kwargs):
+    """The one CLI helper for JSON results: run_cli(*args, "-o", "json") -> (CompletedProcess,
+    the parsed answer or None). The answer is parsed strictly: NaN or Infinity in it fail the test."""
+    done = run_cli(*args, "-o", "json", cwd=cwd, env=env, **kwargs)
+    return done, strict_loads(done.stdout.decode("utf-8")) if done.stdout.strip() else None
+
+
+def strict_loads(text):
+    """json.loads that refuses NaN/Infinity (what a JavaScript client does)."""
+
+    def refuse(name):
+        raise ValueError(f"non-standard JSON constant {name}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
 # ---- a server over raw JSON-RPC lines ------------------------------------------------------------------
 
 

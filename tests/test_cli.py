@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from harness import REPO, Server, clean_env, run_cli
+from harness import REPO, Server, clean_env, run_cli, run_json
 
 
 def write(path, data):
@@ -27,12 +27,14 @@ def as_json(proc):
 
 
 @pytest.fixture
-def cli(run_be):
-    """cli(*args) -> (exit code, parsed JSON) with --output json appended."""
+def cli(be_command, be_env, root):
+    """cli(*args) -> (exit code, parsed JSON): harness.run_json in this suite's root and environment."""
 
     def call(*args, input=None, env=None):
-        proc = run_be(*args, "--output", "json", input=input, env=env)
-        return proc.returncode, (json.loads(proc.stdout) if proc.stdout.strip() else None)
+        done, answer = run_json(
+            *args, cwd=root, env=dict(be_env, **(env or {})), input=input, command=be_command
+        )
+        return done.returncode, answer
 
     return call
 

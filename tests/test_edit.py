@@ -17,7 +17,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from harness import Server, run_cli, scaled
+from harness import Server, run_cli, run_json, scaled
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -138,11 +138,6 @@ def test_a_difflib_patch_turns_the_first_text_into_the_second(
 # ---- the rules, through the CLI and the server --------------------------------------------------------
 
 
-def run(root, env, *args, input=None, preexec_fn=None):
-    done = run_cli(*args, "-o", "json", cwd=root, env=env, input=input, preexec_fn=preexec_fn)
-    return done, json.loads(done.stdout) if done.stdout.strip() else None
-
-
 def test_every_failing_item_is_listed_and_nothing_is_written(root, be_env):
     (root / "a.txt").write_text("1\n2\n3\n")
     (root / "b.txt").write_text("x\n")
@@ -153,7 +148,9 @@ def test_every_failing_item_is_listed_and_nothing_is_written(root, be_env):
         {"file": "b.txt", "start": 1, "old": "not there", "content": "y"},
         {"file": "b.txt", "colour": "red"},
     ]
-    done, answer = run(root, be_env, "edit", "--edits-file", "-", input=json.dumps(edits).encode())
+    done, answer = run_json(
+        "edit", "--edits-file", "-", input=json.dumps(edits).encode(), cwd=root, env=be_env
+    )
     assert done.returncode in (1, 2)
     error = answer["error"]
     assert error["index"] == 1 and error["code"] == "INVALID_ARGUMENT"
@@ -213,8 +210,8 @@ def test_a_failed_second_write_puts_the_first_file_back(root, be_env):
     def limit():
         resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))
 
-    done, answer = run(
-        root, be_env, "edit", "--edits-file", "-", input=json.dumps(edits).encode(), preexec_fn=limit
+    done, answer = run_json(
+        "edit", "--edits-file", "-", input=json.dumps(edits).encode(), preexec_fn=limit, cwd=root, env=be_env
     )
     assert done.returncode == 1, answer
     assert answer["error"]["code"] == "IO"
@@ -231,9 +228,11 @@ def test_preview_answers_what_the_edit_would(root, be_env):
             {"file": "a.txt", "after_line": 0, "content": "zero"},
         ]
     )
-    _done, preview = run(root, be_env, "edit", "--edits-file", "-", "--preview", input=edits.encode())
+    _done, preview = run_json(
+        "edit", "--edits-file", "-", "--preview", input=edits.encode(), cwd=root, env=be_env
+    )
     assert (root / "a.txt").read_text() == "1\n2\n3\n4\n"
-    _done, real = run(root, be_env, "edit", "--edits-file", "-", input=edits.encode())
+    _done, real = run_json("edit", "--edits-file", "-", input=edits.encode(), cwd=root, env=be_env)
     assert preview.pop("preview") is True and "event_id" not in preview
     real.pop("event_id")
     assert preview == real
@@ -246,8 +245,13 @@ def test_preview_answers_what_the_edit_would(root, be_env):
 
 def test_an_edit_that_changes_nothing_writes_nothing(root, be_env):
     (root / "a.txt").write_text("same\n")
-    _done, result = run(
-        root, be_env, "edit", "--edits-file", "-", input=b'[{"file": "a.txt", "start": 1, "content": "same"}]'
+    _done, result = run_json(
+        "edit",
+        "--edits-file",
+        "-",
+        input=b'[{"file": "a.txt", "start": 1, "content": "same"}]',
+        cwd=root,
+        env=be_env,
     )
     assert result["changed"] is False and "event_id" not in result
     assert any("already" in w for w in result["warnings"])
@@ -257,7 +261,7 @@ def test_an_edit_that_changes_nothing_writes_nothing(root, be_env):
 def test_patch_line_endings_never_leak_in(root, be_env, file_eol, patch_eol):
     (root / "f.txt").write_bytes(f"one{file_eol}two{file_eol}three{file_eol}".encode())
     patch = "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n".replace("\n", patch_eol)
-    done, result = run(root, be_env, "patch", input=patch.encode())
+    done, result = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
     assert done.returncode == 0, done.stderr
     assert (root / "f.txt").read_bytes() == f"one{file_eol}TWO{file_eol}three{file_eol}".encode()
     assert "warnings" not in result
@@ -288,11 +292,11 @@ def test_patch_offset_creation_deletion_and_rollback(root, be_env):
 def test_patch_ambiguous_and_mismatch(root, be_env):
     (root / "f.txt").write_text("x\nsame\nx\nsame\n")
     patch = "--- a/f.txt\n+++ b/f.txt\n@@ -9,1 +9,1 @@\n-same\n+other\n"
-    _done, answer = run(root, be_env, "patch", input=patch.encode())
+    _done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
     assert answer["error"]["code"] == "AMBIGUOUS"
     assert answer["error"]["candidates"] == [{"start": 2, "end": 2}, {"start": 4, "end": 4}]
     patch = "--- a/f.txt\n+++ b/f.txt\n@@ -1,1 +1,1 @@\n-nowhere\n+other\n"
-    _done, answer = run(root, be_env, "patch", input=patch.encode())
+    _done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
     assert answer["error"]["code"] == "MISMATCH" and "closest" in answer["error"]
     assert (root / "f.txt").read_text() == "x\nsame\nx\nsame\n"
 
@@ -331,7 +335,7 @@ def test_patch_context_lines_keep_their_bytes_and_hunks_are_numbered_per_file(ro
         "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n x\n-y\n+Y\n"
         "--- a/b.txt\n+++ b/b.txt\n@@ -1,2 +1,2 @@\n two\n-three\n+THREE\n"
     )
-    done, result = run(root, be_env, "patch", input=patch.encode())
+    done, result = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
     assert done.returncode == 0, done.stderr
     assert (root / "a.txt").read_bytes() == b"x  \nY\nz\n"  # the context line kept its trailing spaces
     assert any(w.startswith("hunk 1 of b.txt applied at line 2") for w in result["warnings"]), result
@@ -339,7 +343,9 @@ def test_patch_context_lines_keep_their_bytes_and_hunks_are_numbered_per_file(ro
 
 def test_deleted_text_of_an_edit_item_is_kept_as_a_chip(root, be_env):
     (root / "d.txt").write_text("keep\ngone\n")
-    _done, result = run(root, be_env, "edit", "--edits-file", "-", input=b'[{"file": "d.txt", "start": 2}]')
+    _done, result = run_json(
+        "edit", "--edits-file", "-", input=b'[{"file": "d.txt", "start": 2}]', cwd=root, env=be_env
+    )
     chip = next(w.split("chip://")[1] for w in result["warnings"] if "chip://" in w)
     server = Server(root, be_env)
     try:
@@ -399,7 +405,7 @@ def test_a_miscounted_difflib_patch_still_turns_the_first_text_into_the_second_o
 def test_a_hunk_whose_header_miscounts_its_body_is_recounted_with_a_warning(root, be_env):
     (root / "f.txt").write_text("a\nb\nc\nd\n")
     patch = "--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,2 @@\n-a\n-b\n-c\n+A\n+B\n+C\n"
-    done, answer = run(root, be_env, "patch", input=patch.encode())
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
     assert done.returncode == 0, answer
     assert (root / "f.txt").read_text() == "A\nB\nC\nd\n"
     assert any(
@@ -410,7 +416,7 @@ def test_a_hunk_whose_header_miscounts_its_body_is_recounted_with_a_warning(root
 def test_a_stray_line_inside_a_hunk_is_refused_naming_it(root, be_env):
     (root / "f.txt").write_text("a\nb\n")
     patch = "--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,2 @@\n a\n-b\nThis fixes the bug.\n+B\n"
-    done, answer = run(root, be_env, "patch", input=patch.encode())
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
     assert done.returncode == 2 and answer["error"]["code"] == "INVALID_ARGUMENT", answer
     assert "line 6" in answer["error"]["message"] and "This fixes the bug." in answer["error"]["message"]
     assert (root / "f.txt").read_text() == "a\nb\n"
@@ -437,12 +443,12 @@ def test_git_diff_creating_and_deleting_empty_files_applies_whole(tmp_path, be_e
     patch = _git(repo, "diff", "--cached", "--no-renames")  # (two empty files look like a rename)
     _git(repo, "reset", "-q", "--hard")
     (repo / "empty.txt").unlink(missing_ok=True)
-    done, answer = run(repo, be_env, "patch", input=patch.encode())
+    done, answer = run_json("patch", input=patch.encode(), cwd=repo, env=be_env)
     assert done.returncode == 0, answer
     assert (repo / "empty.txt").read_bytes() == b"" and not (repo / "gone.txt").exists()
     assert (repo / "x.txt").read_text() == "one\nTWO\n"
     only_creation = "diff --git a/new.txt b/new.txt\nnew file mode 100644\nindex 0000000..e69de29\n"
-    done, answer = run(repo, be_env, "patch", input=only_creation.encode())
+    done, answer = run_json("patch", input=only_creation.encode(), cwd=repo, env=be_env)
     assert done.returncode == 0 and (repo / "new.txt").read_bytes() == b"", answer
 
 
@@ -457,7 +463,7 @@ def test_git_diff_of_a_bom_file_touching_line_one_applies(tmp_path, be_env):
     (repo / "b.txt").write_bytes(b"\xef\xbb\xbfONE\ntwo\n")
     patch = _git(repo, "diff")
     _git(repo, "checkout", "-q", "b.txt")
-    done, answer = run(repo, be_env, "patch", input=patch.encode())
+    done, answer = run_json("patch", input=patch.encode(), cwd=repo, env=be_env)
     assert done.returncode == 0, answer
     assert (repo / "b.txt").read_bytes() == b"\xef\xbb\xbfONE\ntwo\n"
 
@@ -465,9 +471,9 @@ def test_git_diff_of_a_bom_file_touching_line_one_applies(tmp_path, be_env):
 def test_force_reaches_a_hunk_without_context(root, be_env):
     (root / "f.js").write_text("a();\nb();\nc();\n")
     patch = "--- a/f.js\n+++ b/f.js\n@@ -3,0 +4,1 @@\n+// ... rest unchanged ...\n"
-    done, answer = run(root, be_env, "patch", input=patch.encode())
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
     assert done.returncode == 1 and answer["error"]["code"] == "PLACEHOLDER", answer
-    done, answer = run(root, be_env, "patch", "--force", input=patch.encode())
+    done, answer = run_json("patch", "--force", input=patch.encode(), cwd=root, env=be_env)
     assert done.returncode == 0, answer
     assert (root / "f.js").read_text() == "a();\nb();\nc();\n// ... rest unchanged ...\n"
 
@@ -480,10 +486,10 @@ def test_cli_patch_paths_leaving_the_folder_are_refused(root, be_env, target):
     )
     patch = header + "@@ -0,0 +1,1 @@\n+escaped\n"
     outside = (root / target).resolve() if not target.startswith("/") else Path(target)
-    done, answer = run(root, be_env, "patch", input=patch.encode())
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
     assert done.returncode == 1 and answer["error"]["code"] == "SANDBOX", answer
     assert not outside.exists()
-    done, answer = run(root, be_env, "patch", "--unsafe-paths", input=patch.encode())
+    done, answer = run_json("patch", "--unsafe-paths", input=patch.encode(), cwd=root, env=be_env)
     assert done.returncode == 0, answer
     assert outside.read_text() == "escaped\n"
     outside.unlink()
@@ -492,7 +498,7 @@ def test_cli_patch_paths_leaving_the_folder_are_refused(root, be_env, target):
 def test_a_final_newline_only_patch_says_what_it_did(root, be_env):
     (root / "f.txt").write_text("a\nb\n")
     patch = "--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,2 @@\n a\n-b\n+b\n\\ No newline at end of file\n"
-    done, answer = run(root, be_env, "patch", input=patch.encode())
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
     assert done.returncode == 0, answer
     assert any("changes only whether the file ends with a newline" in w for w in answer["warnings"])
     assert not any("already hold this text" in w for w in answer["warnings"])
@@ -508,12 +514,16 @@ def test_items_of_one_file_naming_different_encodings_are_refused(root, be_env):
         {"file": "f.txt", "start": 1, "content": "A", "encoding": "utf-8"},
         {"file": "f.txt", "start": 2, "content": "B", "encoding": "latin-1"},
     ]
-    done, answer = run(root, be_env, "edit", "--edits-file", "-", input=json.dumps(edits).encode())
+    done, answer = run_json(
+        "edit", "--edits-file", "-", input=json.dumps(edits).encode(), cwd=root, env=be_env
+    )
     assert done.returncode == 2 and answer["error"]["code"] == "INVALID_ARGUMENT", answer
     assert "different encodings" in answer["error"]["message"]
     assert sorted(f["index"] for f in answer["error"]["failed"]) == [0, 1]
     same = [dict(edits[0], encoding="UTF8"), dict(edits[1], encoding="utf-8")]  # one codec, two spellings
-    done, answer = run(root, be_env, "edit", "--edits-file", "-", input=json.dumps(same).encode())
+    done, answer = run_json(
+        "edit", "--edits-file", "-", input=json.dumps(same).encode(), cwd=root, env=be_env
+    )
     assert done.returncode == 0, answer
 
 
@@ -523,19 +533,21 @@ def test_the_overlap_message_names_each_item_as_given(root, be_env):
         {"file": "f.txt", "start": 1, "end": 2, "content": "x"},
         {"file": "./f.txt", "start": 2, "content": "y"},
     ]
-    done, answer = run(root, be_env, "edit", "--edits-file", "-", input=json.dumps(edits).encode())
+    done, answer = run_json(
+        "edit", "--edits-file", "-", input=json.dumps(edits).encode(), cwd=root, env=be_env
+    )
     assert done.returncode == 2, answer
     assert "items 0 (f.txt) and 1 (./f.txt) touch overlapping lines" in answer["error"]["message"], answer
 
 
 def test_old_empty_with_start_matches_an_empty_line(root, be_env):
     (root / "f.txt").write_text("a\n\nc\n")
-    done, answer = run(root, be_env, "replace", "-f", "f.txt", "-s", "2", "--old", "", "-c", "m")
+    done, answer = run_json("replace", "-f", "f.txt", "-s", "2", "--old", "", "-c", "m", cwd=root, env=be_env)
     assert done.returncode == 0, answer
     assert (root / "f.txt").read_text() == "a\nm\nc\n"
-    done, answer = run(root, be_env, "replace", "-f", "f.txt", "-s", "1", "--old", "", "-c", "m")
+    done, answer = run_json("replace", "-f", "f.txt", "-s", "1", "--old", "", "-c", "m", cwd=root, env=be_env)
     assert done.returncode == 1 and answer["error"]["code"] == "MISMATCH"
-    done, answer = run(root, be_env, "replace", "-f", "f.txt", "--old", "", "-c", "m")
+    done, answer = run_json("replace", "-f", "f.txt", "--old", "", "-c", "m", cwd=root, env=be_env)
     assert done.returncode == 2 and answer["error"]["code"] == "INVALID_ARGUMENT"
 
 
@@ -565,11 +577,11 @@ def test_a_file_removed_during_a_call_is_a_conflict(root, cache_dir, monkeypatch
 
 def test_dev_null_headers_get_their_own_messages(root, be_env):
     patch = "--- /dev/null\n+++ /dev/null\n@@ -0,0 +1 @@\n+x\n"
-    done, answer = run(root, be_env, "patch", input=patch.encode())
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
     assert done.returncode == 2 and "/dev/null on both sides" in answer["error"]["message"], answer
     (root / "del.txt").write_text("y\n")
     patch = "--- a/del.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n"
-    done, answer = run(root, be_env, "patch", input=patch.encode())
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
     assert done.returncode == 1 and answer["error"]["code"] == "MISMATCH", answer
     assert "deletes del.txt (+++ /dev/null), but the lines it removes" in answer["error"]["message"]
     assert (root / "del.txt").read_text() == "y\n"

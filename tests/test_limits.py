@@ -14,18 +14,9 @@ import sys
 import time
 
 import pytest
-from harness import FROZEN, REPO, Server, be_command_prefix, run_cli, scaled
+from harness import FROZEN, REPO, Server, be_command_prefix, run_cli, run_json, scaled, strict_loads
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX signals, FIFOs and file names")
-
-
-def strict_loads(text):
-    """json.loads that refuses NaN/Infinity (what a JavaScript client does)."""
-
-    def refuse(name):
-        raise ValueError(f"non-standard JSON constant {name}")
-
-    return json.loads(text, parse_constant=refuse)
 
 
 @pytest.fixture
@@ -35,21 +26,26 @@ def server(be_env, root):
     srv.close()
 
 
-def run_json(run_be, *args, **kwargs):
-    done = run_be(*args, "-o", "json", **kwargs)
-    return done, strict_loads(done.stdout.decode("utf-8")) if done.stdout.strip() else None
-
-
 # ---- viewed_code_id of an empty range (docs/behaviour.md#viewed_code_id) -----------------------------------
 
 
-def test_view_of_an_empty_file_goes_stale_when_lines_appear(run_be, root):
+def test_view_of_an_empty_file_goes_stale_when_lines_appear(be_env, root):
     (root / "e.txt").write_bytes(b"")
-    _done, view = run_json(run_be, "read", "-f", "e.txt")
+    _done, view = run_json("read", "-f", "e.txt", cwd=root, env=be_env)
     token = view["viewed_code_id"]
     (root / "e.txt").write_bytes(b"someone else wrote this\n")
     done, result = run_json(
-        run_be, "insert", "-f", "e.txt", "--after-line", "0", "-c", "x", "--viewed-code-id", token
+        "insert",
+        "-f",
+        "e.txt",
+        "--after-line",
+        "0",
+        "-c",
+        "x",
+        "--viewed-code-id",
+        token,
+        cwd=root,
+        env=be_env,
     )
     assert done.returncode == 1, result
     assert result["error"]["code"] == "STALE_VIEW"
@@ -219,16 +215,16 @@ def test_a_huge_binary_file_is_refused_from_its_first_bytes(be_env, root, tmp_pa
 # ---- small rules (docs/behaviour.md#text-model, docs/behaviour.md#line-arguments, docs/cli.md) -------------
 
 
-def test_line_argument_codes(run_be, root):
+def test_line_argument_codes(be_env, root):
     (root / "f.txt").write_text("1\n2\n3\n")
-    _done, result = run_json(run_be, "replace", "-f", "f.txt", "-s", "2", "--end=-9", "-c", "x")
+    _done, result = run_json("replace", "-f", "f.txt", "-s", "2", "--end=-9", "-c", "x", cwd=root, env=be_env)
     assert result["error"]["code"] == "OUT_OF_RANGE", result
     assert "-9" in result["error"]["message"]
-    _done, result = run_json(run_be, "read", "-f", "f.txt", "-s", "9", "-e", "7")
+    _done, result = run_json("read", "-f", "f.txt", "-s", "9", "-e", "7", cwd=root, env=be_env)
     assert result["error"]["code"] == "INVALID_ARGUMENT", result
-    _done, result = run_json(run_be, "delete", "-f", "f.txt", "-s", "3", "-e", "2")
+    _done, result = run_json("delete", "-f", "f.txt", "-s", "3", "-e", "2", cwd=root, env=be_env)
     assert result["error"]["code"] == "INVALID_ARGUMENT", result
-    _done, result = run_json(run_be, "read", "-f", "f.txt", "-s", "2", "--end=-3")
+    _done, result = run_json("read", "-f", "f.txt", "-s", "2", "--end=-3", cwd=root, env=be_env)
     assert result["error"]["code"] == "OUT_OF_RANGE", result
     assert (root / "f.txt").read_text() == "1\n2\n3\n"
 

@@ -10,15 +10,10 @@ import json
 import re
 
 import pytest
-from harness import Server, be_command_prefix, run_cli
+from harness import Server, be_command_prefix, run_cli, run_json
 
 PY = "def total(items):\n\tresult = 0\n\tfor item in items:\n\t\tresult += item.price\n\treturn result\n"
 JS = 'function greet(name) {\n  return "hello " + name;\n}\n\nfunction bye() {\n  return "bye";\n}\n'
-
-
-def cli(root, env, *args, input=None):
-    done = run_cli(*args, "-o", "json", cwd=root, env=env, input=input)
-    return done.returncode, json.loads(done.stdout) if done.stdout.strip() else None
 
 
 @pytest.fixture
@@ -44,8 +39,8 @@ def server(root, be_env):
 )
 def test_every_mismatch_carries_closest_with_its_first_difference(root, be_env, old, lines, kind):
     (root / "cart.py").write_text(PY)
-    status, answer = cli(root, be_env, "replace", "-f", "cart.py", *lines, "--old", old, "-c", "x")
-    assert status == 1
+    done, answer = run_json("replace", "-f", "cart.py", *lines, "--old", old, "-c", "x", cwd=root, env=be_env)
+    assert done.returncode == 1
     error = answer["error"]
     assert error["code"] == "MISMATCH"
     closest = error["closest"]
@@ -60,8 +55,8 @@ def test_a_minified_line_is_shown_cut_around_its_difference(root, be_env):
     body = f"// bundle\n{line}\nexport default a;\n"
     (root / "min.js").write_text(body)
     old = "// bundle\n" + line.replace('"item1500"', '"itme1500"')
-    status, answer = cli(root, be_env, "replace", "-f", "min.js", "--old", old, "-c", "x")
-    assert status == 1 and (root / "min.js").read_text() == body
+    done, answer = run_json("replace", "-f", "min.js", "--old", old, "-c", "x", cwd=root, env=be_env)
+    assert done.returncode == 1 and (root / "min.js").read_text() == body
     d = answer["error"]["closest"]["first_difference"]
     column = line.index('"item1500"') + 4  # (1-based, at the swapped "m")
     assert (d["kind"], d["line"], d["column"]) == ("text", 2, column)
@@ -75,12 +70,14 @@ def test_a_mismatch_without_start_has_one_shape(root, be_env):
     """One engine answers: a similar block gives `actual`, `start`, `end` and `closest` for the same
     lines; nothing at least half similar gives `closest: null` and no guess."""
     (root / "f.txt").write_text("a = 1\nb = 2\na = 1\n")
-    status, answer = cli(root, be_env, "replace", "-f", "f.txt", "--old", "b = 3", "-c", "z")
+    done, answer = run_json("replace", "-f", "f.txt", "--old", "b = 3", "-c", "z", cwd=root, env=be_env)
     error = answer["error"]
-    assert status == 1 and error["code"] == "MISMATCH"
+    assert done.returncode == 1 and error["code"] == "MISMATCH"
     assert (error["start"], error["end"], error["actual"]) == (2, 2, "b = 2")
     assert (error["closest"]["start"], error["closest"]["end"]) == (2, 2)
-    status, answer = cli(root, be_env, "replace", "-f", "f.txt", "--old", "SELECT * FROM users;", "-c", "z")
+    done, answer = run_json(
+        "replace", "-f", "f.txt", "--old", "SELECT * FROM users;", "-c", "z", cwd=root, env=be_env
+    )
     error = answer["error"]
     assert error["code"] == "MISMATCH" and error["closest"] is None and error["found_at"] == []
     assert not {"actual", "start", "end"} & set(error)
@@ -120,11 +117,11 @@ def test_quotes_and_escaping_are_named(server, root):
 def test_a_corrected_retry_needs_no_read(root, be_env):
     """The closest block's viewed_code_id proves the retry is based on what the error showed."""
     (root / "cart.py").write_text(PY)
-    _status, answer = cli(root, be_env, "replace", "-f", "cart.py", "--old", "    return result", "-c", "x")
+    _done, answer = run_json(
+        "replace", "-f", "cart.py", "--old", "    return result", "-c", "x", cwd=root, env=be_env
+    )
     closest = answer["error"]["closest"]
-    status, result = cli(
-        root,
-        be_env,
+    done, result = run_json(
         "replace",
         "-f",
         "cart.py",
@@ -136,8 +133,10 @@ def test_a_corrected_retry_needs_no_read(root, be_env):
         "\treturn round(result, 2)",
         "--viewed-code-id",
         closest["viewed_code_id"],
+        cwd=root,
+        env=be_env,
     )
-    assert status == 0, result
+    assert done.returncode == 0, result
     assert (root / "cart.py").read_text().endswith("\treturn round(result, 2)\n")
 
 
@@ -164,12 +163,12 @@ def test_a_block_moved_by_another_edit_is_followed(server, root):
 
 def test_a_moved_and_changed_block_is_stale(root, be_env):
     (root / "cart.py").write_text(PY)
-    _s, view = cli(root, be_env, "read", "-f", "cart.py", "-s", "4", "-e", "5")
+    _done, view = run_json("read", "-f", "cart.py", "-s", "4", "-e", "5", cwd=root, env=be_env)
     (root / "cart.py").write_text("# moved\n" + PY.replace("item.price", "item.cost"))
-    status, answer = cli(
-        root, be_env, "delete", "-f", "cart.py", "-s", "4", "--viewed-code-id", view["viewed_code_id"]
+    done, answer = run_json(
+        "delete", "-f", "cart.py", "-s", "4", "--viewed-code-id", view["viewed_code_id"], cwd=root, env=be_env
     )
-    assert status == 1 and answer["error"]["code"] == "STALE_VIEW"
+    assert done.returncode == 1 and answer["error"]["code"] == "STALE_VIEW"
 
 
 # ---- fresh ids and no-ops --------------------------------------------------------------------------
@@ -177,14 +176,12 @@ def test_a_moved_and_changed_block_is_stale(root, be_env):
 
 def test_every_edit_returns_the_id_of_what_it_wrote(root, be_env):
     (root / "cart.py").write_text(PY)
-    _s, result = cli(
-        root, be_env, "insert", "-f", "cart.py", "--after-line", "1", "-c", '\t"""Sum the prices."""'
+    _done, result = run_json(
+        "insert", "-f", "cart.py", "--after-line", "1", "-c", '\t"""Sum the prices."""', cwd=root, env=be_env
     )
-    _s, read = cli(root, be_env, "read", "-f", "cart.py", "-s", "2", "-e", "2")
+    _done, read = run_json("read", "-f", "cart.py", "-s", "2", "-e", "2", cwd=root, env=be_env)
     assert result["viewed_code_id"] == read["viewed_code_id"]
-    status, again = cli(
-        root,
-        be_env,
+    done, again = run_json(
         "replace",
         "-f",
         "cart.py",
@@ -194,8 +191,10 @@ def test_every_edit_returns_the_id_of_what_it_wrote(root, be_env):
         "\t'''Sum.'''",
         "--viewed-code-id",
         result["viewed_code_id"],
+        cwd=root,
+        env=be_env,
     )
-    assert status == 0 and again["changed"] is True
+    assert done.returncode == 0 and again["changed"] is True
 
 
 def test_an_edit_that_changes_nothing_writes_nothing(server, root, cache_dir):
@@ -217,19 +216,25 @@ def test_replace_by_target_mcp_and_cli(server, root, be_env):
         "be-replace", {"file": "greet.js", "target": target, "content": "function bye() { return 'ciao'; }"}
     )
     assert (result["start"], result["end"]) == (5, 7)
-    status, result = cli(
-        root, be_env, "replace", "-f", "greet.js", "--target", "marker:hello", "-c", '  return "hi " + name;'
+    done, result = run_json(
+        "replace",
+        "-f",
+        "greet.js",
+        "--target",
+        "marker:hello",
+        "-c",
+        '  return "hi " + name;',
+        cwd=root,
+        env=be_env,
     )
-    assert status == 0 and result["start"] == 2
+    assert done.returncode == 0 and result["start"] == 2
     assert (root / "greet.js").read_text().startswith('function greet(name) {\n  return "hi " + name;\n}')
 
 
 def test_old_with_read_prefixes_applies_where_they_point(root, be_env):
     (root / "cart.py").write_text(PY)
-    _s, read = cli(root, be_env, "read", "-f", "cart.py", "-s", "4", "-e", "5")
-    status, result = cli(
-        root,
-        be_env,
+    _done, read = run_json("read", "-f", "cart.py", "-s", "4", "-e", "5", cwd=root, env=be_env)
+    done, result = run_json(
         "replace",
         "-f",
         "cart.py",
@@ -237,8 +242,10 @@ def test_old_with_read_prefixes_applies_where_they_point(root, be_env):
         read["content"],
         "-c",
         "\t\tresult += 1\n\treturn result",
+        cwd=root,
+        env=be_env,
     )
-    assert status == 0, result
+    assert done.returncode == 0, result
     assert any("prefixes" in w for w in result["warnings"])
     assert (result["start"], result["end"]) == (4, 5)
 
@@ -337,25 +344,25 @@ def test_hints_of_a_missing_chip_and_snapshot_use_the_listed_names(root, be_env,
 def test_a_target_not_found_lists_the_names_that_exist_nearest_first(root, be_env):
     body = "".join(f"def handler_{k}():\n    return {k}\n\n" for k in range(12)) + "def load():\n    pass\n"
     (root / "m.py").write_text(body)
-    status, answer = cli(root, be_env, "read", "-f", "m.py", "--target", "function:handler_7x")
+    done, answer = run_json("read", "-f", "m.py", "--target", "function:handler_7x", cwd=root, env=be_env)
     error = answer["error"]
-    assert status == 1 and error["code"] == "NOT_FOUND"
+    assert done.returncode == 1 and error["code"] == "NOT_FOUND"
     assert error["nearest"][0] == "handler_7" and len(error["nearest"]) == 10
     assert "load" not in error["nearest"]  # (the least like it is left out)
     assert error["hint"].startswith("the functions in the file, nearest first: handler_7, ")
-    status, answer = cli(root, be_env, "read", "-f", "m.py", "--target", "function:nosuch")
+    done, answer = run_json("read", "-f", "m.py", "--target", "function:nosuch", cwd=root, env=be_env)
     assert len(answer["error"]["nearest"]) == 10 and "-" not in answer["error"]["hint"]
     (root / "empty.py").write_text("x = 1\n")
-    status, answer = cli(root, be_env, "read", "-f", "empty.py", "--target", "function:f")
+    done, answer = run_json("read", "-f", "empty.py", "--target", "function:f", cwd=root, env=be_env)
     assert answer["error"]["hint"] == "the file holds no named function" and answer["error"]["nearest"] == []
 
 
 def test_too_many_edit_items_says_how_many(root, be_env):
     (root / "a.txt").write_text("x\n")
     items = json.dumps([{"file": "a.txt", "start": 1, "content": "y"}] * 501)
-    status, answer = cli(root, be_env, "edit", "--edits-file", "-", input=items.encode())
+    done, answer = run_json("edit", "--edits-file", "-", input=items.encode(), cwd=root, env=be_env)
     error = answer["error"]
-    assert status == 2 and error["code"] == "INVALID_ARGUMENT"  # (a usage error)
+    assert done.returncode == 2 and error["code"] == "INVALID_ARGUMENT"  # (a usage error)
     assert error["message"] == "edits holds 501 items, at most 500 go in one call", error
     assert (root / "a.txt").read_text() == "x\n"
 
@@ -430,21 +437,23 @@ def test_cli_prefix_is_the_module():
 def _edit_after_a_line_is_added_above(root, env, viewed, prefix, *edit):
     """Read lines `viewed` of t.py, put `prefix` above them (they move by one), then run `edit`
     with the view's id."""
-    _s, read = cli(root, env, "read", "-f", "t.py", "-s", str(viewed[0]), "-e", str(viewed[1]))
+    _done, read = run_json(
+        "read", "-f", "t.py", "-s", str(viewed[0]), "-e", str(viewed[1]), cwd=root, env=env
+    )
     (root / "t.py").write_text(prefix + (root / "t.py").read_text())
-    return cli(root, env, *edit, "--viewed-code-id", read["viewed_code_id"])
+    return run_json(*edit, "--viewed-code-id", read["viewed_code_id"], cwd=root, env=env)
 
 
 def test_a_target_with_a_moved_view_edits_the_target_not_further(root, be_env):
     """The target is found in the file as it is now: the view's move must not shift it again."""
     (root / "t.py").write_text("x = 0\ndef b():\n    return 2\ny = 1\nz = 2\nw = 3\n")
     delete = ("delete", "-f", "t.py", "--target", "marker:y = 1")
-    status, result = _edit_after_a_line_is_added_above(root, be_env, (2, 5), "# one\n", *delete)
-    assert status == 0 and (result["start"], result["relocated"]) == (5, 1)
+    done, result = _edit_after_a_line_is_added_above(root, be_env, (2, 5), "# one\n", *delete)
+    assert done.returncode == 0 and (result["start"], result["relocated"]) == (5, 1)
     assert (root / "t.py").read_text() == "# one\nx = 0\ndef b():\n    return 2\nz = 2\nw = 3\n"
     replace = ("replace", "-f", "t.py", "--target", "marker:def b", "-c", "def b(x):")
-    status, result = _edit_after_a_line_is_added_above(root, be_env, (3, 5), "# two\n", *replace)
-    assert status == 0 and result["start"] == 4
+    done, result = _edit_after_a_line_is_added_above(root, be_env, (3, 5), "# two\n", *replace)
+    assert done.returncode == 0 and result["start"] == 4
     assert "def b(x):\n    return 2\n" in (root / "t.py").read_text()
 
 
@@ -471,13 +480,11 @@ def test_a_view_of_lines_with_a_twin_never_moves_to_the_twin(root, be_env):
     """Line 3 also stands at line 7: after another program changes line 3 in place, the edit
     must not land in the other function."""
     (root / "t.py").write_text(TWINS)
-    _s, read = cli(root, be_env, "read", "-f", "t.py", "-s", "3", "-e", "3")
+    _done, read = run_json("read", "-f", "t.py", "-s", "3", "-e", "3", cwd=root, env=be_env)
     assert ":u" not in read["viewed_code_id"]
     (root / "t.py").write_text(TWINS.replace("    return x\n", "    return x * 2\n", 1))
     before = (root / "t.py").read_bytes()
-    status, result = cli(
-        root,
-        be_env,
+    done, result = run_json(
         *REPLACE_LINE_3,
         "--old",
         "    return x",
@@ -485,8 +492,10 @@ def test_a_view_of_lines_with_a_twin_never_moves_to_the_twin(root, be_env):
         "    return -x",
         "--viewed-code-id",
         read["viewed_code_id"],
+        cwd=root,
+        env=be_env,
     )
-    assert status == 1 and result["error"]["code"] == "STALE_VIEW", result
+    assert done.returncode == 1 and result["error"]["code"] == "STALE_VIEW", result
     assert (root / "t.py").read_bytes() == before
 
 
@@ -522,18 +531,18 @@ def test_a_two_line_block_with_a_twin_never_moves_through_be_edit(server, root):
 
 def test_a_unique_block_still_follows_a_move_in_a_new_process(root, be_env):
     (root / "t.py").write_text(TWINS)
-    _s, read = cli(root, be_env, "read", "-f", "t.py", "-s", "1", "-e", "3")
+    _done, read = run_json("read", "-f", "t.py", "-s", "1", "-e", "3", cwd=root, env=be_env)
     size = len("def load(x):\n    x = x + 1\n    return x\n")
     assert f":u{size}." in read["viewed_code_id"]
     (root / "t.py").write_text("import os\n" + TWINS)
-    status, result = cli(
-        root,
-        be_env,
+    done, result = run_json(
         *REPLACE_LINE_3,
         "-c",
         "    return x + 1",
         "--viewed-code-id",
         read["viewed_code_id"],
+        cwd=root,
+        env=be_env,
     )
-    assert status == 0 and result["relocated"] == 1 and result["start"] == 4, result
+    assert done.returncode == 0 and result["relocated"] == 1 and result["start"] == 4, result
     assert (root / "t.py").read_text().splitlines()[3] == "    return x + 1"

@@ -31,7 +31,7 @@ import threading
 import time
 
 import pytest
-from harness import Server, close_all, run_cli, scaled
+from harness import Server, close_all, run_json, scaled
 from test_safety import tree_state
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX rlimits, FIFOs, hard links and renameat2")
@@ -53,16 +53,6 @@ def servers(be_env, root):
 
     yield start
     close_all(started, kill_first=True)  # a server stuck on 0.1 must not cost the close() grace period
-
-
-def cli(be_env, root, *args, preexec_fn=None):
-    """Run the CLI with `-o json`: (CompletedProcess, parsed stdout or None)."""
-    done = run_cli(*args, "-o", "json", cwd=root, env=be_env, preexec_fn=preexec_fn)
-    try:
-        answer = json.loads(done.stdout)
-    except ValueError:
-        answer = None
-    return done, answer
 
 
 def error_code(answer):
@@ -92,8 +82,8 @@ def test_full_disk_keeps_plain_and_hard_linked_files(root, tmp_path, be_env):
 
     plain = root / "plain.txt"
     plain.write_bytes(old)
-    done, answer = cli(
-        be_env, root, "replace", "-f", "plain.txt", "-s", "1", "--content-file", big, preexec_fn=limit
+    done, answer = run_json(
+        "replace", "-f", "plain.txt", "-s", "1", "--content-file", big, preexec_fn=limit, cwd=root, env=be_env
     )
     assert done.returncode == 1 and error_code(answer) == "IO", (done.returncode, done.stdout[-300:])
     assert plain.read_bytes() == old
@@ -104,8 +94,8 @@ def test_full_disk_keeps_plain_and_hard_linked_files(root, tmp_path, be_env):
     first.write_bytes(old)
     os.link(first, second)
     inode = first.stat().st_ino
-    done, answer = cli(
-        be_env, root, "replace", "-f", "f.txt", "-s", "1", "--content-file", big, preexec_fn=limit
+    done, answer = run_json(
+        "replace", "-f", "f.txt", "-s", "1", "--content-file", big, preexec_fn=limit, cwd=root, env=be_env
     )
     assert done.returncode != 0, done.stdout[-300:]
     assert error_code(answer) == "IO", answer
@@ -406,12 +396,14 @@ def test_utf32_with_bom_is_edited_as_utf32(flags, root, be_env):
     """0.1 took the UTF-32 LE BOM for a UTF-16 LE one and wrote a file that is not UTF-32."""
     target = root / "u32.txt"
     target.write_bytes(UTF32_BOM + "a\nb\n".encode("utf-32-le"))
-    done, answer = cli(be_env, root, "replace", "-f", "u32.txt", "-s", "2", "-c", "B\u00e9", *flags)
+    done, answer = run_json(
+        "replace", "-f", "u32.txt", "-s", "2", "-c", "B\u00e9", *flags, cwd=root, env=be_env
+    )
     assert done.returncode == 0, (done.stdout[-300:], done.stderr[-300:])
     data = target.read_bytes()
     assert data == UTF32_BOM + "a\nB\u00e9\n".encode("utf-32-le"), data
     assert data.decode("utf-32") == "a\nB\u00e9\n"
-    done, answer = cli(be_env, root, "read", "-f", "u32.txt", *flags)
+    done, answer = run_json("read", "-f", "u32.txt", *flags, cwd=root, env=be_env)
     assert done.returncode == 0 and answer["content"] == "1\ta\n2\tB\u00e9", answer
 
 
@@ -442,7 +434,7 @@ def test_cli_codec_that_is_not_a_text_encoding_is_invalid_argument(encoding, com
     args = ["-f", "f.txt", "--encoding", encoding]
     if command == "replace":
         args += ["-s", "1", "-c", "x"]
-    done, answer = cli(be_env, root, command, *args)
+    done, answer = run_json(command, *args, cwd=root, env=be_env)
     assert done.returncode in (1, 2), (done.returncode, done.stdout[-300:], done.stderr[-300:])
     assert b"INTERNAL" not in done.stdout + done.stderr
     assert error_code(answer) == "INVALID_ARGUMENT", (done.stdout[-300:], done.stderr[-300:])
@@ -455,9 +447,7 @@ def test_codec_that_does_not_round_trip_the_content_is_encoding(root, be_env):
     target = root / "latin.txt"
     original = b"caf\xe9\nline two\n"
     target.write_bytes(original)
-    done, answer = cli(
-        be_env,
-        root,
+    done, answer = run_json(
         "replace",
         "-f",
         "latin.txt",
@@ -467,6 +457,8 @@ def test_codec_that_does_not_round_trip_the_content_is_encoding(root, be_env):
         "x\\u0041y",
         "--encoding",
         "raw_unicode_escape",
+        cwd=root,
+        env=be_env,
     )
     assert done.returncode == 1 and error_code(answer) == "ENCODING", (done.stdout[-300:], done.stderr[-300:])
     assert target.read_bytes() == original
