@@ -5,13 +5,14 @@ Every failing case also checks that the file's bytes did not change.
 
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from harness import REPO, Server, clean_env, run_cli, run_json
+from harness import REPO, Server, be_command_prefix, clean_env, run_cli, run_json, strict_loads
 
 
 def write(path, data):
@@ -788,3 +789,121 @@ def test_an_edit_without_platformdirs_and_one_with_it_share_one_state(tmp_path):
     finally:
         srv.close()
     assert (root / "a.txt").read_text() == "one\n"
+
+
+# ---- edges found from outside on 0.1 (issue 10): exit status, line arguments, names ---------------------------------------
+
+POSIX = pytest.mark.skipif(os.name == "nt", reason="POSIX signals, FIFOs and file names")
+
+
+# ---- viewed_code_id of an empty range (docs/behaviour.md#viewed_code_id) -----------------------------------
+
+
+@POSIX
+def test_view_of_an_empty_file_goes_stale_when_lines_appear(be_env, root):
+    (root / "e.txt").write_bytes(b"")
+    _done, view = run_json("read", "-f", "e.txt", cwd=root, env=be_env)
+    token = view["viewed_code_id"]
+    (root / "e.txt").write_bytes(b"someone else wrote this\n")
+    done, result = run_json(
+        "insert",
+        "-f",
+        "e.txt",
+        "--after-line",
+        "0",
+        "-c",
+        "x",
+        "--viewed-code-id",
+        token,
+        cwd=root,
+        env=be_env,
+    )
+    assert done.returncode == 1, result
+    assert result["error"]["code"] == "STALE_VIEW"
+    assert (root / "e.txt").read_bytes() == b"someone else wrote this\n"
+
+
+@POSIX
+def test_non_utf8_file_name_is_echoed_as_replacement_characters(run_be, root):
+    name = b"caf\xe9.txt"
+    with open(os.path.join(os.fsencode(root), name), "wb") as handle:
+        handle.write(b"one\n")
+    done = run_be("read", "-f", os.fsdecode(name), "-o", "json")
+    assert done.returncode == 0, done.stderr
+    result = strict_loads(done.stdout.decode("utf-8"))  # valid UTF-8, valid JSON
+    assert "caf\ufffd.txt" in result["path"]
+    assert result["content"] == "1\tone"
+
+
+# ---- exit status with a closed stdout or a broken pipe (docs/cli.md) ---------------------------------------
+
+
+@POSIX
+def test_an_applied_edit_exits_0_when_stdout_is_closed(be_env, root):
+    (root / "f.txt").write_text("a\n")
+    done = subprocess.run(
+        [*be_command_prefix(), "insert", "-f", "f.txt", "--after-line", "-1", "-c", "once"],
+        cwd=root,
+        env=be_env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        pass_fds=(),
+        preexec_fn=lambda: os.close(1),
+    )
+    assert done.returncode == 0, done.stderr
+    assert b"Traceback" not in done.stderr
+    assert (root / "f.txt").read_text() == "a\nonce\n"
+
+
+@POSIX
+def test_read_into_a_closed_pipe_ends_quietly_by_sigpipe(be_env, root):
+    (root / "big.txt").write_text("".join(f"line {n}\n" for n in range(200_000)))
+    reader = subprocess.Popen(
+        [*be_command_prefix(), "read", "-f", "big.txt"],
+        cwd=root,
+        env=be_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    reader.stdout.read(100)
+    reader.stdout.close()  # what `| head -1` does
+    stderr = reader.stderr.read()
+    status = reader.wait(30)
+    assert status in (-signal.SIGPIPE, 128 + signal.SIGPIPE), (status, stderr)
+    assert b"Traceback" not in stderr and b"BrokenPipe" not in stderr
+
+
+# ---- small rules (docs/behaviour.md#text-model, docs/behaviour.md#line-arguments, docs/cli.md) -------------
+
+
+@POSIX
+def test_line_argument_codes(be_env, root):
+    (root / "f.txt").write_text("1\n2\n3\n")
+    _done, result = run_json("replace", "-f", "f.txt", "-s", "2", "--end=-9", "-c", "x", cwd=root, env=be_env)
+    assert result["error"]["code"] == "OUT_OF_RANGE", result
+    assert "-9" in result["error"]["message"]
+    _done, result = run_json("read", "-f", "f.txt", "-s", "9", "-e", "7", cwd=root, env=be_env)
+    assert result["error"]["code"] == "INVALID_ARGUMENT", result
+    _done, result = run_json("delete", "-f", "f.txt", "-s", "3", "-e", "2", cwd=root, env=be_env)
+    assert result["error"]["code"] == "INVALID_ARGUMENT", result
+    _done, result = run_json("read", "-f", "f.txt", "-s", "2", "--end=-3", cwd=root, env=be_env)
+    assert result["error"]["code"] == "OUT_OF_RANGE", result
+    assert (root / "f.txt").read_text() == "1\n2\n3\n"
+
+
+@POSIX
+def test_cli_error_prefixes_are_fixed_in_chinese(run_be, root):
+    done = run_be("--lang", "zh", "read", "-f", "missing.txt")
+    stderr = done.stderr.decode()
+    assert done.returncode == 1
+    assert stderr.startswith("error[NOT_FOUND]: "), stderr
+    assert "\nhint: " in stderr
+    assert "文件不存在" in stderr  # the words after the prefix follow the language
+
+
+@POSIX
+def test_deleting_the_last_line_keeps_an_empty_line(run_be, root):
+    (root / "f.txt").write_bytes(b"\nz")
+    done = run_be("delete", "-f", "f.txt", "-s", "2")
+    assert done.returncode == 0, done.stderr
+    assert (root / "f.txt").read_bytes() == b"\n"

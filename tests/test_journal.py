@@ -18,7 +18,7 @@ import subprocess
 import time
 
 import pytest
-from harness import FROZEN, Server, be_command_prefix, run_cli, scaled
+from harness import FROZEN, Server, be_command_prefix, run_cli, scaled, strict_loads
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX signals, hard links and rlimits")
 
@@ -622,3 +622,86 @@ def test_a_read_finishes_a_killed_call_without_a_named_cache(tmp_path, root):
     assert done.returncode == 0, answer
     assert any("was undone" in w for w in answer.get("warnings", [])), answer
     assert (root / "a.txt").read_text() == "a\n" and (root / "b.txt").read_text() == "b\n"
+
+
+# ---- edges found from outside on 0.1 (issue 10): the stores ---------------------------------------
+
+POSIX = pytest.mark.skipif(os.name == "nt", reason="POSIX signals, FIFOs and file names")
+
+
+# ---- stores (docs/behaviour.md#snapshots, docs/chips.md) ---------------------------------------------------
+
+
+@POSIX
+def test_a_failed_store_write_leaves_no_temp_file(be_env, root, cache_dir):
+    """A chip that cannot be written (file-size limit) leaves no temp file in the cache."""
+    (root / "f.txt").write_text("a\n")
+
+    def small_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+    srv = Server(root, be_env, preexec_fn=small_files)
+    try:
+        _result, error = srv.call("be-replace", {"file": "missing.txt", "start": 1, "content": "z" * 20000})
+        assert error["code"] == "NOT_FOUND"
+        assert any("chip" in w for w in error.get("warnings", [])), error
+    finally:
+        srv.close()
+    leftovers = [p for p in cache_dir.rglob("*") if p.name.endswith(".tmp")]
+    assert leftovers == []
+
+
+@POSIX
+def test_lock_fallback_folder_must_be_private(be_env, root, tmp_path):
+    """With the cache unusable, locks go to TMPDIR/better-edit-tools-locks-UID: a link planted
+    there (or a folder of someone else's mode) is refused, never followed."""
+    (root / "f.txt").write_text("a\n")
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (temp / f"better-edit-tools-locks-{os.getuid()}").symlink_to(elsewhere)
+    env = dict(be_env, BETTER_EDIT_CACHE_DIR=str(blocker / "cache"), TMPDIR=str(temp))
+    done = run_cli("replace", "-f", "f.txt", "-s", "1", "-c", "b", "-o", "json", cwd=root, env=env)
+    assert done.returncode == 1, done.stdout
+    assert strict_loads(done.stdout)["error"]["code"] == "PERMISSION"
+    assert list(elsewhere.iterdir()) == []
+    assert (root / "f.txt").read_text() == "a\n"
+
+
+@POSIX
+def test_many_stored_snapshots_are_evicted_in_one_pass(be_env, root, cache_dir, tmp_path):
+    """A store filled with a thousand planted snapshots (3000 under BE_STRESS=1): one edit evicts
+    them with one warning, and be-trx-status lists only files inside this root."""
+    count = scaled(1000, 3000)
+    (root / "f.txt").write_text("a\n")
+    srv = Server(root, be_env)
+    try:
+        first = srv.ok("be-replace", {"file": "f.txt", "start": 1, "content": "b"})
+        store = next((cache_dir / "snapshots").iterdir())
+        outside = str(tmp_path / "elsewhere.txt")
+        for n in range(count):
+            base = store / f"{n + 1:020d}-{n:06x}"
+            record = {
+                "event_id": f"{n:06x}",
+                "tool": "replace",
+                "file": outside,
+                "before": "absent",
+                "before_size": 0,
+                "after_sha256": "0" * 64,
+                "created_at": 0,
+                "summary": "planted",
+                "seq": n + 1,
+            }
+            base.with_suffix(".json").write_text(json.dumps(record))
+        status = srv.ok("be-trx-status", {})
+        assert [s["event_id"] for s in status["snapshots"]] == [first["event_id"]]
+        result = srv.ok("be-replace", {"file": "f.txt", "start": 1, "content": "c"})
+        warnings = result.get("warnings", [])
+        assert len(warnings) <= 2, warnings[:5]
+        assert any(str(count - 28) in w or "dropped" in w for w in warnings), warnings
+        assert len(list(store.glob("*.json"))) == 30
+    finally:
+        srv.close()

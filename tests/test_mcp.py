@@ -15,10 +15,11 @@ import importlib.util
 import json
 import os
 import re
+import subprocess
 import time
 
 import pytest
-from harness import REPLY_TIMEOUT, Server, canonical
+from harness import REPLY_TIMEOUT, Server, be_command_prefix, canonical, strict_loads
 
 TOOL_BASES = (
     "read", "replace", "insert", "delete", "write", "balance", "func-range", "tag-range",
@@ -1154,3 +1155,79 @@ def test_sdk_unknown_tool_is_a_protocol_error(be_command, be_env, root, tmp_path
 
     outcome = run_sdk(be_command, be_env, root, tmp_path, body)
     assert isinstance(outcome, str) and "closest" in outcome
+
+
+# ---- edges found from outside on 0.1 (issue 10): strict JSON, names, a server started by hand ---------------------------------------
+
+POSIX = pytest.mark.skipif(os.name == "nt", reason="POSIX signals, FIFOs and file names")
+
+
+@pytest.fixture
+def server(be_env, root):
+    """A plain started server (no initialize, no schema checks): raw lines are sent as they are."""
+    srv = Server(root, be_env)
+    yield srv
+    srv.close()
+
+
+# ---- strict JSON in and out (docs/behaviour.md#json-rpc-transport) -----------------------------------------
+
+
+@POSIX
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e400"])
+def test_non_finite_numbers_are_refused_and_never_echoed(server, root, cache_dir, number):
+    (root / "f.txt").write_text("a\nb\n")
+    long_text = "x" * 80  # long enough for the arguments to be kept as a chip
+    line = (
+        '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"be-replace","arguments":'
+        f'{{"file":"f.txt","start":{number},"content":"{long_text}"}}}}}}'
+    )
+    server.send_raw(line.encode())
+    reply = server.recv()
+    raw = server.stdout_lines[-1]
+    strict_loads(raw.decode("utf-8"))  # the whole reply is RFC 8259 JSON
+    assert reply["result"]["isError"] is True
+    error = reply["result"]["structuredContent"]["error"]
+    assert error["code"] == "INVALID_ARGUMENT", error
+    chips = list((cache_dir / "chips").rglob("chip-*.json"))
+    assert chips, "the failed call's arguments were not kept"
+    for chip in chips:
+        record = strict_loads(chip.read_text(encoding="utf-8"))
+        assert record["args"]["start"] in ("NaN", "Infinity", "-Infinity"), record["args"]
+    assert (root / "f.txt").read_text() == "a\nb\n"
+
+
+@POSIX
+def test_lone_surrogate_and_nul_in_names_are_clear_errors(server, root):
+    _result, error = server.call("be-read", {"file": "bad\ud800.txt"})
+    assert error["code"] == "INVALID_ARGUMENT", error
+    _result, error = server.call("be-read", {"file": "bad\u0000.txt"})
+    assert error["code"] == "SANDBOX"
+    assert not error["hint"].endswith(".hint"), error  # a message key shown raw
+    for raw in server.stdout_lines:
+        strict_loads(raw.decode("utf-8"))
+
+
+@POSIX
+def test_server_started_by_hand_says_what_it_waits_for(be_env, root):
+    """On a terminal the server prints one line on stderr; on a pipe it prints nothing."""
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        be_command_prefix(), stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=root, env=be_env
+    )
+    os.close(slave)
+    time.sleep(0.5)
+    os.write(master, b"\x04")  # Ctrl-D: end of input
+    try:
+        _out, err = proc.communicate(timeout=20)
+    finally:
+        os.close(master)
+    assert proc.returncode == 0, err
+    assert b"MCP server waiting for JSON-RPC" in err and b"--help" in err
+    assert err.count(b"\n") == 1, err
+    piped = subprocess.run(
+        be_command_prefix(), input=b"", capture_output=True, cwd=root, env=be_env, timeout=20
+    )
+    assert piped.returncode == 0 and piped.stderr == b""

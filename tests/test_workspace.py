@@ -24,6 +24,7 @@ import os
 import random
 import resource
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -31,7 +32,7 @@ import threading
 import time
 
 import pytest
-from harness import Server, close_all, run_json, scaled
+from harness import FROZEN, REPO, Server, be_command_prefix, close_all, run_json, scaled, strict_loads
 from test_safety import tree_state
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX rlimits, FIFOs, hard links and renameat2")
@@ -550,3 +551,207 @@ def test_func_range_reads_a_declared_file(run_be, root):
     assert proc.returncode == 0, proc.stderr
     found = json.loads(proc.stdout)
     assert (found["start"], found["end"], found["name"]) == (3, 4, "\xe9cart")
+
+
+# ---- edges found from outside on 0.1 (issue 10): signals, huge files, the portable code paths, read-back ---------------------------------------
+
+POSIX = pytest.mark.skipif(os.name == "nt", reason="POSIX signals, FIFOs and file names")
+
+
+# ---- signals leave no temp file (docs/behaviour.md#writing-safely) -----------------------------------------
+
+
+@POSIX
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_signal_during_a_large_write_leaves_no_temp_file(be_env, root, tmp_path, signum):
+    content = tmp_path / "content.txt"
+    content.write_bytes(b"y" * (200 << 20))  # 200 MiB: the write takes long enough to be caught
+    (root / "f.txt").write_text("old\n")
+    writer = subprocess.Popen(
+        [*be_command_prefix(), "write", "-f", "f.txt", "--content-file", str(content), "--brief"],
+        cwd=root,
+        env=be_env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        restore_signals=True,
+        start_new_session=True,
+        # a suite started in the background passes SIGINT on ignored (a new session does not undo
+        # that), and the program rightly keeps an ignored SIGINT ignored: give the child the default
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    deadline = time.monotonic() + 60
+    caught = False
+    while time.monotonic() < deadline and writer.poll() is None:
+        if any(name.startswith(".f.txt.be-") for name in os.listdir(root)):
+            writer.send_signal(signum)
+            caught = True
+            break
+        time.sleep(0.001)
+    status = writer.wait(60)
+    leftovers = [name for name in os.listdir(root) if name != "f.txt"]
+    assert leftovers == [], leftovers
+    if caught:
+        assert status in (-signum, 128 + signum), (status, writer.stderr.read())
+        assert (root / "f.txt").read_bytes() in (b"old\n", content.read_bytes())
+    else:
+        pytest.skip("the write finished before the temp file was seen")
+
+
+# ---- whole-file reads before any check (docs/behaviour.md#limits) ------------------------------------------
+
+
+def _child_peak_mib(command, **kwargs):
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
+    out, err = proc.communicate(timeout=120)
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return proc.returncode, out, err, usage.ru_maxrss / 1024
+
+
+@POSIX
+def test_a_huge_binary_file_is_refused_from_its_first_bytes(be_env, root, tmp_path):
+    sparse = root / "disk.img"
+    with open(sparse, "wb") as handle:
+        handle.write(b"\0")
+        handle.truncate(2 << 30)  # 2 GiB, sparse: costs no disk
+    # measured in a fresh child of a fresh process, so the peak is the tool's own
+    probe = (
+        "import resource, subprocess, sys; "
+        "p = subprocess.run(sys.argv[1:], capture_output=True); "
+        "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); "
+        "sys.stdout.write(p.stdout.decode())"
+    )
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", probe, *be_command_prefix(), "read", "-f", "disk.img", "-o", "json"],
+        cwd=root,
+        env=be_env,
+        capture_output=True,
+        timeout=120,
+    )
+    elapsed = time.monotonic() - started
+    first, _, rest = done.stdout.decode().partition("\n")
+    code, peak_kib = map(int, first.split())
+    assert code == 1
+    assert strict_loads(rest)["error"]["code"] == "BINARY_FILE"
+    assert peak_kib < 300 * 1024, f"peak {peak_kib // 1024} MiB for a refused 2 GiB file"
+    print(f"\n[huge binary] 2 GiB sparse file refused in {elapsed:.2f} s, peak {peak_kib // 1024} MiB")
+
+
+# ---- the portable code paths (issue 10, item 15) -------------------------------------------------------
+
+
+@POSIX
+@pytest.mark.skipif(FROZEN, reason="runs the module's own suites")
+def test_core_edit_suites_pass_on_the_portable_code_paths(tmp_path):
+    """The Windows branches (no dir_fd, msvcrt-style locks, no copy_file_range, chmod by name)
+    forced on POSIX by BETTER_EDIT_PORTABLE_FALLBACKS=1: the core edit suites must pass there too."""
+    env = dict(os.environ, BETTER_EDIT_PORTABLE_FALLBACKS="1")
+    env.pop("BE_EXE", None)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-x",
+            "-p",
+            "no:cacheprovider",
+            *scaled(["tests/test_tools.py"], ["tests/test_tools.py", "tests/test_cli.py"]),
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout.decode()[-3000:]
+    probe = subprocess.run(
+        [sys.executable, "-c", "import better_edit as be; print(be._use_dir_fd(), be.PORTABLE_FALLBACKS)"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+    )
+    assert probe.stdout.split() == [b"False", b"True"]
+
+
+HUGE_TEXT_MIB = scaled(512, 2048)  # above 300 MiB, so a file loaded whole fails the peak check
+
+
+@POSIX
+def test_a_range_of_a_huge_text_file_is_read_in_bounded_memory(be_env, root):
+    """A 512 MiB text file (2 GiB under BE_STRESS=1; sparse after its first lines): reading lines 2-3
+    streams, memory stays far below the file (on 0.1 it was loaded whole: the file's size and more)."""
+    path = root / "huge.txt"
+    head = b"".join(b"line %d\n" % n for n in range(1, 1001))
+    with open(path, "wb") as handle:
+        handle.write(head)
+        handle.truncate(HUGE_TEXT_MIB << 20)
+    probe = (
+        "import resource, subprocess, sys; "
+        "p = subprocess.run(sys.argv[1:], capture_output=True); "
+        "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); "
+        "sys.stdout.write(p.stdout.decode())"
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            probe,
+            *be_command_prefix(),
+            "read",
+            "-f",
+            "huge.txt",
+            "-s",
+            "2",
+            "-e",
+            "3",
+            "-o",
+            "json",
+        ],
+        cwd=root,
+        env=be_env,
+        capture_output=True,
+        timeout=300,
+    )
+    first, _, rest = done.stdout.decode().partition("\n")
+    code, peak_kib = map(int, first.split())
+    assert code == 0, done.stderr
+    result = strict_loads(rest)
+    assert result["content"] == "2\tline 2\n3\tline 3"
+    assert result["total"] == 1001  # the zeros after the last newline are one more (unterminated) line
+    assert peak_kib < 300 * 1024, f"peak {peak_kib // 1024} MiB reading 2 lines of a {HUGE_TEXT_MIB} MiB file"
+    print(f"\n[huge text] lines 2-3 of a {HUGE_TEXT_MIB} MiB file, peak {peak_kib // 1024} MiB")
+
+
+@POSIX
+def test_read_back_finds_any_difference(tmp_path):
+    """The read-back after writing a temp file (docs/behaviour.md#writing-safely) compares every
+    byte of every payload piece, whatever kind of buffer holds it: one changed byte, a missing or
+    an extra byte makes it fail."""
+    import better_edit as be
+
+    body = bytes(range(256)) * 40000  # 10 MB, no repeating 16 MiB chunk boundary luck
+    block = b"new block\n" * 3
+    payloads = [
+        [(body, 0, 5000, 0), (block, 0, len(block), None), (body, 6000, len(body), 6000)],
+        [(memoryview(body), 0, len(body), None)],
+        [(bytearray(block), 0, len(block), None)],
+    ]
+    for payload in payloads:
+        data = b"".join(bytes(memoryview(source)[start:stop]) for source, start, stop, _ in payload)
+        path = tmp_path / "f"
+        edge = min(be._READ_BACK_CHUNK, len(data) - 1)  # (the last byte of the first chunk read back)
+        flipped = data[: edge - 1] + bytes([data[edge - 1] ^ 1]) + data[edge:]
+        for changed in (
+            data,
+            data[:-1],
+            data + b"x",
+            data[:7] + b"\xff" + data[8:],
+            data[:-1] + b"\x00",
+            flipped,
+        ):
+            path.write_bytes(changed)
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                assert be._holds(fd, payload) == (changed == data)
+            finally:
+                os.close(fd)
