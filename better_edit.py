@@ -10788,7 +10788,7 @@ class Param:
         validators take), a one-line description, and the default said in it too (some hosts drop
         `default`). The compact form leaves the description of a shared argument short."""
         if self.type == "target":
-            schema = {"anyOf": [{"type": "object"}, {"type": "string"}]}
+            schema = dict(_TARGET_SCHEMA)
         elif self.type == "array":
             schema = {"type": "array", "items": _edit_item_schema(lang)}
         elif self.choices:
@@ -10806,11 +10806,16 @@ class Param:
         return schema
 
 
+_TARGET_SCHEMA = {
+    "anyOf": [{"type": "object"}, {"type": "string"}]
+}  # {kind, value, occurrence} or KIND:VALUE
+
+
 def _edit_item_schema(lang):
     """One be-edit item: an edit tool's arguments and its `op` (docs/mcp.md)."""
     properties = {"op": {"enum": list(_EDIT_OPS), "description": tr(lang, "p.op")}}
     properties.update((name, {"type": kind}) for name, kind in _ITEM_TYPES.items())
-    properties["target"] = {"anyOf": [{"type": "object"}, {"type": "string"}]}
+    properties["target"] = _TARGET_SCHEMA
     return {"type": "object", "properties": properties, "required": ["file"], "additionalProperties": False}
 
 
@@ -11323,7 +11328,7 @@ def error_details(error, lang="en", limit=30):
             tr(
                 lang,
                 "detail.closest",
-                words=difference_words(closest.get("first_difference"), lang),
+                words=describe_difference(closest.get("first_difference"), lang),
                 **fields,
             )
         )
@@ -11348,11 +11353,6 @@ def error_details(error, lang="en", limit=30):
             )
         )
     return "".join("\n" + line for line in out)
-
-
-def difference_words(difference, lang):
-    """The first difference of a MISMATCH in words, in `lang`."""
-    return describe_difference(difference, lang)
 
 
 def _rpc_error(request_id, code, message, data=None):

@@ -12,23 +12,19 @@ Target: a few milliseconds for a 1,000-line view.
 
 import argparse
 import re
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench_closest import median  # noqa: E402
+
 import better_edit as be  # noqa: E402
 
 
 def timed(function, repeat):
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times) * 1000
+    """The median of `repeat` runs, in ms (bench_closest.median, the same measure)."""
+    return median(function, repeat) * 1000
 
 
 def main():
