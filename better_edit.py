@@ -5859,12 +5859,11 @@ class Place:
         """(fd, stat) of the regular file; never blocks (a FIFO is refused, not waited on)."""
         if self.pending:
             raise FileNotFoundError(2, "No such file or directory", self.real)
-        nonblock = getattr(os, "O_NONBLOCK", 0)
-        fd = self.folder.open(self.name, flags | getattr(os, "O_NOFOLLOW", 0) | nonblock)
+        fd = self.folder.open(self.name, flags | _NOFOLLOW | _NONBLOCK)
         try:
             st = os.fstat(fd)
             _require_regular(st, self.file)
-            if nonblock:
+            if _NONBLOCK:
                 os.set_blocking(fd, True)
         except BaseException:
             os.close(fd)
@@ -6316,14 +6315,16 @@ def _read_into(reader, view):
 
 
 class _Faults:
-    """Test-only fault injection (CONTRIBUTING.md#fault-injection). BETTER_EDIT_FAULT="K" or
-    "K:WHAT" makes the K-th write, fsync, rename, link, unlink or mkdir of a commit fail with the
-    errno WHAT (ENOSPC by default; EIO, EPERM...), or SIGKILLs the process there when WHAT is KILL;
-    "KIND:WHAT" (e.g. "link:EPERM": a filesystem without hard links) fails every step of that kind;
-    "count" writes `fault steps: N` to stderr after each commit. Unset (the only case outside
-    tests), step() only returns."""
+    """Test-only fault injection (CONTRIBUTING.md#fault-injection). BETTER_EDIT_FAULT is a
+    comma-separated list of rules AT or AT:WHAT. AT is K (the K-th write, fsync, rename, link,
+    unlink or mkdir of a commit), a KIND of step (every one of them) or a named point outside
+    commits (`recover`: a commit record just opened by the recovery). WHAT is an errno name
+    (ENOSPC by default; EIO, EPERM...), KILL (SIGKILL there) or STOP (SIGSTOP there, for a test to
+    interleave two processes and SIGCONT this one). "count" writes `fault steps: N` to stderr
+    after each commit. Unset (the only case outside tests), step() and point() only return."""
 
     spec = os.environ.get("BETTER_EDIT_FAULT")
+    rules = [] if spec in (None, "count") else [rule.partition(":")[::2] for rule in spec.split(",")]
     armed = False
     count = 0
 
@@ -6341,16 +6342,26 @@ class _Faults:
         if not cls.armed:
             return
         cls.count += 1
-        at, _, what = cls.spec.partition(":")
-        if at.strip() not in (str(cls.count), kind):
-            return
+        for at, what in cls.rules:
+            if at.strip() in (str(cls.count), kind):
+                cls._strike(what, f"{kind} #{cls.count}")
+
+    @classmethod
+    def point(cls, name):
+        for at, what in cls.rules:
+            if at.strip() == name:
+                cls._strike(what, name)
+
+    @staticmethod
+    def _strike(what, where):
         what = what.strip() or "ENOSPC"
-        if what == "KILL":
+        if what in ("KILL", "STOP"):
             import signal
 
-            os.kill(os.getpid(), signal.SIGKILL)
+            os.kill(os.getpid(), signal.SIGKILL if what == "KILL" else signal.SIGSTOP)
+            return
         number = errno_of(what) or 5
-        raise OSError(number, f"{os.strerror(number)} (injected at {kind} #{cls.count})")
+        raise OSError(number, f"{os.strerror(number)} (injected at {where})")
 
 
 class _suppress_os:
@@ -6433,6 +6444,7 @@ def _guard_signals():
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # (a FIFO put where a file was is not waited on)
 
 
 class _Folder:
@@ -6528,7 +6540,7 @@ class _Folder:
     def write_in_place(self, fc):
         """A hard-linked file: its new bytes written into the same inode, so the links stay shared
         (its old bytes are in the commit's copy, for the undo)."""
-        fd = self.open(fc.place.name, os.O_RDWR | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+        fd = self.open(fc.place.name, os.O_RDWR | _NOFOLLOW | _NONBLOCK)
         try:
             if _identity(os.fstat(fd)) != _identity(fc.st):
                 raise ToolError("CONFLICT", "conflict", file=fc.file)
@@ -6698,16 +6710,22 @@ def _now():
 def _read_json_object(path):
     """The JSON object in the regular file `path`, opened without following links or blocking;
     OSError or ValueError otherwise."""
+    fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | getattr(os, "O_BINARY", 0))
+    try:
+        return _json_object_in(fd)
+    finally:
+        os.close(fd)
+
+
+def _json_object_in(fd):
+    """The JSON object in the regular file open as `fd` (read from its start; `fd` stays open)."""
     import json
     import stat as stat_module
 
-    flags = (
-        os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    )
-    fd = os.open(path, flags)
-    with open(fd, "rb") as handle:
-        if not stat_module.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise ValueError("not a regular file")
+    if not stat_module.S_ISREG(os.fstat(fd).st_mode):
+        raise ValueError("not a regular file")
+    with open(fd, "rb", closefd=False) as handle:
+        handle.seek(0)
         record = json.loads(handle.read())
     if not isinstance(record, dict):
         raise ValueError("not a JSON object")
@@ -7316,7 +7334,7 @@ def _prepare_file(ctx, fc):
         src_fd = None
         try:
             if fc.st is not None and any(piece[3] is not None for piece in fc.payload):
-                src_fd = folder.open(name, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+                src_fd = folder.open(name, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
                 if _identity(os.fstat(src_fd)) != _identity(fc.st):
                     raise ToolError("CONFLICT", "conflict", file=fc.file)
             _Faults.step("write")
@@ -7441,7 +7459,7 @@ def _undo_in_place(folder, name, copy_path, old, before=None):
                 before = handle.read()
         except FileNotFoundError:
             return None  # the copy was never made: the file was never written
-    fd = folder.open(name, os.O_RDWR | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    fd = folder.open(name, os.O_RDWR | _NOFOLLOW | _NONBLOCK)
     try:
         if _identity(os.fstat(fd)) != old:
             return "replaced by another program since"
@@ -7724,14 +7742,18 @@ def recover_interrupted(ctx):
             continue
         path = os.path.join(journal.dir, name)
         try:
-            fd = os.open(path, os.O_RDWR | _NOFOLLOW | _CLOEXEC | getattr(os, "O_BINARY", 0))
+            fd = os.open(path, os.O_RDWR | _NOFOLLOW | _CLOEXEC | _NONBLOCK | getattr(os, "O_BINARY", 0))
         except OSError:
             continue
         try:
+            _Faults.point("recover")
             if not _lock_record(fd, block=False):
                 continue
-            try:
-                record = _read_json_object(path)
+            try:  # the lock holds what was opened: a record renamed over it since (an intent giving
+                # way to its prepared record, whose writer closes the intent's lock) is a live call's
+                if _identity(os.stat(path, follow_symlinks=False)) != _identity(os.fstat(fd)):
+                    continue
+                record = _json_object_in(fd)
             except (OSError, ValueError, RecursionError):
                 continue
             if not _record_stale(record, path):

@@ -514,6 +514,78 @@ def test_lock_files_stay_bounded(root, cache_dir, be_env):
     assert len(locks) <= 64 + 8, len(locks)  # the buckets, and a few store locks
 
 
+def wait_stopped(proc):
+    """Wait until `proc` stops itself (BETTER_EDIT_FAULT ...:STOP); fails if it ends instead."""
+    _pid, status = os.waitpid(proc.pid, os.WUNTRACED)
+    assert os.WIFSTOPPED(status), f"ended with status {status}: {proc.stderr.read().decode()}"
+
+
+def stopped_at(root, env, args, fault):
+    """The program run with BETTER_EDIT_FAULT=`fault`, stopped where the rule says."""
+    proc = spawn(args, root, dict(env, BETTER_EDIT_FAULT=fault))
+    wait_stopped(proc)
+    return proc
+
+
+def first_step_where(root, cache_dir, env, args, reset, holds):
+    """The first commit step K of `args` at which `holds()` is true of the tree while the call is
+    stopped there (each probe is killed, and its record undone by the next one)."""
+    for k in range(1, 60):
+        reset()
+        proc = stopped_at(root, env, args, f"{k}:STOP")
+        try:
+            if holds():
+                return k
+        finally:
+            proc.kill()
+            proc.communicate()
+            for record in journal_records(cache_dir):
+                record.unlink()
+    raise AssertionError("no step made it hold")
+
+
+@pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
+def test_a_recovery_never_undoes_a_call_that_is_still_running(root, cache_dir, be_env):
+    """The race CI caught as a lost line: a recovery opened a call's intent record; the call then
+    replaced it with its prepared record and let the intent's lock go; the recovery took that
+    lock, read the prepared record by name and undid the running call's renamed file. Replayed
+    step by step with SIGSTOP: the recovery must leave the running call alone."""
+    edit = ["insert", "-f", "f.txt", "--after-line", "1", "-c", "new", "--brief"]
+    journal = cache_dir / "journal"
+
+    def reset():
+        (root / "f.txt").write_text("old\n")
+
+    def intent_recorded():
+        return any(p.suffix == ".json" for p in journal_records(cache_dir))
+
+    def renamed():
+        return (root / "f.txt").read_text() == "old\nnew\n"
+
+    recorded = first_step_where(root, cache_dir, be_env, edit, reset, intent_recorded)
+    applied = first_step_where(root, cache_dir, be_env, edit, reset, renamed)
+    assert recorded < applied, (recorded, applied)
+    reset()
+    writer = stopped_at(root, be_env, edit, f"{recorded}:STOP,{applied}:STOP")
+    (intent,) = [p.name for p in journal_records(cache_dir)]
+    recovery = stopped_at(root, be_env, ["write", "-f", "other.txt", "-c", "other", "-o", "json"], "recover:STOP")
+    writer.send_signal(signal.SIGCONT)
+    wait_stopped(writer)  # its file renamed, its prepared record over the intent the recovery opened
+    assert renamed() and [p.name for p in journal_records(cache_dir)] == [intent]
+    recovery.send_signal(signal.SIGCONT)
+    try:
+        out, err = recovery.communicate(timeout=20)
+    finally:
+        writer.send_signal(signal.SIGCONT)
+    assert recovery.returncode == 0, err
+    assert "undone" not in json.dumps(json.loads(out)), out
+    assert renamed(), "the recovery undid a call that was still running"
+    _out, err = writer.communicate(timeout=20)
+    assert writer.returncode == 0, err
+    assert (root / "f.txt").read_text() == "old\nnew\n"
+    assert journal_records(cache_dir) == [] and journal.exists()
+
+
 @pytest.mark.skipif(FROZEN, reason="signal timing of the module")
 @pytest.mark.parametrize("busy", [False, True])
 def test_sigint_to_the_server_ends_it_quietly(root, be_env, busy):
