@@ -3628,12 +3628,15 @@ def _quick_spec(language, keeps="()[]{}"):
 def _quick_balance(text, language, start, end):
     """(problems, counts) of text[start:end] as the exact scan gives them, when the quick check can
     tell: no problem at all, or only openers left open (located by scanning exactly the few joins
-    where they were opened); else None, and the exact scan must answer."""
+    where they were opened: _quick_unclosed); else None, and the exact scan must answer."""
     quick = _quick_spec(language)
-    told = _quick_told(text, quick, start, end) if quick else None
-    if told is None:
+    walked = _quick_walk(text, quick, start, end) if quick else None
+    if walked is None:
         return None
-    (_joins, _left, totals, state, braces, _met), found = told
+    joins, left, totals, state, braces = walked
+    found = _quick_unclosed(text, quick.exact, start, end, joins, len(left)) if left else []
+    if found is None:
+        return None
     counts = {}
     for k, symbol in quick.symbols.items():
         n = totals[symbol] + state.cnt[k] + (braces if symbol in "{}" else 0)
@@ -3642,35 +3645,18 @@ def _quick_balance(text, language, start, end):
     return found, counts
 
 
-def _quick_told(text, quick, start, end, every=None):
-    """(the quick walk of text[start:end], its problems) when the walk tells them: none, or only
-    openers left open, located by scanning exactly the few joins they were opened in
-    (_quick_unclosed); else None."""
-    walked = _quick_walk(text, quick, start, end, every=every)
-    if walked is None:
-        return None
-    joins, left = walked[0], walked[1]
-    found = _quick_unclosed(text, quick.exact, start, end, joins, len(left)) if left else []
-    return None if found is None else (walked, found)
-
-
-def _quick_walk(text, quick, start, end, stop=None, every=None, left=b"", targets=(), since=None):
+def _quick_walk(text, quick, start, end, stop=None, every=None):
     """The walk of `quick` (a _Quick) over text[start:end], pairing the brackets it keeps.
 
     Returns (joins, the brackets left open, {symbol: count}, the _State of the substitutions
-    scanned exactly, the substitutions of plain templates, the index of the target met), or None
-    when it gives up. joins are (where a join of pieces starts, the brackets open there, the lowest
-    depth inside it), one per `every` pieces (default _QUICK_FLUSH); a join starts where a token
-    starts. With `stop`, the walk ends at the first join starting after `stop` (what is left open
-    is then open there). `left`: the brackets open at `start` (a token's start). `targets`:
-    ascending (offset, brackets open) of another walk; the walk ends at the first one where a
-    token starts with exactly those brackets open (a join starts there, not in `joins`). `since`:
-    how far back handlers look (default `start`; a walk resumed inside a text looks back as the
-    walk from its start did).
+    scanned exactly, the substitutions of plain templates), or None when it gives up. joins are
+    (where a join of pieces starts, the brackets open there, the lowest depth inside it), one per
+    `every` pieces (default _QUICK_FLUSH); a join starts where a token starts. With `stop`, the
+    walk ends at the first join starting after `stop` (what is left open is then open there).
     """
     every = _QUICK_FLUSH if every is None else every
     spec, delete = quick.exact, quick.delete
-    state = _State(text, spec, start if since is None else since, end)
+    state = _State(text, spec, start, end)
     stack, problems = state.stack, state.problems
     walk = quick.spec
     regex, first_template, first_special = walk.regex, walk.first_template, walk.first_special
@@ -3678,8 +3664,8 @@ def _quick_walk(text, quick, start, end, stop=None, every=None, left=b"", target
     pieces, totals = [], dict.fromkeys(bytes(range(128)).translate(None, delete).decode(), 0)
     joins = []
     add = pieces.append
-    braces = target = 0
-    mark = targets[0][0] if targets else end + 1
+    braces = 0
+    left = b""
     gap = pos = joined = start
     while pos is not None:
         resume = None
@@ -3688,24 +3674,15 @@ def _quick_walk(text, quick, start, end, stop=None, every=None, left=b"", target
             s = m.start()
             add(text[gap:s])
             gap = m.end()
-            if s > mark:  # (a target inside a token is no place where the walks can meet)
-                while target < len(targets) and targets[target][0] < s:
-                    target += 1
-                mark = targets[target][0] if target < len(targets) else end + 1
-            if s == mark or len(pieces) > every:
+            if len(pieces) > every:
                 paired = _quick_pair(left, pieces, delete, totals)
                 if paired is None:
                     return None
                 joins.append((joined, left, paired[1]))
                 left, joined = paired[0], s
                 pieces.clear()
-                if s == mark:  # a target: the walk ends there when the same brackets are open
-                    if left == targets[target][1]:
-                        return joins, left, totals, state, braces, target
-                    target += 1
-                    mark = targets[target][0] if target < len(targets) else end + 1
                 if stop is not None and joined > stop:
-                    return joins, left, totals, state, braces, None
+                    return joins, left, totals, state, braces
             if k < first_template:
                 continue
             if k < first_special:
@@ -3731,7 +3708,7 @@ def _quick_walk(text, quick, start, end, stop=None, every=None, left=b"", target
     if paired is None:
         return None
     joins.append((joined, left, paired[1]))
-    return joins, paired[0], totals, state, braces, None
+    return joins, paired[0], totals, state, braces
 
 
 class _StopAt:
@@ -3790,72 +3767,6 @@ def _quick_pair(left, pieces, delete, totals):
     if left is None or lowest < 0 or left.translate(None, b"([{") or len(left) > _QUICK_OPEN:
         return None
     return left, lowest
-
-
-_QUICK_EDIT_MIN_CHARS = 1 << 16  # texts this large are checked after an edit by quick walks first
-_QUICK_EDIT_EVERY = 1024  # code pieces per join of those walks (where the walk after an edit resumes)
-
-
-class _QuickScan:
-    """The quick walk of a text (docs/behaviour.md#the-post-edit-balance-check), the scan kept of
-    the text an edit left: where its joins start, the brackets open at each, and those open at the
-    end (its problems: each is "unclosed", as the exact scan says; none when it is balanced)."""
-
-    __slots__ = ("language", "joins", "left")
-
-    def __init__(self, language, joins, left=b""):
-        self.language, self.joins = language, joins  # [(offset, brackets open: bytes)], from (0, b"")
-        self.left = left
-
-    def problems(self):
-        """Its problems as (offset, symbol, problem), where only symbol and problem are known (all
-        that problems_introduced compares of the text before an edit)."""
-        return [(-1, chr(code), "unclosed") for code in self.left]
-
-
-def _quick_scan(text, language):
-    """The _QuickScan of `text` when the quick walk tells its problems (none, or only openers left
-    open that the exact scan finds too); None when it does not, or when the language or the size
-    is not one the quick walk after an edit takes."""
-    if len(text) < _QUICK_EDIT_MIN_CHARS or language in _MARKUP_LANGUAGES or language == "markdown":
-        return None
-    quick = _quick_spec(language)
-    told = _quick_told(text, quick, 0, len(text), _QUICK_EDIT_EVERY) if quick else None
-    if told is None:
-        return None
-    joins, left = told[0][0], told[0][1]
-    return _QuickScan(language, [(at, open_before) for at, open_before, _lowest in joins], left)
-
-
-def _quick_rescan(old, new, regions, line_befores):
-    """The _QuickScan of the edited text `new` when the edit added no problem (the walk met the old
-    one again, or ended with nothing open); None when it may have, or the walk gives up (the exact
-    scan then tells what broke). `old` is the _QuickScan of the text before the edit, `regions`
-    the edit's parts (start, stop, new length) in that text, and `line_befores` the newline before
-    each part's line.
-
-    The walk resumes at the last join at or before the newline before the edit (a decision before
-    it looked ahead at most to the end of its line) and ends at the first join of the old walk,
-    moved by the edit and past it by more than _SETTLE (farther than any decision looks back),
-    where the same brackets are open: from there on it would find what the old walk found, and
-    end with the same brackets open."""
-    import bisect
-
-    joins = old.joins
-    index = max(bisect.bisect_right([at for at, _ in joins], line_befores[0]) - 1, 0)
-    start, left = joins[index]
-    delta = sum(length - (stop - begin) for begin, stop, length in regions)
-    past = regions[-1][1] + _SETTLE
-    targets = [(at + delta, open_before) for at, open_before in joins[index + 1 :] if at > past]
-    quick = _quick_spec(old.language)
-    walked = _quick_walk(new, quick, start, len(new), None, _QUICK_EDIT_EVERY, left, targets, since=0)
-    if walked is None:
-        return None
-    walk_joins, left, met = walked[0], walked[1], walked[5]
-    moved = [(at, open_before) for at, open_before, _lowest in walk_joins]
-    if met is not None:
-        return _QuickScan(old.language, joins[:index] + moved + targets[met:], old.left)
-    return None if left else _QuickScan(old.language, joins[:index] + moved)
 
 
 def _quick_reduce(brackets):
@@ -7973,15 +7884,6 @@ class _ScanFiles:
                 return None
             if record.get("sha256") != (digest or _Digest([text.body])).hexdigest():
                 return None
-            if "joins" in record:
-                joins = [(int(at), str(open_before).encode("ascii")) for at, open_before in record["joins"]]
-                starts = [at for at, _ in joins]
-                if not joins or joins[0] != (0, b"") or starts != sorted(set(starts)):
-                    return None
-                left = str(record.get("left", "")).encode("ascii")
-                if any(open_before.translate(None, b"([{") for _, open_before in joins + [(0, left)]):
-                    return None
-                return _QuickScan(language, joins, left)
             problems = [(int(p), str(sym), str(kind)) for p, sym, kind in record["problems"]]
             saved = [
                 _Saved(int(pos), tuple(int(i) for i in stack), tuple(int(t) for t in templates), int(count))
@@ -7998,10 +7900,7 @@ class _ScanFiles:
         import json
 
         record = {"v": 1, "program": _program_stamp(), "language": language, "codec": text.codec}
-        if isinstance(scan, _QuickScan):
-            record["joins"] = [(at, open_before.decode("ascii")) for at, open_before in scan.joins]
-            record["left"] = scan.left.decode("ascii")
-        elif scan.tags is not None or scan.saved is None or len(scan.problems) > 100_000:
+        if scan.tags is not None or scan.saved is None or len(scan.problems) > 100_000:
             return  # (a record that large would cost more to read than the scan it saves)
         else:
             record["problems"] = scan.problems
@@ -8330,18 +8229,16 @@ def _breaks_of_plan(text, plans, language, memory=None, key=None, keep=True):
     """problems_introduced() for byte plans [(a, block, b), ...] of a Text (ascending, not
     overlapping: one edit, or the items of a be-edit), worked out in character offsets.
 
-    A text whose problems the quick walk tells (none, or openers left open) is walked, not
-    scanned, and the edited text only around the edit (_quick_rescan); any other text, or an edit
-    that may have broken something, gets the exact scans (docs/behaviour.md#the-post-edit-balance-check).
-    `memory` (a _ScanMemory or _ScanFiles) remembers the scan (or walk) of the text an edit of
+    The text before the edit is scanned whole (_BalanceScan), the edited text only around the edit
+    (_rescan: docs/behaviour.md#the-post-edit-balance-check). `memory` (a _ScanMemory or _ScanFiles) remembers the scan (or walk) of the text an edit of
     `key` (the real path) left: when the next edit starts from exactly that text, the text before
     it is not scanned again."""
     size = len(text.body)  # (characters at most)
     before = _Digest([text.body]) if memory is not None and memory.wants_digest(key, language, size) else None
     old_text = text.decode()
     old = memory.recall(key, language, text, old_text, before) if memory is not None else None
-    if old is None:  # walked quickly when that tells its problems (a balanced text: the commonest)
-        old = _quick_scan(old_text, language) or _BalanceScan(old_text, language)
+    if old is None:
+        old = _BalanceScan(old_text, language)
     narrow = len(old_text) == len(text.body)  # one byte per character
     regions, line_ends, line_befores, bytes_pieces, text_pieces, chars, done = [], [], [], [], [], 0, 0
     for a, block, b in plans:
@@ -8365,16 +8262,10 @@ def _breaks_of_plan(text, plans, language, memory=None, key=None, keep=True):
     text_pieces.append(text.decode(done))
     new_text = "".join(text_pieces)
     del text_pieces
-    if isinstance(old, _QuickScan):
-        after = _quick_rescan(old, new_text, regions, line_befores)
-        if after is None:  # the edit may have broken something (or the walk gave up): the exact scan
-            old = _BalanceScan.made(language, old.problems(), None, None, None)
-            after = _BalanceScan(new_text, language)
-    else:
-        after = _rescan(old, new_text, regions, old_length, line_ends, line_befores)
+    after = _rescan(old, new_text, regions, old_length, line_ends, line_befores)
     if memory is not None and keep:
         memory.keep(key, language, text, after_digest, new_text, after)
-    return [] if isinstance(after, _QuickScan) else problems_introduced(old, after, new_text)
+    return problems_introduced(old, after, new_text)
 
 
 def balance_sentence(ctx, opened, change, warnings):

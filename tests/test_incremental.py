@@ -409,106 +409,6 @@ def test_a_digest_hashed_beside_equals_the_sha256_of_its_pieces(size):
     assert digest.hexdigest() == want
 
 
-def _quick_target_met(text, language, at, open_before):
-    """Whether a quick walk of `text` from its start finds a token starting at `at` with exactly
-    the brackets `open_before` open there (what a kept _QuickScan promises of each join)."""
-    walked = be._quick_walk(text, be._quick_spec(language), 0, len(text), targets=[(at, open_before)])
-    return walked is not None and walked[5] == 0
-
-
-@st.composite
-def quick_edits(draw):
-    """One or two edits (ascending, apart) of a corpus text the quick walk takes."""
-    name, language, text = draw(st.sampled_from(QUICK_BASES))
-    cuts = sorted(draw(st.lists(st.integers(0, len(text)), min_size=2, max_size=4)))
-    if len(cuts) == 4 and cuts[2] - cuts[1] < 1:
-        cuts = cuts[:2]
-    plans = []
-    for a, b in zip(cuts[::2], cuts[1::2]):
-        if draw(st.booleans()):  # edits usually start and end at line starts
-            a = text.rfind("\n", 0, a) + 1
-            b = max(a, text.find("\n", b) + 1 or len(text))
-        if plans and a <= plans[-1][1]:
-            break
-        b = min(b, a + 400)
-        plans.append((a, b, "".join(draw(st.lists(st.sampled_from(PIECES), max_size=3)))))
-    return name, language, text, plans
-
-
-QUICK_BASES = [
-    (name, language, text)
-    for name, language, text in BASES
-    if language not in be._MARKUP_LANGUAGES
-    and language != "markdown"
-    and be._quick_spec(language) is not None
-    and text.encode("utf-8", "surrogateescape").decode("utf-8", "replace") == text
-]
-
-
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(case=quick_edits(), every=st.sampled_from([1, 3, 1024]))
-def test_the_quick_check_of_an_edit_equals_two_full_scans(case, every, monkeypatch):
-    """A text is walked quickly before an edit (no exact scan) when that tells its problems, and
-    the edited text from the last join before the edit to the first join after it where the same
-    brackets are open: what the check says the edit broke equals new_problems() of two full
-    check_balance() runs, for one edit and for the next one (from the walk kept of the text the
-    first one left); every join kept is where a walk from the start finds a token with those
-    brackets open, and the brackets kept open at the end are the problems of the edited text."""
-    monkeypatch.setattr(be, "_QUICK_EDIT_MIN_CHARS", 0)
-    monkeypatch.setattr(be, "_QUICK_EDIT_EVERY", every)
-    name, language, text, plans = case
-    memory = be._ScanMemory()
-    for round in range(2):
-        body = text.encode("utf-8")
-        byte_plans, new = [], []
-        done = 0
-        for a, b, block in plans:
-            byte_plans.append((len(text[:a].encode()), block.encode(), len(text[:b].encode())))
-            new += [text[done:a], block]
-            done = b
-        new = "".join(new) + text[done:]
-        want = be.new_problems(be.check_balance(text, language), be.check_balance(new, language))
-        assert be._breaks_of_plan(be.Text(body), byte_plans, language, memory, "k") == want
-        kept = memory.entry[3]
-        if isinstance(kept, be._QuickScan):
-            assert not want and kept.joins[0] == (0, b"")
-            unmatched = be.check_balance(new, language).get("unmatched") or []
-            assert sorted((u["symbol"], u["problem"]) for u in unmatched) == sorted(
-                (chr(code), "unclosed") for code in kept.left
-            )
-            later = kept.joins[1:]  # (the first starts where the walk starts: no token needed)
-            assert all(_quick_target_met(new, language, at, o) for at, o in later[:: max(1, len(later) // 8)])
-        text = new
-        plans = [(len(new) // 3, len(new) // 3, "")] if round == 0 else plans  # the next edit: nothing
-
-
-def test_the_cli_keeps_the_quick_walk_of_a_balanced_file_between_runs(tmp_path, monkeypatch, scans):
-    """A balanced large file is checked by quick walks, with no exact scan: the first run walks it
-    whole, and keeps in BASE/scans/ where its joins start and what is open there; the next run
-    walks only around its edit. An edit that breaks the balance gets the exact scan of the text it
-    left, which tells what broke, and that scan is kept instead."""
-    lines = [f"function f{n}(a) {{\n  return [a, {{k: `${{a}}-{n}`}}];\n}}\n" for n in range(30000)]
-    _target, cache, replace = _cli_editing(tmp_path, monkeypatch, "big.js", lines)
-    walks = []
-    original = be._quick_scan
-    monkeypatch.setattr(be, "_quick_scan", lambda text, language: walks.append(1) or original(text, language))
-
-    def record():
-        (path,) = (cache / "scans").iterdir()
-        return json.loads(path.read_bytes())
-
-    assert replace(2, "  return [a, {k: 'x'}];") == "ok"
-    assert (len(walks), len(scans)) == (1, 0) and "joins" in record() and "saved" not in record()
-    assert replace(45002, "  return [a, {k: 'y'}];") == "ok"
-    assert (len(walks), len(scans)) == (1, 0)  # the kept walk served: nothing walked whole
-    assert replace(45002, "  return [a, {k: 'y'};") == 'edit left 1 unclosed "[" (line 45002)'
-    assert len(scans) == 1 and "saved" in record()  # the exact scan of the text it left, kept
-    assert replace(45002, "  return [a, {k: 'y'}];") == "ok"
-    assert (len(walks), len(scans)) == (1, 1)
-    assert replace(45005, "  return [a, {k: `${a}`}];") == "ok"  # the exact scan kept serves on
-    assert (len(walks), len(scans)) == (1, 1)
-
-
 def test_a_digest_without_a_thread_is_hashed_when_asked_for(monkeypatch):
     """A process that can start no more threads still edits: the digest is computed when asked."""
     import _thread
@@ -532,71 +432,38 @@ def test_a_digest_without_a_thread_is_hashed_when_asked_for(monkeypatch):
         ("utf-8", b"\xef\xbb\xbf", "\n", []),  # a UTF-8 BOM, multi-byte characters
     ],
 )
-def test_the_quick_check_of_an_edit_says_what_the_exact_one_says_in_every_form(tmp_path, monkeypatch, form):
+def test_the_check_of_an_edit_says_what_broke_in_every_form(tmp_path, monkeypatch, form):
     """Through the CLI (scan records kept between runs) and over a file in each stored form, edits
-    that keep, break and mend the balance get the same sentence from the quick walks as from the
-    exact scans (the quick walk switched off by raising its size floor)."""
+    that keep, break and mend the balance get the sentence two full scans give."""
     codec, bom, eol, options = form
     lines = [f"function f{n}(a) {{{eol}  return [a, {{k: 'é{n}'}}];{eol}}}{eol}" for n in range(2000)]
-    answers, met = {}, []
-    original = be._quick_rescan
-    monkeypatch.setattr(be, "_quick_rescan", lambda *args: met.append(original(*args)) or met[-1])
-    for floor in (0, 1 << 40):
-        monkeypatch.setattr(be, "_QUICK_EDIT_MIN_CHARS", floor)
-        monkeypatch.setattr(be, "SCAN_FILE_MIN_CHARS", 1000)  # (records kept for this small file)
-        folder = tmp_path / str(floor)
-        folder.mkdir()
-        target = folder / "big.js"
-        target.write_bytes(bom + "".join(lines).encode(codec))
-        monkeypatch.chdir(folder)
-        monkeypatch.setenv("BETTER_EDIT_CACHE_DIR", str(folder / "cache"))
-        monkeypatch.setenv("BETTER_EDIT_SNAPSHOT_PERSIST", "false")
-        said = []
-        for line, content in [
-            (3002, "  return [a, {k: 'ü'}];"),
-            (3005, "  return [a, {k: 'ü'};"),
-            (3005, "  return [a, {k: 'ü'}];"),
-            (3001, "function g(a) {"),
-            (6000, "}}"),
-        ]:
-            out = io.StringIO()
-            with contextlib.redirect_stdout(out):
-                argv = ["replace", "-f", "big.js", "-s", str(line), "-c", content, "--output", "json"]
-                assert be.main(argv + options) == 0
-            said.append(json.loads(out.getvalue())["balance"])
-        answers[floor] = (said, target.read_bytes())
-    assert answers[0] == answers[1 << 40]
-    assert [scan is not None for scan in met] == [True, False]  # (floor 0; then the exact scan kept)
-    assert answers[0][0] == [
+    monkeypatch.setattr(be, "SCAN_FILE_MIN_CHARS", 1000)  # (records kept for this small file)
+    target = tmp_path / "big.js"
+    target.write_bytes(bom + "".join(lines).encode(codec))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("BETTER_EDIT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("BETTER_EDIT_SNAPSHOT_PERSIST", "false")
+    said = []
+    for line, content in [
+        (3002, "  return [a, {k: 'ü'}];"),
+        (3005, "  return [a, {k: 'ü'};"),
+        (3005, "  return [a, {k: 'ü'}];"),
+        (3001, "function g(a) {"),
+        (6000, "}}"),
+    ]:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            argv = ["replace", "-f", "big.js", "-s", str(line), "-c", content, "--output", "json"]
+            assert be.main(argv + options) == 0
+        said.append(json.loads(out.getvalue())["balance"])
+    assert list((tmp_path / "cache" / "scans").iterdir())  # (the later edits used a kept scan)
+    assert said == [
         "ok",
         'edit left 1 unclosed "[" (line 3005)',
         "ok",
         "ok",
         'edit left 1 unexpected "}" (line 6000)',
     ]
-
-
-@pytest.mark.parametrize("pad", ["", '"pad";\n', '"pad"; "pad";\n'])
-def test_a_walk_resumed_inside_a_text_looks_back_as_the_walk_from_its_start(pad, monkeypatch):
-    """Whether a `/` starts a regex literal depends on what comes before it, maybe before where
-    the walk after an edit resumes: `total` on the line above makes it a division, so the `(`
-    after it is code, left open, and stays a problem of the edited text."""
-    monkeypatch.setattr(be, "_QUICK_EDIT_MIN_CHARS", 0)
-    monkeypatch.setattr(be, "_QUICK_EDIT_EVERY", 1)
-    text = pad + "let x = total\n/ ( /2;\nlet y = 1;\n" + "let z = [1];\n" * 20
-    old = be._quick_scan(text, "javascript")
-    assert old.left == b"(" and [u["symbol"] for u in be.check_balance(text, "javascript")["unmatched"]] == [
-        "("
-    ]
-    a = text.index("let y")
-    b = text.index("\n", a) + 1
-    new = text[:a] + "let y = 2;\n" + text[b:]
-    for resume in range(len(old.joins)):  # from every join: each must look back before it
-        if old.joins[resume][0] > text.rfind("\n", 0, a):
-            break
-        joins = be._QuickScan("javascript", old.joins[: resume + 1], old.left)
-        scan = be._quick_rescan(joins, new, [(a, b, len("let y = 2;\n"))], [text.rfind("\n", 0, a)])
-        assert scan is None or scan.left == b"(", (resume, old.joins[resume])
 
 
 def test_the_cli_hashes_the_text_before_an_edit_only_when_a_record_may_match(tmp_path):
