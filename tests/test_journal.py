@@ -568,7 +568,9 @@ def test_a_recovery_never_undoes_a_call_that_is_still_running(root, cache_dir, b
     reset()
     writer = stopped_at(root, be_env, edit, f"{recorded}:STOP,{applied}:STOP")
     (intent,) = [p.name for p in journal_records(cache_dir)]
-    recovery = stopped_at(root, be_env, ["write", "-f", "other.txt", "-c", "other", "-o", "json"], "recover:STOP")
+    recovery = stopped_at(
+        root, be_env, ["write", "-f", "other.txt", "-c", "other", "-o", "json"], "recover:STOP"
+    )
     writer.send_signal(signal.SIGCONT)
     wait_stopped(writer)  # its file renamed, its prepared record over the intent the recovery opened
     assert renamed() and [p.name for p in journal_records(cache_dir)] == [intent]
