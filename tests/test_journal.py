@@ -568,9 +568,8 @@ def test_a_recovery_never_undoes_a_call_that_is_still_running(root, cache_dir, b
     reset()
     writer = stopped_at(root, be_env, edit, f"{recorded}:STOP,{applied}:STOP")
     (intent,) = [p.name for p in journal_records(cache_dir)]
-    recovery = stopped_at(
-        root, be_env, ["write", "-f", "other.txt", "-c", "other", "-o", "json"], "recover:STOP"
-    )
+    # (a read takes no file lock: a writing command could wait on the stopped call's lock bucket)
+    recovery = stopped_at(root, be_env, ["read", "-f", "f.txt", "-o", "json"], "recover:STOP")
     writer.send_signal(signal.SIGCONT)
     wait_stopped(writer)  # its file renamed, its prepared record over the intent the recovery opened
     assert renamed() and [p.name for p in journal_records(cache_dir)] == [intent]
