@@ -36,6 +36,23 @@ REPLY_TIMEOUT = 60  # seconds to wait for one reply line before a test fails
 STRESS = os.environ.get("BE_STRESS") == "1"
 
 
+@contextlib.contextmanager
+def exclusive(path):
+    """Hold an exclusive lock on the file `path` (POSIX flock; elsewhere nothing): set-ups that
+    write into the checkout (npm ci) run once at a time when test workers run in parallel."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    with open(path, "a") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
 def load_script(name):
     """scripts/NAME.py as a module (the release packager, the docs generator...)."""
     spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")

@@ -26,7 +26,10 @@ LATEST = "0.2.0"
 OLDER = "0.1.0"
 PLATFORMS = [(o, a) for o in ("linux", "darwin", "windows") for a in ("amd64", "arm64")]
 
-pytestmark = pytest.mark.skipif(shutil.which("sh") is None, reason="install.sh needs a POSIX sh")
+pytestmark = [
+    pytest.mark.skipif(shutil.which("sh") is None, reason="install.sh needs a POSIX sh"),
+    pytest.mark.xdist_group("install"),  # one mirror server (pyproject.toml: addopts)
+]
 DOWNLOADERS = [d for d in ("curl", "wget") if shutil.which(d)]
 if not DOWNLOADERS:
     pytestmark = pytest.mark.skip(reason="install.sh needs curl or wget; neither is installed")

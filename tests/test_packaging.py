@@ -30,6 +30,8 @@ from pathlib import Path
 import pytest
 from harness import MODULE, REPO, load_script
 
+pytestmark = pytest.mark.xdist_group("packaging")  # one npx set-up (pyproject.toml: addopts)
+
 SCHEMA = Path(__file__).resolve().parent / "data" / "server.schema.json"
 WORKFLOW = REPO / ".github" / "workflows" / "release.yml"
 HOST_OS = {"linux": "linux", "darwin": "darwin", "win32": "windows"}.get(sys.platform, "linux")

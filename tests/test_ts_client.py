@@ -23,8 +23,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from harness import be_command_prefix, clean_env, run_cli
+from harness import be_command_prefix, clean_env, exclusive, run_cli
 from test_mcp import _get, run_sdk
+
+pytestmark = pytest.mark.xdist_group("ts_client")  # one npm set-up (pyproject.toml: addopts)
 
 TS_DIR = Path(__file__).resolve().parent / "ts_client"
 STAMP = TS_DIR / "node_modules" / ".better-edit-installed"  # sha256 of the lock file npm ci installed
@@ -111,13 +113,14 @@ def ts_client():
             f"(node: {node or 'missing'}, npm: {npm or 'missing'}); install Node.js 20 or later"
         )
     digest = hashlib.sha256((TS_DIR / "package-lock.json").read_bytes()).hexdigest()
-    if not (STAMP.is_file() and STAMP.read_text() == digest):
-        result = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-            cwd=str(TS_DIR), capture_output=True, text=True, timeout=600,
-        )  # fmt: skip
-        assert result.returncode == 0, f"npm ci failed in {TS_DIR}:\n{result.stdout}\n{result.stderr}"
-        STAMP.write_text(digest)
+    with exclusive(TS_DIR / "node_modules.lock"):  # (the executable's suite runs this file too)
+        if not (STAMP.is_file() and STAMP.read_text() == digest):
+            result = subprocess.run(
+                [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+                cwd=str(TS_DIR), capture_output=True, text=True, timeout=600,
+            )  # fmt: skip
+            assert result.returncode == 0, f"npm ci failed in {TS_DIR}:\n{result.stdout}\n{result.stderr}"
+            STAMP.write_text(digest)
     return [node, str(TS_DIR / "client.mjs")]
 
 

@@ -656,6 +656,8 @@ def test_core_edit_suites_pass_on_the_portable_code_paths(tmp_path):
             "-x",
             "-p",
             "no:cacheprovider",
+            "-n",
+            "0",
             *scaled(["tests/test_tools.py"], ["tests/test_tools.py", "tests/test_cli.py"]),
         ],
         cwd=REPO,
