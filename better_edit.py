@@ -3120,8 +3120,9 @@ _FAMILIES = {lang.id: _FAMILY_FUNCTIONS[lang.family] for lang in LANGUAGE_TABLE 
 
 
 # --- 6.3 The bracket scanner ----------------------------------------------------------------------
-# Stack items are ints `offset * 8 + code`: code 1..3 is the bracket group that opened it,
-# 6 a shell `case` (its patterns end with a lone `)`), 7 a template literal's `${`.
+# Stack items are pairs (offset, code): code 1..3 is the bracket group that opened it, 6 a shell
+# `case` (its patterns end with a lone `)`), 7 a template literal's `${`; offset -1 stands for an
+# opener from before where the scan started (a placeholder).
 
 _CASE_CODE, _TEMPLATE_CODE = 6, 7
 _SIGNATURE_LOOKAHEAD = 4  # blocks after a line whose signature may still contain it (`@A({..})`)
@@ -3171,6 +3172,28 @@ class _State:
         # a long line): a later saved state could be undone by an edit after it (_Marks)
         self.uncertain = False
         self.stopped = None  # where a scan `until_empty` stopped
+
+    def checkpoint(self, pos):
+        """This state saved at `pos` (a _Saved), or None where no later scan may resume: a heredoc
+        whose end was not found, or an unterminated string, was decided by the text after it."""
+        if self.missing_heredocs or self.uncertain or len(self.stack) > _MAX_SAVED_DEPTH:
+            return None
+        return _Saved(pos, tuple(self.stack), tuple(self.templates), len(self.problems))
+
+    @staticmethod
+    def moved_stack(stack, moved):
+        """A saved stack with its offsets moved by `moved` (_Moves.moved)."""
+        return tuple((moved(offset), code) for offset, code in stack)
+
+    def same_as(self, saved, moved):
+        """Whether this state equals `saved` of the text before an edit, its offsets moved."""
+        if self.missing_heredocs or len(self.stack) != len(saved.stack):
+            return False
+        if len(self.templates) != len(saved.templates):
+            return False
+        if any(now != (moved(offset), code) for now, (offset, code) in zip(self.stack, saved.stack)):
+            return False
+        return all(now == moved(then) for now, then in zip(self.templates, saved.templates))
 
 
 _SPEC_CACHE = {}
@@ -3273,11 +3296,11 @@ def _scan_brackets(
                 if s >= mark:
                     resume, marked = s, True
                     break
-                push(s * 8 + k)
+                push((s, k))
                 cnt[k] += 1
             elif k <= nb2:
                 cnt[k] += 1
-                if stack and stack[-1] & 7 == k - nb:
+                if stack and stack[-1][1] == k - nb:
                     top = pop()
                     if pairs is not None:
                         pairs.append((top, m.start()))
@@ -3320,7 +3343,7 @@ def _close_slow(state, pos, k):
     spec, stack = state.spec, state.stack
     symbol = spec.symbols[k]
     if stack:
-        code = stack[-1] & 7
+        code = stack[-1][1]
         if code == _TEMPLATE_CODE and symbol == "}":
             stack.pop()
             return _resume_template(state, pos + 1, state.templates.pop())
@@ -3329,7 +3352,7 @@ def _close_slow(state, pos, k):
     want = k - spec.nb
     lowest = max(0, len(stack) - _MAX_RECOVERY_DEPTH)
     for i in range(len(stack) - 1, lowest - 1, -1):
-        code = stack[i] & 7
+        code = stack[i][1]
         if code == want:
             for item in stack[i + 1 :]:
                 _report_open(state, item)
@@ -3344,11 +3367,11 @@ def _close_slow(state, pos, k):
 
 
 def _report_open(state, item):
-    code = item & 7
+    offset, code = item
     if code == _CASE_CODE:
         return  # a `case` we never saw end is not worth an alarm
     symbol = "${" if code == _TEMPLATE_CODE else state.spec.symbols[code]
-    state.problems.append((item >> 3, symbol, "unclosed"))
+    state.problems.append((offset, symbol, "unclosed"))
 
 
 _TEMPLATE_REST = _LazyPattern(r"[^`\\$]*(?:(?:\\[\s\S]|\$(?!\{))[^`\\$]*)*(?:(`)|(\$\{))?")
@@ -3362,7 +3385,7 @@ def _h_template_head(state, m, arg):
 
 def _open_substitution(state, at, backtick):
     """A `${` at `at` of the template literal starting at `backtick`: open until its `}`."""
-    state.stack.append(at * 8 + _TEMPLATE_CODE)
+    state.stack.append((at, _TEMPLATE_CODE))
     state.templates.append(backtick)
     if state.spec.brace_group:
         state.cnt[state.spec.brace_group] += 1
@@ -3465,7 +3488,7 @@ def _h_heredoc(state, m, groups):
 
 
 def _h_case(state, m, arg):
-    state.stack.append(m.start() * 8 + _CASE_CODE)
+    state.stack.append((m.start(), _CASE_CODE))
     return None
 
 
@@ -3473,7 +3496,7 @@ def _h_esac(state, m, arg):
     stack = state.stack
     lowest = max(0, len(stack) - _MAX_RECOVERY_DEPTH)
     for i in range(len(stack) - 1, lowest - 1, -1):
-        if stack[i] & 7 == _CASE_CODE:
+        if stack[i][1] == _CASE_CODE:
             for item in stack[i + 1 :]:
                 _report_open(state, item)
             del stack[i:]
@@ -3567,8 +3590,8 @@ def _balance_problems(text, language, start, end, pairs):
         if state.cnt[k]:
             counts[symbol] = counts.get(symbol, 0) + state.cnt[k]
     if raw_pairs is not None:
-        for item, close in raw_pairs:
-            pairs.append((item >> 3, spec.symbols.get(item & 7, "${"), close, text[close]))
+        for (offset, code), close in raw_pairs:
+            pairs.append((offset, spec.symbols.get(code, "${"), close, text[close]))
     return state.problems, counts
 
 
@@ -3737,15 +3760,15 @@ def _quick_unclosed(text, spec, start, end, joins, levels):
         if lowest >= ceiling:
             continue
         state = _State(text, spec, start, end)
-        state.stack = [-8 + codes[byte] for byte in open_before]  # (offset -1: opened earlier)
+        state.stack = [(-1, codes[byte]) for byte in open_before]  # (opened earlier)
         stop = joins[index + 1][0] if index + 1 < len(joins) else end + 1
         _scan_brackets(text, spec, at, end, marks=_StopAt(stop), state=state)
         if state.problems or len(state.stack) < ceiling:
             return None
-        for item in state.stack[lowest:ceiling]:
-            if item < 0 or item & 7 > spec.nb:
+        for offset, code in state.stack[lowest:ceiling]:
+            if offset < 0 or code > spec.nb:
                 return None
-            found.append((item >> 3, spec.symbols[item & 7], "unclosed"))
+            found.append((offset, spec.symbols[code], "unclosed"))
         ceiling = lowest
     return found if ceiling == 0 else None
 
@@ -3888,16 +3911,9 @@ class _Marks:
         self.next, self.saved = _CHECKPOINT_EVERY, []
 
     def hit(self, state, pos):
-        if isinstance(state, _State):
-            # a heredoc whose end was not found, or an unterminated string, was decided by the text
-            # after it: no resume point after them
-            if not state.missing_heredocs and not state.uncertain and len(state.stack) <= _MAX_SAVED_DEPTH:
-                saved = _Saved(pos, tuple(state.stack), tuple(state.templates), len(state.problems))
-                self.saved.append(saved)
-        else:
-            stack, found, uncertain = state
-            if not uncertain and len(stack) <= _MAX_SAVED_DEPTH:
-                self.saved.append(_Saved(pos, tuple(stack), (), len(found.problems), len(found.bodies)))
+        saved = state.checkpoint(pos)  # (a _State or a _MarkupState)
+        if saved is not None:
+            self.saved.append(saved)
         return pos + _CHECKPOINT_EVERY
 
 
@@ -3928,12 +3944,13 @@ class _Moves:
 class _Settle:
     """Compares a resumed scan of the edited text with the saved states of the old scan at the
     candidate states `order` (indices into `saved`, ascending): offsets move as `moves` says, and
-    an item opened in a replaced part cannot be in both."""
+    an item opened in a replaced part cannot be in both. `kind`: the scan's state class (_State
+    or _MarkupState), which knows its stacks."""
 
-    __slots__ = ("next", "saved", "order", "index", "moves", "settled")
+    __slots__ = ("next", "saved", "order", "index", "moves", "settled", "kind")
 
-    def __init__(self, saved, order, moves):
-        self.saved, self.order, self.moves = saved, order, moves
+    def __init__(self, saved, order, moves, kind):
+        self.saved, self.order, self.moves, self.kind = saved, order, moves, kind
         self.index, self.settled = 0, None
         self.next = self._at(0)
 
@@ -3945,11 +3962,7 @@ class _Settle:
 
     def moved_state(self, saved, problems_shift, bodies_shift):
         """A saved state the old scan and the new one share, as the new scan would have saved it."""
-        stack = saved.stack
-        if stack and isinstance(stack[0], int):  # offset * 8 + code
-            stack = tuple(self.moved(item >> 3) * 8 + (item & 7) for item in stack)
-        else:
-            stack = tuple((k, n, self.moved(p)) for k, n, p in stack)
+        stack = self.kind.moved_stack(saved.stack, self.moved)
         templates = tuple(self.moved(t) for t in saved.templates)
         return _Saved(
             self.moved(saved.pos),
@@ -3964,31 +3977,12 @@ class _Settle:
         while i < len(order) and self._at(i) < pos:
             i += 1
         if i < len(order) and self._at(i) == pos:
-            if self._same(state, self.saved[order[i]]):
+            if state.same_as(self.saved[order[i]], self.moved):
                 self.settled = order[i]
                 return None
             i += 1
         self.index = i
         return self._at(i)
-
-    def _same(self, state, saved):
-        if isinstance(state, _State):
-            if state.missing_heredocs or len(state.stack) != len(saved.stack):
-                return False
-            if len(state.templates) != len(saved.templates):
-                return False
-            for now, then in zip(state.stack, saved.stack):
-                moved = self.moved(then >> 3)
-                if moved is None or now != moved * 8 + (then & 7):
-                    return False
-            return all(now == self.moved(then) for now, then in zip(state.templates, saved.templates))
-        stack = state[0]
-        if len(stack) != len(saved.stack):
-            return False
-        for (key, name, start), (old_key, old_name, old_start) in zip(stack, saved.stack):
-            if key != old_key or name != old_name or start != self.moved(old_start):
-                return False
-        return True
 
 
 class _BalanceScan:
@@ -4097,15 +4091,15 @@ def _rescan(old, new, regions, old_length, line_ends, line_befores):
     states = list(saved[: resume + 1]) if resume is not None else []
     if old.tags is not None:  # saved states count tag problems
         tags = list(old.tags[: point.problems]) if point is not None else []
-        return _rescan_markup(old, new, point, tags, states, _Settle(saved, order, moves))
+        return _rescan_markup(old, new, point, tags, states, _Settle(saved, order, moves, _MarkupState))
     problems = list(old.problems[: point.problems]) if point is not None else []
     spec = _token_spec(language)
     while True:
         state = _State(new, spec, 0, len(new))
         if point is not None:
-            state.stack[:] = [moves.moved(item >> 3) * 8 + (item & 7) for item in point.stack]
+            state.stack[:] = [(moves.moved(offset), code) for offset, code in point.stack]
             state.templates[:] = [moves.moved(t) for t in point.templates]
-        settle = _Settle(saved, [i for i in order if resume is None or i > resume], moves)
+        settle = _Settle(saved, [i for i in order if resume is None or i > resume], moves, _State)
         start = moves.moved(point.pos) if point is not None else 0
         state = _scan_brackets(new, spec, start, len(new), marks=settle, state=state)
         if settle.settled is None:  # it ran to the end
@@ -4214,6 +4208,35 @@ class _Markup:
         self.opens = []  # (open start, name) of every non-void open tag, in order
 
 
+class _MarkupState:
+    """The state of a markup scan where it may be saved: its stack of open elements (key, name,
+    open start), what it found so far, and whether a `<` that was no tag came before (decided by
+    looking ahead, maybe far: no scan may resume after it)."""
+
+    __slots__ = ("stack", "found", "uncertain")
+
+    def __init__(self, stack, found, uncertain):
+        self.stack, self.found, self.uncertain = stack, found, uncertain
+
+    def checkpoint(self, pos):
+        """This state saved at `pos` (a _Saved counting tag problems and bodies), or None."""
+        if self.uncertain or len(self.stack) > _MAX_SAVED_DEPTH:
+            return None
+        return _Saved(pos, tuple(self.stack), (), len(self.found.problems), len(self.found.bodies))
+
+    @staticmethod
+    def moved_stack(stack, moved):
+        return tuple((key, name, moved(start)) for key, name, start in stack)
+
+    def same_as(self, saved, moved):
+        if len(self.stack) != len(saved.stack):
+            return False
+        return all(
+            key == old_key and name == old_name and start == moved(old_start)
+            for (key, name, start), (old_key, old_name, old_start) in zip(self.stack, saved.stack)
+        )
+
+
 def _scan_markup(text, language, start, end, stop_after=None, counting=True, marks=None, stack=None):
     """One pass over markup: match tags with a stack, HTML-style recovery (docs/cli.md#balance-func-range-tag-range).
 
@@ -4281,7 +4304,7 @@ def _scan_markup(text, language, start, end, stop_after=None, counting=True, mar
                 break
         if marked:
             marked = False
-            mark = marks.hit((stack, found, uncertain), resume)
+            mark = marks.hit(_MarkupState(stack, found, uncertain), resume)
             if mark is None:
                 stopped = True
                 break
@@ -4513,11 +4536,11 @@ def _brace_blocks(text, language, start, end, stop_after=None, restart=None):
     raw = []
     state = _State(text, spec, start, end, raw)  # (handlers look back as far as `start`)
     if restart is not None:
-        state.stack = [-8 + 1] * restart[1]  # (-1 * 8 + the code of `{`)
+        state.stack = [(-1, 1)] * restart[1]  # (placeholders of the code of `{`)
     scan_from = start if restart is None else restart[0]
     state = _scan_brackets(text, spec, scan_from, end, raw, stop_after, state=state)
-    blocks = [(item >> 3, close) for item, close in raw if item & 7 == 1]
-    blocks += [(item >> 3, end) for item in state.stack if item & 7 == 1]
+    blocks = [(offset, close) for (offset, code), close in raw if code == 1]
+    blocks += [(offset, end) for offset, code in state.stack if code == 1]
     return blocks
 
 
@@ -4531,10 +4554,10 @@ def _masked_region(text, language, lo, hi):
         for m in spec.regex.finditer(text, pos, hi):
             k, s = m.lastindex, m.start()
             if k <= spec.nb:
-                state.stack.append(s * 8 + k)
+                state.stack.append((s, k))
                 continue
             if k <= 2 * spec.nb:
-                if state.stack and state.stack[-1] & 7 == k - spec.nb:
+                if state.stack and state.stack[-1][1] == k - spec.nb:
                     state.stack.pop()
                     continue
                 resume = _close_slow(state, s, k)
@@ -7886,7 +7909,12 @@ class _ScanFiles:
                 return None
             problems = [(int(p), str(sym), str(kind)) for p, sym, kind in record["problems"]]
             saved = [
-                _Saved(int(pos), tuple(int(i) for i in stack), tuple(int(t) for t in templates), int(count))
+                _Saved(
+                    int(pos),
+                    tuple((int(at), int(code)) for at, code in stack),
+                    tuple(int(t) for t in templates),
+                    int(count),
+                )
                 for pos, stack, templates, count in record["saved"]
             ]
         except (OSError, ValueError, TypeError, KeyError, RecursionError, UnicodeError):
