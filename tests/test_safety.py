@@ -200,9 +200,9 @@ def timed_run(command, **kw):
 # ====================================================================================================
 
 CRASH_MB = 20
-CRASH_KILLS_WRITE = scaled(10, 16)
-CRASH_KILLS_REPLACE = scaled(10, 16)
-CRASH_KILLS_SERVER = scaled(8, 14)
+CRASH_KILLS_WRITE = scaled(6, 16)
+CRASH_KILLS_REPLACE = scaled(6, 16)
+CRASH_KILLS_SERVER = scaled(5, 14)
 
 
 def recover(target, run):
@@ -697,7 +697,7 @@ def _root_files(root):
     return {str(p): p.read_bytes() for p in root.rglob("*") if p.is_file() and not p.is_symlink()}
 
 
-FUZZ_EXAMPLES = int(os.environ.get("BE_FUZZ_EXAMPLES", scaled(200, 500)))
+FUZZ_EXAMPLES = int(os.environ.get("BE_FUZZ_EXAMPLES", scaled(100, 500)))
 
 
 def test_fuzz_tool_arguments(root, servers, outside):
@@ -1168,6 +1168,9 @@ def test_sandbox_escape_refused(template, root, tmp_path, servers, outside):
     assert server.alive()
 
 
+ESCAPE_WAYS = scaled(1, 2)  # CLI forms each escape is tried in (--root, BETTER_EDIT_ROOT, a write)
+
+
 def test_sandbox_escape_through_cli_root(root, tmp_path, run_be, outside):
     """The CLI sandboxes too when --root or BETTER_EDIT_ROOT is given (docs/behaviour.md#paths-and-the-sandbox)."""
     _sandbox_world(root, tmp_path)
@@ -1182,13 +1185,16 @@ def test_sandbox_escape_through_cli_root(root, tmp_path, run_be, outside):
             (["write", "-f", path, "-c", "pwned", "-o", "json"], {"BETTER_EDIT_ROOT": str(root)}),
             (["replace", "--root", str(root), "-f", path, "-s", "1", "-c", "pwned", "-o", "json"], None),
         )
-        for args, env in (forms[number % 3], forms[(number + 1) % 3]):  # two of the three, in turn
+        ways = (forms[number % 3], forms[(number + 1) % 3])[:ESCAPE_WAYS]  # (of the three, in turn)
+        for args, env in ways:
             done = run_be(*args, env=env)
             assert done.returncode == 1, (args, done.stdout, done.stderr)
             assert json.loads(done.stdout)["error"]["code"] == "SANDBOX", (args, done.stdout)
             assert SECRET.encode() not in done.stdout + done.stderr
             attempts += 1
-    assert attempts >= len(ESCAPES)  # (every escape but the NUL ones, two ways each)
+    assert (
+        attempts >= len([e for e in ESCAPES if "\x00" not in e]) * ESCAPE_WAYS
+    )  # (every escape but the NUL ones)
     assert tree_state(root) == before
     outside.check()
 

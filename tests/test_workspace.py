@@ -565,7 +565,7 @@ POSIX = pytest.mark.skipif(os.name == "nt", reason="POSIX signals, FIFOs and fil
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
 def test_a_signal_during_a_large_write_leaves_no_temp_file(be_env, root, tmp_path, signum):
     content = tmp_path / "content.txt"
-    content.write_bytes(b"y" * (200 << 20))  # 200 MiB: the write takes long enough to be caught
+    content.write_bytes(b"y" * (scaled(64, 200) << 20))  # the write takes long enough to be caught
     (root / "f.txt").write_text("old\n")
     writer = subprocess.Popen(
         [*be_command_prefix(), "write", "-f", "f.txt", "--content-file", str(content), "--brief"],
