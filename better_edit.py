@@ -4062,15 +4062,15 @@ def _problems_after(old, text, new, a, b):
 
 def _rescan(old, new, regions, old_length, line_ends, line_befores):
     """The scan of `new`, the old text (`old_length` characters) with the parts regions[i] = (a, b,
-    new length) replaced (ascending, not overlapping; line_ends[i]: its first newline at or after b,
-    or -1; line_befores[i]: its last newline before a, or -1), as a _BalanceScan. Its problems are those a whole scan finds, in the same order; only
-    the text around each replaced part is scanned when the scan settles between them. Its saved
-    states are the old ones where the two scans agree, moved."""
-    language = old.language
-    if language == "markdown" or old.saved is None:
+    new length) replaced (ascending, not overlapping; line_ends[i]: its first newline at or after
+    b, or -1; line_befores[i]: its last newline before a, or -1), as a _BalanceScan. Its problems
+    are those a whole scan finds, in the same order; only the text around each replaced part is
+    scanned when the scan settles between them. Its saved states are the old ones where the two
+    scans agree, moved."""
+    if old.language == "markdown" or old.saved is None:
         known = {(lang, body): (start, found) for lang, body, start, found in old.bodies or ()}
         problems, bodies = _embedded_problems(new, _markdown_parts(new, 0, len(new)), known)
-        return _BalanceScan.made(language, problems, None, None, bodies)
+        return _BalanceScan.made(old.language, problems, None, None, bodies)
     if old.tags is not None and len(regions) > 1:  # markup: one part from the first to the last
         a, b = regions[0][0], regions[-1][1]
         regions, line_ends = [(a, b, len(new) - old_length + b - a)], line_ends[-1:]
@@ -4078,13 +4078,8 @@ def _rescan(old, new, regions, old_length, line_ends, line_befores):
     # A scan resumes only from a state that has a newline between it and the part: a decision made
     # before that state looked ahead at most to the end of its line (farther, _Marks saved nothing)
     starts = [min(a - _SETTLE, before) for (a, _b, _n), before in zip(regions, line_befores)]
+    clean = _clean_gaps(regions, line_ends, starts, old_length)
     saved, moves = old.saved, _Moves(regions)
-    # A saved state can be where the scans agree once past a replaced part's last line and _SETTLE
-    # more characters, and _SETTLE characters before the next part (lookaheads, lookbehinds).
-    clean = []
-    for (_a, b, _length), line_end, after in zip(regions, line_ends, starts[1:] + [None]):
-        first = old_length + 1 if line_end < 0 else max(b + _SETTLE, line_end + 1)
-        clean.append((first, after if after is not None else old_length))
     order = [i for i, one in enumerate(saved) if _in_gap(one.pos, clean)]
     resume = _last_before(saved, starts[0])
     point = saved[resume] if resume is not None else None
@@ -4092,12 +4087,33 @@ def _rescan(old, new, regions, old_length, line_ends, line_befores):
     if old.tags is not None:  # saved states count tag problems
         tags = list(old.tags[: point.problems]) if point is not None else []
         return _rescan_markup(old, new, point, tags, states, _Settle(saved, order, moves, _MarkupState))
+    return _rescan_brackets(old, new, resume, states, (order, moves, clean))
+
+
+def _clean_gaps(regions, line_ends, starts, old_length):
+    """[(first, last)]: where a saved state can be one at which the old scan and the new agree,
+    once past a replaced part's last line and _SETTLE more characters, and _SETTLE characters
+    before the next part (lookaheads, lookbehinds)."""
+    clean = []
+    for (_a, b, _length), line_end, after in zip(regions, line_ends, starts[1:] + [None]):
+        first = old_length + 1 if line_end < 0 else max(b + _SETTLE, line_end + 1)
+        clean.append((first, after if after is not None else old_length))
+    return clean
+
+
+def _rescan_brackets(old, new, resume, states, plan):
+    """_rescan() of a bracket language: from the saved state `resume` (an index, or None: the
+    start) to where the scan settles, then on from the saved state before the next part, until
+    the last part is passed. `states`: the saved states before the resumed one; `plan`: the
+    candidate states (indices), the _Moves and the clean gaps."""
+    saved, (order, moves, clean) = old.saved, plan
+    point = saved[resume] if resume is not None else None
     problems = list(old.problems[: point.problems]) if point is not None else []
-    spec = _token_spec(language)
+    spec = _token_spec(old.language)
     while True:
         state = _State(new, spec, 0, len(new))
         if point is not None:
-            state.stack[:] = [(moves.moved(offset), code) for offset, code in point.stack]
+            state.stack[:] = _State.moved_stack(point.stack, moves.moved)
             state.templates[:] = [moves.moved(t) for t in point.templates]
         settle = _Settle(saved, [i for i in order if resume is None or i > resume], moves, _State)
         start = moves.moved(point.pos) if point is not None else 0
@@ -4105,7 +4121,7 @@ def _rescan(old, new, regions, old_length, line_ends, line_befores):
         if settle.settled is None:  # it ran to the end
             for item in state.stack:
                 _report_open(state, item)
-            return _BalanceScan.made(language, problems + state.problems, states, None, None)
+            return _BalanceScan.made(old.language, problems + state.problems, states, None, None)
         problems += state.problems
         later = saved[settle.settled]
         gap = next(g for g, (first, last) in enumerate(clean) if first <= later.pos <= last)
@@ -4115,7 +4131,7 @@ def _rescan(old, new, regions, old_length, line_ends, line_befores):
         states += [settle.moved_state(one, shift, 0) for one in saved[settle.settled : resume + 1]]
         if gap == len(clean) - 1:  # past the last part: the rest is the old scan's, moved
             problems += _moved_problems(old.problems[saved[resume].problems :], settle)
-            return _BalanceScan.made(language, problems, states, None, None)
+            return _BalanceScan.made(old.language, problems, states, None, None)
         point = saved[resume]  # the next part: resume from the old state before it
 
 
@@ -4190,6 +4206,9 @@ _MARKUP_BRANCHES = (
     r"|</([A-Za-z][\w:.\-]*)\s*>()"  # 7 name, 8 close tag
     r"|<([A-Za-z][\w:.\-]*)(%s)>()"  # 9 name, 10 attributes, 11 open tag
 )
+# the groups of _MARKUP_BRANCHES the scanner reads
+_UNCLOSED_COMMENT, _UNCLOSED_CDATA = 2, 4
+_CLOSE_NAME, _CLOSE_TAG, _OPEN_NAME, _OPEN_ATTRIBUTES, _OPEN_TAG = 7, 8, 9, 10, 11
 _MARKUP_TOKENS = _LazyPattern(_MARKUP_BRANCHES % _ATTRS)
 _MARKUP_TOKENS_BRACES = _LazyPattern(_MARKUP_BRANCHES % _ATTRS_WITH_BRACES)
 _SCRIPT_LANG = _LazyPattern(r"""\b(lang|type)\s*=\s*["']?([\w/+.-]+)""", re.I)
@@ -4245,77 +4264,99 @@ def _scan_markup(text, language, start, end, stop_after=None, counting=True, mar
     Without `counting`, tag counts and the list of open tags are not collected (tag_range).
     `marks` and `stack` (a saved stack to resume from) serve the incremental post-edit check as in
     _scan_brackets; a scan that `marks` stops reports nothing for the elements still open."""
-    html_like = language != "xml"
-    fold = language == "html"
-    void = _VOID_ELEMENTS if html_like else frozenset()
-    raw_text = _RAW_TEXT if html_like else frozenset()
-    regex = _MARKUP_TOKENS_BRACES if language in ("vue", "svelte") else _MARKUP_TOKENS
-    found = _Markup()
-    opened, closed, self_closed = {}, {}, {}
-    stack = [] if stack is None else stack  # (key, name, open start)
-    push, elements, opens = stack.append, found.elements.append, found.opens.append
+    scan = _MarkupScan(text, language, end, counting, [] if stack is None else stack)
     limit = end + 1 if stop_after is None else stop_after
     mark = end + 1 if marks is None else marks.next
-    marked = stopped = uncertain = False
+    uncertain = False
     pos = start
     while pos is not None:
-        resume = None
+        resume = marked = None
         last = pos  # where the previous token ended: a "<" in between was no tag (decided by
-        for m in regex.finditer(text, pos, end):  # looking ahead, maybe far: _Marks saves no state after it)
+        for m in scan.regex.finditer(
+            text, pos, end
+        ):  # looking ahead, maybe far: _Marks saves no state after it)
             k = m.lastindex
             if marks is not None and not uncertain and text.find("<", last, m.start()) >= 0:
                 uncertain = True
             last = m.end()
-            if k == 11:
+            if k == _OPEN_TAG:
                 if m.start() >= mark:
-                    resume, marked = m.start(), True
+                    resume = marked = m.start()
                     break
-                name = m.group(9)
-                key = name.lower() if fold else name
-                tail = text[m.end() - 2]
-                if tail == "/" or (tail in " \t\r\n" and m.group(10).rstrip().endswith("/")):
-                    self_closed[key] = self_closed.get(key, 0) + 1
-                    continue
-                if counting:
-                    opened[key] = opened.get(key, 0) + 1
-                if key in void:
-                    continue
-                if counting:
-                    opens((m.start(), name))
-                if key in raw_text:
-                    resume = _raw_text_element(text, m, name, key, fold, found, closed, end)
+                resume = scan.open_tag(m)
+                if resume is not None:
                     break
-                push((key, name, m.start()))
-            elif k == 8:
-                name = m.group(7)
-                key = name.lower() if fold else name
-                if counting:
-                    closed[key] = closed.get(key, 0) + 1
-                if stack and stack[-1][0] == key:
-                    open_start = stack.pop()[2]
-                    elements((open_start, m.end(), name))
-                else:
-                    open_start = _markup_close_slow(m, key, name, html_like, stack, found)
-                if open_start <= limit < m.start():
+            elif k == _CLOSE_TAG:
+                if scan.close_tag(m) <= limit < m.start():
                     break
-            elif k == 2 or k == 4:
-                found.problems.append((m.start(), "<!--" if k == 2 else "<![CDATA[", "unclosed"))
+            elif k == _UNCLOSED_COMMENT or k == _UNCLOSED_CDATA:
+                symbol = "<!--" if k == _UNCLOSED_COMMENT else "<![CDATA["
+                scan.found.problems.append((m.start(), symbol, "unclosed"))
                 resume = end
                 break
-        if marked:
-            marked = False
-            mark = marks.hit(_MarkupState(stack, found, uncertain), resume)
+        if marked is not None:
+            mark = marks.hit(_MarkupState(scan.stack, scan.found, uncertain), resume)
             if mark is None:
-                stopped = True
-                break
+                return scan.found
         pos = resume
-    if stopped:
+    return scan.finish()
+
+
+class _MarkupScan:
+    """What one markup pass keeps as it goes (_scan_markup): the elements open, what it found,
+    and the tag counts."""
+
+    def __init__(self, text, language, end, counting, stack):
+        self.text, self.end, self.counting, self.stack = text, end, counting, stack
+        self.html_like = language != "xml"
+        self.fold = language == "html"
+        self.void = _VOID_ELEMENTS if self.html_like else frozenset()
+        self.raw_text = _RAW_TEXT if self.html_like else frozenset()
+        self.regex = _MARKUP_TOKENS_BRACES if language in ("vue", "svelte") else _MARKUP_TOKENS
+        self.found = _Markup()
+        self.opened, self.closed, self.self_closed = {}, {}, {}
+
+    def open_tag(self, m):
+        """An open tag: pushed, unless it closes itself or is void; a raw-text element is skipped
+        whole (returns where the scan resumes)."""
+        name = m.group(_OPEN_NAME)
+        key = name.lower() if self.fold else name
+        tail = self.text[m.end() - 2]
+        if tail == "/" or (tail in " \t\r\n" and m.group(_OPEN_ATTRIBUTES).rstrip().endswith("/")):
+            self.self_closed[key] = self.self_closed.get(key, 0) + 1
+            return None
+        if self.counting:
+            self.opened[key] = self.opened.get(key, 0) + 1
+        if key in self.void:
+            return None
+        if self.counting:
+            self.found.opens.append((m.start(), name))
+        if key in self.raw_text:
+            return _raw_text_element(self.text, m, name, key, self.fold, self.found, self.closed, self.end)
+        self.stack.append((key, name, m.start()))
+        return None
+
+    def close_tag(self, m):
+        """A close tag: returns where the element it closes opened (its own end if none)."""
+        name = m.group(_CLOSE_NAME)
+        key = name.lower() if self.fold else name
+        if self.counting:
+            self.closed[key] = self.closed.get(key, 0) + 1
+        stack = self.stack
+        if stack and stack[-1][0] == key:
+            open_start = stack.pop()[2]
+            self.found.elements.append((open_start, m.end(), name))
+            return open_start
+        return _markup_close_slow(m, key, name, self.html_like, stack, self.found)
+
+    def finish(self):
+        """The elements still open reported (not those whose end tag is optional); the counts."""
+        found = self.found
+        for key, name, open_start in self.stack:
+            if not (self.html_like and key.lower() in _OPTIONAL_END):
+                found.problems.append((open_start, f"<{name}>", "unclosed"))
+        found.counts = _markup_counts(self.opened, self.closed, self.self_closed)
         return found
-    for key, name, open_start in stack:
-        if not (html_like and key.lower() in _OPTIONAL_END):
-            found.problems.append((open_start, f"<{name}>", "unclosed"))
-    found.counts = _markup_counts(opened, closed, self_closed)
-    return found
 
 
 def _markup_counts(opened, closed, self_closed):
@@ -4332,7 +4373,7 @@ def _markup_counts(opened, closed, self_closed):
 def _raw_text_element(text, m, name, key, fold, found, closed, end):
     """<script>, <style>, <textarea>, <title>: the body is opaque; returns where to resume."""
     closer = re.compile(r"</" + re.escape(name) + r"\s*>", re.I if fold else 0).search(text, m.end(), end)
-    language = _body_language(key.lower(), m.group(10))
+    language = _body_language(key.lower(), m.group(_OPEN_ATTRIBUTES))
     if closer is None:
         found.problems.append((m.start(), f"<{name}>", "unclosed"))
         found.bodies.append((language, m.end(), end))
