@@ -24,10 +24,11 @@ from harness import REPO, be_command_prefix, scaled
 pytestmark = pytest.mark.xdist_group("frozen")  # one build of the executable (pyproject.toml: addopts)
 
 EXE_NAME = "better-edit-tools" + (".exe" if os.name == "nt" else "")
-# Against the executable: the CLI suite and both SDK clients (every tool, every error code we can
-# cause) every time; the raw-stdio MCP suite too under BE_STRESS=1 (it adds about 30 s).
+# Against the executable: both SDK clients (every tool, every error code we can cause) every time,
+# beside the smoke tests of its CLI below; the CLI and raw-stdio MCP suites too under BE_STRESS=1
+# (they add about 50 s of two cores).
 SUITES = scaled(
-    ["tests/test_cli.py", "tests/test_ts_client.py"],
+    ["tests/test_ts_client.py"],
     ["tests/test_cli.py", "tests/test_mcp.py", "tests/test_ts_client.py"],
 )
 TOOLS = {
@@ -93,6 +94,18 @@ def test_smoke_cli_write_then_read(frozen_exe, be_env, root):
     assert result["total"] == 2
     assert result["content"] == "1\thello\n2\twörld"
     assert result["viewed_code_id"].startswith("v1:1-2:")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_smoke_cli_help_in_both_languages(frozen_exe, be_env, lang):
+    """argparse and the message table in the executable: a command's help, in each language."""
+    result = subprocess.run(
+        [str(frozen_exe), "--lang", lang, "edit", "--help"], env=be_env, capture_output=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout.decode("utf-8")
+    words = ("usage:", "example:") if lang == "en" else ("用法：", "示例：")
+    assert "--edits-file" in out and all(word in out for word in words), out
 
 
 def test_smoke_mcp_initialize_and_tools_list(frozen_exe, be_env, root):
