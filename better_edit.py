@@ -3262,7 +3262,16 @@ def _build_spec(language, brackets, keeps="()[]{}"):
 
 
 def _scan_brackets(
-    text, spec, start, end, pairs=None, stop_after=None, marks=None, state=None, until_empty=False
+    text,
+    spec,
+    start,
+    end,
+    pairs=None,
+    stop_after=None,
+    marks=None,
+    state=None,
+    until_empty=False,
+    skipped=None,
 ):
     """Run the tokenizer over text[start:end]; returns the final _State.
 
@@ -3274,7 +3283,9 @@ def _scan_brackets(
     `marks.next` and returns the next such offset, or None to stop (the incremental post-edit
     check); `state` resumes a scan from a saved state instead of starting empty. With
     `until_empty`, the scan stops where a handler's resumption leaves the stack empty (the end of
-    a template literal the quick check handed over) and `state.stopped` says where.
+    a template literal the quick check handed over) and `state.stopped` says where. With
+    `skipped` (a list), every string, comment or other token the scan skips is appended as
+    (start, end, group).
     """
     if state is None:
         state = _State(text, spec, start, end, pairs)
@@ -3310,13 +3321,18 @@ def _scan_brackets(
                             break
                 else:
                     resume = _close_slow(state, m.start(), k)
-                    if resume is not None:
+                    if resume is not None:  # (the rest of a template literal, after its `${...}`)
+                        if skipped is not None:
+                            skipped.append((m.start(), resume, k))
                         break
             elif k < first_special:
-                continue
+                if skipped is not None:
+                    skipped.append((m.start(), m.end(), k))
             else:
                 handler, arg = handlers[k]
                 resume = handler(state, m, arg)
+                if skipped is not None:
+                    skipped.append((m.start(), m.end() if resume is None else resume, k))
                 if resume is not None:
                     break
         if marked:
@@ -4587,41 +4603,18 @@ def _brace_blocks(text, language, start, end, stop_after=None, restart=None):
 
 def _masked_region(text, language, lo, hi):
     """text[lo:hi] with strings and comments blanked (newlines kept), and the comment spans."""
-    spec = _token_spec(language)
-    state = _State(text, spec, lo, hi)
-    pieces, comments, last, pos = [], [], lo, lo
-    while pos is not None:
-        resume = None
-        for m in spec.regex.finditer(text, pos, hi):
-            k, s = m.lastindex, m.start()
-            if k <= spec.nb:
-                state.stack.append((s, k))
-                continue
-            if k <= 2 * spec.nb:
-                if state.stack and state.stack[-1][1] == k - spec.nb:
-                    state.stack.pop()
-                    continue
-                resume = _close_slow(state, s, k)
-                if resume is None:
-                    continue
-                e = resume
-            elif k < spec.first_special:
-                e = m.end()
-            else:
-                handler, arg = spec.handlers[k]
-                resume = handler(state, m, arg)
-                e = m.end() if resume is None else resume
-            pieces.append(text[last:s])
-            if spec.kinds[k] == "comment" or e - s < 2:
-                pieces.append(_NON_NEWLINE.sub(" ", text[s:e]))
-            else:  # a string stays visible as `"   "`: `x = '}'` must still end with a value
-                pieces.append('"' + _NON_NEWLINE.sub(" ", text[s + 1 : e - 1]) + '"')
-            if spec.kinds[k] == "comment":
-                comments.append((s, e))
-            last = e
-            if resume is not None:
-                break
-        pos = resume
+    spec, skipped = _token_spec(language), []
+    _scan_brackets(text, spec, lo, hi, skipped=skipped)
+    pieces, comments, last = [], [], lo
+    for s, e, k in skipped:
+        pieces.append(text[last:s])
+        if spec.kinds[k] == "comment" or e - s < 2:
+            pieces.append(_NON_NEWLINE.sub(" ", text[s:e]))
+        else:  # a string stays visible as `"   "`: `x = '}'` must still end with a value
+            pieces.append('"' + _NON_NEWLINE.sub(" ", text[s + 1 : e - 1]) + '"')
+        if spec.kinds[k] == "comment":
+            comments.append((s, e))
+        last = e
     pieces.append(text[last:hi])
     return "".join(pieces), comments
 
