@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import better_edit as be
 
 CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
-EXAMPLES = scaled(150, 1500)
+EXAMPLES = scaled(100, 1500)
 
 # Every corpus file of a checked language (bracket languages, markup, Markdown).
 BASES = []

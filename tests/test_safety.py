@@ -199,7 +199,7 @@ def timed_run(command, **kw):
 # 1. Crash safety (docs/behaviour.md#writing-safely): SIGKILL at random moments leaves the old bytes or the new bytes
 # ====================================================================================================
 
-CRASH_MB = 20
+CRASH_MB = scaled(8, 20)
 CRASH_KILLS_WRITE = scaled(6, 16)
 CRASH_KILLS_REPLACE = scaled(6, 16)
 CRASH_KILLS_SERVER = scaled(5, 14)
@@ -212,7 +212,7 @@ def recover(target, run):
 
 
 def test_crash_cli_write_and_replace(tmp_path, root, cache_dir, be_command, be_env, outside):
-    """A CLI `write` and a `replace` of a 20 MB file are SIGKILLed at moments spread over their
+    """A CLI `write` and a `replace` of a CRASH_MB file are SIGKILLed at moments spread over their
     measured duration; after every kill the file holds exactly the old or exactly the new bytes and
     both stores load."""
     rng = random.Random(6)
@@ -278,11 +278,11 @@ def test_crash_cli_write_and_replace(tmp_path, root, cache_dir, be_command, be_e
 
 
 def test_crash_server_mid_edit(tmp_path, root, cache_dir, be_env, outside):
-    """The MCP server is SIGKILLed while a be-replace / be-write of a 20 MB file is in progress."""
+    """The MCP server is SIGKILLed while a be-replace / be-write of a CRASH_MB file is in progress."""
     rng = random.Random(7)
     target = root / "big.txt"
     target.write_bytes(big_text(CRASH_MB, b"srv"))
-    middle = 20_000  # inside both the 20 MB file and the 4 MB one be-write leaves
+    middle = 20_000  # inside both the CRASH_MB file and the 4 MB one be-write leaves
     write_content = big_text(4, b"new").decode()
 
     def request(number):
