@@ -11,7 +11,7 @@ or exactly the new bytes, and every record file of the snapshot and chip stores 
 Also reported, without fixing anything up: kills that landed while the process still ran, files
 left with a second hard link (a snapshot's .bin whose edit never finished) and stray temp files
 beside the target. --heal gives the target a fresh inode whenever a kill left it hard-linked, so
-each kill exercises the atomic path alone (what tests/test_safety.py does). The exit status is 1 when any kill left a mix or a store file that does not load.
+each kill exercises the atomic path alone (what tests/test_workspace_safety.py does). The exit status is 1 when any kill left a mix or a store file that does not load.
 Set BE_EXE to measure the frozen executable.
 """
 

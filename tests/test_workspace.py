@@ -33,7 +33,7 @@ import time
 
 import pytest
 from harness import FROZEN, REPO, Server, be_command_prefix, close_all, run_json, scaled, strict_loads
-from test_safety import tree_state
+from test_workspace_safety import tree_state
 
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX rlimits, FIFOs, hard links and renameat2")
 
