@@ -6040,16 +6040,20 @@ LOCK_BUCKETS = 64  # lock files (and at most as many descriptors) for every file
 
 
 class Locks:
-    """The file locks one call holds (docs/behaviour.md#writing-safely). A file is locked through one
-    of LOCK_BUCKETS lock files, chosen by its inode (a file not yet created: by its path), so hard
-    links share a lock, the lock folder stays bounded however many files are edited, and a call
-    over 500 files holds at most LOCK_BUCKETS descriptors for them. Buckets are taken in ascending
-    order (two processes never wait on each other in a circle) and each once per call. Once the
-    locks are held the files are looked at again, and all are taken anew if one was replaced
-    meanwhile (an atomic write by another process gives its name a new inode)."""
+    """The file locks one call holds (docs/behaviour.md#writing-safely). A file is locked through
+    LOCK_BUCKETS lock files, two of them: the bucket of its inode (a file not yet created: of its
+    path), so hard links share a lock, and the bucket of its path, so a call that comes while a
+    commit has already renamed new bytes over the name (a new inode) still waits for that commit.
+    The lock folder stays bounded however many files are edited, and a call over 500 files holds
+    at most LOCK_BUCKETS descriptors for them. Buckets are taken in ascending order (two processes
+    never wait on each other in a circle) and each once per call. Once the locks are held the
+    files are looked at again, and all are taken anew if one was replaced meanwhile (an atomic
+    write by another process gives its name a new inode); then, if a writer died while this call
+    waited, its commit is undone first (recover_interrupted), so no call builds on half-done files.
+    `recovering`: the locks of that undo itself."""
 
-    def __init__(self, ctx):
-        self.ctx, self.held = ctx, {}
+    def __init__(self, ctx, recovering=False):
+        self.ctx, self.held, self.recovering = ctx, {}, recovering
 
     def __enter__(self):
         return self
@@ -6063,13 +6067,19 @@ class Locks:
         self.held = {}
 
     def take_all(self, places):
+        recovered = False
         for _ in range(1000):
             stats = [place.lstat() for place in places]
             self.release()
-            for bucket in sorted({_lock_bucket(place, st) for place, st in zip(places, stats)}):
+            for bucket in sorted({b for place, st in zip(places, stats) for b in _lock_buckets(place, st)}):
                 self.held[bucket] = FileLock(self.ctx, f"bucket:{bucket}").__enter__()
-            if all(_identity(place.lstat()) == _identity(st) for place, st in zip(places, stats)):
+            if any(_identity(place.lstat()) != _identity(st) for place, st in zip(places, stats)):
+                continue
+            if self.recovering or recovered or not _dead_writer_left_a_commit(self.ctx):
                 return self
+            self.release()  # (the undo takes the locks it needs)
+            recovered = True
+            self.ctx.recovered = self.ctx.recovered + recover_interrupted(self.ctx)
         self.release()
         raise ToolError("CONFLICT", "conflict", file=places[0].file)
 
@@ -6084,9 +6094,15 @@ def lock_file(ctx, place):
         raise
 
 
-def _lock_bucket(place, st):
-    key = f"inode:{st.st_dev}:{st.st_ino}" if st is not None else "path:" + place.real
-    return int(_sha256_new(key.encode("utf-8", "surrogateescape")).hexdigest()[:8], 16) % LOCK_BUCKETS
+def _lock_buckets(place, st):
+    """The buckets of a file: of its inode and of its path (one, for a file not yet created)."""
+    keys = {"path:" + place.real}
+    if st is not None:
+        keys.add(f"inode:{st.st_dev}:{st.st_ino}")
+    return {
+        int(_sha256_new(key.encode("utf-8", "surrogateescape")).hexdigest()[:8], 16) % LOCK_BUCKETS
+        for key in keys
+    }
 
 
 def _identity(st):
@@ -7709,23 +7725,11 @@ def recover_interrupted(ctx):
         if not name.endswith(_RECORD_ENDINGS):
             continue
         path = os.path.join(journal.dir, name)
-        try:
-            fd = os.open(path, os.O_RDWR | _NOFOLLOW | _CLOEXEC | _NONBLOCK | getattr(os, "O_BINARY", 0))
-        except OSError:
+        dead = _dead_record(path)
+        if dead is None:
             continue
-        try:
-            _Faults.point("recover")
-            if not _lock_record(fd, block=False):
-                continue
-            try:  # the lock holds what was opened: a record renamed over it since (an intent giving
-                # way to its prepared record, whose writer closes the intent's lock) is a live call's
-                if _identity(os.stat(path, follow_symlinks=False)) != _identity(os.fstat(fd)):
-                    continue
-                record = _json_object_in(fd)
-            except (OSError, ValueError, RecursionError):
-                continue
-            if not _record_stale(record, path):
-                continue
+        fd, record = dead
+        try:  # (its lock is held until the record is gone)
             if name.endswith((".done", ".clean")):
                 said = _finish_record(ctx, record)
                 said = said if name.endswith(".done") else None  # (.clean: its call said it all)
@@ -7740,6 +7744,47 @@ def recover_interrupted(ctx):
         finally:
             os.close(fd)
     return warnings
+
+
+def _dead_record(path):
+    """(descriptor holding its lock, record) of the commit record `path` when its writer is dead;
+    None when it runs (its lock is held), or the record is gone or unreadable."""
+    try:
+        fd = os.open(path, os.O_RDWR | _NOFOLLOW | _CLOEXEC | _NONBLOCK | getattr(os, "O_BINARY", 0))
+    except OSError:
+        return None
+    try:
+        _Faults.point("recover")
+        if _lock_record(fd, block=False):
+            # the lock holds what was opened: a record renamed over it since (an intent giving way
+            # to its prepared record, whose writer closes the intent's lock) is a live call's
+            if _identity(os.stat(path, follow_symlinks=False)) == _identity(os.fstat(fd)):
+                record = _json_object_in(fd)
+                if _record_stale(record, path):
+                    fd, dead = None, fd
+                    return dead, record
+    except (OSError, ValueError, RecursionError):
+        pass
+    finally:
+        if fd is not None:
+            os.close(fd)
+    return None
+
+
+def _dead_writer_left_a_commit(ctx):
+    """Whether a process died before the commit point of a call, leaving its record (looked at by
+    Locks under the locks a call has just taken: a writer killed while the call waited)."""
+    journal_dir = ctx.store_dir("journal")
+    try:
+        names = [n for n in os.listdir(journal_dir) if n.endswith(".json")]
+    except OSError:
+        return False
+    for name in names:
+        dead = _dead_record(os.path.join(journal_dir, name))
+        if dead is not None:
+            os.close(dead[0])
+            return True
+    return False
 
 
 def _sweep_copies(journal, names):
@@ -7826,7 +7871,7 @@ def _undo_record(ctx, journal, record):
                 place.folder.close()
                 continue
             places.append((place, entry))
-        with Locks(bare) as locks:
+        with Locks(bare, recovering=True) as locks:
             locks.take_all([place for place, _entry in places])
             for place, entry in places:
                 try:
@@ -11244,11 +11289,13 @@ def call_tool(ctx, tool, args):
     try:
         result = tool.handler(ctx, validate_args(tool, args))
     except ToolError as exc:
+        undone, ctx.recovered = undone + ctx.recovered, []
         if undone:
             exc.data["warnings"] = _local_warnings(ctx, undone) + list(exc.data.get("warnings") or [])
         raise
     finally:
         _LINE_INDEX.clear()  # no file's bytes outlive the call that read them
+    undone, ctx.recovered = undone + ctx.recovered, []  # (and what Locks undid meanwhile)
     if undone:
         result["warnings"] = _local_warnings(ctx, undone) + result.get("warnings", [])
     return result

@@ -587,6 +587,50 @@ def test_a_recovery_never_undoes_a_call_that_is_still_running(root, cache_dir, b
     assert journal_records(cache_dir) == [] and journal.exists()
 
 
+@pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
+def test_a_call_waiting_on_a_lock_its_killed_holder_left_builds_on_the_undone_files(
+    root, cache_dir, be_env, tmp_path
+):
+    """A two-file edit stopped after both renames (before its commit point) holds its files'
+    locks; an insert into one of them, which ran its recovery while the edit was alive, waits for
+    that lock. The edit is SIGKILLed: the insert must not build on its half-done files. The edit
+    is undone first, whole, and the insert lands on the old text."""
+    edits = tmp_path / "edits.json"
+    items = [
+        {"op": "replace", "file": name, "start": 1, "content": name[0].upper() + "2"}
+        for name in ("a.txt", "b.txt")
+    ]
+    edits.write_text(json.dumps(items))
+    edit = ["edit", "--edits-file", str(edits), "--brief"]
+
+    def reset():
+        for path in root.iterdir():
+            path.unlink()
+        (root / "a.txt").write_text("A1\n")
+        (root / "b.txt").write_text("B1\n")
+
+    def applied():
+        return (root / "a.txt").read_text() == "A2\n" and (root / "b.txt").read_text() == "B2\n"
+
+    step = first_step_where(root, cache_dir, be_env, edit, reset, applied)
+    reset()
+    writer = stopped_at(root, be_env, edit, f"{step}:STOP")
+    waiting = spawn(["insert", "-f", "a.txt", "--after-line", "1", "-c", "L", "-o", "json"], root, be_env)
+    time.sleep(1.0)  # its recovery ran (the edit's record was locked: left alone); now it waits
+    assert waiting.poll() is None, waiting.communicate()
+    writer.kill()
+    writer.wait()
+    out, err = waiting.communicate(timeout=30)
+    assert waiting.returncode == 0, err
+    assert "undone" in json.dumps(json.loads(out)), out  # (it says what it undid first)
+    assert (root / "a.txt").read_text() == "A1\nL\n", "the insert built on a killed call's half-done file"
+    assert (root / "b.txt").read_text() == "B1\n"
+    done, _answer = cli_json(root, be_env, "read", "-f", "b.txt")
+    assert done.returncode == 0
+    assert (root / "a.txt").read_text() == "A1\nL\n" and (root / "b.txt").read_text() == "B1\n"
+    assert journal_records(cache_dir) == [] and sorted(p.name for p in root.iterdir()) == ["a.txt", "b.txt"]
+
+
 @pytest.mark.skipif(FROZEN, reason="signal timing of the module")
 @pytest.mark.parametrize("busy", [False, True])
 def test_sigint_to_the_server_ends_it_quietly(root, be_env, busy):
