@@ -8337,9 +8337,9 @@ def _breaks_of_plan(text, plans, language, memory=None, key=None, keep=True):
     overlapping: one edit, or the items of a be-edit), worked out in character offsets.
 
     The text before the edit is scanned whole (_BalanceScan), the edited text only around the edit
-    (_rescan: docs/behaviour.md#the-post-edit-balance-check). `memory` (a _ScanMemory or _ScanFiles) remembers the scan (or walk) of the text an edit of
-    `key` (the real path) left: when the next edit starts from exactly that text, the text before
-    it is not scanned again."""
+    (_rescan: docs/behaviour.md#the-post-edit-balance-check). `memory` (a _ScanMemory or
+    _ScanFiles) remembers the scan of the text an edit of `key` (the real path) left: when the
+    next edit starts from exactly that text, the text before it is not scanned again."""
     size = len(text.body)  # (characters at most)
     before = _Digest([text.body]) if memory is not None and memory.wants_digest(key, language, size) else None
     old_text = text.decode()
