@@ -6192,48 +6192,19 @@ def _pieces_sha256(pieces):
     return digest.hexdigest()
 
 
-_DIGEST_BESIDE = 1 << 20  # bytes from which a _Digest is computed by a helper thread
-
-
 class _Digest:
-    """The SHA-256 (hex) of byte `pieces`, asked for later. From _DIGEST_BESIDE bytes on, a helper
-    thread computes it from the start: hashlib lets go of the GIL while it hashes, so the caller's
-    decoding and scanning, or a write and its fsync, go on beside it (docs/behaviour.md#limits).
-    The pieces must not change until `hexdigest()` has answered."""
+    """The SHA-256 (hex) of byte `pieces`, computed when first asked for (a call that never asks
+    hashes nothing). The pieces must not change until `hexdigest()` has answered."""
 
-    __slots__ = ("_pieces", "_value", "_error", "_done")
+    __slots__ = ("_pieces", "_value")
 
     def __init__(self, pieces):
-        self._pieces, self._value, self._error, self._done = pieces, None, None, None
-        if sum(len(piece) for piece in pieces) >= _DIGEST_BESIDE:
-            import _thread
-
-            _sha256_new(more=_DIGEST_BESIDE)  # (hashlib imported here, not in the thread)
-            self._done = _thread.allocate_lock()
-            self._done.acquire()
-            try:
-                _thread.start_new_thread(self._run, ())
-            except RuntimeError:  # (no thread to be had: hashed when asked for, as a small one)
-                self._done = None
-
-    def _run(self):
-        try:
-            self._value = _pieces_sha256(self._pieces)
-        except BaseException as exc:  # (MemoryError): raised where the digest is asked for
-            self._error = exc
-        finally:
-            self._done.release()
+        self._pieces, self._value = pieces, None
 
     def hexdigest(self):
-        if self._done is not None:
-            with self._done:  # waits for the helper thread
-                pass
-            self._done = None
-            if self._error is not None:
-                raise self._error
-        elif self._value is None:
+        if self._value is None:
             self._value = _pieces_sha256(self._pieces)
-        self._pieces = None
+            self._pieces = None
         return self._value
 
 
@@ -8365,7 +8336,7 @@ def _breaks_of_plan(text, plans, language, memory=None, key=None, keep=True):
     bytes_pieces.append(memoryview(text.body)[done:])
     new_size = sum(len(piece) for piece in bytes_pieces)
     kept = memory is not None and keep and memory.wants_digest(key, language, new_size, after=True)
-    after_digest = _Digest(bytes_pieces) if kept else None  # (hashed beside the decoding and scan)
+    after_digest = _Digest(bytes_pieces) if kept else None
     text_pieces.append(text.decode(done))
     new_text = "".join(text_pieces)
     del text_pieces

@@ -392,35 +392,17 @@ def test_a_saved_state_after_a_tag_that_failed_is_no_resume_point():
     )
 
 
-@pytest.mark.parametrize(
-    "size", [0, 1000, be._DIGEST_BESIDE - 1, be._DIGEST_BESIDE, 3 * be._DIGEST_BESIDE + 7]
-)
-def test_a_digest_hashed_beside_equals_the_sha256_of_its_pieces(size):
-    """From _DIGEST_BESIDE bytes on a helper thread hashes while the caller goes on: the answer is
-    the SHA-256 of the pieces one after the other, asked for once or again."""
+@pytest.mark.parametrize("size", [0, 1000, (1 << 20) + 7])
+def test_a_digest_equals_the_sha256_of_its_pieces(size):
+    """The answer is the SHA-256 of the pieces one after the other, asked for once or again."""
     import hashlib
 
     data = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
     pieces = [memoryview(data)[: size // 3], b"block", memoryview(data)[size // 3 :]]
     want = hashlib.sha256(data[: size // 3] + b"block" + data[size // 3 :]).hexdigest()
     digest = be._Digest(pieces)
-    assert (digest._done is not None) == (size + 5 >= be._DIGEST_BESIDE)  # a thread only when large
     assert digest.hexdigest() == want
     assert digest.hexdigest() == want
-
-
-def test_a_digest_without_a_thread_is_hashed_when_asked_for(monkeypatch):
-    """A process that can start no more threads still edits: the digest is computed when asked."""
-    import _thread
-    import hashlib
-
-    def refuse(*args):
-        raise RuntimeError("can't start new thread")
-
-    monkeypatch.setattr(_thread, "start_new_thread", refuse)
-    data = b"x" * (be._DIGEST_BESIDE + 1)
-    digest = be._Digest([data])
-    assert digest._done is None and digest.hexdigest() == hashlib.sha256(data).hexdigest()
 
 
 @pytest.mark.parametrize(
