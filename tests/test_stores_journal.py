@@ -377,6 +377,80 @@ def test_random_kills_of_cli_edits_and_server_edits(root, cache_dir, be_env):
     COVERED["random kills"] = runs
 
 
+def test_two_file_edits_killed_at_random_while_servers_write_stay_whole(root, cache_dir, be_env):
+    """Two servers insert into a shared file while CLI `edit`s of that file and a second one are
+    SIGKILLed at random moments. Every server line lands exactly once, and each killed edit is in
+    both files or in neither. (Random kills seldom land between a commit's renames and its commit
+    point while a server waits: that window is replayed step by step by
+    test_a_call_waiting_on_a_lock_its_killed_holder_left_builds_on_the_undone_files.)"""
+    (root / "shared.txt").write_text("HEADER\n")
+    (root / "other.txt").write_text("OTHER\n")
+    lines, victims = scaled(30, 120), scaled(12, 50)
+    errors, servers = [], [Server(root, be_env) for _ in range(2)]
+    for server in servers:
+        server.initialize()
+
+    def write(server, writer):
+        for n in range(lines):
+            try:
+                server.ok(
+                    "be-insert",
+                    {
+                        "file": "shared.txt",
+                        "after_line": (0, 1, -1)[n % 3],
+                        "content": f"s{writer}-{n:03d}",
+                        "brief": True,
+                    },
+                )
+            except AssertionError as exc:
+                errors.append((writer, n, str(exc)))
+
+    import threading
+
+    threads = [threading.Thread(target=write, args=(server, w)) for w, server in enumerate(servers)]
+    for thread in threads:
+        thread.start()
+    rng = random.Random(11)
+    try:
+        for k in range(victims):
+            items = [
+                {"op": "insert", "file": name, "after_line": -1, "content": f"v{k:03d}"}
+                for name in ("shared.txt", "other.txt")
+            ]
+            proc = spawn(["edit", "--brief", "--edits-file", "-"], root, be_env)
+            proc.stdin.write(json.dumps(items).encode())
+            proc.stdin.close()
+            time.sleep(rng.uniform(0.0, 0.25))
+            proc.kill()
+            proc.wait()
+            proc.stdout.close()
+            proc.stderr.close()
+        for thread in threads:
+            thread.join(300)
+    finally:
+        for server in servers:
+            server.close()
+    assert not errors, errors[:3]
+    done, answer = cli_json(root, be_env, "read", "-f", "other.txt")  # (finishes what is left)
+    assert done.returncode == 0, answer
+    shared = (root / "shared.txt").read_text().splitlines()
+    other = (root / "other.txt").read_text().splitlines()
+    assert shared.count("HEADER") == 1 and other[0] == "OTHER"
+    written = sorted(x for x in shared if x.startswith("s"))
+    assert written == sorted(f"s{w}-{n:03d}" for w in range(2) for n in range(lines)), (
+        "a server line was lost"
+    )
+    in_shared = [x for x in shared if x.startswith("v")]
+    in_other = [x for x in other if x.startswith("v")]
+    assert len(in_shared) == len(set(in_shared)) and len(in_other) == len(set(in_other))
+    assert set(in_shared) == set(in_other), "a killed edit stayed in one file only"
+    assert journal_records(cache_dir) == []
+    assert sorted(p.name for p in root.iterdir()) == ["other.txt", "shared.txt"]
+    print(
+        f"\n[journal] {victims} edits killed among 2 servers' {2 * lines} inserts: {len(in_other)} stood whole"
+    )
+
+
 # ====================================================================================================
 # 3. The cases that broke before the journal
 # ====================================================================================================
