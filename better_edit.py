@@ -4287,10 +4287,10 @@ def _scan_markup(text, language, start, end, stop_after=None, counting=True, mar
     pos = start
     while pos is not None:
         resume = marked = None
-        last = pos  # where the previous token ended: a "<" in between was no tag (decided by
-        for m in scan.regex.finditer(
-            text, pos, end
-        ):  # looking ahead, maybe far: _Marks saves no state after it)
+        # where the previous token ended: a "<" in between was no tag (decided by looking ahead,
+        # maybe far: _Marks saves no state after it)
+        last = pos
+        for m in scan.regex.finditer(text, pos, end):
             k = m.lastindex
             if marks is not None and not uncertain and text.find("<", last, m.start()) >= 0:
                 uncertain = True
