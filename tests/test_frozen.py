@@ -1,5 +1,5 @@
-"""The one-file executable (docs/install.md, issue 5): build it once, smoke-test it, then run the CLI and MCP
-suites against it.
+"""The one-file executable (docs/install.md): build it once, smoke-test it, then run the
+TypeScript-client suite against it (and under BE_STRESS=1 the CLI and MCP suites too).
 
 The executable is built from build.spec into a temporary directory once per session, unless the
 environment variable BE_EXE names one already built (the release workflow sets it and runs only
