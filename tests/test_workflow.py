@@ -76,6 +76,8 @@ def test_each_build_runs_build_script_smoke_test_and_packaging(workflow):
     assert "scripts/package.py archive" in text
     smoke = next(step for step in build["steps"] if "test_frozen.py" in str(step.get("run", "")))
     assert smoke["env"]["BE_EXE"].startswith("dist/better-edit-tools")
+    # it installs pytest alone, so it must not take pyproject's addopts (-n 2 needs pytest-xdist)
+    assert 'pytest -o addopts=""' in smoke["run"] or "pytest-xdist" in smoke["run"], smoke["run"]
     assert "does not match better_edit.__version__" in text  # the tag must equal the module version
 
 
