@@ -6079,7 +6079,11 @@ class Locks:
                 return self
             self.release()  # (the undo takes the locks it needs)
             recovered = True
-            self.ctx.recovered = self.ctx.recovered + recover_interrupted(self.ctx)
+            try:
+                said = recover_interrupted(self.ctx)
+            except (OSError, ToolError) as exc:  # (as at the start of a call: said, not fatal)
+                said = [("w.snapshot_not_saved", {"detail": getattr(exc, "strerror", None) or str(exc)})]
+            self.ctx.recovered = self.ctx.recovered + said
         self.release()
         raise ToolError("CONFLICT", "conflict", file=places[0].file)
 
