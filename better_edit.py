@@ -640,6 +640,10 @@ MESSAGES = {
         "an interrupted change of {count} file(s) (event {event_id}) was undone, except: {left}",
         "一次被中断的变更（{count} 个文件，事件 {event_id}）已撤销，以下除外：{left}",
     ),
+    "w.recovery_failed": (
+        "an interrupted change could not be undone yet ({detail}); the next call tries again",
+        "一次被中断的变更暂时无法撤销（{detail}）；下一次调用会重试",
+    ),
     "w.snapshot_not_saved": (
         "the snapshot was not persisted ({detail}); this edit cannot be rolled back by another process",
         "快照未能持久化（{detail}）；其他进程无法回滚本次编辑",
@@ -6082,7 +6086,7 @@ class Locks:
             try:
                 said = recover_interrupted(self.ctx)
             except (OSError, ToolError) as exc:  # (as at the start of a call: said, not fatal)
-                said = [("w.snapshot_not_saved", {"detail": getattr(exc, "strerror", None) or str(exc)})]
+                said = [("w.recovery_failed", {"detail": getattr(exc, "strerror", None) or str(exc)})]
             self.ctx.recovered = self.ctx.recovered + said
         self.release()
         raise ToolError("CONFLICT", "conflict", file=places[0].file)
@@ -11297,7 +11301,7 @@ def _recover(ctx, tool):
     try:
         return said + recover_interrupted(ctx)
     except (OSError, ToolError) as exc:
-        return said + [("w.snapshot_not_saved", {"detail": getattr(exc, "strerror", None) or str(exc)})]
+        return said + [("w.recovery_failed", {"detail": getattr(exc, "strerror", None) or str(exc)})]
 
 
 # ====================================================================================================
