@@ -6083,11 +6083,7 @@ class Locks:
                 return self
             self.release()  # (the undo takes the locks it needs)
             recovered = True
-            try:
-                said = recover_interrupted(self.ctx)
-            except (OSError, ToolError) as exc:  # (as at the start of a call: said, not fatal)
-                said = [("w.recovery_failed", {"detail": getattr(exc, "strerror", None) or str(exc)})]
-            self.ctx.recovered = self.ctx.recovered + said
+            self.ctx.recovered = self.ctx.recovered + _recovery_said(self.ctx)
         self.release()
         raise ToolError("CONFLICT", "conflict", file=places[0].file)
 
@@ -11298,10 +11294,16 @@ def _recover(ctx, tool):
     said, ctx.recovered = ctx.recovered, []  # (what the server found as it started)
     if not ctx.mcp and tool.read_only and not ctx._cache_dir and not _journal_may_hold(ctx):
         return said
+    return said + _recovery_said(ctx)
+
+
+def _recovery_said(ctx):
+    """recover_interrupted()'s warnings; one saying it failed instead of its error (not fatal to
+    the call: the record stays, and the next call tries again)."""
     try:
-        return said + recover_interrupted(ctx)
+        return recover_interrupted(ctx)
     except (OSError, ToolError) as exc:
-        return said + [("w.recovery_failed", {"detail": getattr(exc, "strerror", None) or str(exc)})]
+        return [("w.recovery_failed", {"detail": getattr(exc, "strerror", None) or str(exc)})]
 
 
 # ====================================================================================================
