@@ -1,12 +1,15 @@
 """The test harness every test file uses: how the program is started, a raw MCP client, the stress knob.
 
-- `be_command_prefix()`: the command that starts the program. `[sys.executable, "-m", "better_edit"]`
-  (plus `-P` on Python 3.11+, so the test's working directory never shadows a module), or the frozen
-  executable when the environment variable BE_EXE names one (docs/install.md, issue 5).
+- `be_command_prefix()`: the command that starts the program. `[sys.executable, "-S", "-m",
+  "better_edit"]` (plus `-P` on Python 3.11+, so the test's working directory never shadows a module),
+  or the frozen executable when the environment variable BE_EXE names one (docs/install.md, issue 5).
+  `-S` skips the interpreter's site set-up: its .pth hooks (an editable-install finder, a machine's
+  certificate hook) cost about 40 ms of every start here and are not ours to test; the installed
+  console script's full start is run by the README test (test_docs.py) and measured in bench/.
 - `prepare_module()`: run once per session by conftest.py. It compiles better_edit.py into
   __pycache__ (PYTHONDONTWRITEBYTECODE may be set, so no subprocess would ever write it) and puts the
-  repository first on PYTHONPATH, so `-m better_edit` loads this checkout's module from cached
-  bytecode instead of compiling 7,000 lines at every start.
+  repository, then the folder that holds platformdirs, first on PYTHONPATH, so `-m better_edit` loads
+  this checkout's module from cached bytecode instead of compiling 12,000 lines at every start.
 - `clean_env(cache_dir, root)`: a subprocess environment with a private cache and workspace, English,
   no inherited BETTER_EDIT_* (except BETTER_EDIT_PORTABLE_FALLBACKS).
 - `run_cli(*args, cwd=, env=)`: one CLI run -> CompletedProcess (bytes).
@@ -80,7 +83,7 @@ def be_command_prefix():
 def module_command():
     """The module under this interpreter, even when BE_EXE is set (for tests of the module itself)."""
     safe_path = ["-P"] if sys.version_info >= (3, 11) else []  # no cwd on sys.path (what a script gets)
-    return [sys.executable, *safe_path, "-m", "better_edit"]
+    return [sys.executable, "-S", *safe_path, "-m", "better_edit"]
 
 
 def prepare_module():
@@ -92,8 +95,16 @@ def prepare_module():
     with contextlib.suppress(py_compile.PyCompileError, OSError):
         py_compile.compile(str(MODULE), cfile=importlib.util.cache_from_source(str(MODULE)), doraise=True)
     paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    if not paths or paths[0] != str(REPO):
-        os.environ["PYTHONPATH"] = os.pathsep.join([str(REPO), *paths])
+    wanted = [str(REPO), dependency_folder()]
+    if paths[: len(wanted)] != wanted:
+        os.environ["PYTHONPATH"] = os.pathsep.join([*wanted, *(p for p in paths if p not in wanted)])
+
+
+def dependency_folder():
+    """The folder that holds platformdirs (site-packages, or the venv's): `python -S` skips the
+    interpreter's site set-up, so this folder reaches the program through PYTHONPATH instead."""
+    spec = importlib.util.find_spec("platformdirs")
+    return str(Path(spec.submodule_search_locations[0]).parent) if spec else str(REPO)
 
 
 def clean_env(cache_dir, root):

@@ -770,12 +770,12 @@ def test_an_edit_without_platformdirs_and_one_with_it_share_one_state(tmp_path):
         folder.mkdir()
     (root / "a.txt").write_text("one\n")
     env = {k: v for k, v in clean_env(tmp_path / "unused", root).items() if k != "BETTER_EDIT_CACHE_DIR"}
-    env.update(HOME=str(home), XDG_CACHE_HOME=str(xdg))
+    env.update(HOME=str(home), XDG_CACHE_HOME=str(xdg), PYTHONPATH=str(REPO))  # (no platformdirs on it)
     module = str(REPO / "better_edit.py")
     bare = run_cli("replace", "-f", "a.txt", "-s", "1", "-c", "two", cwd=root, env=env,
                    command=[sys.executable, "-S", module])  # fmt: skip
     assert bare.returncode == 0, bare.stderr
-    probe = subprocess.run([sys.executable, "-S", "-c", "import platformdirs"], capture_output=True)
+    probe = subprocess.run([sys.executable, "-S", "-c", "import platformdirs"], env=env, capture_output=True)
     assert probe.returncode != 0  # (that Python really has no platformdirs)
     full = run_cli("replace", "-f", "a.txt", "-s", "1", "-c", "three", cwd=root, env=env,
                    command=[sys.executable, module])  # fmt: skip
