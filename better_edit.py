@@ -6053,7 +6053,8 @@ class Locks:
     never wait on each other in a circle) and each once per call. Once the locks are held the
     files are looked at again, and all are taken anew if one was replaced meanwhile (an atomic
     write by another process gives its name a new inode); then, if a writer died while this call
-    waited, its commit is undone first (recover_interrupted), so no call builds on half-done files.
+    waited, its commit is undone first (recover_interrupted), or, when another process's recovery
+    is undoing it, this call waits for that, so no call builds on half-done files.
     `recovering`: the locks of that undo itself."""
 
     def __init__(self, ctx, recovering=False):
@@ -6079,11 +6080,16 @@ class Locks:
                 self.held[bucket] = FileLock(self.ctx, f"bucket:{bucket}").__enter__()
             if any(_identity(place.lstat()) != _identity(st) for place, st in zip(places, stats)):
                 continue
-            if self.recovering or recovered or not _dead_writer_left_a_commit(self.ctx):
+            _Faults.point("locked")
+            in_the_way = None if self.recovering else _commit_in_the_way(self.ctx, places, recovered)
+            if in_the_way is None:
                 return self
             self.release()  # (the undo takes the locks it needs)
-            recovered = True
-            self.ctx.recovered = self.ctx.recovered + _recovery_said(self.ctx)
+            if in_the_way is _DEAD:
+                recovered = True
+                self.ctx.recovered = self.ctx.recovered + _recovery_said(self.ctx)
+            else:
+                _wait_for_record(in_the_way)
         self.release()
         raise ToolError("CONFLICT", "conflict", file=places[0].file)
 
@@ -6277,7 +6283,8 @@ class _Faults:
     """Test-only fault injection (CONTRIBUTING.md#fault-injection). BETTER_EDIT_FAULT is a
     comma-separated list of rules AT or AT:WHAT. AT is K (the K-th write, fsync, rename, link,
     unlink or mkdir of a commit), a KIND of step (every one of them) or a named point outside
-    commits (`recover`: a commit record just opened by the recovery). WHAT is an errno name
+    commits (`recover`: a commit record just opened by the recovery; `locked`: a call's file
+    locks just taken). WHAT is an errno name
     (ENOSPC by default; EIO, EPERM...), KILL (SIGKILL there) or STOP (SIGSTOP there, for a test to
     interleave two processes and SIGCONT this one). "count" writes `fault steps: N` to stderr
     after each commit. Unset (the only case outside tests), step() and point() only return."""
@@ -7746,20 +7753,53 @@ def _dead_record(path):
     return None
 
 
-def _dead_writer_left_a_commit(ctx):
-    """Whether a process died before the commit point of a call, leaving its record (looked at by
-    Locks under the locks a call has just taken: a writer killed while the call waited)."""
+_DEAD = "dead"
+
+
+def _commit_in_the_way(ctx, places, recovered):
+    """What a call that has just taken the locks of `places` must wait for before it reads them
+    (Locks): _DEAD when a writer died before its commit point (its commit is undone first; not
+    again once `recovered`), or the path of a record another process holds that names one of
+    `places`. No running call holds a record of a file whose locks this call holds, so that is
+    a recovery undoing a dead writer's commit, waiting for these locks; None when nothing is."""
     journal_dir = ctx.store_dir("journal")
     try:
         names = [n for n in os.listdir(journal_dir) if n.endswith(".json")]
     except OSError:
-        return False
+        return None
+    mine = {place.real for place in places}
     for name in names:
-        dead = _dead_record(os.path.join(journal_dir, name))
+        path = os.path.join(journal_dir, name)
+        dead = _dead_record(path)
         if dead is not None:
             os.close(dead[0])
-            return True
-    return False
+            if not recovered:
+                return _DEAD
+            continue
+        try:
+            entries = _read_json_object(path).get("files")
+        except (OSError, ValueError, RecursionError, AttributeError):
+            continue  # (gone, or not yet whole)
+        if isinstance(entries, list) and any(isinstance(e, dict) and e.get("path") in mine for e in entries):
+            return path
+    return None
+
+
+def _wait_for_record(path):
+    """Wait until the process holding the commit record `path` lets it go (without flock: a moment)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | getattr(os, "O_BINARY", 0))
+    except OSError:
+        return
+    try:
+        if os.name == "nt" or PORTABLE_FALLBACKS:
+            import time
+
+            time.sleep(0.05)
+        else:
+            _lock_record(fd, block=True)
+    finally:
+        os.close(fd)
 
 
 def _sweep_copies(journal, names):

@@ -16,6 +16,7 @@ import resource
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 from harness import FROZEN, Server, be_command_prefix, run_cli, scaled, strict_loads
@@ -703,6 +704,72 @@ def test_a_call_waiting_on_a_lock_its_killed_holder_left_builds_on_the_undone_fi
     assert done.returncode == 0
     assert (root / "a.txt").read_text() == "A1\nL\n" and (root / "b.txt").read_text() == "B1\n"
     assert journal_records(cache_dir) == [] and sorted(p.name for p in root.iterdir()) == ["a.txt", "b.txt"]
+
+
+def holds_flock(pid, path):
+    """Whether process `pid` holds a flock on the file `path` (Linux: /proc/locks)."""
+    ino = os.stat(path).st_ino
+    for fields in (line.split() for line in Path("/proc/locks").read_text().splitlines()):
+        if fields[1:2] == ["FLOCK"] and fields[4:5] == [str(pid)] and fields[5].endswith(f":{ino}"):
+            return True  # ("N: FLOCK ADVISORY WRITE PID MAJ:MIN:INODE ..."; a waiter's has "->")
+    return False
+
+
+@pytest.mark.skipif(FROZEN or not Path("/proc/locks").exists(), reason="SIGSTOP and /proc/locks")
+def test_a_call_never_builds_on_a_commit_another_process_is_undoing(root, cache_dir, be_env, tmp_path):
+    """The half-applied edit CI's random kills found: a two-file edit is killed after both renames;
+    an insert into one file that waited for its locks gets them, and a third call's recovery
+    meanwhile takes the dead edit's record and waits for the insert's file locks. The record is
+    locked, so it looked like a running call's: the insert built on the half-done file, and the
+    recovery then had to leave that file (changed since) and undid only the other. Replayed with
+    SIGSTOP: the insert must wait for that recovery and land on the undone files."""
+    edits = tmp_path / "edits.json"
+    items = [
+        {"op": "replace", "file": name, "start": 1, "content": name[0].upper() + "2"}
+        for name in ("a.txt", "b.txt")
+    ]
+    edits.write_text(json.dumps(items))
+    edit = ["edit", "--edits-file", str(edits), "--brief"]
+
+    def reset():
+        for path in root.iterdir():
+            path.unlink()
+        (root / "a.txt").write_text("A1\n")
+        (root / "b.txt").write_text("B1\n")
+        (root / "c.txt").write_text("C\n")
+
+    def applied():
+        return (root / "a.txt").read_text() == "A2\n" and (root / "b.txt").read_text() == "B2\n"
+
+    step = first_step_where(root, cache_dir, be_env, edit, reset, applied)
+    reset()
+    writer = stopped_at(root, be_env, edit, f"{step}:STOP")
+    insert = ["insert", "-f", "a.txt", "--after-line", "1", "-c", "L", "-o", "json"]
+    waiting = spawn(insert, root, dict(be_env, BETTER_EDIT_FAULT="locked:STOP"))
+    time.sleep(0.5)  # its own recovery ran while the edit lived (left alone); it waits for the locks
+    writer.kill()
+    writer.wait()
+    wait_stopped(waiting)  # it holds a.txt's locks now
+    (record,) = journal_records(cache_dir)
+    recovery = spawn(["read", "-f", "c.txt", "-o", "json"], root, be_env)
+    deadline = time.monotonic() + 20
+    while not holds_flock(recovery.pid, record):  # the recovery took the record, and waits for a.txt
+        assert time.monotonic() < deadline and recovery.poll() is None, recovery.communicate()
+        time.sleep(0.02)
+    time.sleep(0.3)
+    deadline = time.monotonic() + 30
+    while waiting.poll() is None and time.monotonic() < deadline:  # (it stops at each set of locks)
+        waiting.send_signal(signal.SIGCONT)
+        time.sleep(0.05)
+    out, err = waiting.communicate(timeout=30)
+    assert waiting.returncode == 0, err
+    r_out, r_err = recovery.communicate(timeout=30)
+    assert recovery.returncode == 0, r_err
+    said = json.dumps(json.loads(r_out))
+    assert "was undone" in said and "except" not in said, said  # (the recovery undid it, whole)
+    assert (root / "b.txt").read_text() == "B1\n"
+    assert (root / "a.txt").read_text() == "A1\nL\n", "the insert built on a commit being undone"
+    assert journal_records(cache_dir) == []
 
 
 @pytest.mark.skipif(FROZEN, reason="signal timing of the module")
