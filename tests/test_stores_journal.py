@@ -788,6 +788,7 @@ def test_sigint_to_the_server_ends_it_quietly(root, be_env, busy):
     else:
         time.sleep(0.3)
     proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=30)  # (stdin stays open until it ends: the signal ends it, not an EOF racing it)
     _out, err = proc.communicate(timeout=30)
     assert proc.returncode in (-signal.SIGINT, 130), (proc.returncode, err)
     assert len(err.decode().strip().splitlines()) <= 1, err
