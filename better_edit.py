@@ -6820,9 +6820,10 @@ class SnapshotStore:
                 pass
         return dropped
 
-    def prepare(self, place, raw, old_stat, tool, summary, event_id=None, files=None):
+    def prepare(self, place, raw, old_stat, tool, summary, event_id=None, files=None, after=None):
         """Reserve an event id (or join `event_id`: an event of several files, one record each,
-        `files` naming them all) and keep the bytes before the edit; returns a pending record."""
+        `files` naming them all; `after`: the sequence number of its previous file, so the store
+        is not listed again) and keep the bytes before the edit; returns a pending record."""
         record = {
             "event_id": event_id,
             "tool": tool,
@@ -6848,10 +6849,12 @@ class SnapshotStore:
 
         _private_dir(self.dir)
         with self.lock():
-            existing = self.entries()
-            taken = {eid for _seq, eid, _base in existing}
-            last = existing[-1][0] if existing else 0
-            record["event_id"] = event_id or _new_id(taken)
+            if event_id is None or after is None:
+                existing = self.entries()
+                last = existing[-1][0] if existing else 0
+                record["event_id"] = event_id or _new_id({eid for _seq, eid, _base in existing})
+            else:
+                last = after
             record["seq"] = max(time.time_ns(), last + 1)
             record["_base"] = os.path.join(self.dir, f"{record['seq']:020d}-{record['event_id']}")
             if raw is not None:
@@ -6872,11 +6875,13 @@ class SnapshotStore:
                 pass
         _write_private(target, raw)
 
-    def commit(self, record, after_sha256):
+    def commit(self, record, after_sha256, tidy=True):
         """Record the finished edit; returns warnings (evictions, persistence failures).
 
         `after_sha256` is a function: hashing a large file is skipped when nobody can use the
-        snapshot (not persisted, and no server process left to roll it back).
+        snapshot (not persisted, and no server process left to roll it back). `tidy`: evict
+        beyond the bounds and sweep orphans now (an event of several files does it once, at
+        its last file: each pass lists the whole store).
         """
         warnings = []
         if not self.ctx.persist_snapshots:
@@ -6891,8 +6896,9 @@ class SnapshotStore:
         try:
             with self.lock():
                 _write_private(record["_base"] + ".json", _snapshot_json(meta))
-                warnings += self._evict_files()
-                self._sweep_orphans()
+                if tidy:
+                    warnings += self._evict_files()
+                    self._sweep_orphans()
         except OSError as exc:
             warnings.append(("w.snapshot_not_saved", {"detail": exc.strerror or str(exc)}))
         return warnings
@@ -7666,20 +7672,21 @@ class _EventSnapshots:
                 self._prepare(kept)
 
     def _prepare(self, fc):
+        after = self.pendings[-1].get("seq") if self.pendings else None
         pending = self.store.prepare(
-            fc.place, fc.raw, fc.st, self.tool, self.summary, self.event_id, self.files
+            fc.place, fc.raw, fc.st, self.tool, self.summary, self.event_id, self.files, after
         )
         self.pendings.append(pending)
         self.event_id = pending["event_id"]
 
     def commit(self, files):
         warnings = self.warnings
-        for fc, pending in zip(files, self.pendings):
+        for number, (fc, pending) in enumerate(zip(files, self.pendings), 1):
             if fc.payload is None:
                 after = functools.partial(str, "absent")
             else:
                 after = (self.digests.get(id(fc)) or payload_digest(fc.payload)).hexdigest
-            warnings += self.store.commit(pending, after)
+            warnings += self.store.commit(pending, after, tidy=number == len(self.pendings))
         return warnings
 
     def seal(self):

@@ -14,6 +14,12 @@ def pytest_configure(config):
     prepare_module()  # bytecode for `python -m better_edit`, and this checkout first on PYTHONPATH
 
 
+def pytest_collection_modifyitems(config, items):
+    """The files that share one long set-up (an xdist_group: the executable, npm, npx, the mirror)
+    first: each runs on one worker, so one started last would leave the other worker idle at the end."""
+    items.sort(key=lambda item: item.get_closest_marker("xdist_group") is None)
+
+
 @pytest.fixture
 def be_command():
     return be_command_prefix()

@@ -575,6 +575,37 @@ def test_five_hundred_files_under_a_limit_of_256_descriptors(root, be_env, cache
     assert all((root / f"d{n % 7}" / f"f{n}.txt").read_text() == "b\n" for n in range(count))
 
 
+def test_a_many_file_edit_lists_the_snapshot_store_a_few_times_not_once_per_file(
+    root, cache_dir, monkeypatch
+):
+    """Each file of an event kept its snapshot and then listed, sized and swept the whole store
+    (three listings per file): a 500-file edit took 7 s, nearly all of it there, and more as the
+    store filled. The store is looked at a few times per event, however many files it holds."""
+    import better_edit as be
+
+    for n in range(60):
+        (root / f"f{n}.txt").write_text("a\n")
+    ctx = be.Context(root=str(root), cache_dir=str(cache_dir), workspace=str(root), mcp=True)
+    store = str(cache_dir / "snapshots")
+    listed = []
+    real_listdir = os.listdir
+
+    def listdir(path="."):
+        if not isinstance(path, int) and os.fsdecode(path).startswith(store):
+            listed.append(path)
+        return real_listdir(path)
+
+    monkeypatch.setattr(os, "listdir", listdir)
+    for content in ("b", "c"):  # (the second event finds the first one's 60 files in the store)
+        listed.clear()
+        edits = [{"file": f"f{n}.txt", "start": 1, "content": content} for n in range(60)]
+        be.call_tool(ctx, be.find_tool("be-edit"), {"edits": edits, "brief": True})
+        assert len(listed) <= 6, len(listed)
+    assert all((root / f"f{n}.txt").read_text() == "c\n" for n in range(60))
+    rolled = be.call_tool(ctx, be.find_tool("be-trx-rollback"), {"steps": 1})
+    assert rolled and all((root / f"f{n}.txt").read_text() == "b\n" for n in range(60))
+
+
 def test_lock_files_stay_bounded(root, cache_dir, be_env):
     (root / "f.txt").write_text("0\n")
     edits = scaled(150, 1000)  # (more than the 64 buckets and the 8 store locks)

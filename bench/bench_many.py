@@ -1,0 +1,88 @@
+"""An `edit` of many small files: the snapshot store's passes per event, before and after.
+
+    python bench/bench_many.py [--before REV] [--files N] [--runs N]
+
+One CLI `edit --brief` of N one-line files in 7 folders (default 500), repeated --runs times on
+one cache, so the snapshot store fills as a user's does. The module of git revision REV (default
+the commit before the store was tidied once per event) and the module of this checkout run in one
+run, alternating. The reference is `cp` + fsync of the same N files, in the same run.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench_journal import env_for, module_of
+
+
+def prepare(work, files):
+    for n in range(files):
+        folder = work / f"d{n % 7}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"f{n}.txt").write_text("a\n")
+
+
+def edit_ms(folder, work, files, run):
+    edits = work.parent / f"{work.name}-{run}.json"
+    items = [{"file": f"d{n % 7}/f{n}.txt", "start": 1, "content": f"r{run}"} for n in range(files)]
+    edits.write_text(json.dumps(items))
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "better_edit", "edit", "--brief", "--edits-file", str(edits)],
+        cwd=work,
+        env=env_for(folder, work.parent / f"{work.name}-cache"),
+        capture_output=True,
+    )
+    assert done.returncode == 0, done.stderr
+    return (time.perf_counter() - started) * 1000
+
+
+def cp_fsync_ms(work, files):
+    started = time.perf_counter()
+    for n in range(files):
+        source = work / f"d{n % 7}" / f"f{n}.txt"
+        target = source.with_suffix(".copy")
+        shutil.copyfile(source, target)
+        fd = os.open(target, os.O_RDONLY)
+        os.fsync(fd)
+        os.close(fd)
+        target.unlink()
+    return (time.perf_counter() - started) * 1000
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--before", default="aa14446")
+    parser.add_argument("--files", type=int, default=500)
+    parser.add_argument("--runs", type=int, default=5)
+    ns = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        modules = {"before": module_of(ns.before, tmp / "before"), "after": module_of(None, tmp / "after")}
+        works = {name: tmp / f"work-{name}" for name in modules}
+        for work in works.values():
+            prepare(work, ns.files)
+        times, reference = {name: [] for name in modules}, []
+        for run in range(ns.runs):
+            for name, folder in modules.items():
+                times[name].append(edit_ms(folder, works[name], ns.files, run))
+            reference.append(cp_fsync_ms(works["after"], ns.files))
+        floor = statistics.median(reference)
+        print(f"cp + fsync of {ns.files} files: {floor:.0f} ms (median of {ns.runs})")
+        for name in modules:
+            each = ", ".join(f"{t:.0f}" for t in times[name])
+            median = statistics.median(times[name])
+            print(
+                f"{name}: edit of {ns.files} files {median:.0f} ms = {median / floor:.1f}x cp+fsync  (runs: {each})"
+            )
+
+
+if __name__ == "__main__":
+    main()
