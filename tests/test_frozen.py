@@ -243,8 +243,9 @@ def test_cli_and_mcp_suites_pass_against_the_executable(frozen_exe):
     if not suites:
         pytest.skip(f"none of {', '.join(SUITES)} exists yet")
     env = dict(os.environ, BE_EXE=str(frozen_exe))
+    workers = scaled("0", "2")  # (one suite: the outer run's other worker has the second core)
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", *suites, "-q", "-p", "no:cacheprovider"],
+        [sys.executable, "-m", "pytest", *suites, "-q", "-p", "no:cacheprovider", "-n", workers],
         cwd=str(REPO), env=env, capture_output=True, text=True, timeout=1200,
     )  # fmt: skip
     tail = "\n".join(result.stdout.splitlines()[-40:])
