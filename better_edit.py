@@ -6071,14 +6071,18 @@ class Locks:
             lock.__exit__(None, None, None)
         self.held = {}
 
+    def _take(self, places):
+        """Take the buckets of `places` as they are now; whether they are still those files."""
+        stats = [place.lstat() for place in places]
+        self.release()
+        for bucket in sorted({b for place, st in zip(places, stats) for b in _lock_buckets(place, st)}):
+            self.held[bucket] = FileLock(self.ctx, f"bucket:{bucket}").__enter__()
+        return all(_identity(place.lstat()) == _identity(st) for place, st in zip(places, stats))
+
     def take_all(self, places):
         recovered = False
         for _ in range(1000):
-            stats = [place.lstat() for place in places]
-            self.release()
-            for bucket in sorted({b for place, st in zip(places, stats) for b in _lock_buckets(place, st)}):
-                self.held[bucket] = FileLock(self.ctx, f"bucket:{bucket}").__enter__()
-            if any(_identity(place.lstat()) != _identity(st) for place, st in zip(places, stats)):
+            if not self._take(places):
                 continue
             _Faults.point("locked")
             in_the_way = None if self.recovering else _commit_in_the_way(self.ctx, places, recovered)
@@ -7782,14 +7786,19 @@ def _commit_in_the_way(ctx, places, recovered):
             os.close(dead[0])
             if not recovered:
                 return _DEAD
-            continue
-        try:
-            entries = _read_json_object(path).get("files")
-        except (OSError, ValueError, RecursionError, AttributeError):
-            continue  # (gone, or not yet whole)
-        if isinstance(entries, list) and any(isinstance(e, dict) and e.get("path") in mine for e in entries):
+        elif mine.intersection(_record_paths(path)):
             return path
     return None
+
+
+def _record_paths(path):
+    """The paths the commit record `path` names (none when it is gone or not yet whole)."""
+    try:
+        entries = _read_json_object(path).get("files")
+    except (OSError, ValueError, RecursionError, AttributeError):
+        return []
+    paths = [e.get("path") for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+    return [path for path in paths if isinstance(path, str)]
 
 
 def _wait_for_record(path):
@@ -7859,21 +7868,26 @@ def _finish_record(ctx, record):
     bare = _unconfined(ctx)
     entries = [e for e in record["files"] if isinstance(e, dict)]
     for entry in entries:
-        keep = entry.get("keep")
-        if entry.get("how") == "in_place" and isinstance(keep, str):
-            with _suppress_os():
-                os.unlink(keep)
-            continue
-        try:
-            place = locate(bare, str(entry.get("path")))
-        except ToolError:
-            continue
-        with place:
-            for name in (entry.get("temp"), keep):
-                if isinstance(name, str) and name.startswith("."):
-                    with _suppress_os():
-                        place.folder.delete(name)
+        _finish_entry(bare, entry)
     return ("w.completed", {"count": len(entries), "event_id": record.get("event_id") or "-"})
+
+
+def _finish_entry(bare, entry):
+    """One file of a commit that stands: its in-place copy, or its temporary and kept name, go."""
+    keep = entry.get("keep")
+    if entry.get("how") == "in_place" and isinstance(keep, str):
+        with _suppress_os():
+            os.unlink(keep)
+        return
+    try:
+        place = locate(bare, str(entry.get("path")))
+    except ToolError:
+        return
+    with place:
+        for name in (entry.get("temp"), keep):
+            if isinstance(name, str) and name.startswith("."):
+                with _suppress_os():
+                    place.folder.delete(name)
 
 
 def _undo_record(ctx, journal, record):
@@ -7882,34 +7896,15 @@ def _undo_record(ctx, journal, record):
     event_id, entries = record.get("event_id"), [e for e in record["files"] if isinstance(e, dict)]
     prepared = record.get("prepared") is True
     bare = _unconfined(ctx)
-    left, places = [], []
+    places = []
     try:
-        for entry in entries:
-            try:
-                place = locate(bare, str(entry.get("path")))
-            except ToolError:
-                continue
-            if place.real != entry.get("path") or place.pending:
-                place.folder.close()
-                continue
-            places.append((place, entry))
-        with Locks(bare, recovering=True) as locks:
-            locks.take_all([place for place, _entry in places])
-            for place, entry in places:
-                try:
-                    why = _undo_entry(place.folder, place.name, entry, prepared=prepared)
-                except (OSError, ToolError) as exc:
-                    why = getattr(exc, "strerror", None) or str(exc)
-                if why:
-                    left.append(f"{entry['path']} ({why})")
+        _record_places(bare, entries, places)
+        left = _undo_places(bare, places, prepared)
     finally:
         for place, _entry in places:
             place.folder.close()
     for entry in entries:
-        if entry.get("how") == "in_place" and isinstance(entry.get("keep"), str):
-            with _suppress_os():
-                os.unlink(entry["keep"])
-        _remove_folders(entry.get("folders"))
+        _drop_copy_and_folders(entry)
     if not prepared:
         return None
     if isinstance(event_id, str):
@@ -7918,6 +7913,42 @@ def _undo_record(ctx, journal, record):
     if left:
         return ("w.undone_partly", dict(fields, left="; ".join(left)))
     return ("w.undone", fields)
+
+
+def _drop_copy_and_folders(entry):
+    """After an undo: the in-place copy of a record's file, and the folders its call made."""
+    if entry.get("how") == "in_place" and isinstance(entry.get("keep"), str):
+        with _suppress_os():
+            os.unlink(entry["keep"])
+    _remove_folders(entry.get("folders"))
+
+
+def _record_places(bare, entries, places):
+    """Into `places`: (place, entry) of each file a record names that is still where it says."""
+    for entry in entries:
+        try:
+            place = locate(bare, str(entry.get("path")))
+        except ToolError:
+            continue
+        if place.real != entry.get("path") or place.pending:
+            place.folder.close()
+            continue
+        places.append((place, entry))
+
+
+def _undo_places(bare, places, prepared):
+    """Undo each (place, entry) under the locks of them all; what was left alone, and why."""
+    left = []
+    with Locks(bare, recovering=True) as locks:
+        locks.take_all([place for place, _entry in places])
+        for place, entry in places:
+            try:
+                why = _undo_entry(place.folder, place.name, entry, prepared=prepared)
+            except (OSError, ToolError) as exc:
+                why = getattr(exc, "strerror", None) or str(exc)
+            if why:
+                left.append(f"{entry['path']} ({why})")
+    return left
 
 
 # --- scan memory: the last scan of an edited text, for the next post-edit check ------------------
