@@ -7390,41 +7390,51 @@ def _undo_entry(folder, name, entry, before=None, prepared=True):
     """Put one file of an unfinished commit back, judging from what its names hold now; removes
     its temporary and kept name. Returns None, or why it was left alone (another program changed
     it since)."""
-
-    def identity(of):
-        try:
-            st = folder.lstat(of)
-        except FileNotFoundError:
-            return None
-        return (st.st_dev, st.st_ino)
-
     how, temp, keep = entry["how"], entry.get("temp"), entry.get("keep")
-    new = tuple(entry["new"]) if entry.get("new") else None
-    old = tuple(entry["old"]) if entry.get("old") else None
-    left = None
-    now = identity(name)
+    new, old = _entry_identity(entry, "new"), _entry_identity(entry, "old")
+    renamed = how in ("rename", "delete")
     if not prepared:  # killed while preparing: nothing was applied, only what was made goes
-        for made in (keep if how in ("rename", "delete") else None, temp):
-            if made:
-                with _suppress_os():
-                    folder.delete(made)
+        _delete_quietly(folder, keep if renamed else None, temp)
         return None
-    if how in ("rename", "delete") and keep:
-        kept = identity(keep)
-        if kept is not None and now != kept and now != old:  # (a kept copy is not the old inode)
-            if now is None or now == new:  # applied (or the name is gone): the old one goes back
-                folder.rename(keep, name)
-            else:
-                left = "changed by another program since"
-    elif how == "create" and new is not None and now == new:
+    left = None
+    if renamed and keep:
+        left = _undo_rename(folder, name, keep, old, new)
+    elif how == "create" and new is not None and _identity_of(folder, name) == new:
         folder.delete(name)
     elif how == "in_place" and (keep or before is not None):
         left = _undo_in_place(folder, name, keep, old, before)
-    for extra in (temp, keep if how != "in_place" else None):
-        if extra:
-            with _suppress_os():
-                folder.delete(extra)
+    _delete_quietly(folder, temp, keep if how != "in_place" else None)
     return left
+
+
+def _entry_identity(entry, key):
+    return tuple(entry[key]) if entry.get(key) else None
+
+
+def _identity_of(folder, name):
+    """(device, inode) of `name` in `folder`, None when there is no such name."""
+    try:
+        return _identity(folder.lstat(name))
+    except FileNotFoundError:
+        return None
+
+
+def _delete_quietly(folder, *names):
+    for made in names:
+        if made:
+            with _suppress_os():
+                folder.delete(made)
+
+
+def _undo_rename(folder, name, keep, old, new):
+    """The old file, kept under `keep`, back under `name` unless another program changed it."""
+    now, kept = _identity_of(folder, name), _identity_of(folder, keep)
+    if kept is None or now == kept or now == old:  # (a kept copy is not the old inode)
+        return None
+    if now is None or now == new:  # applied (or the name is gone): the old one goes back
+        folder.rename(keep, name)
+        return None
+    return "changed by another program since"
 
 
 def _undo_in_place(folder, name, copy_path, old, before=None):
