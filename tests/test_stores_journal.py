@@ -693,14 +693,9 @@ def test_a_recovery_never_undoes_a_call_that_is_still_running(root, cache_dir, b
     assert journal_records(cache_dir) == [] and journal.exists()
 
 
-@pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
-def test_a_call_waiting_on_a_lock_its_killed_holder_left_builds_on_the_undone_files(
-    root, cache_dir, be_env, tmp_path
-):
-    """A two-file edit stopped after both renames (before its commit point) holds its files'
-    locks; an insert into one of them, which ran its recovery while the edit was alive, waits for
-    that lock. The edit is SIGKILLed: the insert must not build on its half-done files. The edit
-    is undone first, whole, and the insert lands on the old text."""
+def two_file_edit_stopped_after_its_renames(root, cache_dir, env, tmp_path):
+    """An `edit` of a.txt ("A1" -> "A2") and b.txt ("B1" -> "B2"), stopped at the first step where
+    both files hold their new text (before its commit point): it holds their locks and its record."""
     edits = tmp_path / "edits.json"
     items = [
         {"op": "replace", "file": name, "start": 1, "content": name[0].upper() + "2"}
@@ -718,9 +713,20 @@ def test_a_call_waiting_on_a_lock_its_killed_holder_left_builds_on_the_undone_fi
     def applied():
         return (root / "a.txt").read_text() == "A2\n" and (root / "b.txt").read_text() == "B2\n"
 
-    step = first_step_where(root, cache_dir, be_env, edit, reset, applied)
+    step = first_step_where(root, cache_dir, env, edit, reset, applied)
     reset()
-    writer = stopped_at(root, be_env, edit, f"{step}:STOP")
+    return stopped_at(root, env, edit, f"{step}:STOP")
+
+
+@pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
+def test_a_call_waiting_on_a_lock_its_killed_holder_left_builds_on_the_undone_files(
+    root, cache_dir, be_env, tmp_path
+):
+    """A two-file edit stopped after both renames (before its commit point) holds its files'
+    locks; an insert into one of them, which ran its recovery while the edit was alive, waits for
+    that lock. The edit is SIGKILLed: the insert must not build on its half-done files. The edit
+    is undone first, whole, and the insert lands on the old text."""
+    writer = two_file_edit_stopped_after_its_renames(root, cache_dir, be_env, tmp_path)
     waiting = spawn(["insert", "-f", "a.txt", "--after-line", "1", "-c", "L", "-o", "json"], root, be_env)
     time.sleep(1.0)  # its recovery ran (the edit's record was locked: left alone); now it waits
     assert waiting.poll() is None, waiting.communicate()
@@ -754,27 +760,8 @@ def test_a_call_never_builds_on_a_commit_another_process_is_undoing(root, cache_
     locked, so it looked like a running call's: the insert built on the half-done file, and the
     recovery then had to leave that file (changed since) and undid only the other. Replayed with
     SIGSTOP: the insert must wait for that recovery and land on the undone files."""
-    edits = tmp_path / "edits.json"
-    items = [
-        {"op": "replace", "file": name, "start": 1, "content": name[0].upper() + "2"}
-        for name in ("a.txt", "b.txt")
-    ]
-    edits.write_text(json.dumps(items))
-    edit = ["edit", "--edits-file", str(edits), "--brief"]
-
-    def reset():
-        for path in root.iterdir():
-            path.unlink()
-        (root / "a.txt").write_text("A1\n")
-        (root / "b.txt").write_text("B1\n")
-        (root / "c.txt").write_text("C\n")
-
-    def applied():
-        return (root / "a.txt").read_text() == "A2\n" and (root / "b.txt").read_text() == "B2\n"
-
-    step = first_step_where(root, cache_dir, be_env, edit, reset, applied)
-    reset()
-    writer = stopped_at(root, be_env, edit, f"{step}:STOP")
+    writer = two_file_edit_stopped_after_its_renames(root, cache_dir, be_env, tmp_path)
+    (root / "c.txt").write_text("C\n")
     insert = ["insert", "-f", "a.txt", "--after-line", "1", "-c", "L", "-o", "json"]
     waiting = spawn(insert, root, dict(be_env, BETTER_EDIT_FAULT="locked:STOP"))
     time.sleep(0.5)  # its own recovery ran while the edit lived (left alone); it waits for the locks
