@@ -12067,37 +12067,60 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     lang_flag, position = _read_argv(argv)
     lang = detect_lang(lang_flag)
-    word = None if position is None else argv[position]
-    commands = [tool.cli for tool in TOOLS if tool.cli]  # the tool table is the list of commands
-    if word is not None and word not in commands:
-        _print(
-            f"{PROGRAM}: " + tr(lang, "cli.bad_command", word=word, commands=", ".join(commands)),
-            sys.stderr,
-        )
-        return 2
-    if argv in (["-V"], ["--version"]):  # what argparse's version action prints, without the parser
-        try:
-            _print(__version__, sys.stdout)
-        except (OSError, AttributeError):
-            pass  # (as argparse: a closed output is no error here)
-        if program:
-            _exit_now(0)
-        return 0
-    # argparse exits 2 on a usage error, 0 on --help/--version
-    if word is not None:
-        tool = next(t for t in TOOLS if t.cli == word)
-        ns = _command_parser(lang, tool).parse_args(argv[:position] + argv[position + 1 :])
-    else:
-        ns = build_parser(lang).parse_args(argv) if argv else None
+    if position is None and argv not in (["-V"], ["--version"]):
+        return _main_server(lang, argv)
+    status = _main_command(lang, argv, position)
+    if program:
+        _exit_now(status)
+    return status
+
+
+def _main_server(lang, argv):
+    """No command: the MCP server (or --dump-tools)."""
+    ns = build_parser(lang).parse_args(argv) if argv else None  # (exits 2 on a usage error)
     try:
-        ctx = make_context(lang, ns, os.environ, mcp=word is None)
+        ctx = make_context(lang, ns, os.environ, mcp=True)
     except UsageError as exc:
         _print(f"{PROGRAM}: {exc}", sys.stderr)
         return 2
-    if word is None:
-        if ns is not None and ns.dump_tools:
-            return dump_tools(ctx, ns.dump_tools)
-        return serve_stdio(ctx, ns)
+    if ns is not None and ns.dump_tools:
+        return dump_tools(ctx, ns.dump_tools)
+    return serve_stdio(ctx, ns)
+
+
+def _print_version():
+    """What argparse's version action prints, without the parser; exit status 0."""
+    try:
+        _print(__version__, sys.stdout)
+    except (OSError, AttributeError):
+        pass  # (as argparse: a closed output is no error here)
+    return 0
+
+
+def _command_tool(lang, word):
+    """The tool of the command `word` (the tool table is the list of commands); None, said, if none."""
+    for tool in TOOLS:
+        if tool.cli and tool.cli == word:
+            return tool
+    commands = ", ".join(tool.cli for tool in TOOLS if tool.cli)
+    _print(f"{PROGRAM}: " + tr(lang, "cli.bad_command", word=word, commands=commands), sys.stderr)
+    return None
+
+
+def _main_command(lang, argv, position):
+    """One CLI command (or --version); its exit status."""
+    if position is None:
+        return _print_version()
+    word = argv[position]
+    tool = _command_tool(lang, word)
+    if tool is None:
+        return 2
+    ns = _command_parser(lang, tool).parse_args(argv[:position] + argv[position + 1 :])  # (exits 2, or 0)
+    try:
+        ctx = make_context(lang, ns, os.environ, mcp=False)
+    except UsageError as exc:
+        _print(f"{PROGRAM}: {exc}", sys.stderr)
+        return 2
     try:
         args = cli_arguments(lang, tool, ns)
     except UsageError as exc:
@@ -12106,10 +12129,7 @@ def main(argv=None):
     except ToolError as exc:
         print_error(lang, exc.to_dict(lang), ns.output)
         return 2 if exc.code == "INVALID_ARGUMENT" else 1
-    status = run_cli(ctx, tool, args, ns.output)
-    if program:
-        _exit_now(status)
-    return status
+    return run_cli(ctx, tool, args, ns.output)
 
 
 def _exit_now(status):
