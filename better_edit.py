@@ -3222,47 +3222,54 @@ def _token_spec(language, brackets="()[]{}", keeps="()[]{}"):
     return spec
 
 
+def _plain_templates(language, brackets, keeps):
+    """The template-literal patterns of `language` taken as single tokens, with their counts of
+    substitutions: for blocks only ("{}") or no bracket at all (the quick check's walk), where a
+    template literal's `${...}` is no block."""
+    if brackets not in ("{}", ""):
+        return []
+    only_braces = not any(b in (brackets or keeps) for b in "([")
+    return _PLAIN_TEMPLATES.get(_FAMILIES[language], {}).get(only_braces, [])
+
+
 def _build_spec(language, brackets, keeps="()[]{}"):
     allowed, overrides, skips, specials = _FAMILIES[language](language)
     pairs = [(o, c) for o, c in (("(", ")"), ("[", "]"), ("{", "}")) if o in brackets and o in allowed]
+    bracket_patterns = [o for o, _ in pairs] + [c for _, c in pairs]
+    tokens = [(s, overrides.get(s, re.escape(s)), None, None, 0) for s in bracket_patterns]
+    tokens += [(kind, pattern, None, None, 0) for kind, pattern in skips]
+    first_template = len(tokens)
+    tokens += [
+        ("string", pattern, None, None, n) for pattern, n in _plain_templates(language, brackets, keeps)
+    ]
+    first_special = len(tokens)
+    tokens += [(kind, pattern, handler, arg, 0) for kind, pattern, handler, arg in specials]
     spec = _Spec()
     spec.nb = len(pairs)
-    parts, kinds, handlers, symbols = [], [None], [None], {}
-    bracket_patterns = [o for o, _ in pairs] + [c for _, c in pairs]
-    entries = [(s, overrides.get(s, re.escape(s)), None, None) for s in bracket_patterns]
-    entries += [(kind, pattern, None, None) for kind, pattern in skips]
-    # blocks only ("{}") or no bracket at all (the quick check's walk): a template literal's
-    # `${...}` is no block, so a plain one is a single token (of n substitutions)
-    only_braces = not any(b in (brackets or keeps) for b in "([")
-    plain = (
-        _PLAIN_TEMPLATES.get(_FAMILIES[language], {}).get(only_braces, []) if brackets in ("{}", "") else []
-    )
-    first_template = len(entries)
-    entries += [("string", pattern, None, None) for pattern, _ in plain]
-    substitutions_of = [0] * first_template + [n for _, n in plain] + [0] * len(specials)
-    spec.first_template = spec.first_special = None
-    substitutions = [0]
-    for index, entry in enumerate(entries + [(k, p, h, a) for k, p, h, a in specials]):
-        kind, pattern, handler, arg = entry
-        if index == first_template:
-            spec.first_template = len(kinds)
-        if index == len(entries):
-            spec.first_special = len(kinds)
+    starts = _lay_out(spec, tokens, len(bracket_patterns))
+    spec.first_template, spec.first_special = starts[first_template], starts[first_special]
+    spec.brace_group = next((k for k, s in spec.symbols.items() if s == "{"), 0)
+    return spec
+
+
+def _lay_out(spec, tokens, brackets):
+    """Into `spec`: one regex branch per token (kind, pattern, handler, its argument, count of
+    substitutions), each ending in an empty group of its own, and what that group means (for the
+    first `brackets` tokens, the bracket). Returns the group number each token starts at, and
+    one past the last."""
+    parts, kinds, handlers, substitutions, symbols, starts = [], [None], [None], [0], {}, []
+    for index, (kind, pattern, handler, arg, count) in enumerate(tokens):
+        starts.append(len(kinds))
         inner = _groups_in(pattern)
         kinds += [None] * inner + [kind]
         handlers += [None] * inner + [(handler, arg) if handler else None]
-        substitutions += [0] * inner + [substitutions_of[index]]
+        substitutions += [0] * inner + [count]
         parts.append(pattern + "()")
-        if index < len(bracket_patterns):
+        if index < brackets:
             symbols[len(kinds) - 1] = kind
-    if spec.first_special is None:
-        spec.first_special = len(kinds)
-    if spec.first_template is None:
-        spec.first_template = spec.first_special
     spec.regex = _LazyPattern("|".join(parts))  # (a spec built for its counts compiles nothing)
     spec.kinds, spec.handlers, spec.symbols, spec.substitutions = kinds, handlers, symbols, substitutions
-    spec.brace_group = next((k for k, s in symbols.items() if s == "{"), 0)
-    return spec
+    return starts + [len(kinds)]
 
 
 def _scan_brackets(
