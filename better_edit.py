@@ -5107,40 +5107,53 @@ def _brace_restarts(text, language, start, end, line_start):
 def _brace_function_range_from(text, language, line_start, line_end, outer, start, end, restart):
     """function_range's answer from the blocks scanned from `restart` (offset, braces open there),
     or from `start` when None; raises _Crossed when it needs a block before the restart point."""
-    import bisect
-
     blocks = _brace_blocks(text, language, start, end, line_end, restart)
     index = _BlockIndex(blocks, None if restart is None else restart[0])
+    candidates = _blocks_around(index, line_start, line_end, restart)
+    chain, blocks = _definition_chain(text, language, candidates, index, (start, end), line_end)
+    chain = [c for c in chain if c[2] != "class" or c[3]]  # anonymous classes only gave methods
+    if chain:
+        return chain[0] if outer else chain[-1]
+    if outer and blocks:
+        (first, close), kind, name = blocks[0], "block", None
+        return first, close, kind, name
+    return None
+
+
+def _blocks_around(index, line_start, line_end, restart):
+    """The blocks (brace, close) that hold the lines, and the few that follow (the line may be
+    in a later block's signature), in order of their braces."""
+    import bisect
+
     later = index.blocks[bisect.bisect_left(index.closes, line_start) :]  # closing after the line starts
     if restart is not None and any(o < restart[0] for o, _ in later):
         raise _Crossed  # (cannot happen: the depth went down to 0 before the line)
     candidates = sorted(b for b in later if b[0] <= line_end)
     following = sorted(b for b in later if b[0] > line_end)
-    candidates += following[:_SIGNATURE_LOOKAHEAD]  # the line may be in a later block's signature
+    return candidates + following[:_SIGNATURE_LOOKAHEAD]
+
+
+def _definition_chain(text, language, candidates, index, scanned, line_end):
+    """(the definitions among `candidates`, outermost first, as (first, close, kind, name); every
+    block that is not a namespace, as (first, close)); a block whose header starts after the
+    lines does not hold them. `scanned`: (start, end) of the text scanned."""
     chain, blocks = [], []
-    groups = _GoTypeGroups(text, start, end) if language == "go" else None
+    groups = _GoTypeGroups(text, *scanned) if language == "go" else None
     for brace, close in candidates:
-        header = _header_of(text, language, brace, index, start)
+        header = _header_of(text, language, brace, index, scanned[0])
         first = header[0] if header else brace
         if first > line_end:
             continue
-        at = (groups, header[2]) if header else None
-        found = _classify(header[1], language, text[header[2] : brace], at) if header else None
-        if not found or found[0] != "namespace":
-            blocks.append((first, close))
-        if found and found[0] != "namespace":
-            kind, name, _ = found
-            if kind == "function" and chain and chain[-1][2] == "class":
-                kind = "method"
-            chain.append((first, close, kind, name))
-    chain = [c for c in chain if c[2] != "class" or c[3]]  # anonymous classes only gave methods
-    if chain:
-        first, close, kind, name = chain[0] if outer else chain[-1]
-    elif outer and blocks:
-        (first, close), kind, name = blocks[0], "block", None
-    else:
-        return None
-    return first, close, kind, name
+        found = (
+            _classify(header[1], language, text[header[2] : brace], (groups, header[2])) if header else None
+        )
+        if found and found[0] == "namespace":
+            continue
+        blocks.append((first, close))
+        if found:
+            kind = "method" if found[0] == "function" and chain and chain[-1][2] == "class" else found[0]
+            chain.append((first, close, kind, found[1]))
+    return chain, blocks
 
 
 def _range_result(text, found, line_start, line):
