@@ -7323,48 +7323,59 @@ def _prepare_file(ctx, fc):
     if fc.st is not None and place.lstat() is None:  # read, and gone: another program removed it
         raise ToolError("CONFLICT", "conflict", file=fc.file)
     check_writable(place, fc.st)
-    folder, name = place.folder, place.name
     if fc.how in ("rename", "create"):
-        _LIVE_TEMPS[id(fc)] = (folder, fc.temp)
-        fd = folder.open(fc.temp, os.O_RDWR | os.O_CREAT | os.O_EXCL | _NOFOLLOW)
-        src_fd = None
-        try:
-            if fc.st is not None and any(piece[3] is not None for piece in fc.payload):
-                src_fd = folder.open(name, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
-                if _identity(os.fstat(src_fd)) != _identity(fc.st):
-                    raise ToolError("CONFLICT", "conflict", file=fc.file)
-            _Faults.step("write")
-            _write_payload(fd, fc.payload, src_fd)
-            if fc.st is not None:
-                _copy_owner_and_mode(fd, os.path.join(folder.path, fc.temp), fc.st)
-            _Faults.step("fsync")
-            os.fsync(fd)
-            if not _holds(fd, fc.payload):
-                raise ToolError("IO", "readback_temp", path=fc.real)
-            fc.new_id = _identity(os.fstat(fd))
-        finally:
-            os.close(fd)
-            if src_fd is not None:
-                os.close(src_fd)
+        _write_temp(fc, place.folder, place.name)
     if fc.how in ("rename", "delete"):
-        try:
-            _Faults.step("link")
-            folder.link_beside(name, fc.keep)
-        except OSError as exc:
-            import errno
-
-            if errno.errorcode.get(exc.errno) not in _NO_HARD_LINKS:
-                raise
-            _keep_copy(folder, fc)  # a filesystem without hard links: the old bytes, copied
-        else:
-            if _identity(folder.lstat(fc.keep)) != _identity(fc.st):
-                raise ToolError("CONFLICT", "conflict", file=fc.file)
+        _keep_old_name(fc, place.folder, place.name)
     elif fc.how == "in_place":
         if fc.raw is None:  # (callers pass the bytes they read; never overwrite without them)
             raise ToolError("CONFLICT", "conflict", file=fc.file)
         if fc.keep is not None:
             _Faults.step("write")
             _write_private(fc.keep, fc.raw)
+
+
+def _write_temp(fc, folder, name):
+    """The temporary beside the file, with the new bytes (pieces of the old file copied from it,
+    which must still be the file read), its owner and mode, fsynced and read back."""
+    _LIVE_TEMPS[id(fc)] = (folder, fc.temp)
+    fd = folder.open(fc.temp, os.O_RDWR | os.O_CREAT | os.O_EXCL | _NOFOLLOW)
+    src_fd = None
+    try:
+        if fc.st is not None and any(piece[3] is not None for piece in fc.payload):
+            src_fd = folder.open(name, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
+            if _identity(os.fstat(src_fd)) != _identity(fc.st):
+                raise ToolError("CONFLICT", "conflict", file=fc.file)
+        _Faults.step("write")
+        _write_payload(fd, fc.payload, src_fd)
+        if fc.st is not None:
+            _copy_owner_and_mode(fd, os.path.join(folder.path, fc.temp), fc.st)
+        _Faults.step("fsync")
+        os.fsync(fd)
+        if not _holds(fd, fc.payload):
+            raise ToolError("IO", "readback_temp", path=fc.real)
+        fc.new_id = _identity(os.fstat(fd))
+    finally:
+        os.close(fd)
+        if src_fd is not None:
+            os.close(src_fd)
+
+
+def _keep_old_name(fc, folder, name):
+    """A second name (`fc.keep`) for the old file, which must be the file read; a copy where the
+    filesystem has no hard links."""
+    try:
+        _Faults.step("link")
+        folder.link_beside(name, fc.keep)
+    except OSError as exc:
+        import errno
+
+        if errno.errorcode.get(exc.errno) not in _NO_HARD_LINKS:
+            raise
+        _keep_copy(folder, fc)  # a filesystem without hard links: the old bytes, copied
+    else:
+        if _identity(folder.lstat(fc.keep)) != _identity(fc.st):
+            raise ToolError("CONFLICT", "conflict", file=fc.file)
 
 
 # errnos of a link(2) that this filesystem (FAT, some network shares) or this file cannot have
