@@ -11882,35 +11882,46 @@ def cli_arguments(lang, tool, ns):
     """The handler's argument dict from parsed options, driven by each Param's CLI data."""
     args = {}
     for param in tool.params:
-        value = getattr(ns, param.name, None)
-        if isinstance(value, str) and value.strip().lower() in param.cli_words:
-            value = param.cli_words[value.strip().lower()]
-        if value is None and param.cli_default is not None:
-            value = param.cli_default
+        value = _cli_value(param, ns)
         if value is not None:
             args[param.name] = value
         for kind, flag, _help, *default in param.cli_also:
-            extra = getattr(ns, _also_dest(flag), None)
-            if extra is None and default and param.name not in args:
-                extra = default[0]  # e.g. patch reads stdin when no --patch-file is given
-            if extra is None:
-                continue
-            if kind == "file":
-                if param.name in args:
-                    raise UsageError(tr(lang, "cli.both", option=param.flags[0], other=flag))
-                args[param.name] = _read_input(lang, extra, flag)
-            else:  # occurrence: a part of the target
-                if param.name not in args:
-                    raise UsageError(tr(lang, "cli.needs", option=flag, other=param.flags[0]))
-                target = _as_target(param.name, args[param.name])
-                target["occurrence"] = extra
-                args[param.name] = target
+            _add_also(lang, args, param, kind, flag, getattr(ns, _also_dest(flag), None), default)
         if param.required and param.name not in args and param.cli_also:
             options = " / ".join(param.flags[:1] + tuple(also[1] for also in param.cli_also))
             raise UsageError(tr(lang, "cli.required", options=options, command=tool.cli))
     if ns.encoding:
         args["encoding"] = ns.encoding
     return args
+
+
+def _cli_value(param, ns):
+    """A Param's value as its option gave it: a word it knows (e.g. "auto") turned into its value,
+    its CLI default when the option is absent."""
+    value = getattr(ns, param.name, None)
+    if isinstance(value, str) and value.strip().lower() in param.cli_words:
+        return param.cli_words[value.strip().lower()]
+    return param.cli_default if value is None else value
+
+
+def _add_also(lang, args, param, kind, flag, extra, default):
+    """Into `args`: what a Param's second option gave (`kind` "file": the value read from a file;
+    else an occurrence, a part of the target the first option gave); `default`: [what it stands
+    for when absent and the first option is too] (patch reads stdin when no --patch-file is given)."""
+    if extra is None and default and param.name not in args:
+        extra = default[0]
+    if extra is None:
+        return
+    if kind == "file":
+        if param.name in args:
+            raise UsageError(tr(lang, "cli.both", option=param.flags[0], other=flag))
+        args[param.name] = _read_input(lang, extra, flag)
+        return
+    if param.name not in args:
+        raise UsageError(tr(lang, "cli.needs", option=flag, other=param.flags[0]))
+    target = _as_target(param.name, args[param.name])
+    target["occurrence"] = extra
+    args[param.name] = target
 
 
 def _print(text, stream=None):
@@ -12054,41 +12065,50 @@ def make_context(lang, ns, environ, mcp):
         max_chips = _env_int(lang, {"--max-chips": ns.max_chips}, "--max-chips", 1)
     else:
         max_chips = _env_int(lang, environ, "BETTER_EDIT_MAX_CHIPS", 1)
+    persist = _persist_option(lang, environ)
+    encoding = _encoding_option(lang, ns, environ, mcp)
+    return Context(
+        lang=lang,
+        root=_root_option(lang, ns, environ, mcp),
+        encoding=encoding,
+        max_chips=max_chips or DEFAULT_MAX_CHIPS,
+        chip_ttl=_env_int(lang, environ, "BETTER_EDIT_CHIP_TTL", 0) or 0,
+        max_snapshots=_env_int(lang, environ, "BETTER_EDIT_MAX_SNAPSHOTS", 1) or DEFAULT_MAX_SNAPSHOTS,
+        persist_snapshots=persist,
+        cache_dir=environ.get("BETTER_EDIT_CACHE_DIR") or None,
+        workspace=environ.get("BETTER_EDIT_WORKSPACE") or None,
+        mcp=mcp,
+    )
+
+
+def _root_option(lang, ns, environ, mcp):
+    """--root, else BETTER_EDIT_ROOT, else for the server its working folder: a folder, or None."""
+    root = getattr(ns, "root", None) or environ.get("BETTER_EDIT_ROOT") or (os.getcwd() if mcp else None)
+    if root and not os.path.isdir(root):
+        raise UsageError(tr(lang, "cli.bad_env", name="--root", value=root, why="not a directory"))
+    return root
+
+
+def _persist_option(lang, environ):
+    """BETTER_EDIT_SNAPSHOT_PERSIST as a bool (true unless it says false, 0, no or off)."""
     persist = environ.get("BETTER_EDIT_SNAPSHOT_PERSIST", "true").strip().lower()
     if persist not in ("true", "false", "1", "0", "yes", "no", "on", "off", ""):
-        raise UsageError(
-            tr(
-                lang,
-                "cli.bad_env",
-                name="BETTER_EDIT_SNAPSHOT_PERSIST",
-                value=persist,
-                why="expected true or false",
-            )
-        )
+        why = "expected true or false"
+        raise UsageError(tr(lang, "cli.bad_env", name="BETTER_EDIT_SNAPSHOT_PERSIST", value=persist, why=why))
+    return persist not in ("false", "0", "no", "off")
+
+
+def _encoding_option(lang, ns, environ, mcp):
+    """--encoding, else BETTER_EDIT_ENCODING: a codec Python knows, or a usage error (the CLI
+    reports a non-text codec as the tool's error)."""
     encoding = getattr(ns, "encoding", None) or environ.get("BETTER_EDIT_ENCODING") or None
     if encoding:
         try:
             _lookup_codec(encoding)
         except ToolError as exc:
-            if (
-                mcp or exc.code != "INVALID_ARGUMENT"
-            ):  # (the CLI reports a non-text codec as the tool's error)
+            if mcp or exc.code != "INVALID_ARGUMENT":
                 raise UsageError(tr(lang, exc.key, encoding=encoding)) from None
-    root = getattr(ns, "root", None) or environ.get("BETTER_EDIT_ROOT") or (os.getcwd() if mcp else None)
-    if root and not os.path.isdir(root):
-        raise UsageError(tr(lang, "cli.bad_env", name="--root", value=root, why="not a directory"))
-    return Context(
-        lang=lang,
-        root=root,
-        encoding=encoding,
-        max_chips=max_chips or DEFAULT_MAX_CHIPS,
-        chip_ttl=_env_int(lang, environ, "BETTER_EDIT_CHIP_TTL", 0) or 0,
-        max_snapshots=_env_int(lang, environ, "BETTER_EDIT_MAX_SNAPSHOTS", 1) or DEFAULT_MAX_SNAPSHOTS,
-        persist_snapshots=persist not in ("false", "0", "no", "off"),
-        cache_dir=environ.get("BETTER_EDIT_CACHE_DIR") or None,
-        workspace=environ.get("BETTER_EDIT_WORKSPACE") or None,
-        mcp=mcp,
-    )
+    return encoding
 
 
 def main(argv=None):
