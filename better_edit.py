@@ -6862,28 +6862,32 @@ class SnapshotStore:
         if place.created:
             record["created_folders"] = list(place.created)
         if not self.ctx.persist_snapshots:
-            taken = {r["event_id"] for r in self.ctx.memory_snapshots}
+            memory = self.ctx.memory_snapshots
             record.update(
-                event_id=event_id or _new_id(taken),
-                seq=self.ctx.memory_snapshots[-1]["seq"] + 1 if self.ctx.memory_snapshots else 1,
+                event_id=event_id or _new_id({r["event_id"] for r in memory}),
+                seq=memory[-1]["seq"] + 1 if memory else 1,
+                _bytes=raw,
             )
-            record["_bytes"] = raw
             return record
-        import time
-
         _private_dir(self.dir)
         with self.lock():
-            if event_id is None or after is None:
-                existing = self.entries()
-                last = existing[-1][0] if existing else 0
-                record["event_id"] = event_id or _new_id({eid for _seq, eid, _base in existing})
-            else:
-                last = after
-            record["seq"] = max(time.time_ns(), last + 1)
-            record["_base"] = os.path.join(self.dir, f"{record['seq']:020d}-{record['event_id']}")
+            self._number(record, event_id, after)
             if raw is not None:
                 self._keep_before(record["_base"] + ".bin", place, raw, old_stat)
         return record
+
+    def _number(self, record, event_id, after):
+        """The record's event id (`event_id`, or a new one), sequence number (after the store's
+        last one, or `after`: its event's previous file) and base path. Under the store lock."""
+        import time
+
+        last = after
+        if event_id is None or after is None:
+            existing = self.entries()
+            last = existing[-1][0] if existing else 0
+            event_id = event_id or _new_id({eid for _seq, eid, _base in existing})
+        record["event_id"], record["seq"] = event_id, max(time.time_ns(), last + 1)
+        record["_base"] = os.path.join(self.dir, f"{record['seq']:020d}-{record['event_id']}")
 
     def _keep_before(self, target, place, raw, old_stat):
         """The old bytes: a hard link to the old inode (reached through the folder handle, and
