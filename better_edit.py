@@ -9156,17 +9156,8 @@ def tool_write(ctx, args):
     endings and mode). Arguments: `file`, `content`, `encoding`, `preview`, `brief`. Result:
     `created`, `lines`, `bytes`, `diff` (overwrites), `event_id`."""
     file = args["file"]
-    content = args["content"]
     warnings = []
-    if ctx.mcp and looks_double_escaped(content):
-        original = content
-        content = unescape_content(content)
-        if args.get("preview"):
-            warnings.append(("w.rescued_preview", {}))
-        else:
-            chip_id, chip_warnings = ChipStore(ctx).save("be-write", dict(args), "", original)
-            warnings += chip_warnings
-            warnings.append(("w.rescued", {"id": chip_id or "-"}))
+    content = _rescued_content(ctx, args, warnings)
     with locate(ctx, file) as place, lock_file(ctx, place):
         real = place.real
         exists = place.lstat() is not None
@@ -9179,14 +9170,7 @@ def tool_write(ctx, args):
         else:
             st = raw = text = None
             placeholder_guard(args, Opened(file, real, Text(b"")), content, "")
-            codec = _lookup_codec(args.get("encoding") or ctx.encoding or "utf-8")
-            new_text = Text(b"", codec, codec)
-            data = new_text.encode(content)
-            new_body = (
-                data
-                if not codec.startswith(("utf-16", "utf-32"))
-                else content.encode("utf-8", "surrogatepass")
-            )
+            data, new_body = _new_file_bytes(ctx, args, content)
         changed = not exists or data != raw
         result = {"status": "ok", "file": file, "path": real, "created": not exists, "changed": changed}
         result.update(lines=line_count(new_body), bytes=len(data))
@@ -9204,6 +9188,30 @@ def tool_write(ctx, args):
     if warnings:
         result["warnings"] = _local_warnings(ctx, warnings)
     return result
+
+
+def _rescued_content(ctx, args, warnings):
+    """`content` of a write; over MCP, a double-escaped one unescaped, its original kept as a chip
+    (warnings say so)."""
+    content = args["content"]
+    if not (ctx.mcp and looks_double_escaped(content)):
+        return content
+    if args.get("preview"):
+        warnings.append(("w.rescued_preview", {}))
+    else:
+        chip_id, chip_warnings = ChipStore(ctx).save("be-write", dict(args), "", content)
+        warnings += chip_warnings
+        warnings.append(("w.rescued", {"id": chip_id or "-"}))
+    return unescape_content(content)
+
+
+def _new_file_bytes(ctx, args, content):
+    """(bytes, body as UTF-8 for counting lines) of a new file holding `content`."""
+    codec = _lookup_codec(args.get("encoding") or ctx.encoding or "utf-8")
+    data = Text(b"", codec, codec).encode(content)
+    if codec.startswith(("utf-16", "utf-32")):
+        return data, content.encode("utf-8", "surrogatepass")
+    return data, data
 
 
 def _write_diff(file, text, new_body, warnings):
