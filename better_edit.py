@@ -9461,18 +9461,12 @@ def tool_trx_rollback(ctx, args):
         raise invalid("steps_and_event")
     store = SnapshotStore(ctx)
     records = store.list()
-    if args.get("file"):  # the events that touched this file, each with all its files
-        real = resolve_path(ctx, args["file"])
-        touched = {r["event_id"] for r in records if r["file"] == real}
-        records = [r for r in records if r["event_id"] in touched]
+    if args.get("file"):
+        records = _events_of_file(records, resolve_path(ctx, args["file"]))
     chosen = _rollback_selection(args, records)
     places = {}
     try:
-        for record in chosen:  # a tampered snapshot must not reach outside the root
-            if record["file"] not in places:
-                places[record["file"]] = locate(ctx, record["file"])
-                if len(places) > _OPEN_FOLDERS:
-                    places[record["file"]].release()
+        _locate_each(ctx, [record["file"] for record in chosen], places)
         with Locks(ctx) as locks:
             locks.take_all(_one_name_each(places.values()))
             warnings = _check_rollback(args, chosen, places)
@@ -9488,6 +9482,22 @@ def tool_trx_rollback(ctx, args):
     if warnings:
         result["warnings"] = _local_warnings(ctx, warnings)
     return result
+
+
+def _events_of_file(records, real):
+    """The records of the events that touched the file `real`, each event with all its files."""
+    touched = {r["event_id"] for r in records if r["file"] == real}
+    return [r for r in records if r["event_id"] in touched]
+
+
+def _locate_each(ctx, paths, places):
+    """Into `places` (path -> Place): each of `paths` walked to (a tampered snapshot must not reach
+    outside the root); past _OPEN_FOLDERS, each folder is closed until it is needed again."""
+    for path in paths:
+        if path not in places:
+            places[path] = locate(ctx, path)
+            if len(places) > _OPEN_FOLDERS:
+                places[path].release()
 
 
 def _one_name_each(places):
