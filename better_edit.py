@@ -7540,42 +7540,46 @@ def commit_files(ctx, tool, files, summary=None, snapshot=True):
     files = sorted(files, key=lambda fc: (fc.how == "in_place", fc.real))  # in-place writes last
     event = _EventSnapshots(ctx, tool, summary, [fc.real for fc in files]) if snapshot else None
     run = _CommitRun(ctx, files)
-    state = _SIGNAL_STATE
     _Faults.arm()
-    state["commit"] = 1  # a signal from here on unwinds through the undo below
+    _SIGNAL_STATE["commit"] = 1  # a signal from here on unwinds through the undo below
     try:
-        run.prepare(event, tool)
-        event_id = event.event_id if event else None
-        run.apply(event_id, tool)
-        warnings = run.warnings + (event.commit(files) if event else [])
-        done = None
-        if run.record is not None:
-            done = run.journal.commit(*run.record)  # the commit point
-            run.record = None
+        event_id, warnings, done = run.through_commit_point(event, tool)
     except BaseException as exc:
-        state["commit"] = 2  # a second signal waits until the files are back
-        _Faults.armed = False
-        _Faults.report()
-        error = run.undo(exc, event)
-        state["commit"] = 0
-        pending, state["pending"] = state["pending"], None
-        if isinstance(exc, _Interrupted) or pending:
-            _die_by(pending or exc.signum)
-        if error is not exc:
-            raise error from None
+        _unwind(run, exc, event)
         raise
-    state["commit"] = 0
+    _SIGNAL_STATE["commit"] = 0
     if event:
         event.seal()
     cleaned = _clean_kept(ctx, files)  # (its steps are injection points too: the next call finishes)
     if done is not None:
         run.journal.finish(*done, cleaned)
+    _end_of_commit()
+    return event_id, warnings
+
+
+def _unwind(run, exc, event):
+    """A commit failed (or a signal came) before its commit point: every file back, then die by
+    the signal if one came, else raise what to tell (returns when that is `exc` itself)."""
+    state = _SIGNAL_STATE
+    state["commit"] = 2  # a second signal waits until the files are back
     _Faults.armed = False
     _Faults.report()
+    error = run.undo(exc, event)
+    state["commit"] = 0
     pending, state["pending"] = state["pending"], None
+    if isinstance(exc, _Interrupted) or pending:
+        _die_by(pending or exc.signum)
+    if error is not exc:
+        raise error from None
+
+
+def _end_of_commit():
+    """After a commit: fault injection off, and a signal that came while it ran acted on."""
+    _Faults.armed = False
+    _Faults.report()
+    pending, _SIGNAL_STATE["pending"] = _SIGNAL_STATE["pending"], None
     if pending:
         _die_by(pending)
-    return event_id, warnings
 
 
 class _CommitRun:
@@ -7586,6 +7590,19 @@ class _CommitRun:
         self.many = len(files) > _OPEN_FOLDERS  # (folders closed between steps: bounded descriptors)
         self.record, self.warnings, self.applied, self.current = None, [], [], None
         self.recorded = True  # False when the state directory cannot hold a record at all
+
+    def through_commit_point(self, event, tool):
+        """Prepare, apply, record the snapshots, reach the commit point: (event id, warnings,
+        the committed record for Journal.finish or None)."""
+        self.prepare(event, tool)
+        event_id = event.event_id if event else None
+        self.apply(event_id, tool)
+        warnings = self.warnings + (event.commit(self.files) if event else [])
+        done = None
+        if self.record is not None:
+            done = self.journal.commit(*self.record)  # the commit point
+            self.record = None
+        return event_id, warnings, done
 
     def _each(self):
         for fc in self.files:
