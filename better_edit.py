@@ -10048,11 +10048,7 @@ def _finish_items(ctx, args, groups):
     """The result of the planned call; writes everything (one event) unless a preview."""
     warnings, files, items = [], [], []
     for group in groups:
-        opened = group.opened
-        new_body, pieces = _compose(opened.text, group.changes)
-        group.new_body, group.pieces = new_body, pieces
-        group.plans = [_ItemPlan(*c.plan, i, c) for i, c in sorted(group.changes, key=_line_order)]
-        group.changed = new_body != opened.text.body or not group.exists or group.delete_file
+        _compose_group(group)
         entry, item_results, file_warnings = _group_result(ctx, args, group)
         files.append(entry)
         items += item_results
@@ -10064,15 +10060,31 @@ def _finish_items(ctx, args, groups):
     result = {"status": "ok", "changed": bool(changed), "files": files, "items": items}
     if args.get("preview"):
         result["preview"] = True
-    elif changed:
-        warnings += _keep_deleted(ctx, groups)
-        result["event_id"], write_warnings = _commit_groups(ctx, [g for g in groups if g.changed])
-        warnings += write_warnings
-    elif not all(change.newline_only for group in groups for _item, change in group.changes):
-        warnings.append(("w.unchanged", {}))  # (a newline-only hunk said what it did itself)
+    else:
+        warnings += _commit_items(ctx, groups, result)
     if warnings:
         result["warnings"] = _local_warnings(ctx, warnings)
     return result
+
+
+def _commit_items(ctx, groups, result):
+    """Write the files that change, as one event (its id into `result`); the warnings: what was
+    kept as chips and written, or that nothing changed (a newline-only hunk said what it did)."""
+    if result["changed"]:
+        warnings = _keep_deleted(ctx, groups)
+        result["event_id"], write_warnings = _commit_groups(ctx, [g for g in groups if g.changed])
+        return warnings + write_warnings
+    if all(change.newline_only for group in groups for _item, change in group.changes):
+        return []
+    return [("w.unchanged", {})]
+
+
+def _compose_group(group):
+    """A file's new body and pieces from its changes, its item plans in line order, and whether
+    it changes at all."""
+    group.new_body, group.pieces = _compose(group.opened.text, group.changes)
+    group.plans = [_ItemPlan(*c.plan, i, c) for i, c in sorted(group.changes, key=_line_order)]
+    group.changed = group.new_body != group.opened.text.body or not group.exists or group.delete_file
 
 
 def _keep_deleted(ctx, groups):
