@@ -11496,36 +11496,38 @@ def error_details(error, lang="en", limit=30):
     out = []
     closest = error.get("closest")
     if isinstance(closest, dict):
-        fields = {k: closest.get(k) for k in ("start", "end", "similarity", "viewed_code_id")}
-        out.append(
-            tr(
-                lang,
-                "detail.closest",
-                words=describe_difference(closest.get("first_difference"), lang),
-                **fields,
-            )
-        )
+        out.append(_closest_detail(closest, lang))
     if error.get("actual") not in (None, "") and not (closest and "start" not in error):
         out.append(tr(lang, "detail.actual", text=cut(error["actual"])))  # (with start: the lines named)
-    for key in ("found_at", "candidates"):  # lists of spans
-        if error.get(key):
-            where = ", ".join(f"{span['start']}-{span['end']}" for span in error[key][:20])
-            out.append(tr(lang, "detail." + key, where=where))
+    out += _span_details(error, lang)
     if error.get("changes"):
         out.append(tr(lang, "detail.changes", text=cut(error["changes"])))
     elif error.get("current") not in (None, ""):
         out.append(tr(lang, "detail.now", text=cut(error["current"])))
-    for item in (error.get("failed") or ())[:20]:
-        out.append(
-            tr(
-                lang,
-                "detail.item",
-                index=item.get("index"),
-                code=item.get("code"),
-                message=item.get("message"),
-            )
-        )
+    out += [_item_detail(item, lang) for item in (error.get("failed") or ())[:20]]
     return "".join("\n" + line for line in out)
+
+
+def _item_detail(item, lang):
+    """The line of an error's details for one failed item of an edit."""
+    return tr(lang, "detail.item", **{k: item.get(k) for k in ("index", "code", "message")})
+
+
+def _span_details(error, lang):
+    """The lines of an error's details that list spans (found_at, candidates)."""
+    out = []
+    for key in ("found_at", "candidates"):
+        if error.get(key):
+            where = ", ".join(f"{span['start']}-{span['end']}" for span in error[key][:20])
+            out.append(tr(lang, "detail." + key, where=where))
+    return out
+
+
+def _closest_detail(closest, lang):
+    """The line of an error's details that names the closest block and its first difference."""
+    fields = {k: closest.get(k) for k in ("start", "end", "similarity", "viewed_code_id")}
+    words = describe_difference(closest.get("first_difference"), lang)
+    return tr(lang, "detail.closest", words=words, **fields)
 
 
 def _rpc_error(request_id, code, message, data=None):
