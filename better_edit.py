@@ -10631,19 +10631,26 @@ def _coerce(param, value):
     return value
 
 
-def validate_args(tool, args):
-    """Check `args` against the tool's parameters; returns a new dict without nulls (docs/mcp.md)."""
+def _arguments_object(args):
+    """A call's arguments as a dict: none are {}, a JSON text of an object is decoded (some
+    clients double-encode arguments); anything else is INVALID_ARGUMENT."""
     if isinstance(args, str):
         import json
 
         try:
-            args = json.loads(args)  # some clients double-encode arguments
+            args = json.loads(args)
         except ValueError:
             pass
     if args is None:
-        args = {}
+        return {}
     if not isinstance(args, dict):
         raise invalid("args_not_object", got=type(args).__name__)
+    return args
+
+
+def validate_args(tool, args):
+    """Check `args` against the tool's parameters; returns a new dict without nulls (docs/mcp.md)."""
+    args = _arguments_object(args)
     accepted = {p.name: p for p in tool.params}
     checked = {}
     for name, value in args.items():
