@@ -8804,7 +8804,7 @@ def _cut_lines(handle, start, end):
 
 
 def _read_range(ctx, args, opened, total, warnings):
-    file, real, text = opened.file, opened.real, opened.text
+    file = opened.file
     if args.get("target") is not None:
         if "start" in args or "end" in args:
             raise invalid("target_and_range")
@@ -8812,10 +8812,16 @@ def _read_range(ctx, args, opened, total, warnings):
     start = args.get("start", 1)
     if start < 1:
         raise invalid("line_below_one", name="start", value=start)
-    if total == 0:
+    if total == 0:  # (an empty file has one empty range: from line 1)
         if start > 1:
             raise out_of_range(file, start, start, 0)
         return 1, 0
+    return _lines_range(ctx, args, opened, start, total, warnings)
+
+
+def _lines_range(ctx, args, opened, start, total, warnings):
+    """The range of a read from `start` of a file of `total` lines (at least one)."""
+    file = opened.file
     end = args.get("end")
     if end is not None and 0 < end < start:
         raise invalid("end_before_start", start=start, end=end)
@@ -8824,15 +8830,20 @@ def _read_range(ctx, args, opened, total, warnings):
     if end is None:
         return start, total
     if end == 0:
-        return _auto_range(ctx, real, text, start, total, warnings)
-    if end < 0:
-        end = total + 1 + end
-    if end < start:  # a negative end before start: valid in general, beyond this short file
-        raise out_of_range(file, start, args.get("end"), total)
-    if end > total:
-        warnings.append(("w.clamped", {"end": end, "total": total}))
-        end = total
-    return start, end
+        return _auto_range(ctx, opened.real, opened.text, start, total, warnings)
+    return start, _range_end(file, start, end, total, warnings)
+
+
+def _range_end(file, start, end, total, warnings):
+    """The last line of a read from `start` to `end` (negative: counted from the end), in a file
+    of `total` lines: past its end it is clamped (warnings say so)."""
+    last = total + 1 + end if end < 0 else end
+    if last < start:  # a negative end before start: valid in general, beyond this short file
+        raise out_of_range(file, start, end, total)
+    if last > total:
+        warnings.append(("w.clamped", {"end": last, "total": total}))
+        return total
+    return last
 
 
 def _auto_range(ctx, real, text, start, total, warnings):
