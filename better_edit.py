@@ -8214,47 +8214,60 @@ def check_view(ctx, args, opened, edit_first, edit_last, located=False, insert=F
     lines (docs/behaviour.md#viewed_code_id) and the edit lies inside them: an edit by line numbers
     then goes d lines further. `located` edits (found by `old` or a target, in the file as it is
     now) are already where the text is: they are checked against the moved lines, not shifted."""
-    file, real, text = opened.file, opened.real, opened.text
     token = args.get("viewed_code_id")
     if not token:
         return [], 0
     vstart, vend, digest, fingerprint = parse_view_id(token)
-    body = text.body
-    total = text.total()
-    chunk = body[slice(*line_span(body, vstart, vend))] if vend <= total else None
-    if chunk is not None and view_hash(real, vstart, vend, chunk, total) == digest:
+    if _view_holds(opened, vstart, vend, digest):
         if edit_first < vstart - 1 or edit_last > vend + 1:
-            return [
-                ("w.outside_view", {"start": edit_first, "end": edit_last, "vstart": vstart, "vend": vend})
-            ], 0
+            fields = {"start": edit_first, "end": edit_last, "vstart": vstart, "vend": vend}
+            return [("w.outside_view", fields)], 0
         return [], 0
     moved = _moved_view(opened, vstart, vend, digest, fingerprint) if vend >= vstart and fingerprint else []
     if len(moved) == 1:
-        d = moved[0] - vstart
-        low, high = (vstart + d, vend + d) if located else (vstart, vend)
-        inside = low - 1 <= edit_first <= high if insert else low <= edit_first and edit_last <= high
-        if inside:
-            old_range = (edit_first - d, edit_last - d) if located else (edit_first, edit_last)
-            fields = {
-                "d": f"{d:+d}",
-                "a": old_range[0] + d,
-                "b": old_range[1] + d,
-                "old_a": old_range[0],
-                "old_b": old_range[1],
-            }
-            return [("w.relocated", fields)], d
-    current = render_numbered(_lines_window(text, body, vstart, min(vend, total)), vstart)
+        relocated = _relocation((vstart, vend), moved[0] - vstart, edit_first, edit_last, located, insert)
+        if relocated is not None:
+            return relocated
+    raise _stale_view(ctx, token, opened, vstart, vend)
+
+
+def _view_holds(opened, vstart, vend, digest):
+    """Whether lines vstart..vend of the file still hash to a view's `digest`."""
+    body, total = opened.text.body, opened.text.total()
+    if vend > total:
+        return False
+    return view_hash(opened.real, vstart, vend, body[slice(*line_span(body, vstart, vend))], total) == digest
+
+
+def _stale_view(ctx, token, opened, vstart, vend):
+    """STALE_VIEW for the lines `token` viewed: what they hold now, and, when this server showed
+    them, a diff of what it showed against that."""
+    text = opened.text
+    current = render_numbered(_lines_window(text, text.body, vstart, min(vend, text.total())), vstart)
     data = {"current": current}
     remembered = ctx.views.get(token.strip())
     if remembered is not None:
         import difflib
 
-        data["changes"] = "\n".join(
-            difflib.unified_diff(
-                remembered.split("\n"), current.split("\n"), "viewed", "current", lineterm=""
-            )
+        changes = difflib.unified_diff(
+            remembered.split("\n"), current.split("\n"), "viewed", "current", lineterm=""
         )
-    raise ToolError("STALE_VIEW", "stale_view", data=data, file=file, start=vstart, end=vend, id=token)
+        data["changes"] = "\n".join(changes)
+    return ToolError(
+        "STALE_VIEW", "stale_view", data=data, file=opened.file, start=vstart, end=vend, id=token
+    )
+
+
+def _relocation(viewed, d, edit_first, edit_last, located, insert):
+    """([w.relocated], d) when the viewed lines moved by d and the edit lies inside them (for a
+    `located` edit: inside them where they are now), else None (the view is stale)."""
+    low, high = (viewed[0] + d, viewed[1] + d) if located else viewed
+    inside = low - 1 <= edit_first <= high if insert else low <= edit_first and edit_last <= high
+    if not inside:
+        return None
+    old_a, old_b = (edit_first - d, edit_last - d) if located else (edit_first, edit_last)
+    fields = {"d": f"{d:+d}", "a": old_a + d, "b": old_b + d, "old_a": old_a, "old_b": old_b}
+    return [("w.relocated", fields)], d
 
 
 def _moved_view(opened, vstart, vend, digest, fingerprint):
