@@ -9789,22 +9789,7 @@ def apply_items(ctx, args, items, failures, total):
     groups = {}
     many = len(items) > _OPEN_FOLDERS  # (folders are closed between steps: bounded descriptors)
     try:
-        for item in items:
-            try:
-                place = locate(ctx, item["file"])
-                st = place.lstat()
-            except ToolError as exc:
-                failures.append((item["index"], item["file"], exc))
-                continue
-            key = _identity(st) or place.real  # two names of one file (hard links) are one file
-            group = groups.get(key)
-            if group is None:
-                groups[key] = _FileGroup(place, item["file"], item)
-                if many:
-                    place.release()
-            else:
-                place.folder.close()
-                group.items.append(item)
+        _group_by_file(ctx, items, groups, failures, many)
         ordered = sorted(groups.values(), key=lambda g: g.place.real)  # the write order
         with Locks(ctx) as locks:
             locks.take_all([group.place for group in ordered])
@@ -9824,6 +9809,28 @@ def apply_items(ctx, args, items, failures, total):
                 opened.place.folder.close()
 
 
+def _group_by_file(ctx, items, groups, failures, many):
+    """Into `groups` (identity -> _FileGroup): the items of each file, two names of one file (hard
+    links) as one; an item whose file cannot be walked to goes into `failures`. `many`: each
+    folder closed until it is needed again."""
+    for item in items:
+        try:
+            place = locate(ctx, item["file"])
+            st = place.lstat()
+        except ToolError as exc:
+            failures.append((item["index"], item["file"], exc))
+            continue
+        key = _identity(st) or place.real
+        group = groups.get(key)
+        if group is None:
+            groups[key] = _FileGroup(place, item["file"], item)
+            if many:
+                place.release()
+        else:
+            place.folder.close()
+            group.items.append(item)
+
+
 def _codec_or_name(name):
     try:
         return _lookup_codec(name)
@@ -9835,23 +9842,11 @@ def _plan_group(ctx, args, group, failures):
     """Resolve and check every item of one file; their Changes, composed, make the file's plan."""
     place, file = group.place, group.file
     named = {i["index"]: i["args"]["encoding"] for i in group.items if i["args"].get("encoding")}
-    if len({_codec_or_name(name) for name in named.values()}) > 1:
-        error = ToolError(
-            "INVALID_ARGUMENT",
-            "edit_encodings",
-            items=", ".join(map(str, named)),
-            file=file,
-            names=", ".join(dict.fromkeys(named.values())),
-        )
-        failures.extend((index, file, error) for index in named)
+    if _two_encodings(file, named, failures):
         return
-    encoding = next(iter(named.values()), None)
     group.exists = exists = place.lstat() is not None
     try:
-        if exists:
-            group.opened = open_text(ctx, place, encoding)
-        else:
-            group.opened = Opened(file, place.real, _new_text(encoding or ctx.encoding), place)
+        group.opened = _open_group(ctx, group, next(iter(named.values()), None))
     except ToolError as exc:
         failures.extend((item["index"], file, exc) for item in group.items)
         group.changes = []
@@ -9865,6 +9860,24 @@ def _plan_group(ctx, args, group, failures):
     group.changes = changes
     group.delete_file = any(item.get("delete_file") for item in group.items)
     failures.extend(_overlaps(changes, file))
+
+
+def _two_encodings(file, named, failures):
+    """Whether items of one file name different encodings (`named`: index -> name); each of them
+    then fails with INVALID_ARGUMENT."""
+    if len({_codec_or_name(name) for name in named.values()}) < 2:
+        return False
+    items, names = ", ".join(map(str, named)), ", ".join(dict.fromkeys(named.values()))
+    error = ToolError("INVALID_ARGUMENT", "edit_encodings", items=items, file=file, names=names)
+    failures.extend((index, file, error) for index in named)
+    return True
+
+
+def _open_group(ctx, group, encoding):
+    """The Opened file of a group: read (in `encoding`, if named), or a new empty text."""
+    if group.exists:
+        return open_text(ctx, group.place, encoding)
+    return Opened(group.file, group.place.real, _new_text(encoding or ctx.encoding), group.place)
 
 
 def _new_text(encoding):
