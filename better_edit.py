@@ -9629,20 +9629,10 @@ def _restore_all(ctx, store, chosen, places):
         final[record["file"]] = record
     files = []
     for path, record in final.items():
-        try:
-            before = store.before_bytes(record)
-        except OSError as exc:
-            raise os_error(exc, record["_base"] + ".bin") from None
-        place = _reopened(ctx, places[path])
-        places[path] = place
-        st = place.lstat()
-        if st is not None:
-            _require_regular(st, place.file)
-        if before is None and st is None:
-            continue
-        raw = _current_bytes(place) if st is not None and st.st_nlink > 1 else None
-        payload = None if before is None else payload_of(before)
-        files.append(FileCommit(place, st, raw, payload, check=False))
+        places[path] = _reopened(ctx, places[path])
+        restore = _restore_commit(store, record, places[path])
+        if restore is not None:
+            files.append(restore)
     commit_files(ctx, "rollback", files, snapshot=False)
     warnings = []
     for record in final.values():
@@ -9652,6 +9642,23 @@ def _restore_all(ctx, store, chosen, places):
     for record in chosen:
         store.remove(record)
     return warnings
+
+
+def _restore_commit(store, record, place):
+    """The FileCommit that puts `record`'s bytes before back into its file (None: it had none,
+    and has none now)."""
+    try:
+        before = store.before_bytes(record)
+    except OSError as exc:
+        raise os_error(exc, record["_base"] + ".bin") from None
+    st = place.lstat()
+    if st is not None:
+        _require_regular(st, place.file)
+    if before is None and st is None:
+        return None
+    raw = _current_bytes(place) if st is not None and st.st_nlink > 1 else None
+    payload = None if before is None else payload_of(before)
+    return FileCommit(place, st, raw, payload, check=False)
 
 
 # --- several edits, one atomic change (docs/cli.md#edit-and-patch) -------------------------------
