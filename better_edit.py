@@ -8460,20 +8460,11 @@ def edit_breaks(opened, change, ctx=None):
     return change.breaks
 
 
-def _breaks_of_plan(text, plans, language, memory=None, key=None, keep=True):
-    """problems_introduced() for byte plans [(a, block, b), ...] of a Text (ascending, not
-    overlapping: one edit, or the items of a be-edit), worked out in character offsets.
-
-    The text before the edit is scanned whole (_BalanceScan), the edited text only around the edit
-    (_rescan: docs/behaviour.md#the-post-edit-balance-check). `memory` (a _ScanMemory or
-    _ScanFiles) remembers the scan of the text an edit of `key` (the real path) left: when the
-    next edit starts from exactly that text, the text before it is not scanned again."""
-    size = len(text.body)  # (characters at most)
-    before = _Digest([text.body]) if memory is not None and memory.wants_digest(key, language, size) else None
-    old_text = text.decode()
-    old = memory.recall(key, language, text, old_text, before) if memory is not None else None
-    if old is None:
-        old = _BalanceScan(old_text, language)
+def _edit_pieces(text, old_text, plans):
+    """The pieces of a Text edited by byte `plans` [(a, block, b), ...]: (regions (start, stop,
+    new length) in characters, the old text's line end after and line start before each, the
+    new bytes' pieces and the new text's pieces but the last, the byte offset after the last
+    plan)."""
     narrow = len(old_text) == len(text.body)  # one byte per character
     regions, line_ends, line_befores, bytes_pieces, text_pieces, chars, done = [], [], [], [], [], 0, 0
     for a, block, b in plans:
@@ -8488,6 +8479,31 @@ def _breaks_of_plan(text, plans, language, memory=None, key=None, keep=True):
         text_pieces += [gap, new_block]
         bytes_pieces += [memoryview(text.body)[done:a], block]
         chars, done = stop, b
+    return regions, line_ends, line_befores, bytes_pieces, text_pieces, done
+
+
+def _scan_before(text, old_text, language, memory, key):
+    """The scan of the text before an edit: the one `memory` kept of it, else a new one."""
+    if memory is not None:
+        size = len(text.body)  # (characters at most)
+        before = _Digest([text.body]) if memory.wants_digest(key, language, size) else None
+        old = memory.recall(key, language, text, old_text, before)
+        if old is not None:
+            return old
+    return _BalanceScan(old_text, language)
+
+
+def _breaks_of_plan(text, plans, language, memory=None, key=None, keep=True):
+    """problems_introduced() for byte plans [(a, block, b), ...] of a Text (ascending, not
+    overlapping: one edit, or the items of a be-edit), worked out in character offsets.
+
+    The text before the edit is scanned whole (_BalanceScan), the edited text only around the edit
+    (_rescan: docs/behaviour.md#the-post-edit-balance-check). `memory` (a _ScanMemory or
+    _ScanFiles) remembers the scan of the text an edit of `key` (the real path) left: when the
+    next edit starts from exactly that text, the text before it is not scanned again."""
+    old_text = text.decode()
+    old = _scan_before(text, old_text, language, memory, key)
+    regions, line_ends, line_befores, bytes_pieces, text_pieces, done = _edit_pieces(text, old_text, plans)
     old_length = len(old_text)
     del old_text  # memory: the bytes, one decoded text and its pieces at the most (SPEC: 3x a file)
     bytes_pieces.append(memoryview(text.body)[done:])
