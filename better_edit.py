@@ -970,8 +970,8 @@ def display_text(text):
 def json_safe(value):
     """`value` as strict JSON can hold it: non-finite numbers become "NaN", "Infinity", "-Infinity";
     lone surrogates become U+FFFD (docs/behaviour.md#json-rpc-transport)."""
-    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
-        return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, float):
+        return _number_or_name(value)
     if isinstance(value, str):
         return display_text(value)
     if isinstance(value, dict):
@@ -979,6 +979,15 @@ def json_safe(value):
     if isinstance(value, (list, tuple)):
         return [json_safe(v) for v in value]
     return value
+
+
+def _number_or_name(number):
+    """A finite float itself; NaN and the infinities by name, as strict JSON cannot hold them."""
+    if number != number:
+        return "NaN"
+    if number in (float("inf"), float("-inf")):
+        return "Infinity" if number > 0 else "-Infinity"
+    return number
 
 
 def dumps_strict(value, **options):
@@ -8586,13 +8595,7 @@ def finish_edit(ctx, tool, args, opened, change):
         warnings.append(("w.unchanged", {}))
     else:
         if change.chip_text is not None:
-            chip_id, chip_warnings = ChipStore(ctx).save(
-                "be-" + tool, {k: v for k, v in args.items() if k != "content"}, "", change.chip_text
-            )
-            warnings += chip_warnings
-            if chip_id:
-                result["chip"] = chip_id
-                warnings.append(("w.deleted_chip", {"id": chip_id}))
+            warnings += _keep_as_chip(ctx, tool, args, change.chip_text, result)
         summary = _summary(tool, change)
         payload = _edit_payload(text, opened.raw, change)
         result["event_id"], write_warnings = commit_bytes(ctx, tool, opened, payload, summary)
@@ -8600,6 +8603,17 @@ def finish_edit(ctx, tool, args, opened, change):
     if warnings:
         result["warnings"] = _local_warnings(ctx, warnings)
     return result
+
+
+def _keep_as_chip(ctx, tool, args, text, result):
+    """Deleted `text` kept as a chip (its id into `result`); the warnings that say so."""
+    chip_id, warnings = ChipStore(ctx).save(
+        "be-" + tool, {k: v for k, v in args.items() if k != "content"}, "", text
+    )
+    if chip_id:
+        result["chip"] = chip_id
+        warnings = [*warnings, ("w.deleted_chip", {"id": chip_id})]
+    return warnings
 
 
 def _written_view(opened, change):
@@ -8719,21 +8733,24 @@ def _read_result(ctx, args, opened, window, chunk, shape, warnings, unique=False
     content = render_numbered(split_decoded(chunk.decode(text.codec)), start)
     if not args.get("brief"):
         result["content"] = content
-    crlf, lf = shape["crlf"], shape["lf"]
-    result.update(
-        eol=eol_name(crlf, lf),
-        encoding=text.encoding,
-        viewed_code_id=token,
-    )
-    if crlf and lf:
-        warnings.append(("w.mixed_eol", {"crlf": crlf, "lf": lf, "dominant": "CRLF" if crlf > lf else "LF"}))
-    if not shape["final_newline"]:
-        warnings.append(("w.no_final_newline", {}))
+    result.update(eol=eol_name(shape["crlf"], shape["lf"]), encoding=text.encoding, viewed_code_id=token)
+    warnings += _shape_warnings(shape)
     if warnings:
         result["warnings"] = _local_warnings(ctx, warnings)
     if ctx.mcp:
         ctx.remember_view(token, content)
     return result
+
+
+def _shape_warnings(shape):
+    """What a read says of a file's shape: mixed line endings, no final newline."""
+    crlf, lf = shape["crlf"], shape["lf"]
+    warnings = []
+    if crlf and lf:
+        warnings.append(("w.mixed_eol", {"crlf": crlf, "lf": lf, "dominant": "CRLF" if crlf > lf else "LF"}))
+    if not shape["final_newline"]:
+        warnings.append(("w.no_final_newline", {}))
+    return warnings
 
 
 # --- streaming read of a large file (docs/behaviour.md#limits) ------------------------------------
@@ -9467,16 +9484,21 @@ def tool_trx_status(ctx, args):
     for records in reversed(_events(SnapshotStore(ctx).list())):
         records = [r for r in records if not ctx.root or is_inside(r["file"], ctx.root)]
         if records:
-            entry = {k: records[0].get(k) for k in ("event_id", "tool", "file", "created_at", "summary")}
-            if len(records) > 1 or records[0].get("files"):
-                entry["files"] = [r["file"] for r in records]
-            snapshots.append(entry)
+            snapshots.append(_event_entry(records))
     result = {"status": "ok", "snapshots": snapshots}
     if ctx.persist_failure:
         result["warnings"] = _local_warnings(
             ctx, [("w.snapshots_in_memory", {"detail": ctx.persist_failure})]
         )
     return result
+
+
+def _event_entry(records):
+    """The status entry of one event (its records, oldest first); `files` when it has several."""
+    entry = {k: records[0].get(k) for k in ("event_id", "tool", "file", "created_at", "summary")}
+    if len(records) > 1 or records[0].get("files"):
+        entry["files"] = [r["file"] for r in records]
+    return entry
 
 
 def _events(records):
