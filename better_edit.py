@@ -8919,14 +8919,16 @@ def tool_replace(ctx, args):
 
 
 def _replace_arguments(args):
-    if "target" in args and ("start" in args or "end" in args or "old" in args):
-        raise invalid("target_and_range")
-    if "start" not in args and "target" not in args:
+    """INVALID_ARGUMENT unless a replace names its lines one way: a target, start (..end), or old."""
+    if "target" in args:
+        if {"start", "end", "old"} & args.keys():
+            raise invalid("target_and_range")
+    elif "start" not in args:
         if "end" in args:
             raise invalid("end_without_start")
         if "old" not in args:
             raise invalid("need_lines_or_old")
-    if "old" in args and args["old"] == "" and "start" not in args:  # (with start: an empty line)
+    if args.get("old") == "" and "start" not in args:  # (with start: an empty line)
         raise ToolError("INVALID_ARGUMENT", "old_empty")
 
 
@@ -9763,12 +9765,18 @@ def _edit_items(value):
     return items, failures
 
 
+def _implied_op(item):
+    """The op of an item that names none: insert with after_line, replace with content, else delete."""
+    if "after_line" in item:
+        return "insert"
+    return "replace" if "content" in item else "delete"
+
+
 def _edit_item(index, item):
     if not isinstance(item, dict):
         raise invalid("item_not_object", got=_show(item))
     op = item.get("op")
-    if op is None:
-        op = "insert" if "after_line" in item else "replace" if "content" in item else "delete"
+    op = _implied_op(item) if op is None else op
     if op not in _EDIT_OPS:
         raise invalid("arg_choice", name="op", choices=", ".join(_EDIT_OPS), got=_show(op))
     tool = find_tool(op)
@@ -10673,6 +10681,20 @@ def _as_bool(name, value):
 
 
 def _as_target(name, value):
+    value = _target_object(value)
+    if not isinstance(value, dict) or value.get("kind") not in ("line", "function", "marker", "tag"):
+        raise invalid("target_bad", got=_show(value))
+    extra = set(value) - {"kind", "value", "occurrence"}
+    if extra or value.get("value") in (None, ""):
+        raise invalid("target_bad", got=_show(value))
+    target = {"kind": value["kind"], "value": value["value"]}
+    if value.get("occurrence") is not None:
+        target["occurrence"] = _as_int("occurrence", value["occurrence"])
+    return target
+
+
+def _target_object(value):
+    """A target as sent: a JSON text of an object is decoded, "KIND:VALUE" split; else as it is."""
     if isinstance(value, str) and value.strip().startswith("{"):  # sent as a JSON string
         import json
 
@@ -10683,15 +10705,7 @@ def _as_target(name, value):
     if isinstance(value, str) and ":" in value:
         kind, _, rest = value.partition(":")
         value = {"kind": kind.strip(), "value": rest}
-    if not isinstance(value, dict) or value.get("kind") not in ("line", "function", "marker", "tag"):
-        raise invalid("target_bad", got=_show(value))
-    extra = set(value) - {"kind", "value", "occurrence"}
-    if extra or value.get("value") in (None, ""):
-        raise invalid("target_bad", got=_show(value))
-    target = {"kind": value["kind"], "value": value["value"]}
-    if value.get("occurrence") is not None:
-        target["occurrence"] = _as_int("occurrence", value["occurrence"])
-    return target
+    return value
 
 
 def _coerce(param, value):
