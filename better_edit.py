@@ -8286,15 +8286,7 @@ def _moved_view(opened, vstart, vend, digest, fingerprint):
     pass over the line starts."""
     text, count = opened.text, vend - vstart + 1
     body = text.body
-    starts = [0]
-    find, pos = body.find, 0
-    while True:
-        pos = find(b"\n", pos) + 1
-        if not pos:
-            break
-        starts.append(pos)
-    if starts[-1] != len(body):
-        starts.append(len(body))
+    starts = _line_starts(body)
     lines = len(starts) - 1
     if not body or count > lines:
         return []
@@ -8314,6 +8306,20 @@ def _moved_view(opened, vstart, vend, digest, fingerprint):
             if len(found) > 1:
                 break
     return found
+
+
+def _line_starts(body):
+    """The offset of every line of `body`, and its length (the end of the last line)."""
+    starts = [0]
+    find, pos = body.find, 0
+    while True:
+        pos = find(b"\n", pos) + 1
+        if not pos:
+            break
+        starts.append(pos)
+    if starts[-1] != len(body):
+        starts.append(len(body))
+    return starts
 
 
 # --- targets (docs/behaviour.md#line-arguments) ---------------------------------------------------
@@ -8348,15 +8354,9 @@ def resolve_target(ctx, opened, target):
     if language is None:
         raise ToolError("NOT_FOUND", "not_checkable", "range.hint", file=file, what=what)
     string = text.decode()
-    if kind == "function":
-        line = find_function(string, language, str(value))
-        found = function_range(string, language, line) if line else None
-        names = function_names if found is None else None
-    else:
-        line = find_tag(string, language, str(value))
-        found = tag_range(string, language, line, str(value)) if line else None
-        names = tag_names if found is None else None
+    found = _named_range(string, language, kind, str(value))
     if found is None:
+        names = function_names if kind == "function" else tag_names
         nearest = _nearest(names(string, language), value)
         raise ToolError(
             "NOT_FOUND",
@@ -8369,6 +8369,15 @@ def resolve_target(ctx, opened, target):
             nearest=", ".join(nearest),
         )
     return found["start"], found["end"]
+
+
+def _named_range(string, language, kind, name):
+    """function_range or tag_range of the function or element called `name`, None if none."""
+    if kind == "function":
+        line = find_function(string, language, name)
+        return function_range(string, language, line) if line else None
+    line = find_tag(string, language, name)
+    return tag_range(string, language, line, name) if line else None
 
 
 def _marker_line(file, text, value, occurrence):
