@@ -11642,6 +11642,14 @@ def _closest_detail(closest, lang):
     return tr(lang, "detail.closest", words=words, **fields)
 
 
+def _request_shape(message):
+    """Whether a message with an id is a request: a string or integer id, a string method."""
+    request_id = message["id"]
+    if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
+        return False
+    return isinstance(message.get("method"), str)
+
+
 def _rpc_error(request_id, code, message, data=None):
     error = {"code": code, "message": message}
     if data is not None:
@@ -11672,16 +11680,12 @@ class Server:
             return _rpc_error(
                 None, -32600, tr(self.ctx.lang, "mcp.invalid_request", detail_key="rpc.not_object")
             )
-        if "method" not in message and ("result" in message or "error" in message):
-            return None  # a response to something we never asked: ignore
         if "id" not in message:
-            return None  # notifications are never answered
+            return None  # notifications are never answered, nor responses to what we never asked
         request_id = message["id"]
-        if (
-            isinstance(request_id, bool)
-            or not isinstance(request_id, (str, int))
-            or not isinstance(message.get("method"), str)
-        ):
+        if not _request_shape(message):
+            if "method" not in message and ("result" in message or "error" in message):
+                return None  # a response to something we never asked: ignore
             return _rpc_error(None, -32600, tr(self.ctx.lang, "mcp.invalid_request", detail_key="rpc.bad_id"))
         try:
             return self._dispatch(request_id, message["method"], message.get("params"))
