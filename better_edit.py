@@ -8101,25 +8101,13 @@ class _ScanFiles:
             return None
         try:
             record = _read_json_object(self._path(key))  # no link followed, no FIFO waited on
-            if (
-                record.get("v") != 1
-                or record.get("program") != _program_stamp()
-                or record.get("language") != language
-                or record.get("codec") != text.codec
-            ):
+            wanted = [1, _program_stamp(), language, text.codec]
+            if [record.get(k) for k in ("v", "program", "language", "codec")] != wanted:
                 return None
             if record.get("sha256") != (digest or _Digest([text.body])).hexdigest():
                 return None
             problems = [(int(p), str(sym), str(kind)) for p, sym, kind in record["problems"]]
-            saved = [
-                _Saved(
-                    int(pos),
-                    tuple((int(at), int(code)) for at, code in stack),
-                    tuple(int(t) for t in templates),
-                    int(count),
-                )
-                for pos, stack, templates, count in record["saved"]
-            ]
+            saved = [_saved_of(*one) for one in record["saved"]]
         except (OSError, ValueError, TypeError, KeyError, RecursionError, UnicodeError):
             return None  # no record, or one this run cannot use: the file is scanned
         return _BalanceScan.made(language, problems, saved, None, None)
@@ -8133,22 +8121,35 @@ class _ScanFiles:
         record = {"v": 1, "program": _program_stamp(), "language": language, "codec": text.codec}
         if scan.tags is not None or scan.saved is None or len(scan.problems) > 100_000:
             return  # (a record that large would cost more to read than the scan it saves)
-        else:
-            record["problems"] = scan.problems
-            record["saved"] = [(one.pos, one.stack, one.templates, one.problems) for one in scan.saved]
+        record["problems"] = scan.problems
+        record["saved"] = [(one.pos, one.stack, one.templates, one.problems) for one in scan.saved]
         record["sha256"] = digest.hexdigest()  # (last: the digest was hashed beside all this)
         try:
             _private_dir(self.dir)
             _write_private(self._path(key), json.dumps(record, separators=(",", ":")).encode(), sync=False)
-            names = sorted(
-                (entry.stat().st_mtime, entry.path)
-                for entry in os.scandir(self.dir)
-                if entry.name.endswith(".json")
-            )
-            for _mtime, path in names[:-SCAN_FILES]:
-                os.unlink(path)
+            self._trim()
         except OSError:
             pass  # a cache that cannot be written only costs the next edit a scan
+
+    def _trim(self):
+        """The SCAN_FILES newest records stay; older ones go."""
+        names = sorted(
+            (entry.stat().st_mtime, entry.path)
+            for entry in os.scandir(self.dir)
+            if entry.name.endswith(".json")
+        )
+        for _mtime, path in names[:-SCAN_FILES]:
+            os.unlink(path)
+
+
+def _saved_of(pos, stack, templates, count):
+    """A _Saved checkpoint from its JSON form (raises on any value of the wrong type)."""
+    return _Saved(
+        int(pos),
+        tuple((int(at), int(code)) for at, code in stack),
+        tuple(int(t) for t in templates),
+        int(count),
+    )
 
 
 # ====================================================================================================
