@@ -6761,6 +6761,18 @@ def _snapshot_json(meta):
     return dumps_strict(meta).encode("utf-8")
 
 
+def _by_event(items):
+    """[(event_id, size, record)] in order, as [[event_id, total size, [record, ...]], ...]."""
+    events = []
+    for event_id, size, record in items:
+        if events and events[-1][0] == event_id:
+            events[-1][1] += size
+            events[-1][2].append(record)
+        else:
+            events.append([event_id, size, [record]])
+    return events
+
+
 class SnapshotStore:
     """Snapshots of files before each edit, persisted per workspace (docs/behaviour.md#snapshots).
 
@@ -6957,14 +6969,7 @@ class SnapshotStore:
     def _evict(self, items):
         """Drop the oldest events of `items` [(event_id, size, record)] beyond the count and byte
         bounds; the records of one event (several files) go together."""
-        events = []
-        for event_id, size, record in items:
-            if events and events[-1][0] == event_id:
-                events[-1][1] += size
-                events[-1][2].append(record)
-            else:
-                events.append([event_id, size, [record]])
-        items = events
+        items = _by_event(items)
         total = sum(size for _eid, size, _records in items)
         drop = 0  # one pass: however many there are, each is looked at once
         while drop < len(items) and (
@@ -7327,6 +7332,16 @@ def _temp_name(name, kind):
     return f".{name}.be-{os.getpid()}-{os.urandom(4).hex()}.{kind}"
 
 
+def _prepare_or_conflict(ctx, fc):
+    """_prepare_file; a file that was read and is now gone (another program removed it) is a CONFLICT."""
+    try:
+        _prepare_file(ctx, fc)
+    except FileNotFoundError:
+        if fc.st is None:
+            raise
+        raise ToolError("CONFLICT", "conflict", file=fc.file) from None
+
+
 def _prepare_file(ctx, fc):
     """Prepare one file: folders, temporary with the new bytes, kept old bytes. Raises on failure
     (what was made is in `fc`, for _undo_entry to remove)."""
@@ -7635,12 +7650,7 @@ class _CommitRun:
             self.current = "journal"
             self.record = self.journal.write(self.id, {"tool": tool}, self.files, sync=False)
         for fc in self._each():
-            try:
-                _prepare_file(self.ctx, fc)
-            except FileNotFoundError:  # the file was read, and is gone: another program removed it
-                if fc.st is None:
-                    raise
-                raise ToolError("CONFLICT", "conflict", file=fc.file) from None
+            _prepare_or_conflict(self.ctx, fc)
             if event:
                 event.keep(fc)
             if fc.check and not _still_same(fc.place, fc.st, fc.raw):
