@@ -12213,19 +12213,24 @@ def _read_argv(argv):
     is none after `--`. --lang counts before or after the command."""
     lang, skip, command = None, None, None
     for index, arg in enumerate(argv):
-        if skip is not None:
+        if skip is not None:  # (the value of the flag before)
             lang = arg if skip == "--lang" and arg in ("en", "zh") else lang
             skip = None
         elif arg == "--":
             break
         elif arg.startswith("-"):
-            name, _, value = arg.partition("=")
-            if name == "--lang" and value in ("en", "zh"):
-                lang = value
-            skip = arg if arg in _GLOBAL_VALUE_FLAGS else None
+            lang, skip = _flag_seen(arg, lang)
         elif command is None:
             command = index
     return lang, command
+
+
+def _flag_seen(arg, lang):
+    """(the language `--lang=VALUE` names, else `lang`; the flag if its value comes next, else None)."""
+    name, _, value = arg.partition("=")
+    if name == "--lang" and value in ("en", "zh"):
+        lang = value
+    return lang, arg if arg in _GLOBAL_VALUE_FLAGS else None
 
 
 def _env_int(lang, environ, name, minimum):
@@ -12414,6 +12419,14 @@ def dump_tools(ctx, form):
     return 0
 
 
+def _schema_kind(schema):
+    """An argument's type as the docs' table shows it: its JSON type(s), or its choices."""
+    if "enum" not in schema:
+        return " or ".join(s["type"] for s in schema.get("anyOf", [schema]))
+    kind = type(schema["enum"][0]).__name__.replace("str", "string")
+    return kind + " (" + " / ".join(map(str, schema["enum"])) + ")"
+
+
 def tools_markdown(lang, tools):
     """docs/mcp.md body, generated from the tool table."""
     out = []
@@ -12427,13 +12440,10 @@ def tools_markdown(lang, tools):
             out += ["| argument | type | required | meaning |", "|---|---|---|---|"]
             required = set(entry["inputSchema"]["required"])
             for name, schema in props.items():
-                if "enum" in schema:
-                    kind = type(schema["enum"][0]).__name__.replace("str", "string")
-                    kind += " (" + " / ".join(map(str, schema["enum"])) + ")"
-                else:
-                    kind = " or ".join(s["type"] for s in schema.get("anyOf", [schema]))
                 meaning = schema["description"].replace("|", "\\|")
-                out.append(f"| `{name}` | {kind} | {'yes' if name in required else 'no'} | {meaning} |")
+                out.append(
+                    f"| `{name}` | {_schema_kind(schema)} | {'yes' if name in required else 'no'} | {meaning} |"
+                )
             out.append("")
         result = ", ".join(f"`{k}`" for k in entry["outputSchema"]["properties"])
         out += [f"Result members: {result}.", ""]
