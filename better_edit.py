@@ -5505,13 +5505,18 @@ def user_cache_base(platform=None):
     xdg = os.environ.get("XDG_CACHE_HOME", "")
     if xdg.startswith("/"):
         return os.path.join(xdg, CACHE_APP_NAME)
+    return os.path.join(_home(), "Library/Caches" if platform == "darwin" else ".cache", CACHE_APP_NAME)
+
+
+def _home():
+    """$HOME as platformdirs takes it on POSIX: a relative one counts as unset (the user's
+    password entry then)."""
     home = os.environ.get("HOME")
-    if home is not None and not home.startswith("/"):  # a relative HOME counts as unset
+    if home is not None and not home.startswith("/"):
         import pwd
 
         home = pwd.getpwuid(os.getuid()).pw_dir
-    home = (home or os.path.expanduser("~")).rstrip("/") or "/"
-    return os.path.join(home, "Library/Caches" if platform == "darwin" else ".cache", CACHE_APP_NAME)
+    return (home or os.path.expanduser("~")).rstrip("/") or "/"
 
 
 class Context:
@@ -6564,17 +6569,17 @@ class _Folder:
             )
             if not match or _process_alive(int(match.group(1))):
                 continue
-            if match.group(2) == "tmp":
+            if match.group(2) == "tmp" or self._names_file(entry, st):
                 self.unlink(entry)
-                continue
-            try:
-                same = st is not None and _identity(self.lstat(entry)) == _identity(st)
-            except OSError:
-                same = False
-            if same:
-                self.unlink(entry)
-                dropped = True
+                dropped = dropped or match.group(2) == "old"
         return dropped
+
+    def _names_file(self, entry, st):
+        """Whether `entry` is a second name of the file `st` is of."""
+        try:
+            return st is not None and _identity(self.lstat(entry)) == _identity(st)
+        except OSError:
+            return False
 
     def fsync(self):
         if self.fd is not None:
