@@ -10517,19 +10517,24 @@ def _hunk_change(ctx, item, opened, exists, hunk):
     return change
 
 
+def _bom_cut(tagged):
+    """(sign, line) pairs with a BOM cut from the first line of each side (old, new)."""
+    cut, seen = [], set()
+    for sign, line in tagged:
+        sides = {" ": ("old", "new"), "-": ("old",), "+": ("new",)}[sign]
+        if any(side not in seen for side in sides) and line.startswith("\ufeff"):
+            line = line[1:]
+        seen.update(sides)
+        cut.append((sign, line))
+    return cut
+
+
 def _without_bom(opened, hunk):
     """git shows a UTF-8 file's BOM at the start of its first line; the Text keeps the BOM apart."""
     old_start, old, new, no_newline, tagged = hunk
     if not (opened.text.bom and old_start <= 1 and tagged):
         return hunk
-    cut, seen = [], set()
-    for sign, line in tagged:
-        sides = {" ": ("old", "new"), "-": ("old",), "+": ("new",)}[sign]
-        first = [side for side in sides if side not in seen]
-        if first and line.startswith("\ufeff"):
-            line = line[1:]
-        seen.update(sides)
-        cut.append((sign, line))
+    cut = _bom_cut(tagged)
     old = [line for sign, line in cut if sign != "+"]
     new = [line for sign, line in cut if sign != "-"]
     return old_start, old, new, no_newline, cut
@@ -10615,37 +10620,39 @@ def _lines_match(lines, at, old, loose):
 
 
 def _hunk_position(opened, item, lines, old, stated):
-    file = opened.file
     """1-based line where the hunk applies, and warnings (offset, trailing whitespace)."""
-    where = [str(item.get("hunk", item["index"] + 1)), file]
+    file = opened.file
+    hunk = str(item.get("hunk", item["index"] + 1))
     for loose in (False, True):
-        if _lines_match(lines, stated - 1, old, loose):
-            found = [stated - 1]
-        else:
-            found = [n for n in _candidates(lines, old[0], loose) if _lines_match(lines, n, old, loose)]
+        found = _hunk_starts(lines, old, stated, loose)
         if len(found) > 1:
             candidates = [{"start": n + 1, "end": n + len(old)} for n in found]
             raise ToolError(
                 "AMBIGUOUS",
                 "patch_ambiguous",
                 data={"candidates": candidates},
-                hunk=where[0],
+                hunk=hunk,
                 file=file,
                 count=len(found),
                 where=", ".join(str(n + 1) for n in found[:20]),
             )
         if found:
-            start = found[0] + 1
-            warnings = []
+            start, warnings = found[0] + 1, []
             if start != stated:
-                offset = f"{start - stated:+d}"
-                warnings.append(
-                    ("w.hunk_offset", {"hunk": where[0], "file": file, "line": start, "offset": offset})
-                )
+                fields = {"hunk": hunk, "file": file, "line": start, "offset": f"{start - stated:+d}"}
+                warnings.append(("w.hunk_offset", fields))
             if loose:
-                warnings.append(("w.hunk_whitespace", {"hunk": where[0], "file": file}))
+                warnings.append(("w.hunk_whitespace", {"hunk": hunk, "file": file}))
             return start, warnings
     raise _hunk_mismatch(opened, item, lines, old, stated)
+
+
+def _hunk_starts(lines, old, stated, loose):
+    """0-based lines where `old` stands (`loose`: trailing whitespace aside): the stated one
+    alone when it is there, else every one."""
+    if _lines_match(lines, stated - 1, old, loose):
+        return [stated - 1]
+    return [n for n in _candidates(lines, old[0], loose) if _lines_match(lines, n, old, loose)]
 
 
 def _candidates(lines, first, loose):
