@@ -7463,12 +7463,18 @@ def _undo_entry(folder, name, entry, before=None, prepared=True):
     left = None
     if renamed and keep:
         left = _undo_rename(folder, name, keep, old, new)
-    elif how == "create" and new is not None and _identity_of(folder, name) == new:
-        folder.delete(name)
+    elif how == "create":
+        _undo_create(folder, name, new)
     elif how == "in_place" and (keep or before is not None):
         left = _undo_in_place(folder, name, keep, old, before)
     _delete_quietly(folder, temp, keep if how != "in_place" else None)
     return left
+
+
+def _undo_create(folder, name, new):
+    """A created file goes, while its name still holds what the commit made."""
+    if new is not None and _identity_of(folder, name) == new:
+        folder.delete(name)
 
 
 def _entry_identity(entry, key):
