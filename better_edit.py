@@ -3605,6 +3605,15 @@ def check_balance(text, language, verbose=False):
     return result
 
 
+def _symbol_counts(spec, cnt):
+    """{bracket symbol: how many} from a scan's counts by group."""
+    counts = {}
+    for k, symbol in spec.symbols.items():
+        if cnt[k]:
+            counts[symbol] = counts.get(symbol, 0) + cnt[k]
+    return counts
+
+
 def _balance_problems(text, language, start, end, pairs):
     """(problems, counts) for text[start:end]; problems are (offset, symbol, problem) tuples and
     `pairs` receives (open offset, open symbol, close offset, close symbol)."""
@@ -3621,10 +3630,7 @@ def _balance_problems(text, language, start, end, pairs):
     state = _scan_brackets(text, spec, start, end, raw_pairs)
     for item in state.stack:
         _report_open(state, item)
-    counts = {}
-    for k, symbol in spec.symbols.items():
-        if state.cnt[k]:
-            counts[symbol] = counts.get(symbol, 0) + state.cnt[k]
+    counts = _symbol_counts(spec, state.cnt)
     if raw_pairs is not None:
         for (offset, code), close in raw_pairs:
             pairs.append((offset, spec.symbols.get(code, "${"), close, text[close]))
@@ -4438,13 +4444,18 @@ def _markup_close_slow(m, key, name, html_like, stack, found):
     return m.end()
 
 
+def _style_language(attributes):
+    """A style element's language: CSS, SCSS for lang="scss" or "less"; None (unchecked) for Sass."""
+    for m in _SCRIPT_LANG.finditer(attributes):
+        if m.group(1).lower() == "lang" and m.group(2).lower() in ("scss", "less", "sass"):
+            return "scss" if m.group(2).lower() != "sass" else None
+    return "css"
+
+
 def _body_language(element, attributes):
     """Language of a raw-text element's body, or None when it is not checked (templates, JSON-LD)."""
     if element == "style":
-        for m in _SCRIPT_LANG.finditer(attributes):
-            if m.group(1).lower() == "lang" and m.group(2).lower() in ("scss", "less", "sass"):
-                return "scss" if m.group(2).lower() != "sass" else None
-        return "css"
+        return _style_language(attributes)
     if element != "script":
         return None
     for m in _SCRIPT_LANG.finditer(attributes):
