@@ -5171,9 +5171,13 @@ def _definition_chain(text, language, candidates, index, scanned, line_end):
             continue
         blocks.append((first, close))
         if found:
-            kind = "method" if found[0] == "function" and chain and chain[-1][2] == "class" else found[0]
-            chain.append((first, close, kind, found[1]))
+            chain.append((first, close, _kind_in(chain, found[0]), found[1]))
     return chain, blocks
+
+
+def _kind_in(chain, kind):
+    """A definition's kind inside the `chain` around it: a function right inside a class is a method."""
+    return "method" if kind == "function" and chain and chain[-1][2] == "class" else kind
 
 
 def _range_result(text, found, line_start, line):
