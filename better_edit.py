@@ -1372,16 +1372,29 @@ def splice_plan(body, a, b, block, eol):
     size = len(body)
     if size and b == size and not body.endswith(b"\n"):
         if block:
-            stripped = block[:-2] if block.endswith(b"\r\n") else block[:-1]
-            if stripped and not stripped.endswith(b"\n"):
-                block = stripped  # (an empty last line cannot go unterminated: it would vanish)
+            block = _unterminated(block)
             if a == size:
                 block = eol + block
         elif a > 0:
-            cut = 2 if body[a - 2 : a] == b"\r\n" else 1
-            if a - cut > 0 and body[a - cut - 1 : a - cut] != b"\n":
-                a -= cut  # (an empty line left last keeps its terminator, or it would vanish)
+            a = _last_line_terminator_cut(body, a)
     return a, block, b
+
+
+def _unterminated(block):
+    """`block` as the new last line of a file without a final terminator: its own terminator
+    goes, unless its last line is empty (an empty last line cannot go unterminated: it would vanish)."""
+    stripped = block[:-2] if block.endswith(b"\r\n") else block[:-1]
+    return stripped if stripped and not stripped.endswith(b"\n") else block
+
+
+def _last_line_terminator_cut(body, a):
+    """Where a deletion to the end of an unterminated file starts: before the terminator of the line
+    left last, so it ends unterminated too, unless that line is empty (it keeps its terminator, or
+    it would vanish)."""
+    cut = 2 if body[a - 2 : a] == b"\r\n" else 1
+    if a - cut > 0 and body[a - cut - 1 : a - cut] != b"\n":
+        return a - cut
+    return a
 
 
 def view_hash(path, start, end, chunk, total):
