@@ -45,6 +45,11 @@ def module_of(rev, folder):
     return folder
 
 
+def before_and_after(rev, tmp):
+    """{"before": the module of git revision `rev`, "after": this checkout's}, compiled, in `tmp`."""
+    return {"before": module_of(rev, tmp / "before"), "after": module_of(None, tmp / "after")}
+
+
 def env_for(folder, cache):
     env = {k: v for k, v in os.environ.items() if not k.startswith("BETTER_EDIT_")}
     env.update(PYTHONPATH=str(folder), BETTER_EDIT_CACHE_DIR=str(cache), LANG="C.UTF-8")
@@ -136,7 +141,7 @@ def main():
     ns = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        modules = {"before": module_of(ns.before, tmp / "before"), "after": module_of(None, tmp / "after")}
+        modules = before_and_after(ns.before, tmp)
         results = {name: {"mcp": [], "cli": []} for name in modules}
         work = tmp / "work"
         work.mkdir()

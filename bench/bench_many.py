@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_journal import env_for, module_of
+from bench_journal import before_and_after, env_for
 
 
 def prepare(work, files):
@@ -65,7 +65,7 @@ def main():
     ns = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        modules = {"before": module_of(ns.before, tmp / "before"), "after": module_of(None, tmp / "after")}
+        modules = before_and_after(ns.before, tmp)
         works = {name: tmp / f"work-{name}" for name in modules}
         for work in works.values():
             prepare(work, ns.files)
