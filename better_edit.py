@@ -7912,9 +7912,12 @@ def _commit_in_the_way(ctx, places, recovered):
 
 
 def _record_paths(path):
-    """The paths the commit record `path` names (none when it is gone or not yet whole)."""
+    """The paths the commit record `path` names; none when it is gone, not yet whole, or this
+    process's own (an undo that failed keeps its record for a later call to finish: without
+    flock its pid, ours, would make it look like another process's undo in progress)."""
     try:
-        entries = _read_json_object(path).get("files")
+        record = _read_json_object(path)
+        entries = None if record.get("pid") == os.getpid() else record.get("files")
     except (OSError, ValueError, RecursionError, AttributeError):
         return []
     paths = [e.get("path") for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []

@@ -790,6 +790,29 @@ def test_a_call_never_builds_on_a_commit_another_process_is_undoing(root, cache_
     assert journal_records(cache_dir) == []
 
 
+def test_a_record_its_own_process_kept_does_not_hold_up_its_next_call(root, cache_dir, be_env):
+    """Without flock (the Windows code paths) a record's writer is known by its pid. A record the
+    server itself kept (an undo that failed is kept for the next call to finish) names a file the
+    next call edits: that is no other process's undo in progress, so the call goes on instead of
+    waiting for a release that never comes and ending in CONFLICT."""
+    env = dict(be_env, BETTER_EDIT_PORTABLE_FALLBACKS="1")
+    (root / "f.txt").write_text("a\n")
+    server = Server(root, env)
+    try:
+        server.initialize()
+        server.ok("be-insert", {"file": "f.txt", "after_line": 1, "content": "b", "brief": True})
+        (journal,) = (cache_dir / "journal").iterdir()
+        record = {"v": 1, "pid": server.proc.pid, "prepared": True, "tool": "insert",
+                  "files": [{"path": str((root / "f.txt").resolve()), "how": "rename"}]}  # fmt: skip
+        (journal / "0123456789ab.json").write_text(json.dumps(record))
+        started = time.monotonic()
+        server.ok("be-insert", {"file": "f.txt", "after_line": 2, "content": "c", "brief": True})
+        assert time.monotonic() - started < 20, "the call waited for its own process's record"
+    finally:
+        server.close()
+    assert (root / "f.txt").read_text() == "a\nb\nc\n"
+
+
 @pytest.mark.skipif(FROZEN, reason="signal timing of the module")
 @pytest.mark.parametrize("busy", [False, True])
 def test_sigint_to_the_server_ends_it_quietly(root, be_env, busy):
