@@ -5266,7 +5266,9 @@ def _inside(spans, starts, pos):
     return i >= 0 and spans[i][0] < pos < spans[i][1]
 
 
-def _python_definitions(text, start, end):
+def _python_definitions(text, start, end, past=None):
+    """(definitions, spans, their starts) of text[start:end]; with `past`, the definitions end
+    with the first one after that offset (what a function range needs)."""
     spans = _python_spans(text, start, end)
     starts = [s for s, _ in spans]
     defs = []
@@ -5274,11 +5276,14 @@ def _python_definitions(text, start, end):
         if not _inside(spans, starts, m.start()):
             kind = "class" if m.group(2) == "class" else "function"
             defs.append(_Definition(m.start(), len(m.group(1)), kind, m.group(3), m.start(3)))
+            if past is not None and m.start() > past:
+                break
     return defs, spans, starts
 
 
 def _python_extent(text, definition, spans, starts, start, end):
-    """(first offset incl. decorators, offset of the last line) of a def/class block."""
+    """(first offset incl. decorators, offset of the last line) of a def/class block; its end
+    is that of text[start:end] when no line before `end` ends it (_python_ends_before)."""
     indent = definition.indent
     dedent = _PY_DEDENT_CACHE.get(indent)
     if dedent is None:
@@ -5401,17 +5406,10 @@ def _indented_chain(defs, line_start, line_end, extent):
 def _indented_function_range(text, language, line_start, outer, start, end):
     line_end = _line_end(text, line_start, end)
     if language == "python":
-        defs, spans, starts = _python_definitions(text, start, end)
-
-        def extent(d):
-            return _python_extent(text, d, spans, starts, start, end)
+        chain = _python_chain(text, line_start, line_end, start, end)
     else:
         defs = _keyword_definitions(text, language, start, end)
-
-        def extent(d):
-            return _keyword_extent(text, d, start, end)
-
-    chain = _indented_chain(defs, line_start, line_end, extent)
+        chain = _indented_chain(defs, line_start, line_end, lambda d: _keyword_extent(text, d, start, end))
     if not chain:
         return None
     t = 0 if outer else len(chain) - 1
@@ -5420,6 +5418,103 @@ def _indented_function_range(text, language, line_start, outer, start, end):
     if kind == "function" and t > 0 and chain[t - 1][0].kind == "class":
         kind = "method"
     return first, last, kind, definition.name
+
+
+_PY_LOOKAHEAD = 1 << 16  # characters after the line read first for the end of its function
+_CUT = "cut"  # (a part of the text read that ends before the function asked for)
+
+
+def _python_chain(text, line_start, line_end, start, end):
+    """_indented_chain of a Python line. Its spans and definitions are read from a restart point
+    of the quick walk before the line (docs/behaviour.md#balance-speed), to _PY_LOOKAHEAD past
+    it, when that is sure to give the answer a read of the whole text gives; else from `start`."""
+    for at in [*_python_restarts(text, start, end, line_start), start]:
+        for stop in dict.fromkeys((min(end, line_end + _PY_LOOKAHEAD), end)):
+            chain = _python_chain_from(text, (line_start, line_end), (at, stop), (start, end))
+            if chain is None:
+                break  # (a definition may start before `at`: an earlier restart)
+            if chain is not _CUT:
+                return chain
+    raise AssertionError("the whole text always answers")
+
+
+def _python_restarts(text, start, end, line_start):
+    """Up to _RESTARTS_TRIED offsets before the line, latest first, where no bracket is open and
+    no string or comment runs: the starts of joins of the quick walk with nothing open. None when
+    the walk gives up (a stray closer, an unterminated string...)."""
+    quick = _quick_spec("python")
+    walked = _quick_walk(text, quick, start, end, stop=line_start, every=_RESTART_EVERY) if quick else None
+    if walked is None:
+        return []
+    found = [
+        at for at, open_before, _lowest in reversed(walked[0]) if not open_before and start < at <= line_start
+    ]
+    return found[:_RESTARTS_TRIED]
+
+
+def _python_chain_from(text, lines, read, whole):
+    """The chain of the line `lines` (its start and end) from the spans and definitions of the
+    part `read` (start, stop) of the text `whole` (start, end); None when that part cannot be
+    sure of it: a definition around the line may start before the part (no line at column 0
+    between the part's start and the line, or decorators reaching its start); _CUT when a
+    definition it looked at does not end before the part does, or no definition after the line
+    starts in it."""
+    (line_start, line_end), (at, stop) = lines, read
+    defs, spans, starts = _python_definitions(text, at, stop, past=line_end)
+    ended = {}
+
+    def extent(d):
+        found = _python_extent(text, d, spans, starts, at, stop)
+        ended[d.pos] = stop == whole[1] or _python_ends_before(text, d, found[1], spans, starts, stop)
+        return found
+
+    chain = _indented_chain(defs, line_start, line_end, extent)
+    if at > whole[0] and not _python_restart_holds(text, chain, spans, starts, at, line_start):
+        return None
+    if not all(ended.values()):  # (a cut extent may also have lost the blank lines at its end)
+        return _CUT
+    if stop < whole[1] and not (defs and defs[-1].pos > line_end):
+        return _CUT  # (the line may be a decorator of a definition after the part read)
+    return chain
+
+
+def _python_restart_holds(text, chain, spans, starts, at, line_start):
+    """Whether every definition around the line starts after `at`: a line at column 0 (code,
+    outside brackets and strings) stands between `at` and the line, and the outermost one's
+    decorators do not reach `at`."""
+    if chain and not _python_top_holds(text, chain[0][1], spans, starts, at):
+        return False
+    pos = line_start
+    while text[pos : pos + 1] in ("", " ", "\t", "\r", "\n", "#") or _inside(spans, starts, pos):
+        before = text.rfind("\n", at, pos - 1)  # (the lines that start after `at`)
+        if before < 0:
+            return False
+        pos = before + 1
+    return True
+
+
+def _python_top_holds(text, top, spans, starts, at):
+    """Whether the walk up over decorators that gave `top` stopped at a line of its own after `at`
+    (a line that is no decorator, comment or part of a bracket or string), not at `at` itself."""
+    above = text.rfind("\n", 0, top - 1) + 1 if top > 0 else -1
+    if top <= at or above < at or _inside(spans, starts, above):
+        return False
+    return not text[above:top].lstrip().startswith(("@", "#"))
+
+
+def _python_ends_before(text, definition, last, spans, starts, stop):
+    """Whether a code line no deeper than `definition`, outside brackets and strings, follows its
+    last line `last` before `stop` (so its end was found, not cut at `stop`)."""
+    pos = _line_end(text, last, stop) + 1
+    dedent = _PY_DEDENT_CACHE[definition.indent]  # (made by _python_extent)
+    while pos < stop:
+        m = dedent.search(text, pos, stop)
+        if m is None:
+            return False
+        if not _inside(spans, starts, m.start()):
+            return True
+        pos = _line_end(text, m.start(), stop) + 1
+    return False
 
 
 # --- 6.9 Function ranges: public functions --------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Benchmark the scanners on ~10 MB of JavaScript and HTML (plain script, no pytest).
+"""Benchmark the scanners on ~10 MB of JavaScript, Python and HTML (plain script, no pytest).
 
 Run: python -S -E bench/bench_scanners.py
 Targets: check_balance <= 2x one re.finditer pass over the bracket/quote characters (issue 14; a balanced
@@ -13,6 +13,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from bench import SNIPPET  # noqa: E402  (the Python of bench_check.py)
 from better_edit import check_balance, function_range, tag_range  # noqa: E402
 
 JS_SNIPPETS = [
@@ -117,6 +118,12 @@ def main():
     t_broken = best_of(lambda: check_balance(broken, "javascript"))
     t_func = best_of(lambda: function_range(js, "javascript", middle))
     t_func_end = best_of(lambda: function_range(js, "javascript", js_lines - 3))
+    py = "".join(SNIPPET.format(n=n) for n in range(size // len(SNIPPET) + 1))[:size]
+    py = py[: py.rfind("\n\n") + 1]
+    py_lines = py.count("\n")
+    t_py_balance = best_of(lambda: check_balance(py, "python"))
+    t_py_func = best_of(lambda: function_range(py, "python", py_lines // 2))
+    t_py_func_end = best_of(lambda: function_range(py, "python", py_lines - 3))
     html_result = check_balance(html, "html")
     assert html_result["status"] == "balanced", html_result["unmatched"][:5]
     html_middle = html.count("\n") // 2
@@ -138,6 +145,11 @@ def main():
     print(
         f"function_range near end   {t_func_end:8.3f} s   ratio to balance {t_func_end / t_balance:5.2f} (target <= 1)"
     )
+    print(f"check_balance (python)    {t_py_balance:8.3f} s")
+    for where, took in (("middle", t_py_func), ("near end", t_py_func_end)):
+        print(
+            f"function_range (python) {where:9}{took:7.3f} s   ratio to balance {took / t_py_balance:5.2f} (target <= 1)"
+        )
     print(f"check_balance (html)      {t_html_balance:8.3f} s")
     print(
         f"tag_range middle          {t_tag:8.3f} s   ratio to balance {t_tag / t_html_balance:5.2f} (target <= 1)"

@@ -169,6 +169,73 @@ def test_func_range_restarts_after_the_functions_before_the_line(monkeypatch):
     assert be.function_range(text, "javascript", line) == want
 
 
+PYTHON_BASES = [b for b in BASES if b[1] == "python"]
+PYTHON_PIECES = ["def f(x):\n", "    def g():\n", "class C:\n", "@deco\n", "    @deco(\n", "x = (\n", ")\n"]
+PYTHON_PIECES += [
+    '"""\n',
+    "'''",
+    "# def h():\n",
+    "\n\n",
+    "    return 1\n",
+    "pass\n",
+    "  ",
+    "(",
+    ")",
+    "[",
+    "]",
+]
+
+
+@st.composite
+def python_lines(draw):
+    _name, _language, text = draw(st.sampled_from(PYTHON_BASES))
+    for _ in range(draw(st.integers(0, 3))):
+        a = draw(st.integers(0, len(text)))
+        b = draw(st.integers(a, min(len(text), a + 80)))
+        text = text[:a] + "".join(draw(st.lists(st.sampled_from(PYTHON_PIECES), max_size=4))) + text[b:]
+    return text, draw(st.integers(1, text.count("\n") + 1))
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    case=python_lines(),
+    outer=st.booleans(),
+    every=st.sampled_from([1, 3, 512]),
+    ahead=st.sampled_from([1, 40, 65536]),
+)
+def test_a_python_range_read_from_a_restart_point_is_the_one_read_from_the_start(
+    case, outer, every, ahead, monkeypatch
+):
+    """Python func-range reads spans and definitions from the last point before the line where the
+    quick walk has nothing open, to _PY_LOOKAHEAD past the line; when a definition could start
+    before that point, or the one asked for does not end before the part read does, it reads more.
+    The range equals a read of the whole text."""
+    text, line = case
+    monkeypatch.setattr(be, "_RESTART_EVERY", every)  # (1: a join per token, many restart points)
+    monkeypatch.setattr(be, "_PY_LOOKAHEAD", ahead)  # (1: every function ends past the part read first)
+    found = be.function_range(text, "python", line, outer)
+    with monkeypatch.context() as patch:
+        patch.setattr(be, "_python_restarts", lambda *args: [])
+        patch.setattr(be, "_PY_LOOKAHEAD", 1 << 40)
+        assert be.function_range(text, "python", line, outer) == found
+
+
+def test_a_python_range_in_the_middle_of_a_file_is_read_from_a_restart_point(monkeypatch):
+    monkeypatch.setattr(be, "_RESTART_EVERY", 4)
+    one = "@deco\ndef f{n}(a):\n    s = '''\ndef not_{n}():\n'''\n    return (a,\n  1)\n\n"
+    text = "".join(one.format(n=n) for n in range(60))
+    line = 8 * 40 + 4  # (the `def not_40():` line inside f40's string)
+    line_start = be._line_start(text, line)
+    restarts = be._python_restarts(text, 0, len(text), line_start)
+    assert restarts and restarts[0] > len(text) // 2  # far from the start of the file
+    want = {"start": 321, "end": 327, "kind": "function", "name": "f40"}
+    assert be.function_range(text, "python", line) == want
+    assert be.function_range(text, "python", line - 2) == want  # (the def line)
+    with monkeypatch.context() as patch:
+        patch.setattr(be, "_python_restarts", lambda *args: [])
+        assert be.function_range(text, "python", line) == want
+
+
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=js_lines(), outer=st.booleans())
 def test_plain_template_tokens_change_no_function_range(case, outer, monkeypatch):
