@@ -5440,8 +5440,8 @@ def _python_chain(text, line_start, line_end, start, end):
 
 def _python_restarts(text, start, end, line_start):
     """Up to _RESTARTS_TRIED offsets before the line, latest first, where no bracket is open and
-    no string or comment runs: the starts of joins of the quick walk with nothing open. None when
-    the walk gives up (a stray closer, an unterminated string...)."""
+    no string or comment runs: the starts of joins of the quick walk with nothing open. None at
+    all when the walk gives up (a stray closer, an unterminated string...)."""
     quick = _quick_spec("python")
     walked = _quick_walk(text, quick, start, end, stop=line_start, every=_RESTART_EVERY) if quick else None
     if walked is None:
