@@ -5282,8 +5282,8 @@ def _python_definitions(text, start, end, past=None):
 
 
 def _python_extent(text, definition, spans, starts, start, end):
-    """(first offset incl. decorators, offset of the last line) of a def/class block; its end
-    is that of text[start:end] when no line before `end` ends it (_python_ends_before)."""
+    """(first offset incl. decorators, offset of the last line, whether a line before `end` ended
+    it) of a def/class block; when none did, its end is that of text[start:end]."""
     indent = definition.indent
     dedent = _PY_DEDENT_CACHE.get(indent)
     if dedent is None:
@@ -5298,7 +5298,7 @@ def _python_extent(text, definition, spans, starts, start, end):
             break
         pos = _line_end(text, m.start(), end) + 1
     last = _last_block_line(text, definition.pos, indent, stop, spans, starts)
-    return _decorated_start(text, definition, spans, starts, start), last
+    return _decorated_start(text, definition, spans, starts, start), last, stop < end
 
 
 def _last_block_line(text, first, indent, stop, spans, starts):
@@ -5464,9 +5464,9 @@ def _python_chain_from(text, lines, read, whole):
     ended = {}
 
     def extent(d):
-        found = _python_extent(text, d, spans, starts, at, stop)
-        ended[d.pos] = stop == whole[1] or _python_ends_before(text, d, found[1], spans, starts, stop)
-        return found
+        first, last, closed = _python_extent(text, d, spans, starts, at, stop)
+        ended[d.pos] = closed or stop == whole[1]
+        return first, last
 
     chain = _indented_chain(defs, line_start, line_end, extent)
     if at > whole[0] and not _python_restart_holds(text, chain, spans, starts, at, line_start):
@@ -5500,21 +5500,6 @@ def _python_top_holds(text, top, spans, starts, at):
     if top <= at or above < at or _inside(spans, starts, above):
         return False
     return not text[above:top].lstrip().startswith(("@", "#"))
-
-
-def _python_ends_before(text, definition, last, spans, starts, stop):
-    """Whether a code line no deeper than `definition`, outside brackets and strings, follows its
-    last line `last` before `stop` (so its end was found, not cut at `stop`)."""
-    pos = _line_end(text, last, stop) + 1
-    dedent = _PY_DEDENT_CACHE[definition.indent]  # (made by _python_extent)
-    while pos < stop:
-        m = dedent.search(text, pos, stop)
-        if m is None:
-            return False
-        if not _inside(spans, starts, m.start()):
-            return True
-        pos = _line_end(text, m.start(), stop) + 1
-    return False
 
 
 # --- 6.9 Function ranges: public functions --------------------------------------------------------
