@@ -6876,14 +6876,10 @@ def _snapshot_json(meta):
 
 def _by_event(items):
     """[(event_id, size, record)] in order, as [[event_id, total size, [record, ...]], ...]."""
-    events = []
-    for event_id, size, record in items:
-        if events and events[-1][0] == event_id:
-            events[-1][1] += size
-            events[-1][2].append(record)
-        else:
-            events.append([event_id, size, [record]])
-    return events
+    import itertools
+
+    runs = [list(run) for _eid, run in itertools.groupby(items, key=lambda item: item[0])]
+    return [[run[0][0], sum(size for _eid, size, _r in run), [r for _eid, _size, r in run]] for run in runs]
 
 
 class SnapshotStore:
@@ -9647,13 +9643,7 @@ def _event_entry(records):
 
 def _events(records):
     """Records (oldest first) grouped by event: [[record, ...], ...], oldest event first."""
-    events = []
-    for record in records:
-        if events and events[-1][0]["event_id"] == record["event_id"]:
-            events[-1].append(record)
-        else:
-            events.append([record])
-    return events
+    return [group for _eid, _size, group in _by_event((r["event_id"], 0, r) for r in records)]
 
 
 def _snapshots_of(ctx, store, file):
