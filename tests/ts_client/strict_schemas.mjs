@@ -6,19 +6,21 @@ import { readFileSync } from "node:fs";
 import Ajv from "ajv";
 
 function check(tools) {
+  // one Ajv per list (making one costs more than compiling a schema); its logger writes to the
+  // problems of the tool being compiled
+  let found = [];
+  const logger = { log() {}, warn: (...a) => found.push(a.join(" ")), error: (...a) => found.push(a.join(" ")) };
+  const ajv = new Ajv({ strict: true, allErrors: true, logger });
   const problems = {};
   for (const tool of tools) {
-    const found = [];
-    const logger = { log() {}, warn: (...a) => found.push(a.join(" ")), error: (...a) => found.push(a.join(" ")) };
+    found = problems[tool.name] = [];
     for (const key of ["inputSchema", "outputSchema"]) {
-      const ajv = new Ajv({ strict: true, allErrors: true, logger });
       try {
         ajv.compile(tool[key]);
       } catch (error) {
         found.push(`${key}: ${error.message}`);
       }
     }
-    problems[tool.name] = found;
   }
   return problems;
 }
