@@ -658,7 +658,11 @@ def test_core_edit_suites_pass_on_the_portable_code_paths(tmp_path):
             "no:cacheprovider",
             "-n",
             "0",
-            *scaled(["tests/test_tools.py"], ["tests/test_tools.py", "tests/test_cli.py"]),
+            # (the everyday run leaves out two property tests of reads and diffs: they write nothing)
+            *scaled(
+                ["tests/test_tools.py", "-k", "not streaming_read and not windowed_diff"],
+                ["tests/test_tools.py", "tests/test_cli.py"],
+            ),
         ],
         cwd=REPO,
         env=env,
