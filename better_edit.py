@@ -280,6 +280,10 @@ MESSAGES = {
         "the file name {file} cannot be encoded for this file system (a lone surrogate?)",
         "文件名 {file} 无法按本文件系统编码（含孤立代理字符？）",
     ),
+    "path_too_long": (
+        "the path {file} is {length} characters long; the longest this system takes is {max}",
+        "路径 {file} 长 {length} 个字符；本系统最长只接受 {max} 个",
+    ),
     "too_large_memory": (
         "{file} ({size} bytes) is too large to load into memory",
         "{file}（{size} 字节）太大，无法载入内存",
@@ -1015,6 +1019,12 @@ def non_finite(value):
 
 def invalid(key, **fields):
     return ToolError("INVALID_ARGUMENT", key, "arg.hint", **fields)
+
+
+def _clip(text, limit=60):
+    """`text` as a message shows a value the caller sent: at most `limit` characters, so a name of
+    a megabyte is not sent back whole (docs/behaviour.md#errors)."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def out_of_range(file, start, end, total):
@@ -5725,6 +5735,9 @@ def _git_top(start):
 _WINDOWS_DRIVE = _LazyPattern(r"^[A-Za-z]:[\\/]|^\\\\")
 
 
+_PATH_MAX = 32767 if os.name == "nt" else 4096  # characters: the longest path the system takes
+
+
 def _path_from_arg(file):
     if not isinstance(file, str) or not file:
         raise ToolError("INVALID_ARGUMENT", "arg_type", name="file", expected_key="type.path", got=repr(file))
@@ -5743,6 +5756,8 @@ def _path_from_arg(file):
         os.fsencode(file)
     except UnicodeError:  # e.g. a lone surrogate that no file name on this system can hold
         raise invalid("path_unencodable", file=display_text(file)) from None
+    if len(file) > _PATH_MAX:
+        raise invalid("path_too_long", file=_clip(display_text(file)), length=len(file), max=_PATH_MAX)
     return file
 
 
@@ -9915,7 +9930,7 @@ def _edit_item(index, item):
     accepted = sorted(({p.name for p in tool.params} & _ITEM_KEYS) | {"op"})
     for name in item:
         if name not in accepted:
-            raise invalid("arg_unknown", name=name, tool=op, accepted=", ".join(accepted))
+            raise invalid("arg_unknown", name=_clip(name), tool=op, accepted=", ".join(accepted))
     args = validate_args(tool, {k: v for k, v in item.items() if k != "op"})
     return {"index": index, "op": op, "file": args["file"], "args": args}
 
@@ -10808,7 +10823,7 @@ def _show(value):
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
         text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return _clip(text)
 
 
 def _as_bool(name, value):
@@ -10891,7 +10906,9 @@ def validate_args(tool, args):
     for name, value in args.items():
         param = accepted.get(name)
         if param is None:
-            raise invalid("arg_unknown", name=name, tool=tool.name, accepted=", ".join(accepted) or "-")
+            raise invalid(
+                "arg_unknown", name=_clip(name), tool=tool.name, accepted=", ".join(accepted) or "-"
+            )
         if non_finite(value):
             raise invalid("arg_type", name=name, expected_key="type.finite", got=_show(value))
         if value is not None:
@@ -11850,7 +11867,8 @@ class Server:
                 return self._unknown_tool(request_id, params)
             result = self.call(tool, params.get("arguments"))
         else:
-            return _rpc_error(request_id, -32601, tr(self.ctx.lang, "mcp.unknown_method", method=method))
+            message = tr(self.ctx.lang, "mcp.unknown_method", method=_clip(str(method)))
+            return _rpc_error(request_id, -32601, message)
         return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
     def _initialize(self, params):
@@ -11866,9 +11884,9 @@ class Server:
     def _unknown_tool(self, request_id, params):
         import difflib
 
-        name = params.get("name")
+        name = _clip(str(params.get("name")))  # (no tool name is near one of 60 characters)
         names = [public_name(t, self.prefix, self.underscore) for t in TOOLS if t.mcp]
-        closest = difflib.get_close_matches(str(name), names, n=3, cutoff=0.3) or names[:3]
+        closest = difflib.get_close_matches(name, names, n=3, cutoff=0.3) or names[:3]
         message = tr(self.ctx.lang, "mcp.unknown_tool", name=name, closest=", ".join(closest))
         return _rpc_error(request_id, -32602, message, {"closest": closest})
 

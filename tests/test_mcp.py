@@ -249,6 +249,34 @@ def test_unknown_tool_names_closest(serve):
     assert "be-trx-rollback" in reply["error"]["message"]
 
 
+def test_a_name_of_a_megabyte_is_not_sent_back_whole(serve, root):
+    """A method, tool, argument or file name the caller sent is shown cut to 60 characters: before,
+    each reply repeated the whole megabyte (twice for a tool error) into the agent's context."""
+    server = serve()
+    (root / "a.txt").write_text("a\n")
+    big = "x" * 1_000_000
+    sizes = {}
+
+    def size(label, reply):
+        sizes[label] = len(json.dumps(reply))
+        return reply
+
+    reply = size("method", server.request(big))
+    assert reply["error"]["code"] == -32601 and "xxx..." in reply["error"]["message"]
+    reply = size("tool", server.request("tools/call", {"name": big, "arguments": {}}))
+    assert reply["error"]["code"] == -32602 and reply["error"]["data"]["closest"]
+    error = server.err("be-read", "INVALID_ARGUMENT", {"file": "a.txt", big: 1})
+    assert error["message"].startswith("unknown argument 'xxx") and "..." in error["message"]
+    size("argument", error)
+    error = server.err("be-read", "INVALID_ARGUMENT", {"file": big})
+    assert "1000000 characters" in error["message"], error["message"]
+    size("file", error)
+    error = server.err("be-edit", "INVALID_ARGUMENT", {"edits": [{"file": "a.txt", "op": "write", big: 1}]})
+    size("edit item", error)
+    assert all(n < 2000 for n in sizes.values()), sizes
+    assert (root / "a.txt").read_text() == "a\n"
+
+
 def test_stdout_only_protocol_even_when_things_go_wrong(serve, root, cache_dir):
     """Warnings, errors and store problems go to stderr; stdout holds only the replies."""
     (root / "a.txt").write_text("x\n")
