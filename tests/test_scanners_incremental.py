@@ -142,7 +142,12 @@ def test_checkpoints_are_taken_and_a_balanced_edit_settles_near_it(language):
 def test_a_file_over_16_mib_is_checked(tmp_path):
     root = tmp_path / "w"
     root.mkdir()
-    unit = "def f{n}(a, b):\n    return [a, (b, {{'k': {n}}})]\n\n"
+    # (mostly comment: the scan's cost is per token, and only the size matters here)
+    unit = (
+        "def f{n}(a, b):\n    # "
+        + "a comment long enough to fill the file quickly " * 4
+        + "\n    return [a, (b, {{'k': {n}}})]\n\n"
+    )
     size = 0
     parts = []
     while size < 17 * 1024 * 1024:
@@ -155,14 +160,14 @@ def test_a_file_over_16_mib_is_checked(tmp_path):
     env = clean_env(tmp_path / "cache", root)
     env["BETTER_EDIT_SNAPSHOT_PERSIST"] = "false"
     proc = run_cli(
-        "replace", "-f", big, "-s", "40000", "-c", "def broken(a:", "--output", "json", cwd=root, env=env
+        "replace", "-f", big, "-s", "40001", "-c", "def broken(a:", "--output", "json", cwd=root, env=env
     )
     out = json.loads(proc.stdout)
     assert proc.returncode == 0, out
     assert out["balance"].startswith("edit left 1 unclosed") and "(" in out["balance"], out["balance"]
     assert not out.get("warnings"), out
     proc = run_cli(
-        "replace", "-f", big, "-s", "40000", "-c", "def mended(a):", "--output", "json", cwd=root, env=env
+        "replace", "-f", big, "-s", "40001", "-c", "def mended(a):", "--output", "json", cwd=root, env=env
     )
     out = json.loads(proc.stdout)
     assert proc.returncode == 0 and out["balance"] == "ok", out
