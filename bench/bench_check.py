@@ -148,15 +148,10 @@ def measure(cli, language, path, env, options):
     opened = be.Text(raw)
     a, b = be.line_span(raw, middle, middle + 4)
     plan = (a, replace_args(path, middle, 7, language)[-1].encode() + b"\n", b)
-    start = time.perf_counter()
-    be.check_balance(text, language)
-    quick = time.perf_counter() - start
-    start = time.perf_counter()
-    be._BalanceScan(text, language) if hasattr(be, "_BalanceScan") else be.check_balance(text, language)
-    full = time.perf_counter() - start
-    start = time.perf_counter()
+    quick = in_process(lambda: be.check_balance(text, language), options.repeat)
+    full = in_process(lambda: be._BalanceScan(text, language), options.repeat)
     assert be._breaks_of_plan(opened, [plan], language) == []
-    cold = time.perf_counter() - start
+    cold = in_process(lambda: be._breaks_of_plan(be.Text(raw), [plan], language), options.repeat)
     memory = be._ScanMemory()
     be._breaks_of_plan(opened, [plan], language, memory, "k")
     text_after = be.Text(be.join_splice(raw, plan))
@@ -172,6 +167,20 @@ def measure(cli, language, path, env, options):
     print(
         f"  in process: check of one edit, warm       {warm * 1000:8.1f} ms = {warm / full:5.2f}x one full scan"
     )
+    # the guard rails of docs/decisions.md ("A module a maintainer wants to live in")
+    print(f"  rail: CLI first edit / (one full scan + --brief)  {checked / (full + brief):5.2f} (<= 1.2)")
+    print(f"  rail: kept scan / bare atomic insert              {kept / floor:5.2f} (<= 2)")
+    print(f"  rail: MCP later calls / one full scan             {later / full:5.2f} (<= 0.15)")
+
+
+def in_process(work, repeat):
+    """The median seconds of `repeat` runs of `work()` in this process (like the CLI figures)."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
 
 
 def main():
