@@ -4058,7 +4058,7 @@ class _BalanceScan:
 
     @classmethod
     def made(cls, language, problems, saved, tags, bodies):
-        """A _BalanceScan from parts (the scan of an edited text that _problems_after put together)."""
+        """A _BalanceScan from parts (the scan of an edited text that _rescan put together)."""
         scan = cls.__new__(cls)
         scan.language, scan.problems, scan.saved = language, problems, saved
         scan.tags, scan.bodies = tags, bodies
@@ -4117,12 +4117,6 @@ def _embedded_problems(text, parts, known):
         problems += found
         bodies.append((language, body, start, found))
     return problems, bodies
-
-
-def _problems_after(old, text, new, a, b):
-    """_rescan() of one edit, given the old text itself."""
-    region = [(a, b, len(new) - len(text) + b - a)]
-    return _rescan(old, new, region, len(text), [text.find("\n", b)], [text.rfind("\n", 0, a)])
 
 
 def _rescan(old, new, regions, old_length, line_ends, line_befores):

@@ -93,6 +93,13 @@ def edits(draw):
     return name, language, text, a, b, "".join(pieces)
 
 
+def problems_after(old, text, new, a, b):
+    """The resumed scan (be._rescan) of `new`, which is `text` with text[a:b] replaced, from the
+    scan `old` of `text`."""
+    region = [(a, b, len(new) - len(text) + b - a)]
+    return be._rescan(old, new, region, len(text), [text.find("\n", b)], [text.rfind("\n", 0, a)])
+
+
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=edits())
 def test_resumed_scan_equals_a_full_rescan(case):
@@ -100,7 +107,7 @@ def test_resumed_scan_equals_a_full_rescan(case):
     old = be._BalanceScan(text, language)
     new = text[:a] + block + text[b:]
     full = be._balance_problems(new, language, 0, len(new), None)[0]
-    after = be._problems_after(old, text, new, a, b)
+    after = problems_after(old, text, new, a, b)
     assert sorted(after.problems) == sorted(full)
     want = be.new_problems(be.check_balance(text, language), be.check_balance(new, language))
     assert be.problems_introduced(old, after, new) == want
@@ -109,8 +116,8 @@ def test_resumed_scan_equals_a_full_rescan(case):
     assert after.problems == rescan.problems
     c, d = (a + len(block) // 2, min(len(new), a + len(block) + 50)) if block else (a // 2, a)
     newer = new[:c] + "}\n" + new[d:]
-    assert sorted(be._problems_after(after, new, newer, c, d).problems) == sorted(
-        be._problems_after(rescan, new, newer, c, d).problems
+    assert sorted(problems_after(after, new, newer, c, d).problems) == sorted(
+        problems_after(rescan, new, newer, c, d).problems
     )
 
 
@@ -131,7 +138,7 @@ def test_checkpoints_are_taken_and_a_balanced_edit_settles_near_it(language):
     original = be._Settle
     be._Settle = Spy
     try:
-        after = be._problems_after(old, text, text, line, end).problems
+        after = problems_after(old, text, text, line, end).problems
     finally:
         be._Settle = original
     assert sorted(after) == sorted(old.problems)
@@ -371,7 +378,7 @@ def test_a_rescan_of_several_parts_equals_a_full_rescan(case):
     # and the next edit starts from the saved states put together for `new`
     c = len(new) // 3
     newer = new[:c] + "{" + new[c:]
-    assert sorted(be._problems_after(after, new, newer, c, c).problems) == sorted(
+    assert sorted(problems_after(after, new, newer, c, c).problems) == sorted(
         be._balance_problems(newer, language, 0, len(newer), None)[0]
     )
 
@@ -392,7 +399,7 @@ def test_a_saved_state_after_a_tag_that_failed_is_no_resume_point():
     rescan = be._BalanceScan(new, "html")
     c, d = a + len(block) // 2, a + len(block) + 50
     newer = new[:c] + "}\n" + new[d:]
-    assert sorted(be._problems_after(rescan, new, newer, c, d).problems) == sorted(
+    assert sorted(problems_after(rescan, new, newer, c, d).problems) == sorted(
         be._balance_problems(newer, "html", 0, len(newer), None)[0]
     )
 

@@ -404,3 +404,21 @@ def test_the_public_surface_is_declared_and_documented():
     assert [int(number) for number, _ in headings] == list(range(2, 2 + len(headings)))
     for number, word in headings:
         assert re.search(rf"^ *{number}\. +{word.lower()}", be.__doc__, re.M | re.I), (number, word)
+
+
+def test_every_top_level_function_and_class_is_used_by_the_program():
+    """A function or class that only tests call is dead weight the tests keep alive: each
+    definition is referenced by the module itself (or named in `__all__` for scripts)."""
+    import ast
+    import collections
+
+    tree = ast.parse(Path(be.__file__).read_text(encoding="utf-8"))
+    used = collections.Counter()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            used[node.id] += 1
+        elif isinstance(node, ast.Attribute):
+            used[node.attr] += 1
+    defined = [node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))]
+    unused = [name for name in defined if not used[name] and name not in be.__all__]
+    assert not unused, f"defined but never used by the module: {unused}"
