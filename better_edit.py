@@ -461,8 +461,8 @@ MESSAGES = {
         "occurrence {value} 超出范围：{kind} {target!r} 出现 {count} 次",
     ),
     "view_bad": (
-        "viewed_code_id {id!r} is not a token from read (expected v1:START-END:HASH)",
-        "viewed_code_id {id!r} 不是 read 返回的令牌（应为 v1:START-END:HASH）",
+        "viewed_code_id {id} is not a token from read (expected v1:START-END:HASH)",
+        "viewed_code_id {id} 不是 read 返回的令牌（应为 v1:START-END:HASH）",
     ),
     "view_bad.hint": ("pass the viewed_code_id that read returned", "请传入 read 返回的 viewed_code_id"),
     "stale_view": (
@@ -1021,6 +1021,17 @@ def invalid(key, **fields):
     return ToolError("INVALID_ARGUMENT", key, "arg.hint", **fields)
 
 
+def _show(value):
+    """A value the caller sent as a message shows it: JSON, cut to 60 characters."""
+    import json
+
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return _clip(text)
+
+
 def _clip(text, limit=60):
     """`text` as a message shows a value the caller sent: at most `limit` characters, so a name of
     a megabyte is not sent back whole (docs/behaviour.md#errors)."""
@@ -1431,7 +1442,8 @@ def _first_line_crc(chunk):
     return zlib.crc32(memoryview(chunk)[: chunk.find(b"\n") + 1 or len(chunk)])
 
 
-_VIEW_ID = _LazyPattern(r"v1:(\d+)-(\d+):([0-9a-f]{16})(?::u(\d+)\.([0-9a-f]{8}))?")
+# (numbers of at most 15 digits: int() refuses thousands of digits, and no file has 10**15 lines)
+_VIEW_ID = _LazyPattern(r"v1:(\d{1,15})-(\d{1,15}):([0-9a-f]{16})(?::u(\d{1,15})\.([0-9a-f]{8}))?")
 
 
 def parse_view_id(token):
@@ -1439,7 +1451,7 @@ def parse_view_id(token):
     first), when they were unique, else None."""
     match = _VIEW_ID.fullmatch(token.strip()) if isinstance(token, str) else None
     if not match or int(match.group(1)) < 1 or int(match.group(2)) < int(match.group(1)) - 1:
-        raise ToolError("INVALID_ARGUMENT", "view_bad", id=token)
+        raise ToolError("INVALID_ARGUMENT", "view_bad", id=_show(token))
     fingerprint = (int(match.group(4)), int(match.group(5), 16)) if match.group(4) else None
     return int(match.group(1)), int(match.group(2)), match.group(3), fingerprint
 
@@ -1743,7 +1755,7 @@ _TYPO = {
     "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2015": "-", "\u2212": "-",
 }  # fmt: skip
 _FORGIVE_NON_ASCII = tuple(_TYPO.items()) + (("\u00a0", ""), ("\u2009", ""), ("\u202f", ""))
-_PREFIX = _LazyPattern(r" *(\d+)(\t|\u2192)")  # "12<TAB>" from a numbered read (also "   12→")
+_PREFIX = _LazyPattern(r" *(\d{1,15})(\t|\u2192)")  # "12<TAB>" from a numbered read (also "   12→")
 _UNESCAPE = _LazyPattern(r"\\([ntr\"'\\])")
 _ESCAPED = {"n": "\n", "t": "\t", "r": "\r"}
 _TOKEN = _LazyPattern(r"\w{3,}")
@@ -6747,7 +6759,7 @@ def _process_alive(pid):
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except (OSError, ValueError):
+    except (OSError, ValueError, OverflowError):  # (a name's number beyond any pid: not ours)
         return True  # exists but not ours, or cannot tell: leave its file alone
     return True
 
@@ -9129,7 +9141,7 @@ def _replace_lines(ctx, args, opened):
     return Change(text, plan, start, end, len(lines), fields, warnings, at=a, raw=(a, block, b))
 
 
-_READ_PREFIX = _LazyPattern(r"(\d+)\t(.*)")
+_READ_PREFIX = _LazyPattern(r"(\d{1,15})\t(.*)")
 
 
 def _read_prefixed(old):
@@ -9531,7 +9543,7 @@ def tool_insert_chip(ctx, args):
             {"status": "ok"},
             **{k: record.get(k) for k in ("id", "tool", "args", "err_msg", "created_at", "text")},
         )
-    match = re.fullmatch(r"(.+):(-?\d+)", target.strip())
+    match = re.fullmatch(r"(.+):(-?\d{1,15})", target.strip())
     if not match:
         raise invalid("chip_bad_to", got=target)
     path, after = match.group(1), int(match.group(2))
@@ -9593,7 +9605,7 @@ def _chip_source(ctx, source):
         chip_id = source[len("chip://") :].strip()
         record = ChipStore(ctx).get(chip_id)
         if record is None:
-            raise ToolError("NOT_FOUND", "chip_missing", id=chip_id)
+            raise ToolError("NOT_FOUND", "chip_missing", id=_clip(chip_id))
         return record
     if source.startswith("file://"):
         _real, text = read_text(ctx, source)
@@ -10420,7 +10432,7 @@ def _clusters(plans, context=3):
     return clusters
 
 
-_HUNK_HEADER = _LazyPattern(r"@@ -(\d+)((?:,\d+)?) \+(\d+)((?:,\d+)?) @@")
+_HUNK_HEADER = _LazyPattern(r"@@ -(\d{1,15})((?:,\d{1,15})?) \+(\d{1,15})((?:,\d{1,15})?) @@")
 
 
 def _shift_hunk(line, old_offset, new_offset):
@@ -10467,7 +10479,7 @@ def _items_payload(opened, group):
 
 # --- patch: a unified diff as edit items (docs/cli.md#edit-and-patch) -----------------------------
 
-_PATCH_HUNK = _LazyPattern(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_PATCH_HUNK = _LazyPattern(r"@@ -(\d{1,15})(?:,(\d{1,15}))? \+(\d{1,15})(?:,(\d{1,15}))? @@")
 _PATCH_REFUSED = ("rename from", "rename to", "copy from", "copy to", "GIT binary patch", "Binary files")
 
 
@@ -10808,16 +10820,6 @@ def _as_int(name, value):
     if isinstance(value, str) and _INT_TEXT.fullmatch(value):
         return int(value)
     raise invalid("arg_type", name=name, expected_key="type.integer", got=_show(value))
-
-
-def _show(value):
-    import json
-
-    try:
-        text = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return _clip(text)
 
 
 def _as_bool(name, value):
@@ -12368,7 +12370,7 @@ def _env_int(lang, environ, name, minimum):
     value = environ.get(name)
     if value in (None, ""):
         return None
-    if not re.fullmatch(r"\s*\d+\s*", value) or int(value) < minimum:
+    if not re.fullmatch(r"\s*\d{1,15}\s*", value) or int(value) < minimum:
         raise UsageError(
             tr(lang, "cli.bad_env", name=name, value=value, why=f"expected an integer >= {minimum}")
         )

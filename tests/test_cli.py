@@ -907,3 +907,15 @@ def test_deleting_the_last_line_keeps_an_empty_line(run_be, root):
     done = run_be("delete", "-f", "f.txt", "-s", "2")
     assert done.returncode == 0, done.stderr
     assert (root / "f.txt").read_bytes() == b"\n"
+
+
+def test_a_stray_temp_name_with_a_number_beyond_any_pid_does_not_block_edits(cli, root):
+    """A file beside the target named like our temporaries, `.NAME.be-PID-XXXXXXXX.tmp`, whose PID
+    no C long holds: the sweep of dead writers' temporaries asked os.kill about it and every edit
+    of the file ended in INTERNAL (OverflowError). It is not ours: it is left alone."""
+    (root / "a.txt").write_text("a\n")
+    stray = root / ".a.txt.be-99999999999999999999999-deadbeef.tmp"
+    stray.write_bytes(b"not ours")
+    rc, out = cli("insert", "-f", "a.txt", "--after-line", "1", "-c", "b", "-o", "json")
+    assert rc == 0, out
+    assert (root / "a.txt").read_text() == "a\nb\n" and stray.read_bytes() == b"not ours"

@@ -277,6 +277,33 @@ def test_a_name_of_a_megabyte_is_not_sent_back_whole(serve, root):
     assert (root / "a.txt").read_text() == "a\n"
 
 
+def test_numbers_of_thousands_of_digits_are_refused_never_an_internal_error(serve, root):
+    """Python's int() refuses more than 4,300 digits (ValueError): a viewed_code_id, a patch hunk
+    header, a read-prefix in `old` or a chip's `to` line of 5,000 digits ended in INTERNAL. Each
+    is now an ordinary refusal, and the file is untouched."""
+    server = serve()
+    (root / "a.txt").write_text("a\n")
+    big = "9" * 5000
+    view = f"v1:1-{big}:0123456789abcdef"
+    error = server.err(
+        "be-replace",
+        "INVALID_ARGUMENT",
+        {"file": "a.txt", "start": 1, "content": "b", "viewed_code_id": view},
+    )
+    assert len(error["message"]) < 300, error["message"]
+    patch = f"--- a/a.txt\n+++ b/a.txt\n@@ -1,{big} +1 @@\n-a\n+b\n"
+    server.err("be-edit", "INVALID_ARGUMENT", {"patch": patch})
+    server.err("be-replace", "MISMATCH", {"file": "a.txt", "old": f"{big}\tfoo", "content": "x"})
+    chip = server.tool_result(
+        "be-read", {"file": "missing.txt", "padding": "x" * 60}
+    )  # a failed call: a chip
+    chip_id = re.search(r"chip://(\w+)", chip["content"][0]["text"]).group(1)
+    error = server.err(
+        "be-insert-chip", "INVALID_ARGUMENT", {"from": f"chip://{chip_id}", "to": f"a.txt:{big}"}
+    )
+    assert (root / "a.txt").read_text() == "a\n"
+
+
 def test_stdout_only_protocol_even_when_things_go_wrong(serve, root, cache_dir):
     """Warnings, errors and store problems go to stderr; stdout holds only the replies."""
     (root / "a.txt").write_text("x\n")
