@@ -214,6 +214,15 @@ MESSAGES = {
         "encoding {encoding!r} is not a text encoding (it does not turn text into bytes)",
         "{encoding!r} 不是文本编码（不能把文本变成字节）",
     ),
+    "encoding_not_ascii": (
+        "encoding {encoding!r} does not write line breaks and ASCII letters as their ASCII bytes, "
+        "so lines could not be found in the file",
+        "编码 {encoding!r} 不把换行符和 ASCII 字母写成其 ASCII 字节，无法在文件中找到行",
+    ),
+    "encoding_not_ascii.hint": (
+        "name an ASCII-compatible encoding (gbk, cp1252, latin-1 ...), UTF-16 or UTF-32",
+        "请指定与 ASCII 兼容的编码（gbk、cp1252、latin-1 等）、UTF-16 或 UTF-32",
+    ),
     "encoding_unknown.hint": (
         "use a Python codec name such as gbk, gb18030, shift_jis, cp1252, latin-1",
         "请使用 Python 编码名，如 gbk、gb18030、shift_jis、cp1252、latin-1",
@@ -1121,14 +1130,13 @@ class Text:
         """`string` in the body's codec; ENCODING unless decoding gives back the same text (docs/behaviour.md#text-model)."""
         try:
             data = string.encode(self.codec)
-        except UnicodeEncodeError as exc:
-            raise ToolError(
-                "ENCODING", "encoding_content", encoding=self.encoding, char=exc.object[exc.start]
-            ) from None
+        except UnicodeError as exc:  # (a codec may fail as a whole: no .start then)
+            char = exc.object[exc.start] if isinstance(exc, UnicodeEncodeError) else string[:1]
+            raise ToolError("ENCODING", "encoding_content", encoding=self.encoding, char=char) from None
         if self.codec != "utf-8":  # e.g. raw_unicode_escape reads "\\u0041" back as "A"
             try:
                 back = data.decode(self.codec)
-            except UnicodeDecodeError:
+            except UnicodeError:
                 back = ""
             if back != string:
                 char = next((x for x, y in zip(string, back) if x != y), string[len(back) : len(back) + 1])
@@ -1147,6 +1155,13 @@ def _lookup_codec(name):
         raise ToolError("ENCODING", "encoding_unknown", encoding=name) from None
     if not getattr(info, "_is_text_encoding", True):
         raise invalid("encoding_not_text", encoding=name)
+    if not info.name.startswith(("utf-16", "utf-32")):
+        try:  # (EBCDIC, punycode, unicode-escape, "undefined": lines would not end in b"\n")
+            kept = "a\n\r".encode(info.name).endswith(b"a\n\r")
+        except UnicodeError:
+            kept = False
+        if not kept:
+            raise ToolError("ENCODING", "encoding_not_ascii", encoding=name)
     return info.name
 
 
@@ -1218,7 +1233,7 @@ def _decode_ascii_compatible(body, file, codec, name, bom):
         same = body.decode(codec).encode(codec) == body
     except UnicodeDecodeError as exc:
         raise ToolError("ENCODING", "encoding_decode", file=file, encoding=codec, offset=exc.start) from None
-    except UnicodeEncodeError:
+    except UnicodeError:  # (encoding back failed, or a codec that fails as a whole)
         same = False
     if not same or "\n".encode(codec) != b"\n" or "\r".encode(codec) != b"\r":
         raise ToolError("ENCODING", "encoding_roundtrip", file=file, encoding=codec)
@@ -8515,7 +8530,7 @@ def resolve_target(ctx, opened, target):
             data={"nearest": nearest},
             file=file,
             kind=kind,
-            value=value,
+            value=_clip(str(value)),
             nearest=", ".join(nearest),
         )
     return found["start"], found["end"]
@@ -8535,7 +8550,9 @@ def _marker_line(file, text, value, occurrence):
         raise invalid("target_bad", got=repr(value))
     hits = [n for n, (line, _eol) in enumerate(split_decoded(text.decode()), 1) if value in line]
     if not hits:
-        raise ToolError("NOT_FOUND", "target_missing", "arg.hint", file=file, kind="marker", value=value)
+        raise ToolError(
+            "NOT_FOUND", "target_missing", "arg.hint", file=file, kind="marker", value=_clip(value)
+        )
     if occurrence is not None:
         occurrence = _as_int("occurrence", occurrence)
         if not 1 <= occurrence <= len(hits):

@@ -304,6 +304,28 @@ def test_numbers_of_thousands_of_digits_are_refused_never_an_internal_error(serv
     assert (root / "a.txt").read_text() == "a\n"
 
 
+@pytest.mark.parametrize("codec", ["punycode", "undefined", "cp037", "unicode_escape"])
+def test_a_codec_that_moves_line_breaks_or_fails_whole_is_refused(serve, root, codec):
+    """punycode and "undefined" fail with a bare UnicodeError (it escaped as INTERNAL); EBCDIC and
+    unicode-escape do not write "\\n" as byte 0x0A, so a write made a file no later call could
+    split into lines. Each is ENCODING, for reads and writes, and nothing is written."""
+    server = serve()
+    (root / "a.txt").write_text("a\n")
+    error = server.err("be-read", "ENCODING", {"file": "a.txt", "encoding": codec})
+    assert codec in error["message"] and "ASCII" in error["hint"]
+    server.err("be-write", "ENCODING", {"file": "new.txt", "content": "x\n", "encoding": codec})
+    server.err("be-write", "ENCODING", {"file": "a.txt", "content": "x\n", "encoding": codec})
+    assert sorted(p.name for p in root.iterdir()) == ["a.txt"] and (root / "a.txt").read_text() == "a\n"
+
+
+def test_the_codecs_that_keep_ascii_line_breaks_still_write_and_read(serve, root):
+    server = serve()
+    for codec, expected in (("utf-8-sig", "\ufeffhé\n".encode()), ("utf-32", "hé\n".encode("utf-32"))):
+        server.ok("be-write", {"file": f"{codec}.txt", "content": "hé\n", "encoding": codec})
+        assert (root / f"{codec}.txt").read_bytes() == expected
+        assert server.ok("be-read", {"file": f"{codec}.txt", "encoding": codec})["content"] == "1\thé"
+
+
 def test_stdout_only_protocol_even_when_things_go_wrong(serve, root, cache_dir):
     """Warnings, errors and store problems go to stderr; stdout holds only the replies."""
     (root / "a.txt").write_text("x\n")
