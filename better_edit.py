@@ -5848,6 +5848,17 @@ def locate(ctx, file):
     return Place(file, folder, name, pending)
 
 
+# what opening a folder with O_NOFOLLOW | O_DIRECTORY says of a symlink (ELOOP; EMLINK on FreeBSD)
+# or of something that is no folder (ENOTDIR): only these mean "look again at what is there"
+_NOT_A_FOLDER = ("ELOOP", "EMLINK", "ENOTDIR")
+
+
+def _errno_name(exc):
+    import errno
+
+    return errno.errorcode.get(exc.errno)
+
+
 def _walk_folders(stack, parts, file):
     """Open the folders of `parts` one by one (consuming them), following symlinks by hand.
 
@@ -5870,6 +5881,8 @@ def _walk_folders(stack, parts, file):
         except FileNotFoundError:
             return part
         except OSError as exc:
+            if _errno_name(exc) not in _NOT_A_FOLDER:  # (EMFILE, EACCES...: the system's words)
+                raise os_error(exc, os.sep + os.path.join(*[name for _fd, name in stack[1:]], part)) from None
             target = _readlink_at(stack[-1][0], part)
             links += 1
             if target is None:
@@ -7541,9 +7554,7 @@ def _keep_old_name(fc, folder, name):
         _Faults.step("link")
         folder.link_beside(name, fc.keep)
     except OSError as exc:
-        import errno
-
-        if errno.errorcode.get(exc.errno) not in _NO_HARD_LINKS:
+        if _errno_name(exc) not in _NO_HARD_LINKS:
             raise
         _keep_copy(folder, fc)  # a filesystem without hard links: the old bytes, copied
     else:

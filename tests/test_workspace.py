@@ -107,6 +107,35 @@ def test_full_disk_keeps_plain_and_hard_linked_files(root, tmp_path, be_env):
     assert sorted(p.name for p in root.iterdir()) == ["f.txt", "g.txt"], "a temp file was left behind"
 
 
+def test_too_few_descriptors_is_said_never_blamed_on_another_program(root, be_env):
+    """Under a descriptor limit so low that opening a folder of the path fails (EMFILE), the walk
+    took the folder it could not open for one that changed between two looks, tried 40 times and
+    said CONFLICT "changed by another program". Every limit now either edits or says IO with the
+    system's words, and the file is whole."""
+    import resource
+
+    (root / "sub").mkdir()
+    target = root / "sub" / "a.txt"
+    outcomes = {}
+    for limit in range(4, 24):
+        target.write_bytes(b"a\nb\n")
+
+        def low(limit=limit):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+
+        done, answer = run_json(
+            "replace", "-f", "sub/a.txt", "-s", "1", "-c", "x", preexec_fn=low, cwd=root, env=be_env
+        )
+        code = error_code(answer) if done.returncode else "ok"
+        outcomes[limit] = code
+        assert code in ("ok", "IO", None), (limit, done.returncode, answer, done.stderr[-300:])
+        if code == "IO":
+            assert "Too many open files" in answer["error"]["message"], answer
+        assert target.read_bytes() in (b"a\nb\n", b"x\nb\n"), limit
+        assert (target.read_bytes() == b"x\nb\n") is (code == "ok"), (limit, code)
+    assert "ok" in outcomes.values() and "IO" in outcomes.values(), outcomes
+
+
 # ---- 2. a folder swapped with a symlink to outside, atomically (RENAME_EXCHANGE) -------------------
 
 SWAPPER = r"""
