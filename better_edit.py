@@ -260,6 +260,10 @@ MESSAGES = {
         "来自 {source} 的内容不是有效的 UTF-8",
     ),
     "input_unreadable": ("cannot read {source} {path}: {detail}", "无法读取 {source} {path}：{detail}"),
+    "input_device": (
+        "{source} {path} is a device, not a file or a pipe: reading it might never end",
+        "{source} {path} 是设备，不是文件或管道：读取它可能永远不会结束",
+    ),
     "sandbox": (
         "{file} resolves to {path}, outside the root {root}",
         "{file} 解析为 {path}，位于根目录 {root} 之外",
@@ -12198,12 +12202,14 @@ def _also_dest(flag):
 
 
 def _read_input(lang, path, source):
+    """The text of a file, a pipe or stdin ("-") that an option names; a device other than a
+    terminal or /dev/null (/dev/zero, /dev/urandom) is refused: reading it would never end."""
     try:
         if path == "-":
-            data = sys.stdin.buffer.read()
+            data = _read_whole(sys.stdin.buffer, source, path)
         else:
             with open(path, "rb") as handle:
-                data = handle.read()
+                data = _read_whole(handle, source, path)
     except OSError as exc:
         raise ToolError(
             "INVALID_ARGUMENT",
@@ -12217,6 +12223,20 @@ def _read_input(lang, path, source):
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise ToolError("INVALID_ARGUMENT", "content_not_utf8", "arg.hint", source=source) from None
+
+
+def _read_whole(handle, source, path):
+    import stat
+
+    st = os.fstat(handle.fileno())
+    if (stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)) and not handle.isatty():
+        try:
+            null = os.path.samestat(st, os.stat(os.devnull))  # (/dev/null: empty, as scripts use it)
+        except OSError:
+            null = False
+        if not null:
+            raise ToolError("INVALID_ARGUMENT", "input_device", "arg.hint", source=source, path=path)
+    return handle.read()
 
 
 def cli_arguments(lang, tool, ns):

@@ -919,3 +919,37 @@ def test_a_stray_temp_name_with_a_number_beyond_any_pid_does_not_block_edits(cli
     rc, out = cli("insert", "-f", "a.txt", "--after-line", "1", "-c", "b", "-o", "json")
     assert rc == 0, out
     assert (root / "a.txt").read_text() == "a\nb\n" and stray.read_bytes() == b"not ours"
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_a_content_file_that_is_an_endless_device_is_refused(be_command, be_env, root):
+    """`--content-file /dev/zero` (or stdin from it) read until memory ran out. A device other than
+    a terminal or /dev/null is refused at once; /dev/null and pipes are read as before."""
+    (root / "a.txt").write_text("a\nb\n")
+    for args, stdin in ((["--content-file", "/dev/zero"], None), (["--content-file", "-"], "/dev/zero")):
+        with open(stdin or os.devnull, "rb") as handle:
+            done, answer = run_json(
+                "replace", "-f", "a.txt", "-s", "1", *args, stdin=handle, cwd=root, env=be_env,
+                timeout=10, command=be_command,
+            )  # fmt: skip
+        assert done.returncode == 2 and answer["error"]["code"] == "INVALID_ARGUMENT", answer
+        assert "device" in answer["error"]["message"], answer
+        assert (root / "a.txt").read_text() == "a\nb\n"
+    done, answer = run_json(
+        "replace",
+        "-f",
+        "a.txt",
+        "-s",
+        "1",
+        "--content-file",
+        os.devnull,
+        cwd=root,
+        env=be_env,
+        command=be_command,
+    )
+    assert done.returncode == 0 and (root / "a.txt").read_text() == "b\n", answer
+    done, answer = run_json(
+        "replace", "-f", "a.txt", "-s", "1", "--content-file", "-", input=b"c\n", cwd=root, env=be_env,
+        command=be_command,
+    )  # fmt: skip
+    assert done.returncode == 0 and (root / "a.txt").read_text() == "c\n", answer
