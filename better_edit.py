@@ -724,6 +724,11 @@ MESSAGES = {
         "未知命令 {word!r}；可用命令：{commands}（不带命令则启动 MCP 服务器）",
     ),
     "cli.bad_env": ("invalid {name}={value!r}: {why}", "无效的 {name}={value!r}：{why}"),
+    "cli.no_cwd": (
+        "the current folder no longer exists (removed or renamed since the shell entered it); "
+        "cd to an existing folder and run again",
+        "当前文件夹已不存在（进入后被删除或改名）；请 cd 到存在的文件夹后重试",
+    ),
     "cli.both": ("give {option} or {other}, not both", "{option} 与 {other} 只能给一个"),
     "cli.needs": ("{option} needs {other}", "{option} 需要与 {other} 一起使用"),
     "cli.required": ("{command} needs {options}", "{command} 需要 {options}"),
@@ -12433,9 +12438,11 @@ def make_context(lang, ns, environ, mcp):
         max_chips = _env_int(lang, environ, "BETTER_EDIT_MAX_CHIPS", 1)
     persist = _persist_option(lang, environ)
     encoding = _encoding_option(lang, ns, environ, mcp)
+    cwd = _current_folder(lang)
     return Context(
         lang=lang,
-        root=_root_option(lang, ns, environ, mcp),
+        cwd=cwd,
+        root=_root_option(lang, ns, environ, mcp, cwd),
         encoding=encoding,
         max_chips=max_chips or DEFAULT_MAX_CHIPS,
         chip_ttl=_env_int(lang, environ, "BETTER_EDIT_CHIP_TTL", 0) or 0,
@@ -12447,9 +12454,18 @@ def make_context(lang, ns, environ, mcp):
     )
 
 
-def _root_option(lang, ns, environ, mcp):
+def _current_folder(lang):
+    """The working folder; a usage error when it was removed since the program was started in it
+    (os.getcwd() fails: a traceback before)."""
+    try:
+        return os.getcwd()
+    except OSError:
+        raise UsageError(tr(lang, "cli.no_cwd")) from None
+
+
+def _root_option(lang, ns, environ, mcp, cwd):
     """--root, else BETTER_EDIT_ROOT, else for the server its working folder: a folder, or None."""
-    root = getattr(ns, "root", None) or environ.get("BETTER_EDIT_ROOT") or (os.getcwd() if mcp else None)
+    root = getattr(ns, "root", None) or environ.get("BETTER_EDIT_ROOT") or (cwd if mcp else None)
     if root and not os.path.isdir(root):
         raise UsageError(tr(lang, "cli.bad_env", name="--root", value=root, why="not a directory"))
     return root

@@ -953,3 +953,32 @@ def test_a_content_file_that_is_an_endless_device_is_refused(be_command, be_env,
         command=be_command,
     )  # fmt: skip
     assert done.returncode == 0 and (root / "a.txt").read_text() == "c\n", answer
+
+
+def test_a_removed_working_folder_is_a_usage_error_not_a_traceback(be_command, be_env, tmp_path):
+    """A shell still standing in a folder that was removed: os.getcwd() fails. The CLI and the
+    server ended in a Python traceback; both now say what happened, exit 2, and touch nothing."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    kept = tmp_path / "kept.txt"
+    kept.write_text("a\n")
+
+    def leave_and_remove():
+        os.chdir(gone)
+        os.rmdir(gone)
+
+    for args, stdin in (
+        (["read", "-f", str(kept)], b""),
+        (["replace", "-f", str(kept), "-s", "1", "-c", "b"], b""),
+        ([], b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}\n'),
+    ):
+        gone.mkdir(exist_ok=True)
+        done = subprocess.run(
+            [*be_command, *args], input=stdin, env=be_env, capture_output=True, timeout=30,
+            preexec_fn=leave_and_remove,
+        )  # fmt: skip
+        assert done.returncode == 2, (args, done.stderr[-500:])
+        assert b"Traceback" not in done.stderr and b"current folder no longer exists" in done.stderr, (
+            done.stderr
+        )
+        assert kept.read_text() == "a\n"
