@@ -117,7 +117,7 @@ def test_too_few_descriptors_is_said_never_blamed_on_another_program(root, be_en
     (root / "sub").mkdir()
     target = root / "sub" / "a.txt"
     outcomes = {}
-    for limit in range(4, 24):
+    for limit in range(4, 16):
         target.write_bytes(b"a\nb\n")
 
         def low(limit=limit):
