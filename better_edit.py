@@ -6722,7 +6722,7 @@ class _Folder:
         """Remove temp files of `name` left by killed processes (their pid no longer runs), and
         their kept names of `name` that are only a second name of the file as it is (`st`): a
         process killed before its commit record was written. True if a kept name went."""
-        prefix, dropped = f".{name}.be-", False
+        prefix, dropped = _side_prefix(name), False
         try:
             names = os.listdir(self.fd if self.fd is not None else self.path)
         except OSError:
@@ -7496,7 +7496,21 @@ def _fsync_folder_strict(path):
 
 
 def _temp_name(name, kind):
-    return f".{name}.be-{os.getpid()}-{os.urandom(4).hex()}.{kind}"
+    return f"{_side_prefix(name)}{os.getpid()}-{os.urandom(4).hex()}.{kind}"
+
+
+def _side_prefix(name):
+    """`.NAME.be-`, how the names we put beside the file `name` start; NAME is cut (at a character)
+    so that the longest of them, `.NAME.be-PID-XXXXXXXX.tmp`, fits in the 255 bytes a file
+    system gives one name. A file of a long name (85 Chinese characters are 255 bytes) could not
+    be edited at all."""
+    raw = os.fsencode(name)
+    room = 255 - len(".") - len(".be-1234567890-12345678.tmp")
+    if len(raw) > room:
+        while room and raw[room] & 0xC0 == 0x80:  # (not inside a UTF-8 character)
+            room -= 1
+        name = os.fsdecode(raw[:room])
+    return f".{name}.be-"
 
 
 def _prepare_or_conflict(ctx, fc):

@@ -136,6 +136,25 @@ def test_too_few_descriptors_is_said_never_blamed_on_another_program(root, be_en
     assert "ok" in outcomes.values() and "IO" in outcomes.values(), outcomes
 
 
+@pytest.mark.parametrize("name", ["n" * 251 + ".txt", "文" * 84 + ".t"], ids=["ascii-255", "chinese-254"])
+def test_a_file_whose_name_fills_the_255_bytes_is_edited_and_rolled_back(root, be_env, servers, name):
+    """Temporaries and kept old names beside a file are `.NAME.be-PID-XXXXXXXX.tmp`: for a name
+    near the 255-byte limit they could not be made, so the file could not be edited at all, and
+    the error said it "could not be put back". NAME is now cut to fit."""
+    assert len(name.encode()) in (254, 255)
+    target = root / name
+    target.write_text("a\nb\n")
+    done, answer = run_json("replace", "-f", name, "-s", "1", "-c", "x", cwd=root, env=be_env)
+    assert done.returncode == 0, answer
+    assert target.read_text() == "x\nb\n"
+    server = servers()
+    server.ok("be-insert", {"file": name, "after_line": -1, "content": "c"})
+    assert target.read_text() == "x\nb\nc\n"
+    server.ok("be-trx-rollback", {"steps": 2})
+    assert target.read_text() == "a\nb\n"
+    assert sorted(p.name for p in root.iterdir()) == [name], "a side file was left"
+
+
 # ---- 2. a folder swapped with a symlink to outside, atomically (RENAME_EXCHANGE) -------------------
 
 SWAPPER = r"""
