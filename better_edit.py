@@ -1161,7 +1161,7 @@ def _lookup_codec(name):
     try:
         info = codecs.lookup(name)
     except (LookupError, TypeError, ValueError):
-        raise ToolError("ENCODING", "encoding_unknown", encoding=name) from None
+        raise ToolError("ENCODING", "encoding_unknown", encoding=_clip(str(name))) from None
     if not getattr(info, "_is_text_encoding", True):
         raise invalid("encoding_not_text", encoding=name)
     if not info.name.startswith(("utf-16", "utf-32")):
@@ -10924,7 +10924,7 @@ def _coerce(param, value):
     if not isinstance(value, str):
         raise invalid("arg_type", name=param.name, expected_key="type.string", got=_show(value))
     if param.choices and value not in param.choices:
-        raise invalid("arg_choice", name=param.name, choices=", ".join(param.choices), got=value)
+        raise invalid("arg_choice", name=param.name, choices=", ".join(param.choices), got=_clip(value))
     return value
 
 

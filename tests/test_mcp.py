@@ -273,6 +273,8 @@ def test_a_name_of_a_megabyte_is_not_sent_back_whole(serve, root):
     size("file", error)
     error = server.err("be-edit", "INVALID_ARGUMENT", {"edits": [{"file": "a.txt", "op": "write", big: 1}]})
     size("edit item", error)
+    size("choice", server.err("be-insert-chip", "INVALID_ARGUMENT", {"from": "chip://x", "as": big}))
+    size("encoding", server.err("be-read", "ENCODING", {"file": "a.txt", "encoding": big}))
     assert all(n < 2000 for n in sizes.values()), sizes
     assert (root / "a.txt").read_text() == "a\n"
 
