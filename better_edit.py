@@ -921,15 +921,22 @@ MESSAGES = {
 def tr(lang, key, **fields):
     """The message `key` in `lang` ("en" or "zh") with `fields` filled in.
 
-    A field named `NAME_key` is itself a message key: it fills {NAME}, translated too. Literal
-    braces are doubled in the table; a key or field that is missing is a bug and raises KeyError
-    (tests/test_messages.py formats every message).
+    A field named `NAME_key` is itself a message key: it fills {NAME}, translated too. A field
+    longer than _FIELD_MAX characters is cut. Literal braces are doubled in the table; a key or
+    field that is missing is a bug and raises KeyError (tests/test_messages.py formats every
+    message).
     """
     pair = MESSAGES[key]
     template = pair[1] if lang == "zh" else pair[0]
     for name in [name for name in fields if name.endswith("_key")]:
         fields[name[:-4]] = tr(lang, fields.pop(name))
+    for name, value in fields.items():  # (a value the caller sent is never sent back whole)
+        if isinstance(value, str) and len(value) > _FIELD_MAX:
+            fields[name] = f"{value[: _FIELD_MAX // 2]}... ({len(value)} characters)"
     return template.format(**fields)
+
+
+_FIELD_MAX = 2000  # characters of one field of a message; the places that show names cut at 60
 
 
 def detect_lang(flag=None, environ=None):
