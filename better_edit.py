@@ -70,6 +70,7 @@ CHIP_MIN_ARGS_BYTES = 50  # failed calls with shorter argument JSON are not wort
 VIEW_MEMORY = 256  # viewed texts the server remembers for STALE_VIEW diffs
 VIEW_UNIQUE_BYTES = 1 << 20  # files up to this size get views that may move after an edit too
 READ_MAX_LINES = 2000  # MCP default; the CLI default is 0 (no limit)
+BALANCE_MAX_LISTED = 1000  # MCP: `unmatched` entries a balance result lists (the CLI lists all)
 BINARY_SNIFF_BYTES = 8192
 # Test mode (read once at start): run the code paths of platforms without descriptor-relative calls,
 # copy_file_range or flock (Windows) on POSIX too, so they are not shipped untested.
@@ -562,6 +563,10 @@ MESSAGES = {
         "文件混用换行符（CRLF {crlf} 个，LF {lf} 个）；新行使用 {dominant}",
     ),
     "w.no_final_newline": ("the file does not end with a newline", "文件末尾没有换行符"),
+    "w.unmatched_cut": (
+        "unmatched lists the first {listed} of {found} problems (counts has every bracket)",
+        "unmatched 只列出 {found} 个问题中的前 {listed} 个（counts 统计全部括号）",
+    ),
     "w.truncated": (
         "output cut at {max_lines} lines; continue with start {next_start}",
         "输出已截断为 {max_lines} 行；请从 start {next_start} 继续",
@@ -9545,6 +9550,10 @@ def tool_balance(ctx, args):
     checked = check_balance(text.decode(), language, bool(args.get("verbose")))
     result["language"] = language
     result.update(checked)
+    found = len(checked["unmatched"])
+    if ctx.mcp and found > BALANCE_MAX_LISTED:  # (300,000 entries were 40 MB of a model's context)
+        result["unmatched"] = checked["unmatched"][:BALANCE_MAX_LISTED]
+        result["warnings"] = [tr(ctx.lang, "w.unmatched_cut", listed=BALANCE_MAX_LISTED, found=found)]
     return result
 
 

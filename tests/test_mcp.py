@@ -334,6 +334,26 @@ def test_the_codecs_that_keep_ascii_line_breaks_still_write_and_read(serve, root
         assert server.ok("be-read", {"file": f"{codec}.txt", "encoding": codec})["content"] == "1\thé"
 
 
+def test_a_balance_with_thousands_of_problems_lists_the_first_thousand(serve, root, be_command, be_env):
+    """300,000 unclosed braces were a 40 MB reply (the list, twice): the server lists the first
+    1,000 problems and says how many there are; the CLI, for scripts, still lists them all."""
+    (root / "u.js").write_text("{\n" * 3000)
+    result = serve().ok("be-balance", {"file": "u.js"})
+    assert result["status"] == "unbalanced" and result["counts"] == {"{": 3000}
+    assert [u["line"] for u in result["unmatched"]] == list(range(1, 1001))
+    assert result["warnings"] == [
+        "unmatched lists the first 1000 of 3000 problems (counts has every bracket)"
+    ]
+    done = subprocess.run(
+        [*be_command, "balance", "-f", "u.js", "-o", "json"],
+        cwd=root,
+        env=be_env,
+        capture_output=True,
+        timeout=60,
+    )
+    assert len(json.loads(done.stdout)["unmatched"]) == 3000
+
+
 def test_stdout_only_protocol_even_when_things_go_wrong(serve, root, cache_dir):
     """Warnings, errors and store problems go to stderr; stdout holds only the replies."""
     (root / "a.txt").write_text("x\n")
