@@ -144,6 +144,10 @@ MESSAGES = {
         "arguments 必须是 JSON 对象，实际为 {got}",
     ),
     "line_below_one": ("{name} must be 1 or more, got {value}", "{name} 必须大于等于 1，实际为 {value}"),
+    "max_lines_negative": (
+        "max_lines must be 0 (no limit) or more, got {value}",
+        "max_lines 必须大于等于 0（0 表示不限），实际为 {value}",
+    ),
     "end_before_start": ("end {end} is before start {start}", "end（{end}）小于 start（{start}）"),
     "after_line_invalid": (
         "after_line must be -1 (end), 0 (top) or a line number, got {value}",
@@ -8935,7 +8939,7 @@ def _read_window(ctx, args, opened, total, warnings):
     start, end = _read_range(ctx, args, opened, total, warnings)
     max_lines = args.get("max_lines", READ_MAX_LINES if ctx.mcp else 0)
     if max_lines is not None and max_lines < 0:
-        raise invalid("line_below_one", name="max_lines", value=max_lines)
+        raise invalid("max_lines_negative", value=max_lines)
     if max_lines and end - start + 1 > max_lines:
         end = start + max_lines - 1
         warnings.append(("w.truncated", {"max_lines": max_lines, "next_start": end + 1}))

@@ -155,6 +155,10 @@ def test_read_max_lines_truncates(cli, root):
     write(root / "f.txt", "".join(f"{i}\n" for i in range(1, 11)))
     rc, out = cli("read", "-f", "f.txt", "--max-lines", "3", "-s", "2")
     assert (out["start"], out["end"], out["truncated"], out["next_start"]) == (2, 4, True, 5)
+    rc, out = cli("read", "-f", "f.txt", "--max-lines", "0")
+    assert rc == 0 and out["end"] == 10 and "truncated" not in out
+    rc, out = cli("read", "-f", "f.txt", "--max-lines", "-1")  # (the message said "1 or more")
+    assert rc == 2 and out["error"]["message"] == "max_lines must be 0 (no limit) or more, got -1"
 
 
 def test_read_warnings_and_invisible_bom(cli, root):
