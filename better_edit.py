@@ -337,6 +337,11 @@ MESSAGES = {
         "check free space and the file system; the file was not changed",
         "请检查磁盘空间和文件系统；文件未被修改",
     ),
+    "io_descriptors.hint": (
+        "this process may open too few files: raise the limit (ulimit -n) or edit fewer files in one "
+        "call; nothing was changed",
+        "本进程可打开的文件数太少：请提高上限（ulimit -n）或在一次调用中编辑更少的文件；未做任何修改",
+    ),
     "edit_one_of": ("give exactly one of edits or patch", "edits 与 patch 必须且只能给一个"),
     "edits_bad": (
         "edits must be an array of 1 to {max} items, got {got}",
@@ -1083,7 +1088,10 @@ def os_error(exc, path):
     """Map an OSError to PERMISSION or IO, carrying the operating system's text."""
     detail = exc.strerror or str(exc)
     code = "PERMISSION" if isinstance(exc, PermissionError) else "IO"
-    return ToolError(code, code.lower(), path=path, detail=detail)
+    import errno
+
+    hint = "io_descriptors.hint" if exc.errno in (errno.EMFILE, errno.ENFILE) else None
+    return ToolError(code, code.lower(), hint, path=path, detail=detail)
 
 
 # ====================================================================================================
@@ -6181,7 +6189,9 @@ class FileLock:
         try:
             os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
             self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o600)
-        except OSError:
+        except OSError as exc:
+            if _errno_name(exc) in ("EMFILE", "ENFILE"):  # (out of descriptors: no other folder helps)
+                raise os_error(exc, self.path) from None
             self.fd = self._fallback_fd()
         if os.name == "nt" or PORTABLE_FALLBACKS:
             msvcrt = _msvcrt()
@@ -6206,9 +6216,10 @@ class FileLock:
         import tempfile
 
         uid = getattr(os, "getuid", lambda: 0)()
-        folder = os.path.join(tempfile.gettempdir(), f"better-edit-tools-locks-{uid}")
-        path = os.path.join(folder, os.path.basename(self.path))
+        path = self.path
         try:
+            folder = os.path.join(tempfile.gettempdir(), f"better-edit-tools-locks-{uid}")
+            path = os.path.join(folder, os.path.basename(self.path))
             try:
                 os.mkdir(folder, 0o700)
             except FileExistsError:

@@ -136,6 +136,41 @@ def test_too_few_descriptors_is_said_never_blamed_on_another_program(root, be_en
     assert "ok" in outcomes.values() and "IO" in outcomes.values(), outcomes
 
 
+def test_a_multi_file_edit_short_of_descriptors_changes_nothing_and_says_why(root, be_env, tmp_path):
+    """A six-file `edit` under descriptor limits from too few to enough: each run applies all six
+    or none, leaves no file beside them, and a refusal is IO naming the limit. Lock files that
+    could not be opened for lack of descriptors fell back to the system temp folder, whose probe
+    then failed: INTERNAL, at 8 to 29 descriptors for ten files."""
+    import resource
+
+    names = [f"d{n % 2}/f{n}.txt" for n in range(6)]
+    for folder in ("d0", "d1"):
+        (root / folder).mkdir()
+    items = tmp_path / "items.json"
+    items.write_text(
+        json.dumps([{"file": n, "op": "insert", "after_line": 0, "content": "NEW"} for n in names])
+    )
+    outcomes = {}
+    for limit in range(6, 42, 3):
+        for name in names:
+            (root / name).write_text("old\n")
+
+        def low(limit=limit):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+
+        done, answer = run_json(
+            "edit", "--edits-file", items, "--brief", preexec_fn=low, cwd=root, env=be_env
+        )
+        code = error_code(answer) if done.returncode else "ok"
+        outcomes[limit] = code
+        changed = [(root / n).read_text() == "NEW\nold\n" for n in names]
+        assert changed == [code == "ok"] * 6, (limit, code, changed)
+        assert sorted(p.name for p in (root / "d0").iterdir()) == ["f0.txt", "f2.txt", "f4.txt"], limit
+        if code != "ok":
+            assert code == "IO" and "ulimit -n" in answer["error"]["hint"], (limit, answer)
+    assert "ok" in outcomes.values() and "IO" in outcomes.values(), outcomes
+
+
 @pytest.mark.parametrize("name", ["n" * 251 + ".txt", "文" * 84 + ".t"], ids=["ascii-255", "chinese-254"])
 def test_a_file_whose_name_fills_the_255_bytes_is_edited_and_rolled_back(root, be_env, servers, name):
     """Temporaries and kept old names beside a file are `.NAME.be-PID-XXXXXXXX.tmp`: for a name
