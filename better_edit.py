@@ -6960,11 +6960,16 @@ def _snapshot_json(meta):
 
 
 def _by_event(items):
-    """[(event_id, size, record)] in order, as [[event_id, total size, [record, ...]], ...]."""
-    import itertools
-
-    runs = [list(run) for _eid, run in itertools.groupby(items, key=lambda item: item[0])]
-    return [[run[0][0], sum(size for _eid, size, _r in run), [r for _eid, _size, r in run]] for run in runs]
+    """[(event_id, size, record)] in order, as [[event_id, total size, [record, ...]], ...]: one
+    entry per event, in the order of its first record. (The records of two events committed at
+    once by two processes interleave; they edit different files, or their locks would have made
+    one wait for the other.)"""
+    events = {}
+    for event_id, size, record in items:
+        entry = events.setdefault(event_id, [event_id, 0, []])
+        entry[1] += size
+        entry[2].append(record)
+    return list(events.values())
 
 
 class SnapshotStore:

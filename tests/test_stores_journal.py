@@ -1005,3 +1005,53 @@ def test_many_stored_snapshots_are_evicted_in_one_pass(be_env, root, cache_dir, 
         assert len(list(store.glob("*.json"))) == 30
     finally:
         srv.close()
+
+
+@pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
+def test_two_events_committed_at_once_are_each_rolled_back_whole(root, cache_dir, be_env, tmp_path):
+    """Two two-file edits of different files, committed at the same time by two processes: the
+    first is stopped after its first file's snapshot is numbered, the second runs whole, then the
+    first goes on. Their snapshot records interleave (a1, c1, c2, a2); events were runs of equal
+    ids, so `steps: 1` undid a2 alone and left half of the first edit in place."""
+
+    def edit_file(names, tag):
+        path = tmp_path / f"{tag}.json"
+        path.write_text(json.dumps([{"op": "replace", "file": n, "start": 1, "content": tag} for n in names]))
+        return ["edit", "--edits-file", str(path), "--brief"]
+
+    first, second = edit_file(["a.txt", "b.txt"], "FIRST"), edit_file(["c.txt", "d.txt"], "SECOND")
+
+    def reset():
+        for path in root.iterdir():
+            path.unlink()
+        for name in "abcd":
+            (root / f"{name}.txt").write_text(f"{name}\n")
+        for path in (cache_dir / "snapshots").rglob("*") if (cache_dir / "snapshots").exists() else []:
+            if path.is_file():
+                path.unlink()
+
+    def one_snapshot_kept():  # a.txt's old bytes are in the store, b.txt's not yet
+        return len([p for p in (cache_dir / "snapshots").rglob("*.bin")]) == 1
+
+    step = first_step_where(root, cache_dir, be_env, first, reset, one_snapshot_kept)
+    reset()
+    stopped = stopped_at(root, be_env, first, f"{step}:STOP")
+    done = run_cli(*second, cwd=root, env=be_env)
+    assert done.returncode == 0, done.stderr
+    stopped.send_signal(signal.SIGCONT)
+    _out, err = stopped.communicate(timeout=60)
+    assert stopped.returncode == 0, err
+    assert [(root / f"{n}.txt").read_text() for n in "abcd"] == ["FIRST\n"] * 2 + ["SECOND\n"] * 2
+    server = Server(root, be_env)
+    try:
+        undone = server.ok("be-trx-rollback", {"steps": 1})
+        after_one = [(root / f"{n}.txt").read_text() for n in "abcd"]
+        server.ok("be-trx-rollback", {"steps": 1})
+        after_two = [(root / f"{n}.txt").read_text() for n in "abcd"]
+    finally:
+        server.close()
+    assert len(undone["rolled_back"]) == 1 and len(undone["files"]) == 2, undone
+    assert after_one in (["a\n", "b\n", "SECOND\n", "SECOND\n"], ["FIRST\n", "FIRST\n", "c\n", "d\n"]), (
+        after_one
+    )
+    assert after_two == ["a\n", "b\n", "c\n", "d\n"]
