@@ -466,6 +466,10 @@ MESSAGES = {
         "marker {value!r} occurs on {count} lines of {file} ({where})",
         "标记 {value!r} 在 {file} 中出现于 {count} 行（{where}）",
     ),
+    "function_ambiguous": (
+        "function {value!r} is defined {count} times in {file} (lines {where})",
+        "函数 {value!r} 在 {file} 中定义了 {count} 次（第 {where} 行）",
+    ),
     "marker_ambiguous.hint": (
         "add occurrence N to the target to pick one",
         "请在 target 中加入 occurrence N 指定其一",
@@ -4662,12 +4666,16 @@ def find_tag(text, language, name):
     """1-based line where the first element with exactly that tag name opens (HTML: any case)."""
     if language not in _MARKUP_LANGUAGES or not isinstance(text, str) or not isinstance(name, str):
         return None
+    lines = _tag_lines(text, language, name)
+    return lines[0] if lines else None
+
+
+def _tag_lines(string, language, name):
+    """The lines where the elements called `name` open, in file order (HTML: any case)."""
     fold = language == "html"
     wanted = name.lower() if fold else name
-    for open_start, tag in _scan_markup(text, language, 0, len(text)).opens:
-        if (tag.lower() if fold else tag) == wanted:
-            return _line_of(text, open_start)
-    return None
+    opens = _scan_markup(string, language, 0, len(string)).opens
+    return [_line_of(string, start) for start, tag in opens if (tag.lower() if fold else tag) == wanted]
 
 
 def tag_names(text, language):
@@ -8570,79 +8578,86 @@ def _nearest(names, value):
 
 
 def resolve_target(ctx, opened, target):
-    """(start, end) of a target {kind, value, occurrence}."""
+    """(start, end) of a target {kind, value, occurrence} (docs/behaviour.md#line-arguments)."""
     file, real, text = opened.file, opened.real, opened.text
     kind, value, occurrence = target["kind"], target["value"], target.get("occurrence")
-    total = text.total()
     if kind == "line":
         line = _as_int("target.value", value)
-        _check_range(file, line, line, total)
+        _check_range(file, line, line, text.total())
         return line, line
     if kind == "marker":
-        return _marker_line(file, text, str(value), occurrence)
+        if not value:
+            raise invalid("target_bad", got=repr(value))
+        value = str(value)
+        lines = [n for n, (line, _eol) in enumerate(split_decoded(text.decode()), 1) if value in line]
+        if not lines:
+            raise ToolError(
+                "NOT_FOUND", "target_missing", "arg.hint", file=file, kind=kind, value=_clip(value)
+            )
+        spans = [(n, n) for n in lines]
+        return spans[_one_of(file, kind, value, occurrence, spans)]
     language = _language_of(real, text)
-    what = "function" if kind == "function" else "tag"
     if language is None:
-        raise ToolError("NOT_FOUND", "not_checkable", "range.hint", file=file, what=what)
-    string = text.decode()
-    found = _named_range(string, language, kind, str(value))
-    if found is None:
-        names = function_names if kind == "function" else tag_names
-        nearest = _nearest(names(string, language), value)
-        raise ToolError(
-            "NOT_FOUND",
-            "target_missing",
-            "target_missing.hint" if nearest else "target_none.hint",
-            data={"nearest": nearest},
-            file=file,
-            kind=kind,
-            value=_clip(str(value)),
-            nearest=", ".join(nearest),
-        )
-    return found["start"], found["end"]
-
-
-def _named_range(string, language, kind, name):
-    """function_range or tag_range of the function or element called `name`, None if none."""
+        raise ToolError("NOT_FOUND", "not_checkable", "range.hint", file=file, what=kind)
+    string, value = text.decode(), str(value)
     if kind == "function":
-        line = find_function(string, language, name)
-        return function_range(string, language, line) if line else None
-    line = find_tag(string, language, name)
-    return tag_range(string, language, line, name) if line else None
+        spans = _function_spans(string, language, value)
+        if spans:  # several definitions of one name: which one is for the caller to say
+            return spans[_one_of(file, kind, value, occurrence, spans)]
+    else:  # the first element of that name, as the target has always meant, or the `occurrence`th
+        lines = _tag_lines(string, language, value)
+        if lines:
+            line = lines[_one_of(file, kind, value, occurrence, lines, ambiguous=False)]
+            found = tag_range(string, language, line, value)
+            return found["start"], found["end"]
+    names = function_names if kind == "function" else tag_names
+    nearest = _nearest(names(string, language), value)
+    raise ToolError(
+        "NOT_FOUND",
+        "target_missing",
+        "target_missing.hint" if nearest else "target_none.hint",
+        data={"nearest": nearest},
+        file=file,
+        kind=kind,
+        value=_clip(value),
+        nearest=", ".join(nearest),
+    )
 
 
-def _marker_line(file, text, value, occurrence):
-    if not value:
-        raise invalid("target_bad", got=repr(value))
-    hits = [n for n, (line, _eol) in enumerate(split_decoded(text.decode()), 1) if value in line]
-    if not hits:
-        raise ToolError(
-            "NOT_FOUND", "target_missing", "arg.hint", file=file, kind="marker", value=_clip(value)
-        )
+def _function_spans(string, language, name):
+    """(start, end) of every definition called `name`, in file order."""
+    lines = sorted(
+        {_line_of(string, pos) for _name, pos in _definitions(string, language, 0, len(string), name)}
+    )
+    spans = [function_range(string, language, line) for line in lines]
+    return list(dict.fromkeys((found["start"], found["end"]) for found in spans if found))
+
+
+def _one_of(file, kind, value, occurrence, found, ambiguous=True):
+    """The index in `found` (what a target names, in file order) that `occurrence` (1-based)
+    picks; without it the first, or AMBIGUOUS when there are several and `ambiguous` (a marker
+    on several lines, a function defined several times: an edit must not guess)."""
     if occurrence is not None:
         occurrence = _as_int("occurrence", occurrence)
-        if not 1 <= occurrence <= len(hits):
+        if not 1 <= occurrence <= len(found):
             raise ToolError(
-                "OUT_OF_RANGE",
-                "occurrence_range",
-                "arg.hint",
-                value=occurrence,
-                kind="marker",
-                target=value,
-                count=len(hits),
-            )
-        return hits[occurrence - 1], hits[occurrence - 1]
-    if len(hits) > 1:
+                "OUT_OF_RANGE", "occurrence_range", "arg.hint", value=occurrence, kind=kind,
+                target=_clip(value), count=len(found),
+            )  # fmt: skip
+        return occurrence - 1
+    if ambiguous and len(found) > 1:
+        spans = [span if isinstance(span, tuple) else (span, span) for span in found]
         raise ToolError(
             "AMBIGUOUS",
-            "marker_ambiguous",
-            data={"candidates": [{"start": n, "end": n} for n in hits]},
+            "function_ambiguous" if kind == "function" else "marker_ambiguous",
+            "marker_ambiguous.hint",
+            data={"candidates": [{"start": a, "end": b} for a, b in spans]},
             file=file,
-            value=value,
-            count=len(hits),
-            where=", ".join(map(str, hits[:20])),
+            value=_clip(value),
+            count=len(spans),
+            where=", ".join(f"{a}-{b}" if a != b else str(a) for a, b in spans[:20]),
         )
-    return hits[0], hits[0]
+    return 0
 
 
 # --- the shared end of every edit -----------------------------------------------------------------
@@ -11194,8 +11209,8 @@ MESSAGES.update(
             "即使文件在快照后被修改也回滚",
         ),
         "p.occurrence": (
-            "with --target marker: which occurrence (1-based)",
-            "配合 --target marker：第几处（从 1 开始）",
+            "with --target: which match (1-based) of a marker, function or tag",
+            "配合 --target：标记、函数或标签的第几处匹配（从 1 开始）",
         ),
         "p.content_file": ("read the content from a file, - = stdin", "从文件读取内容，- 表示标准输入"),
         "p.old_file": ("read old from a file, - = stdin", "从文件读取 old，- 表示标准输入"),

@@ -610,6 +610,30 @@ def test_read_end_auto_and_function_targets(cli, root):
     assert (out["start"], out["end"]) == (2, 4)
 
 
+def test_a_function_defined_twice_is_never_guessed(cli, root):
+    """`--target function:run` with a `run` in two classes took the first, so a delete or replace
+    meant for B.run changed A.run. Several definitions are AMBIGUOUS with their ranges, as a
+    marker on several lines is; `--occurrence N` picks one. A tag target stays the first element
+    of that name, and `--occurrence` picks another."""
+    source = (
+        "class A:\n    def run(self):\n        return 1\n\nclass B:\n    def run(self):\n        return 2\n"
+    )
+    f = write(root / "t.py", source)
+    err = fails(cli, f, "delete", "-f", "t.py", "--target", "function:run", code="AMBIGUOUS")
+    assert [(c["start"], c["end"]) for c in err["candidates"]] == [(2, 3), (6, 7)]
+    assert "occurrence" in err["hint"]
+    fails(cli, f, "replace", "-f", "t.py", "--target", "function:run", "-c", "x", code="AMBIGUOUS")
+    fails(
+        cli, f, "delete", "-f", "t.py", "--target", "function:run", "--occurrence", "3", code="OUT_OF_RANGE"
+    )
+    rc, out = cli("delete", "-f", "t.py", "--target", "function:run", "--occurrence", "2")
+    assert rc == 0 and f.read_text() == "class A:\n    def run(self):\n        return 1\n\nclass B:\n", out
+    write(root / "p.html", "<div>\n<p>a</p>\n</div>\n<div>\n<p>b</p>\n</div>\n")
+    assert (cli("read", "-f", "p.html", "--target", "tag:div")[1]["start"]) == 1
+    rc, out = cli("read", "-f", "p.html", "--target", "tag:div", "--occurrence", "2")
+    assert (out["start"], out["end"]) == (4, 6)
+
+
 def test_delete_refuses_an_unbalanced_range_unless_forced(cli, root):
     js = write(root / "a.js", "function f() {\n  return 1;\n}\n")
     err = fails(cli, js, "delete", "-f", "a.js", "-s", "1", code="UNBALANCED")
