@@ -44,6 +44,16 @@ def make_source(path, megabytes):
     return path
 
 
+def median_in_process(work, repeat):
+    """The median seconds of `repeat` runs of `work()` in this process."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
 def timed(cmd, env=None, repeat=5, setup=None):
     """Median wall time of `cmd` (a list), and the largest peak RSS seen (bytes)."""
     times, peak = [], 0

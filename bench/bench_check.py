@@ -61,7 +61,7 @@ from bench_scanners import JS_SNIPPETS, build  # noqa: E402
 from bench_startup import make_venv  # noqa: E402
 
 import better_edit as be  # noqa: E402
-from bench import make_source  # noqa: E402
+from bench import make_source, median_in_process  # noqa: E402
 
 
 def timed(command, env, repeat, before=None):
@@ -148,10 +148,10 @@ def measure(cli, language, path, env, options):
     opened = be.Text(raw)
     a, b = be.line_span(raw, middle, middle + 4)
     plan = (a, replace_args(path, middle, 7, language)[-1].encode() + b"\n", b)
-    quick = in_process(lambda: be.check_balance(text, language), options.repeat)
-    full = in_process(lambda: be._BalanceScan(text, language), options.repeat)
+    quick = median_in_process(lambda: be.check_balance(text, language), options.repeat)
+    full = median_in_process(lambda: be._BalanceScan(text, language), options.repeat)
     assert be._breaks_of_plan(opened, [plan], language) == []
-    cold = in_process(lambda: be._breaks_of_plan(be.Text(raw), [plan], language), options.repeat)
+    cold = median_in_process(lambda: be._breaks_of_plan(be.Text(raw), [plan], language), options.repeat)
     memory = be._ScanMemory()
     be._breaks_of_plan(opened, [plan], language, memory, "k")
     text_after = be.Text(be.join_splice(raw, plan))
@@ -171,16 +171,6 @@ def measure(cli, language, path, env, options):
     print(f"  rail: CLI first edit / (one full scan + --brief)  {checked / (full + brief):5.2f} (<= 1.2)")
     print(f"  rail: kept scan / bare atomic insert              {kept / floor:5.2f} (<= 2)")
     print(f"  rail: MCP later calls / one full scan             {later / full:5.2f} (<= 0.15)")
-
-
-def in_process(work, repeat):
-    """The median seconds of `repeat` runs of `work()` in this process (like the CLI figures)."""
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main():

@@ -10,27 +10,18 @@ whole failed CLI call, each as a ratio of one `re.finditer` pass over the file m
 import argparse
 import os
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 import better_edit as be  # noqa: E402
+from bench import median_in_process  # noqa: E402
 
 BLOCK = "def handler_{n}(request):\n\tvalues = request.get('values', [])\n\tif not values:\n\t\treturn None\n\treturn sum(values) / len(values)\n\n"
-
-
-def median(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main():
@@ -48,13 +39,13 @@ def main():
         "50 lines, one typo": lines[middle : middle + 49] + [lines[middle + 49] + " x"],
     }
     pattern = re.compile(r"[{}()\[\]]")
-    reference = median(lambda: sum(1 for _ in pattern.finditer(text)), options.repeat)
+    reference = median_in_process(lambda: sum(1 for _ in pattern.finditer(text)), options.repeat)
     print(
         f"file: {len(lines):,} lines, {len(text) / 1e6:.1f} MB; one re.finditer pass: {reference * 1000:.1f} ms"
     )
     for name, old in cases.items():
         found = be.closest_block(lines, old)
-        took = median(lambda old=old: be.closest_block(lines, old), options.repeat)
+        took = median_in_process(lambda old=old: be.closest_block(lines, old), options.repeat)
         kind = found and found["first_difference"] and found["first_difference"]["kind"]
         print(
             f"  closest_block, {name:26} {took * 1000:7.1f} ms = {took / reference:5.2f}x  -> lines {found and found['start']}, {kind}"
@@ -65,7 +56,9 @@ def main():
         old = "\n".join(cases["5 lines, spaces for tabs"])
         env = dict(os.environ, BETTER_EDIT_CACHE_DIR=str(Path(folder, "cache")), PYTHONPATH=str(REPO))
         command = [sys.executable, "-m", "better_edit", "replace", "-f", str(path), "--old", old, "-c", "x"]
-        took = median(lambda: subprocess.run(command, env=env, capture_output=True), options.repeat)
+        took = median_in_process(
+            lambda: subprocess.run(command, env=env, capture_output=True), options.repeat
+        )
         print(
             f"  whole CLI call answering MISMATCH with closest: {took * 1000:.0f} ms = {took / reference:.2f}x"
         )
