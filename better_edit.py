@@ -8579,27 +8579,38 @@ def _nearest(names, value):
 
 def resolve_target(ctx, opened, target):
     """(start, end) of a target {kind, value, occurrence} (docs/behaviour.md#line-arguments)."""
-    file, real, text = opened.file, opened.real, opened.text
+    file, text = opened.file, opened.text
     kind, value, occurrence = target["kind"], target["value"], target.get("occurrence")
     if kind == "line":
         line = _as_int("target.value", value)
         _check_range(file, line, line, text.total())
         return line, line
     if kind == "marker":
-        if not value:
-            raise invalid("target_bad", got=repr(value))
-        value = str(value)
-        lines = [n for n, (line, _eol) in enumerate(split_decoded(text.decode()), 1) if value in line]
-        if not lines:
-            raise ToolError(
-                "NOT_FOUND", "target_missing", "arg.hint", file=file, kind=kind, value=_clip(value)
-            )
-        spans = [(n, n) for n in lines]
-        return spans[_one_of(file, kind, value, occurrence, spans)]
-    language = _language_of(real, text)
+        spans = _marker_spans(file, text, value)
+        return spans[_one_of(file, kind, str(value), occurrence, spans)]
+    return _named_span(opened, kind, str(value), occurrence)
+
+
+def _marker_spans(file, text, value):
+    """(line, line) of every line holding the marker `value`."""
+    if not value:
+        raise invalid("target_bad", got=repr(value))
+    value = str(value)
+    lines = [n for n, (line, _eol) in enumerate(split_decoded(text.decode()), 1) if value in line]
+    if not lines:
+        raise ToolError(
+            "NOT_FOUND", "target_missing", "arg.hint", file=file, kind="marker", value=_clip(value)
+        )
+    return [(n, n) for n in lines]
+
+
+def _named_span(opened, kind, value, occurrence):
+    """(start, end) of the function (`kind` "function") or the element ("tag") called `value`."""
+    file, text = opened.file, opened.text
+    language = _language_of(opened.real, text)
     if language is None:
         raise ToolError("NOT_FOUND", "not_checkable", "range.hint", file=file, what=kind)
-    string, value = text.decode(), str(value)
+    string = text.decode()
     if kind == "function":
         spans = _function_spans(string, language, value)
         if spans:  # several definitions of one name: which one is for the caller to say
@@ -8610,8 +8621,7 @@ def resolve_target(ctx, opened, target):
             line = lines[_one_of(file, kind, value, occurrence, lines, ambiguous=False)]
             found = tag_range(string, language, line, value)
             return found["start"], found["end"]
-    names = function_names if kind == "function" else tag_names
-    nearest = _nearest(names(string, language), value)
+    nearest = _nearest((function_names if kind == "function" else tag_names)(string, language), value)
     raise ToolError(
         "NOT_FOUND",
         "target_missing",
@@ -8646,18 +8656,22 @@ def _one_of(file, kind, value, occurrence, found, ambiguous=True):
             )  # fmt: skip
         return occurrence - 1
     if ambiguous and len(found) > 1:
-        spans = [span if isinstance(span, tuple) else (span, span) for span in found]
-        raise ToolError(
-            "AMBIGUOUS",
-            "function_ambiguous" if kind == "function" else "marker_ambiguous",
-            "marker_ambiguous.hint",
-            data={"candidates": [{"start": a, "end": b} for a, b in spans]},
-            file=file,
-            value=_clip(value),
-            count=len(spans),
-            where=", ".join(f"{a}-{b}" if a != b else str(a) for a, b in spans[:20]),
-        )
+        raise _ambiguous_target(file, kind, value, found)
     return 0
+
+
+def _ambiguous_target(file, kind, value, spans):
+    """AMBIGUOUS naming the (start, end) of each thing a marker or function target names."""
+    return ToolError(
+        "AMBIGUOUS",
+        "function_ambiguous" if kind == "function" else "marker_ambiguous",
+        "marker_ambiguous.hint",
+        data={"candidates": [{"start": a, "end": b} for a, b in spans]},
+        file=file,
+        value=_clip(value),
+        count=len(spans),
+        where=", ".join(f"{a}-{b}" if a != b else str(a) for a, b in spans[:20]),
+    )
 
 
 # --- the shared end of every edit -----------------------------------------------------------------
