@@ -123,6 +123,15 @@ MESSAGES = {
         "检查路径；相对路径以 {base} 为基准",
     ),
     "is_directory": ("{file} is a directory, not a file", "{file} 是目录，不是文件"),
+    "path_names_folder": (
+        "{file} ends with /, so it names a folder, not a file",
+        "{file} 以 / 结尾，表示文件夹而不是文件",
+    ),
+    "not_found_parent": (
+        "file not found: {file} ({part} is a file, not a folder)",
+        "文件不存在：{file}（{part} 是文件，不是文件夹）",
+    ),
+    "not_found.hint_path": ("check the path", "请检查路径"),
     "is_directory.hint": ("name a file inside it", "请指定目录中的某个文件"),
     "not_regular": ("{file} is not a regular file", "{file} 不是普通文件"),
     "arg_unknown": (
@@ -5818,6 +5827,8 @@ def _path_from_arg(file):
         os.fsencode(file)
     except UnicodeError:  # e.g. a lone surrogate that no file name on this system can hold
         raise invalid("path_unencodable", file=display_text(file)) from None
+    if len(file) > 1 and file.endswith("/"):  # ("new/" made a file "new"; the slash names a folder)
+        raise invalid("path_names_folder", file=_clip(file))
     if len(file) > _PATH_MAX:
         raise invalid("path_too_long", file=_clip(display_text(file)), length=len(file), max=_PATH_MAX)
     return file
@@ -5929,7 +5940,9 @@ def _walk_folders(stack, parts, file):
             if target is None:
                 kind = _kind_at(stack[-1][0], part)
                 if kind == "other" and exc.errno == errno_of("ENOTDIR"):
-                    raise ToolError("NOT_FOUND", "not_found", file=file, base=os.sep.join(parts)) from None
+                    raise ToolError(
+                        "NOT_FOUND", "not_found_parent", "not_found.hint_path", file=file, part=part
+                    ) from None
                 if kind not in ("folder", "link"):
                     raise os_error(exc, part) from None
                 if links > _MAX_SYMLINKS:  # swapped between a folder and a link all the time

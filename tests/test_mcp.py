@@ -354,6 +354,20 @@ def test_a_balance_with_thousands_of_problems_lists_the_first_thousand(serve, ro
     assert len(json.loads(done.stdout)["unmatched"]) == 3000
 
 
+def test_a_path_ending_in_a_slash_or_through_a_file_says_so(serve, root):
+    """`be-write` of "new/" made a file called "new"; "f.txt/b.txt" was "file not found" with a
+    hint to resolve paths against "f.txt/b.txt". A trailing slash names a folder; a file in the
+    middle of a path is named."""
+    server = serve()
+    (root / "f.txt").write_text("a\n")
+    error = server.err("be-write", "INVALID_ARGUMENT", {"file": "new/", "content": "x"})
+    assert "names a folder" in error["message"]
+    server.err("be-read", "INVALID_ARGUMENT", {"file": "f.txt/"})
+    error = server.err("be-write", "NOT_FOUND", {"file": "f.txt/b.txt", "content": "x"})
+    assert "f.txt is a file, not a folder" in error["message"] and "resolve against" not in error["hint"]
+    assert sorted(p.name for p in root.iterdir()) == ["f.txt"] and (root / "f.txt").read_text() == "a\n"
+
+
 def test_stdout_only_protocol_even_when_things_go_wrong(serve, root, cache_dir):
     """Warnings, errors and store problems go to stderr; stdout holds only the replies."""
     (root / "a.txt").write_text("x\n")
