@@ -6005,6 +6005,9 @@ def _locate_by_name(ctx, file, full):
     folder, name = os.path.split(real)
     pending = []
     while not os.path.isdir(folder):
+        if os.path.lexists(folder):  # a file where a folder should be
+            part = os.path.basename(folder)
+            raise ToolError("NOT_FOUND", "not_found_parent", "not_found.hint_path", file=file, part=part)
         folder, missing = os.path.split(folder)
         pending.insert(0, missing)
     return Place(file, _Folder(folder, None), name, pending)
