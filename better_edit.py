@@ -6852,6 +6852,30 @@ def _process_alive(pid):
     return True
 
 
+_XATTRS = hasattr(os, "listxattr") and not PORTABLE_FALLBACKS  # (Linux)
+
+
+def _copy_xattrs(folder, name, fd):
+    """The old file's extended attributes onto the new one (Linux), after its mode: user tags, a
+    POSIX ACL (system.posix_acl_access: without it the group bits, which are the ACL's mask, would
+    be the group's own rights), a security label. One that cannot be set (a namespace needing
+    privileges, a file system without them) is left, as the owner is."""
+    try:
+        src = folder.open(name, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
+    except OSError:
+        return
+    try:
+        for attribute in os.listxattr(src):
+            try:
+                os.setxattr(fd, attribute, os.getxattr(src, attribute))
+            except OSError:
+                pass
+    except OSError:
+        pass
+    finally:
+        os.close(src)
+
+
 def _copy_owner_and_mode(fd, temp, old_stat):
     if hasattr(os, "fchown"):
         try:
@@ -7615,6 +7639,8 @@ def _write_temp(fc, folder, name):
         _write_payload(fd, fc.payload, src_fd)
         if fc.st is not None:
             _copy_owner_and_mode(fd, os.path.join(folder.path, fc.temp), fc.st)
+            if _XATTRS:
+                _copy_xattrs(folder, name, fd)
         _Faults.step("fsync")
         os.fsync(fd)
         if not _holds(fd, fc.payload):

@@ -171,6 +171,40 @@ def test_a_multi_file_edit_short_of_descriptors_changes_nothing_and_says_why(roo
     assert "ok" in outcomes.values() and "IO" in outcomes.values(), outcomes
 
 
+def _posix_acl(*entries):
+    """The system.posix_acl_access value of (tag, permissions, id) entries (version 2, little-endian)."""
+    import struct
+
+    return struct.pack("<I", 2) + b"".join(
+        struct.pack("<HHI", tag, perm, ident) for tag, perm, ident in entries
+    )
+
+
+@pytest.mark.skipif(not hasattr(os, "setxattr"), reason="extended attributes through os: Linux")
+def test_an_edit_keeps_the_files_extended_attributes_and_acl(root, be_env):
+    """The new bytes go to a new inode: its extended attributes were lost. A user tag went, and a
+    POSIX ACL (user `nobody` may write; the owning group may only read) went too, so the group
+    bits, which were the ACL's mask (rw), became the owning group's own rights: the group could
+    write. Both are copied now."""
+    USER_OBJ, USER, GROUP_OBJ, MASK, OTHER = 0x01, 0x02, 0x04, 0x10, 0x20
+    target = root / "f.txt"
+    target.write_text("a\n")
+    os.chmod(target, 0o640)
+    acl = _posix_acl((USER_OBJ, 6, 0xFFFFFFFF), (USER, 6, 65534), (GROUP_OBJ, 4, 0xFFFFFFFF),
+                     (MASK, 6, 0xFFFFFFFF), (OTHER, 0, 0xFFFFFFFF))  # fmt: skip
+    try:
+        os.setxattr(target, "user.tag", b"keep me")
+        os.setxattr(target, "system.posix_acl_access", acl)
+    except OSError as exc:
+        pytest.skip(f"this file system takes no user attributes or ACLs: {exc}")
+    before = {name: os.getxattr(target, name) for name in os.listxattr(target)}
+    done, answer = run_json("replace", "-f", "f.txt", "-s", "1", "-c", "b", cwd=root, env=be_env)
+    assert done.returncode == 0, answer
+    assert target.read_text() == "b\n"
+    assert {name: os.getxattr(target, name) for name in os.listxattr(target)} == before
+    assert os.stat(target).st_mode & 0o777 == 0o660  # (group bits = the ACL's mask, as before)
+
+
 @pytest.mark.parametrize("name", ["n" * 251 + ".txt", "文" * 84 + ".t"], ids=["ascii-255", "chinese-254"])
 def test_a_file_whose_name_fills_the_255_bytes_is_edited_and_rolled_back(root, be_env, servers, name):
     """Temporaries and kept old names beside a file are `.NAME.be-PID-XXXXXXXX.tmp`: for a name
