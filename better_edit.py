@@ -5810,19 +5810,13 @@ _PATH_MAX = 32767 if os.name == "nt" else 4096  # characters: the longest path t
 
 
 def _path_from_arg(file):
+    """The path a `file` argument names (a path, or a file:// URL); refuses what names no file."""
     if not isinstance(file, str) or not file:
         raise ToolError("INVALID_ARGUMENT", "arg_type", name="file", expected_key="type.path", got=repr(file))
     if "\0" in file:
         raise ToolError("SANDBOX", "sandbox_name", file=file, why="NUL byte in path")
     if file.startswith("file://"):
-        from urllib.parse import unquote, urlsplit
-
-        parts = urlsplit(file)
-        if parts.netloc not in ("", "localhost"):
-            raise ToolError("SANDBOX", "sandbox_name", file=file, why="file:// URL with a remote host")
-        file = unquote(parts.path, errors="surrogateescape")
-        if "\0" in file or not file:
-            raise ToolError("SANDBOX", "sandbox_name", file=file, why="NUL byte or empty path in URL")
+        file = _path_of_url(file)
     try:
         os.fsencode(file)
     except UnicodeError:  # e.g. a lone surrogate that no file name on this system can hold
@@ -5832,6 +5826,18 @@ def _path_from_arg(file):
     if len(file) > _PATH_MAX:
         raise invalid("path_too_long", file=_clip(display_text(file)), length=len(file), max=_PATH_MAX)
     return file
+
+
+def _path_of_url(url):
+    from urllib.parse import unquote, urlsplit
+
+    parts = urlsplit(url)
+    if parts.netloc not in ("", "localhost"):
+        raise ToolError("SANDBOX", "sandbox_name", file=url, why="file:// URL with a remote host")
+    path = unquote(parts.path, errors="surrogateescape")
+    if "\0" in path or not path:
+        raise ToolError("SANDBOX", "sandbox_name", file=path, why="NUL byte or empty path in URL")
+    return path
 
 
 def _full_path(ctx, file):
