@@ -585,6 +585,11 @@ MESSAGES = {
         "文件混用换行符（CRLF {crlf} 个，LF {lf} 个）；新行使用 {dominant}",
     ),
     "w.no_final_newline": ("the file does not end with a newline", "文件末尾没有换行符"),
+    "w.cr_only": (
+        "the file breaks its lines with CR alone (classic Mac OS): here it is one line; convert it "
+        "to LF or CRLF (e.g. tr '\\r' '\\n') before editing lines",
+        "文件只用 CR 换行（经典 Mac OS）：在这里它是一行；按行编辑前请先转换为 LF 或 CRLF（如 tr '\\r' '\\n'）",
+    ),
     "w.unmatched_cut": (
         "unmatched lists the first {listed} of {found} problems (counts has every bracket)",
         "unmatched 只列出 {found} 个问题中的前 {listed} 个（counts 统计全部括号）",
@@ -9023,6 +9028,7 @@ def tool_read(ctx, args):
     a, b = line_span(body, start, end) if total else (0, 0)
     crlf, lf = eol_counts(body, text.newlines())
     shape = {"crlf": crlf, "lf": lf, "final_newline": not body or body.endswith(b"\n")}
+    shape["cr_only"] = not crlf and not lf and b"\r" in body  # (classic Mac OS line breaks)
     unique = view_unique(body, body[a:b], a)
     return _read_result(ctx, args, opened, (start, end, total), body[a:b], shape, warnings, unique)
 
@@ -9062,13 +9068,16 @@ def _read_result(ctx, args, opened, window, chunk, shape, warnings, unique=False
 
 
 def _shape_warnings(shape):
-    """What a read says of a file's shape: mixed line endings, no final newline."""
+    """What a read says of a file's shape: mixed line endings, lines broken by CR alone, no final
+    newline."""
     crlf, lf = shape["crlf"], shape["lf"]
     warnings = []
     if crlf and lf:
         warnings.append(("w.mixed_eol", {"crlf": crlf, "lf": lf, "dominant": "CRLF" if crlf > lf else "LF"}))
     if not shape["final_newline"]:
         warnings.append(("w.no_final_newline", {}))
+    if shape.get("cr_only"):
+        warnings.append(("w.cr_only", {}))
     return warnings
 
 

@@ -169,6 +169,17 @@ def test_read_warnings_and_invisible_bom(cli, root):
     assert len(out["warnings"]) == 2  # mixed endings, no final newline; never one for tabs
 
 
+def test_read_of_a_file_broken_by_cr_alone_says_it_is_one_line(cli, root):
+    """A classic Mac OS file (lines broken by CR alone) is one line here: a read said only that it
+    does not end with a newline, and an edit of "line 2" then met OUT_OF_RANGE unexplained."""
+    write(root / "mac.txt", b"a\rb\rc\r")
+    rc, out = cli("read", "-f", "mac.txt")
+    assert rc == 0 and out["total"] == 1
+    assert len(out["warnings"]) == 2 and "CR alone" in out["warnings"][1], out["warnings"]
+    write(root / "one.txt", b"a\r\nb\rc\n")  # a stray CR inside a CRLF file is not this case
+    assert all("CR alone" not in w for w in cli("read", "-f", "one.txt")[1].get("warnings", []))
+
+
 def test_read_empty_file(cli, root):
     write(root / "e.txt", b"")
     rc, out = cli("read", "-f", "e.txt")
