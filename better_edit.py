@@ -12347,6 +12347,8 @@ def _read_input(lang, path, source):
     terminal or /dev/null (/dev/zero, /dev/urandom) is refused: reading it would never end."""
     try:
         if path == "-":
+            if sys.stdin is None:  # (started with descriptor 0 closed)
+                raise OSError(9, "standard input is closed")
             data = _read_whole(sys.stdin.buffer, source, path)
         else:
             with open(path, "rb") as handle:

@@ -994,6 +994,17 @@ def test_a_content_file_that_is_an_endless_device_is_refused(be_command, be_env,
     assert done.returncode == 0 and (root / "a.txt").read_text() == "c\n", answer
 
 
+def test_content_from_a_closed_stdin_is_a_usage_error_not_a_traceback(be_command, be_env, root):
+    """`--content-file -` with descriptor 0 closed (`<&-`): sys.stdin is None and the read ended
+    in an AttributeError traceback."""
+    done = subprocess.run(
+        [*be_command, "write", "-f", "x.txt", "--content-file", "-"], cwd=root, env=be_env,
+        capture_output=True, timeout=30, stdin=subprocess.DEVNULL, preexec_fn=lambda: os.close(0),
+    )  # fmt: skip
+    assert done.returncode == 2 and b"Traceback" not in done.stderr, done.stderr[-500:]
+    assert b"standard input is closed" in done.stderr and not (root / "x.txt").exists()
+
+
 def test_a_removed_working_folder_is_a_usage_error_not_a_traceback(be_command, be_env, tmp_path):
     """A shell still standing in a folder that was removed: os.getcwd() fails. The CLI and the
     server ended in a Python traceback; both now say what happened, exit 2, and touch nothing."""
