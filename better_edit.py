@@ -935,6 +935,11 @@ MESSAGES = {
         "编辑结果返回所写行的 viewed_code_id。多处编辑一次完成、全部成功或全不写入：{edit}。撤销：{trx_rollback}。"
         "失败调用和被删除的文本保存为 chip：{insert_chip}。错误包含 code、message、hint 及修正调用所需的数据。",
     ),
+    "mcp.no_stdio": (
+        "the MCP server reads requests on standard input and answers on standard output, and one of "
+        "them is closed; start it with both connected",
+        "MCP 服务器从标准输入读请求、向标准输出写应答，其中之一已关闭；请在两者都连接时启动",
+    ),
     "mcp.unknown_tool": (
         "unknown tool {name!r}; closest: {closest}",
         "未知工具 {name!r}；最接近的：{closest}",
@@ -12656,6 +12661,11 @@ def _main_server(lang, argv):
         return 2
     if ns is not None and ns.dump_tools:
         return dump_tools(ctx, ns.dump_tools)
+    if sys.stdin is None or sys.stdout is None:  # started with <&- or >&-: nothing to speak on
+        if sys.stderr is not None:
+            message = tr(lang, "mcp.no_stdio")
+            sys.stderr.write(f"{PROGRAM}: {message}\n")
+        return 2
     return serve_stdio(ctx, ns)
 
 

@@ -1005,6 +1005,17 @@ def test_content_from_a_closed_stdin_is_a_usage_error_not_a_traceback(be_command
     assert b"standard input is closed" in done.stderr and not (root / "x.txt").exists()
 
 
+@pytest.mark.parametrize("closed", [0, 1])
+def test_a_server_started_without_stdin_or_stdout_says_so(be_command, be_env, root, closed):
+    """The server started with `<&-` or `>&-` ended in an AttributeError traceback."""
+    done = subprocess.run(
+        be_command, cwd=root, env=be_env, capture_output=True, timeout=30, input=b"{}\n",
+        preexec_fn=lambda: os.close(closed),
+    )  # fmt: skip
+    assert done.returncode == 2 and b"Traceback" not in done.stderr, done.stderr[-500:]
+    assert b"standard input" in done.stderr and b"closed" in done.stderr
+
+
 def test_a_removed_working_folder_is_a_usage_error_not_a_traceback(be_command, be_env, tmp_path):
     """A shell still standing in a folder that was removed: os.getcwd() fails. The CLI and the
     server ended in a Python traceback; both now say what happened, exit 2, and touch nothing."""
