@@ -1079,6 +1079,13 @@ def non_finite(value):
     return False
 
 
+def _print_error(text):
+    """`text` as a line on stderr; nothing when stderr is closed (`2>&-`): never into stdout, which
+    a script may be reading as a file's text."""
+    if sys.stderr is not None:
+        sys.stderr.write(text if text.endswith("\n") else text + "\n")
+
+
 def invalid(key, **fields):
     return ToolError("INVALID_ARGUMENT", key, "arg.hint", **fields)
 
@@ -6948,10 +6955,7 @@ def _write_private(path, data, sync=True):
 
 
 def _store_warning(ctx, path, detail):
-    sys.stderr.write(
-        tr(ctx.lang, "cli.warning", text=tr(ctx.lang, "w.store_skipped", path=path, detail=detail))
-    )
-    sys.stderr.write("\n")
+    _print_error(tr(ctx.lang, "cli.warning", text=tr(ctx.lang, "w.store_skipped", path=path, detail=detail)))
 
 
 def _new_id(taken):
@@ -12485,8 +12489,8 @@ def print_error(lang, error, output):
     if output == "json":
         _print(dumps_strict({"error": error}, indent=2))
     else:
-        _print(tr(lang, "cli.error", code=error["code"], message=error["message"]), sys.stderr)
-        _print(tr(lang, "cli.hint", hint=error["hint"]) + error_details(error, lang), sys.stderr)
+        _print_error(tr(lang, "cli.error", code=error["code"], message=error["message"]))
+        _print_error(tr(lang, "cli.hint", hint=error["hint"]) + error_details(error, lang))
 
 
 def run_cli(ctx, tool, args, output):
@@ -12657,14 +12661,12 @@ def _main_server(lang, argv):
     try:
         ctx = make_context(lang, ns, os.environ, mcp=True)
     except UsageError as exc:
-        _print(f"{PROGRAM}: {exc}", sys.stderr)
+        _print_error(f"{PROGRAM}: {exc}")
         return 2
     if ns is not None and ns.dump_tools:
         return dump_tools(ctx, ns.dump_tools)
     if sys.stdin is None or sys.stdout is None:  # started with <&- or >&-: nothing to speak on
-        if sys.stderr is not None:
-            message = tr(lang, "mcp.no_stdio")
-            sys.stderr.write(f"{PROGRAM}: {message}\n")
+        _print_error(f"{PROGRAM}: " + tr(lang, "mcp.no_stdio"))
         return 2
     return serve_stdio(ctx, ns)
 
@@ -12684,7 +12686,7 @@ def _command_tool(lang, word):
         if tool.cli and tool.cli == word:
             return tool
     commands = ", ".join(tool.cli for tool in TOOLS if tool.cli)
-    _print(f"{PROGRAM}: " + tr(lang, "cli.bad_command", word=word, commands=commands), sys.stderr)
+    _print_error(f"{PROGRAM}: " + tr(lang, "cli.bad_command", word=word, commands=commands))
     return None
 
 
@@ -12700,12 +12702,12 @@ def _main_command(lang, argv, position):
     try:
         ctx = make_context(lang, ns, os.environ, mcp=False)
     except UsageError as exc:
-        _print(f"{PROGRAM}: {exc}", sys.stderr)
+        _print_error(f"{PROGRAM}: {exc}")
         return 2
     try:
         args = cli_arguments(lang, tool, ns)
     except UsageError as exc:
-        _print(f"{PROGRAM} {word}: {exc}", sys.stderr)
+        _print_error(f"{PROGRAM} {word}: {exc}")
         return 2
     except ToolError as exc:
         print_error(lang, exc.to_dict(lang), ns.output)
@@ -12739,7 +12741,7 @@ def serve_stdio(ctx, ns):
     except (AttributeError, ValueError, OSError):
         by_hand = False
     if by_hand:  # a person started it: say what it is waiting for (never when stdin is a pipe)
-        _print(tr(ctx.lang, "mcp.tty_notice", program=PROGRAM), sys.stderr)
+        _print_error(tr(ctx.lang, "mcp.tty_notice", program=PROGRAM))
     server = Server(ctx, prefix=not (ns and ns.no_prefix), underscore=bool(ns and ns.underscore_names))
     _guard_signals()  # Ctrl-C or a host stopping the server: die by the signal, quietly
     try:  # a commit a killed process left is undone as the server starts; the first result says so

@@ -1005,6 +1005,17 @@ def test_content_from_a_closed_stdin_is_a_usage_error_not_a_traceback(be_command
     assert b"standard input is closed" in done.stderr and not (root / "x.txt").exists()
 
 
+def test_an_error_with_stderr_closed_never_lands_in_stdout(be_command, be_env, root):
+    """With `2>&-` the error and a usage error were written to stdout instead, where a script
+    capturing the output would take them for the file's text. The exit status says it all."""
+    for args, status in ((["read", "-f", "missing.txt"], 1), (["raed"], 2)):
+        done = subprocess.run(
+            [*be_command, *args], cwd=root, env=be_env, capture_output=True, timeout=30,
+            stdin=subprocess.DEVNULL, preexec_fn=lambda: os.close(2),
+        )  # fmt: skip
+        assert done.returncode == status and done.stdout == b"", (args, done.stdout)
+
+
 @pytest.mark.parametrize("closed", [0, 1])
 def test_a_server_started_without_stdin_or_stdout_says_so(be_command, be_env, root, closed):
     """The server started with `<&-` or `>&-` ended in an AttributeError traceback."""
