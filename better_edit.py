@@ -756,6 +756,14 @@ MESSAGES = {
         "未知命令 {word!r}；可用命令：{commands}（不带命令则启动 MCP 服务器）",
     ),
     "cli.bad_env": ("invalid {name}={value!r}: {why}", "无效的 {name}={value!r}：{why}"),
+    "cli.output_failed": (
+        "error: the output could not be written to standard output: {detail}",
+        "错误：无法把输出写到标准输出：{detail}",
+    ),
+    "cli.output_failed_edit": (
+        "the edit was made, but its result could not be written to standard output: {detail}",
+        "编辑已完成，但其结果无法写到标准输出：{detail}",
+    ),
     "cli.no_cwd": (
         "the current folder no longer exists (removed or renamed since the shell entered it); "
         "cd to an existing folder and run again",
@@ -12485,12 +12493,28 @@ def _summary_line(lang, tool, result):
     return tr(lang, key, **fields)
 
 
+def _stdout_to_devnull():
+    """Descriptor 1 onto /dev/null, so what is still buffered for stdout is not flushed into a
+    descriptor that failed at exit (Python would then exit 120)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    except OSError:
+        pass
+
+
 def print_error(lang, error, output):
+    """The error as JSON on stdout (`-o json`), or as text on stderr; JSON that stdout cannot take
+    (closed, a full disk) goes to stderr as text instead."""
     if output == "json":
-        _print(dumps_strict({"error": error}, indent=2))
-    else:
-        _print_error(tr(lang, "cli.error", code=error["code"], message=error["message"]))
-        _print_error(tr(lang, "cli.hint", hint=error["hint"]) + error_details(error, lang))
+        try:
+            _print(dumps_strict({"error": error}, indent=2))
+            return
+        except OSError:
+            _stdout_to_devnull()
+    _print_error(tr(lang, "cli.error", code=error["code"], message=error["message"]))
+    _print_error(tr(lang, "cli.hint", hint=error["hint"]) + error_details(error, lang))
 
 
 def run_cli(ctx, tool, args, output):
@@ -12514,18 +12538,18 @@ def run_cli(ctx, tool, args, output):
         if isinstance(exc, ValueError) and "closed file" not in str(exc):
             raise
         return _output_lost(tool)
+    except OSError as exc:  # (a full disk behind `> out.txt`, /dev/full, an I/O error)
+        key = "cli.output_failed" if tool.read_only else "cli.output_failed_edit"
+        _print_error(tr(ctx.lang, key, detail=exc.strerror or str(exc)))
+        _stdout_to_devnull()
+        return 1 if tool.read_only else 0
     return 0
 
 
 def _output_lost(tool):
     """stdout is closed or a broken pipe (docs/cli.md#exit-status). An edit happened: exit 0, or a
     script would retry and apply it twice. A read ends as `head` expects: by SIGPIPE, quietly."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)  # nothing is flushed into the broken pipe at exit
-        os.close(devnull)
-    except OSError:
-        pass
+    _stdout_to_devnull()  # nothing is flushed into the broken pipe at exit
     if tool.read_only and os.name != "nt":
         import signal
 

@@ -1005,6 +1005,28 @@ def test_content_from_a_closed_stdin_is_a_usage_error_not_a_traceback(be_command
     assert b"standard input is closed" in done.stderr and not (root / "x.txt").exists()
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_output_to_a_full_disk_is_said_and_an_applied_edit_exits_0(be_command, be_env, root):
+    """stdout on a full disk (`> /dev/full`): a read, an edit's result and a JSON error ended in a
+    traceback, and the edit, which was applied, exited 1 ("nothing was changed"), so a script would
+    apply it again. A read or an error says so on stderr and exits 1; an applied edit exits 0."""
+    (root / "a.txt").write_text("a\n")
+
+    def run(*args):
+        with open("/dev/full", "wb") as full:
+            return subprocess.run(
+                [*be_command, *args], cwd=root, env=be_env, stdout=full, stderr=subprocess.PIPE, timeout=30
+            )
+
+    done = run("read", "-f", "a.txt")
+    assert done.returncode == 1 and b"could not be written" in done.stderr, done.stderr[-500:]
+    done = run("replace", "-f", "a.txt", "-s", "1", "-c", "b")
+    assert done.returncode == 0 and b"the edit was made" in done.stderr, done.stderr[-500:]
+    assert (root / "a.txt").read_text() == "b\n"
+    done = run("read", "-f", "missing.txt", "-o", "json")
+    assert done.returncode == 1 and b"NOT_FOUND" in done.stderr and b"Traceback" not in done.stderr
+
+
 def test_an_error_with_stderr_closed_never_lands_in_stdout(be_command, be_env, root):
     """With `2>&-` the error and a usage error were written to stdout instead, where a script
     capturing the output would take them for the file's text. The exit status says it all."""
