@@ -9137,7 +9137,7 @@ def _count_stream(handle, file, offset):
 
     decoder = codecs.getincrementaldecoder("utf-8")()
     newlines = crlf = 0
-    previous = b""
+    previous, any_cr = b"", False
     for chunk in iter(lambda: handle.read(_STREAM_CHUNK), b""):
         try:
             if not chunk.isascii() or decoder.getstate()[0]:
@@ -9154,6 +9154,7 @@ def _count_stream(handle, file, offset):
         newlines += chunk.count(b"\n")
         if b"\r" in chunk or previous == b"\r":  # memchr: far cheaper than counting a pair
             crlf += chunk.count(b"\r\n") + (previous == b"\r" and chunk[:1] == b"\n")
+            any_cr = True
         previous = chunk[-1:]
         offset += len(chunk)
     try:
@@ -9165,6 +9166,7 @@ def _count_stream(handle, file, offset):
         "crlf": crlf,
         "lf": newlines - crlf,
         "final_newline": previous in (b"", b"\n"),
+        "cr_only": any_cr and not newlines,  # (classic Mac OS line breaks: as _shape_warnings says)
     }
 
 
