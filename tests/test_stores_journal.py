@@ -1012,19 +1012,21 @@ def test_two_events_committed_at_once_are_each_rolled_back_whole(root, cache_dir
     """Two two-file edits of different files, committed at the same time by two processes: the
     first is stopped after its first file's snapshot is numbered, the second runs whole, then the
     first goes on. Their snapshot records interleave (a1, c1, c2, a2); events were runs of equal
-    ids, so `steps: 1` undid a2 alone and left half of the first edit in place."""
+    ids, so `steps: 1` undid a2 alone and left half of the first edit in place. (The second edit's
+    files are chosen so that no lock bucket of theirs is one the stopped edit holds.)"""
+    from types import SimpleNamespace
+
+    import better_edit as be
 
     def edit_file(names, tag):
         path = tmp_path / f"{tag}.json"
         path.write_text(json.dumps([{"op": "replace", "file": n, "start": 1, "content": tag} for n in names]))
         return ["edit", "--edits-file", str(path), "--brief"]
 
-    first, second = edit_file(["a.txt", "b.txt"], "FIRST"), edit_file(["c.txt", "d.txt"], "SECOND")
-
     def reset():
         for path in root.iterdir():
             path.unlink()
-        for name in "abcd":
+        for name in ("a", "b"):
             (root / f"{name}.txt").write_text(f"{name}\n")
         for path in (cache_dir / "snapshots").rglob("*") if (cache_dir / "snapshots").exists() else []:
             if path.is_file():
@@ -1033,25 +1035,37 @@ def test_two_events_committed_at_once_are_each_rolled_back_whole(root, cache_dir
     def one_snapshot_kept():  # a.txt's old bytes are in the store, b.txt's not yet
         return len([p for p in (cache_dir / "snapshots").rglob("*.bin")]) == 1
 
+    def buckets(name):
+        path = root / name
+        return be._lock_buckets(SimpleNamespace(real=os.path.realpath(path)), os.stat(path))
+
+    first = edit_file(["a.txt", "b.txt"], "FIRST")
     step = first_step_where(root, cache_dir, be_env, first, reset, one_snapshot_kept)
     reset()
     stopped = stopped_at(root, be_env, first, f"{step}:STOP")
-    done = run_cli(*second, cwd=root, env=be_env)
+    held, others = buckets("a.txt") | buckets("b.txt"), []
+    for n in range(200):
+        (root / f"c{n}.txt").write_text(f"c{n}\n")
+        if not buckets(f"c{n}.txt") & held:
+            others.append(f"c{n}.txt")
+        if len(others) == 2:
+            break
+    names = ["a.txt", "b.txt", *others]
+    before = [(root / n).read_text() for n in names]
+    done = run_cli(*edit_file(others, "SECOND"), cwd=root, env=be_env)
     assert done.returncode == 0, done.stderr
     stopped.send_signal(signal.SIGCONT)
     _out, err = stopped.communicate(timeout=60)
     assert stopped.returncode == 0, err
-    assert [(root / f"{n}.txt").read_text() for n in "abcd"] == ["FIRST\n"] * 2 + ["SECOND\n"] * 2
+    assert [(root / n).read_text() for n in names] == ["FIRST\n"] * 2 + ["SECOND\n"] * 2
     server = Server(root, be_env)
     try:
         undone = server.ok("be-trx-rollback", {"steps": 1})
-        after_one = [(root / f"{n}.txt").read_text() for n in "abcd"]
+        after_one = [(root / n).read_text() for n in names]
         server.ok("be-trx-rollback", {"steps": 1})
-        after_two = [(root / f"{n}.txt").read_text() for n in "abcd"]
+        after_two = [(root / n).read_text() for n in names]
     finally:
         server.close()
     assert len(undone["rolled_back"]) == 1 and len(undone["files"]) == 2, undone
-    assert after_one in (["a\n", "b\n", "SECOND\n", "SECOND\n"], ["FIRST\n", "FIRST\n", "c\n", "d\n"]), (
-        after_one
-    )
-    assert after_two == ["a\n", "b\n", "c\n", "d\n"]
+    assert after_one in (before[:2] + ["SECOND\n"] * 2, ["FIRST\n"] * 2 + before[2:]), after_one
+    assert after_two == before
