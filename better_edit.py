@@ -12532,6 +12532,11 @@ def run_cli(ctx, tool, args, output):
         error = ToolError("INTERNAL", "internal", detail=f"{type(exc).__name__}: {exc}").to_dict(ctx.lang)
         print_error(ctx.lang, error, output)
         return 1
+    return _show_result(ctx, tool, result, output)
+
+
+def _show_result(ctx, tool, result, output):
+    """Print a result; the exit status when stdout cannot take it (docs/cli.md#exit-status)."""
     try:
         print_result(ctx.lang, tool, result, output)
         if sys.stdout is not None:
