@@ -585,6 +585,12 @@ MESSAGES = {
         "文件混用换行符（CRLF {crlf} 个，LF {lf} 个）；新行使用 {dominant}",
     ),
     "w.no_final_newline": ("the file does not end with a newline", "文件末尾没有换行符"),
+    "w.function_several": (
+        "function {name!r} is defined {count} times (lines {where}); this is the first: add occurrence N "
+        "to the target for another (an edit by this target is refused until it says which)",
+        "函数 {name!r} 定义了 {count} 次（第 {where} 行）；这是第一个：在 target 中加 occurrence N 选择其他"
+        "（按此 target 编辑时，不指明哪一个就会被拒绝）",
+    ),
     "w.cr_only": (
         "the file breaks its lines with CR alone (classic Mac OS): here it is one line; convert it "
         "to LF or CRLF (e.g. tr '\\r' '\\n') before editing lines",
@@ -8647,8 +8653,10 @@ def _nearest(names, value):
     return ranked[:NEAREST_NAMES]
 
 
-def resolve_target(ctx, opened, target):
-    """(start, end) of a target {kind, value, occurrence} (docs/behaviour.md#line-arguments)."""
+def resolve_target(ctx, opened, target, warnings=None):
+    """(start, end) of a target {kind, value, occurrence} (docs/behaviour.md#line-arguments).
+    With `warnings` (a read), a function defined several times is the first, said in a warning;
+    an edit gets AMBIGUOUS instead."""
     file, text = opened.file, opened.text
     kind, value, occurrence = target["kind"], target["value"], target.get("occurrence")
     if kind == "line":
@@ -8658,7 +8666,7 @@ def resolve_target(ctx, opened, target):
     if kind == "marker":
         spans = _marker_spans(file, text, value)
         return spans[_one_of(file, kind, str(value), occurrence, spans)]
-    return _named_span(opened, kind, str(value), occurrence)
+    return _named_span(opened, kind, str(value), occurrence, warnings)
 
 
 def _marker_spans(file, text, value):
@@ -8674,7 +8682,7 @@ def _marker_spans(file, text, value):
     return [(n, n) for n in lines]
 
 
-def _named_span(opened, kind, value, occurrence):
+def _named_span(opened, kind, value, occurrence, warnings=None):
     """(start, end) of the function (`kind` "function") or the element ("tag") called `value`."""
     file, text = opened.file, opened.text
     language = _language_of(opened.real, text)
@@ -8684,7 +8692,12 @@ def _named_span(opened, kind, value, occurrence):
     if kind == "function":
         spans = _function_spans(string, language, value)
         if spans:  # several definitions of one name: which one is for the caller to say
-            return spans[_one_of(file, kind, value, occurrence, spans)]
+            if warnings is not None and occurrence is None and len(spans) > 1:
+                where = ", ".join(f"{a}-{b}" for a, b in spans[:20])
+                warnings.append(
+                    ("w.function_several", {"name": _clip(value), "count": len(spans), "where": where})
+                )
+            return spans[_one_of(file, kind, value, occurrence, spans, ambiguous=warnings is None)]
     else:  # the first element of that name, as the target has always meant, or the `occurrence`th
         lines = _tag_lines(string, language, value)
         if lines:
@@ -9201,7 +9214,7 @@ def _read_range(ctx, args, opened, total, warnings):
     if args.get("target") is not None:
         if "start" in args or "end" in args:
             raise invalid("target_and_range")
-        return resolve_target(ctx, opened, args["target"])
+        return resolve_target(ctx, opened, args["target"], warnings)
     start = args.get("start", 1)
     if start < 1:
         raise invalid("line_below_one", name="start", value=start)

@@ -623,9 +623,10 @@ def test_read_end_auto_and_function_targets(cli, root):
 
 def test_a_function_defined_twice_is_never_guessed(cli, root):
     """`--target function:run` with a `run` in two classes took the first, so a delete or replace
-    meant for B.run changed A.run. Several definitions are AMBIGUOUS with their ranges, as a
-    marker on several lines is; `--occurrence N` picks one. A tag target stays the first element
-    of that name, and `--occurrence` picks another."""
+    meant for B.run changed A.run. For an edit several definitions are AMBIGUOUS with their
+    ranges, as a marker on several lines is; a read shows the first with a warning;
+    `--occurrence N` picks one. A tag target stays the first element of that name, and
+    `--occurrence` picks another."""
     source = (
         "class A:\n    def run(self):\n        return 1\n\nclass B:\n    def run(self):\n        return 2\n"
     )
@@ -637,6 +638,8 @@ def test_a_function_defined_twice_is_never_guessed(cli, root):
     fails(
         cli, f, "delete", "-f", "t.py", "--target", "function:run", "--occurrence", "3", code="OUT_OF_RANGE"
     )
+    rc, out = cli("read", "-f", "t.py", "--target", "function:run")  # a read shows the first, and says so
+    assert rc == 0 and (out["start"], out["end"]) == (2, 3) and "defined 2 times" in out["warnings"][0]
     rc, out = cli("delete", "-f", "t.py", "--target", "function:run", "--occurrence", "2")
     assert rc == 0 and f.read_text() == "class A:\n    def run(self):\n        return 1\n\nclass B:\n", out
     write(root / "p.html", "<div>\n<p>a</p>\n</div>\n<div>\n<p>b</p>\n</div>\n")
