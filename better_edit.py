@@ -12404,7 +12404,8 @@ def _read_whole(handle, source, path):
     import stat
 
     st = os.fstat(handle.fileno())
-    if (stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)) and not handle.isatty():
+    device = os.name != "nt" and (stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode))
+    if device and not handle.isatty():  # (Windows: NUL and CON are no files to compare; left as they were)
         try:
             null = os.path.samestat(st, os.stat(os.devnull))  # (/dev/null: empty, as scripts use it)
         except OSError:
