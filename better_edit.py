@@ -8693,10 +8693,7 @@ def _named_span(opened, kind, value, occurrence, warnings=None):
         spans = _function_spans(string, language, value)
         if spans:  # several definitions of one name: which one is for the caller to say
             if warnings is not None and occurrence is None and len(spans) > 1:
-                where = ", ".join(f"{a}-{b}" for a, b in spans[:20])
-                warnings.append(
-                    ("w.function_several", {"name": _clip(value), "count": len(spans), "where": where})
-                )
+                warnings.append(_several_functions(value, spans))
             return spans[_one_of(file, kind, value, occurrence, spans, ambiguous=warnings is None)]
     else:  # the first element of that name, as the target has always meant, or the `occurrence`th
         lines = _tag_lines(string, language, value)
@@ -8715,6 +8712,12 @@ def _named_span(opened, kind, value, occurrence, warnings=None):
         value=_clip(value),
         nearest=", ".join(nearest),
     )
+
+
+def _several_functions(name, spans):
+    """The warning of a read by a function name defined more than once (it shows the first)."""
+    where = ", ".join(f"{a}-{b}" for a, b in spans[:20])
+    return ("w.function_several", {"name": _clip(name), "count": len(spans), "where": where})
 
 
 def _function_spans(string, language, name):
