@@ -45,6 +45,16 @@ def module_of(rev, folder):
     return folder
 
 
+def comparison_options(doc, before, **counts):
+    """The options of a benchmark that compares the module at `--before` (a git revision) with
+    this checkout: `--before` and one integer option per `counts` item (name=default)."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
+    parser.add_argument("--before", default=before)
+    for name, default in counts.items():
+        parser.add_argument(f"--{name}", type=int, default=default)
+    return parser.parse_args()
+
+
 def before_and_after(rev, tmp):
     """{"before": the module of git revision `rev`, "after": this checkout's}, compiled, in `tmp`."""
     return {"before": module_of(rev, tmp / "before"), "after": module_of(None, tmp / "after")}
@@ -134,11 +144,7 @@ def cp_sync_ms(big, runs):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--before", default="3cabfbf")
-    parser.add_argument("--calls", type=int, default=300)
-    parser.add_argument("--runs", type=int, default=15)
-    ns = parser.parse_args()
+    ns = comparison_options(__doc__, "3cabfbf", calls=300, runs=15)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         modules = before_and_after(ns.before, tmp)

@@ -8,7 +8,6 @@ the commit before the store was tidied once per event) and the module of this ch
 run, alternating. The reference is `cp` + fsync of the same N files, in the same run.
 """
 
-import argparse
 import json
 import os
 import shutil
@@ -19,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_journal import before_and_after, env_for
+from bench_journal import before_and_after, comparison_options, env_for
 
 
 def prepare(work, files):
@@ -58,11 +57,7 @@ def cp_fsync_ms(work, files):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--before", default="aa14446")
-    parser.add_argument("--files", type=int, default=500)
-    parser.add_argument("--runs", type=int, default=5)
-    ns = parser.parse_args()
+    ns = comparison_options(__doc__, "aa14446", files=500, runs=5)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         modules = before_and_after(ns.before, tmp)
