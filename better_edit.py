@@ -1132,10 +1132,19 @@ def os_error(exc, path):
     """Map an OSError to PERMISSION or IO, carrying the operating system's text."""
     detail = exc.strerror or str(exc)
     code = "PERMISSION" if isinstance(exc, PermissionError) else "IO"
+    hint = "io_descriptors.hint" if _out_of_descriptors(exc) else None
+    return ToolError(code, code.lower(), hint, path=path, detail=detail)
+
+
+def _errno_name(exc):
+    """The symbolic name of an OSError's errno ("ELOOP", "EMFILE", ...), or None."""
     import errno
 
-    hint = "io_descriptors.hint" if exc.errno in (errno.EMFILE, errno.ENFILE) else None
-    return ToolError(code, code.lower(), hint, path=path, detail=detail)
+    return errno.errorcode.get(exc.errno)
+
+
+def _out_of_descriptors(exc):
+    return _errno_name(exc) in ("EMFILE", "ENFILE")
 
 
 # ====================================================================================================
@@ -5942,12 +5951,6 @@ def locate(ctx, file):
 _NOT_A_FOLDER = ("ELOOP", "EMLINK", "ENOTDIR")
 
 
-def _errno_name(exc):
-    import errno
-
-    return errno.errorcode.get(exc.errno)
-
-
 def _walk_folders(stack, parts, file):
     """Open the folders of `parts` one by one (consuming them), following symlinks by hand.
 
@@ -5976,7 +5979,7 @@ def _walk_folders(stack, parts, file):
             links += 1
             if target is None:
                 kind = _kind_at(stack[-1][0], part)
-                if kind == "other" and exc.errno == errno_of("ENOTDIR"):
+                if kind == "other" and _errno_name(exc) == "ENOTDIR":
                     raise ToolError(
                         "NOT_FOUND", "not_found_parent", "not_found.hint_path", file=file, part=part
                     ) from None
@@ -6134,7 +6137,7 @@ class Place:
         except FileNotFoundError:
             raise ToolError("NOT_FOUND", "not_found", file=self.file, base=self.folder.path) from None
         except OSError as exc:
-            if exc.errno == errno_of("ELOOP"):  # swapped for a symlink between check and use
+            if _errno_name(exc) == "ELOOP":  # swapped for a symlink between check and use
                 raise ToolError(
                     "SANDBOX", "sandbox_name", file=self.file, why="it became a symlink"
                 ) from None
@@ -6251,7 +6254,7 @@ class FileLock:
             os.makedirs(os.path.dirname(self.path), mode=0o700, exist_ok=True)
             self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o600)
         except OSError as exc:
-            if _errno_name(exc) in ("EMFILE", "ENFILE"):  # (out of descriptors: no other folder helps)
+            if _out_of_descriptors(exc):  # (no other folder helps)
                 raise os_error(exc, self.path) from None
             self.fd = self._fallback_fd()
         if os.name == "nt" or PORTABLE_FALLBACKS:
@@ -6748,7 +6751,7 @@ class _Folder:
         try:
             fd = os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=self.fd)
         except OSError as exc:
-            if exc.errno in (errno_of("ELOOP"), errno_of("ENOTDIR")):
+            if _errno_name(exc) in ("ELOOP", "ENOTDIR"):
                 raise ToolError(
                     "SANDBOX", "sandbox_name", file=file, why=f"{name} became a symlink"
                 ) from None
@@ -6892,16 +6895,16 @@ def _process_alive(pid):
 _XATTRS = hasattr(os, "listxattr") and not PORTABLE_FALLBACKS  # (Linux)
 
 
-def _copy_xattrs(folder, name, fd):
+def _copy_xattrs(folder, name, fd, src=None):
     """The old file's extended attributes onto the new one (Linux), after its mode: user tags, a
     POSIX ACL (system.posix_acl_access: without it the group bits, which are the ACL's mask, would
     be the group's own rights), a security label. One that cannot be set (a namespace needing
-    privileges, a file system without them) is left, as the owner is."""
+    privileges, a file system without them) is left, as the owner is. `src`: the old file, when
+    the caller has it open already."""
+    opened = None
     try:
-        src = folder.open(name, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
-    except OSError:
-        return
-    try:
+        if src is None:
+            src = opened = folder.open(name, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
         for attribute in os.listxattr(src):
             try:
                 os.setxattr(fd, attribute, os.getxattr(src, attribute))
@@ -6910,7 +6913,8 @@ def _copy_xattrs(folder, name, fd):
     except OSError:
         pass
     finally:
-        os.close(src)
+        if opened is not None:
+            os.close(opened)
 
 
 def _copy_owner_and_mode(fd, temp, old_stat):
@@ -7674,7 +7678,7 @@ def _write_temp(fc, folder, name):
         if fc.st is not None:
             _copy_owner_and_mode(fd, os.path.join(folder.path, fc.temp), fc.st)
             if _XATTRS:
-                _copy_xattrs(folder, name, fd)
+                _copy_xattrs(folder, name, fd, src_fd)
         _Faults.step("fsync")
         os.fsync(fd)
         if not _holds(fd, fc.payload):
