@@ -483,7 +483,7 @@ if st is not None:
         st.lists(st.sampled_from(WORDS), min_size=0, max_size=6),
     )
 
-    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=scaled(100, 150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(st.lists(line_strategy, min_size=1, max_size=60), st.data())
     def test_property_an_exact_slice_is_found_whole(lines, data):
         a = data.draw(st.integers(0, len(lines) - 1))
@@ -495,7 +495,7 @@ if st is not None:
         assert r["similarity"] == 1.0 and r["first_difference"] is None
         assert lines[r["start"] - 1 : r["end"]] == old
 
-    @settings(max_examples=150, deadline=None)
+    @settings(max_examples=scaled(100, 150), deadline=None)
     @given(st.integers(3, 40), st.data())
     def test_property_one_mistake_is_named_where_it_is(size, data):
         lines = [f"    item_{k} = compute({k}, 'v{k}')" for k in range(size)]
@@ -521,7 +521,7 @@ if st is not None:
         assert (d["line"], d["kind"]) == (at + 1, mistake)
         assert d["expected"] == old[at - a] and d["actual"] == line
 
-    @settings(max_examples=200, deadline=None)
+    @settings(max_examples=scaled(100, 200), deadline=None)
     @given(st.lists(line_strategy, min_size=0, max_size=40), st.lists(line_strategy, min_size=0, max_size=6))
     def test_property_result_shape(lines, old):
         """Any answer has the documented shape, and `old` taken whole from the file is always found."""

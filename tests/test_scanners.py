@@ -624,7 +624,7 @@ def nesting(draw, depth=0):
     return lines
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=scaled(100, 300), deadline=None)
 @given(st.sampled_from(sorted(COMMENT_FORMS)), nesting(), st.lists(noise, max_size=4), st.data())
 def test_property_noise_in_strings_and_comments_is_ignored(language, lines, noises, data):
     (c_open, c_close), (s_open, s_close) = COMMENT_FORMS[language], STRING_FORMS[language]
@@ -651,7 +651,7 @@ def partner_lines(lines):
     return partner
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=scaled(100, 300), deadline=None)
 @given(
     st.sampled_from(["c", "javascript", "python", "rust", "go", "json", "java", "lua"]),
     nesting().filter(lambda lines: len(lines) >= 2),
@@ -676,7 +676,7 @@ ANY_TEXT = st.one_of(
 )
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=scaled(130, 400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ANY_TEXT, st.integers(-1, 30), st.booleans())
 def test_property_nothing_raises(text, line, flag):
     for language in LANGUAGES + (None, "nope"):
@@ -771,7 +771,9 @@ def _without_fast_paths(language):
 _js_family_original = be._js_family
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=scaled(100, 300), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(pieces=st.lists(st.sampled_from(_JS_PIECES), max_size=30))
 def test_js_division_and_template_fast_paths_change_nothing(monkeypatch, pieces):
     """The division token, the regex-literal token and the template-literal tokens decide in the
@@ -786,7 +788,7 @@ def test_js_division_and_template_fast_paths_change_nothing(monkeypatch, pieces)
     assert fast == slow
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=scaled(100, 200), deadline=None)
 @given(
     lines=st.lists(st.sampled_from(["", "x", "abc def", "é\u4e2d", "\r"]), max_size=400),
     trailing=st.booleans(),

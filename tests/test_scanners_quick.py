@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import better_edit as be
 
 CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
-EXAMPLES = scaled(200, 3000)
+EXAMPLES = scaled(100, 3000)
 
 BASES = []
 for name in sorted(os.listdir(CORPUS)):

@@ -191,7 +191,7 @@ def test_double_escape_rescue_rules():
 # --- properties -------------------------------------------------------------------------------------
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=scaled(100, 300), deadline=None)
 @given(files(), encodings, st.data())
 def test_untouched_lines_keep_their_bytes(string, encoding, data):
     text = be.decode_file(raw_of(string, encoding), "f")
@@ -218,7 +218,7 @@ def test_untouched_lines_keep_their_bytes(string, encoding, data):
         assert after[len(after) - len(tail) :] == tail
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=scaled(100, 300), deadline=None)
 @given(files(), encodings, st.data())
 def test_encoding_bom_eol_and_final_newline_survive(string, encoding, data):
     raw = raw_of(string, encoding)
@@ -237,7 +237,7 @@ def test_encoding_bom_eol_and_final_newline_survive(string, encoding, data):
         assert be.eol_name(*be.eol_counts(again.body)) == be.eol_name(*be.eol_counts(text.body))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=scaled(100, 200), deadline=None)
 @given(files(), encodings, st.data())
 def test_edit_then_restore_gives_the_original_bytes(string, encoding, data):
     raw = raw_of(string, encoding)
@@ -252,7 +252,7 @@ def test_edit_then_restore_gives_the_original_bytes(string, encoding, data):
     assert snapshot == raw_of(string, encoding)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=scaled(100, 200), deadline=None)
 @given(st.binary(max_size=64), st.sampled_from([None, "utf-8", "latin-1", "gbk", "cp1252", "shift_jis"]))
 def test_decode_never_raises_anything_but_tool_errors(raw, encoding):
     try:
@@ -263,7 +263,7 @@ def test_decode_never_raises_anything_but_tool_errors(raw, encoding):
         assert text.to_bytes() == raw  # whatever is accepted round-trips exactly
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=scaled(100, 200), deadline=None)
 @given(st.text(max_size=40), st.text(min_size=1, max_size=6))
 def test_locate_old_spans_point_at_the_match(haystack, needle):
     norm = be.normalize_newlines(haystack)
@@ -274,7 +274,7 @@ def test_locate_old_spans_point_at_the_match(haystack, needle):
             assert norm[offset:].startswith(be.normalize_newlines(needle))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=scaled(100, 200), deadline=None)
 @given(
     lines=st.lists(st.integers(0, 300), min_size=0, max_size=400),
     pos_fraction=st.floats(0, 1),

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from harness import scaled
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -210,7 +211,9 @@ def test_any_edits_then_rollback_restore_the_exact_bytes(original, bom, edits):
         assert path.read_bytes() == bom + original
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=scaled(100, 150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     st.lists(st.sampled_from(["a", "b", "", "c c"]), max_size=12),
     st.sampled_from(["\n", "\r\n"]),
@@ -276,7 +279,7 @@ def _apply_without_writing(kind, text, args):
     return be.join_splice(body, be.splice_plan(body, a, b, block, eol))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=scaled(100, 300), deadline=None)
 @given(
     data=st.lists(
         st.sampled_from([b"a", b"bb", "é".encode(), b"\n", b"\r\n", b"\r", b"x\n", b"\xff"]), max_size=30
