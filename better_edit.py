@@ -70,6 +70,7 @@ CHIP_MIN_ARGS_BYTES = 50  # failed calls with shorter argument JSON are not wort
 VIEW_MEMORY = 256  # viewed texts the server remembers for STALE_VIEW diffs
 VIEW_UNIQUE_BYTES = 1 << 20  # files up to this size get views that may move after an edit too
 READ_MAX_LINES = 2000  # MCP default; the CLI default is 0 (no limit)
+READ_MAX_CHARS = 100_000  # MCP: characters of file text a reply shows unless max_lines is 0 (docs/mcp.md)
 BALANCE_MAX_LISTED = 1000  # MCP: `unmatched` entries a balance result lists (the CLI lists all)
 BINARY_SNIFF_BYTES = 8192
 # Test mode (read once at start): run the code paths of platforms without descriptor-relative calls,
@@ -603,6 +604,18 @@ MESSAGES = {
     "w.truncated": (
         "output cut at {max_lines} lines; continue with start {next_start}",
         "输出已截断为 {max_lines} 行；请从 start {next_start} 继续",
+    ),
+    "w.field_cut": (
+        "{name} shows the first {shown} of its {length} characters",
+        "{name} 只显示其 {length} 个字符中的前 {shown} 个",
+    ),
+    "w.truncated_chars": (
+        "output cut at {chars} characters; continue with start {next_start}",
+        "输出已截断为 {chars} 个字符；请从 start {next_start} 继续",
+    ),
+    "w.line_cut": (
+        "line {line} has {length} characters: content shows the first {shown} (max_lines 0 shows it whole)",
+        "第 {line} 行有 {length} 个字符：content 只显示前 {shown} 个（max_lines 为 0 时完整显示）",
     ),
     "w.whitespace_match": (
         "old matched only when trailing whitespace and line endings are ignored (lines {start}-{end})",
@@ -9063,11 +9076,12 @@ def tool_read(ctx, args):
     warnings = []
     start, end = _read_window(ctx, args, opened, total, warnings)
     a, b = line_span(body, start, end) if total else (0, 0)
+    end, chunk, shown = _read_fit(ctx, args, body[a:b], text.codec, start, end, warnings)
     crlf, lf = eol_counts(body, text.newlines())
     shape = {"crlf": crlf, "lf": lf, "final_newline": not body or body.endswith(b"\n")}
     shape["cr_only"] = not crlf and not lf and b"\r" in body  # (classic Mac OS line breaks)
-    unique = view_unique(body, body[a:b], a)
-    return _read_result(ctx, args, opened, (start, end, total), body[a:b], shape, warnings, unique)
+    unique = view_unique(body, chunk, a)
+    return _read_result(ctx, args, opened, (start, end, total), chunk, shape, warnings, unique, shown)
 
 
 def _read_window(ctx, args, opened, total, warnings):
@@ -9082,24 +9096,55 @@ def _read_window(ctx, args, opened, total, warnings):
     return start, end
 
 
-def _read_result(ctx, args, opened, window, chunk, shape, warnings, unique=False):
+def _read_fit(ctx, args, chunk, codec, start, end, warnings):
+    """(end, chunk, shown): a server's read cut to READ_MAX_CHARS characters of content as
+    max_lines cuts it to lines, at the last whole line that fits (a warning says where to go on).
+    A first line longer than that stays whole in `chunk` (the view covers it, so an edit by the
+    view works) and `shown` is how many of its characters the content holds; else None."""
+    if not ctx.mcp or args.get("max_lines") == 0 or len(chunk) + (end - start + 1) * 12 <= READ_MAX_CHARS:
+        return end, chunk, None  # (content is at most a character a byte plus "N\t" and "\n" a line)
+    used = offset = 0
+    line = start
+    while line <= end:
+        stop = chunk.find(b"\n", offset) + 1 or len(chunk)
+        used += len(str(line)) + 2 + len(str(memoryview(chunk)[offset:stop], codec).rstrip("\r\n"))
+        if used > READ_MAX_CHARS:
+            break
+        offset, line = stop, line + 1
+    if line > end:
+        return end, chunk, None
+    shown = None
+    if line == start:  # (one line longer than the whole budget)
+        offset, line = stop, line + 1
+        shown = READ_MAX_CHARS - len(str(start)) - 1
+        length = len(str(memoryview(chunk)[:offset], codec).rstrip("\r\n"))
+        warnings.append(("w.line_cut", {"line": start, "length": length, "shown": shown}))
+    if line <= end:
+        warnings.append(("w.truncated_chars", {"chars": READ_MAX_CHARS, "next_start": line}))
+    return line - 1, chunk[:offset], shown
+
+
+def _read_result(ctx, args, opened, window, chunk, shape, warnings, unique=False, shown=None):
     """The result of a read of lines start..end, whose bytes are `chunk` (`unique`: they stand
-    nowhere else in the file, so the view may follow them when they move)."""
+    nowhere else in the file, so the view may follow them when they move; `shown`: the content
+    holds this many characters of its one line, _read_fit)."""
     real, text = opened.real, opened.text
     start, end, total = window
     result = {"status": "ok", "file": args["file"], "path": real}
-    if any(item[0] == "w.truncated" for item in warnings if isinstance(item, tuple)):
+    if any(item[0] in ("w.truncated", "w.truncated_chars") for item in warnings if isinstance(item, tuple)):
         result.update(truncated=True, next_start=end + 1)
     token = make_view_id(real, start, end, chunk, total, unique)
     result.update(start=start, end=end, total=total)
     content = render_numbered(split_decoded(chunk.decode(text.codec)), start)
+    if shown is not None:
+        content = content[: len(str(start)) + 1 + shown]
     if not args.get("brief"):
         result["content"] = content
     result.update(eol=eol_name(shape["crlf"], shape["lf"]), encoding=text.encoding, viewed_code_id=token)
     warnings += _shape_warnings(shape)
     if warnings:
         result["warnings"] = _local_warnings(ctx, warnings)
-    if ctx.mcp:
+    if ctx.mcp and shown is None:  # (a cut line is not what the view covers: no diff against it later)
         ctx.remember_view(token, content)
     return result
 
@@ -9148,7 +9193,8 @@ def _read_streaming(ctx, args, place):
         start, end = _read_window(ctx, args, opened, total, warnings)
         handle.seek(len(bom))
         chunk = _cut_lines(handle, start, end) if total else b""
-    return _read_result(ctx, args, opened, (start, end, total), chunk, shape, warnings)
+    end, chunk, shown = _read_fit(ctx, args, chunk, "utf-8", start, end, warnings)
+    return _read_result(ctx, args, opened, (start, end, total), chunk, shape, warnings, shown=shown)
 
 
 def _count_stream(handle, file, offset):
@@ -11952,13 +11998,30 @@ def encode_message(message):
     return dumps_strict(message, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
-def error_details(error, lang="en", limit=30):
+def _cut_error_texts(error):
+    """The file texts of a server's error (`actual`, `current`, `changes`, also of each failed
+    be-edit item) cut to READ_MAX_CHARS characters, at a line's end where one is in reach: a
+    mismatched `old` of megabytes found a closest block of megabytes. Returns the warnings."""
+    warnings = []
+    for data in (error, *(error.get("failed") or ())):
+        for name in ("actual", "current", "changes"):
+            text = data.get(name)
+            if isinstance(text, str) and len(text) > READ_MAX_CHARS:
+                cut = text.rfind("\n", 0, READ_MAX_CHARS) + 1 or READ_MAX_CHARS
+                data[name] = text[:cut]
+                warnings.append(("w.field_cut", {"name": name, "shown": cut, "length": len(text)}))
+    return warnings
+
+
+def error_details(error, lang="en", limit=30, chars=4000):
     """The data a model needs to correct its call, as compact text lines (many clients show the
-    model only the text of an error result, not its structured content)."""
+    model only the text of an error result, not its structured content): each text at most
+    `limit` lines and `chars` characters."""
 
     def cut(text):
-        lines = str(text).split("\n")
-        return "\n".join(lines[:limit]) + ("\n..." if len(lines) > limit else "")
+        lines = str(text).split("\n", limit)
+        shown = "\n".join(lines[:limit])
+        return shown[:chars] + ("\n..." if len(lines) > limit or len(shown) > chars else "")
 
     out = []
     closest = error.get("closest")
@@ -12138,10 +12201,12 @@ class Server:
             error = ToolError("INTERNAL", "internal", detail=f"{type(exc).__name__}: {exc}").to_dict(
                 self.ctx.lang
             )
+        warnings = _cut_error_texts(error)
         text = f"{error['code']}: {error['message']}\nhint: {error['hint']}" + error_details(
             error, self.ctx.lang
         )
-        chip_id, warnings = self._keep_arguments(tool, arguments, error)
+        chip_id, kept = self._keep_arguments(tool, arguments, error)
+        warnings += kept
         if chip_id:
             error["chip"] = chip_id
             text += "\n" + tr(self.ctx.lang, "mcp.args_chip", id=chip_id)

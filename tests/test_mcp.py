@@ -354,6 +354,79 @@ def test_a_balance_with_thousands_of_problems_lists_the_first_thousand(serve, ro
     assert len(json.loads(done.stdout)["unmatched"]) == 3000
 
 
+def test_a_read_of_long_lines_is_cut_in_characters_as_in_lines(serve, root, be_command, be_env):
+    """A minified file of one 3 MB line came back whole, twice (the text and the structured
+    content): 6 MB of a model's context for a default read. The server's read stops at 100,000
+    characters of content as it stops at max_lines lines, at the last whole line that fits
+    (truncated, next_start); a first line longer than that is shown cut, with a warning, and its
+    view still covers the whole line. max_lines 0 and the CLI show everything."""
+    (root / "min.js").write_text("x" * 3_000_000 + "\nend\n")
+    server = serve()
+    reply = server.tool_result("be-read", {"file": "min.js"})
+    assert len(json.dumps(reply)) < 250_000
+    read = reply["structuredContent"]
+    assert (read["start"], read["end"], read["truncated"], read["next_start"]) == (1, 1, True, 2)
+    assert read["content"] == "1\t" + "x" * 99_998
+    assert read["warnings"] == [
+        "line 1 has 3000000 characters: content shows the first 99998 (max_lines 0 shows it whole)",
+        "output cut at 100000 characters; continue with start 2",
+    ]
+    whole = server.ok("be-read", {"file": "min.js", "max_lines": 0})
+    assert whole["content"] == "1\t" + "x" * 3_000_000 + "\n2\tend" and "truncated" not in whole
+    server.ok(
+        "be-replace", {"file": "min.js", "start": 1, "content": "y", "viewed_code_id": read["viewed_code_id"]}
+    )
+    assert (root / "min.js").read_text() == "y\nend\n"
+
+    lines = [f"{n:05d} " + "w" * 94 for n in range(3000)]  # 100 characters each: 300 kB in all
+    (root / "wide.txt").write_text("\n".join(lines) + "\n")
+    read = server.ok("be-read", {"file": "wide.txt"})
+    shown = read["content"].split("\n")
+    assert shown == [f"{n}\t{lines[n - 1]}" for n in range(1, read["end"] + 1)]
+    nxt = f"{read['end'] + 1}\t{lines[read['end']]}"
+    assert (
+        len(read["content"]) <= 100_000 < len(read["content"]) + 1 + len(nxt)
+    )  # (the last whole line that fits)
+    assert read["truncated"] and read["next_start"] == read["end"] + 1
+    more = server.ok("be-read", {"file": "wide.txt", "start": read["next_start"]})
+    assert more["content"].split("\n")[0] == nxt
+    assert server.ok("be-read", {"file": "wide.txt", "max_lines": 0})["end"] == 3000
+    done = subprocess.run([*be_command, "read", "-f", "min.js", "-o", "json"], cwd=root, env=be_env,
+                          capture_output=True, timeout=60)  # fmt: skip
+    assert json.loads(done.stdout)["content"] == "1\ty\n2\tend"
+    done = subprocess.run([*be_command, "read", "-f", "wide.txt", "-o", "json"], cwd=root, env=be_env,
+                          capture_output=True, timeout=60)  # fmt: skip
+    assert json.loads(done.stdout)["end"] == 3000
+
+
+def test_a_mismatch_against_megabytes_sends_back_a_bounded_block(serve, root):
+    """An `old` of 2 MB with one word changed found its closest block, and the server sent the
+    2 MB block back whole in `actual` (the text content cut it to 30 lines, but not their
+    length). `actual`, `current` and `changes` stop at 100,000 characters, at a line's end, with a
+    warning; a line of megabytes in the text content stops at 4,000 characters."""
+    lines = [f"row_{n} = compute({n})" for n in range(100_000)]
+    (root / "big.py").write_text("\n".join(lines) + "\n")
+    old = lines[:]
+    old[50_000] = old[50_000].replace("compute", "Compute")
+    server = serve()
+    reply = server.tool_result(
+        "be-replace", {"file": "big.py", "old": "\n".join(old), "content": "x"}, timeout=120
+    )
+    assert reply["isError"] and len(json.dumps(reply)) < 300_000
+    error = reply["structuredContent"]["error"]
+    assert error["code"] == "MISMATCH" and error["closest"]["start"] == 1
+    whole = "\n".join(lines)
+    assert error["actual"] == whole[: whole.rfind("\n", 0, 100_000) + 1]
+    assert (
+        f"actual shows the first {len(error['actual'])} of its {len(whole)} characters" in error["warnings"]
+    )
+    (root / "one.txt").write_text("z" * 1_000_000 + "\n")
+    reply = server.tool_result("be-replace", {"file": "one.txt", "start": 1, "old": "q", "content": "x"})
+    error = reply["structuredContent"]["error"]
+    assert error["actual"] == "z" * 100_000 and len(reply["content"][0]["text"]) < 10_000
+    assert (root / "big.py").read_text() == "\n".join(lines) + "\n"
+
+
 def test_a_path_ending_in_a_slash_or_through_a_file_says_so(serve, root):
     """`be-write` of "new/" made a file called "new"; "f.txt/b.txt" was "file not found" with a
     hint to resolve paths against "f.txt/b.txt". A trailing slash names a folder; a file in the

@@ -289,11 +289,13 @@ def _apply_without_writing(kind, text, args):
     end=st.one_of(st.none(), st.integers(-5, 12).filter(bool)),
     max_lines=st.integers(0, 4),
     chunk=st.integers(1, 9),
+    budget=st.one_of(st.none(), st.integers(3, 14)),
 )
-def test_streaming_read_equals_whole_read(tmp_path_factory, data, bom, start, end, max_lines, chunk):
-    """A large file is read by range in two bounded passes; the result must be the whole read's."""
+def test_streaming_read_equals_whole_read(tmp_path_factory, data, bom, start, end, max_lines, chunk, budget):
+    """A large file is read by range in two bounded passes; the result must be the whole read's,
+    also when the server's character budget (`budget`, for READ_MAX_CHARS) cuts it."""
     root = tmp_path_factory.mktemp("stream")
-    ctx = be.Context(root=str(root), cache_dir=str(root / ".cache"))
+    ctx = be.Context(root=str(root), cache_dir=str(root / ".cache"), mcp=budget is not None)
     (root / "f.txt").write_bytes((b"\xef\xbb\xbf" if bom else b"") + b"".join(data))
     args = {"file": "f.txt", "start": start, "max_lines": max_lines}
     if end is not None:
@@ -309,13 +311,16 @@ def test_streaming_read_equals_whole_read(tmp_path_factory, data, bom, start, en
         result["viewed_code_id"] = re.sub(r":u\d+\.[0-9a-f]{8}$", "", result["viewed_code_id"])
         return result
 
-    whole = outcome()
-    original = (be.STREAM_READ_BYTES, be._STREAM_CHUNK)
+    original = (be.STREAM_READ_BYTES, be._STREAM_CHUNK, be.READ_MAX_CHARS)
     try:
+        be.READ_MAX_CHARS = budget or original[2]
+        whole = outcome()
         be.STREAM_READ_BYTES, be._STREAM_CHUNK = -1, chunk
         assert outcome() == whole
+        if budget and not isinstance(whole, str) and "content" in whole:
+            assert len(whole["content"]) <= budget or max_lines == 0
     finally:
-        be.STREAM_READ_BYTES, be._STREAM_CHUNK = original
+        be.STREAM_READ_BYTES, be._STREAM_CHUNK, be.READ_MAX_CHARS = original
 
 
 def test_a_new_tool_needs_no_cli_code(monkeypatch, capsys):
