@@ -71,6 +71,7 @@ VIEW_MEMORY = 256  # viewed texts the server remembers for STALE_VIEW diffs
 VIEW_UNIQUE_BYTES = 1 << 20  # files up to this size get views that may move after an edit too
 READ_MAX_LINES = 2000  # MCP default; the CLI default is 0 (no limit)
 READ_MAX_CHARS = 100_000  # MCP: characters of file text a reply shows unless max_lines is 0 (docs/mcp.md)
+DIFF_LINE_CHARS = 2000  # MCP: characters a line of an edit's diff shows
 BALANCE_MAX_LISTED = 1000  # MCP: `unmatched` entries a balance result lists (the CLI lists all)
 BINARY_SNIFF_BYTES = 8192
 # Test mode (read once at start): run the code paths of platforms without descriptor-relative calls,
@@ -604,6 +605,10 @@ MESSAGES = {
     "w.truncated": (
         "output cut at {max_lines} lines; continue with start {next_start}",
         "输出已截断为 {max_lines} 行；请从 start {next_start} 继续",
+    ),
+    "w.diff_cut": (
+        "diff lines cut to their first {chars} characters: {count}",
+        "diff 中只显示前 {chars} 个字符的行：{count}",
     ),
     "w.field_cut": (
         "{name} shows the first {shown} of its {length} characters",
@@ -11956,7 +11961,26 @@ def call_tool(ctx, tool, args):
     undone, ctx.recovered = undone + ctx.recovered, []  # (and what Locks undid meanwhile)
     if undone:
         result["warnings"] = _local_warnings(ctx, undone) + result.get("warnings", [])
+    if ctx.mcp:
+        _cut_diff_lines(ctx, result)
     return result
+
+
+def _cut_diff_lines(ctx, result):
+    """The server's diffs show DIFF_LINE_CHARS characters of a longer line, with a warning: an edit
+    beside one line of megabytes (a minified file) sent that line back twice in its context."""
+    cut = 0
+    for entry in (result, *(result.get("files") or ())):
+        diff = entry.get("diff") if isinstance(entry, dict) else None  # (some results list names)
+        if isinstance(diff, str) and len(diff) > DIFF_LINE_CHARS:
+            lines = diff.split("\n")
+            for index, line in enumerate(lines):
+                if len(line) > DIFF_LINE_CHARS:
+                    lines[index], cut = line[:DIFF_LINE_CHARS], cut + 1
+            entry["diff"] = "\n".join(lines)
+    if cut:
+        warning = tr(ctx.lang, "w.diff_cut", count=cut, chars=DIFF_LINE_CHARS)
+        result["warnings"] = [*result.get("warnings", []), warning]
 
 
 def _journal_may_hold(ctx):

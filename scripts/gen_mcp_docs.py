@@ -77,6 +77,18 @@ as a JSON string holding an object is accepted, and so is a `target` (or `be-edi
 a JSON string; `target` may also be the string `KIND:VALUE`. `max_lines` of `be-read` defaults to 2000 in the
 server (0 = no limit); `format` defaults to `unified`, `as` to `text`, `steps` to 1.
 
+**Long lines (0.3).** Lines are not all short: one line of a minified file can be megabytes. Unless
+`max_lines` is 0, the server's `be-read` also stops at 100,000 characters of `content`, at the last
+whole line that fits, with `truncated: true`, `next_start` and the warning `output cut at 100000
+characters; continue with start N`. A first line longer than that is shown cut to the budget, with
+the warning `line N has L characters: content shows the first S (max_lines 0 shows it whole)`; its
+`viewed_code_id` still covers the whole line. In an error, the file texts `actual`, `current` and
+`changes` stop at 100,000 characters too (at a line's end where one is in reach), with a warning
+in the error's `warnings`; the error's text content shows at most 30 lines and 4,000 characters of
+each. A line of an edit's `diff` longer than 2,000 characters shows its first 2,000, with the
+warning `diff lines cut to their first 2000 characters: N`. The CLI cuts nothing: scripts get what
+they ask for.
+
 ## Errors
 
 A failed call is still a normal JSON-RPC answer, marked `"isError": true`, so the model can read it

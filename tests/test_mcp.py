@@ -427,6 +427,28 @@ def test_a_mismatch_against_megabytes_sends_back_a_bounded_block(serve, root):
     assert (root / "big.py").read_text() == "\n".join(lines) + "\n"
 
 
+def test_an_edit_beside_a_line_of_megabytes_sends_a_bounded_diff(serve, root, be_command, be_env):
+    """Replacing the last line of a minified file sent its 3 MB first line back twice (the diff's
+    context, in the text and the structured content). The server's diff lines stop at 2,000
+    characters, with a warning; the change itself is in the diff whole; the CLI cuts nothing."""
+    (root / "min.js").write_text("x" * 3_000_000 + "\nend\n")
+    server = serve()
+    for name, args in [
+        ("be-replace", {"file": "min.js", "start": 2, "content": "END"}),
+        ("be-edit", {"edits": [{"file": "min.js", "start": 2, "content": "End"}]}),
+    ]:
+        reply = server.tool_result(name, args)
+        assert not reply.get("isError") and len(json.dumps(reply)) < 20_000
+        result = reply["structuredContent"]
+        diff = result["diff"] if "diff" in result else result["files"][0]["diff"]
+        assert " " + "x" * 1999 in diff.split("\n") and diff.endswith(("-end\n+END", "-END\n+End"))
+        assert result["warnings"][-1] == "diff lines cut to their first 2000 characters: 1"
+    done = subprocess.run([*be_command, "replace", "-f", "min.js", "-s", "2", "-c", "e", "-o", "json"],
+                          cwd=root, env=be_env, capture_output=True, timeout=60)  # fmt: skip
+    assert " " + "x" * 3_000_000 in json.loads(done.stdout)["diff"].split("\n")
+    assert (root / "min.js").read_text() == "x" * 3_000_000 + "\ne\n"
+
+
 def test_a_path_ending_in_a_slash_or_through_a_file_says_so(serve, root):
     """`be-write` of "new/" made a file called "new"; "f.txt/b.txt" was "file not found" with a
     hint to resolve paths against "f.txt/b.txt". A trailing slash names a folder; a file in the
