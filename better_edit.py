@@ -353,6 +353,16 @@ MESSAGES = {
         "call; nothing was changed",
         "本进程可打开的文件数太少：请提高上限（ulimit -n）或在一次调用中编辑更少的文件；未做任何修改",
     ),
+    "io_link_loop.hint": (
+        "a symbolic link on this path leads back to itself: point it at a file or name the file "
+        "itself; nothing was changed",
+        "此路径上的符号链接指回了自身：请让它指向一个文件，或直接指定该文件；未做任何修改",
+    ),
+    "io_size_limit.hint": (
+        "the new file would pass this process's file-size limit (ulimit -f): raise it; the file was "
+        "not changed",
+        "新文件会超过本进程的文件大小上限（ulimit -f）：请提高上限；文件未被修改",
+    ),
     "edit_one_of": ("give exactly one of edits or patch", "edits 与 patch 必须且只能给一个"),
     "edits_bad": (
         "edits must be an array of 1 to {max} items, got {got}",
@@ -1150,8 +1160,21 @@ def os_error(exc, path):
     """Map an OSError to PERMISSION or IO, carrying the operating system's text."""
     detail = exc.strerror or str(exc)
     code = "PERMISSION" if isinstance(exc, PermissionError) else "IO"
-    hint = "io_descriptors.hint" if _out_of_descriptors(exc) else None
+    hint = _OS_HINTS.get(_errno_name(exc))  # (else the code's own: free space, permissions)
     return ToolError(code, code.lower(), hint, path=path, detail=detail)
+
+
+def _link_loop(path):
+    """IO for a path whose symbolic links we followed more than the system would (ELOOP)."""
+    return ToolError("IO", "io", "io_link_loop.hint", path=path, detail="too many levels of symbolic links")
+
+
+_OS_HINTS = {
+    "EMFILE": "io_descriptors.hint",
+    "ENFILE": "io_descriptors.hint",
+    "ELOOP": "io_link_loop.hint",
+    "EFBIG": "io_size_limit.hint",
+}
 
 
 def _errno_name(exc):
@@ -5946,7 +5969,7 @@ def locate(ctx, file):
                 break
             links += 1
             if links > _MAX_SYMLINKS:
-                raise ToolError("IO", "io", path=full, detail="too many levels of symbolic links")
+                raise _link_loop(full)
             parts[:] = _splice_link(stack, target, [])
         folder_path = os.sep + os.sep.join(n for _fd, n in stack if n)
         pending, name = ([p for p in parts[:-1] if p not in ("", ".")], parts[-1]) if parts else ([], "")
@@ -6007,7 +6030,7 @@ def _walk_folders(stack, parts, file):
                     raise ToolError("CONFLICT", "conflict", file=file) from None
                 continue  # it changed between our two looks (a folder, then a link, or back): again
             if links > _MAX_SYMLINKS:
-                raise ToolError("IO", "io", path=file, detail="too many levels of symbolic links") from None
+                raise _link_loop(file) from None
             parts[:] = _splice_link(stack, target, parts[1:])
             continue
         stack.append((fd, part))

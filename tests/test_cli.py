@@ -1079,3 +1079,27 @@ def test_a_removed_working_folder_is_a_usage_error_not_a_traceback(be_command, b
             done.stderr
         )
         assert kept.read_text() == "a\n"
+
+
+def test_a_link_loop_and_a_file_size_limit_are_named_in_the_hint(root, be_command, be_env):
+    """A symbolic link that leads back to itself, and a write past `ulimit -f`, were both `IO`
+    with the hint "check free space and the file system": the wrong place to look. The hint now
+    names the link loop or the size limit; nothing is changed."""
+    import resource
+
+    os.symlink("loop", root / "loop")
+    (root / "a.txt").write_text("a\n")
+    for args in (("read", "-f", "loop"), ("write", "-f", "loop", "-c", "x")):
+        done, out = run_json(*args, cwd=root, env=be_env, command=be_command)
+        assert done.returncode == 1 and out["error"]["code"] == "IO", out
+        assert "symbolic link on this path leads back to itself" in out["error"]["hint"]
+    assert os.readlink(root / "loop") == "loop"
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (50_000, 50_000))
+
+    done, out = run_json("write", "-f", "a.txt", "-c", "y" * 100_000, cwd=root, env=be_env, command=be_command,
+                         preexec_fn=limit)  # fmt: skip
+    assert done.returncode == 1 and out["error"]["code"] == "IO", out
+    assert "file-size limit (ulimit -f)" in out["error"]["hint"]
+    assert (root / "a.txt").read_text() == "a\n"
