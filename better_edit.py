@@ -271,6 +271,15 @@ MESSAGES = {
         "remove those characters or convert the file to UTF-8 first",
         "请去掉这些字符，或先把文件转换为 UTF-8",
     ),
+    "content_nul": (
+        "the new text holds a NUL character (U+0000) on its line {line}: the file would turn binary "
+        "and no later call could read or edit it",
+        "新文本的第 {line} 行含有 NUL 字符（U+0000）：文件会变成二进制，之后的调用都无法读取或编辑它",
+    ),
+    "content_nul.hint": (
+        "remove it (\\u0000 in JSON is a NUL character; a literal backslash is \\\\); nothing was changed",
+        "请去掉它（JSON 中的 \\u0000 是 NUL 字符；反斜杠本身要写成 \\\\）；未做任何修改",
+    ),
     "content_not_utf8": (
         "the content from {source} is not valid UTF-8",
         "来自 {source} 的内容不是有效的 UTF-8",
@@ -1254,7 +1263,12 @@ class Text:
         return str(memoryview(self.body)[start:stop], self.codec)  # (no copy of the bytes first)
 
     def encode(self, string):
-        """`string` in the body's codec; ENCODING unless decoding gives back the same text (docs/behaviour.md#text-model)."""
+        """`string` (new text) in the body's codec; ENCODING unless decoding gives back the same
+        text, INVALID_ARGUMENT when it holds a NUL, which would make the file binary
+        (docs/behaviour.md#text-model)."""
+        nul = string.find("\0")
+        if nul >= 0:
+            raise ToolError("INVALID_ARGUMENT", "content_nul", line=string.count("\n", 0, nul) + 1)
         try:
             data = string.encode(self.codec)
         except UnicodeError as exc:  # (a codec may fail as a whole: no .start then)

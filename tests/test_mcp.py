@@ -449,6 +449,31 @@ def test_an_edit_beside_a_line_of_megabytes_sends_a_bounded_diff(serve, root, be
     assert (root / "min.js").read_text() == "x" * 3_000_000 + "\ne\n"
 
 
+def test_new_text_with_a_nul_character_is_refused(serve, root, be_command, be_env):
+    """`"\\u0000"` in a model's JSON is a NUL character: written into a text file it made the file
+    binary, and every later read or edit of it was BINARY_FILE. Every way of writing text refuses
+    it (naming its line), and nothing is changed."""
+    (root / "a.txt").write_text("one\ntwo\n")
+    server = serve()
+    calls = [
+        ("be-replace", {"file": "a.txt", "start": 1, "content": "x\u0000y"}, 1),
+        ("be-insert", {"file": "a.txt", "after_line": 0, "content": "ok\nx\u0000"}, 2),
+        ("be-write", {"file": "a.txt", "content": "a\nb\nc\u0000"}, 3),
+        ("be-write", {"file": "new.txt", "content": "\u0000"}, 1),
+        ("be-edit", {"edits": [{"file": "a.txt", "start": 2, "content": "\u0000"}]}, 1),
+        ("be-edit", {"patch": "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n-one\n+o\u0000e\n two\n"}, 1),
+    ]
+    for name, args, line in calls:
+        error = server.err(name, "INVALID_ARGUMENT", args)
+        assert f"NUL character (U+0000) on its line {line}" in error["message"], error
+    assert (root / "a.txt").read_text() == "one\ntwo\n" and not (root / "new.txt").exists()
+    (root / "nul.bin").write_bytes(b"x\0y\n")
+    done = subprocess.run([*be_command, "replace", "-f", "a.txt", "-s", "1", "--content-file", "nul.bin"],
+                          cwd=root, env=be_env, capture_output=True, timeout=60)  # fmt: skip
+    assert done.returncode == 2 and b"NUL character" in done.stderr  # (INVALID_ARGUMENT: exit 2)
+    assert (root / "a.txt").read_text() == "one\ntwo\n"
+
+
 def test_a_path_ending_in_a_slash_or_through_a_file_says_so(serve, root):
     """`be-write` of "new/" made a file called "new"; "f.txt/b.txt" was "file not found" with a
     hint to resolve paths against "f.txt/b.txt". A trailing slash names a folder; a file in the
