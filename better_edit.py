@@ -760,6 +760,11 @@ MESSAGES = {
         "no enclosing function for line {line}: showing a window around it",
         "第 {line} 行不在函数内：显示其附近的行",
     ),
+    "w.rollback_kept": (
+        "what the forced rollback overwrote is kept as event {event_id}: be-trx-rollback with that "
+        "event_id brings it back",
+        "强制回滚所覆盖的内容已保存为事件 {event_id}：用该 event_id 调用 be-trx-rollback 可恢复",
+    ),
     "w.rollback_forced": (
         "forced: {file} did not hold what event {event_id} wrote; its current content was overwritten",
         "已强制：{file} 不是事件 {event_id} 写入后的内容；当前内容已被覆盖",
@@ -10004,7 +10009,9 @@ def tool_trx_rollback(ctx, args):
         with Locks(ctx) as locks:
             locks.take_all(_one_name_each(places.values()))
             warnings = _check_rollback(args, chosen, places)
-            warnings += _restore_all(ctx, store, chosen, places)
+            forced = any(w[0] == "w.rollback_forced" for w in warnings)
+            kept, restored = _restore_all(ctx, store, chosen, places, keep=forced)
+            warnings += restored
     finally:
         for place in places.values():
             place.folder.close()
@@ -10013,6 +10020,9 @@ def tool_trx_rollback(ctx, args):
         "rolled_back": list(dict.fromkeys(r["event_id"] for r in chosen)),
         "files": sorted(place.real for place in places.values()),
     }
+    if kept:  # (a forced rollback is itself an event: undoing it brings back what it overwrote)
+        result["event_id"] = kept
+        warnings.append(("w.rollback_kept", {"event_id": kept}))
     if warnings:
         result["warnings"] = _local_warnings(ctx, warnings)
     return result
@@ -10113,33 +10123,36 @@ def _before_sha(record):
         return "unreadable"
 
 
-def _restore_all(ctx, store, chosen, places):
+def _restore_all(ctx, store, chosen, places, keep=False):
     """Put every chosen snapshot's file back as one journaled commit (all or nothing: a failure
     part way puts back what was restored, and every snapshot is kept); the snapshots are dropped
-    once the files are back (docs/transactions.md)."""
+    once the files are back (docs/transactions.md). With `keep` (a forced rollback, which
+    overwrites what others wrote), the files' current bytes are kept as a new snapshot event.
+    Returns (that event's id or None, warnings)."""
     final = {}  # file -> the record whose "before" it gets back (the oldest chosen)
     for record in chosen:
         final[record["file"]] = record
     files = []
     for path, record in final.items():
         places[path] = _reopened(ctx, places[path])
-        restore = _restore_commit(store, record, places[path])
+        restore = _restore_commit(store, record, places[path], keep)
         if restore is not None:
             files.append(restore)
-    commit_files(ctx, "rollback", files, snapshot=False)
-    warnings = []
+    events = ", ".join(dict.fromkeys(r["event_id"] for r in chosen))
+    event_id, warnings = commit_files(ctx, "rollback", files, f"rollback: {events} (forced)", snapshot=keep)
+    warnings = list(warnings) if keep else []
     for record in final.values():
         if record["before"] == "absent":
             _remove_folders(record.get("created_folders"), ctx.root)
             warnings.append(("w.rollback_deleted", {"event_id": record["event_id"], "file": record["file"]}))
     for record in chosen:
         store.remove(record)
-    return warnings
+    return event_id if keep else None, warnings
 
 
-def _restore_commit(store, record, place):
+def _restore_commit(store, record, place, keep=False):
     """The FileCommit that puts `record`'s bytes before back into its file (None: it had none,
-    and has none now)."""
+    and has none now); with `keep`, its current bytes go with it, for the snapshot."""
     try:
         before = store.before_bytes(record)
     except OSError as exc:
@@ -10149,7 +10162,7 @@ def _restore_commit(store, record, place):
         _require_regular(st, place.file)
     if before is None and st is None:
         return None
-    raw = _current_bytes(place) if st is not None and st.st_nlink > 1 else None
+    raw = _current_bytes(place) if st is not None and (keep or st.st_nlink > 1) else None
     payload = None if before is None else payload_of(before)
     return FileCommit(place, st, raw, payload, check=False)
 
@@ -11918,7 +11931,7 @@ TOOLS = [
             Param("force", "boolean", "p.rollback_force"),
         ],
         "Undo edits",
-        {"status": "string", "rolled_back": "array", "files": "array"},
+        {"status": "string", "rolled_back": "array", "files": "array", "event_id": "string"},
         cli=False,
         destructive=True,
     ),  # fmt: skip

@@ -986,6 +986,42 @@ def test_rollback_conflict_rolls_back_nothing_then_force(serve, root):
     assert a.read_text() == "a0\n" and b.read_text() == "b0\n"
 
 
+def test_a_forced_rollback_keeps_what_it_overwrote(serve, root):
+    """`force` restored the old bytes over a line the user had added since, and nothing kept the
+    user's line: the hint of the CONFLICT invites an agent to pass force. A forced rollback is
+    now an event of its own, holding every file's bytes before it: rolling that event back brings
+    the user's line (and a file the user deleted: deleted again) back; a rollback that is not
+    forced keeps nothing, as before."""
+    a, b, c = root / "a.txt", root / "b.txt", root / "c.txt"
+    a.write_text("a0\n")
+    b.write_text("b0\n")
+    c.write_text("c0\n")
+    server = serve()
+    server.ok(
+        "be-edit",
+        edits=[
+            {"file": "a.txt", "start": 1, "content": "a1"},
+            {"file": "b.txt", "start": 1, "content": "b1"},
+        ],
+    )
+    a.write_text("a1\nthe user's line\n")
+    b.unlink()
+    result = server.ok("be-trx-rollback", force=True)
+    kept = result["event_id"]
+    assert a.read_text() == "a0\n" and b.read_text() == "b0\n"
+    assert result["warnings"][-1] == (
+        f"what the forced rollback overwrote is kept as event {kept}: be-trx-rollback with that event_id brings it back"
+    )
+    [snapshot] = [s for s in server.ok("be-trx-status")["snapshots"] if s["event_id"] == kept]
+    assert snapshot["tool"] == "rollback"
+    again = server.ok("be-trx-rollback", event_id=kept)
+    assert again["rolled_back"] == [kept] and "event_id" not in again
+    assert a.read_text() == "a1\nthe user's line\n" and not b.exists()
+    server.ok("be-replace", file="c.txt", start=1, content="c1")
+    assert "event_id" not in server.ok("be-trx-rollback", file="c.txt")
+    assert server.ok("be-trx-status")["snapshots"] == [] and c.read_text() == "c0\n"
+
+
 def test_rollback_conflict_when_file_deleted(serve, root):
     a = root / "a.txt"
     a.write_text("a0\n")

@@ -246,12 +246,17 @@ def test_a_fault_at_every_step_of_a_three_file_patch(root, cache_dir, be_env):
     assert os.stat(root / "linked.txt").st_ino == os.stat(root / "alias.txt").st_ino
 
 
-def test_a_fault_at_every_step_of_a_rollback(root, cache_dir, be_env):
+@pytest.mark.parametrize("forced", [False, True], ids=["plain", "forced"])
+def test_a_fault_at_every_step_of_a_rollback(forced, root, cache_dir, be_env):
+    """A fault at each I/O step of a two-file rollback: the files and the snapshots are as before
+    the call, or the rollback is whole. Forced (the user changed a file since), the rollback also
+    keeps what it overwrote as an event of its own: that event exists exactly when it is whole."""
     start = {"a.txt": b"a\n", "b.txt": b"b\nb\n"}
     edits = [
         {"file": "a.txt", "start": 1, "content": "A"},
         {"file": "new.txt", "op": "write", "content": "n"},
     ]
+    after = b"A\nuser\n" if forced else b"A\n"
 
     def rollback(env):
         """Edit, then roll back through a server with `env`: (error, listed events, tree, event)."""
@@ -261,29 +266,31 @@ def test_a_fault_at_every_step_of_a_rollback(root, cache_dir, be_env):
                 path.unlink()
         done, answer = cli_json(root, be_env, "edit", "--edits-file", "-", input=json.dumps(edits).encode())
         assert done.returncode == 0, answer
+        (root / "a.txt").write_bytes(after)
         server = Server(root, env)
         try:
             server.initialize()
-            _result, error = server.call("be-trx-rollback", {})
+            result, error = server.call("be-trx-rollback", {"force": forced})
             status, _ = server.call("be-trx-status", {})
         finally:
             server.close()
-        return error, [s["event_id"] for s in status["snapshots"]], answer["event_id"], server.stderr
+        listed = [s["event_id"] for s in status["snapshots"]]
+        return error, listed, answer["event_id"], (result or {}).get("event_id"), server.stderr
 
-    _error, _listed, _event, stderr = rollback(with_fault(be_env, 0, "count"))
+    *_, stderr = rollback(with_fault(be_env, 0, "count"))
     steps = int(stderr.decode().split("fault steps:")[1].split()[0])
     for k in range(1, steps + 2):
-        error, listed, event, _stderr = rollback(with_fault(be_env, k))
+        error, listed, event, kept, _stderr = rollback(with_fault(be_env, k))
         assert journal_records(cache_dir) == []
         if error is None:
             assert tree(root) == ({"a.txt": b"a\n", "b.txt": b"b\nb\n"}, set()), k
-            assert listed == []
+            assert listed == ([kept] if forced else []) and (kept is not None) == forced, (k, listed)
         else:
-            assert tree(root) == ({"a.txt": b"A\n", "b.txt": b"b\nb\n", "new.txt": b"n"}, set()), (k, error)
+            assert tree(root) == ({"a.txt": after, "b.txt": b"b\nb\n", "new.txt": b"n"}, set()), (k, error)
             assert listed == [event]  # still there to roll back
     assert error is None
-    COVERED["rollback"] = steps
-    print(f"\n[journal] two-file rollback: {steps} injection points covered")
+    COVERED["rollback (forced)" if forced else "rollback"] = steps
+    print(f"\n[journal] two-file {'forced ' * forced}rollback: {steps} injection points covered")
     assert steps >= 6
 
 
