@@ -6636,8 +6636,8 @@ def _read_into(reader, view):
 
 class _Faults:
     """Test-only fault injection (CONTRIBUTING.md#fault-injection). BETTER_EDIT_FAULT is a
-    comma-separated list of rules AT or AT:WHAT. AT is K (the K-th write, fsync, rename, link,
-    unlink or mkdir of a commit), a KIND of step (every one of them) or a named point outside
+    comma-separated list of rules AT or AT:WHAT. AT is K (the K-th write, fsync, rename, create,
+    link, unlink or mkdir of a commit), a KIND of step (every one of them) or a named point outside
     commits (`recover`: a commit record just opened by the recovery; `locked`: a call's file
     locks just taken). WHAT is an errno name
     (ENOSPC by default; EIO, EPERM...), KILL (SIGKILL there) or STOP (SIGSTOP there, for a test to
@@ -6851,6 +6851,21 @@ class _Folder:
             except (NotImplementedError, TypeError):
                 pass
         os.link(os.path.join(self.path, name), os.path.join(self.path, new))
+
+    def create_name(self, temp, name, file):
+        """The new file `temp` gets the name `name` only while no file has it: a file another
+        program made there since we looked stays, and the commit is CONFLICT (a hard link cannot
+        replace a name, a rename would). A file system without hard links gets the rename."""
+        try:
+            _Faults.step("link")
+            self.link_beside(temp, name)
+        except FileExistsError:
+            raise ToolError("CONFLICT", "conflict", file=file) from None
+        except OSError:  # (FAT, some network file systems: no hard links)
+            self.rename(temp, name)
+            return
+        _Faults.step("unlink")
+        self.delete(temp)
 
     def rename(self, old, new):
         if self.fd is not None:
@@ -7793,7 +7808,11 @@ def _keep_copy(folder, fc):
 def _apply_file(fc):
     """Make the target hold its new bytes (or go)."""
     folder, name = fc.place.folder, fc.place.name
-    if fc.how in ("rename", "create"):
+    if fc.how == "create":
+        _Faults.step("create")
+        folder.create_name(fc.temp, name, fc.file)
+        _LIVE_TEMPS.pop(id(fc), None)
+    elif fc.how == "rename":
         _Faults.step("rename")
         folder.rename(fc.temp, name)
         _LIVE_TEMPS.pop(id(fc), None)

@@ -902,6 +902,9 @@ def test_a_filesystem_without_hard_links_keeps_copies_and_still_undoes(root, be_
     assert (root / "a.txt").read_text() == "A\n" and (root / "b.txt").read_text() == "b\n"
     assert os.stat(root / "a.txt").st_mode & 0o777 == 0o640
     assert sorted(os.listdir(root)) == ["a.txt", "b.txt"]
+    done, answer = cli_json(root, no_links, "write", "-f", "c.txt", "-c", "new")  # (named by rename)
+    assert done.returncode == 0 and (root / "c.txt").read_text() == "new", answer
+    assert sorted(os.listdir(root)) == ["a.txt", "b.txt", "c.txt"]
 
 
 def test_a_read_finishes_a_killed_call_without_a_named_cache(tmp_path, root):
@@ -1076,3 +1079,36 @@ def test_two_events_committed_at_once_are_each_rolled_back_whole(root, cache_dir
     assert len(undone["rolled_back"]) == 1 and len(undone["files"]) == 2, undone
     assert after_one in (before[:2] + ["SECOND\n"] * 2, ["FIRST\n"] * 2 + before[2:]), after_one
     assert after_two == before
+
+
+@pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
+@pytest.mark.parametrize("how", ["write", "edit"])
+def test_a_file_another_program_creates_meanwhile_is_never_replaced(how, root, cache_dir, be_env):
+    """Two writers create one new file: ours checked that the name was free, then renamed its
+    temporary over whatever had appeared there since, and the other program's file was gone. The
+    name is now given by a hard link, which never replaces a file: the call is CONFLICT and
+    changes nothing (in an `edit`, the other file's edit is undone too), and no temporary stays."""
+    (root / "other.txt").write_text("o\n")
+    if how == "write":
+        args, stdin = ["write", "-f", "new.txt", "-c", "ours", "-o", "json"], None
+    else:
+        items = [
+            {"file": "other.txt", "start": 1, "content": "O"},
+            {"file": "new.txt", "op": "write", "content": "ours"},
+        ]
+        args, stdin = ["edit", "--edits-file", "-", "-o", "json"], json.dumps(items).encode()
+    proc = stopped_at(root, be_env, args, "create:STOP") if stdin is None else None
+    if proc is None:
+        proc = spawn(args, root, dict(be_env, BETTER_EDIT_FAULT="create:STOP"))
+        proc.stdin.write(stdin)
+        proc.stdin.close()
+        proc.stdin = None  # (communicate() below must not flush it)
+        wait_stopped(proc)
+    (root / "new.txt").write_text("theirs\n")  # another program, in the instant before our rename
+    proc.send_signal(signal.SIGCONT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, (out, err)
+    assert strict_loads(out.decode())["error"]["code"] == "CONFLICT"
+    assert (root / "new.txt").read_text() == "theirs\n" and (root / "other.txt").read_text() == "o\n"
+    assert sorted(p.name for p in root.iterdir()) == ["new.txt", "other.txt"]
+    assert journal_records(cache_dir) == []
