@@ -6102,6 +6102,8 @@ def _locate_by_name(ctx, file, full):
         raise ToolError("SANDBOX", "sandbox", file=file, path=display_text(real), root=ctx.root)
     if os.path.isdir(real):
         raise ToolError("INVALID_ARGUMENT", "is_directory", file=file)
+    if os.path.islink(real):  # (realpath leaves a link it could not resolve: a loop)
+        raise _link_loop(file)
     folder, name = os.path.split(real)
     pending = []
     while not os.path.isdir(folder):
