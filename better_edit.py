@@ -6886,15 +6886,22 @@ class _Folder:
         finally:
             os.close(fd)
 
-    def sweep_temps(self, name, st=None):
+    def sweep_temps(self, name, st=None, listings=None):
         """Remove temp files of `name` left by killed processes (their pid no longer runs), and
         their kept names of `name` that are only a second name of the file as it is (`st`): a
-        process killed before its commit record was written. True if a kept name went."""
+        process killed before its commit record was written. True if a kept name went.
+        `listings` ({folder path: names}) keeps this folder's listing for the next file of the
+        same call: a be-edit of 500 files in a folder of 5,000 listed it 500 times (2.8 s)."""
         prefix, dropped = _side_prefix(name), False
-        try:
-            names = os.listdir(self.fd if self.fd is not None else self.path)
-        except OSError:
-            return False
+        names = None if listings is None else listings.get(self.path)
+        if names is None:
+            try:
+                names = os.listdir(self.fd if self.fd is not None else self.path)
+            except OSError:
+                return False
+            names = [n for n in names if n.endswith((".tmp", ".old")) and ".be-" in n]  # (ours)
+            if listings is not None:
+                listings[self.path] = names
         for entry in names:
             match = (
                 re.fullmatch(r"(\d+)-[0-9a-f]{8}\.(tmp|old)", entry[len(prefix) :])
@@ -9100,15 +9107,16 @@ def commit_bytes(ctx, tool, opened, payload, summary):
     return commit_files(ctx, tool, [FileCommit(place, st, opened.raw, payload)], summary)
 
 
-def _settled_stat(ctx, place, st):
+def _settled_stat(ctx, place, st, listings=None):
     """The stat to write by: a second name that a killed process of ours left on the file (a
     temporary's kept name, a snapshot's unfinished .bin) is removed first, so the file is not taken
-    for a hard-linked one and written in place."""
+    for a hard-linked one and written in place. `listings`: folder listings of this call, shared
+    by the files of one folder (_Folder.sweep_temps)."""
     if st is None or st.st_nlink == 1:
         if st is not None:
-            place.folder.sweep_temps(place.name)
+            place.folder.sweep_temps(place.name, listings=listings)
         return st
-    dropped = place.folder.sweep_temps(place.name, st)
+    dropped = place.folder.sweep_temps(place.name, st, listings)
     dropped = SnapshotStore(ctx).drop_stray_links(st) or dropped
     return place.lstat() if dropped else st
 
@@ -10781,11 +10789,11 @@ def _commit_groups(ctx, groups):
     """Every changed file of a be-edit as one journaled commit and one snapshot event
     (docs/transactions.md): all written, or none."""
     summary = f"edit: {len(groups)} file(s), {sum(len(g.changes) for g in groups)} item(s)"
-    files = []
+    files, listings = [], {}
     for group in groups:
         opened = group.opened
         place = opened.place = _reopened(ctx, opened.place)
-        st = _settled_stat(ctx, place, opened.st)
+        st = _settled_stat(ctx, place, opened.st, listings)
         payload = None if group.delete_file else _items_payload(opened, group)
         files.append(FileCommit(place, st, opened.raw, payload))
         if len(groups) > _OPEN_FOLDERS:

@@ -1,9 +1,11 @@
 """An `edit` of many small files: the snapshot store's passes per event, before and after.
 
-    python bench/bench_many.py [--before REV] [--files N] [--runs N]
+    python bench/bench_many.py [--before REV] [--files N] [--crowd N] [--runs N]
 
 One CLI `edit --brief` of N one-line files in 7 folders (default 500), repeated --runs times on
-one cache, so the snapshot store fills as a user's does. The module of git revision REV (default
+one cache, so the snapshot store fills as a user's does. `--crowd N` puts N more files that the
+edit does not touch in each folder (a large source folder: each edited file's folder is looked
+through for temporaries that killed processes left). The module of git revision REV (default
 the commit before the store was tidied once per event) and the module of this checkout run in one
 run, alternating. The reference is `cp` + fsync of the same N files, in the same run.
 """
@@ -21,11 +23,13 @@ from pathlib import Path
 from bench_journal import before_and_after, comparison_options, env_for
 
 
-def prepare(work, files):
+def prepare(work, files, crowd):
     for n in range(files):
         folder = work / f"d{n % 7}"
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"f{n}.txt").write_text("a\n")
+    for n in range(7 * crowd):
+        (work / f"d{n % 7}" / f"other{n}.txt").write_text("b\n")
 
 
 def edit_ms(folder, work, files, run):
@@ -57,13 +61,13 @@ def cp_fsync_ms(work, files):
 
 
 def main():
-    ns = comparison_options(__doc__, "aa14446", files=500, runs=5)
+    ns = comparison_options(__doc__, "aa14446", files=500, crowd=0, runs=5)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         modules = before_and_after(ns.before, tmp)
         works = {name: tmp / f"work-{name}" for name in modules}
         for work in works.values():
-            prepare(work, ns.files)
+            prepare(work, ns.files, ns.crowd)
         times, reference = {name: [] for name in modules}, []
         for run in range(ns.runs):
             for name, folder in modules.items():

@@ -1103,3 +1103,31 @@ def test_a_link_loop_and_a_file_size_limit_are_named_in_the_hint(root, be_comman
     assert done.returncode == 1 and out["error"]["code"] == "IO", out
     assert "file-size limit (ulimit -f)" in out["error"]["hint"]
     assert (root / "a.txt").read_text() == "a\n"
+
+
+def test_an_edit_of_several_files_in_one_folder_sweeps_each_ones_dead_temporaries(cli, root):
+    """The temporaries (.tmp) that killed writers left beside each file of a multi-file `edit`, and
+    their kept names (.old) that are only a second name of the file, go, though the folder is now
+    listed once per call, not once per file. A live writer's temporary, a kept name holding other
+    bytes and files that only look alike stay."""
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()  # (a process number that no longer runs)
+    names = ["a.txt", "b.txt", "c.txt"]
+    for name in names:
+        (root / name).write_text(f"{name}\n")
+    swept = [f".{name}.be-{dead.pid}-0123abcd.tmp" for name in names]
+    for name in swept:
+        (root / name).write_text("left\n")
+    for name in names[:2]:
+        os.link(root / name, root / f".{name}.be-{dead.pid}-4567cdef.old")
+        swept.append(f".{name}.be-{dead.pid}-4567cdef.old")
+    kept = [f".c.txt.be-{dead.pid}-89abcdef.old", f".c.txt.be-{os.getpid()}-0123abcd.tmp", ".a.txt.be-x.tmp",
+            "notes.old", "x.be-1-00000000.tmp"]  # fmt: skip
+    for name in kept:
+        (root / name).write_text("other bytes\n")
+    items = [{"file": name, "start": 1, "content": name.upper()} for name in names]
+    rc, out = cli("edit", "--edits-file", "-", "-o", "json", input=json.dumps(items).encode())
+    assert rc == 0, out
+    assert sorted(p.name for p in root.iterdir()) == sorted(names + kept)
+    assert [(root / name).read_text() for name in names] == ["A.TXT\n", "B.TXT\n", "C.TXT\n"]
+    assert all(os.stat(root / name).st_nlink == 1 for name in names)
