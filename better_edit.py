@@ -590,7 +590,10 @@ MESSAGES = {
     "type.array": ("an array (or a JSON string holding one)", "数组（或内容为数组的 JSON 字符串）"),
     "type.boolean": ("true or false", "true 或 false"),
     "type.path": ("a non-empty path", "非空路径"),
-    "rpc.not_object": ("expected one request object", "应为单个请求对象"),
+    "rpc.not_object": (
+        "expected a request object (or a non-empty array of them)",
+        "应为请求对象（或由请求对象组成的非空数组）",
+    ),
     "rpc.bad_id": (
         "id must be a string or integer and method a string",
         "id 必须是字符串或整数，method 必须是字符串",
@@ -12187,7 +12190,9 @@ class Server:
         self._tool_list = None
 
     def handle_line(self, line):
-        """One input line -> one reply message or None (notifications, blank lines)."""
+        """One input line -> one reply message or None (notifications, blank lines). A batch (a
+        JSON array of messages, which protocol version 2025-03-26 lets a client send) -> the list
+        of their replies, in order, or None when all were notifications."""
         import json
 
         line = line.strip()
@@ -12197,6 +12202,13 @@ class Server:
             message = json.loads(line)
         except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             return self._parse_error(line, exc)
+        if isinstance(message, list) and message:
+            replies = [self.handle_message(one) for one in message]
+            return [reply for reply in replies if reply is not None] or None
+        return self.handle_message(message)
+
+    def handle_message(self, message):
+        """One parsed JSON-RPC message -> its reply, or None."""
         if not isinstance(message, dict):
             return _rpc_error(
                 None, -32600, tr(self.ctx.lang, "mcp.invalid_request", detail_key="rpc.not_object")

@@ -326,13 +326,15 @@ class Server:
         return needle in self.stderr
 
     def check_stdout(self):
-        """Everything the server wrote on stdout was one JSON-RPC response per line (docs/behaviour.md#json-rpc-transport)."""
+        """Everything the server wrote on stdout was one JSON-RPC response per line, or (the answer
+        to a batch) one non-empty array of them (docs/behaviour.md#json-rpc-transport)."""
         for line in self.stdout_lines:
             assert line.endswith(b"\n"), line[:200]
             message = json.loads(line.decode("utf-8"))
-            assert isinstance(message, dict) and message.get("jsonrpc") == "2.0", line[:200]
-            assert ("result" in message) != ("error" in message), line[:200]
-            assert "id" in message, line[:200]
+            for one in message if isinstance(message, list) and message else [message]:
+                assert isinstance(one, dict) and one.get("jsonrpc") == "2.0", line[:200]
+                assert ("result" in one) != ("error" in one), line[:200]
+                assert "id" in one, line[:200]
 
     # -- ending
 

@@ -173,15 +173,38 @@ def test_invalid_utf8_line_is_a_parse_error(serve):
     assert server.request("ping")["result"] == {}
 
 
-@pytest.mark.parametrize(
-    "line", ["[]", '[{"jsonrpc":"2.0","id":1,"method":"ping"}]', "42", '"ping"', "null", "true"]
-)
+@pytest.mark.parametrize("line", ["[]", "42", '"ping"', "null", "true"])
 def test_valid_json_that_is_not_a_request_object(serve, line):
     server = serve()
     server.send_line(line)
     reply = server.recv()
     assert reply["id"] is None and reply["error"]["code"] == -32600
     assert server.request("ping")["result"] == {}
+
+
+def test_a_batch_gets_one_array_of_replies_in_order(serve, root):
+    """Protocol version 2025-03-26, which the server accepts, says a server MUST take JSON-RPC
+    batches; an array of requests was answered with one -32600 and none of them ran. Now each
+    message of the array is handled in order, and their replies come as one array (notifications
+    and stray responses get none; an array of notifications alone, no reply at all)."""
+    (root / "a.txt").write_text("a\n")
+    server = serve()
+    batch = [
+        {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": "w", "method": "tools/call",
+         "params": {"name": "be-insert", "arguments": {"file": "a.txt", "after_line": 1, "content": "b"}}},
+        42,
+        {"jsonrpc": "2.0", "id": 3, "method": "no/such"},
+    ]  # fmt: skip
+    server.send(batch)
+    replies = server.recv()
+    assert [r["id"] for r in replies] == [1, "w", None, 3]
+    assert replies[0]["result"] == {} and replies[1]["result"]["structuredContent"]["added"] == 1
+    assert replies[2]["error"]["code"] == -32600 and replies[3]["error"]["code"] == -32601
+    assert (root / "a.txt").read_text() == "a\nb\n"
+    server.send([{"jsonrpc": "2.0", "method": "notifications/initialized"}])
+    assert server.request("ping")["result"] == {}  # (the notifications got no reply)
 
 
 def test_bad_request_members(serve):
