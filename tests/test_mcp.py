@@ -640,7 +640,7 @@ def test_lang_zh_mistyped_argument_message_is_all_chinese(serve, root):
 
 def test_lang_zh_invalid_request_message_is_all_chinese(serve):
     server = serve("--lang", "zh")
-    server.send_line("[1]")
+    server.send_line("42")  # (not an object, and not a batch)
     message = server.recv()["error"]["message"]
     assert CJK.search(message) and not english_phrase(message), message
 
