@@ -764,9 +764,9 @@ MESSAGES = {
         "第 {line} 行不在函数内：显示其附近的行",
     ),
     "w.rollback_kept": (
-        "what the forced rollback overwrote is kept as event {event_id}: be-trx-rollback with that "
-        "event_id brings it back",
-        "强制回滚所覆盖的内容已保存为事件 {event_id}：用该 event_id 调用 be-trx-rollback 可恢复",
+        "what the forced rollback overwrote is kept as event {event_id}: roll that event back to "
+        "bring it back",
+        "强制回滚所覆盖的内容已保存为事件 {event_id}：回滚该事件即可恢复",
     ),
     "w.rollback_forced": (
         "forced: {file} did not hold what event {event_id} wrote; its current content was overwritten",

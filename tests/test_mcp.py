@@ -1033,7 +1033,7 @@ def test_a_forced_rollback_keeps_what_it_overwrote(serve, root):
     kept = result["event_id"]
     assert a.read_text() == "a0\n" and b.read_text() == "b0\n"
     assert result["warnings"][-1] == (
-        f"what the forced rollback overwrote is kept as event {kept}: be-trx-rollback with that event_id brings it back"
+        f"what the forced rollback overwrote is kept as event {kept}: roll that event back to bring it back"
     )
     [snapshot] = [s for s in server.ok("be-trx-status")["snapshots"] if s["event_id"] == kept]
     assert snapshot["tool"] == "rollback"
