@@ -84,8 +84,8 @@ characters; continue with start N`. A first line longer than that is shown cut t
 the warning `line N has L characters: content shows the first S (max_lines 0 shows it whole)`; its
 `viewed_code_id` still covers the whole line. In an error, the file texts `actual`, `current` and
 `changes` stop at 100,000 characters too (at a line's end where one is in reach), with a warning
-in the error's `warnings`; the error's text content shows at most 30 lines and 4,000 characters of
-each. A line of an edit's `diff` longer than 2,000 characters shows its first 2,000, with the
+in the error's `warnings`, and its lists of places (`candidates`, `found_at`) at 1,000 entries; the
+error's text content shows at most 30 lines and 4,000 characters of each. A line of an edit's `diff` longer than 2,000 characters shows its first 2,000, with the
 warning `diff lines cut to their first 2000 characters: N`. The CLI cuts nothing: scripts get what
 they ask for.
 

@@ -497,6 +497,27 @@ def test_new_text_with_a_nul_character_is_refused(serve, root, be_command, be_en
     assert (root / "a.txt").read_text() == "one\ntwo\n"
 
 
+def test_an_old_found_a_hundred_thousand_times_is_answered_at_once_and_listed_in_part(serve, root):
+    """`old: "a"` in a file of 300,000 lines "a" took 89 s (each match's line was counted from the
+    top of the file) and sent back a 10 MB list of candidates; a marker target found on each line
+    sent the same list. The places are found in one pass now, and the server lists the first 1,000
+    of them, saying how many there are (the message still counts them all)."""
+    (root / "m.txt").write_text("a\n" * 100_000)
+    server = serve()
+    for name, args in [
+        ("be-replace", {"file": "m.txt", "old": "a", "content": "b"}),
+        ("be-replace", {"file": "m.txt", "old": "a  ", "content": "b"}),  # (the trailing-space tier)
+        ("be-delete", {"file": "m.txt", "target": "marker:a"}),
+    ]:
+        reply = server.tool_result(name, args, timeout=30)
+        error = reply["structuredContent"]["error"]
+        assert error["code"] == "AMBIGUOUS" and len(json.dumps(reply)) < 200_000
+        assert error["candidates"][:2] == [{"start": 1, "end": 1}, {"start": 2, "end": 2}]
+        assert len(error["candidates"]) == 1000 and "100000" in error["message"]
+        assert error["warnings"] == ["candidates lists the first 1000 of 100000"]
+    assert (root / "m.txt").read_text() == "a\n" * 100_000
+
+
 def test_a_path_ending_in_a_slash_or_through_a_file_says_so(serve, root):
     """`be-write` of "new/" made a file called "new"; "f.txt/b.txt" was "file not found" with a
     hint to resolve paths against "f.txt/b.txt". A trailing slash names a folder; a file in the
