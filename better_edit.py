@@ -10179,9 +10179,16 @@ def _restore_all(ctx, store, chosen, places, keep=False):
         restore = _restore_commit(store, record, places[path], keep)
         if restore is not None:
             files.append(restore)
-    events = ", ".join(dict.fromkeys(r["event_id"] for r in chosen))
-    event_id, warnings = commit_files(ctx, "rollback", files, f"rollback: {events} (forced)", snapshot=keep)
-    warnings = list(warnings) if keep else []
+    events = list(dict.fromkeys(r["event_id"] for r in chosen))
+    event_id, warnings = commit_files(
+        ctx, "rollback", files, f"rollback: {', '.join(events)} (forced)", snapshot=keep
+    )
+    # (the kept event may evict the very snapshots this call undoes: no news, they go anyway)
+    warnings = (
+        [w for w in warnings if not (w[0] == "w.snapshot_evicted" and w[1].get("id") in events)]
+        if keep
+        else []
+    )
     for record in final.values():
         if record["before"] == "absent":
             _remove_folders(record.get("created_folders"), ctx.root)

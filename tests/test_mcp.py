@@ -1064,6 +1064,13 @@ def test_a_forced_rollback_keeps_what_it_overwrote(serve, root):
     server.ok("be-replace", file="c.txt", start=1, content="c1")
     assert "event_id" not in server.ok("be-trx-rollback", file="c.txt")
     assert server.ok("be-trx-status")["snapshots"] == [] and c.read_text() == "c0\n"
+    # with room for one snapshot, the kept event takes the place of the one it undoes, silently
+    one = serve(env={"BETTER_EDIT_MAX_SNAPSHOTS": "1"})
+    undone = one.ok("be-replace", file="c.txt", start=1, content="c2")["event_id"]
+    c.write_text("c2\nuser\n")
+    result = one.ok("be-trx-rollback", force=True)
+    assert not any(undone in w and "dropped" in w for w in result["warnings"]), result["warnings"]
+    assert [s["event_id"] for s in one.ok("be-trx-status")["snapshots"]] == [result["event_id"]]
 
 
 def test_rollback_conflict_when_file_deleted(serve, root):
