@@ -318,6 +318,10 @@ MESSAGES = {
         "the file name {file} cannot be encoded for this file system (a lone surrogate?)",
         "文件名 {file} 无法按本文件系统编码（含孤立代理字符？）",
     ),
+    "name_too_long": (
+        "a name in the path {path} is longer than its file system takes (255 bytes on most): {detail}",
+        "路径 {path} 中有名称超过了文件系统允许的长度（多数为 255 字节）：{detail}",
+    ),
     "path_too_long": (
         "the path {file} is {length} characters long; the longest this system takes is {max}",
         "路径 {file} 长 {length} 个字符；本系统最长只接受 {max} 个",
@@ -1180,6 +1184,8 @@ def out_of_range(file, start, end, total):
 def os_error(exc, path):
     """Map an OSError to PERMISSION or IO, carrying the operating system's text."""
     detail = exc.strerror or str(exc)
+    if _errno_name(exc) == "ENAMETOOLONG":  # (the caller's path, not the disk, is at fault)
+        return ToolError("INVALID_ARGUMENT", "name_too_long", "arg.hint", path=_clip(path), detail=detail)
     code = "PERMISSION" if isinstance(exc, PermissionError) else "IO"
     hint = _OS_HINTS.get(_errno_name(exc))  # (else the code's own: free space, permissions)
     return ToolError(code, code.lower(), hint, path=path, detail=detail)

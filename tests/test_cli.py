@@ -1131,3 +1131,15 @@ def test_an_edit_of_several_files_in_one_folder_sweeps_each_ones_dead_temporarie
     assert sorted(p.name for p in root.iterdir()) == sorted(names + kept)
     assert [(root / name).read_text() for name in names] == ["A.TXT\n", "B.TXT\n", "C.TXT\n"]
     assert all(os.stat(root / name).st_nlink == 1 for name in names)
+
+
+def test_a_name_longer_than_the_file_system_takes_is_the_callers_mistake(root, be_command, be_env):
+    """A path with a name of 300 bytes was an `IO` error with the hint "check free space and the
+    file system": the disk was fine, the argument was not. It is INVALID_ARGUMENT (exit 2) saying
+    that a name is too long, and a write makes no folder on the way."""
+    long_name = "n" * 300
+    for args in (("read", "-f", long_name), ("write", "-f", f"d/{long_name}/c.txt", "-c", "x")):
+        done, out = run_json(*args, cwd=root, env=be_env, command=be_command)
+        assert done.returncode == 2 and out["error"]["code"] == "INVALID_ARGUMENT", out
+        assert "is longer than its file system takes" in out["error"]["message"]
+    assert list(root.iterdir()) == []
