@@ -366,6 +366,11 @@ MESSAGES = {
         "call; nothing was changed",
         "本进程可打开的文件数太少：请提高上限（ulimit -n）或在一次调用中编辑更少的文件；未做任何修改",
     ),
+    "io_busy.hint": (
+        "the file is busy or a mount point: a file bind-mounted from the same file system cannot be "
+        "replaced; edit it where it is mounted from. Nothing was changed",
+        "文件正忙或是挂载点：从同一文件系统绑定挂载的文件无法被替换，请在其挂载来源处编辑；未做任何修改",
+    ),
     "io_link_loop.hint": (
         "a symbolic link on this path leads back to itself: point it at a file or name the file "
         "itself; nothing was changed",
@@ -655,6 +660,10 @@ MESSAGES = {
     "w.whitespace_match": (
         "old matched only when trailing whitespace and line endings are ignored (lines {start}-{end})",
         "忽略行尾空白和换行符后 old 才匹配（第 {start}-{end} 行）",
+    ),
+    "w.mount_point": (
+        "{path} is a mount point of its own (a file mounted into this folder): written in place",
+        "{path} 自身是一个挂载点（挂载到此文件夹的文件）：已原地写入",
     ),
     "w.hardlinks": (
         "{path} has {count} hard links: written in place so they stay shared",
@@ -1200,6 +1209,7 @@ _OS_HINTS = {
     "EMFILE": "io_descriptors.hint",
     "ENFILE": "io_descriptors.hint",
     "ELOOP": "io_link_loop.hint",
+    "EBUSY": "io_busy.hint",
     "EFBIG": "io_size_limit.hint",
 }
 
@@ -6497,6 +6507,17 @@ def _identity(st):
 # --- checks before a write ------------------------------------------------------------------------
 
 
+def written_in_place(place, st):
+    """Whether the file `st` is of is written into its own inode instead of replaced by a rename:
+    it has other names (hard links, which must stay shared), or it is a mount point of its own (a
+    file bind-mounted from another file system, as containers mount one: a rename over it fails
+    with EBUSY, so such a file could not be edited at all)."""
+    if st.st_nlink > 1:
+        return True
+    device = place.folder.device()
+    return device is not None and st.st_dev != device
+
+
 def check_writable(place, st):
     """PERMISSION unless the file (or, for a new file, its folder) may be written.
 
@@ -6505,7 +6526,7 @@ def check_writable(place, st):
     """
     if st is not None and (not place.folder.access(place.name) or not st.st_mode & 0o222):
         raise ToolError("PERMISSION", "permission", path=place.real, detail="read-only (no write permission)")
-    if st is None or st.st_nlink == 1:
+    if st is None or not written_in_place(place, st):  # (a rename needs the folder)
         folder_mode = place.folder.mode()
         if folder_mode is not None and (not place.folder.access(".") or not folder_mode & 0o222):
             raise ToolError(
@@ -6809,6 +6830,13 @@ class _Folder:
     def mode(self):
         try:
             return (os.fstat(self.fd) if self.fd is not None else os.stat(self.path)).st_mode
+        except OSError:
+            return None
+
+    def device(self):
+        """The st_dev of the folder (None when it cannot be looked at)."""
+        try:
+            return (os.fstat(self.fd) if self.fd is not None else os.stat(self.path)).st_dev
         except OSError:
             return None
 
@@ -7300,7 +7328,7 @@ class SnapshotStore:
     def _keep_before(self, target, place, raw, old_stat):
         """The old bytes: a hard link to the old inode (reached through the folder handle, and
         checked to be that inode), else a copy."""
-        if old_stat is not None and old_stat.st_nlink == 1:
+        if old_stat is not None and not written_in_place(place, old_stat):
             try:
                 place.folder.link(place.name, target)
                 linked = os.lstat(target)
@@ -7567,7 +7595,7 @@ class FileCommit:
         elif st is None:
             self.how = "create"
         else:
-            self.how = "in_place" if st.st_nlink > 1 else "rename"
+            self.how = "in_place" if written_in_place(place, st) else "rename"
         self.temp = self.keep = self.new_id = None
 
     def name_parts(self, copy_path):
@@ -8080,8 +8108,10 @@ class _CommitRun:
         for fc in self._each():
             _apply_file(fc)
             self.applied.append(fc.real)
-            if fc.how == "in_place":
+            if fc.how == "in_place" and fc.st.st_nlink > 1:
                 self.warnings.append(("w.hardlinks", {"path": fc.real, "count": fc.st.st_nlink}))
+            elif fc.how == "in_place":
+                self.warnings.append(("w.mount_point", {"path": fc.real}))
             folders.add(fc.place.folder.path)
         for path in sorted(folders):
             _fsync_folder_strict(path)
@@ -10216,7 +10246,7 @@ def _restore_commit(store, record, place, keep=False):
         _require_regular(st, place.file)
     if before is None and st is None:
         return None
-    raw = _current_bytes(place) if st is not None and (keep or st.st_nlink > 1) else None
+    raw = _current_bytes(place) if st is not None and (keep or written_in_place(place, st)) else None
     payload = None if before is None else payload_of(before)
     return FileCommit(place, st, raw, payload, check=False)
 

@@ -878,3 +878,58 @@ def test_read_back_finds_any_difference(tmp_path):
                 assert be._holds(fd, payload) == (changed == data)
             finally:
                 os.close(fd)
+
+
+@contextlib.contextmanager
+def _mounted(source, target):
+    """`source` bind-mounted on `target` for the block; skips the test where mounts are not allowed."""
+    done = subprocess.run(["mount", "--bind", str(source), str(target)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot bind-mount here: {done.stderr.decode().strip()}")
+    try:
+        yield
+    finally:
+        subprocess.run(["umount", str(target)], check=True)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or os.geteuid() != 0, reason="Linux mounts, as root")
+def test_a_file_mounted_into_the_folder_is_edited_in_place_and_rolled_back(
+    tmp_path, root, be_command, be_env
+):
+    """A file bind-mounted from another file system, as a container gets a host's file (docker
+    -v ./config.yml:/app/config.yml), could not be edited at all: the rename over a mount point
+    fails with EBUSY, reported as an I/O error with the hint "check free space". Such a file is
+    written in place, with a warning, and rolled back in place; the file under the mount is
+    untouched. From the same file system the rename still fails: the hint says why."""
+    other = tmp_path / "other-fs"
+    other.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "tmpfs", str(other)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+    try:
+        (other / "config.yml").write_text("port: 1\n")
+        (root / "config.yml").write_text("under the mount\n")
+        with _mounted(other / "config.yml", root / "config.yml"):
+            done, out = run_json("replace", "-f", "config.yml", "-s", "1", "-c", "port: 2", cwd=root, env=be_env,
+                                 command=be_command)  # fmt: skip
+            assert done.returncode == 0, out
+            assert any("is a mount point of its own" in w for w in out["warnings"])
+            assert (other / "config.yml").read_text() == "port: 2\n"
+            server = Server(root, be_env, command=be_command)
+            try:
+                server.initialize()
+                assert server.ok("be-trx-rollback", {})["rolled_back"] == [out["event_id"]]
+            finally:
+                server.close()
+            assert (other / "config.yml").read_text() == "port: 1\n"
+            assert sorted(p.name for p in root.iterdir()) == ["config.yml"]
+        assert (root / "config.yml").read_text() == "under the mount\n"
+    finally:
+        subprocess.run(["umount", str(other)], check=True)
+    (tmp_path / "same.yml").write_text("a: 1\n")
+    with _mounted(tmp_path / "same.yml", root / "config.yml"):
+        done, out = run_json("replace", "-f", "config.yml", "-s", "1", "-c", "a: 2", cwd=root, env=be_env,
+                             command=be_command)  # fmt: skip
+        assert done.returncode == 1 and out["error"]["code"] == "IO", out
+        assert "mount point" in out["error"]["hint"]
+        assert (tmp_path / "same.yml").read_text() == "a: 1\n"
