@@ -6939,16 +6939,7 @@ class _Folder:
         `listings` ({folder path: names}) keeps this folder's listing for the next file of the
         same call: a be-edit of 500 files in a folder of 5,000 listed it 500 times (2.8 s)."""
         prefix, dropped = _side_prefix(name), False
-        names = None if listings is None else listings.get(self.path)
-        if names is None:
-            try:
-                names = os.listdir(self.fd if self.fd is not None else self.path)
-            except OSError:
-                return False
-            names = [n for n in names if n.endswith((".tmp", ".old")) and ".be-" in n]  # (ours)
-            if listings is not None:
-                listings[self.path] = names
-        for entry in names:
+        for entry in self._side_names(listings):
             match = (
                 re.fullmatch(r"(\d+)-[0-9a-f]{8}\.(tmp|old)", entry[len(prefix) :])
                 if entry.startswith(prefix)
@@ -6960,6 +6951,20 @@ class _Folder:
                 self.unlink(entry)
                 dropped = dropped or match.group(2) == "old"
         return dropped
+
+    def _side_names(self, listings):
+        """The names here shaped like the ones we put beside files (.NAME.be-...tmp or .old), from
+        `listings` when this call listed the folder already ([] when it cannot be listed)."""
+        names = None if listings is None else listings.get(self.path)
+        if names is None:
+            try:
+                names = os.listdir(self.fd if self.fd is not None else self.path)
+            except OSError:
+                return []
+            names = [n for n in names if n.endswith((".tmp", ".old")) and ".be-" in n]
+            if listings is not None:
+                listings[self.path] = names
+        return names
 
     def _names_file(self, entry, st):
         """Whether `entry` is a second name of the file `st` is of."""
@@ -10086,20 +10091,12 @@ def tool_trx_rollback(ctx, args):
         with Locks(ctx) as locks:
             locks.take_all(_one_name_each(places.values()))
             warnings = _check_rollback(args, chosen, places)
-            forced = any(w[0] == "w.rollback_forced" for w in warnings)
-            kept, restored = _restore_all(ctx, store, chosen, places, keep=forced)
-            warnings += restored
+            result = {"status": "ok", "rolled_back": list(dict.fromkeys(r["event_id"] for r in chosen))}
+            warnings += _restore_all(ctx, store, chosen, places, result, forced=bool(warnings))
     finally:
         for place in places.values():
             place.folder.close()
-    result = {
-        "status": "ok",
-        "rolled_back": list(dict.fromkeys(r["event_id"] for r in chosen)),
-        "files": sorted(place.real for place in places.values()),
-    }
-    if kept:  # (a forced rollback is itself an event: undoing it brings back what it overwrote)
-        result["event_id"] = kept
-        warnings.append(("w.rollback_kept", {"event_id": kept}))
+    result["files"] = sorted(place.real for place in places.values())
     if warnings:
         result["warnings"] = _local_warnings(ctx, warnings)
     return result
@@ -10170,7 +10167,8 @@ def _current_sha(place):
 
 
 def _check_rollback(args, chosen, places):
-    """Every file must hold exactly what its newest snapshot wrote, else CONFLICT and nothing undone."""
+    """Every file must hold exactly what its newest snapshot wrote, else CONFLICT and nothing undone;
+    with `force`, one warning for each file that did not (so no warning: nothing was forced)."""
     state, warnings = {}, []
     for record in chosen:
         path = record["file"]
@@ -10200,38 +10198,46 @@ def _before_sha(record):
         return "unreadable"
 
 
-def _restore_all(ctx, store, chosen, places, keep=False):
+def _restore_all(ctx, store, chosen, places, result, forced=False):
     """Put every chosen snapshot's file back as one journaled commit (all or nothing: a failure
     part way puts back what was restored, and every snapshot is kept); the snapshots are dropped
-    once the files are back (docs/transactions.md). With `keep` (a forced rollback, which
-    overwrites what others wrote), the files' current bytes are kept as a new snapshot event.
-    Returns (that event's id or None, warnings)."""
+    once the files are back (docs/transactions.md). `forced`: some file held what others wrote
+    since, and the files' current bytes are kept as a new snapshot event, whose id goes into
+    `result`. Returns the warnings."""
+    kept = result if forced else None
     final = {}  # file -> the record whose "before" it gets back (the oldest chosen)
     for record in chosen:
         final[record["file"]] = record
     files = []
     for path, record in final.items():
         places[path] = _reopened(ctx, places[path])
-        restore = _restore_commit(store, record, places[path], keep)
+        restore = _restore_commit(store, record, places[path], kept is not None)
         if restore is not None:
             files.append(restore)
-    events = list(dict.fromkeys(r["event_id"] for r in chosen))
-    event_id, warnings = commit_files(
-        ctx, "rollback", files, f"rollback: {', '.join(events)} (forced)", snapshot=keep
-    )
-    # (the kept event may evict the very snapshots this call undoes: no news, they go anyway)
-    warnings = (
-        [w for w in warnings if not (w[0] == "w.snapshot_evicted" and w[1].get("id") in events)]
-        if keep
-        else []
-    )
+    warnings = _commit_restores(ctx, files, kept)
     for record in final.values():
         if record["before"] == "absent":
             _remove_folders(record.get("created_folders"), ctx.root)
             warnings.append(("w.rollback_deleted", {"event_id": record["event_id"], "file": record["file"]}))
     for record in chosen:
         store.remove(record)
-    return event_id if keep else None, warnings
+    return warnings
+
+
+def _commit_restores(ctx, files, kept):
+    """The commit of a rollback's restores. With `kept` (a forced rollback's result), it is an
+    event of its own, holding the files' bytes before it: its id goes into `kept`, with a warning;
+    its news of evicting the very snapshots the call undoes is left out (they go anyway)."""
+    if kept is None:
+        commit_files(ctx, "rollback", files, snapshot=False)
+        return []
+    events = kept["rolled_back"]
+    event_id, warnings = commit_files(ctx, "rollback", files, f"rollback: {', '.join(events)} (forced)")
+    warnings = [w for w in warnings if not (w[0] == "w.snapshot_evicted" and w[1].get("id") in events)]
+    if event_id:  # (a forced rollback is itself an event: undoing it brings back what it overwrote)
+        kept["event_id"] = event_id
+        warnings.append(("w.rollback_kept", {"event_id": event_id}))
+    return warnings
 
 
 def _restore_commit(store, record, place, keep=False):
