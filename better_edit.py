@@ -6311,12 +6311,20 @@ class Opened:
     done with it), its stat and raw bytes when it was read (None: it does not exist yet), and the
     decoded Text."""
 
-    __slots__ = ("file", "real", "place", "st", "raw", "text", "lines")
+    __slots__ = ("file", "real", "place", "st", "raw", "text", "lines", "_norm")
 
     def __init__(self, file, real, text, place=None, st=None, raw=None):
         self.file, self.real, self.text = file, real, text
         self.place, self.st, self.raw = place, st, raw
         self.lines = None  # the decoded lines, when a patch needs them
+        self._norm = None
+
+    def normalized(self):
+        """The decoded text with LF line ends, made once: the `old` items of a be-edit on one
+        file share it (500 of them on a 200,000-line file each decoded it again: 5.6 s)."""
+        if self._norm is None:
+            self._norm = normalize_newlines(self.text.decode())
+        return self._norm
 
 
 def open_text(ctx, place, encoding=None):
@@ -9503,7 +9511,7 @@ def _replace_lines(ctx, args, opened):
         current = _strip_one_newline(normalize_newlines(body[a:b].decode(text.codec)))
         wanted = _strip_one_newline(normalize_newlines(args["old"]))
         if current != wanted:
-            _tier, spans = locate_old(normalize_newlines(text.decode()), args["old"])
+            _tier, spans = locate_old(opened.normalized(), args["old"])
             found_at = [{"start": s[0], "end": s[2]} for s in spans]
             raise ToolError(
                 "MISMATCH",
@@ -9564,7 +9572,7 @@ def _replace_prefixed(ctx, args, opened):
 def _replace_old(ctx, args, opened):
     file, text = opened.file, opened.text
     body = text.body
-    norm = normalize_newlines(text.decode())
+    norm = opened.normalized()
     tier, spans = locate_old(norm, args["old"])
     if len(spans) > 1:
         where = ", ".join(f"{s[0]}-{s[2]}" if s[2] != s[0] else str(s[0]) for s in spans[:20])
