@@ -12,14 +12,11 @@ fsync of the file, in the same run.
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
 
-from bench_journal import before_and_after, comparison_options, env_for
+from bench_journal import alternate, comparison_options, env_for
 
 
 def edit_ms(folder, work, items, lines, run):
@@ -52,25 +49,13 @@ def cp_fsync_ms(work):
 
 def main():
     ns = comparison_options(__doc__, "HEAD~1", items=500, lines=200_000, runs=3)
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
-        modules = before_and_after(ns.before, tmp)
-        works = {name: tmp / f"work-{name}" for name in modules}
-        for work in works.values():
-            work.mkdir()
-        times, reference = {name: [] for name in modules}, []
-        for run in range(ns.runs):
-            for name, folder in modules.items():
-                times[name].append(edit_ms(folder, works[name], ns.items, ns.lines, run))
-            reference.append(cp_fsync_ms(works["after"]))
-        floor = statistics.median(reference)
-        print(f"cp + fsync of the {ns.lines}-line file: {floor:.0f} ms (median of {ns.runs})")
-        for name in modules:
-            each = ", ".join(f"{t:.0f}" for t in times[name])
-            median = statistics.median(times[name])
-            print(
-                f"{name}: edit of {ns.items} old items {median:.0f} ms = {median / floor:.0f}x cp+fsync  (runs: {each})"
-            )
+    alternate(
+        ns,
+        lambda work: None,
+        lambda folder, work, run: edit_ms(folder, work, ns.items, ns.lines, run),
+        cp_fsync_ms,
+        (f"edit of {ns.items} old items", f"the {ns.lines}-line file"),
+    )
 
 
 if __name__ == "__main__":

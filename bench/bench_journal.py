@@ -60,6 +60,31 @@ def before_and_after(rev, tmp):
     return {"before": module_of(rev, tmp / "before"), "after": module_of(None, tmp / "after")}
 
 
+def alternate(ns, prepare, measure, reference, what):
+    """Run `measure(module folder, work folder, run)` for the module of --before and this
+    checkout's, alternating, --runs times, each in a work folder `prepare(work)` made, and
+    `reference(after's work folder)` once a round; print each median as a multiple of the
+    reference's (`what` names the measured edit and the reference, for the printed lines)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        modules = before_and_after(ns.before, tmp)
+        works = {name: tmp / f"work-{name}" for name in modules}
+        for work in works.values():
+            work.mkdir()
+            prepare(work)
+        times, floors = {name: [] for name in modules}, []
+        for run in range(ns.runs):
+            for name, folder in modules.items():
+                times[name].append(measure(folder, works[name], run))
+            floors.append(reference(works["after"]))
+        floor = statistics.median(floors)
+        print(f"cp + fsync of {what[1]}: {floor:.0f} ms (median of {ns.runs})")
+        for name in modules:
+            each = ", ".join(f"{t:.0f}" for t in times[name])
+            median = statistics.median(times[name])
+            print(f"{name}: {what[0]} {median:.0f} ms = {median / floor:.1f}x cp+fsync  (runs: {each})")
+
+
 def env_for(folder, cache):
     env = {k: v for k, v in os.environ.items() if not k.startswith("BETTER_EDIT_")}
     env.update(PYTHONPATH=str(folder), BETTER_EDIT_CACHE_DIR=str(cache), LANG="C.UTF-8")

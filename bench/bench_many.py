@@ -13,14 +13,11 @@ run, alternating. The reference is `cp` + fsync of the same N files, in the same
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
 
-from bench_journal import before_and_after, comparison_options, env_for
+from bench_journal import alternate, comparison_options, env_for
 
 
 def prepare(work, files, crowd):
@@ -62,25 +59,13 @@ def cp_fsync_ms(work, files):
 
 def main():
     ns = comparison_options(__doc__, "aa14446", files=500, crowd=0, runs=5)
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
-        modules = before_and_after(ns.before, tmp)
-        works = {name: tmp / f"work-{name}" for name in modules}
-        for work in works.values():
-            prepare(work, ns.files, ns.crowd)
-        times, reference = {name: [] for name in modules}, []
-        for run in range(ns.runs):
-            for name, folder in modules.items():
-                times[name].append(edit_ms(folder, works[name], ns.files, run))
-            reference.append(cp_fsync_ms(works["after"], ns.files))
-        floor = statistics.median(reference)
-        print(f"cp + fsync of {ns.files} files: {floor:.0f} ms (median of {ns.runs})")
-        for name in modules:
-            each = ", ".join(f"{t:.0f}" for t in times[name])
-            median = statistics.median(times[name])
-            print(
-                f"{name}: edit of {ns.files} files {median:.0f} ms = {median / floor:.1f}x cp+fsync  (runs: {each})"
-            )
+    alternate(
+        ns,
+        lambda work: prepare(work, ns.files, ns.crowd),
+        lambda folder, work, run: edit_ms(folder, work, ns.files, run),
+        lambda work: cp_fsync_ms(work, ns.files),
+        (f"edit of {ns.files} files", f"{ns.files} files"),
+    )
 
 
 if __name__ == "__main__":
