@@ -2309,21 +2309,30 @@ def _token_votes(file, old, votes):
                 where.setdefault(token, set()).add(k)
     text = file.text
     for token in sorted(where, key=lambda t: (-len(t), t))[: Closest.TOKEN_LIMIT]:
-        if short:
-            found = re.compile(rf"(?<!\w){re.escape(token)}(?!\w)").finditer(text)
-            hits = [m.start() for _, m in zip(range(Closest.TOKEN_HITS + 1), found)]
-        else:
-            hits, at = [], text.find(token)
-            while at >= 0 and len(hits) <= Closest.TOKEN_HITS:
-                hits.append(at)
-                at = text.find(token, at + 1)
-        if len(hits) > Closest.TOKEN_HITS:
+        hits = _token_hits(text, token, short)
+        if hits is None and not short:  # (common inside longer words: `value_5` in `value_50`)
+            hits = _token_hits(text, token, True)
+        if hits is None:
             continue
         found = {file.line_of_offset(at) for at in hits}
         weight = votes.idf(len(found))
         for line in found:
             for k in where[token]:
                 votes.add(line - k, weight)
+
+
+def _token_hits(text, token, whole):
+    """Offsets of `token` in `text` (`whole`: as a whole word), None when it is found more often
+    than Closest.TOKEN_HITS (too common to vote)."""
+    if whole:
+        found = re.compile(rf"(?<!\w){re.escape(token)}(?!\w)").finditer(text)
+        hits = [m.start() for _, m in zip(range(Closest.TOKEN_HITS + 1), found)]
+    else:
+        hits, at = [], text.find(token)
+        while at >= 0 and len(hits) <= Closest.TOKEN_HITS:
+            hits.append(at)
+            at = text.find(token, at + 1)
+    return None if len(hits) > Closest.TOKEN_HITS else hits
 
 
 def _windows(file, old, pairs, fallback=True):

@@ -641,3 +641,15 @@ def test_a_small_file_with_nothing_to_anchor_on_is_searched_at_every_start():
             if r is not None:
                 check_shape(r, lines)
     assert cases > 0.8 * runs and found >= 0.99 * cases, (found, cases)
+
+
+def test_a_word_common_only_inside_longer_words_still_locates_old():
+    """`value_5 = 6` among 20,000 lines `value_N = N` found no closest block: its one word,
+    `value_5`, is inside `value_50`, `value_500` ... more than 200 times, so it was too common to
+    vote, and the lines were too many to try every start. As a whole word it is rare: it votes,
+    and the block `value_5 = 5` is found, as it is in a file of 30 lines."""
+    lines = [f"value_{n} = {n}" for n in range(20_000)]
+    for old, start in ((["value_5 = 6"], 6), (["value_5 = 6", "value_6 = 7"], 6)):
+        found = closest_block(lines, old)
+        assert found is not None and found["start"] == start and found["similarity"] >= 0.8, found
+        assert found["first_difference"]["kind"] == "text"
