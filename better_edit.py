@@ -6532,7 +6532,29 @@ def written_in_place(place, st):
     if st.st_nlink > 1:
         return True
     device = place.folder.device()
-    return device is not None and st.st_dev != device
+    return device is not None and st.st_dev != device and _listed_as_mount(place.real)
+
+
+def _listed_as_mount(path):
+    """Whether the mount table lists `path` as a mount point (True where there is no table to
+    read): a file on another device than its folder is one, unless the file system gives each
+    file a device of its own (overlays whose layers lie on several file systems may), and then
+    it is replaced as any file is."""
+    try:
+        with open("/proc/self/mountinfo", "rb") as table:
+            lines = table.read().split(b"\n")
+    except OSError:
+        return True
+    target = os.fsencode(path)
+    for line in lines:
+        fields = line.split(b" ")  # (the fifth is the mount point, with \040 for a space, ...)
+        if len(fields) > 4 and re.sub(rb"\\([0-7]{3})", _octal_byte, fields[4]) == target:
+            return True
+    return False
+
+
+def _octal_byte(match):
+    return bytes([int(match.group(1), 8) & 0xFF])
 
 
 def check_writable(place, st):

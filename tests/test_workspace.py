@@ -900,35 +900,36 @@ def test_a_file_mounted_into_the_folder_is_edited_in_place_and_rolled_back(
     -v ./config.yml:/app/config.yml), could not be edited at all: the rename over a mount point
     fails with EBUSY, reported as an I/O error with the hint "check free space". Such a file is
     written in place, with a warning, and rolled back in place; the file under the mount is
-    untouched. From the same file system the rename still fails: the hint says why."""
+    untouched (the mount table names it with "\\040" for the space). From the same file system the
+    rename still fails: the hint says why."""
     other = tmp_path / "other-fs"
     other.mkdir()
     done = subprocess.run(["mount", "-t", "tmpfs", "tmpfs", str(other)], capture_output=True)
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
     try:
-        (other / "config.yml").write_text("port: 1\n")
-        (root / "config.yml").write_text("under the mount\n")
-        with _mounted(other / "config.yml", root / "config.yml"):
-            done, out = run_json("replace", "-f", "config.yml", "-s", "1", "-c", "port: 2", cwd=root, env=be_env,
+        (other / "my config.yml").write_text("port: 1\n")
+        (root / "my config.yml").write_text("under the mount\n")
+        with _mounted(other / "my config.yml", root / "my config.yml"):
+            done, out = run_json("replace", "-f", "my config.yml", "-s", "1", "-c", "port: 2", cwd=root, env=be_env,
                                  command=be_command)  # fmt: skip
             assert done.returncode == 0, out
             assert any("is a mount point of its own" in w for w in out["warnings"])
-            assert (other / "config.yml").read_text() == "port: 2\n"
+            assert (other / "my config.yml").read_text() == "port: 2\n"
             server = Server(root, be_env, command=be_command)
             try:
                 server.initialize()
                 assert server.ok("be-trx-rollback", {})["rolled_back"] == [out["event_id"]]
             finally:
                 server.close()
-            assert (other / "config.yml").read_text() == "port: 1\n"
-            assert sorted(p.name for p in root.iterdir()) == ["config.yml"]
-        assert (root / "config.yml").read_text() == "under the mount\n"
+            assert (other / "my config.yml").read_text() == "port: 1\n"
+            assert sorted(p.name for p in root.iterdir()) == ["my config.yml"]
+        assert (root / "my config.yml").read_text() == "under the mount\n"
     finally:
         subprocess.run(["umount", str(other)], check=True)
     (tmp_path / "same.yml").write_text("a: 1\n")
-    with _mounted(tmp_path / "same.yml", root / "config.yml"):
-        done, out = run_json("replace", "-f", "config.yml", "-s", "1", "-c", "a: 2", cwd=root, env=be_env,
+    with _mounted(tmp_path / "same.yml", root / "my config.yml"):
+        done, out = run_json("replace", "-f", "my config.yml", "-s", "1", "-c", "a: 2", cwd=root, env=be_env,
                              command=be_command)  # fmt: skip
         assert done.returncode == 1 and out["error"]["code"] == "IO", out
         assert "mount point" in out["error"]["hint"]
