@@ -297,6 +297,15 @@ MESSAGES = {
         "use a path inside {root}",
         "请使用 {root} 之内的路径",
     ),
+    "sandbox_state": (
+        "{file} is among the snapshots, chips and commit records better-edit-tools keeps in {base}: "
+        "written over, they could no longer undo anything",
+        "{file} 位于 better-edit-tools 在 {base} 中保存的快照、chip 和提交记录之中：改写它们后将无法再撤销任何修改",
+    ),
+    "sandbox_state.hint": (
+        "edit the files of your project; the tool keeps these itself. Nothing was changed",
+        "请编辑项目中的文件；这些文件由工具自行维护。未做任何修改",
+    ),
     "patch_outside": (
         "the patch names {file}, which is outside the current folder",
         "补丁中的 {file} 位于当前文件夹之外",
@@ -8043,6 +8052,7 @@ def _undo_files(ctx, files):
 def commit_files(ctx, tool, files, summary=None, snapshot=True):
     """Write `files` (FileCommit) all or nothing through the journal; returns (event_id, warnings).
     `snapshot`: record one snapshot event holding every file's old bytes (not for a rollback)."""
+    _refuse_state_files(ctx, files)
     _guard_signals()
     files = sorted(files, key=lambda fc: (fc.how == "in_place", fc.real))  # in-place writes last
     event = _EventSnapshots(ctx, tool, summary, [fc.real for fc in files]) if snapshot else None
@@ -8062,6 +8072,19 @@ def commit_files(ctx, tool, files, summary=None, snapshot=True):
         run.journal.finish(*done, cleaned)
     _end_of_commit()
     return event_id, warnings
+
+
+_STATE_FOLDERS = ("snapshots", "chips", "locks", "journal", "scans")  # in BASE (docs/behaviour.md)
+
+
+def _refuse_state_files(ctx, files):
+    """SANDBOX for a file among this tool's own state (BASE/snapshots/...): a root that holds the
+    cache (a server started in the home folder) let a call write over the snapshots that its
+    rollback needs."""
+    base = os.path.realpath(ctx.cache_base)
+    for fc in files:
+        if any(is_inside(fc.real, os.path.join(base, name)) for name in _STATE_FOLDERS):
+            raise ToolError("SANDBOX", "sandbox_state", file=fc.file, base=base)
 
 
 def _unwind(run, exc, event):

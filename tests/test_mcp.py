@@ -518,6 +518,39 @@ def test_an_old_found_a_hundred_thousand_times_is_answered_at_once_and_listed_in
     assert (root / "m.txt").read_text() == "a\n" * 100_000
 
 
+def test_the_tools_own_snapshots_are_never_written_by_a_call(serve, root):
+    """With the cache inside the root (a server started in the home folder keeps it in ~/.cache),
+    a call could write over the snapshots its own rollback needs. Writing into the tool's state
+    folders is SANDBOX, for every writing tool and for a whole be-edit; reading them is allowed,
+    and the rollback still works."""
+    (root / "a.txt").write_text("a\n")
+    server = serve(env={"BETTER_EDIT_CACHE_DIR": str(root / ".cache-be")})
+    server.ok("be-replace", file="a.txt", start=1, content="A")
+    [snapshot] = [p.relative_to(root).as_posix() for p in (root / ".cache-be" / "snapshots").rglob("*.json")]
+    before = (root / snapshot).read_bytes()
+    for name, args in [
+        ("be-write", {"file": snapshot, "content": "{}"}),
+        ("be-replace", {"file": snapshot, "start": 1, "content": "{}"}),
+        ("be-write", {"file": ".cache-be/journal/new.json", "content": "{}"}),
+        (
+            "be-edit",
+            {
+                "edits": [
+                    {"file": "a.txt", "start": 1, "content": "B"},
+                    {"file": snapshot, "start": 1, "content": "x"},
+                ]
+            },
+        ),
+    ]:
+        error = server.err(name, "SANDBOX", args)
+        assert "snapshots, chips and commit records" in error["message"], error
+    assert (root / snapshot).read_bytes() == before and (root / "a.txt").read_text() == "A\n"
+    assert not (root / ".cache-be" / "journal" / "new.json").exists()
+    assert server.ok("be-read", file=snapshot)["total"] == 1
+    server.ok("be-trx-rollback")
+    assert (root / "a.txt").read_text() == "a\n"
+
+
 def test_a_path_ending_in_a_slash_or_through_a_file_says_so(serve, root):
     """`be-write` of "new/" made a file called "new"; "f.txt/b.txt" was "file not found" with a
     hint to resolve paths against "f.txt/b.txt". A trailing slash names a folder; a file in the
