@@ -19,7 +19,7 @@ import subprocess
 import time
 
 import pytest
-from harness import REPLY_TIMEOUT, Server, be_command_prefix, canonical, strict_loads
+from harness import REPLY_TIMEOUT, Server, be_command_prefix, canonical, run_json, strict_loads
 
 TOOL_BASES = (
     "read", "replace", "insert", "delete", "write", "balance", "func-range", "tag-range",
@@ -414,12 +414,10 @@ def test_a_read_of_long_lines_is_cut_in_characters_as_in_lines(serve, root, be_c
     more = server.ok("be-read", {"file": "wide.txt", "start": read["next_start"]})
     assert more["content"].split("\n")[0] == nxt
     assert server.ok("be-read", {"file": "wide.txt", "max_lines": 0})["end"] == 3000
-    done = subprocess.run([*be_command, "read", "-f", "min.js", "-o", "json"], cwd=root, env=be_env,
-                          capture_output=True, timeout=60)  # fmt: skip
-    assert json.loads(done.stdout)["content"] == "1\ty\n2\tend"
-    done = subprocess.run([*be_command, "read", "-f", "wide.txt", "-o", "json"], cwd=root, env=be_env,
-                          capture_output=True, timeout=60)  # fmt: skip
-    assert json.loads(done.stdout)["end"] == 3000
+    _done, answer = run_json("read", "-f", "min.js", cwd=root, env=be_env, command=be_command)
+    assert answer["content"] == "1\ty\n2\tend"
+    _done, answer = run_json("read", "-f", "wide.txt", cwd=root, env=be_env, command=be_command)
+    assert answer["end"] == 3000
 
 
 def test_a_mismatch_against_megabytes_sends_back_a_bounded_block(serve, root):
@@ -466,9 +464,10 @@ def test_an_edit_beside_a_line_of_megabytes_sends_a_bounded_diff(serve, root, be
         diff = result["diff"] if "diff" in result else result["files"][0]["diff"]
         assert " " + "x" * 1999 in diff.split("\n") and diff.endswith(("-end\n+END", "-END\n+End"))
         assert result["warnings"][-1] == "diff lines cut to their first 2000 characters: 1"
-    done = subprocess.run([*be_command, "replace", "-f", "min.js", "-s", "2", "-c", "e", "-o", "json"],
-                          cwd=root, env=be_env, capture_output=True, timeout=60)  # fmt: skip
-    assert " " + "x" * 3_000_000 in json.loads(done.stdout)["diff"].split("\n")
+    _done, answer = run_json(
+        "replace", "-f", "min.js", "-s", "2", "-c", "e", cwd=root, env=be_env, command=be_command
+    )
+    assert " " + "x" * 3_000_000 in answer["diff"].split("\n")
     assert (root / "min.js").read_text() == "x" * 3_000_000 + "\ne\n"
 
 
@@ -491,9 +490,11 @@ def test_new_text_with_a_nul_character_is_refused(serve, root, be_command, be_en
         assert f"NUL character (U+0000) on its line {line}" in error["message"], error
     assert (root / "a.txt").read_text() == "one\ntwo\n" and not (root / "new.txt").exists()
     (root / "nul.bin").write_bytes(b"x\0y\n")
-    done = subprocess.run([*be_command, "replace", "-f", "a.txt", "-s", "1", "--content-file", "nul.bin"],
-                          cwd=root, env=be_env, capture_output=True, timeout=60)  # fmt: skip
-    assert done.returncode == 2 and b"NUL character" in done.stderr  # (INVALID_ARGUMENT: exit 2)
+    done, answer = run_json("replace", "-f", "a.txt", "-s", "1", "--content-file", "nul.bin", cwd=root, env=be_env,
+                            command=be_command)  # fmt: skip
+    assert (
+        done.returncode == 2 and "NUL character" in answer["error"]["message"]
+    )  # (INVALID_ARGUMENT: exit 2)
     assert (root / "a.txt").read_text() == "one\ntwo\n"
 
 

@@ -63,6 +63,7 @@ CASES = [
     ("rollback-after-change", "CONFLICT", "be-trx-rollback", {"file": "conflict.txt"}),
     # the server runs under a 400 kB file-size limit (prlimit): a 1 MB write fails part way
     ("file-size-limit", "IO", "be-replace", {"file": "three.txt", "start": 1, "content": "x" * 1_000_000}),
+    ("nul-in-content", "INVALID_ARGUMENT", "be-write", {"file": "three.txt", "content": "a\u0000b"}),
     ("lazy-placeholder", "PLACEHOLDER", "be-replace", {"file": "three.txt", "start": 1, "end": 3, "content": "// ... existing code ..."}),
     # two bad items: line 99 of a 3-line file, and an `old` found twice; the first one's code leads
     ("edit-two-bad-items", "OUT_OF_RANGE", "be-edit", {"edits": [
