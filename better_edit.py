@@ -2836,9 +2836,11 @@ def find_placeholder(content, replaced, docs=False):
 # How it works: one compiled regular expression per language family (and bracket set) tokenizes
 # the text. Every branch of the alternation starts with a literal character, so the `re` engine skips
 # ordinary code in C and the Python loop runs once per bracket, string or comment - never once per
-# character. Each branch ends with an empty group; `m.lastindex` names the branch. Brackets come first
-# (opens, then closes), then tokens to skip (closed strings, comments), then tokens that need a small
-# Python handler (unterminated strings, template literals, regex literals, nested comments, ...).
+# character. Each branch ends with an empty group; `m.lastindex` names the branch and the spec's
+# `roles` say what it is: a bracket that opens or closes, a token to skip (closed strings, comments),
+# a template literal counted whole, or a token that needs a small Python handler (unterminated
+# strings, template literals, regex literals, nested comments, ...). Every scanner - brackets, the
+# quick walk, Python's logical lines, markup - reads its tokens through one loop, _Tokens (6.3).
 
 # --- 6.1 Languages --------------------------------------------------------------------------------
 
@@ -3384,14 +3386,40 @@ _SIGNATURE_LOOKAHEAD = 4  # blocks after a line whose signature may still contai
 _MAX_RECOVERY_DEPTH = 200  # how deep a closer looks for its opener (bounds pathological input)
 
 
+# Token roles: what the tail group of a tokenizer branch means (_Spec.roles).
+_OPEN, _CLOSE, _SKIP, _TEMPLATE, _HANDLED = "open", "close", "skip", "template", "handled"
+
+
+class _Tokens:
+    """The one token loop of every scanner: iterating gives the match of each token of
+    text[pos:end] in order; `spec.roles[m.lastindex]` says what it is. A consumer that read on
+    past a token (a handler, a template literal resumed after `${...}`) sets `resume` to where
+    the tokens go on."""
+
+    __slots__ = ("regex", "text", "pos", "end", "resume")
+
+    def __init__(self, spec, text, pos, end):
+        self.regex, self.text, self.pos, self.end, self.resume = spec.regex, text, pos, end, None
+
+    def __iter__(self):
+        regex, text, pos, end = self.regex, self.text, self.pos, self.end
+        while True:
+            for m in regex.finditer(text, pos, end):
+                yield m
+                if self.resume is not None:
+                    break
+            else:
+                return
+            pos, self.resume = self.resume, None
+
+
 class _Spec:
     """A compiled tokenizer: regex plus what each branch's tail group means."""
 
     __slots__ = (
         "regex",
         "nb",
-        "first_template",
-        "first_special",
+        "roles",
         "handlers",
         "kinds",
         "symbols",
@@ -3486,41 +3514,38 @@ def _plain_templates(language, brackets, keeps):
 def _build_spec(language, brackets, keeps="()[]{}"):
     allowed, overrides, skips, specials = _FAMILIES[language](language)
     pairs = [(o, c) for o, c in (("(", ")"), ("[", "]"), ("{", "}")) if o in brackets and o in allowed]
-    bracket_patterns = [o for o, _ in pairs] + [c for _, c in pairs]
-    tokens = [(s, overrides.get(s, re.escape(s)), None, None, 0) for s in bracket_patterns]
-    tokens += [(kind, pattern, None, None, 0) for kind, pattern in skips]
-    first_template = len(tokens)
+    tokens = [(_OPEN, o, overrides.get(o, re.escape(o)), None, None, 0) for o, _ in pairs]
+    tokens += [(_CLOSE, c, overrides.get(c, re.escape(c)), None, None, 0) for _, c in pairs]
+    tokens += [(_SKIP, kind, pattern, None, None, 0) for kind, pattern in skips]
     tokens += [
-        ("string", pattern, None, None, n) for pattern, n in _plain_templates(language, brackets, keeps)
+        (_TEMPLATE, "string", pattern, None, None, n)
+        for pattern, n in _plain_templates(language, brackets, keeps)
     ]
-    first_special = len(tokens)
-    tokens += [(kind, pattern, handler, arg, 0) for kind, pattern, handler, arg in specials]
+    tokens += [(_HANDLED, kind, pattern, handler, arg, 0) for kind, pattern, handler, arg in specials]
     spec = _Spec()
     spec.nb = len(pairs)
-    starts = _lay_out(spec, tokens, len(bracket_patterns))
-    spec.first_template, spec.first_special = starts[first_template], starts[first_special]
+    _lay_out(spec, tokens)
     spec.brace_group = next((k for k, s in spec.symbols.items() if s == "{"), 0)
     return spec
 
 
-def _lay_out(spec, tokens, brackets):
-    """Into `spec`: one regex branch per token (kind, pattern, handler, its argument, count of
-    substitutions), each ending in an empty group of its own, and what that group means (for the
-    first `brackets` tokens, the bracket). Returns the group number each token starts at, and
-    one past the last."""
-    parts, kinds, handlers, substitutions, symbols, starts = [], [None], [None], [0], {}, []
-    for index, (kind, pattern, handler, arg, count) in enumerate(tokens):
-        starts.append(len(kinds))
+def _lay_out(spec, tokens):
+    """Into `spec`: one regex branch per token (role, kind, pattern, handler, its argument, count
+    of substitutions), each ending in an empty group of its own, and what that group means: its
+    role, kind, handler and count, and for a bracket its symbol."""
+    parts, roles, kinds, handlers, substitutions, symbols = [], [None], [None], [None], [0], {}
+    for role, kind, pattern, handler, arg, count in tokens:
         inner = _groups_in(pattern)
+        roles += [None] * inner + [role]
         kinds += [None] * inner + [kind]
         handlers += [None] * inner + [(handler, arg) if handler else None]
         substitutions += [0] * inner + [count]
         parts.append(pattern + "()")
-        if index < brackets:
+        if role is _OPEN or role is _CLOSE:
             symbols[len(kinds) - 1] = kind
     spec.regex = _LazyPattern("|".join(parts))  # (a spec built for its counts compiles nothing)
-    spec.kinds, spec.handlers, spec.symbols, spec.substitutions = kinds, handlers, symbols, substitutions
-    return starts + [len(kinds)]
+    spec.roles, spec.kinds, spec.handlers = roles, kinds, handlers
+    spec.symbols, spec.substitutions = symbols, substitutions
 
 
 def _scan_brackets(
@@ -3551,60 +3576,54 @@ def _scan_brackets(
     """
     if state is None:
         state = _State(text, spec, start, end, pairs)
-    regex, nb, first_special, handlers = spec.regex, spec.nb, spec.first_special, spec.handlers
-    nb2 = 2 * nb
+    nb, handlers = spec.nb, spec.handlers
     stack, cnt = state.stack, state.cnt
     push, pop = stack.append, stack.pop
     limit = end + 1 if stop_after is None else stop_after
     mark = end + 1 if marks is None else marks.next
-    marked = False
     lookahead = _SIGNATURE_LOOKAHEAD
-    pos = start
-    while pos is not None:
-        resume = None
-        for m in regex.finditer(text, pos, end):
-            k = m.lastindex
-            if k <= nb:
-                s = m.start()
-                if s >= mark:
-                    resume, marked = s, True
+    state.stopped = None
+    roles, tokens = spec.roles, _Tokens(spec, text, start, end)
+    for m in tokens:
+        k = m.lastindex
+        role = roles[k]
+        if role is _OPEN:
+            s = m.start()
+            if s >= mark:
+                mark = marks.hit(state, s)
+                if mark is None:
                     break
-                push((s, k))
-                cnt[k] += 1
-            elif k <= nb2:
-                cnt[k] += 1
-                if stack and stack[-1][1] == k - nb:
-                    top = pop()
-                    if pairs is not None:
-                        pairs.append((top, m.start()))
-                    if not stack and m.start() > limit:
-                        lookahead -= 1
-                        if not lookahead:
-                            break
-                else:
-                    resume = _close_slow(state, m.start(), k)
-                    if resume is not None:  # (the rest of a template literal, after its `${...}`)
-                        if skipped is not None:
-                            skipped.append((m.start(), resume, k))
+            push((s, k))
+            cnt[k] += 1
+            continue
+        if role is _CLOSE:
+            cnt[k] += 1
+            if stack and stack[-1][1] == k - nb:
+                top = pop()
+                if pairs is not None:
+                    pairs.append((top, m.start()))
+                if not stack and m.start() > limit:
+                    lookahead -= 1
+                    if not lookahead:
                         break
-            elif k < first_special:
+                continue
+            resume = _close_slow(state, m.start(), k)
+            if resume is not None:  # (the rest of a template literal, after its `${...}`)
                 if skipped is not None:
-                    skipped.append((m.start(), m.end(), k))
-            else:
-                handler, arg = handlers[k]
-                resume = handler(state, m, arg)
-                if skipped is not None:
-                    skipped.append((m.start(), m.end() if resume is None else resume, k))
-                if resume is not None:
-                    break
-        if marked:
-            marked = False
-            mark = marks.hit(state, resume)
-            if mark is None:
-                break
-        pos = resume
-        if until_empty and not stack:
-            state.stopped = pos
+                    skipped.append((m.start(), resume, k))
+                tokens.resume = resume
+        elif role is _HANDLED:
+            handler, arg = handlers[k]
+            resume = handler(state, m, arg)
+            if skipped is not None:
+                skipped.append((m.start(), m.end() if resume is None else resume, k))
+            tokens.resume = resume
+        else:  # a string, a comment, a template literal without `${`: skipped
+            if skipped is not None:
+                skipped.append((m.start(), m.end(), k))
+            continue
+        if until_empty and resume is not None and not stack:
+            state.stopped = resume
             break
     return state
 
@@ -3966,50 +3985,44 @@ def _quick_walk(text, quick, start, end, stop=None, every=None):
     state = _State(text, spec, start, end)
     stack, problems = state.stack, state.problems
     walk = quick.spec
-    regex, first_template, first_special = walk.regex, walk.first_template, walk.first_special
     handlers, substitutions = walk.handlers, walk.substitutions
     pieces, totals = [], dict.fromkeys(bytes(range(128)).translate(None, delete).decode(), 0)
     joins = []
     add = pieces.append
     braces = 0
     left = b""
-    gap = pos = joined = start
-    while pos is not None:
-        resume = None
-        for m in regex.finditer(text, pos, end):
-            k = m.lastindex
-            s = m.start()
-            add(text[gap:s])
-            gap = m.end()
-            if len(pieces) > every:
-                paired = _quick_pair(left, pieces, delete, totals)
-                if paired is None:
-                    return None
-                joins.append((joined, left, paired[1]))
-                left, joined = paired[0], s
-                pieces.clear()
-                if stop is not None and joined > stop:
-                    return joins, left, totals, state, braces
-            if k < first_template:
-                continue
-            if k < first_special:
-                braces += substitutions[k]
-                continue
-            handler, arg = handlers[k]
-            resume = handler(state, m, arg)
-            if problems:
+    gap = joined = start
+    roles, tokens = walk.roles, _Tokens(walk, text, start, end)
+    for m in tokens:
+        s, k = m.start(), m.lastindex
+        role = roles[k]
+        add(text[gap:s])
+        gap = m.end()
+        if len(pieces) > every:
+            paired = _quick_pair(left, pieces, delete, totals)
+            if paired is None:
                 return None
-            if stack:  # a template literal's `${` (or a shell `case`): scanned exactly until closed
-                _scan_brackets(
-                    text, spec, gap if resume is None else resume, end, state=state, until_empty=True
-                )
-                if problems or stack or state.stopped is None:
-                    return None
-                resume = state.stopped
-            if resume is not None:
-                gap = resume
-                break
-        pos = resume
+            joins.append((joined, left, paired[1]))
+            left, joined = paired[0], s
+            pieces.clear()
+            if stop is not None and joined > stop:
+                return joins, left, totals, state, braces
+        if role is _SKIP:
+            continue
+        if role is _TEMPLATE:
+            braces += substitutions[k]
+            continue
+        handler, arg = handlers[k]
+        resume = handler(state, m, arg)
+        if problems:
+            return None
+        if stack:  # a template literal's `${` (or a shell `case`): scanned exactly until closed
+            _scan_brackets(text, spec, gap if resume is None else resume, end, state=state, until_empty=True)
+            if problems or stack or state.stopped is None:
+                return None
+            resume = state.stopped
+        if resume is not None:
+            gap = tokens.resume = resume
     add(text[gap:end])
     paired = _quick_pair(left, pieces, delete, totals)
     if paired is None:
@@ -4484,11 +4497,20 @@ _MARKUP_BRANCHES = (
     r"|</([A-Za-z][\w:.\-]*)\s*>()"  # 7 name, 8 close tag
     r"|<([A-Za-z][\w:.\-]*)(%s)>()"  # 9 name, 10 attributes, 11 open tag
 )
-# the groups of _MARKUP_BRANCHES the scanner reads
-_UNCLOSED_COMMENT, _UNCLOSED_CDATA = 2, 4
-_CLOSE_NAME, _CLOSE_TAG, _OPEN_NAME, _OPEN_ATTRIBUTES, _OPEN_TAG = 7, 8, 9, 10, 11
-_MARKUP_TOKENS = _LazyPattern(_MARKUP_BRANCHES % _ATTRS)
-_MARKUP_TOKENS_BRACES = _LazyPattern(_MARKUP_BRANCHES % _ATTRS_WITH_BRACES)
+# the groups of _MARKUP_BRANCHES the scanner reads (the tails' roles: _markup_spec)
+_CLOSE_NAME, _OPEN_NAME, _OPEN_ATTRIBUTES = 7, 9, 10
+
+
+def _markup_spec(attributes):
+    """The tokenizer of markup whose attribute text `attributes` matches, as a _Spec (roles only)."""
+    spec = _Spec()
+    spec.regex = _LazyPattern(_MARKUP_BRANCHES % attributes)
+    spec.roles = [None, _SKIP, _HANDLED, _SKIP, _HANDLED, _SKIP, _SKIP, None, _CLOSE, None, None, _OPEN]
+    return spec
+
+
+_MARKUP_TOKENS = _markup_spec(_ATTRS)
+_MARKUP_TOKENS_BRACES = _markup_spec(_ATTRS_WITH_BRACES)  # (Vue, Svelte: `{...}` in attributes)
 _SCRIPT_LANG = _LazyPattern(r"""\b(lang|type)\s*=\s*["']?([\w/+.-]+)""", re.I)
 
 
@@ -4546,37 +4568,31 @@ def _scan_markup(text, language, start, end, stop_after=None, counting=True, mar
     limit = end + 1 if stop_after is None else stop_after
     mark = end + 1 if marks is None else marks.next
     uncertain = False
-    pos = start
-    while pos is not None:
-        resume = marked = None
-        # where the previous token ended: a "<" in between was no tag (decided by looking ahead,
-        # maybe far: _Marks saves no state after it)
-        last = pos
-        for m in scan.regex.finditer(text, pos, end):
-            k = m.lastindex
-            if marks is not None and not uncertain and text.find("<", last, m.start()) >= 0:
-                uncertain = True
-            last = m.end()
-            if k == _OPEN_TAG:
-                if m.start() >= mark:
-                    resume = marked = m.start()
-                    break
-                resume = scan.open_tag(m)
-                if resume is not None:
-                    break
-            elif k == _CLOSE_TAG:
-                if scan.close_tag(m) <= limit < m.start():
-                    break
-            elif k == _UNCLOSED_COMMENT or k == _UNCLOSED_CDATA:
-                symbol = "<!--" if k == _UNCLOSED_COMMENT else "<![CDATA["
-                scan.found.problems.append((m.start(), symbol, "unclosed"))
-                resume = end
+    # where the previous token ended: a "<" in between was no tag (decided by looking ahead, maybe
+    # far: _Marks saves no state after it)
+    last = start
+    roles, tokens = scan.spec.roles, _Tokens(scan.spec, text, start, end)
+    for m in tokens:
+        role = roles[m.lastindex]
+        if marks is not None and not uncertain and text.find("<", last, m.start()) >= 0:
+            uncertain = True
+        last = m.end()
+        if role is _OPEN:
+            if m.start() >= mark:
+                mark = marks.hit(_MarkupState(scan.stack, scan.found, uncertain), m.start())
+                if mark is None:
+                    return scan.found
+            resume = scan.open_tag(m)
+            if resume is not None:
+                last = tokens.resume = resume
+        elif role is _CLOSE:
+            if scan.close_tag(m) <= limit < m.start():
                 break
-        if marked is not None:
-            mark = marks.hit(_MarkupState(scan.stack, scan.found, uncertain), resume)
-            if mark is None:
-                return scan.found
-        pos = resume
+        elif role is _HANDLED:  # an unclosed comment or CDATA section runs to the end
+            scan.found.problems.append(
+                (m.start(), "<!--" if m.group().startswith("<!--") else "<![CDATA[", "unclosed")
+            )
+            break
     return scan.finish()
 
 
@@ -4590,7 +4606,7 @@ class _MarkupScan:
         self.fold = language == "html"
         self.void = _VOID_ELEMENTS if self.html_like else frozenset()
         self.raw_text = _RAW_TEXT if self.html_like else frozenset()
-        self.regex = _MARKUP_TOKENS_BRACES if language in ("vue", "svelte") else _MARKUP_TOKENS
+        self.spec = _MARKUP_TOKENS_BRACES if language in ("vue", "svelte") else _MARKUP_TOKENS
         self.found = _Markup()
         self.opened, self.closed, self.self_closed = {}, {}, {}
 
@@ -5465,16 +5481,15 @@ class _Definition:
 def _python_spans(text, start, end):
     """Sorted (start, end) spans of bracketed code and multi-line strings: a line starting inside
     one continues the logical line above it."""
-    spec = _token_spec("python")
-    nb = spec.nb
-    spans, depth, open_at = [], 0, start
-    for m in spec.regex.finditer(text, start, end):
-        k = m.lastindex
-        if k <= nb:
+    spec = _token_spec("python")  # (its handlers only report unterminated strings: not called)
+    roles, spans, depth, open_at = spec.roles, [], 0, start
+    for m in _Tokens(spec, text, start, end):
+        role = roles[m.lastindex]
+        if role is _OPEN:
             if depth == 0:
                 open_at = m.start()
             depth += 1
-        elif k <= 2 * nb:
+        elif role is _CLOSE:
             if depth:
                 depth -= 1
                 if depth == 0:

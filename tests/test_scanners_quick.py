@@ -270,7 +270,7 @@ def test_a_plain_template_may_hold_the_brackets_a_walk_does_not_count(template, 
     ):
         m = spec.regex.match(template)
         whole = m is not None and m.end() == len(template)
-        assert (whole and spec.first_template <= m.lastindex < spec.first_special) == plain, spec
+        assert (whole and spec.roles[m.lastindex] == "template") == plain, spec
 
 
 def test_a_closer_left_unpaired_ends_the_quick_check_at_once():
