@@ -1143,3 +1143,71 @@ def test_a_name_longer_than_the_file_system_takes_is_the_callers_mistake(root, b
         assert done.returncode == 2 and out["error"]["code"] == "INVALID_ARGUMENT", out
         assert "is longer than its file system takes" in out["error"]["message"]
     assert list(root.iterdir()) == []
+
+
+# --- every supported Python -------------------------------------------------------------------------
+
+
+def _supported_pythons():
+    """The oldest Python pyproject.toml's requires-python allows and the newest release, each as
+    (version, interpreter) where this machine has it (on PATH as pythonX.Y, or under pyenv)."""
+    import re
+    import shutil
+
+    oldest = re.search(r'requires-python\s*=\s*">=\s*3\.(\d+)"', (REPO / "pyproject.toml").read_text())
+    found = []
+    for minor in (int(oldest.group(1)), 13):
+        candidates = [shutil.which(f"python3.{minor}")]
+        pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+        candidates += sorted(pyenv.glob(f"3.{minor}.*/bin/python3.{minor}"), reverse=True)
+        for exe in filter(None, candidates):
+            check = [str(exe), "-c", f"import sys; print(sys.version_info[:2] == (3, {minor}))"]
+            done = subprocess.run(check, capture_output=True, text=True)  # (a pyenv shim may refuse)
+            if done.returncode == 0 and done.stdout.strip() == "True":
+                found.append(pytest.param(str(exe), id=f"3.{minor}"))
+                break
+        else:
+            found.append(pytest.param(None, id=f"3.{minor}"))
+    return found
+
+
+@pytest.mark.parametrize("python", _supported_pythons())
+def test_the_script_works_on_the_oldest_and_the_newest_python(python, be_env, root):
+    """pyproject.toml promises Python 3.9 and later: the module file run by the oldest and by the
+    newest interpreter edits, checks, patches and serves as under this one (without platformdirs,
+    which need not be installed there: the cache folder is named)."""
+    if python is None:
+        pytest.skip("this Python is not installed here")
+    env = {k: v for k, v in be_env.items() if k != "PYTHONPATH"}
+    command = [python, "-S", str(REPO / "better_edit.py")]
+
+    def cli(*args, input=None):
+        done, answer = run_json(*args, cwd=root, env=env, input=input, command=command)
+        assert done.returncode == 0, done.stderr.decode()
+        return answer
+
+    assert cli("write", "-f", "m.py", "-c", "def f(a):\n    return [a]\n")["status"] == "ok"
+    view = cli("read", "-f", "m.py")["viewed_code_id"]
+    assert (
+        cli("replace", "-f", "m.py", "-s", "2", "-c", "    return (a, a)", "--viewed-code-id", view)[
+            "balance"
+        ]
+        == "ok"
+    )
+    items = [
+        {"file": "m.py", "start": 1, "content": "def g(a):"},
+        {"file": "m.py", "after_line": 2, "content": "# end"},
+    ]
+    assert cli("edit", "--edits-file", "-", input=json.dumps(items).encode())["status"] == "ok"
+    patch = "--- a/m.py\n+++ b/m.py\n@@ -3 +3 @@\n-# end\n+# the end\n"
+    assert cli("patch", input=patch.encode())["status"] == "ok"
+    assert (root / "m.py").read_text() == "def g(a):\n    return (a, a)\n# the end\n"
+    assert cli("func-range", "-f", "m.py", "-l", "2")["start"] == 1
+    assert cli("balance", "-f", "m.py")["status"] == "balanced"
+    server = Server(root, env, command=command)
+    try:
+        server.initialize()
+        assert "be-edit" in [tool["name"] for tool in server.tools()]
+        assert server.ok("be-read", {"file": "m.py"})["total"] == 3
+    finally:
+        server.close()
