@@ -17,14 +17,14 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench_closest import median  # noqa: E402
+from bench import median_in_process  # noqa: E402
 
 import better_edit as be  # noqa: E402
 
 
 def timed(function, repeat):
-    """The median of `repeat` runs, in ms (bench_closest.median, the same measure)."""
-    return median(function, repeat) * 1000
+    """The median of `repeat` runs, in ms (bench.median_in_process, the measure of every bench)."""
+    return median_in_process(function, repeat) * 1000
 
 
 def main():
