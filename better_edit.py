@@ -1621,31 +1621,43 @@ def view_hash(path, start, end, chunk, total):
 
 def make_view_id(path, start, end, chunk, total, unique=False):
     """v1:START-END:HASH over the resolved path, the range and the exact line bytes; `unique` (the
-    lines had no identical copy elsewhere in the file) adds :uLEN, LEN their size in bytes: only
-    such a view may follow its lines when they move (docs/behaviour.md#viewed_code_id)."""
+    lines had no identical copy elsewhere in the file) adds :uLEN.FIRST.LAST, LEN their size in
+    bytes and FIRST, LAST the CRC-32 of their first and last line: only such a view may follow its
+    lines when they move (docs/behaviour.md#viewed_code_id)."""
     token = f"v1:{start}-{end}:{view_hash(path, start, end, chunk, total)}"
-    return token + f":u{len(chunk)}.{_first_line_crc(chunk):08x}" if unique and chunk else token
+    if not (unique and chunk):
+        return token
+    first, last = _edge_line_crcs(chunk)
+    return token + f":u{len(chunk)}.{first:08x}.{last:08x}"
 
 
-def _first_line_crc(chunk):
-    """CRC-32 of the first line of `chunk`: the cheap fingerprint a moved view's candidate windows
-    are compared with before their SHA-256 is computed."""
-    import zlib
+def _edge_line_crcs(chunk):
+    """CRC-32 of the first and of the last line of `chunk` (terminators included): the first is the
+    cheap fingerprint a moved view's candidate windows are compared with before their SHA-256 is
+    computed; both tell a block changed where it stood from one that moved (_moved_view)."""
+    from zlib import crc32
 
-    return zlib.crc32(memoryview(chunk)[: chunk.find(b"\n") + 1 or len(chunk)])
+    view = memoryview(chunk)
+    last_start = chunk.rfind(b"\n", 0, len(chunk) - 1) + 1
+    return crc32(view[: chunk.find(b"\n") + 1 or len(chunk)]), crc32(view[last_start:])
 
 
 # (numbers of at most 15 digits: int() refuses thousands of digits, and no file has 10**15 lines)
-_VIEW_ID = _LazyPattern(r"v1:(\d{1,15})-(\d{1,15}):([0-9a-f]{16})(?::u(\d{1,15})\.([0-9a-f]{8}))?")
+_VIEW_ID = _LazyPattern(
+    r"v1:(\d{1,15})-(\d{1,15}):([0-9a-f]{16})(?::u(\d{1,15})\.([0-9a-f]{8})(?:\.([0-9a-f]{8}))?)?"
+)
 
 
 def parse_view_id(token):
     """(start, end, hash, fingerprint): the fingerprint, (size of the lines in bytes, CRC-32 of the
-    first), when they were unique, else None."""
+    first, CRC-32 of the last, or None in a token made before that mark), when they were unique, else None."""
     match = _VIEW_ID.fullmatch(token.strip()) if isinstance(token, str) else None
     if not match or int(match.group(1)) < 1 or int(match.group(2)) < int(match.group(1)) - 1:
         raise ToolError("INVALID_ARGUMENT", "view_bad", id=_show(token))
-    fingerprint = (int(match.group(4)), int(match.group(5), 16)) if match.group(4) else None
+    fingerprint = None
+    if match.group(4):
+        last = int(match.group(6), 16) if match.group(6) else None
+        fingerprint = (int(match.group(4)), int(match.group(5), 16), last)
     return int(match.group(1)), int(match.group(2)), match.group(3), fingerprint
 
 
@@ -8820,19 +8832,26 @@ def _moved_view(opened, vstart, vend, digest, fingerprint):
     """First lines of the windows of the viewed size whose bytes give the token's hash (at most two
     are looked for: one means the block moved). Only windows of the viewed lines' byte size whose
     first line has the token's CRC-32 are hashed (the token's fingerprint), so the search costs one
-    pass over the line starts."""
+    pass over the line starts. None found when an edge line still stands where it was read."""
     text, count = opened.text, vend - vstart + 1
     body = text.body
     starts = _line_starts(body)
     lines = len(starts) - 1
     if not body or count > lines:
         return []
-    prefix = _sha256_new(f"{opened.real}\0{vstart}\0{vend}\0".encode("utf-8", "surrogatepass"))
-    found = []
-    size, first_crc = fingerprint
+    size, first_crc, last_crc = fingerprint
     from zlib import crc32
 
     view = memoryview(body)
+    # Its first or its last line still where it stood: the lines were changed there, not moved (an
+    # identical copy elsewhere, made since the read, is another block: docs/behaviour.md#viewed_code_id)
+    for line, crc in ((vstart, first_crc), (vend, last_crc)):
+        if crc is not None and line <= lines:
+            edge = view[starts[line - 1] : starts[line]]
+            if crc32(edge) == crc and _ALNUM.search(edge):  # (blank lines and `}` repeat too often)
+                return []
+    prefix = _sha256_new(f"{opened.real}\0{vstart}\0{vend}\0".encode("utf-8", "surrogatepass"))
+    found = []
     for line, (a, b) in enumerate(zip(starts, starts[count:]), 1):
         if b - a != size or line == vstart or crc32(view[a : starts[line]]) != first_crc:
             continue
@@ -8843,6 +8862,9 @@ def _moved_view(opened, vstart, vend, digest, fingerprint):
             if len(found) > 1:
                 break
     return found
+
+
+_ALNUM = _LazyPattern(rb"[0-9A-Za-z\x80-\xff]")
 
 
 def _line_starts(body):

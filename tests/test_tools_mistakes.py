@@ -546,3 +546,64 @@ def test_a_unique_block_still_follows_a_move_in_a_new_process(root, be_env):
     )
     assert done.returncode == 0 and result["relocated"] == 1 and result["start"] == 4, result
     assert (root / "t.py").read_text().splitlines()[3] == "    return x + 1"
+
+
+ORIGINAL = "header = 1\n\ndef f():\n    x = load()\n    return x\n\nfooter = 2\n"
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        "    x = load(fast=True)\n",  # a middle line: the first and the last stand where they were
+        "def f(cache):\n    x = load()\n    return x\n",  # only the last line still stands
+        "def f():\n    x = load()\n    return x or 0\n",  # only the first line still stands
+    ],
+    ids=["middle", "first", "last"],
+)
+def test_a_block_changed_in_place_never_moves_to_a_copy_made_since_the_read(root, be_env, changed):
+    """Lines 3-5 were unique when read. Since then the function was copied below and the original
+    changed in place: the copy is the only window with the viewed bytes, but the view's edge lines
+    still stand at 3 or 5, so the lines were changed there, not moved: STALE_VIEW, nothing written
+    (before, the edit was made in the copy with a "lines moved by +6" warning)."""
+    (root / "t.py").write_text(ORIGINAL)
+    _done, read = run_json("read", "-f", "t.py", "-s", "3", "-e", "5", cwd=root, env=be_env)
+    assert ":u" in read["viewed_code_id"]
+    block = "def f():\n    x = load()\n    return x\n"
+    if changed.count("\n") == 1:
+        now = ORIGINAL.replace("    x = load()\n", changed)
+    else:
+        now = ORIGINAL.replace(block, changed)
+    now += "\n" + block  # the copy, made from the old text
+    (root / "t.py").write_text(now)
+    done, result = run_json(
+        "replace", "-f", "t.py", "-s", "4", "-c", "    x = load(slow=True)",
+        "--viewed-code-id", read["viewed_code_id"], cwd=root, env=be_env,
+    )  # fmt: skip
+    assert done.returncode == 1 and result["error"]["code"] == "STALE_VIEW", result
+    assert (root / "t.py").read_text() == now
+
+
+def test_a_moved_block_whose_old_place_now_holds_a_blank_line_still_moves(root, be_env):
+    """The edge-line rule ignores lines without a letter or digit: a blank line (or a lone `}`)
+    now at the viewed first line says nothing about where the block went."""
+    (root / "t.py").write_text("a = 1\n\nb = 2\nc = 3\n")
+    _done, read = run_json("read", "-f", "t.py", "-s", "2", "-e", "3", cwd=root, env=be_env)
+    (root / "t.py").write_text("a = 1\n\n\nb = 2\nc = 3\n")  # a blank line inserted above
+    done, result = run_json(
+        "replace", "-f", "t.py", "-s", "3", "-c", "b = 20",
+        "--viewed-code-id", read["viewed_code_id"], cwd=root, env=be_env,
+    )  # fmt: skip
+    assert done.returncode == 0 and result["relocated"] == 1, result
+    assert (root / "t.py").read_text() == "a = 1\n\n\nb = 20\nc = 3\n"
+
+
+def test_a_token_with_only_the_first_line_mark_still_moves(root, be_env):
+    (root / "t.py").write_text(TWINS)
+    _done, read = run_json("read", "-f", "t.py", "-s", "1", "-e", "3", cwd=root, env=be_env)
+    old_style = read["viewed_code_id"].rsplit(".", 1)[0]  # v1:1-3:HASH:uLEN.FIRST
+    assert old_style.count(".") == 1
+    (root / "t.py").write_text("import os\n" + TWINS)
+    done, result = run_json(
+        *REPLACE_LINE_3, "-c", "    return x + 1", "--viewed-code-id", old_style, cwd=root, env=be_env
+    )
+    assert done.returncode == 0 and result["relocated"] == 1, result
