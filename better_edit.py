@@ -451,6 +451,17 @@ MESSAGES = {
         "hunk {hunk} of {file} does not match the file at line {line} or anywhere else",
         "{file} 的第 {hunk} 块在第 {line} 行及其他位置都不匹配",
     ),
+    "patch_changed_in_place": (
+        "hunk {hunk} of {file} does not match at line {line}, yet its line {text} still stands at line "
+        "{at}: the lines were changed there, and the same lines at line {other} are another copy, not "
+        "the place the diff was made for",
+        "{file} 的第 {hunk} 块在第 {line} 行不匹配，但其中的行 {text} 仍在第 {at} 行：这些行是在原处被修改的，"
+        "第 {other} 行的相同内容是另一份副本，不是该 diff 所针对的位置",
+    ),
+    "patch_changed_in_place.hint": (
+        "see 'actual' for those lines now; read the file and make the diff again",
+        "参见 actual 中这些行的现状；请重新读取文件并重新生成 diff",
+    ),
     "patch_delete_mismatch": (
         "hunk {hunk} deletes {file} (+++ /dev/null), but the lines it removes are not the file's whole "
         "content ({count} lines now)",
@@ -11268,6 +11279,12 @@ def _hunk_position(opened, item, lines, old, stated):
             )
         if found:
             start, warnings = found[0] + 1, []
+            edge = _edge_in_place(lines, old, stated) if start != stated else None
+            if edge is not None:
+                raise _hunk_mismatch(
+                    opened, item, lines, old, stated, "patch_changed_in_place",
+                    text=_show(lines[edge].strip()), at=edge + 1, other=start,
+                )  # fmt: skip
             if start != stated:
                 fields = {"hunk": hunk, "file": file, "line": start, "offset": f"{start - stated:+d}"}
                 warnings.append(("w.hunk_offset", fields))
@@ -11275,6 +11292,19 @@ def _hunk_position(opened, item, lines, old, stated):
                 warnings.append(("w.hunk_whitespace", {"hunk": hunk, "file": file}))
             return start, warnings
     raise _hunk_mismatch(opened, item, lines, old, stated)
+
+
+def _edge_in_place(lines, old, stated):
+    """The 0-based line where the first or the last of the hunk's old lines (one with a letter or a
+    digit) still stands at its stated place although the hunk does not match there: its lines were
+    changed in place, so the same lines elsewhere are another copy (docs/cli.md#patch); else None."""
+    for at, line in ((stated - 1, old[0]), (stated - 2 + len(old), old[-1])):
+        if 0 <= at < len(lines) and lines[at].rstrip() == line.rstrip() and _ALNUM_TEXT.search(line):
+            return at
+    return None
+
+
+_ALNUM_TEXT = _LazyPattern(r"[^\W_]")
 
 
 def _hunk_starts(lines, old, stated, loose):
@@ -11291,12 +11321,15 @@ def _candidates(lines, first, loose):
 
 
 def _hunk_mismatch(opened, item, lines, old, stated, key="patch_mismatch", **fields):
+    """MISMATCH with `actual`, the lines at the stated place now, and the block most like the hunk
+    (none when that is a copy the hunk was not made for: patch_changed_in_place)."""
     file = opened.file
     actual = "\n".join(lines[max(0, stated - 1) : stated - 1 + len(old)])
+    closest = None if key == "patch_changed_in_place" else closest_of(opened, "\n".join(old))
     return ToolError(
         "MISMATCH",
         key,
-        data={"actual": actual, "found_at": [], "closest": closest_of(opened, "\n".join(old))},
+        data={"actual": actual, "found_at": [], "closest": closest},
         hunk=item.get("hunk", item["index"] + 1),
         file=file,
         line=stated,

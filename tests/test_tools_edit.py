@@ -289,6 +289,50 @@ def test_patch_offset_creation_deletion_and_rollback(root, be_env):
         server.close()
 
 
+COPIED = "def f():\n    x = load()\n    return x\n"
+DIFF_OF_F = "--- a/t.py\n+++ b/t.py\n@@ -9,3 +9,3 @@\n def f():\n-    x = load()\n+    x = load(fast=True)\n     return x\n"
+
+
+@pytest.mark.parametrize(
+    "edited, stands",
+    [
+        (("    x = load()\n", "    x = load(cache=1)\n"), (9, "def f():")),  # first and last stand
+        (("def f():\n", "def f(y):\n"), (11, "return x")),  # only the last line stands
+        (("    return x\n", "    return x or 0\n"), (9, "def f():")),  # only the first stands
+    ],
+    ids=["middle", "last", "first"],
+)
+def test_a_hunk_whose_lines_were_changed_in_place_never_applies_to_a_copy(root, be_env, edited, stands):
+    """The diff was made when lines 9-11 held f; since then f was changed there, and a copy of the
+    old f stands at lines 2-4. The copy is the only place the hunk matches, but an edge line of the
+    hunk still stands at line 9 or 11: MISMATCH naming it, `actual` the lines at 9-11, no `closest`
+    (it would be the copy), nothing written. Before, the hunk went to the copy "at offset -7"."""
+    tail = "\n".join(f"x{n} = {n}" for n in range(3)) + "\n\n" + COPIED.replace(*edited) + "end = 1\n"
+    text = "import os\n" + COPIED + tail
+    assert text.splitlines()[8:11] == COPIED.replace(*edited).splitlines()
+    (root / "t.py").write_text(text)
+    done, answer = run_json("patch", input=DIFF_OF_F.encode(), cwd=root, env=be_env)
+    assert done.returncode == 1 and answer["error"]["code"] == "MISMATCH", answer
+    error = answer["error"]
+    assert f'its line "{stands[1]}" still stands at line {stands[0]}' in error["message"], error
+    assert "the same lines at line 2 are another copy" in error["message"]
+    assert error["actual"] == COPIED.replace(*edited).rstrip("\n") and error["closest"] is None
+    assert (root / "t.py").read_text() == text
+
+
+def test_a_hunk_still_applies_at_an_offset_when_only_blank_lines_stand_where_it_was(root, be_env):
+    """A blank context line at the stated place says nothing: the hunk moved by the lines added above."""
+    (root / "t.py").write_text("a = 1\n\n\ndef f():\n    return 1\n")
+    patch = "--- a/t.py\n+++ b/t.py\n@@ -2,3 +2,3 @@\n \n def f():\n-    return 1\n+    return 2\n"
+    server = Server(root, be_env)
+    try:
+        result = server.ok("be-edit", {"patch": patch})
+        assert any("applied at line 3 (offset +1)" in w for w in result["warnings"]), result
+    finally:
+        server.close()
+    assert (root / "t.py").read_text() == "a = 1\n\n\ndef f():\n    return 2\n"
+
+
 def test_patch_ambiguous_and_mismatch(root, be_env):
     (root / "f.txt").write_text("x\nsame\nx\nsame\n")
     patch = "--- a/f.txt\n+++ b/f.txt\n@@ -9,1 +9,1 @@\n-same\n+other\n"
