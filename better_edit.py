@@ -494,6 +494,16 @@ MESSAGES = {
         "see 'actual'; 'found_at' lists where old does occur (your line numbers may be stale)",
         "参见 actual；found_at 列出 old 实际出现的位置（行号可能已过期）",
     ),
+    "mismatch_in_place": (
+        "the text at lines {start}-{end} of {file} is not the given old text, yet its line {text} "
+        "still stands at line {at}: those lines were changed since old was copied from them",
+        "{file} 第 {start}-{end} 行的内容与 old 不一致，但其中的行 {text} 仍在第 {at} 行："
+        "这些行在复制 old 之后已被修改",
+    ),
+    "mismatch_in_place.hint": (
+        "see 'actual' for those lines now and make old from them; a copy of old elsewhere is other code",
+        "参见 actual 中这些行的现状，并据此重写 old；别处与 old 相同的内容是另一段代码",
+    ),
     "mismatch_none": ("old was not found in {file}", "在 {file} 中找不到 old"),
     "placeholder": (
         "content line {line} looks like a placeholder for code that is kept: {text!r}; writing it would "
@@ -8839,6 +8849,10 @@ def _relocation(viewed, d, edit_first, edit_last, located, insert):
     return [("w.relocated", fields)], d
 
 
+_ALNUM = _LazyPattern(rb"[0-9A-Za-z\x80-\xff]")  # (a line that can tell where it is: not blank, not `}`)
+_ALNUM_TEXT = _LazyPattern(r"[^\W_]")  # (the same in text)
+
+
 def _moved_view(opened, vstart, vend, digest, fingerprint):
     """First lines of the windows of the viewed size whose bytes give the token's hash (at most two
     are looked for: one means the block moved). Only windows of the viewed lines' byte size whose
@@ -8873,9 +8887,6 @@ def _moved_view(opened, vstart, vend, digest, fingerprint):
             if len(found) > 1:
                 break
     return found
-
-
-_ALNUM = _LazyPattern(rb"[0-9A-Za-z\x80-\xff]")
 
 
 def _line_starts(body):
@@ -9615,14 +9626,17 @@ def _replace_lines(ctx, args, opened):
         if current != wanted:
             _tier, spans = locate_old(opened.normalized(), args["old"])
             found_at = [{"start": s[0], "end": s[2]} for s in spans]
-            raise ToolError(
-                "MISMATCH",
-                "mismatch_lines",
-                data={"actual": current, "found_at": found_at, "closest": closest_of(opened, args["old"])},
-                file=file,
-                start=start,
-                end=end,
-            )
+            closest = closest_of(opened, args["old"])
+            data = {"actual": current, "found_at": found_at, "closest": closest}
+            stands = _edge_standing(current, wanted, start)
+            if stands is not None and (closest or {"start": start})["start"] != start:
+                # the lines were changed where old was copied from: another copy is not them
+                data.update(found_at=[], closest=None)
+                fields = {"text": _show(stands[1].strip()), "at": stands[0]}
+                raise ToolError(
+                    "MISMATCH", "mismatch_in_place", data=data, file=file, start=start, end=end, **fields
+                )
+            raise ToolError("MISMATCH", "mismatch_lines", data=data, file=file, start=start, end=end)
     placeholder_guard(args, opened, args["content"], body[a:b].decode(text.codec))
     eol = dominant_eol(body)
     lines = content_lines(args["content"])
@@ -9733,6 +9747,17 @@ def placeholder_guard(args, opened, content, replaced):
     if found is not None:
         line, text = found
         raise ToolError("PLACEHOLDER", "placeholder", data={"line": line, "text": text}, line=line, text=text)
+
+
+def _edge_standing(current, wanted, start):
+    """(line number, text) of the first or the last line of `wanted` (one with a letter or a digit)
+    that `current`, the differing lines from `start` on, still holds in its place, else None: the
+    lines were changed there, not moved (docs/behaviour.md#viewed_code_id)."""
+    now, then = current.split("\n"), wanted.split("\n")
+    for at, line, held in ((start, then[0], now[0]), (start + len(now) - 1, then[-1], now[-1])):
+        if line == held and _ALNUM_TEXT.search(line):
+            return at, line
+    return None
 
 
 def closest_of(opened, old):
@@ -11302,9 +11327,6 @@ def _edge_in_place(lines, old, stated):
         if 0 <= at < len(lines) and lines[at].rstrip() == line.rstrip() and _ALNUM_TEXT.search(line):
             return at
     return None
-
-
-_ALNUM_TEXT = _LazyPattern(r"[^\W_]")
 
 
 def _hunk_starts(lines, old, stated, loose):

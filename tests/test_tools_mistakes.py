@@ -597,6 +597,30 @@ def test_a_moved_block_whose_old_place_now_holds_a_blank_line_still_moves(root, 
     assert (root / "t.py").read_text() == "a = 1\n\n\nb = 20\nc = 3\n"
 
 
+def test_an_old_whose_lines_were_changed_in_place_points_at_no_copy(server, root):
+    """`old` copied from lines 9-11, which were changed there since; the same old text stands at
+    lines 2-4. The MISMATCH names the line that still stands and offers neither `found_at` nor
+    `closest` there (a retry by them would edit the copy); `actual` holds lines 9-11 now."""
+    f = "def f():\n    x = load()\n    return x\n"
+    text = (
+        "import os\n" + f + "x0 = 0\nx1 = 1\nx2 = 2\n\n" + f.replace("load()", "load(cache=1)") + "end = 1\n"
+    )
+    (root / "t.py").write_text(text)
+    args = {
+        "file": "t.py",
+        "start": 9,
+        "end": 11,
+        "old": f,
+        "content": f.replace("load()", "load(fast=True)"),
+    }
+    error = server.err("be-replace", "MISMATCH", args)
+    assert 'its line "def f():" still stands at line 9' in error["message"], error
+    assert error["found_at"] == [] and error["closest"] is None
+    assert error["actual"] == "def f():\n    x = load(cache=1)\n    return x"
+    assert _mechanical_retry(args, error) is None
+    assert (root / "t.py").read_text() == text
+
+
 def test_a_token_with_only_the_first_line_mark_still_moves(root, be_env):
     (root / "t.py").write_text(TWINS)
     _done, read = run_json("read", "-f", "t.py", "-s", "1", "-e", "3", cwd=root, env=be_env)
