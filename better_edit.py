@@ -8853,6 +8853,23 @@ _ALNUM = _LazyPattern(rb"[0-9A-Za-z\x80-\xff]")  # (a line that can tell where i
 _ALNUM_TEXT = _LazyPattern(r"[^\W_]")  # (the same in text)
 
 
+def _changed_in_place(now, then):
+    """The index of the first or the last line of `then` (one with a letter or a digit) that `now`,
+    the lines where `then` was expected, still holds in its place, when more than half of the lines
+    of `then` stand in their places too; else None. Those lines were then changed there, not moved,
+    and the same lines elsewhere are another copy (docs/behaviour.md#viewed_code_id).
+
+    >>> _changed_in_place(["def f():", "    x = 2", "    return x"], ["def f():", "    x = 1", "    return x"])
+    0
+    >>> _changed_in_place(["try:", "    y = g()"], ["try:", "    x = f()"]) is None  # only a common line
+    True
+    """
+    same = [i < len(now) and now[i].rstrip() == line.rstrip() for i, line in enumerate(then)]
+    if 2 * sum(same) <= len(then):
+        return None
+    return next((i for i in (0, len(then) - 1) if same[i] and _ALNUM_TEXT.search(then[i])), None)
+
+
 def _moved_view(opened, vstart, vend, digest, fingerprint):
     """First lines of the windows of the viewed size whose bytes give the token's hash (at most two
     are looked for: one means the block moved). Only windows of the viewed lines' byte size whose
@@ -9628,11 +9645,12 @@ def _replace_lines(ctx, args, opened):
             found_at = [{"start": s[0], "end": s[2]} for s in spans]
             closest = closest_of(opened, args["old"])
             data = {"actual": current, "found_at": found_at, "closest": closest}
-            stands = _edge_standing(current, wanted, start)
+            then = wanted.split("\n")
+            stands = _changed_in_place(current.split("\n"), then)
             if stands is not None and (closest or {"start": start})["start"] != start:
                 # the lines were changed where old was copied from: another copy is not them
                 data.update(found_at=[], closest=None)
-                fields = {"text": _show(stands[1].strip()), "at": stands[0]}
+                fields = {"text": _show(then[stands].strip()), "at": start + stands}
                 raise ToolError(
                     "MISMATCH", "mismatch_in_place", data=data, file=file, start=start, end=end, **fields
                 )
@@ -9747,17 +9765,6 @@ def placeholder_guard(args, opened, content, replaced):
     if found is not None:
         line, text = found
         raise ToolError("PLACEHOLDER", "placeholder", data={"line": line, "text": text}, line=line, text=text)
-
-
-def _edge_standing(current, wanted, start):
-    """(line number, text) of the first or the last line of `wanted` (one with a letter or a digit)
-    that `current`, the differing lines from `start` on, still holds in its place, else None: the
-    lines were changed there, not moved (docs/behaviour.md#viewed_code_id)."""
-    now, then = current.split("\n"), wanted.split("\n")
-    for at, line, held in ((start, then[0], now[0]), (start + len(now) - 1, then[-1], now[-1])):
-        if line == held and _ALNUM_TEXT.search(line):
-            return at, line
-    return None
 
 
 def closest_of(opened, old):
@@ -11304,11 +11311,12 @@ def _hunk_position(opened, item, lines, old, stated):
             )
         if found:
             start, warnings = found[0] + 1, []
-            edge = _edge_in_place(lines, old, stated) if start != stated else None
-            if edge is not None:
+            there = lines[max(0, stated - 1) : stated - 1 + len(old)] if stated >= 1 else []
+            edge = _changed_in_place(there, old) if start != stated else None
+            if edge is not None:  # (its lines were changed at the stated place: `start` is a copy)
                 raise _hunk_mismatch(
                     opened, item, lines, old, stated, "patch_changed_in_place",
-                    text=_show(lines[edge].strip()), at=edge + 1, other=start,
+                    text=_show(old[edge].strip()), at=stated + edge, other=start,
                 )  # fmt: skip
             if start != stated:
                 fields = {"hunk": hunk, "file": file, "line": start, "offset": f"{start - stated:+d}"}
@@ -11317,16 +11325,6 @@ def _hunk_position(opened, item, lines, old, stated):
                 warnings.append(("w.hunk_whitespace", {"hunk": hunk, "file": file}))
             return start, warnings
     raise _hunk_mismatch(opened, item, lines, old, stated)
-
-
-def _edge_in_place(lines, old, stated):
-    """The 0-based line where the first or the last of the hunk's old lines (one with a letter or a
-    digit) still stands at its stated place although the hunk does not match there: its lines were
-    changed in place, so the same lines elsewhere are another copy (docs/cli.md#patch); else None."""
-    for at, line in ((stated - 1, old[0]), (stated - 2 + len(old), old[-1])):
-        if 0 <= at < len(lines) and lines[at].rstrip() == line.rstrip() and _ALNUM_TEXT.search(line):
-            return at
-    return None
 
 
 def _hunk_starts(lines, old, stated, loose):

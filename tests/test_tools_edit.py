@@ -333,6 +333,17 @@ def test_a_hunk_still_applies_at_an_offset_when_only_blank_lines_stand_where_it_
     assert (root / "t.py").read_text() == "a = 1\n\n\ndef f():\n    return 2\n"
 
 
+def test_a_hunk_moved_onto_a_place_whose_first_line_is_like_its_own_still_applies(root, be_env):
+    """Lines added above moved the hunk by two; the line now at its stated place happens to equal
+    its first line, but nothing else of it stands there: an offset, not lines changed in place."""
+    text = "x = 1\nreturn_value = 0\ny = 2\nreturn_value = 0\nz = 3\nw = 4\n"
+    (root / "t.py").write_text(text)
+    patch = "--- a/t.py\n+++ b/t.py\n@@ -2,3 +2,3 @@\n return_value = 0\n-z = 3\n+z = 30\n w = 4\n"
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0 and any("offset +2" in w for w in answer["warnings"]), answer
+    assert (root / "t.py").read_text() == text.replace("z = 3\n", "z = 30\n")
+
+
 def test_patch_ambiguous_and_mismatch(root, be_env):
     (root / "f.txt").write_text("x\nsame\nx\nsame\n")
     patch = "--- a/f.txt\n+++ b/f.txt\n@@ -9,1 +9,1 @@\n-same\n+other\n"

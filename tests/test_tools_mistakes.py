@@ -621,6 +621,19 @@ def test_an_old_whose_lines_were_changed_in_place_points_at_no_copy(server, root
     assert (root / "t.py").read_text() == text
 
 
+def test_stale_line_numbers_on_a_common_first_line_still_point_at_old(server, root):
+    """Line 2 holds `try:` like old's first line, but nothing else of old: a coincidence, not lines
+    changed in place, so `found_at` and `closest` still lead the retry to where old is."""
+    text = "def a():\n    try:\n        return 1\n    except E:\n        pass\n\ndef b():\n    try:\n        x = f()\n        return x\n    except E:\n        pass\n"
+    (root / "t.py").write_text(text)
+    old = "    try:\n        x = f()\n        return x"
+    args = {"file": "t.py", "start": 2, "end": 4, "old": old, "content": "    try:\n        return f()"}
+    error = server.err("be-replace", "MISMATCH", args)
+    assert error["found_at"] == [{"start": 8, "end": 10}] and error["closest"]["start"] == 8, error
+    server.ok("be-replace", dict(_mechanical_retry(args, error), file="t.py"))
+    assert (root / "t.py").read_text() == text.replace(old, "    try:\n        return f()")
+
+
 def test_a_token_with_only_the_first_line_mark_still_moves(root, be_env):
     (root / "t.py").write_text(TWINS)
     _done, read = run_json("read", "-f", "t.py", "-s", "1", "-e", "3", cwd=root, env=be_env)
