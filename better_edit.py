@@ -8885,13 +8885,8 @@ def _moved_view(opened, vstart, vend, digest, fingerprint):
     from zlib import crc32
 
     view = memoryview(body)
-    # Its first or its last line still where it stood: the lines were changed there, not moved (an
-    # identical copy elsewhere, made since the read, is another block: docs/behaviour.md#viewed_code_id)
-    for line, crc in ((vstart, first_crc), (vend, last_crc)):
-        if crc is not None and line <= lines:
-            edge = view[starts[line - 1] : starts[line]]
-            if crc32(edge) == crc and _ALNUM.search(edge):  # (blank lines and `}` repeat too often)
-                return []
+    if _edge_stands(view, starts, ((vstart, first_crc), (vend, last_crc))):
+        return []
     prefix = _sha256_new(f"{opened.real}\0{vstart}\0{vend}\0".encode("utf-8", "surrogatepass"))
     found = []
     for line, (a, b) in enumerate(zip(starts, starts[count:]), 1):
@@ -8904,6 +8899,20 @@ def _moved_view(opened, vstart, vend, digest, fingerprint):
             if len(found) > 1:
                 break
     return found
+
+
+def _edge_stands(view, starts, edges):
+    """Whether one of the viewed edge lines, (line number, CRC-32 or None), still stands where it
+    was read: the lines were then changed there, not moved, and an identical copy elsewhere, made
+    since the read, is another block (docs/behaviour.md#viewed_code_id)."""
+    from zlib import crc32
+
+    for line, crc in edges:
+        if crc is not None and line < len(starts):
+            edge = view[starts[line - 1] : starts[line]]
+            if crc32(edge) == crc and _ALNUM.search(edge):  # (blank lines and `}` repeat too often)
+                return True
+    return False
 
 
 def _line_starts(body):
@@ -11311,13 +11320,8 @@ def _hunk_position(opened, item, lines, old, stated):
             )
         if found:
             start, warnings = found[0] + 1, []
-            there = lines[max(0, stated - 1) : stated - 1 + len(old)] if stated >= 1 else []
-            edge = _changed_in_place(there, old) if start != stated else None
-            if edge is not None:  # (its lines were changed at the stated place: `start` is a copy)
-                raise _hunk_mismatch(
-                    opened, item, lines, old, stated, "patch_changed_in_place",
-                    text=_show(old[edge].strip()), at=stated + edge, other=start,
-                )  # fmt: skip
+            if start != stated:
+                _refuse_a_copy(opened, item, lines, old, stated, start)
             if start != stated:
                 fields = {"hunk": hunk, "file": file, "line": start, "offset": f"{start - stated:+d}"}
                 warnings.append(("w.hunk_offset", fields))
@@ -11325,6 +11329,17 @@ def _hunk_position(opened, item, lines, old, stated):
                 warnings.append(("w.hunk_whitespace", {"hunk": hunk, "file": file}))
             return start, warnings
     raise _hunk_mismatch(opened, item, lines, old, stated)
+
+
+def _refuse_a_copy(opened, item, lines, old, stated, start):
+    """MISMATCH when the hunk's lines were changed at its stated place (_changed_in_place): the
+    same lines at `start` are then a copy the diff was not made for (docs/cli.md#patch)."""
+    edge = _changed_in_place(lines[max(0, stated - 1) : stated - 1 + len(old)] if stated >= 1 else [], old)
+    if edge is not None:
+        raise _hunk_mismatch(
+            opened, item, lines, old, stated, "patch_changed_in_place",
+            text=_show(old[edge].strip()), at=stated + edge, other=start,
+        )  # fmt: skip
 
 
 def _hunk_starts(lines, old, stated, loose):
