@@ -9656,8 +9656,11 @@ def _replace_lines(ctx, args, opened):
             data = {"actual": current, "found_at": found_at, "closest": closest}
             then = wanted.split("\n")
             stands = _changed_in_place(current.split("\n"), then)
-            if stands is not None and (closest or {"start": start})["start"] != start:
-                # the lines were changed where old was copied from: another copy is not them
+            elsewhere = [
+                one["start"] for one in found_at + [closest or {"start": start}] if one["start"] != start
+            ]
+            if stands is not None and elsewhere:
+                # the lines were changed where old was copied from: a copy elsewhere is other code
                 data.update(found_at=[], closest=None)
                 fields = {"text": _show(then[stands].strip()), "at": start + stands}
                 raise ToolError(
@@ -11322,7 +11325,6 @@ def _hunk_position(opened, item, lines, old, stated):
             start, warnings = found[0] + 1, []
             if start != stated:
                 _refuse_a_copy(opened, item, lines, old, stated, start)
-            if start != stated:
                 fields = {"hunk": hunk, "file": file, "line": start, "offset": f"{start - stated:+d}"}
                 warnings.append(("w.hunk_offset", fields))
             if loose:

@@ -634,6 +634,17 @@ def test_stale_line_numbers_on_a_common_first_line_still_point_at_old(server, ro
     assert (root / "t.py").read_text() == text.replace(old, "    try:\n        return f()")
 
 
+def test_old_differing_only_in_trailing_space_at_its_line_keeps_its_closest(server, root):
+    """The named line holds old but for trailing spaces: that line is the place, so `closest` and
+    `found_at` still name it (the changed-in-place rule drops only candidates elsewhere)."""
+    (root / "t.txt").write_text("a\nfoo  \nb\n")
+    args = {"file": "t.txt", "start": 2, "old": "foo", "content": "bar"}
+    error = server.err("be-replace", "MISMATCH", args)
+    assert error["closest"]["start"] == 2 and "still stands" not in error["message"], error
+    server.ok("be-replace", dict(_mechanical_retry(args, error), file="t.txt"))
+    assert (root / "t.txt").read_text() == "a\nbar\nb\n"
+
+
 def test_a_token_with_only_the_first_line_mark_still_moves(root, be_env):
     (root / "t.py").write_text(TWINS)
     _done, read = run_json("read", "-f", "t.py", "-s", "1", "-e", "3", cwd=root, env=be_env)
