@@ -9650,23 +9650,7 @@ def _replace_lines(ctx, args, opened):
         current = _strip_one_newline(normalize_newlines(body[a:b].decode(text.codec)))
         wanted = _strip_one_newline(normalize_newlines(args["old"]))
         if current != wanted:
-            _tier, spans = locate_old(opened.normalized(), args["old"])
-            found_at = [{"start": s[0], "end": s[2]} for s in spans]
-            closest = closest_of(opened, args["old"])
-            data = {"actual": current, "found_at": found_at, "closest": closest}
-            then = wanted.split("\n")
-            stands = _changed_in_place(current.split("\n"), then)
-            elsewhere = [
-                one["start"] for one in found_at + [closest or {"start": start}] if one["start"] != start
-            ]
-            if stands is not None and elsewhere:
-                # the lines were changed where old was copied from: a copy elsewhere is other code
-                data.update(found_at=[], closest=None)
-                fields = {"text": _show(then[stands].strip()), "at": start + stands}
-                raise ToolError(
-                    "MISMATCH", "mismatch_in_place", data=data, file=file, start=start, end=end, **fields
-                )
-            raise ToolError("MISMATCH", "mismatch_lines", data=data, file=file, start=start, end=end)
+            raise _lines_mismatch(opened, args["old"], current, wanted, start, end)
     placeholder_guard(args, opened, args["content"], body[a:b].decode(text.codec))
     eol = dominant_eol(body)
     lines = content_lines(args["content"])
@@ -9679,6 +9663,27 @@ def _replace_lines(ctx, args, opened):
 
 
 _READ_PREFIX = _LazyPattern(r"(\d{1,15})\t(.*)")
+
+
+def _lines_mismatch(opened, old, current, wanted, start, end):
+    """MISMATCH of lines start..end that do not hold `old` (`current`, `wanted`: both normalized):
+    `actual`, where old does occur (`found_at`) and the block most like it (`closest`), unless the
+    lines were changed where old was copied from (_changed_in_place): then no candidate elsewhere,
+    which would be other code (docs/cli.md#replace)."""
+    _tier, spans = locate_old(opened.normalized(), old)
+    found_at = [{"start": s[0], "end": s[2]} for s in spans]
+    closest = closest_of(opened, old)
+    data = {"actual": current, "found_at": found_at, "closest": closest}
+    then = wanted.split("\n")
+    stands = _changed_in_place(current.split("\n"), then)
+    elsewhere = [one["start"] for one in found_at + [closest or {"start": start}] if one["start"] != start]
+    if stands is not None and elsewhere:
+        data.update(found_at=[], closest=None)
+        fields = {"text": _show(then[stands].strip()), "at": start + stands}
+        return ToolError(
+            "MISMATCH", "mismatch_in_place", data=data, file=opened.file, start=start, end=end, **fields
+        )
+    return ToolError("MISMATCH", "mismatch_lines", data=data, file=opened.file, start=start, end=end)
 
 
 def _read_prefixed(old):
