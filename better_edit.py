@@ -8861,7 +8861,7 @@ def _changed_in_place(now, then):
 
     >>> _changed_in_place(["def f():", "    x = 2", "    return x"], ["def f():", "    x = 1", "    return x"])
     0
-    >>> _changed_in_place(["try:", "    y = g()"], ["try:", "    x = f()"]) is None  # only a common line
+    >>> _changed_in_place(["try:", "    y = g()"], ["try:", "    x = f()"]) is None  # (only a common line)
     True
     """
     same = [i < len(now) and now[i].rstrip() == line.rstrip() for i, line in enumerate(then)]

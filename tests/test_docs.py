@@ -237,3 +237,13 @@ def _version():
     import better_edit
 
     return better_edit.__version__
+
+
+def test_the_examples_in_the_module_docstrings_hold():
+    """`>>>` examples in better_edit.py's docstrings are run, so none of them can go stale."""
+    import doctest
+
+    import better_edit
+
+    results = doctest.testmod(better_edit, optionflags=doctest.ELLIPSIS)
+    assert results.failed == 0 and results.attempted >= 4, results
