@@ -124,6 +124,10 @@ MESSAGES = {
         "check the path; relative paths resolve against {base}",
         "检查路径；相对路径以 {base} 为基准",
     ),
+    "not_found_near.hint": (
+        "did you mean {near}? (see 'did_you_mean'; relative paths resolve against {base})",
+        "是否指 {near}？（见 did_you_mean；相对路径以 {base} 为基准）",
+    ),
     "is_directory": ("{file} is a directory, not a file", "{file} 是目录，不是文件"),
     "path_names_folder": (
         "{file} ends with /, so it names a folder, not a file",
@@ -6218,6 +6222,35 @@ def resolve_path(ctx, file):
 # --- a located file and its text ------------------------------------------------------------------
 
 
+def not_found(file, base, real):
+    """NOT_FOUND for `file` (at `real`), with the names a slip of the hand would have meant
+    (`did_you_mean`: docs/behaviour.md#errors): files in its folder whose names differ only in
+    case, in spaces around them or in their extension."""
+    near = []
+    folder, name = os.path.split(real)
+    wanted = {name.lower(), name.strip().lower(), os.path.splitext(name.strip())[0].lower()}
+    try:
+        with os.scandir(folder) as entries:
+            for count, entry in enumerate(entries):
+                if count >= _NEAR_LOOKS or len(near) >= 5:
+                    break
+                key = entry.name.lower()
+                if entry.name != name and (key in wanted or os.path.splitext(key)[0] in wanted):
+                    if entry.is_file():
+                        near.append(os.path.join(os.path.dirname(file), entry.name))
+    except OSError:
+        pass  # (no folder to look in: the plain answer)
+    if not near:
+        return ToolError("NOT_FOUND", "not_found", file=file, base=base)
+    return ToolError(
+        "NOT_FOUND", "not_found", "not_found_near.hint", data={"did_you_mean": sorted(near)},
+        file=file, base=base, near=", ".join(_show(one) for one in sorted(near)[:3]),
+    )  # fmt: skip
+
+
+_NEAR_LOOKS = 10_000  # folder entries a NOT_FOUND looks at for names like the one asked for
+
+
 class Place:
     """A file reached by locate(): its folder's handle, its name, folders still to create.
 
@@ -6267,7 +6300,7 @@ class Place:
         """The stat of an existing regular file, or NOT_FOUND / INVALID_ARGUMENT."""
         st = self.lstat()
         if st is None:
-            raise ToolError("NOT_FOUND", "not_found", file=self.file, base=ctx.root or ctx.cwd)
+            raise not_found(self.file, ctx.root or ctx.cwd, self.real)
         _require_regular(st, self.file)
         return st
 
@@ -6291,7 +6324,7 @@ class Place:
         try:
             fd, st = self.open()
         except FileNotFoundError:
-            raise ToolError("NOT_FOUND", "not_found", file=self.file, base=self.folder.path) from None
+            raise not_found(self.file, self.folder.path, self.real) from None
         except OSError as exc:
             if _errno_name(exc) == "ELOOP":  # swapped for a symlink between check and use
                 raise ToolError(
@@ -10664,7 +10697,7 @@ def _item_change(ctx, args, item, opened, exists):
         item["force"] = args.get("force")
         return item["plan"](ctx, opened, exists)
     if not exists and op != "write":
-        raise ToolError("NOT_FOUND", "not_found", file=item["file"], base=ctx.root or ctx.cwd)
+        raise not_found(item["file"], ctx.root or ctx.cwd, opened.real)
     if op == "replace":
         _replace_arguments(item_args)
         return _replace_change(ctx, item_args, opened)
@@ -11239,7 +11272,7 @@ def _hunk_plan(ctx, item, opened, exists, hunk):
         content = "\n".join(new) + ("" if no_newline or not new else "\n")
         return _write_change({"content": content, "force": item.get("force")}, opened, exists=False)
     if not exists:
-        raise ToolError("NOT_FOUND", "not_found", file=file, base=ctx.root or ctx.cwd)
+        raise not_found(file, ctx.root or ctx.cwd, opened.real)
     lines = _file_lines(opened)
     content = "".join(line + "\n" for line in new)
     if item["delete_file"]:

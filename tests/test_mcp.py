@@ -1591,3 +1591,21 @@ def test_server_started_by_hand_says_what_it_waits_for(be_env, root):
         be_command_prefix(), input=b"", capture_output=True, cwd=root, env=be_env, timeout=20
     )
     assert piped.returncode == 0 and piped.stderr == b""
+
+
+def test_a_missing_file_is_answered_with_the_names_it_nearly_named(serve, root):
+    """NOT_FOUND's `did_you_mean`: another case, spaces around the name, another extension; a name
+    with nothing like it gets the plain hint (docs/behaviour.md#errors)."""
+    (root / "README.md").write_text("# r\n")
+    (root / "app.ts").write_text("x\n")
+    (root / "Readme").mkdir()  # (a folder is no suggestion)
+    server = serve()
+    for asked, near in (("readme.md", ["README.md"]), (" app.ts", ["app.ts"]), ("app.js", ["app.ts"])):
+        error = server.err("be-read", "NOT_FOUND", file=asked)
+        assert error["did_you_mean"] == near, error
+        assert f'did you mean "{near[0]}"?' in error["hint"]
+    (root / "sub").mkdir()
+    error = server.err("be-replace", "NOT_FOUND", {"file": "sub/../README.mdx", "start": 1, "content": "x"})
+    assert error["did_you_mean"] == ["sub/../README.md"], error
+    error = server.err("be-read", "NOT_FOUND", file="nothing.txt")
+    assert "did_you_mean" not in error and error["hint"].startswith("check the path")
