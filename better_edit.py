@@ -6224,28 +6224,36 @@ def resolve_path(ctx, file):
 
 def not_found(file, base, real):
     """NOT_FOUND for `file` (at `real`), with the names a slip of the hand would have meant
-    (`did_you_mean`: docs/behaviour.md#errors): files in its folder whose names differ only in
-    case, in spaces around them or in their extension."""
-    near = []
-    folder, name = os.path.split(real)
-    wanted = {name.lower(), name.strip().lower(), os.path.splitext(name.strip())[0].lower()}
-    try:
-        with os.scandir(folder) as entries:
-            for count, entry in enumerate(entries):
-                if count >= _NEAR_LOOKS or len(near) >= 5:
-                    break
-                key = entry.name.lower()
-                if entry.name != name and (key in wanted or os.path.splitext(key)[0] in wanted):
-                    if entry.is_file():
-                        near.append(os.path.join(os.path.dirname(file), entry.name))
-    except OSError:
-        pass  # (no folder to look in: the plain answer)
+    (`did_you_mean`: docs/behaviour.md#errors)."""
+    near = [os.path.join(os.path.dirname(file), one) for one in _names_like(*os.path.split(real))]
     if not near:
         return ToolError("NOT_FOUND", "not_found", file=file, base=base)
     return ToolError(
-        "NOT_FOUND", "not_found", "not_found_near.hint", data={"did_you_mean": sorted(near)},
-        file=file, base=base, near=", ".join(_show(one) for one in sorted(near)[:3]),
+        "NOT_FOUND", "not_found", "not_found_near.hint", data={"did_you_mean": near},
+        file=file, base=base, near=", ".join(_show(one) for one in near[:3]),
     )  # fmt: skip
+
+
+def _names_like(folder, name):
+    """The files of `folder` (of its first _NEAR_LOOKS entries) whose names differ from `name` only
+    in case, in spaces around it or in the extension: at most 5, sorted."""
+    import itertools
+
+    keys = {name.lower(), name.strip().lower(), os.path.splitext(name.strip())[0].lower()}
+    found = []
+    try:
+        with os.scandir(folder) as entries:
+            for entry in itertools.islice(entries, _NEAR_LOOKS):
+                key = entry.name.lower()
+                if (
+                    entry.name != name
+                    and (key in keys or os.path.splitext(key)[0] in keys)
+                    and entry.is_file()
+                ):
+                    found.append(entry.name)
+    except OSError:
+        return []  # (no folder to look in: the plain answer)
+    return sorted(found)[:5]
 
 
 _NEAR_LOOKS = 10_000  # folder entries a NOT_FOUND looks at for names like the one asked for
