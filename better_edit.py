@@ -6662,7 +6662,12 @@ def check_writable(place, st):
     a read-only file is a user's statement, not an obstacle to work around.
     """
     if st is not None and (not place.folder.access(place.name) or not st.st_mode & 0o222):
-        raise ToolError("PERMISSION", "permission", path=place.real, detail="read-only (no write permission)")
+        detail = "read-only (no write permission)"
+        if _bits_allow_writing(st):  # (yet the system refuses: chattr +i or +a on Linux, uchg on BSD)
+            detail = (
+                "the system refuses writes although its permission bits allow them: immutable or append-only?"
+            )
+        raise ToolError("PERMISSION", "permission", path=place.real, detail=detail)
     if st is None or not written_in_place(place, st):  # (a rename needs the folder)
         folder_mode = place.folder.mode()
         if folder_mode is not None and (not place.folder.access(".") or not folder_mode & 0o222):
@@ -6672,6 +6677,14 @@ def check_writable(place, st):
                 path=place.folder.path,
                 detail="read-only folder (no write permission)",
             )
+
+
+def _bits_allow_writing(st):
+    """Whether the permission bits alone let this process write the file (root: any write bit)."""
+    euid = os.geteuid() if hasattr(os, "geteuid") else None
+    if euid is None:
+        return False
+    return bool(st.st_mode & (0o222 if euid == 0 else 0o200 if st.st_uid == euid else 0))
 
 
 def file_signature(st):

@@ -1215,3 +1215,22 @@ def test_the_script_works_on_the_oldest_and_the_newest_python(python, be_env, ro
         assert server.ok("be-read", {"file": "m.py"})["total"] == 3
     finally:
         server.close()
+
+
+def test_an_immutable_file_is_named_as_such_not_as_read_only(run_be, root):
+    """chattr +i: the mode allows writing, the system does not. The message said "read-only (no
+    write permission)", which the mode contradicts; it now says what is refusing."""
+    import shutil
+
+    path = write(root / "i.txt", "a\n")
+    chattr = shutil.which("chattr")
+    if chattr is None or subprocess.run([chattr, "+i", str(path)], capture_output=True).returncode:
+        pytest.skip("chattr +i is not available here (needs Linux, root and a file system that has it)")
+    try:
+        proc = run_be("replace", "-f", "i.txt", "-s", "1", "-c", "b", "-o", "json")
+        error = json.loads(proc.stdout)["error"]
+        assert proc.returncode == 1 and error["code"] == "PERMISSION"
+        assert "immutable or append-only" in error["message"] and "read-only" not in error["message"], error
+    finally:
+        subprocess.run([chattr, "-i", str(path)])
+    assert path.read_text() == "a\n"
