@@ -379,6 +379,13 @@ MESSAGES = {
         "call; nothing was changed",
         "本进程可打开的文件数太少：请提高上限（ulimit -n）或在一次调用中编辑更少的文件；未做任何修改",
     ),
+    "permission_eperm.hint": (
+        "the system refused the operation itself: the file or its folder may be immutable or "
+        "append-only (lsattr shows i or a), or the folder sticky and owned by another user. Nothing "
+        "was changed",
+        "系统拒绝了该操作本身：文件或其所在文件夹可能是不可变或仅追加的（lsattr 显示 i 或 a），"
+        "或文件夹设置了粘滞位且属于其他用户。未做任何修改",
+    ),
     "io_busy.hint": (
         "the file is busy or a mount point: a file bind-mounted from the same file system cannot be "
         "replaced; edit it where it is mounted from. Nothing was changed",
@@ -1244,6 +1251,7 @@ _OS_HINTS = {
     "ENFILE": "io_descriptors.hint",
     "ELOOP": "io_link_loop.hint",
     "EBUSY": "io_busy.hint",
+    "EPERM": "permission_eperm.hint",
     "EFBIG": "io_size_limit.hint",
 }
 
@@ -6659,24 +6667,25 @@ def check_writable(place, st):
     """PERMISSION unless the file (or, for a new file, its folder) may be written.
 
     Root passes every access check, so a file or folder with no write bit at all is refused too:
-    a read-only file is a user's statement, not an obstacle to work around.
+    a read-only file is a user's statement, not an obstacle to work around. Where the permission
+    bits allow writing and the system still refuses (chattr +i or +a on Linux), the error says so.
     """
     if st is not None and (not place.folder.access(place.name) or not st.st_mode & 0o222):
-        detail = "read-only (no write permission)"
-        if _bits_allow_writing(st):  # (yet the system refuses: chattr +i or +a on Linux, uchg on BSD)
-            detail = (
-                "the system refuses writes although its permission bits allow them: immutable or append-only?"
-            )
-        raise ToolError("PERMISSION", "permission", path=place.real, detail=detail)
+        if _bits_allow_writing(st):
+            raise _refused_anyway(place.real)
+        raise ToolError("PERMISSION", "permission", path=place.real, detail="read-only (no write permission)")
     if st is None or not written_in_place(place, st):  # (a rename needs the folder)
         folder_mode = place.folder.mode()
         if folder_mode is not None and (not place.folder.access(".") or not folder_mode & 0o222):
-            raise ToolError(
-                "PERMISSION",
-                "permission",
-                path=place.folder.path,
-                detail="read-only folder (no write permission)",
-            )
+            if folder_mode & 0o222 and hasattr(os, "geteuid") and os.geteuid() == 0:
+                raise _refused_anyway(place.folder.path)
+            detail = "read-only folder (no write permission)"
+            raise ToolError("PERMISSION", "permission", path=place.folder.path, detail=detail)
+
+
+def _refused_anyway(path):
+    detail = "the system refuses writes although the permission bits allow them"
+    return ToolError("PERMISSION", "permission", "permission_eperm.hint", path=path, detail=detail)
 
 
 def _bits_allow_writing(st):

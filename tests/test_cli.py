@@ -1217,20 +1217,23 @@ def test_the_script_works_on_the_oldest_and_the_newest_python(python, be_env, ro
         server.close()
 
 
-def test_an_immutable_file_is_named_as_such_not_as_read_only(run_be, root):
-    """chattr +i: the mode allows writing, the system does not. The message said "read-only (no
-    write permission)", which the mode contradicts; it now says what is refusing."""
+@pytest.mark.parametrize("flag, target", [("+i", "i.txt"), ("+a", "i.txt"), ("+i", ".")])
+def test_an_immutable_file_is_named_as_such_not_as_read_only(run_be, root, flag, target):
+    """chattr +i or +a on the file, or +i on its folder: the mode allows writing, the system does
+    not. The message said "read-only (no write permission)" (+i), which the mode contradicts, or
+    gave the bare "Operation not permitted" with a hint about permissions (+a); it now says that
+    the system refuses despite the bits, and the hint names immutable and append-only."""
     import shutil
 
     path = write(root / "i.txt", "a\n")
     chattr = shutil.which("chattr")
-    if chattr is None or subprocess.run([chattr, "+i", str(path)], capture_output=True).returncode:
-        pytest.skip("chattr +i is not available here (needs Linux, root and a file system that has it)")
+    if chattr is None or subprocess.run([chattr, flag, str(root / target)], capture_output=True).returncode:
+        pytest.skip("chattr is not available here (needs Linux, root and a file system that has it)")
     try:
         proc = run_be("replace", "-f", "i.txt", "-s", "1", "-c", "b", "-o", "json")
         error = json.loads(proc.stdout)["error"]
-        assert proc.returncode == 1 and error["code"] == "PERMISSION"
-        assert "immutable or append-only" in error["message"] and "read-only" not in error["message"], error
+        assert proc.returncode == 1 and error["code"] == "PERMISSION", error
+        assert "immutable or append-only" in error["hint"] and "read-only" not in error["message"], error
     finally:
-        subprocess.run([chattr, "-i", str(path)])
+        subprocess.run([chattr, "-" + flag[1:], str(root / target)])
     assert path.read_text() == "a\n"
