@@ -6675,12 +6675,17 @@ def check_writable(place, st):
             raise _refused_anyway(place.real)
         raise ToolError("PERMISSION", "permission", path=place.real, detail="read-only (no write permission)")
     if st is None or not written_in_place(place, st):  # (a rename needs the folder)
-        folder_mode = place.folder.mode()
-        if folder_mode is not None and (not place.folder.access(".") or not folder_mode & 0o222):
-            if folder_mode & 0o222 and hasattr(os, "geteuid") and os.geteuid() == 0:
-                raise _refused_anyway(place.folder.path)
-            detail = "read-only folder (no write permission)"
-            raise ToolError("PERMISSION", "permission", path=place.folder.path, detail=detail)
+        _check_folder_writable(place.folder)
+
+
+def _check_folder_writable(folder):
+    mode = folder.mode()
+    if mode is not None and (not folder.access(".") or not mode & 0o222):
+        if mode & 0o222 and hasattr(os, "geteuid") and os.geteuid() == 0:
+            raise _refused_anyway(folder.path)
+        raise ToolError(
+            "PERMISSION", "permission", path=folder.path, detail="read-only folder (no write permission)"
+        )
 
 
 def _refused_anyway(path):
