@@ -17,9 +17,8 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench import median_in_process  # noqa: E402
-
 import better_edit as be  # noqa: E402
+from bench import median_in_process  # noqa: E402
 
 
 def timed(function, repeat):
