@@ -6679,9 +6679,9 @@ def check_writable(place, st):
 
 
 def _check_folder_writable(folder):
-    mode = folder.mode()
-    if mode is not None and (not folder.access(".") or not mode & 0o222):
-        if mode & 0o222 and hasattr(os, "geteuid") and os.geteuid() == 0:
+    st = folder.stat()
+    if st is not None and (not folder.access(".") or not st.st_mode & 0o222):
+        if _bits_allow_writing(st):
             raise _refused_anyway(folder.path)
         raise ToolError(
             "PERMISSION", "permission", path=folder.path, detail="read-only folder (no write permission)"
@@ -6991,18 +6991,17 @@ class _Folder:
         path, kwargs = self._at(name)
         return os.stat(path, follow_symlinks=False, **kwargs)
 
-    def mode(self):
+    def stat(self):
+        """The folder's own stat (None when it cannot be looked at)."""
         try:
-            return (os.fstat(self.fd) if self.fd is not None else os.stat(self.path)).st_mode
+            return os.fstat(self.fd) if self.fd is not None else os.stat(self.path)
         except OSError:
             return None
 
     def device(self):
         """The st_dev of the folder (None when it cannot be looked at)."""
-        try:
-            return (os.fstat(self.fd) if self.fd is not None else os.stat(self.path)).st_dev
-        except OSError:
-            return None
+        st = self.stat()
+        return None if st is None else st.st_dev
 
     def access(self, name):
         path, kwargs = self._at(name)
@@ -8917,8 +8916,7 @@ def _relocation(viewed, d, edit_first, edit_last, located, insert):
     return [("w.relocated", fields)], d
 
 
-_ALNUM = _LazyPattern(rb"[0-9A-Za-z\x80-\xff]")  # (a line that can tell where it is: not blank, not `}`)
-_ALNUM_TEXT = _LazyPattern(r"[^\W_]")  # (the same in text)
+_ALNUM_TEXT = _LazyPattern(r"[^\W_]")  # (a line that can tell where it is: not blank, not `}`)
 
 
 def _changed_in_place(now, then):
@@ -8953,7 +8951,7 @@ def _moved_view(opened, vstart, vend, digest, fingerprint):
     from zlib import crc32
 
     view = memoryview(body)
-    if _edge_stands(view, starts, ((vstart, first_crc), (vend, last_crc))):
+    if _edge_stands(text, starts, ((vstart, first_crc), (vend, last_crc))):
         return []
     prefix = _sha256_new(f"{opened.real}\0{vstart}\0{vend}\0".encode("utf-8", "surrogatepass"))
     found = []
@@ -8969,16 +8967,17 @@ def _moved_view(opened, vstart, vend, digest, fingerprint):
     return found
 
 
-def _edge_stands(view, starts, edges):
+def _edge_stands(text, starts, edges):
     """Whether one of the viewed edge lines, (line number, CRC-32 or None), still stands where it
     was read: the lines were then changed there, not moved, and an identical copy elsewhere, made
     since the read, is another block (docs/behaviour.md#viewed_code_id)."""
     from zlib import crc32
 
+    view = memoryview(text.body)
     for line, crc in edges:
         if crc is not None and line < len(starts):
-            edge = view[starts[line - 1] : starts[line]]
-            if crc32(edge) == crc and _ALNUM.search(edge):  # (blank lines and `}` repeat too often)
+            a, b = starts[line - 1], starts[line]
+            if crc32(view[a:b]) == crc and _ALNUM_TEXT.search(text.decode(a, b)):  # (not blank, not `}`)
                 return True
     return False
 
@@ -11412,7 +11411,7 @@ def _refuse_a_copy(opened, item, lines, old, stated, start):
     edge = _changed_in_place(lines[max(0, stated - 1) : stated - 1 + len(old)] if stated >= 1 else [], old)
     if edge is not None:
         raise _hunk_mismatch(
-            opened, item, lines, old, stated, "patch_changed_in_place",
+            opened, item, lines, old, stated, "patch_changed_in_place", guess=False,
             text=_show(old[edge].strip()), at=stated + edge, other=start,
         )  # fmt: skip
 
@@ -11430,12 +11429,12 @@ def _candidates(lines, first, loose):
     return [n for n, line in enumerate(lines) if (line.rstrip() if loose else line) == key]
 
 
-def _hunk_mismatch(opened, item, lines, old, stated, key="patch_mismatch", **fields):
-    """MISMATCH with `actual`, the lines at the stated place now, and the block most like the hunk
-    (none when that is a copy the hunk was not made for: patch_changed_in_place)."""
+def _hunk_mismatch(opened, item, lines, old, stated, key="patch_mismatch", guess=True, **fields):
+    """MISMATCH with `actual`, the lines at the stated place now, and, with `guess`, the block most
+    like the hunk (not when that is a copy the hunk was not made for: _refuse_a_copy)."""
     file = opened.file
     actual = "\n".join(lines[max(0, stated - 1) : stated - 1 + len(old)])
-    closest = None if key == "patch_changed_in_place" else closest_of(opened, "\n".join(old))
+    closest = closest_of(opened, "\n".join(old)) if guess else None
     return ToolError(
         "MISMATCH",
         key,
