@@ -34,6 +34,7 @@ VIEW = "<viewed_code_id of stale.txt>"  # replaced by the id read before stale.t
 CHIP_ID = re.compile(r"chip://[0-9a-f]{6,12}")
 
 # (id, expected code, tool, arguments): every call fails, none changes a file.
+INPLACE_OLD = "def f():\n    x = 1\n    return x"
 CASES = [
     ("unknown-argument", "INVALID_ARGUMENT", "be-read", {"file": "three.txt", "bogus": 1}),
     ("wrong-type", "INVALID_ARGUMENT", "be-read", {"file": "three.txt", "start": "x"}),
@@ -49,10 +50,14 @@ CASES = [
     ("no-tag", "NOT_FOUND", "be-tag-range", {"file": "three.txt", "line": 1}),
     ("missing-chip", "NOT_FOUND", "be-insert-chip", {"from": "chip://0000000000", "to": "three.txt:0"}),
     ("missing-snapshot", "NOT_FOUND", "be-trx-rollback", {"event_id": "000000"}),
+    ("missing-file-near-name", "NOT_FOUND", "be-read", {"file": "Three.txt"}),
     ("replace-line-99", "OUT_OF_RANGE", "be-replace", {"file": "three.txt", "start": 99, "content": "x"}),
     ("insert-after-99", "OUT_OF_RANGE", "be-insert", {"file": "three.txt", "after_line": 99, "content": "x"}),
     ("old-not-found", "MISMATCH", "be-replace", {"file": "three.txt", "old": "four", "content": "x"}),
     ("old-differs-at-start", "MISMATCH", "be-replace", {"file": "three.txt", "start": 2, "old": "TWO", "content": "x"}),
+    # lines 5-7 were changed in place since `old` was copied from them; lines 1-3 hold a copy
+    ("old-changed-in-place", "MISMATCH", "be-replace", {"file": "inplace.txt", "start": 5, "end": 7, "old": INPLACE_OLD, "content": "x"}),
+    ("hunk-changed-in-place", "MISMATCH", "be-edit", {"patch": "--- a/inplace.txt\n+++ b/inplace.txt\n@@ -5,3 +5,3 @@\n def f():\n-    x = 1\n+    x = 3\n     return x\n"}),
     ("old-twice", "AMBIGUOUS", "be-replace", {"file": "twice.txt", "old": "dup", "content": "x"}),
     ("changed-since-read", "STALE_VIEW", "be-replace", {"file": "stale.txt", "start": 1, "content": "x", "viewed_code_id": VIEW}),
     ("delete-lone-brace", "UNBALANCED", "be-delete", {"file": "open.js", "start": 1, "end": 1}),
@@ -149,6 +154,7 @@ def prepare(root, cli):
     (root / "patch.txt").write_text("alpha\nbeta\ngamma\n")
     (root / "target.txt").write_text("alpha\nbeta\n")
     (root / "prefixed.txt").write_text("a\nb\n")
+    (root / "inplace.txt").write_text(INPLACE_OLD + "\n\n" + INPLACE_OLD.replace("x = 1", "x = 2") + "\n")
     return view
 
 
@@ -282,6 +288,19 @@ def test_python_sdk_sees_the_same_error(outcomes, case_id):
         return dict(structured, error=error), CHIP_ID.sub("chip://ID", outcome.get("text", ""))
 
     assert comparable(py) == comparable(ts)
+
+
+def test_both_sdks_carry_the_suggestions_and_withhold_the_copy(outcomes):
+    """NOT_FOUND's `did_you_mean`, and a MISMATCH of lines changed in place with no candidate in
+    the copy, reach a client through each SDK as the server sent them."""
+    for sdk in ("ts", "py"):
+        error = outcomes[sdk]["missing-file-near-name"]["structuredContent"]["error"]
+        assert error["did_you_mean"] == ["three.txt"], (sdk, error)
+        error = outcomes[sdk]["old-changed-in-place"]["structuredContent"]["error"]
+        assert error["found_at"] == [] and error["closest"] is None, (sdk, error)
+        assert 'its line "def f():" still stands at line 5' in error["message"], (sdk, error)
+        failed = outcomes[sdk]["hunk-changed-in-place"]["structuredContent"]["error"]
+        assert "another copy" in failed["message"] and failed["closest"] is None, (sdk, failed)
 
 
 # ---- be-edit: nested results through both SDKs -----------------------------------------------------
