@@ -19,7 +19,7 @@ import subprocess
 import time
 
 import pytest
-from harness import REPLY_TIMEOUT, Server, be_command_prefix, canonical, run_json, strict_loads
+from harness import REPLY_TIMEOUT, Server, be_command_prefix, canonical, run_json, scaled, strict_loads
 
 TOOL_BASES = (
     "read", "replace", "insert", "delete", "write", "balance", "func-range", "tag-range",
@@ -424,11 +424,13 @@ def test_a_mismatch_against_megabytes_sends_back_a_bounded_block(serve, root):
     """An `old` of 2 MB with one word changed found its closest block, and the server sent the
     2 MB block back whole in `actual` (the text content cut it to 30 lines, but not their
     length). `actual`, `current` and `changes` stop at 100,000 characters, at a line's end, with a
-    warning; a line of megabytes in the text content stops at 4,000 characters."""
-    lines = [f"row_{n} = compute({n})" for n in range(100_000)]
+    warning; a line of megabytes in the text content stops at 4,000 characters. (The everyday run
+    uses an `old` of 300 KB, three times the bound; BE_STRESS=1 the 2.7 MB.)"""
+    count = scaled(12_000, 100_000)
+    lines = [f"row_{n} = compute({n})" for n in range(count)]
     (root / "big.py").write_text("\n".join(lines) + "\n")
     old = lines[:]
-    old[50_000] = old[50_000].replace("compute", "Compute")
+    old[count // 2] = old[count // 2].replace("compute", "Compute")
     server = serve()
     reply = server.tool_result(
         "be-replace", {"file": "big.py", "old": "\n".join(old), "content": "x"}, timeout=120

@@ -291,7 +291,7 @@ def test_skip_lines_finds_the_nth_newline(lines, pos_fraction, count, chunk_line
     assert be.skip_lines(body, pos, count) == want
 
 
-@settings(max_examples=scaled(30, 100), deadline=None)  # (each example builds a 1 MiB body)
+@settings(max_examples=scaled(15, 100), deadline=None)  # (each example builds a 1 MiB body)
 @given(
     lines=st.lists(st.integers(0, 4000), min_size=300, max_size=700),
     wanted=st.lists(st.integers(1, 800), min_size=1, max_size=20),

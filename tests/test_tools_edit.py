@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import better_edit as be
 
-EXAMPLES = scaled(80, 1000)
+EXAMPLES = scaled(50, 1000)
 
 
 def _ctx(root, cache):

@@ -697,7 +697,7 @@ def _root_files(root):
     return {str(p): p.read_bytes() for p in root.rglob("*") if p.is_file() and not p.is_symlink()}
 
 
-FUZZ_EXAMPLES = int(os.environ.get("BE_FUZZ_EXAMPLES", scaled(100, 500)))
+FUZZ_EXAMPLES = int(os.environ.get("BE_FUZZ_EXAMPLES", scaled(60, 500)))
 
 
 def test_fuzz_tool_arguments(root, servers, outside):
