@@ -444,6 +444,19 @@ MESSAGES = {
         "line {line} of the patch is inside hunk {hunk} of {file} but is not a hunk line: {text!r}",
         "补丁第 {line} 行位于 {file} 的第 {hunk} 块内，但不是块中的行：{text!r}",
     ),
+    "patch_no_hunk": (
+        "no @@ line follows the header of {file} (line {header} of the patch): line {line} is {text!r}",
+        "补丁中 {file} 的文件头（第 {header} 行）之后没有 @@ 行：第 {line} 行是 {text!r}",
+    ),
+    "patch_no_hunk_end": (
+        "no @@ line follows the header of {file} (line {header} of the patch): the patch ends there",
+        "补丁中 {file} 的文件头（第 {header} 行）之后没有 @@ 行：补丁到此结束",
+    ),
+    "patch_empty_hunk": ("hunk {hunk} of {file} holds no line", "{file} 的第 {hunk} 块没有任何行"),
+    "patch_no_hunk.hint": (
+        "start each hunk with its line @@ -START,COUNT +START,COUNT @@, as git diff and diff -u write it",
+        "每个块以 @@ -起始,行数 +起始,行数 @@ 行开头，如 git diff 和 diff -u 所写",
+    ),
     "patch_stray_line.hint": (
         "every line of a hunk starts with ' ' (context), '-' (removed), '+' (added) or '\\'; put other "
         "text outside the patch",
@@ -1203,8 +1216,9 @@ def _print_error(text):
         sys.stderr.write(text if text.endswith("\n") else text + "\n")
 
 
-def invalid(key, **fields):
-    return ToolError("INVALID_ARGUMENT", key, "arg.hint", **fields)
+def invalid(key, hint=None, **fields):
+    """INVALID_ARGUMENT with the message `key`; its hint is `hint`, else KEY.hint, else arg.hint."""
+    return ToolError("INVALID_ARGUMENT", key, hint, **fields)
 
 
 def _show(value):
@@ -11136,6 +11150,7 @@ def parse_patch(patch):
             if old_path is None and new_path is None:
                 raise invalid("patch_both_null", line=pos + 1)
             pos += 2
+            _hunk_opens(lines, pos, new_path if new_path is not None else old_path)
             continue
         elif _PATCH_HUNK.match(line):
             if old_path is None and new_path is None:
@@ -11157,6 +11172,61 @@ def parse_patch(patch):
 
 def _file_header_at(lines, pos):
     return lines[pos].startswith("--- ") and pos + 1 < len(lines) and lines[pos + 1].startswith("+++ ")
+
+
+def _hunk_opens(lines, pos, file):
+    """A file header is followed by an @@ line (blank lines aside); anything else is INVALID_ARGUMENT,
+    since hunk lines there would be skipped like the text around a patch."""
+    header = pos - 1
+    while pos < len(lines) and not lines[pos].strip():
+        pos += 1
+    if pos == len(lines):
+        raise invalid("patch_no_hunk_end", header=header, file=file, hint="patch_no_hunk.hint")
+    if not _PATCH_HUNK.match(lines[pos]):
+        raise invalid("patch_no_hunk", header=header, line=pos + 1, text=lines[pos][:80], file=file)
+
+
+def _pair_in_body(lines, pos, entries, counts):
+    """Whether the "--- X" "+++ Y" pair at `pos` inside a hunk is a removed line "-- X" and an added
+    "++ Y" (SQL, Lua and Haskell comments) rather than the next file's header: the header's counts
+    still owe both lines, the hunk read by its counts from here ends where a hunk, a file or the
+    patch ends, and a pair right before an @@ line does not name files as headers do."""
+    owed = [count - seen for count, seen in zip(counts, _hunk_counts(entries))]
+    end = _counted_end(lines, pos, *owed) if min(owed) >= 1 else None
+    if end is None:
+        return False
+    after = lines[end].rstrip("\r") if end < len(lines) else ""
+    if after[:1] in (" ", "-", "+") and not _file_header_at(lines, end) and after != "-- ":
+        return False  # the counts stop inside the body: they are wrong, so they decide nothing
+    return not (end == pos + 2 and after.startswith("@@") and _names_files(lines[pos], lines[pos + 1]))
+
+
+def _counted_end(lines, pos, old, new):
+    """Where a hunk that still owes `old` and `new` lines at `pos` ends when read by those counts
+    (past its '\\' lines), or None when a line on the way is no hunk line or the counts run over."""
+    while old > 0 or new > 0:
+        sign = (lines[pos].rstrip("\r")[:1] or " ") if pos < len(lines) else "@"
+        if sign not in "-+ \\":
+            return None
+        old, new, pos = old - (sign in "- "), new - (sign in "+ "), pos + 1
+        if old < 0 or new < 0:
+            return None
+    while pos < len(lines) and lines[pos].startswith("\\"):
+        pos += 1
+    return pos
+
+
+def _names_files(old_line, new_line):
+    """Whether '--- X' and '+++ Y' name files as headers do: a/ and b/, /dev/null, one name twice,
+    a tab before a timestamp."""
+    names = [line.rstrip("\r")[4:] for line in (old_line, new_line)]
+    plain = [name.split("\t")[0] for name in names]
+    return (
+        any("\t" in name for name in names)
+        or plain[0] == plain[1]
+        or "/dev/null" in plain
+        or (plain[0].startswith("a/") and plain[1].startswith("b/"))
+    )
 
 
 def _git_header(line):
@@ -11213,7 +11283,9 @@ def _patch_hunk(lines, pos, file, number):
     while pos < len(lines):
         raw = lines[pos]
         line = raw[:-1] if raw.endswith("\r") else raw
-        if _PATCH_HUNK.match(line) or line.startswith("diff --git ") or _file_header_at(lines, pos):
+        if _PATCH_HUNK.match(line) or line.startswith("diff --git "):
+            break
+        if _file_header_at(lines, pos) and not _pair_in_body(lines, pos, entries, counts):
             break
         if line == "-- " and _signature_follows(lines, pos, entries, counts):
             pos = len(lines)  # (git format-patch's signature closes the patch)
@@ -11226,6 +11298,8 @@ def _patch_hunk(lines, pos, file, number):
             raise invalid("patch_stray_line", line=pos + 1, text=line[:80], hunk=number, file=file)
         pos += 1
     entries, warnings = _recount(entries, counts, header, file, number)
+    if not entries:
+        raise invalid("patch_empty_hunk", hunk=number, file=file)
     tagged = [(sign, text) for sign, text, _empty in entries]
     old = [text for sign, text in tagged if sign != "+"]
     new = [text for sign, text in tagged if sign != "-"]

@@ -425,6 +425,79 @@ def test_text_output_names_what_an_edit_broke(root, be_env):
 # ---- strict patches: no line is ever dropped (issue 21) ---------------------------------------------
 
 
+# Lines of SQL, Lua or Haskell comments ("-- note") and of "++" and "--" alone: removed and added,
+# they become patch lines "--- note" and "+++ x", which look like a file's header.
+DASH_LINES = st.lists(
+    st.sampled_from(["-- a", "-- b", "++ a", "++ b", "--", "++", "- a", "+ a", "a", ""]), max_size=12
+)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(old=DASH_LINES, new=DASH_LINES, other=st.booleans())
+def test_a_patch_removing_and_adding_lines_that_start_with_dashes_applies_whole(
+    tmp_path_factory, old, new, other
+):
+    """A hunk's counts hold its "--- x" and "+++ y" lines: they are a removed "-- x" and an added
+    "++ y", not the header of a file "x" (the whole rest of the hunk was lost, with "ok"). With a
+    second file's hunk after it, both files change."""
+    root = tmp_path_factory.mktemp("dashes")
+    first, second, patch = _difflib_case(root, old, new)
+    if not patch:
+        return
+    if other:
+        (root / "g.txt").write_text("g\n")
+        patch += "--- a/g.txt\n+++ b/g.txt\n@@ -1 +1 @@\n-g\n+G\n"
+    call(_ctx(root, root / ".cache"), "edit", patch=patch)
+    assert (root / "f.txt").read_text() == second
+    assert not other or (root / "g.txt").read_text() == "G\n"
+
+
+def test_a_diff_of_sql_comments_applies_through_the_cli(root, be_env):
+    """`diff -u` of a SQL file whose comment "-- a" became "++ b": the hunk's middle lines read
+    "--- a" and "+++ b". They were taken for a file header: status ok, "the files already hold
+    this text", nothing written."""
+    (root / "q.sql").write_text("select 1;\n-- a\nselect 2;\n")
+    patch = "--- q.sql\n+++ q.sql\n@@ -1,3 +1,3 @@\n select 1;\n--- a\n+++ b\n select 2;\n"
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0, answer
+    assert (root / "q.sql").read_text() == "select 1;\n++ b\nselect 2;\n"
+    assert "warnings" not in answer and answer["changed"] is True
+    # a header counting one line too many on each side, before the next file's header: that pair
+    # names files as headers do (a/ and b/), so it stays a header and the hunk is recounted
+    (root / "g.txt").write_text("g\n")
+    patch = (
+        "--- a/q.sql\n+++ b/q.sql\n@@ -1,2 +1,2 @@\n select 1;\n"
+        "--- a/g.txt\n+++ b/g.txt\n@@ -1 +1 @@\n-g\n+G\n"
+    )
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0 and (root / "g.txt").read_text() == "G\n", answer
+    assert any("recounted" in warning for warning in answer["warnings"]), answer
+
+
+def test_lines_after_a_file_header_that_no_hunk_holds_are_refused(root, be_env):
+    """A file header must be followed by a hunk: hunk lines without one were skipped in silence."""
+    (root / "f.txt").write_text("a\nb\n")
+    patch = "--- a/f.txt\n+++ b/f.txt\n a\n-b\n+B\n"
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 2 and answer["error"]["code"] == "INVALID_ARGUMENT", answer
+    assert answer["error"]["message"] == (
+        "no @@ line follows the header of f.txt (line 1 of the patch): line 3 is ' a'"
+    ), answer
+    assert "@@ -START,COUNT +START,COUNT @@" in answer["error"]["hint"], answer
+    assert (root / "f.txt").read_text() == "a\nb\n"
+    for patch, said in (
+        ("--- a/f.txt\n+++ b/f.txt\n", "the patch ends there"),
+        (
+            "--- a/f.txt\n+++ b/f.txt\n--- a/g.txt\n+++ b/g.txt\n@@ -1 +1 @@\n-g\n+G\n",
+            "line 3 is '--- a/g.txt'",
+        ),
+        ("--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,2 @@\n@@ -1 +1 @@\n-a\n+A\n", "hunk 1 of f.txt holds no line"),
+    ):
+        done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+        assert done.returncode == 2 and said in answer["error"]["message"], (patch, answer)
+        assert (root / "f.txt").read_text() == "a\nb\n"
+
+
 def _miscount(patch, rng):
     """The patch with every hunk header's counts moved by -2..+2 (never below 0)."""
     out = []
@@ -439,12 +512,16 @@ def _miscount(patch, rng):
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(old=TEXT_LINES, new=TEXT_LINES, seed=st.integers(0, 1 << 16))
+@given(
+    lines=st.sampled_from([TEXT_LINES, DASH_LINES]).flatmap(lambda lines: st.tuples(lines, lines)),
+    seed=st.integers(0, 1 << 16),
+)
 def test_a_miscounted_difflib_patch_still_turns_the_first_text_into_the_second_or_is_refused(
-    tmp_path_factory, old, new, seed
+    tmp_path_factory, lines, seed
 ):
     import random
 
+    old, new = lines
     root = tmp_path_factory.mktemp("miscount")
     first, second, patch = _difflib_case(root, old, new)
     if not patch:
@@ -474,6 +551,7 @@ def test_a_stray_line_inside_a_hunk_is_refused_naming_it(root, be_env):
     done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
     assert done.returncode == 2 and answer["error"]["code"] == "INVALID_ARGUMENT", answer
     assert "line 6" in answer["error"]["message"] and "This fixes the bug." in answer["error"]["message"]
+    assert "every line of a hunk starts with ' ' (context)" in answer["error"]["hint"], answer
     assert (root / "f.txt").read_text() == "a\nb\n"
 
 
