@@ -8978,7 +8978,19 @@ def _moved_view(opened, vstart, vend, digest, fingerprint):
             found.append(line)
             if len(found) > 1:
                 break
+    if len(found) == 1 and _mostly_in_place(text, starts, vstart, found[0], count):
+        return []
     return found
+
+
+def _mostly_in_place(text, starts, vstart, moved, count):
+    """Whether more than half of the viewed lines with a letter or a digit (the window at `moved`
+    holds the viewed bytes) stand where they were read, at lines `vstart`...: the lines were then
+    changed there, even at both edge lines, not moved (docs/behaviour.md#viewed_code_id)."""
+    now, then = (text.decode(starts[at - 1], starts[at - 1 + count]).split("\n") for at in (vstart, moved))
+    telling = [i for i in range(count) if _ALNUM_TEXT.search(then[i])]
+    standing = sum(now[i].rstrip() == then[i].rstrip() for i in telling)
+    return 2 * standing > len(telling) > 0
 
 
 def _edge_stands(text, starts, edges):

@@ -583,6 +583,24 @@ def test_a_block_changed_in_place_never_moves_to_a_copy_made_since_the_read(root
     assert (root / "t.py").read_text() == now
 
 
+def test_a_block_changed_in_place_at_both_edges_never_moves_to_a_copy(root, be_env):
+    """As above, but the change rewrote the view's first and last lines (the function renamed, its
+    return changed) and left its middle: most of the viewed lines still stand where they were read,
+    so the lines were changed there (before, the edit went to the copy, "lines moved by +8")."""
+    block = "def f():\n    x = load()\n    y = x * 2\n    z = y + 1\n    return z\n"
+    (root / "t.py").write_text("header = 1\n\n" + block + "\nfooter = 2\n")
+    _done, read = run_json("read", "-f", "t.py", "-s", "3", "-e", "7", cwd=root, env=be_env)
+    changed = block.replace("def f()", "def g()").replace("return z", "return z or 0")
+    now = "header = 1\n\n" + changed + "\nfooter = 2\n\n" + block
+    (root / "t.py").write_text(now)
+    done, result = run_json(
+        "replace", "-f", "t.py", "-s", "5", "-c", "    y = x * 3",
+        "--viewed-code-id", read["viewed_code_id"], cwd=root, env=be_env,
+    )  # fmt: skip
+    assert done.returncode == 1 and result["error"]["code"] == "STALE_VIEW", result
+    assert (root / "t.py").read_text() == now
+
+
 def test_a_moved_block_whose_old_place_now_holds_a_blank_line_still_moves(root, be_env):
     """The edge-line rule ignores lines without a letter or digit: a blank line (or a lone `}`)
     now at the viewed first line says nothing about where the block went."""
