@@ -10707,7 +10707,7 @@ def _plan_group(ctx, args, group, failures):
         return
     group.exists = exists = place.lstat() is not None
     try:
-        group.opened = _open_group(ctx, group, next(iter(named.values()), None))
+        group.opened = _open_group(ctx, group, next(iter(named.values()), args.get("encoding")))
     except ToolError as exc:
         failures.extend((item["index"], file, exc) for item in group.items)
         group.changes = []
@@ -12359,6 +12359,7 @@ TOOLS = [
             Param("edits", "array", "p.edits", cli_also=(("file", "--edits-file", "p.edits_file"),)),
             Param("patch", "string", "p.patch"),
             Param("force", "boolean", "p.edit_force", flags=("--force",)),
+            P_ENCODING,
             P_PREVIEW,
             P_BRIEF,
             P_FORMAT,
@@ -12375,6 +12376,7 @@ TOOLS = [
             Param("patch", "string", "p.patch", cli_also=(("file", "--patch-file", "p.patch_file", "-"),)),
             Param("force", "boolean", "p.edit_force", flags=("--force",)),
             Param("unsafe_paths", "boolean", "p.unsafe_paths", flags=("--unsafe-paths",)),
+            P_ENCODING,
             P_PREVIEW,
             P_BRIEF,
             P_FORMAT,

@@ -660,6 +660,47 @@ def test_items_of_one_file_naming_different_encodings_are_refused(root, be_env):
     assert done.returncode == 0, answer
 
 
+def test_a_patch_and_items_of_a_file_in_a_legacy_encoding_take_the_calls_encoding(root, be_env):
+    """A latin-1 file could not be patched at all: the ENCODING error's hint said `--encoding`, which
+    `patch --help` listed, and the call then failed with "unknown argument 'encoding'" (be-edit had
+    no such argument either). The call's `encoding` is now the encoding of every file whose items
+    name none; an item's own `encoding` still decides for its file."""
+    (root / "l.txt").write_bytes("café\nb\n".encode("latin-1"))
+    patch = "--- a/l.txt\n+++ b/l.txt\n@@ -1,2 +1,2 @@\n café\n-b\n+bé\n"
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 1 and answer["error"]["code"] == "ENCODING", answer
+    assert "--encoding" in answer["error"]["hint"]
+    done, answer = run_json("patch", "--encoding", "latin-1", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0, answer
+    assert (root / "l.txt").read_bytes() == "café\nbé\n".encode("latin-1")
+    (root / "u.txt").write_text("ü\n")
+    edits = [
+        {"file": "l.txt", "start": 2, "content": "b"},
+        {"file": "u.txt", "start": 1, "content": "ä", "encoding": "utf-8"},
+    ]
+    done, answer = run_json(
+        "edit",
+        "--edits-file",
+        "-",
+        "--encoding",
+        "cp1252",
+        input=json.dumps(edits).encode(),
+        cwd=root,
+        env=be_env,
+    )
+    assert done.returncode == 0, answer
+    assert (root / "l.txt").read_bytes() == "café\nb\n".encode("latin-1")
+    assert (root / "u.txt").read_bytes() == "ä\n".encode()
+    server = Server(root, be_env)
+    try:
+        server.initialize()
+        result, error = server.call("be-edit", {"patch": patch.replace("bé", "BÉ"), "encoding": "latin-1"})
+    finally:
+        server.close()
+    assert error is None and result["changed"] is True, error
+    assert (root / "l.txt").read_bytes() == "café\nBÉ\n".encode("latin-1")
+
+
 def test_the_overlap_message_names_each_item_as_given(root, be_env):
     (root / "f.txt").write_text("a\nb\nc\n")
     edits = [
