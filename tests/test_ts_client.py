@@ -91,6 +91,8 @@ EDITS = [
     # self-correcting edits: replace by a target, and an `old` still carrying its read prefixes
     ("replace-by-target", "be-replace", {"file": "target.txt", "target": {"kind": "marker", "value": "beta"}, "content": "BETA"}),
     ("old-with-read-prefixes", "be-replace", {"file": "prefixed.txt", "old": "2\tb", "content": "B"}),
+    # a patch of a latin-1 file, in the call's encoding
+    ("patch-legacy-encoding", "be-edit", {"patch": "--- a/legacy.txt\n+++ b/legacy.txt\n@@ -1,2 +1,2 @@\n café\n-b\n+bé\n", "encoding": "latin-1"}),
 ]  # fmt: skip
 EDITED = {  # what the files hold after EDITS, through either SDK
     "edit_a.txt": b"one\nTWO\nthree\nfour\n",
@@ -98,6 +100,7 @@ EDITED = {  # what the files hold after EDITS, through either SDK
     "patch.txt": b"alpha\nBETA\ngamma\n",
     "target.txt": b"alpha\nBETA\n",
     "prefixed.txt": b"a\nB\n",
+    "legacy.txt": "café\nbé\n".encode("latin-1"),
 }
 EVENT_ID = re.compile(r'"event_id":\s*"[0-9a-f]{6}"')  # in the text of a result (its JSON)
 TOOLS = {
@@ -154,6 +157,7 @@ def prepare(root, cli):
     (root / "patch.txt").write_text("alpha\nbeta\ngamma\n")
     (root / "target.txt").write_text("alpha\nbeta\n")
     (root / "prefixed.txt").write_text("a\nb\n")
+    (root / "legacy.txt").write_bytes("café\nb\n".encode("latin-1"))
     (root / "inplace.txt").write_text(INPLACE_OLD + "\n\n" + INPLACE_OLD.replace("x = 1", "x = 2") + "\n")
     return view
 
