@@ -452,6 +452,14 @@ MESSAGES = {
         "no @@ line follows the header of {file} (line {header} of the patch): the patch ends there",
         "补丁中 {file} 的文件头（第 {header} 行）之后没有 @@ 行：补丁到此结束",
     ),
+    "patch_one_hunk": (
+        "hunk {hunk} of {file} creates or deletes the whole file, yet the patch has {count} hunks for it",
+        "{file} 的第 {hunk} 块新建或删除整个文件，但补丁中该文件共有 {count} 块",
+    ),
+    "patch_one_hunk.hint": (
+        "a file the patch creates or deletes takes exactly one hunk: merge them, or send the file with {write}",
+        "补丁新建或删除的文件只能有一块：请合并各块，或用 {write} 写入该文件",
+    ),
     "patch_empty_hunk": ("hunk {hunk} of {file} holds no line", "{file} 的第 {hunk} 块没有任何行"),
     "patch_no_hunk.hint": (
         "start each hunk with its line @@ -START,COUNT +START,COUNT @@, as git diff and diff -u write it",
@@ -11179,7 +11187,19 @@ def parse_patch(patch):
     _git_only_item(items, git)
     if not items:
         raise invalid("patch_empty")
+    _whole_file_hunks_alone(items)
     return items
+
+
+def _whole_file_hunks_alone(items):
+    """A hunk that creates or deletes its file is that file's only hunk: two creations of one file
+    (two versions of it) were joined line after line, in silence."""
+    from collections import Counter
+
+    counts = Counter(item["file"] for item in items)
+    for item in items:
+        if (item["create"] or item["delete_file"]) and counts[item["file"]] > 1:
+            raise invalid("patch_one_hunk", hunk=item["hunk"], file=item["file"], count=counts[item["file"]])
 
 
 def _file_header_at(lines, pos):

@@ -498,6 +498,21 @@ def test_lines_after_a_file_header_that_no_hunk_holds_are_refused(root, be_env):
         assert (root / "f.txt").read_text() == "a\nb\n"
 
 
+def test_a_file_the_patch_creates_or_deletes_takes_one_hunk(root, be_env):
+    """Two hunks creating n.txt (two versions of a new file) were joined into one file, "ok"."""
+    twice = "--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1 @@\n+x\n--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1 @@\n+y\n"
+    (root / "f.txt").write_text("a\nb\n")
+    gone_and_changed = (
+        "--- a/f.txt\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-a\n-b\n--- a/f.txt\n+++ b/f.txt\n@@ -2 +2 @@\n-b\n+B\n"
+    )
+    for patch in (twice, gone_and_changed):
+        done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+        assert done.returncode == 2 and answer["error"]["code"] == "INVALID_ARGUMENT", answer
+        assert "hunk 1 of " in answer["error"]["message"] and "has 2 hunks" in answer["error"]["message"]
+        assert answer["error"]["hint"].endswith("send the file with write"), answer  # (the CLI's words)
+    assert not (root / "n.txt").exists() and (root / "f.txt").read_text() == "a\nb\n"
+
+
 def _miscount(patch, rng):
     """The patch with every hunk header's counts moved by -2..+2 (never below 0)."""
     out = []
