@@ -766,6 +766,10 @@ MESSAGES = {
         "the files already hold this text: nothing was written",
         "文件已是该内容：未写入任何内容",
     ),
+    "w.patch_mode": (
+        "{file}: the patch sets mode {mode}, which is not applied (a patch changes text only); use chmod",
+        "{file}：补丁设置的权限 {mode} 未应用（补丁只改文本）；请用 chmod",
+    ),
     "w.hunk_recounted": (
         "hunk {hunk} of {file}: the header counts {header}, the body has {old} and {new} lines: recounted",
         "{file} 的第 {hunk} 块：头部计数为 {header}，正文有 {old} 行旧内容和 {new} 行新内容：已按正文重新计数",
@@ -11163,8 +11167,8 @@ def parse_patch(patch):
         if line.startswith("diff --git "):
             _git_only_item(items, git)
             git, old_path, new_path = _git_header(line), None, None
-        elif git is not None and line.startswith(("new file mode", "deleted file mode")):
-            git["mode"] = line.split()[0]
+        elif git is not None and line.startswith(("new file mode", "deleted file mode", "new mode")):
+            _git_mode(git, line)
         elif _file_header_at(lines, pos):
             old_path, new_path = _patch_paths(line[4:], lines[pos + 1].rstrip("\r")[4:])
             if old_path is None and new_path is None:
@@ -11179,9 +11183,7 @@ def parse_patch(patch):
             number = 1 + sum(1 for item in items if item["file"] == file)
             hunk, pos, warnings = _patch_hunk(lines, pos, file, number)
             items.append(_hunk_item(len(items), old_path, new_path, hunk, number))
-            items[-1]["warnings"] = warnings
-            if git is not None:
-                git["hunks"] += 1
+            items[-1]["warnings"] = warnings + _mode_warnings(git, file)
             continue
         pos += 1
     _git_only_item(items, git)
@@ -11269,6 +11271,26 @@ def _git_header(line):
     old, new = (rest[:half], rest[half + 1 :]) if rest[half : half + 1] == " " else (rest, rest)
     old, new = _patch_paths(old, new)
     return {"old": old, "new": new, "mode": None, "hunks": 0}
+
+
+def _git_mode(git, line):
+    """A git header's `new file mode`, `deleted file mode` or `new mode` line: whether it creates or
+    deletes the file, and a mode other than a plain file's that the patch would set."""
+    words = line.split()
+    if words[0] in ("new", "deleted") and words[1] == "file":
+        git["mode"] = words[0]
+    if words[0] == "new" and words[-1] not in ("100644", "mode"):
+        git["sets"] = words[-1]
+
+
+def _mode_warnings(git, file):
+    """The warning, on a git header's first hunk, that the mode it sets is not applied."""
+    if git is None:
+        return []
+    git["hunks"] += 1
+    if git["hunks"] > 1 or not git.get("sets"):
+        return []
+    return [("w.patch_mode", {"file": file, "mode": git["sets"]})]
 
 
 def _git_only_item(items, git):

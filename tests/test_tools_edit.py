@@ -601,6 +601,32 @@ def test_git_diff_creating_and_deleting_empty_files_applies_whole(tmp_path, be_e
 
 
 @pytest.mark.skipif(not shutil.which("git"), reason="needs git")
+def test_a_mode_change_in_a_git_diff_is_said_not_applied(tmp_path, be_env):
+    """`git diff` of a file made executable and edited: the text applies, and the result says the
+    mode is not (before, nothing said so); a new executable file likewise."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    (repo / "run.sh").write_text("echo one\n")
+    _git(repo, "add", ".")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
+    (repo / "run.sh").write_text("echo two\n")
+    (repo / "run.sh").chmod(0o755)
+    (repo / "new.sh").write_text("echo new\n")
+    (repo / "new.sh").chmod(0o755)
+    _git(repo, "add", "-A")
+    patch = _git(repo, "diff", "--cached")
+    _git(repo, "reset", "-q", "--hard")
+    (repo / "new.sh").unlink(missing_ok=True)
+    (repo / "run.sh").chmod(0o644)
+    done, answer = run_json("patch", input=patch.encode(), cwd=repo, env=be_env)
+    assert done.returncode == 0, answer
+    assert (repo / "run.sh").read_text() == "echo two\n" and (repo / "new.sh").read_text() == "echo new\n"
+    said = [w for w in answer["warnings"] if "sets mode 100755, which is not applied" in w]
+    assert sorted(w.split(":")[0] for w in said) == ["new.sh", "run.sh"], answer
+
+
+@pytest.mark.skipif(not shutil.which("git"), reason="needs git")
 def test_git_diff_of_a_bom_file_touching_line_one_applies(tmp_path, be_env):
     repo = tmp_path / "repo"
     repo.mkdir()
