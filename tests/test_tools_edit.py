@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from harness import Server, run_cli, run_json, scaled
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 import better_edit as be
@@ -450,6 +450,59 @@ def test_a_patch_removing_and_adding_lines_that_start_with_dashes_applies_whole(
     call(_ctx(root, root / ".cache"), "edit", patch=patch)
     assert (root / "f.txt").read_text() == second
     assert not other or (root / "g.txt").read_text() == "G\n"
+
+
+# Lines a unified diff's own syntax is made of, as a file's text
+DIFF_LIKE = [
+    "-- a",
+    "++ b",
+    "--- a",
+    "+++ b",
+    "-- ",
+    "@@ -1 +1 @@",
+    "\\ x",
+    "diff --git a/f b/f",
+    "a",
+    "",
+    "-",
+    "+",
+]
+
+
+@pytest.mark.skipif(not shutil.which("git"), reason="needs git")
+@settings(
+    max_examples=scaled(30, 500), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@example(old=["x", "-- a", "x"], new=["x", "++ b", "x"], final=True)  # (read as a header before)
+@given(
+    old=st.lists(st.sampled_from(DIFF_LIKE), min_size=1, max_size=10),
+    new=st.lists(st.sampled_from(DIFF_LIKE), max_size=10),
+    final=st.booleans(),
+)
+def test_git_diffs_of_text_that_looks_like_diff_syntax_apply_exactly(tmp_path_factory, old, new, final):
+    """`git diff --no-index` of files whose lines look like diff syntax (headers, hunk headers,
+    markers, signatures) turns the first into the second (the file keeps its final-newline state)."""
+    base = tmp_path_factory.mktemp("gitdiff")
+    first = "\n".join(old) + "\n" * final
+    second = "".join(line + "\n" for line in new) if final else "\n".join(new)
+    assume(first and first.endswith("\n") == final and second.endswith("\n") in (final, not new))  # (alike)
+    for side, text in (("a", first), ("b", second)):
+        (base / side).mkdir()
+        (base / side / "f.txt").write_text(text)
+    done = subprocess.run(
+        ["git", "diff", "--no-index", "--no-color", "a/f.txt", "b/f.txt"],
+        cwd=base,
+        capture_output=True,
+        text=True,
+    )
+    patch = done.stdout.replace(" a/a/f.txt", " a/f.txt").replace(" b/b/f.txt", " b/f.txt")
+    if not patch:
+        return
+    root = base / "root"
+    root.mkdir()
+    (root / "f.txt").write_text(first)
+    call(_ctx(root, base / "cache"), "edit", patch=patch)
+    assert (root / "f.txt").read_text() == second, patch
 
 
 def test_a_diff_of_sql_comments_applies_through_the_cli(root, be_env):
