@@ -691,6 +691,16 @@ MESSAGES = {
         "to LF or CRLF (e.g. tr '\\r' '\\n') before editing lines",
         "文件只用 CR 换行（经典 Mac OS）：在这里它是一行；按行编辑前请先转换为 LF 或 CRLF（如 tr '\\r' '\\n'）",
     ),
+    "cr_only_lines": (
+        "{file} breaks its lines with CR alone (classic Mac OS): here it is all one line, so an edit "
+        "by line numbers would change all of it",
+        "{file} 只用 CR 换行（经典 Mac OS）：在这里它整个是一行，按行号编辑会改动全部内容",
+    ),
+    "cr_only_lines.hint": (
+        "convert its line breaks first (tr '\\r' '\\n' < FILE > NEW, then move NEW over FILE), or "
+        "replace by old, which matches the text exactly",
+        "请先转换换行符（tr '\\r' '\\n' < FILE > NEW，再用 NEW 替换 FILE），或按 old 替换（按原文精确匹配）",
+    ),
     "w.unmatched_cut": (
         "unmatched lists the first {listed} of {found} problems (counts has every bracket)",
         "unmatched 只列出 {found} 个问题中的前 {listed} 个（counts 统计全部括号）",
@@ -8849,6 +8859,14 @@ def _lines_window(text, body, first, last):
     return split_decoded(body[a:b].decode(text.codec))
 
 
+def _lines_addressable(opened):
+    """INVALID_ARGUMENT for an edit by line numbers of a file whose lines are broken by CR alone:
+    its one line here is all of the file (a replace of "line 1" replaced every line)."""
+    body = opened.text.body
+    if b"\r" in body and b"\n" not in body:
+        raise invalid("cr_only_lines", file=opened.file)
+
+
 def _check_range(file, start, end, total):
     if start < 1:
         raise invalid("line_below_one", name="start", value=start)
@@ -9743,6 +9761,8 @@ def _replace_lines(ctx, args, opened):
     file, text = opened.file, opened.text
     body = text.body
     total = text.total()
+    if "target" not in args and "old" not in args:
+        _lines_addressable(opened)
     start, end = _edit_range(args, total, file)
     _check_range(file, start, end, total)
     located = "target" in args
@@ -9945,6 +9965,7 @@ def _insert_change(ctx, args, opened):
     file, text = opened.file, opened.text
     body = text.body
     total = text.total()
+    _lines_addressable(opened)
     after = total if args["after_line"] == -1 else args["after_line"]
     if after > total:
         raise ToolError(
@@ -9989,6 +10010,7 @@ def _delete_change(ctx, args, opened):
     if "target" in args:
         start, end = resolve_target(ctx, opened, args["target"])
     else:
+        _lines_addressable(opened)
         start, end = _edit_range(args, total, file)
     _check_range(file, start, end, total)
     located = "target" in args

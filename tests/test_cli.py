@@ -180,6 +180,25 @@ def test_read_of_a_file_broken_by_cr_alone_says_it_is_one_line(cli, root):
     assert all("CR alone" not in w for w in cli("read", "-f", "one.txt")[1].get("warnings", []))
 
 
+def test_an_edit_by_line_numbers_of_a_file_broken_by_cr_alone_is_refused(cli, root):
+    """Its one line here is the whole file: replacing "line 1" of a classic Mac OS file replaced
+    all of its lines, with no warning. Edits by line numbers are refused naming the file; an edit
+    by `old` matches text exactly and still applies."""
+    write(root / "mac.txt", b"a\rb\rc\r")
+    for args in (
+        ("replace", "-s", "1", "-c", "Q"),
+        ("delete", "-s", "1"),
+        ("insert", "--after", "1", "-c", "Q"),
+    ):
+        rc, out = cli(*args[:1], "-f", "mac.txt", *args[1:])
+        assert rc == 2 and out["error"]["code"] == "INVALID_ARGUMENT", (args, out)
+        assert out["error"]["message"].startswith("mac.txt breaks its lines with CR alone"), out
+        assert "tr '\\r' '\\n'" in out["error"]["hint"], out
+    assert (root / "mac.txt").read_bytes() == b"a\rb\rc\r"
+    rc, out = cli("replace", "-f", "mac.txt", "--old", "b", "-c", "B")
+    assert rc == 0 and (root / "mac.txt").read_bytes() == b"a\rB\rc\r", out
+
+
 def test_read_empty_file(cli, root):
     write(root / "e.txt", b"")
     rc, out = cli("read", "-f", "e.txt")
