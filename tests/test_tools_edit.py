@@ -772,16 +772,8 @@ def test_a_patch_and_items_of_a_file_in_a_legacy_encoding_take_the_calls_encodin
         {"file": "l.txt", "start": 2, "content": "b"},
         {"file": "u.txt", "start": 1, "content": "ä", "encoding": "utf-8"},
     ]
-    done, answer = run_json(
-        "edit",
-        "--edits-file",
-        "-",
-        "--encoding",
-        "cp1252",
-        input=json.dumps(edits).encode(),
-        cwd=root,
-        env=be_env,
-    )
+    flags = ("--edits-file", "-", "--encoding", "cp1252")  # (u.txt's item names its own)
+    done, answer = run_json("edit", *flags, input=json.dumps(edits).encode(), cwd=root, env=be_env)
     assert done.returncode == 0, answer
     assert (root / "l.txt").read_bytes() == "café\nb\n".encode("latin-1")
     assert (root / "u.txt").read_bytes() == "ä\n".encode()

@@ -574,11 +574,15 @@ def test_a_block_changed_in_place_never_moves_to_a_copy_made_since_the_read(root
     else:
         now = ORIGINAL.replace(block, changed)
     now += "\n" + block  # the copy, made from the old text
+    _view_refused_after_change(root, be_env, read["viewed_code_id"], now, 4, "    x = load(slow=True)")
+
+
+def _view_refused_after_change(root, env, view, now, line, content):
+    """t.py now holds `now`: a replace of `line` with the view `view` is STALE_VIEW, nothing written."""
     (root / "t.py").write_text(now)
     done, result = run_json(
-        "replace", "-f", "t.py", "-s", "4", "-c", "    x = load(slow=True)",
-        "--viewed-code-id", read["viewed_code_id"], cwd=root, env=be_env,
-    )  # fmt: skip
+        "replace", "-f", "t.py", "-s", str(line), "-c", content, "--viewed-code-id", view, cwd=root, env=env
+    )
     assert done.returncode == 1 and result["error"]["code"] == "STALE_VIEW", result
     assert (root / "t.py").read_text() == now
 
@@ -592,13 +596,7 @@ def test_a_block_changed_in_place_at_both_edges_never_moves_to_a_copy(root, be_e
     _done, read = run_json("read", "-f", "t.py", "-s", "3", "-e", "7", cwd=root, env=be_env)
     changed = block.replace("def f()", "def g()").replace("return z", "return z or 0")
     now = "header = 1\n\n" + changed + "\nfooter = 2\n\n" + block
-    (root / "t.py").write_text(now)
-    done, result = run_json(
-        "replace", "-f", "t.py", "-s", "5", "-c", "    y = x * 3",
-        "--viewed-code-id", read["viewed_code_id"], cwd=root, env=be_env,
-    )  # fmt: skip
-    assert done.returncode == 1 and result["error"]["code"] == "STALE_VIEW", result
-    assert (root / "t.py").read_text() == now
+    _view_refused_after_change(root, be_env, read["viewed_code_id"], now, 5, "    y = x * 3")
 
 
 def test_a_moved_block_whose_old_place_now_holds_a_blank_line_still_moves(root, be_env):
