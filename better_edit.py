@@ -1945,12 +1945,6 @@ def unescape_content(content):
 # of the file: a 5-line old against 200,000 lines answers in tens of milliseconds.
 
 
-def _counter(*args):
-    from collections import Counter
-
-    return Counter(*args)
-
-
 def _sequence_matcher(*args, **kwargs):
     from difflib import SequenceMatcher  # (imported when a mismatch is diagnosed, never at start)
 
@@ -2117,7 +2111,7 @@ class _Pairs:
         for text in (a, b):
             counter = self.counters.get(text)
             if counter is None:
-                counter = self.counters[text] = _counter(text)
+                counter = self.counters[text] = collections.Counter(text)
             counts.append(counter)
         small, large = sorted(counts, key=len)
         return sum(min(n, large[c]) for c, n in small.items() if c in large)
@@ -2158,8 +2152,8 @@ def _collisions(a, b):
         a, b = b, a
     if len(a) * len(b) <= 64:
         return len(a) * len(b)
-    cb = _counter(b)
-    return sum(n * cb[c] for c, n in _counter(a).items() if c in cb)
+    cb = collections.Counter(b)
+    return sum(n * cb[c] for c, n in collections.Counter(a).items() if c in cb)
 
 
 def _affix_match(a, b):
@@ -2304,8 +2298,8 @@ class _Votes:
     """Votes for block starts: weighted by rarity (idf, log((N + 1) / hits)), and counted."""
 
     def __init__(self, total):
-        self.weight = _counter()
-        self.count = _counter()
+        self.weight = collections.Counter()
+        self.count = collections.Counter()
         self.total = total
 
     def idf(self, hits):
@@ -11218,9 +11212,7 @@ def parse_patch(patch):
 def _whole_file_hunks_alone(items):
     """A hunk that creates or deletes its file is that file's only hunk: two creations of one file
     (two versions of it) were joined line after line, in silence."""
-    from collections import Counter
-
-    counts = Counter(item["file"] for item in items)
+    counts = collections.Counter(item["file"] for item in items)
     for item in items:
         if (item["create"] or item["delete_file"]) and counts[item["file"]] > 1:
             raise invalid("patch_one_hunk", hunk=item["hunk"], file=item["file"], count=counts[item["file"]])
