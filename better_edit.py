@@ -916,6 +916,11 @@ MESSAGES = {
     "cli.both": ("give {option} or {other}, not both", "{option} 与 {other} 只能给一个"),
     "cli.needs": ("{option} needs {other}", "{option} 需要与 {other} 一起使用"),
     "cli.required": ("{command} needs {options}", "{command} 需要 {options}"),
+    "cli.prog_error": ("{prog}: error: {message}", "{prog}：错误：{message}"),
+    "cli.dash_value": (
+        "hint: a value that starts with '-' is written after '=': {option}=-x",
+        "hint: 以 '-' 开头的值请写在 '=' 之后：{option}=-x",
+    ),
     "cli.generic_summary": ("{file}: {status}", "{file}：{status}"),
     "cli.items_summary": (
         "{verb} {count_files} file(s), {count_items} item(s){event}",
@@ -8978,21 +8983,31 @@ def _moved_view(opened, vstart, vend, digest, fingerprint):
     """First lines of the windows of the viewed size whose bytes give the token's hash (at most two
     are looked for: one means the block moved). Only windows of the viewed lines' byte size whose
     first line has the token's CRC-32 are hashed (the token's fingerprint), so the search costs one
-    pass over the line starts. None found when an edge line still stands where it was read."""
+    pass over the line starts. None found when an edge line, or most lines, still stand where they
+    were read."""
     text, count = opened.text, vend - vstart + 1
     body = text.body
     starts = _line_starts(body)
     lines = len(starts) - 1
     if not body or count > lines:
         return []
-    size, first_crc, last_crc = fingerprint
-    from zlib import crc32
-
-    view = memoryview(body)
+    _size, first_crc, last_crc = fingerprint
     if _edge_stands(text, starts, ((vstart, first_crc), (vend, last_crc))):
         return []
     prefix = _sha256_new(f"{opened.real}\0{vstart}\0{vend}\0".encode("utf-8", "surrogatepass"))
-    found = []
+    found = _hashed_windows(body, starts, count, vstart, fingerprint, prefix, digest)
+    if len(found) == 1 and _mostly_in_place(text, starts, vstart, found[0], count):
+        return []
+    return found
+
+
+def _hashed_windows(body, starts, count, vstart, fingerprint, prefix, digest):
+    """First lines (at most two) of the windows of `count` lines other than `vstart` whose size and
+    first line's CRC-32 are the fingerprint's and whose bytes, hashed after `prefix`, give `digest`."""
+    from zlib import crc32
+
+    size, first_crc, _last = fingerprint
+    view, found = memoryview(body), []
     for line, (a, b) in enumerate(zip(starts, starts[count:]), 1):
         if b - a != size or line == vstart or crc32(view[a : starts[line]]) != first_crc:
             continue
@@ -9002,8 +9017,6 @@ def _moved_view(opened, vstart, vend, digest, fingerprint):
             found.append(line)
             if len(found) > 1:
                 break
-    if len(found) == 1 and _mostly_in_place(text, starts, vstart, found[0], count):
-        return []
     return found
 
 
@@ -11351,12 +11364,9 @@ def _patch_hunk(lines, pos, file, number):
     while pos < len(lines):
         raw = lines[pos]
         line = raw[:-1] if raw.endswith("\r") else raw
-        if _PATCH_HUNK.match(line) or line.startswith("diff --git "):
-            break
-        if _file_header_at(lines, pos) and not _pair_in_body(lines, pos, entries, counts):
-            break
-        if line == "-- " and _signature_follows(lines, pos, entries, counts):
-            pos = len(lines)  # (git format-patch's signature closes the patch)
+        end = _hunk_ends(lines, pos, line, entries, counts)
+        if end is not None:
+            pos = end
             break
         if line.startswith("\\"):
             no_newline = True
@@ -11372,6 +11382,19 @@ def _patch_hunk(lines, pos, file, number):
     old = [text for sign, text in tagged if sign != "+"]
     new = [text for sign, text in tagged if sign != "-"]
     return (old_start, old, new, no_newline, tagged), pos, warnings
+
+
+def _hunk_ends(lines, pos, line, entries, counts):
+    """Where the patch goes on when the hunk ends at `pos` (`line`, its CR cut): there, at the next
+    hunk, `diff --git` or file header (unless the header's counts hold that pair as two of its
+    lines), or past git format-patch's signature at the end; None inside the hunk."""
+    if _PATCH_HUNK.match(line) or line.startswith("diff --git "):
+        return pos
+    if _file_header_at(lines, pos) and not _pair_in_body(lines, pos, entries, counts):
+        return pos
+    if line == "-- " and _signature_follows(lines, pos, entries, counts):
+        return len(lines)
+    return None
 
 
 def _hunk_counts(entries):
@@ -12913,8 +12936,20 @@ def _parser_class(lang):
             width = _terminal_columns() - 2 if width is None else width
             super().__init__(prog, indent_increment, max_help_position, width)
 
+    class Parser(argparse.ArgumentParser):
+        def error(self, message):
+            """argparse's message (translated for Chinese); for an option that met no value, how
+            to give one that starts with '-' (`-c "-x"` reads -x as an option)."""
+            self.print_usage(sys.stderr)
+            said = _translate_argparse(message) if lang == "zh" else message
+            text = tr(lang, "cli.prog_error", prog=self.prog, message=said)
+            option = re.match(r"argument (--[\w-]+)(?:/-\w)?: expected one argument$", message)
+            if option:
+                text += "\n" + tr(lang, "cli.dash_value", option=option.group(1))
+            self.exit(2, text + "\n")
+
     if lang != "zh":
-        return argparse.ArgumentParser, Plain
+        return Parser, Plain
 
     class Formatter(Plain):
         def add_usage(self, usage, actions, groups, prefix=None):
@@ -12926,16 +12961,12 @@ def _parser_class(lang):
         def _get_help_string(self, action):
             return _ARGPARSE_ZH.get(action.help, action.help)
 
-    class Parser(argparse.ArgumentParser):
+    class ChineseParser(Parser):
         def __init__(self, *args, **kwargs):
             kwargs["formatter_class"] = Formatter
             super().__init__(*args, **kwargs)
 
-        def error(self, message):
-            self.print_usage(sys.stderr)
-            self.exit(2, f"{self.prog}：错误：{_translate_argparse(message)}\n")
-
-    return Parser, Formatter
+    return ChineseParser, Formatter
 
 
 def build_parser(lang):

@@ -739,6 +739,20 @@ def test_delete_inside_a_multiline_string_is_not_a_false_alarm(cli, root):
     assert rc == 0 and f.read_text() == 'TEXT = """\n"""\n' and out["balance"] == "ok"
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_value_that_starts_with_a_dash_is_explained(run_be, root, lang):
+    """`-c "-x"` (a list item, a flag in a config file): argparse reads -x as an option and said
+    only "expected one argument"; the error now says how to give such a value, which then works."""
+    (root / "f.txt").write_text("a\n")
+    proc = run_be("--lang", lang, "replace", "-f", "f.txt", "-s", "1", "-c", "-x")
+    lines = proc.stderr.decode().splitlines()
+    assert proc.returncode == 2 and lines[-1].endswith("--content=-x"), lines
+    assert lines[-1].startswith("hint: ") and "--content/-c" in lines[-2], lines
+    assert (root / "f.txt").read_text() == "a\n"
+    proc = run_be("--lang", lang, "replace", "-f", "f.txt", "-s", "1", "--content=-x")
+    assert proc.returncode == 0 and (root / "f.txt").read_text() == "-x\n", proc.stderr
+
+
 def test_chinese_help_and_usage_errors_have_no_english_argparse_words(run_be):
     proc = run_be("--lang", "zh", "replace", "--help")
     text = proc.stdout.decode()
