@@ -172,6 +172,10 @@ MESSAGES = {
         "lines {start}-{end} are outside {file}, which has {total} lines",
         "第 {start}-{end} 行超出 {file} 的范围（共 {total} 行）",
     ),
+    "end_back_before_start": (
+        "end {end} counts back from the end of {file}, which has {total} lines, to before start {start}",
+        "end {end} 从 {file} 末尾倒数（共 {total} 行），落在 start {start} 之前",
+    ),
     "out_of_range.hint": (
         "valid lines are 1-{total}; read the file again to get current line numbers",
         "有效行号为 1-{total}；请重新读取文件获取当前行号",
@@ -8891,7 +8895,10 @@ def _edit_range(args, total, file=None):
         return start, given
     end = total + 1 + given
     if start >= 1 and end < start:
-        raise out_of_range(file, start, given, total)
+        fields = {"file": file, "start": start, "end": given, "total": total}
+        raise ToolError(
+            "OUT_OF_RANGE", "end_back_before_start", "out_of_range.hint", {"total": total}, **fields
+        )
     return start, end
 
 

@@ -145,6 +145,17 @@ def test_read_whole_file_and_ranges(cli, root):
     assert cli("read", "-f", "f.txt", "-s", "3")[1]["end"] == 4
 
 
+def test_a_negative_end_that_lands_before_start_says_it_counted_back(cli, root):
+    """`-s 2 -e -5` of a 3-line file said "lines 2--5 are outside f.txt"."""
+    write(root / "f.txt", "a\nb\nc\n")
+    rc, out = cli("replace", "-f", "f.txt", "-s", "2", "-e", "-5", "-c", "x")
+    assert rc == 1 and out["error"]["code"] == "OUT_OF_RANGE" and out["error"]["total"] == 3, out
+    assert out["error"]["message"] == (
+        "end -5 counts back from the end of f.txt, which has 3 lines, to before start 2"
+    )
+    assert (root / "f.txt").read_text() == "a\nb\nc\n"
+
+
 def test_read_clamps_end_with_a_warning(cli, root):
     write(root / "f.txt", "a\nb\n")
     rc, out = cli("read", "-f", "f.txt", "-s", "1", "-e", "99")
