@@ -293,6 +293,20 @@ MESSAGES = {
         "来自 {source} 的内容不是有效的 UTF-8",
     ),
     "input_unreadable": ("cannot read {source} {path}: {detail}", "无法读取 {source} {path}：{detail}"),
+    "out_of_memory": ("{tool} ran out of memory", "{tool} 内存不足"),
+    "out_of_memory.hint": (
+        "work on less at once (a range of lines, fewer items, a smaller file) or free memory; a call "
+        "that fails before its commit writes nothing",
+        "请一次处理更少的内容（一段行、更少的条目、更小的文件）或释放内存；提交前失败的调用不会写入任何内容",
+    ),
+    "input_too_large": (
+        "{source} {path} does not fit in memory",
+        "{source} {path} 无法载入内存",
+    ),
+    "input_too_large.hint": (
+        "send less at once: write the file in parts (write, then insert), or free memory",
+        "请分批发送：分段写入文件（先 write 再 insert），或释放内存",
+    ),
     "input_device": (
         "{source} {path} is a device, not a file or a pipe: reading it might never end",
         "{source} {path} 是设备，不是文件或管道：读取它可能永远不会结束",
@@ -1109,6 +1123,10 @@ MESSAGES = {
         "parse error: the line is not JSON (first problem at character {position})",
         "解析错误：该行不是 JSON（第一个问题位于第 {position} 个字符）",
     ),
+    "mcp.too_large": (
+        "a request line did not fit in this server's memory; it was read to its end and dropped",
+        "一条请求行超出了本服务器的内存；已读到行尾并丢弃",
+    ),
     "mcp.parse_chip": (" - the line was saved as chip://{id}", " —— 该行已保存为 chip://{id}"),
     "mcp.invalid_request": ("invalid request: {detail}", "无效请求：{detail}"),
     "mcp.unknown_method": ("method not found: {method}", "未知方法：{method}"),
@@ -1267,6 +1285,11 @@ def _clip(text, limit=60):
     """`text` as a message shows a value the caller sent: at most `limit` characters, so a name of
     a megabyte is not sent back whole (docs/behaviour.md#errors)."""
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _out_of_memory(tool):
+    """TOO_LARGE for a call that ran out of memory (a file or an argument too large for it)."""
+    return ToolError("TOO_LARGE", "out_of_memory", tool=tool)
 
 
 def out_of_range(file, start, end, total):
@@ -12682,6 +12705,8 @@ class Server:
             message = json.loads(line)
         except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             return self._parse_error(line, exc)
+        except MemoryError:
+            return self._too_large()
         if isinstance(message, list) and message:
             replies = [self.handle_message(one) for one in message]
             return [reply for reply in replies if reply is not None] or None
@@ -12705,6 +12730,9 @@ class Server:
         except Exception as exc:  # the server never dies from input
             detail = f"{type(exc).__name__}: {exc}"
             return _rpc_error(request_id, -32603, tr(self.ctx.lang, "internal", detail=detail))
+
+    def _too_large(self):
+        return _rpc_error(None, -32600, tr(self.ctx.lang, "mcp.too_large"))
 
     def _parse_error(self, line, exc):
         message = tr(self.ctx.lang, "mcp.parse_error", position=getattr(exc, "pos", None) or 0)
@@ -12792,6 +12820,8 @@ class Server:
             }
         except ToolError as exc:
             error = exc.to_dict(self.ctx.lang, self._names())
+        except MemoryError:  # (no bug: a call too large for the memory there is)
+            error = _out_of_memory(public_name(tool, self.prefix, self.underscore)).to_dict(self.ctx.lang)
         except Exception as exc:  # a bug: report it, keep serving
             error = ToolError("INTERNAL", "internal", detail=f"{type(exc).__name__}: {exc}").to_dict(
                 self.ctx.lang
@@ -12837,8 +12867,17 @@ class Server:
         )
 
     def serve(self, stdin, stdout):
-        for line in stdin:
-            reply = self.handle_line(line)
+        while True:
+            try:
+                line = stdin.readline()
+            except MemoryError:  # (a line larger than memory: skip to its end, answer, go on)
+                chunk = stdin.readline(1 << 20)
+                while chunk and not chunk.endswith(b"\n"):
+                    chunk = stdin.readline(1 << 20)
+                line = None
+            if line == b"":
+                break
+            reply = self._too_large() if line is None else self.handle_line(line)
             if reply is not None:
                 stdout.write(encode_message(reply))
                 stdout.flush()
@@ -13087,7 +13126,10 @@ def _read_whole(handle, source, path):
             null = False
         if not null:
             raise ToolError("INVALID_ARGUMENT", "input_device", "arg.hint", source=source, path=path)
-    return handle.read()
+    try:
+        return handle.read()
+    except MemoryError:
+        raise ToolError("TOO_LARGE", "input_too_large", source=source, path=path) from None
 
 
 def cli_arguments(lang, tool, ns):
@@ -13215,6 +13257,9 @@ def run_cli(ctx, tool, args, output):
     except ToolError as exc:
         print_error(ctx.lang, exc.to_dict(ctx.lang), output)
         return 2 if exc.code == "INVALID_ARGUMENT" else 1
+    except MemoryError:
+        print_error(ctx.lang, _out_of_memory(tool.cli).to_dict(ctx.lang), output)
+        return 1
     except Exception as exc:  # never a traceback for the user
         if os.environ.get("BETTER_EDIT_DEBUG"):
             raise

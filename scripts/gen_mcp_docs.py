@@ -165,7 +165,7 @@ lost; see [chips.md](chips.md). If saving that chip evicted an older one, the er
 | `ENCODING` | not UTF-8/UTF-16 with BOM and no `encoding` given, or the named encoding does not reproduce the bytes, or the content cannot be encoded | |
 | `SANDBOX` | the path resolves outside the root (`--root`, else the server's working directory) | |
 | `PERMISSION`, `IO` | the operating system refused (a file or folder without a write bit is refused even for root), or the read-back after a write differed | |
-| `TOO_LARGE` | the file does not fit in memory for this operation (there is no fixed size limit; a `read` by line numbers of a large UTF-8 file streams instead) | read a smaller range |
+| `TOO_LARGE` | the file, or the call, does not fit in memory (there is no fixed size limit; a `read` by line numbers of a large UTF-8 file streams instead) | read a smaller range, work on less at once |
 | `INTERNAL` | a bug; the server keeps running | |
 
 Which tool returns what, beyond `INVALID_ARGUMENT`, `INTERNAL` and, for every tool that takes a

@@ -1708,6 +1708,71 @@ def test_full_disk_server_keeps_serving(root, be_env, servers):
 HUGE_LINE_MB = scaled(20, 50)  # a request line of this many MB (both are far past any buffer size)
 
 
+def _address_space(megabytes):
+    """A preexec_fn that limits the child's address space (memory) to `megabytes` MiB."""
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (megabytes << 20, megabytes << 20))
+
+    return limit
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS bounds the heap on Linux")
+def test_a_request_line_larger_than_memory_is_answered_and_the_server_goes_on(root, servers):
+    """Under a 160 MiB memory limit, a 200 MB request line: the server died with a MemoryError
+    traceback, ending the session. It now reads the line to its end, drops it, answers an error
+    (id null: the line was never whole, so its id is unknown) and serves the next request."""
+    server = servers(preexec_fn=_address_space(160))
+    server.ok("be-write", {"file": "small.txt", "content": "ok"})
+    head = b'{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"be-write","arguments":'
+    server.send_raw(head + b'{"file":"big.txt","content":"' + b"x" * (200 << 20) + b'"}}}\n')
+    reply = server.recv(120)
+    assert reply["id"] is None and reply["error"]["code"] == -32600, reply
+    assert "did not fit in this server's memory" in reply["error"]["message"]
+    assert server.ok("be-read", {"file": "small.txt"})["content"] == "1\tok"
+    assert not (root / "big.txt").exists() and b"Traceback" not in server.stderr
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS bounds the heap on Linux")
+def test_cli_content_larger_than_memory_is_too_large_not_a_traceback(root, be_env):
+    done = run_cli(
+        "write", "-f", "big.txt", "--content-file", "-", "-o", "json",
+        input=b"x" * (200 << 20), cwd=root, env=be_env, preexec_fn=_address_space(160),
+    )  # fmt: skip
+    answer = json.loads(done.stdout)
+    assert done.returncode == 1 and answer["error"]["code"] == "TOO_LARGE", (answer, done.stderr[-2000:])
+    assert answer["error"]["message"] == "--content-file - does not fit in memory"
+    assert not (root / "big.txt").exists() and b"Traceback" not in done.stderr
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS bounds the heap on Linux")
+def test_an_edit_short_of_memory_at_any_point_is_too_large_and_writes_nothing(root, be_env):
+    """A replace by `old` of a 20 MB file under memory limits from 40 to 120 MiB: each run either
+    succeeds or is TOO_LARGE with the file untouched (a MemoryError in the middle of the call was
+    INTERNAL, "a bug in better-edit-tools"), and no temporary file stays beside it."""
+    line = "0123456789abcdef" * 63 + "\n"
+    body = "first\n" + line * (20 * 1024)
+    (root / "big.txt").write_text(body)
+    outcomes = []
+    for megabytes in range(40, 140, 20):
+        first = body[: body.index("\n")]
+        done = run_cli(
+            "replace", "-f", "big.txt", "--old", first, "-c", f"line {megabytes}", "-o", "json",
+            cwd=root, env=be_env, preexec_fn=_address_space(megabytes),
+        )  # fmt: skip
+        answer = json.loads(done.stdout)
+        if done.returncode == 0:
+            outcomes.append("ok")
+            body = f"line {megabytes}" + body[len(first) :]
+        else:
+            outcomes.append(answer["error"]["code"])
+            assert answer["error"]["code"] == "TOO_LARGE", (megabytes, answer, done.stderr[-2000:])
+        same = (root / "big.txt").read_text() == body  # (a bool: pytest would diff 20 MB)
+        assert same, (megabytes, outcomes)
+        assert sorted(os.listdir(root)) == ["big.txt"], os.listdir(root)
+    assert "TOO_LARGE" in outcomes and "ok" in outcomes, outcomes
+
+
 def test_fifty_megabyte_jsonrpc_line(root, servers):
     """A 50 MB single-line request (be-write) works, and so does a 50 MB line that is not JSON
     (20 MB in the everyday run)."""
