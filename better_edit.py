@@ -1881,6 +1881,25 @@ def _diff_line(sign, text, eol, other_eol=None):
     return out
 
 
+_QUOTED_NAME = {"\n": "\\n", "\t": "\\t", '"': '\\"', "\\": "\\\\"}
+
+
+def diff_name(side, label):
+    r"""`side` ("a" or "b") and the file's name as a diff header names it: quoted the way git quotes
+    a name with a control character, a quote or a backslash, so a header stays one line and a patch
+    made from it names the file again (parse_patch unquotes it).
+
+    >>> diff_name("a", "ok.txt"), diff_name("b", 'new\nline "q".txt')
+    ('a/ok.txt', '"b/new\\nline \\"q\\".txt"')
+    """
+    if not any(ch < " " or ch in '"\\\x7f' for ch in label):
+        return f"{side}/{label}"
+    escaped = "".join(
+        _QUOTED_NAME.get(ch) or (f"\\{ord(ch):03o}" if ch < " " or ch == "\x7f" else ch) for ch in label
+    )
+    return f'"{side}/{escaped}"'
+
+
 def unified_hunk(label, old_lines, new_lines, first, context=3, around=None):
     """One-hunk unified diff of two windows that start at the same line `first` and differ in one block.
 
@@ -1902,8 +1921,8 @@ def unified_hunk(label, old_lines, new_lines, first, context=3, around=None):
     lo = max(0, p - context)
     old_hi, new_hi = min(len(old_lines), old_stop + context), min(len(new_lines), new_stop + context)
     out = [
-        f"--- a/{label}",
-        f"+++ b/{label}",
+        f"--- {diff_name('a', label)}",
+        f"+++ {diff_name('b', label)}",
         f"@@ -{_range_label(first + lo, old_hi - lo)} +{_range_label(first + lo, new_hi - lo)} @@",
     ]
     for text, eol in old_lines[lo:p]:
@@ -1930,7 +1949,7 @@ def full_diff(label, old_lines, new_lines, context=3):
 
     out = []
     for line in difflib.unified_diff(
-        show(old_lines), show(new_lines), f"a/{label}", f"b/{label}", n=context, lineterm=""
+        show(old_lines), show(new_lines), diff_name("a", label), diff_name("b", label), n=context, lineterm=""
     ):
         if line.endswith("\x00"):
             out.extend((line[:-1], "\\ No newline at end of file"))

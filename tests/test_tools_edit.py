@@ -505,6 +505,21 @@ def test_git_diffs_of_text_that_looks_like_diff_syntax_apply_exactly(tmp_path_fa
     assert (root / "f.txt").read_text() == second, patch
 
 
+def test_the_diff_of_a_file_whose_name_holds_a_newline_is_a_patch_that_names_it(root, be_env):
+    """The diff header of `n<newline>l "q".txt` was two lines (`--- a/n`, `l "q".txt`): no patch
+    tool could read it back. Names with control characters, quotes or backslashes are quoted as
+    git quotes them, and `patch` takes the result back."""
+    name = 'n\nl "q".txt'
+    (root / name).write_text("a\n")
+    done, answer = run_json("replace", "-f", name, "-s", "1", "-c", "b", cwd=root, env=be_env)
+    assert done.returncode == 0, answer
+    diff = answer["diff"]
+    assert diff.split("\n")[:2] == ['--- "a/n\\nl \\"q\\".txt"', '+++ "b/n\\nl \\"q\\".txt"'], diff
+    (root / name).write_text("a\n")
+    done, answer = run_json("patch", input=(diff + "\n").encode(), cwd=root, env=be_env)
+    assert done.returncode == 0 and (root / name).read_text() == "b\n", answer
+
+
 def test_a_diff_of_sql_comments_applies_through_the_cli(root, be_env):
     """`diff -u` of a SQL file whose comment "-- a" became "++ b": the hunk's middle lines read
     "--- a" and "+++ b". They were taken for a file header: status ok, "the files already hold
