@@ -544,6 +544,14 @@ MESSAGES = {
         "see 'actual'; 'found_at' lists where old does occur (your line numbers may be stale)",
         "参见 actual；found_at 列出 old 实际出现的位置（行号可能已过期）",
     ),
+    "mismatch_lines_closest.hint": (
+        "see 'actual'; old occurs nowhere in the file, and 'closest' is the block most like it",
+        "参见 actual；old 在文件中没有出现，closest 是与之最相似的块",
+    ),
+    "mismatch_lines_nowhere.hint": (
+        "see 'actual'; old occurs nowhere in the file and nothing is like it: read the file again",
+        "参见 actual；old 在文件中没有出现，也没有相似的块：请重新读取文件",
+    ),
     "mismatch_in_place": (
         "the text at lines {start}-{end} of {file} is not the given old text, yet its line {text} "
         "still stands at line {at}: those lines were changed since old was copied from them",
@@ -9864,7 +9872,9 @@ def _lines_mismatch(opened, old, current, wanted, start, end):
         return ToolError(
             "MISMATCH", "mismatch_in_place", data=data, file=opened.file, start=start, end=end, **fields
         )
-    return ToolError("MISMATCH", "mismatch_lines", data=data, file=opened.file, start=start, end=end)
+    hint = "mismatch_lines_closest.hint" if closest else "mismatch_lines_nowhere.hint"
+    hint = "mismatch_lines.hint" if found_at else hint
+    return ToolError("MISMATCH", "mismatch_lines", hint, data=data, file=opened.file, start=start, end=end)
 
 
 def _read_prefixed(old):

@@ -156,6 +156,24 @@ def test_a_negative_end_that_lands_before_start_says_it_counted_back(cli, root):
     assert (root / "f.txt").read_text() == "a\nb\nc\n"
 
 
+def test_the_hint_of_a_mismatch_by_lines_says_what_its_data_holds(cli, root):
+    """The hint said "'found_at' lists where old does occur" also when found_at was empty."""
+    write(root / "f.py", "alpha = 1\nbeta = 2\n")
+    hints = {}
+    for old in ("alpha = 1", "alpha = 3", "zzz"):
+        rc, out = cli("replace", "-f", "f.py", "-s", "2", "--old", old, "-c", "x")
+        error = out["error"]
+        assert rc == 1 and error["code"] == "MISMATCH", out
+        hints[old] = (bool(error["found_at"]), error["closest"] is not None, error["hint"])
+    assert hints["alpha = 1"][:2] == (True, True) and "'found_at' lists where" in hints["alpha = 1"][2]
+    assert (
+        hints["alpha = 3"][:2] == (False, True)
+        and "'closest' is the block most like" in hints["alpha = 3"][2]
+    )
+    assert hints["zzz"][:2] == (False, False) and "nothing is like it" in hints["zzz"][2]
+    assert (root / "f.py").read_text() == "alpha = 1\nbeta = 2\n"
+
+
 def test_read_clamps_end_with_a_warning(cli, root):
     write(root / "f.txt", "a\nb\n")
     rc, out = cli("read", "-f", "f.txt", "-s", "1", "-e", "99")
