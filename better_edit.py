@@ -8916,7 +8916,7 @@ def _lines_addressable(opened):
     """INVALID_ARGUMENT for an edit by line numbers of a file whose lines are broken by CR alone:
     its one line here is all of the file (a replace of "line 1" replaced every line)."""
     body = opened.text.body
-    if b"\r" in body and b"\n" not in body:
+    if b"\n" not in body and b"\r" in body:  # (the first test stops at the file's first newline)
         raise invalid("cr_only_lines", file=opened.file)
 
 
