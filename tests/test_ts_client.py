@@ -58,6 +58,8 @@ CASES = [
     # lines 5-7 were changed in place since `old` was copied from them; lines 1-3 hold a copy
     ("old-changed-in-place", "MISMATCH", "be-replace", {"file": "inplace.txt", "start": 5, "end": 7, "old": INPLACE_OLD, "content": "x"}),
     ("hunk-changed-in-place", "MISMATCH", "be-edit", {"patch": "--- a/inplace.txt\n+++ b/inplace.txt\n@@ -5,3 +5,3 @@\n def f():\n-    x = 1\n+    x = 3\n     return x\n"}),
+    # hunk lines after a file header that no @@ line opens (they were skipped in silence)
+    ("patch-header-without-hunk", "INVALID_ARGUMENT", "be-edit", {"patch": "--- a/three.txt\n+++ b/three.txt\n one\n-two\n"}),
     ("old-twice", "AMBIGUOUS", "be-replace", {"file": "twice.txt", "old": "dup", "content": "x"}),
     ("changed-since-read", "STALE_VIEW", "be-replace", {"file": "stale.txt", "start": 1, "content": "x", "viewed_code_id": VIEW}),
     ("delete-lone-brace", "UNBALANCED", "be-delete", {"file": "open.js", "start": 1, "end": 1}),
@@ -305,6 +307,8 @@ def test_both_sdks_carry_the_suggestions_and_withhold_the_copy(outcomes):
         assert 'its line "def f():" still stands at line 5' in error["message"], (sdk, error)
         failed = outcomes[sdk]["hunk-changed-in-place"]["structuredContent"]["error"]
         assert "another copy" in failed["message"] and failed["closest"] is None, (sdk, failed)
+        error = outcomes[sdk]["patch-header-without-hunk"]["structuredContent"]["error"]
+        assert error["message"].startswith("no @@ line follows the header of three.txt"), (sdk, error)
 
 
 # ---- be-edit: nested results through both SDKs -----------------------------------------------------
