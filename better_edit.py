@@ -74,6 +74,7 @@ READ_MAX_CHARS = 100_000  # MCP: characters of file text a reply shows unless ma
 DIFF_LINE_CHARS = 2000  # MCP: characters a line of an edit's diff shows
 LISTED_MAX = 1000  # MCP: entries of a list in a reply (balance's `unmatched`, an error's `candidates`)
 BINARY_SNIFF_BYTES = 8192
+LOCK_WAIT_SECONDS = 30  # how long a call waits for a file another process holds (BETTER_EDIT_LOCK_WAIT)
 # Test mode (read once at start): run the code paths of platforms without descriptor-relative calls,
 # copy_file_range or flock (Windows) on POSIX too, so they are not shipped untested.
 PORTABLE_FALLBACKS = os.environ.get("BETTER_EDIT_PORTABLE_FALLBACKS") == "1"
@@ -536,6 +537,26 @@ MESSAGES = {
         "编辑期间 {file} 被其他程序修改；未写入任何内容",
     ),
     "conflict.hint": ("read the file again and redo the edit", "请重新读取文件后再编辑"),
+    "lock_busy": (
+        "{file} is locked by another better-edit-tools process (pid {pid}), which has held the lock "
+        "for the {seconds} s this call waited; nothing was written",
+        "{file} 被另一个 better-edit-tools 进程（pid {pid}）锁定，本次调用等待了 {seconds} 秒仍未释放；未写入任何内容",
+    ),
+    "lock_busy.hint": (
+        "call again when that process has finished; if it hangs, end it (kill {pid}): the next call "
+        "undoes whatever it left half-done. BETTER_EDIT_LOCK_WAIT=SECONDS sets how long to wait",
+        "等该进程结束后重试；若它已挂起，请结束它（kill {pid}），下一次调用会撤销它未完成的修改。"
+        "BETTER_EDIT_LOCK_WAIT=秒数 可设置等待时长",
+    ),
+    "lock_busy_unknown": (
+        "{file} is locked by another better-edit-tools process, which has held the lock for the "
+        "{seconds} s this call waited; nothing was written",
+        "{file} 被另一个 better-edit-tools 进程锁定，本次调用等待了 {seconds} 秒仍未释放；未写入任何内容",
+    ),
+    "lock_busy_unknown.hint": (
+        "call again when that process has finished. BETTER_EDIT_LOCK_WAIT=SECONDS sets how long to wait",
+        "等该进程结束后重试。BETTER_EDIT_LOCK_WAIT=秒数 可设置等待时长",
+    ),
     "mismatch_lines": (
         "the text at lines {start}-{end} of {file} is not the given old text",
         "{file} 第 {start}-{end} 行的内容与 old 不一致",
@@ -926,6 +947,10 @@ MESSAGES = {
         "未知命令 {word!r}；可用命令：{commands}（不带命令则启动 MCP 服务器）",
     ),
     "cli.bad_env": ("invalid {name}={value!r}: {why}", "无效的 {name}={value!r}：{why}"),
+    "cli.lock_waiting": (
+        "waiting up to {seconds} s for a lock another better-edit-tools process holds",
+        "正在等待另一个 better-edit-tools 进程持有的锁（最多 {seconds} 秒）",
+    ),
     "cli.output_failed": (
         "error: the output could not be written to standard output: {detail}",
         "错误：无法把输出写到标准输出：{detail}",
@@ -6023,8 +6048,10 @@ class Context:
         workspace=None,
         mcp=False,
         cwd=None,
+        lock_wait=LOCK_WAIT_SECONDS,
     ):
         self.lang = lang
+        self.lock_wait = lock_wait  # seconds a call waits for a lock another process holds
         self.cwd = cwd or os.getcwd()
         self.root = os.path.realpath(os.path.join(self.cwd, root)) if root else None
         self.encoding = encoding
@@ -6540,14 +6567,29 @@ def open_text(ctx, place, encoding=None):
 # --- locks ----------------------------------------------------------------------------------------
 
 
-class FileLock:
-    """An exclusive lock on one key (docs/behaviour.md#writing-safely); the lock file lives in the cache, not beside it."""
+class LockBusy(OSError):
+    """A lock another process held for the whole wait (FileLock): its `pid` (or None) and the
+    `seconds` waited. An OSError, so a store that turns a failed write into a warning does the
+    same here; Locks turns it into CONFLICT naming the file."""
 
-    def __init__(self, ctx, key):
+    def __init__(self, pid, seconds):
+        text = f"locked by another better-edit-tools process (pid {pid or '?'}) for {seconds} s"
+        super().__init__(errno_of("EAGAIN"), text)
+        self.pid, self.seconds = pid, seconds
+
+
+class FileLock:
+    """An exclusive lock on one key (docs/behaviour.md#writing-safely); the lock file lives in the
+    cache, not beside it. A holder writes its pid after byte 0 (the byte Windows locks), so a call
+    that waits can name it. The wait is bounded: past `deadline` (time.monotonic(); default: the
+    context's lock_wait seconds from now) __enter__ raises LockBusy."""
+
+    def __init__(self, ctx, key, deadline=None):
         digest = _sha256_new(key.encode("utf-8", "surrogateescape")).hexdigest()[:24]
         self.ctx = ctx
         self.path = os.path.join(ctx.cache_base, "locks", digest + ".lock")
         self.fd = None
+        self.deadline = deadline
 
     def __enter__(self):
         if self.fd is not None:  # (lock_file hands out a lock already held)
@@ -6559,19 +6601,63 @@ class FileLock:
             if _out_of_descriptors(exc):  # (no other folder helps)
                 raise os_error(exc, self.path) from None
             self.fd = self._fallback_fd()
+        try:
+            self._wait()
+            os.lseek(self.fd, 1, os.SEEK_SET)
+            os.write(self.fd, b"%10d\n" % os.getpid())
+            os.lseek(self.fd, 0, os.SEEK_SET)  # (Windows unlocks at the position it locked)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def _try(self):
+        """Take the lock if it is free; whether it was."""
         if os.name == "nt" or PORTABLE_FALLBACKS:
             msvcrt = _msvcrt()
-            while True:
-                try:
-                    msvcrt.locking(self.fd, msvcrt.LK_LOCK, 1)
-                    break
-                except OSError:
-                    continue
-        else:
-            import fcntl
+            try:
+                msvcrt.locking(self.fd, msvcrt.LK_NBLCK, 1)
+                return True
+            except OSError:
+                return False
+        import fcntl
 
-            fcntl.flock(self.fd, fcntl.LOCK_EX)
-        return self
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            return False
+
+    def _wait(self):
+        """Poll for the lock (1 ms, doubling up to 20 ms) until the deadline; the CLI says once, after
+        a second, whom it waits for."""
+        if self._try():
+            return
+        import time
+
+        start = time.monotonic()
+        deadline = self.deadline if self.deadline is not None else start + self.ctx.lock_wait
+        pause, said = 0.001, False
+        while not self._try():
+            now = time.monotonic()
+            if now >= deadline:
+                raise LockBusy(self.holder(), round(now - start))
+            if not said and not self.ctx.mcp and now - start >= 1:
+                said = True
+                waiting = tr(self.ctx.lang, "cli.lock_waiting", seconds=round(deadline - start))
+                sys.stderr.write(f"{PROGRAM}: {waiting}\n")
+            time.sleep(min(pause, max(deadline - now, 0)))
+            pause = min(pause * 2, 0.02)
+
+    def holder(self):
+        """The pid the holder of the lock wrote, or None (not yet written, or unreadable)."""
+        try:
+            os.lseek(self.fd, 1, os.SEEK_SET)
+            pid = os.read(self.fd, 11).strip()
+            os.lseek(self.fd, 0, os.SEEK_SET)
+        except OSError:
+            return None
+        return int(pid) if pid.isdigit() else None
 
     def _fallback_fd(self):
         """The cache is unusable (read-only, full): lock in a private folder of the system temp folder.
@@ -6626,11 +6712,11 @@ def _msvcrt():
     import fcntl
     import types
 
-    def locking(fd, mode, size):  # msvcrt.locking: LK_LOCK retries, then raises OSError
+    def locking(fd, mode, size):  # msvcrt.locking: LK_NBLCK raises OSError when the lock is taken
         os.lseek(fd, 0, os.SEEK_SET)
-        fcntl.lockf(fd, fcntl.LOCK_UN if mode == 0 else fcntl.LOCK_EX, size)
+        fcntl.lockf(fd, fcntl.LOCK_UN if mode == 0 else fcntl.LOCK_EX | fcntl.LOCK_NB, size)
 
-    return types.SimpleNamespace(locking=locking, LK_UNLCK=0, LK_LOCK=1)
+    return types.SimpleNamespace(locking=locking, LK_UNLCK=0, LK_NBLCK=2)
 
 
 LOCK_BUCKETS = 64  # lock files (and at most as many descriptors) for every file lock of a cache
@@ -6652,6 +6738,7 @@ class Locks:
 
     def __init__(self, ctx, recovering=False):
         self.ctx, self.held, self.recovering = ctx, {}, recovering
+        self.deadline = None  # (of the whole call: set when the first lock is asked for)
 
     def __enter__(self):
         return self
@@ -6668,11 +6755,19 @@ class Locks:
         """Take the buckets of `places` as they are now; whether they are still those files."""
         stats = [place.lstat() for place in places]
         self.release()
-        for bucket in sorted({b for place, st in zip(places, stats) for b in _lock_buckets(place, st)}):
-            self.held[bucket] = FileLock(self.ctx, f"bucket:{bucket}").__enter__()
+        buckets = {place: _lock_buckets(place, st) for place, st in zip(places, stats)}
+        for bucket in sorted(set().union(*buckets.values())):
+            try:
+                self.held[bucket] = FileLock(self.ctx, f"bucket:{bucket}", self.deadline).__enter__()
+            except LockBusy as exc:
+                file = next(place.file for place in places if bucket in buckets[place])
+                raise _lock_busy(file, exc.pid, exc.seconds) from None
         return all(_identity(place.lstat()) == _identity(st) for place, st in zip(places, stats))
 
     def take_all(self, places):
+        import time
+
+        self.deadline = time.monotonic() + self.ctx.lock_wait
         recovered = False
         for _ in range(1000):
             if not self._take(places):
@@ -6686,9 +6781,17 @@ class Locks:
                 recovered = True
                 self.ctx.recovered = self.ctx.recovered + _recovery_said(self.ctx)
             else:
-                _wait_for_record(in_the_way)
+                _wait_for_record(in_the_way, self.deadline, places[0].file)
         self.release()
         raise ToolError("CONFLICT", "conflict", file=places[0].file)
+
+
+def _lock_busy(file, pid, seconds):
+    """The CONFLICT of a call that waited its whole lock_wait for another process (`pid`: None when
+    it is not known; a recovery undoing a dead writer's commit holds its record, not its pid)."""
+    if pid is None:
+        return ToolError("CONFLICT", "lock_busy_unknown", file=file, seconds=seconds)
+    return ToolError("CONFLICT", "lock_busy", data={"pid": pid}, file=file, pid=pid, seconds=seconds)
 
 
 def lock_file(ctx, place):
@@ -8597,19 +8700,24 @@ def _record_paths(path):
     return [path for path in paths if isinstance(path, str)]
 
 
-def _wait_for_record(path):
-    """Wait until the process holding the commit record `path` lets it go (without flock: a moment)."""
+def _wait_for_record(path, deadline, file):
+    """Wait until the process holding the commit record `path` lets it go (without flock: a
+    moment); past `deadline` (time.monotonic()), CONFLICT naming `file` and that process."""
+    import time
+
     try:
         fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | getattr(os, "O_BINARY", 0))
     except OSError:
         return
     try:
         if os.name == "nt" or PORTABLE_FALLBACKS:
-            import time
-
             time.sleep(0.05)
-        else:
-            _lock_record(fd, block=True)
+            return
+        start = time.monotonic()
+        while not _lock_record(fd, block=False):
+            if time.monotonic() >= deadline:
+                raise _lock_busy(file, None, round(time.monotonic() - start))
+            time.sleep(0.01)
     finally:
         os.close(fd)
 
@@ -13378,6 +13486,7 @@ def make_context(lang, ns, environ, mcp):
     else:
         max_chips = _env_int(lang, environ, "BETTER_EDIT_MAX_CHIPS", 1)
     persist = _persist_option(lang, environ)
+    lock_wait = _env_int(lang, environ, "BETTER_EDIT_LOCK_WAIT", 0)
     encoding = _encoding_option(lang, ns, environ, mcp)
     cwd = _current_folder(lang)
     return Context(
@@ -13392,6 +13501,7 @@ def make_context(lang, ns, environ, mcp):
         cache_dir=environ.get("BETTER_EDIT_CACHE_DIR") or None,
         workspace=environ.get("BETTER_EDIT_WORKSPACE") or None,
         mcp=mcp,
+        lock_wait=LOCK_WAIT_SECONDS if lock_wait is None else lock_wait,
     )
 
 

@@ -750,6 +750,51 @@ def test_a_call_waiting_on_a_lock_its_killed_holder_left_builds_on_the_undone_fi
     assert journal_records(cache_dir) == [] and sorted(p.name for p in root.iterdir()) == ["a.txt", "b.txt"]
 
 
+@pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
+def test_a_lock_a_stopped_process_holds_is_waited_for_a_bounded_time_and_named(root, cache_dir, be_env):
+    """A process stopped (SIGSTOP) while it held a file's lock made every other call on that file
+    wait forever without a word. The wait now ends after BETTER_EDIT_LOCK_WAIT seconds in CONFLICT
+    naming the holder's pid (CLI and server), nothing written; once the holder goes on, both
+    the held edit and a new one land."""
+    (root / "f.txt").write_text("a\nb\n")
+    holder = stopped_at(
+        root, be_env, ["replace", "-f", "f.txt", "-s", "1", "-c", "X", "--brief"], "locked:STOP"
+    )
+    env = dict(be_env, BETTER_EDIT_LOCK_WAIT="2")
+    server = Server(root, env)
+    try:
+        started = time.monotonic()
+        done, answer = cli_json(root, env, "replace", "-f", "f.txt", "-s", "2", "-c", "Y")
+        waited = time.monotonic() - started
+        assert done.returncode == 1 and answer["error"]["code"] == "CONFLICT", answer
+        assert 2 <= waited < 20, waited
+        assert f"pid {holder.pid}" in answer["error"]["message"], answer
+        assert (
+            f"kill {holder.pid}" in answer["error"]["hint"]
+            and "BETTER_EDIT_LOCK_WAIT" in answer["error"]["hint"]
+        )
+        assert answer["error"]["pid"] == holder.pid
+        assert b"waiting up to 2 s" in done.stderr, done.stderr
+        server.initialize()
+        error = server.err("be-insert", "CONFLICT", {"file": "f.txt", "after_line": 0, "content": "Z"})
+        assert error["pid"] == holder.pid and "f.txt" in error["message"], error
+        assert b"waiting" not in server.stderr  # (the server does not write to a console)
+        assert (root / "f.txt").read_text() == "a\nb\n"
+        holder.send_signal(signal.SIGCONT)
+        _out, err = holder.communicate(timeout=20)
+        assert holder.returncode == 0, err
+        server.ok("be-insert", {"file": "f.txt", "after_line": 0, "content": "Z"})
+    finally:
+        holder.send_signal(signal.SIGCONT)
+        server.close()
+    assert (root / "f.txt").read_text() == "Z\nX\nb\n"
+
+
+def test_a_lock_wait_that_is_not_a_number_is_a_usage_error(root, be_env):
+    done = run_cli("read", "-f", "f.txt", cwd=root, env=dict(be_env, BETTER_EDIT_LOCK_WAIT="soon"))
+    assert done.returncode == 2 and b"BETTER_EDIT_LOCK_WAIT='soon'" in done.stderr, done.stderr
+
+
 def holds_flock(pid, path):
     """Whether process `pid` holds a flock on the file `path` (Linux: /proc/locks)."""
     ino = os.stat(path).st_ino
