@@ -3322,21 +3322,149 @@ def _rust_family(language):
     return "()[]{}", {}, skips, specials
 
 
+def _f_prefixed(quote, negate=False):
+    """Lookbehinds, to put right after an opening `quote`: it opens an f-string (`f"`, `rf"`,
+    `Fr"`..., the prefix not the end of a longer word), or with `negate` it does not."""
+    prefixed = rf"(?:[^\w][fF]|[rR][fF]|[fF][rR]){quote}"
+    if negate:  # (most quotes follow no f or r: the first lookbehind lets them through at once)
+        return rf"(?:(?<![fFrR]{quote})|(?<!{prefixed}))"
+    return rf"(?<={prefixed})"
+
+
+def _f_simple(quote):
+    """The rest of a one-line f-string after its opening `quote` whose replacement fields hold
+    neither that quote, nor braces, nor a backslash, nor an f-string (strings in the other quote,
+    whole): the common case, read inside the regex engine."""
+    other = "'" if quote == '"' else '"'
+    literal = rf"[^{quote}\\\n{{}}]|\\[^\n{{}}N]|\{{\{{|\}}\}}"
+    nested = rf"(?<![fF]{other})(?<![fF][rR]{other})"  # (an f-string in a field goes to the handler)
+    field = rf"\{{(?:[^\"'{{}}\\\n]|{other}{nested}[^{other}\\\n]*{other})*\}}"
+    return f"(?:{literal}|{field})*{quote}"
+
+
 def _python_family(language):
     skips = [
         ("comment", r"#[^\n]*"),
         ("string", _TRIPLE_DQ),
         ("string", _TRIPLE_SQ),
-        ("string", '"(?!"")' + _DQ_BODY + '"'),
-        ("string", "'(?!'')" + _SQ_BODY + "'"),
+        ("string", '"' + _f_prefixed('"', negate=True) + '(?!"")' + _DQ_BODY + '"'),
+        ("string", "'" + _f_prefixed("'", negate=True) + "(?!'')" + _SQ_BODY + "'"),
+        ("string", '"' + _f_prefixed('"') + _f_simple('"')),
+        ("string", "'" + _f_prefixed("'") + _f_simple("'")),
     ]
     specials = [
         ("string", '"""' + _TO_EOF, _h_unclosed, '"""'),
         ("string", "'''" + _TO_EOF, _h_unclosed, "'''"),
+        ("string", '"' + _f_prefixed('"'), _h_fstring, '"'),
+        ("string", "'" + _f_prefixed("'"), _h_fstring, "'"),
         ("string", '"' + _DQ_BODY, _h_unclosed, '"'),
         ("string", "'" + _SQ_BODY, _h_unclosed, "'"),
     ]
     return "()[]{}", {}, skips, specials
+
+
+_PY_STRING_REST = {'"': _LazyPattern(_DQ_BODY + '"?'), "'": _LazyPattern(_SQ_BODY + "'?")}
+
+
+def _h_fstring(state, m, quote):
+    """A one-line f-string whose replacement fields hold that quote, braces or a backslash
+    (Python 3.12 lets `f"{d["k"]}"` nest the same quote): read by _fstring_end. What it cannot
+    read (unterminated on its line) is read as a plain string, as before 3.12."""
+    raw = "r" in state.text[m.start() - 2 : m.start()].lower()
+    end = _fstring_end(state.text, m.end(), state.end, quote, raw)
+    if end is not None:
+        return end
+    rest = _PY_STRING_REST[quote].match(state.text, m.end(), state.end)
+    if not rest.group().endswith(quote):
+        state.problems.append((m.start(), quote, "unclosed"))
+        state.uncertain = True
+    return rest.end()
+
+
+_F_TEXT = _LazyPattern(r"[^\"'{}\\\n]*")  # f-string text with no meaning to _fstring_end
+_F_CODE = _LazyPattern(r"[^()\[\]{}:\"'\n]*")  # field code with no meaning to _field_end
+
+
+def _fstring_end(text, i, end, quote, raw):
+    """Where the f-string whose literal text starts at `i` ends (past its closing `quote`), or None
+    when it does not end on this line. `{{` and `}}` are braces of the text; `{` opens a field."""
+    while i < end:
+        i = _F_TEXT.match(text, i, end).end()
+        c = text[i : min(i + 1, end)]
+        if c == quote:
+            return i + 1
+        if c in ("\n", ""):
+            return None
+        if c == "{" and text[i + 1 : i + 2] != "{":
+            i = _field_end(text, i + 1, end, quote, raw)
+            if i is None:
+                return None
+        else:
+            i = _f_escape_end(text, i, raw) if c == "\\" else i + (2 if text.startswith(c + c, i) else 1)
+    return None
+
+
+def _f_escape_end(text, i, raw):
+    """Past the backslash at `i` of an f-string's text: `\\N{NAME}` whole (not raw), a backslash
+    alone before a brace (which keeps its meaning), else the backslash and the character after."""
+    after = text[i + 1 : i + 2]
+    if after == "N" and not raw and text.startswith("{", i + 2):
+        close, newline = text.find("}", i + 3), text.find("\n", i)
+        return i + 1 if close < 0 or 0 <= newline < close else close + 1
+    return i + 1 if after in ("{", "}", "") else i + 2
+
+
+def _field_end(text, i, end, quote, raw):
+    """Past the `}` of the replacement field whose expression starts at `i` (nested brackets,
+    strings, f-strings and a format spec with fields of its own), or None."""
+    depth = 0
+    while i < end:
+        i = _F_CODE.match(text, i, end).end()
+        c = text[i : min(i + 1, end)]
+        if c in ("\n", ""):
+            return None
+        if c in "\"'":
+            i = _nested_string_end(text, i, end)
+            if i is None:
+                return None
+            continue
+        if c == "}" and not depth:
+            return i + 1
+        if c == ":" and not depth:
+            return _format_spec_end(text, i + 1, end, quote, raw)
+        depth += (c in "([{") - (c in ")]}")
+        i += 1
+    return None
+
+
+def _format_spec_end(text, i, end, quote, raw):
+    """Past the `}` that ends a field whose format spec starts at `i` (`{w}` in it is a field)."""
+    while i < end:
+        c = text[i]
+        if c == "}":
+            return i + 1
+        if c == quote or c == "\n":
+            return None
+        if c == "{":
+            i = _field_end(text, i + 1, end, quote, raw)
+            if i is None:
+                return None
+        else:
+            i = _f_escape_end(text, i, raw) if c == "\\" else i + 1
+    return None
+
+
+def _nested_string_end(text, i, end):
+    """Past the one-line string (or f-string) that starts with the quote at `i`, or None."""
+    quote = text[i]
+    start = i
+    while start > 0 and text[start - 1] in "rRbBfFuU":
+        start -= 1
+    prefix = text[start:i].lower()
+    if "f" in prefix:
+        return _fstring_end(text, i + 1, end, quote, "r" in prefix)
+    rest = _PY_STRING_REST[quote].match(text, i + 1, end)
+    return rest.end() if rest.group().endswith(quote) else None
 
 
 def _shell_family(language):

@@ -1,5 +1,8 @@
 """Unit and property tests for the structure scanners (docs/cli.md#balance-func-range-tag-range)."""
 
+import json
+import os
+
 import pytest
 from harness import scaled
 from hypothesis import HealthCheck, example, given, settings
@@ -201,6 +204,107 @@ def test_unknown_language_is_not_checked():
 )
 def test_balanced_despite_tricky_tokens(language, text):
     assert problems(text, language) == []
+
+
+# Python 3.12 (PEP 701): a replacement field may hold the f-string's own quote, nested f-strings
+# and format specs with fields of their own.
+PEP_701 = r"""
+x = f"{"}"}"
+y = f"{d["a"]}" + f'{'#'}' + (1)
+z = f"{", ".join(["(", ")"])}"
+w = f"{x:{"<"}10}" + rf"\{x["]"]}" + F"{f"{"{"}"}"
+v = f'{x!r:>{w}}' + f"{ {'(': 1}['('] }"
+u = f"#{f'{']':>8}{g(d['}'], "("):>8}':{w}}  " + Rf"{g(d['}'], d["#"])!r}"
+""".strip().splitlines()
+
+
+def test_python_312_f_strings_that_nest_their_own_quote_are_read_whole():
+    """They were read as strings that end at the nested quote: `f"{"}"}"` was "unexpected }",
+    `f"{"("}"` an unclosed ( that made func-range take the next function too."""
+    for line in PEP_701:
+        assert problems(line + "\n", "python") == [], line
+        assert problems(line + ")\n", "python") == [(")", 1, len(line) + 1, "unexpected")], line
+    text = 'def a():\n    x = f"{"("}"\n    return x\n\n\ndef b():\n    return 2\n'
+    assert fr(text, "python", 2) == (1, 3, "function", "a")
+    assert problems('s = f"{x}\nt = (1\n', "python") == [('"', 1, 6, "unclosed"), ("(", 2, 5, "unclosed")]
+    assert problems('s = f"{x["\nt = (1\n', "python") == [("(", 2, 5, "unclosed")]  # (read as before 3.12)
+
+
+def newer_python():
+    """A Python 3.12 or later to judge f-strings, or None."""
+    import glob
+    import shutil
+    import subprocess
+    import sys
+
+    candidates = [shutil.which(name) for name in ("python3.13", "python3.12")]
+    candidates += sorted(glob.glob(os.path.join(sys.prefix, "..", "3.1[2-9]*", "bin", "python3")))
+    for exe in filter(None, candidates):
+        probe = subprocess.run(
+            [exe, "-c", "import sys; print(sys.version_info >= (3, 12))"], capture_output=True
+        )
+        if probe.returncode == 0 and probe.stdout.strip() == b"True":
+            return exe
+    return None
+
+
+def random_f_string(rng, depth=0):
+    """A random f-string in the forms PEP 701 allows: fields with strings in any quote, nested
+    f-strings, subscripts, calls, dicts, conversions and format specs with fields."""
+    quote = rng.choice("\"'")
+    prefix = rng.choice(["f", "F", "rf", "fR", "Rf"])
+    parts = []
+    for _ in range(rng.randint(0, 4)):
+        if rng.random() < 0.4:
+            parts.append(
+                rng.choice(["a", " ", "(", "[", "]", ")", "{{", "}}", "#", "'", '"', ":", "!"]).replace(
+                    quote, ""
+                )
+            )
+        else:
+            field = random_expression(rng, depth)
+            field = (" " + field + " ") if field.startswith("{") else field
+            field += rng.choice(["", "", "!r", "=", ":>8", ":{w}", ":{w}.{p}"])
+            parts.append("{" + field + "}")
+    return prefix + quote + "".join(parts) + quote
+
+
+def random_expression(rng, depth):
+    choice = rng.randrange(6 if depth < 2 else 4)
+    if choice == 0:
+        return rng.choice(["x", "d", "w"])
+    if choice == 1:
+        q = rng.choice("\"'")
+        return q + rng.choice(["", "(", "}", "{", "]", "#", ", ", ":"]) + q
+    if choice == 2:
+        return "d[" + random_expression(rng, depth + 1) + "]"
+    if choice == 3:
+        return "g(" + ", ".join(random_expression(rng, depth + 1) for _ in range(rng.randint(0, 2))) + ")"
+    if choice == 4:
+        return random_f_string(rng, depth + 1)
+    return "{" + random_expression(rng, depth + 1) + ": " + random_expression(rng, depth + 1) + "}"
+
+
+def test_random_python_312_f_strings_that_python_accepts_are_balanced():
+    """Python 3.12+ is the oracle: of random f-strings, those it compiles are balanced here, and a
+    `)` after one is the only problem, at its column."""
+    import random
+    import subprocess
+
+    exe = newer_python()
+    if exe is None:
+        pytest.skip("no Python 3.12 or later to judge f-strings")
+    rng = random.Random(701)
+    lines = [random_f_string(rng) for _ in range(scaled(400, 4000))]
+    judge = "import ast, json, sys\nfor line in json.load(sys.stdin):\n    try:\n        ast.parse('v = ' + line)\n        print(1)\n    except SyntaxError:\n        print(0)\n"
+    verdicts = subprocess.run(
+        [exe, "-c", judge], input=json.dumps(lines), capture_output=True, text=True, check=True
+    ).stdout.split()
+    valid = [line for line, ok in zip(lines, verdicts) if ok == "1"]
+    assert len(valid) >= len(lines) // 2, (len(valid), len(lines))
+    for line in valid:
+        assert problems("v = " + line + "\n", "python") == [], line
+        assert problems("v = " + line + ")\n", "python") == [(")", 1, len(line) + 5, "unexpected")], line
 
 
 @pytest.mark.parametrize(
