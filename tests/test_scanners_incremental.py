@@ -66,6 +66,8 @@ PIECES = [
     "-->",
     "```\n",
     "```js\n",
+    'v = f"{d["("]:{w}}"\n',  # Python 3.12 f-strings: the field holds the f-string's quote
+    'f"{',
 ]
 
 
