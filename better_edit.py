@@ -9435,13 +9435,30 @@ def _several_functions(name, spans):
     return ("w.function_several", {"name": _clip(name), "count": len(spans), "where": where})
 
 
-def _function_spans(string, language, name):
+def _definition_spans(string, language, name):
     """(start, end) of every definition called `name`, in file order."""
     lines = sorted(
         {_line_of(string, pos) for _name, pos in _definitions(string, language, 0, len(string), name)}
     )
     spans = [function_range(string, language, line) for line in lines]
     return list(dict.fromkeys((found["start"], found["end"]) for found in spans if found))
+
+
+def _function_spans(string, language, name):
+    """_definition_spans of `name`; when it has none and is qualified (`Cart.total`, `Cart::total`,
+    `shop.Cart.total`), those of its last part inside (at any depth) one of the part before it,
+    inside one of the part before that..."""
+    spans = _definition_spans(string, language, name)
+    parts = name.replace("::", ".").split(".")
+    if spans or len(parts) < 2 or not all(parts):
+        return spans
+    spans = _definition_spans(string, language, parts[0])
+    for part in parts[1:]:
+        spans = [
+            (a, b) for a, b in _definition_spans(string, language, part)
+            if any(c <= a and b <= d and (c, d) != (a, b) for c, d in spans)
+        ]  # fmt: skip
+    return spans
 
 
 def _one_of(file, kind, value, occurrence, found, ambiguous=True):

@@ -696,6 +696,36 @@ def test_a_function_defined_twice_is_never_guessed(cli, root):
     assert (out["start"], out["end"]) == (4, 6)
 
 
+def test_a_function_target_may_name_its_class(cli, root):
+    """Models name methods as they would call them (`B.run`, `B::run`); that found nothing
+    ("function 'B.run' not found"), so a second call got AMBIGUOUS and a third needed
+    --occurrence. A qualified name picks the definitions of its last part inside a definition of
+    the rest (at any depth: `B.run` also names B.Inner.run, and an edit by it is AMBIGUOUS); a
+    qualifier that holds none is NOT_FOUND, never a guess."""
+    source = (
+        "class A:\n    def run(self):\n        return 1\n\nclass B:\n    def run(self):\n        return 2\n"
+        "\n    class Inner:\n        def run(self):\n            return 3\n"
+    )
+    f = write(root / "t.py", source)
+    for name, lines in (("A.run", (2, 3)), ("B.Inner.run", (10, 11)), ("B::Inner::run", (10, 11))):
+        rc, out = cli("read", "-f", "t.py", "--target", "function:" + name)
+        assert rc == 0 and (out["start"], out["end"]) == lines and not out.get("warnings"), (name, out)
+    err = fails(cli, f, "delete", "-f", "t.py", "--target", "function:B.run", code="AMBIGUOUS")
+    assert [(c["start"], c["end"]) for c in err["candidates"]] == [(6, 7), (10, 11)]
+    fails(cli, f, "replace", "-f", "t.py", "--target", "function:C.run", "-c", "x", code="NOT_FOUND")
+    fails(cli, f, "delete", "-f", "t.py", "--target", "function:A.Inner", code="NOT_FOUND")
+    rc, out = cli(
+        "replace", "-f", "t.py", "--target", "function:A.run", "-c", "    def run(self):\n        return 0"
+    )
+    assert rc == 0 and f.read_text() == source.replace("return 1", "return 0"), out
+    js = write(
+        root / "c.js",
+        "class Cart {\n  total() {\n    return 1;\n  }\n}\nfunction total() {\n  return 2;\n}\n",
+    )
+    rc, out = cli("delete", "-f", "c.js", "--target", "function:Cart.total")
+    assert rc == 0 and js.read_text() == "class Cart {\n}\nfunction total() {\n  return 2;\n}\n", out
+
+
 def test_delete_refuses_an_unbalanced_range_unless_forced(cli, root):
     js = write(root / "a.js", "function f() {\n  return 1;\n}\n")
     err = fails(cli, js, "delete", "-f", "a.js", "-s", "1", code="UNBALANCED")
