@@ -141,6 +141,10 @@ MESSAGES = {
     "not_found.hint_path": ("check the path", "请检查路径"),
     "is_directory.hint": ("name a file inside it", "请指定目录中的某个文件"),
     "not_regular": ("{file} is not a regular file", "{file} 不是普通文件"),
+    "not_regular.hint": (
+        "name a regular file: a FIFO, socket or device is never opened, so nothing waits on it",
+        "请指定普通文件：FIFO、套接字和设备文件不会被打开，因此不会阻塞",
+    ),
     "arg_unknown": (
         "unknown argument {name!r} for {tool}; accepted: {accepted}",
         "{tool} 不接受参数 {name!r}；可用参数：{accepted}",

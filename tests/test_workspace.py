@@ -384,6 +384,7 @@ def test_rollback_when_the_file_became_a_fifo(root, servers):
     for tool, args in (("be-read", {}), ("be-replace", {"start": 1, "content": "x"})):
         result, error, elapsed = _timed_call(server, tool, dict(args, file="a.txt"), target)
         assert error is not None and error["code"] == "INVALID_ARGUMENT", (tool, result, error)
+        assert "name a regular file" in error["hint"], error  # (it said "correct the argument")
         assert elapsed < PROMPT
     assert stat.S_ISFIFO(os.lstat(target).st_mode)
     assert server.alive()
