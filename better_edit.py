@@ -268,6 +268,10 @@ MESSAGES = {
         "{file} cannot be decoded as {encoding} (offset {offset})",
         "{file} 无法按 {encoding} 解码（偏移 {offset}）",
     ),
+    "encoding_decode.hint": (
+        "the file is not in {encoding}: name the encoding it is in (e.g. utf-8, gbk, cp1252, latin-1)",
+        "该文件不是 {encoding} 编码：请指定它实际的编码（如 utf-8、gbk、cp1252、latin-1）",
+    ),
     "encoding_roundtrip": (
         "{file} does not round-trip through {encoding}: re-encoding would change its bytes",
         "{file} 无法按 {encoding} 无损往返：重新编码会改变其字节",
@@ -455,9 +459,17 @@ MESSAGES = {
         "请合并为一个条目，或修正行号（两者都指调用前的文件）",
     ),
     "patch_empty": ("the patch holds no hunk", "补丁中没有任何块"),
+    "patch_empty.hint": (
+        "pass a unified diff (diff -u, git diff): ---/+++ file headers, each followed by @@ hunks",
+        "请传入统一格式 diff（diff -u、git diff）：---/+++ 文件头，其后是 @@ 块",
+    ),
     "patch_unsupported": (
         "the patch asks for something not supported: {what} (renames, copies and binary patches)",
         "补丁包含不支持的操作：{what}（重命名、复制和二进制补丁）",
+    ),
+    "patch_unsupported.hint": (
+        "patch applies text hunks only: apply renames, copies and binary changes with git apply",
+        "patch 只应用文本块：重命名、复制和二进制修改请用 git apply",
     ),
     "patch_no_header": (
         "line {line} of the patch starts a hunk before any ---/+++ file header",
@@ -494,6 +506,10 @@ MESSAGES = {
         "块中每行都以 ' '（上下文）、'-'（删除）、'+'（添加）或 '\\' 开头；其他文字请放到补丁之外",
     ),
     "patch_exists": ("the patch creates {file}, which already exists", "补丁要新建 {file}，但它已存在"),
+    "patch_exists.hint": (
+        "make the diff against the file as it is now (git diff), or delete the file first",
+        "请基于文件当前内容重新生成 diff（git diff），或先删除该文件",
+    ),
     "patch_ambiguous": (
         "hunk {hunk} of {file} matches {count} places (lines {where})",
         "{file} 的第 {hunk} 块匹配 {count} 处（第 {where} 行）",

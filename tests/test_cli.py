@@ -726,6 +726,31 @@ def test_a_function_target_may_name_its_class(cli, root):
     assert rc == 0 and js.read_text() == "class Cart {\n}\nfunction total() {\n  return 2;\n}\n", out
 
 
+@pytest.mark.parametrize(
+    "case, code, status, hint",
+    [
+        ("creates-existing", "INVALID_ARGUMENT", 2, "make the diff against the file as it is now"),
+        ("no-hunk", "INVALID_ARGUMENT", 2, "pass a unified diff"),
+        ("rename", "INVALID_ARGUMENT", 2, "git apply"),
+        ("wrong-encoding", "ENCODING", 1, "name the encoding it is in"),
+    ],
+)
+def test_errors_of_a_wrong_patch_or_encoding_say_what_to_do(cli, root, case, code, status, hint):
+    """These said only "correct the argument and call again"."""
+    f = write(root / "t.txt", b"caf\xe9\n" if case == "wrong-encoding" else b"hi\n")
+    patches = {
+        "creates-existing": "--- /dev/null\n+++ b/t.txt\n@@ -0,0 +1 @@\n+x\n",
+        "no-hunk": "just some text\n",
+        "rename": "diff --git a/t.txt b/u.txt\nsimilarity index 100%\nrename from t.txt\nrename to u.txt\n",
+    }
+    if case in patches:
+        write(root / "p.diff", patches[case])
+        err = fails(cli, f, "patch", "--patch-file", "p.diff", code=code, status=status)
+    else:
+        err = fails(cli, f, "read", "-f", "t.txt", "--encoding", "shift_jis", code=code, status=status)
+    assert hint in err["hint"], err
+
+
 def test_delete_refuses_an_unbalanced_range_unless_forced(cli, root):
     js = write(root / "a.js", "function f() {\n  return 1;\n}\n")
     err = fails(cli, js, "delete", "-f", "a.js", "-s", "1", code="UNBALANCED")
