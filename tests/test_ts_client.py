@@ -81,6 +81,9 @@ CASES = [
 if os.environ.get("BE_EXE"):  # a one-file executable unpacks itself: under a file-size limit it cannot
     CASES = [case for case in CASES if case[1] != "IO"]
 # (id, tool, arguments): calls that succeed, made after every case above, on files no case reads.
+METHODS = (
+    "class A:\n    def run(self):\n        return 1\n\n\nclass B:\n    def run(self):\n        return 2\n"
+)
 EDITS = [
     # items in no particular order; line numbers are those of the files before the call
     ("edit-two-files", "be-edit", {"edits": [
@@ -95,6 +98,8 @@ EDITS = [
     ("old-with-read-prefixes", "be-replace", {"file": "prefixed.txt", "old": "2\tb", "content": "B"}),
     # a patch of a latin-1 file, in the call's encoding
     ("patch-legacy-encoding", "be-edit", {"patch": "--- a/legacy.txt\n+++ b/legacy.txt\n@@ -1,2 +1,2 @@\n café\n-b\n+bé\n", "encoding": "latin-1"}),
+    # a method named with its class, in an item (and a run in class A that must stay)
+    ("edit-by-qualified-target", "be-edit", {"edits": [{"file": "methods.py", "target": "function:B.run", "content": "    def run(self):\n        return 3"}]}),
 ]  # fmt: skip
 EDITED = {  # what the files hold after EDITS, through either SDK
     "edit_a.txt": b"one\nTWO\nthree\nfour\n",
@@ -103,6 +108,7 @@ EDITED = {  # what the files hold after EDITS, through either SDK
     "target.txt": b"alpha\nBETA\n",
     "prefixed.txt": b"a\nB\n",
     "legacy.txt": "café\nbé\n".encode("latin-1"),
+    "methods.py": METHODS.replace("return 2", "return 3").encode(),
 }
 EVENT_ID = re.compile(r'"event_id":\s*"[0-9a-f]{6}"')  # in the text of a result (its JSON)
 TOOLS = {
@@ -160,6 +166,7 @@ def prepare(root, cli):
     (root / "target.txt").write_text("alpha\nbeta\n")
     (root / "prefixed.txt").write_text("a\nb\n")
     (root / "legacy.txt").write_bytes("café\nb\n".encode("latin-1"))
+    (root / "methods.py").write_text(METHODS)
     (root / "inplace.txt").write_text(INPLACE_OLD + "\n\n" + INPLACE_OLD.replace("x = 1", "x = 2") + "\n")
     return view
 
