@@ -9472,12 +9472,31 @@ def _function_spans(string, language, name):
     parts = name.replace("::", ".").split(".")
     if spans or len(parts) < 2 or not all(parts):
         return spans
+    return _spans_inside(string, language, parts) or _spans_written_outside(string, language, parts)
+
+
+def _spans_inside(string, language, parts):
+    """The definitions of parts[-1] inside one of parts[-2], inside one of parts[-3]..."""
     spans = _definition_spans(string, language, parts[0])
     for part in parts[1:]:
         spans = [
             (a, b) for a, b in _definition_spans(string, language, part)
             if any(c <= a and b <= d and (c, d) != (a, b) for c, d in spans)
         ]  # fmt: skip
+    return spans
+
+
+def _spans_written_outside(string, language, parts):
+    """The definitions of parts[-1] written outside their type, with the rest of `parts` before the
+    name on its line: C++ `int shop::Cart::total()`, Go `func (c *Cart) total()`."""
+    outer = r"\s*::\s*".join(re.escape(part) for part in parts[:-1])
+    written = re.compile(rf"(?:\b{outer}\s*::\s*|\bfunc\s*\([^()]*\b{outer}\b[^()]*\)\s*)$")
+    spans = []
+    for _name, pos in _definitions(string, language, 0, len(string), parts[-1]):
+        if written.search(string, string.rfind("\n", 0, pos) + 1, pos):
+            found = function_range(string, language, _line_of(string, pos))
+            if found and (found["start"], found["end"]) not in spans:
+                spans.append((found["start"], found["end"]))
     return spans
 
 

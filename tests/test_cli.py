@@ -724,6 +724,21 @@ def test_a_function_target_may_name_its_class(cli, root):
     )
     rc, out = cli("delete", "-f", "c.js", "--target", "function:Cart.total")
     assert rc == 0 and js.read_text() == "class Cart {\n}\nfunction total() {\n  return 2;\n}\n", out
+    # a method written outside its type: a Go receiver, a C++ out-of-class definition
+    write(
+        root / "c.go",
+        "package m\n\ntype Cart struct{}\n\nfunc (c *Cart) Total() int {\n\treturn 1\n}\n\nfunc Total() int {\n\treturn 0\n}\n",
+    )
+    write(root / "c.cpp", "int shop::Cart::total() {\n  return 1;\n}\nint total() {\n  return 2;\n}\n")
+    for file, name, lines in (
+        ("c.go", "Cart.Total", (5, 7)),
+        ("c.cpp", "Cart::total", (1, 3)),
+        ("c.cpp", "shop::Cart::total", (1, 3)),
+    ):
+        rc, out = cli("read", "-f", file, "--target", "function:" + name)
+        assert rc == 0 and (out["start"], out["end"]) == lines, (name, out)
+    fails(cli, None, "read", "-f", "c.go", "--target", "function:Shop.Total", code="NOT_FOUND")
+    fails(cli, None, "read", "-f", "c.cpp", "--target", "function:Shop::total", code="NOT_FOUND")
 
 
 @pytest.mark.parametrize(
