@@ -558,9 +558,9 @@ MESSAGES = {
     ),
     "conflict.hint": ("read the file again and redo the edit", "请重新读取文件后再编辑"),
     "lock_busy": (
-        "{file} is locked by another better-edit-tools process (pid {pid}), which has held the lock "
-        "for the {seconds} s this call waited; nothing was written",
-        "{file} 被另一个 better-edit-tools 进程（pid {pid}）锁定，本次调用等待了 {seconds} 秒仍未释放；未写入任何内容",
+        "{file} is locked by another better-edit-tools process (pid {pid}); this call waited {seconds} s "
+        "for the lock; nothing was written",
+        "{file} 被另一个 better-edit-tools 进程（pid {pid}）锁定；本次调用等待了 {seconds} 秒；未写入任何内容",
     ),
     "lock_busy.hint": (
         "call again when that process has finished; if it hangs, end it (kill {pid}): the next call "
@@ -569,9 +569,9 @@ MESSAGES = {
         "BETTER_EDIT_LOCK_WAIT=秒数 可设置等待时长",
     ),
     "lock_busy_unknown": (
-        "{file} is locked by another better-edit-tools process, which has held the lock for the "
-        "{seconds} s this call waited; nothing was written",
-        "{file} 被另一个 better-edit-tools 进程锁定，本次调用等待了 {seconds} 秒仍未释放；未写入任何内容",
+        "{file} is locked by another better-edit-tools process; this call waited {seconds} s for the "
+        "lock; nothing was written",
+        "{file} 被另一个 better-edit-tools 进程锁定；本次调用等待了 {seconds} 秒；未写入任何内容",
     ),
     "lock_busy_unknown.hint": (
         "call again when that process has finished. BETTER_EDIT_LOCK_WAIT=SECONDS sets how long to wait",
@@ -6777,8 +6777,8 @@ class FileLock:
             return False
 
     def _wait(self):
-        """Poll for the lock (1 ms, doubling up to 20 ms) until the deadline; the CLI says once, after
-        a second, whom it waits for."""
+        """Poll for the lock every 1-2 ms until the deadline (at most 2 ms: a waiter must find the
+        short gaps between another process's calls); the CLI says once, after a second, that it waits."""
         if self._try():
             return
         import time
@@ -6795,7 +6795,7 @@ class FileLock:
                 waiting = tr(self.ctx.lang, "cli.lock_waiting", seconds=round(deadline - start))
                 sys.stderr.write(f"{PROGRAM}: {waiting}\n")
             time.sleep(min(pause, max(deadline - now, 0)))
-            pause = min(pause * 2, 0.02)
+            pause = min(pause * 2, 0.002)
 
     def holder(self):
         """The pid the holder of the lock wrote, or None (not yet written, or unreadable)."""
