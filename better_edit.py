@@ -3344,10 +3344,11 @@ def _rust_family(language):
 
 def _f_prefixed(quote, negate=False):
     """Lookbehinds, to put right after an opening `quote`: it opens an f-string (`f"`, `rf"`,
-    `Fr"`..., the prefix not the end of a longer word), or with `negate` it does not."""
-    prefixed = rf"(?:[^\w][fF]|[rR][fF]|[fF][rR]){quote}"
-    if negate:  # (most quotes follow no f or r: the first lookbehind lets them through at once)
-        return rf"(?:(?<![fFrR]{quote})|(?<!{prefixed}))"
+    `Fr"`..., the prefix not the end of a longer word; Python 3.14's template strings `t"` are read
+    alike), or with `negate` it does not."""
+    prefixed = rf"(?:[^\w][fFtT]|[rR][fFtT]|[fFtT][rR]){quote}"
+    if negate:  # (most quotes follow no f, t or r: the first lookbehind lets them through at once)
+        return rf"(?:(?<![fFtTrR]{quote})|(?<!{prefixed}))"
     return rf"(?<={prefixed})"
 
 
@@ -3357,7 +3358,7 @@ def _f_simple(quote):
     whole): the common case, read inside the regex engine."""
     other = "'" if quote == '"' else '"'
     literal = rf"[^{quote}\\\n{{}}]|\\[^\n{{}}N]|\{{\{{|\}}\}}"
-    nested = rf"(?<![fF]{other})(?<![fF][rR]{other})"  # (an f-string in a field goes to the handler)
+    nested = rf"(?<![fFtT]{other})(?<![fFtT][rR]{other})"  # (an f-string in a field goes to the handler)
     field = rf"\{{(?:[^\"'{{}}\\\n]|{other}{nested}[^{other}\\\n]*{other})*\}}"
     return f"(?:{literal}|{field})*{quote}"
 
@@ -3478,10 +3479,10 @@ def _nested_string_end(text, i, end):
     """Past the one-line string (or f-string) that starts with the quote at `i`, or None."""
     quote = text[i]
     start = i
-    while start > 0 and text[start - 1] in "rRbBfFuU":
+    while start > 0 and text[start - 1] in "rRbBfFtTuU":
         start -= 1
     prefix = text[start:i].lower()
-    if "f" in prefix:
+    if "f" in prefix or "t" in prefix:
         return _fstring_end(text, i + 1, end, quote, "r" in prefix)
     rest = _PY_STRING_REST[quote].match(text, i + 1, end)
     return rest.end() if rest.group().endswith(quote) else None

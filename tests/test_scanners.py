@@ -221,7 +221,8 @@ u = f"#{f'{']':>8}{g(d['}'], "("):>8}':{w}}  " + Rf"{g(d['}'], d["#"])!r}"
 def test_python_312_f_strings_that_nest_their_own_quote_are_read_whole():
     """They were read as strings that end at the nested quote: `f"{"}"}"` was "unexpected }",
     `f"{"("}"` an unclosed ( that made func-range take the next function too."""
-    for line in PEP_701:
+    template_strings = [line.replace('f"', 't"').replace("f'", "t'") for line in PEP_701]  # (3.14)
+    for line in PEP_701 + template_strings:
         assert problems(line + "\n", "python") == [], line
         assert problems(line + ")\n", "python") == [(")", 1, len(line) + 1, "unexpected")], line
     text = 'def a():\n    x = f"{"("}"\n    return x\n\n\ndef b():\n    return 2\n'
