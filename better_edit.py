@@ -6752,8 +6752,9 @@ class FileLock:
             self.fd = self._fallback_fd()
         try:
             self._wait()
-            os.lseek(self.fd, 1, os.SEEK_SET)
-            os.write(self.fd, b"%10d\n" % os.getpid())
+            with _suppress_os():  # (a full disk only leaves the holder unnamed)
+                os.lseek(self.fd, 1, os.SEEK_SET)
+                os.write(self.fd, b"%10d\n" % os.getpid())
             os.lseek(self.fd, 0, os.SEEK_SET)  # (Windows unlocks at the position it locked)
         except BaseException:
             self.__exit__()

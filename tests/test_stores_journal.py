@@ -790,6 +790,22 @@ def test_a_lock_a_stopped_process_holds_is_waited_for_a_bounded_time_and_named(r
     assert (root / "f.txt").read_text() == "Z\nX\nb\n"
 
 
+def test_a_lock_taken_where_no_byte_can_be_written_still_locks(root, be_env):
+    """The holder's pid written into a new lock file needs a byte of disk: under a file-size limit
+    of 0 (a full disk) that write failed and a preview, which writes nothing else, was INTERNAL.
+    The pid is best effort; the lock holds."""
+
+    def no_bytes():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+
+    (root / "f.txt").write_text("a\n")
+    done, answer = cli_json(
+        root, be_env, "replace", "-f", "f.txt", "-s", "1", "-c", "b", "--preview", preexec_fn=no_bytes
+    )
+    assert done.returncode == 0 and answer["preview"] is True, (done.stderr, answer)
+    assert (root / "f.txt").read_text() == "a\n"
+
+
 def test_a_lock_wait_that_is_not_a_number_is_a_usage_error(root, be_env):
     done = run_cli("read", "-f", "f.txt", cwd=root, env=dict(be_env, BETTER_EDIT_LOCK_WAIT="soon"))
     assert done.returncode == 2 and b"BETTER_EDIT_LOCK_WAIT='soon'" in done.stderr, done.stderr
