@@ -3488,12 +3488,91 @@ def _nested_string_end(text, i, end):
     return rest.end() if rest.group().endswith(quote) else None
 
 
+# A double-quoted shell string with no `$(` and no `${...}` holding a quote or brace: the common
+# case, read inside the regex engine. Any other is read by _h_shell_dq.
+_SH_DQ_PLAIN = r'"(?:[^"\\$]|\\[\s\S]|\$(?![({])|\$\{[^"\'{}\\]*\})*"'
+_SH_READ_LIMIT = 1 << 16  # how far _h_shell_dq reads one string before it takes it as plain
+
+
+def _h_shell_dq(state, m, arg):
+    """A double-quoted string holding a command substitution `$(...)` or a `${...}` with quotes:
+    what is inside them is code with quotes of its own (`"$(grep "f(" x)"` is one string). One
+    that does not end within _SH_READ_LIMIT characters is read as before: to the next `"`."""
+    end = min(state.end, m.end() + _SH_READ_LIMIT)
+    found = _sh_dq_end(state.text, m.end(), end)
+    if found is not None:
+        return found
+    plain = _SH_DQ_MULTI.match(state.text, m.start(), state.end)
+    if plain:
+        return plain.end()
+    state.problems.append((m.start(), '"', "unclosed"))
+    state.uncertain = True
+    newline = state.text.find("\n", m.end(), state.end)
+    return state.end if newline < 0 else newline
+
+
+_SH_DQ_MULTI = _LazyPattern(_DQ_MULTI)
+_SH_DQ_TEXT = _LazyPattern(r'[^"\\$`]*')  # text of a double-quoted string with no meaning here
+_SH_CODE = _LazyPattern(r"[^()'\"\\$`{}#]*")  # code of a substitution with no meaning here
+
+
+def _sh_dq_end(text, i, end):
+    """Past the `"` that ends the double-quoted string whose text starts at `i`, or None."""
+    while i is not None and i < end:
+        i = _SH_DQ_TEXT.match(text, i, end).end()
+        c = text[i : min(i + 1, end)]
+        if c in ('"', ""):
+            return i + 1 if c else None
+        opens = text[i + 1 : i + 2]
+        if c == "$" and opens in ("(", "{"):
+            i = _sh_code_end(text, i + 2, end, ")" if opens == "(" else "}")
+        elif c == "`":
+            i = _sh_quoted_end(text, i, end)
+        else:  # a backslash and what it escapes, or a `$` before something else
+            i += 2 if c == "\\" else 1
+    return None
+
+
+def _sh_code_end(text, i, end, closer):
+    """Past the `closer` (`)` of `$(`, `}` of `${`) that ends the code starting at `i`, or None:
+    nested brackets, quotes, substitutions and comments of its own."""
+    depth = 0
+    while i < end:
+        i = _SH_CODE.match(text, i, end).end()
+        c = text[i : min(i + 1, end)]
+        if c == "":
+            return None
+        if c == closer and not depth:
+            return i + 1
+        if c in "'\"`#\\":
+            i = _sh_quoted_end(text, i, end)
+            if i is None:
+                return None
+            continue
+        depth += (c in "({") - (c in ")}")
+        i += 1
+    return None
+
+
+def _sh_quoted_end(text, i, end):
+    """Past the quoted piece, escape or comment starting at `i` in a substitution's code, or None."""
+    c = text[i]  # (a backquote: to the next one, as a single quote)
+    if c == '"':
+        return _sh_dq_end(text, i + 1, end)
+    if c == "\\":
+        return i + 2
+    if c == "#" and i and not text[i - 1].isspace():  # (`$#`, `a#b`: no comment)
+        return i + 1
+    close = text.find("\n" if c == "#" else c, i + 1, end)
+    return None if close < 0 else close + (0 if c == "#" else 1)
+
+
 def _shell_family(language):
     skips = [
         ("comment", r"#(?<![^\s;&|(]#)[^\n]*"),
         ("string", r"\$'[^'\\]*(?:\\[\s\S][^'\\]*)*'"),
         ("string", r"'[^']*'"),
-        ("string", _DQ_MULTI),
+        ("string", _SH_DQ_PLAIN),
         ("string", r"`[^`\\]*(?:\\[\s\S][^`\\]*)*`"),
         ("string", r"\\[\s\S]"),
     ]
@@ -3506,8 +3585,8 @@ def _shell_family(language):
         ),
         ("code", r"c(?<![\w$-]c)ase(?![\w-])", _h_case, None),
         ("code", r"e(?<![\w$-]e)sac(?![\w-])", _h_esac, None),
+        ("string", '"', _h_shell_dq, None),
         ("string", "'" + _TO_EOL, _h_unclosed, "'"),
-        ("string", '"' + _TO_EOL, _h_unclosed, '"'),
         ("string", "`" + _TO_EOL, _h_unclosed, "`"),
     ]
     return "()[]{}", {}, skips, specials

@@ -231,6 +231,65 @@ def test_python_312_f_strings_that_nest_their_own_quote_are_read_whole():
     assert problems('s = f"{x["\nt = (1\n', "python") == [("(", 2, 5, "unclosed")]  # (read as before 3.12)
 
 
+def random_shell_dq(rng, depth=0):
+    """A random double-quoted shell string with command substitutions and expansions whose code
+    holds quotes (and brackets in them) of its own."""
+    parts = []
+    for _ in range(rng.randint(0, 4)):
+        kind = rng.randrange(5 if depth < 2 else 3)
+        if kind == 0:
+            parts.append(rng.choice(["a", " ", "(", ")", "[", "{", "}", "'", '\\"', "#", "$x"]))
+        elif kind == 1:
+            parts.append(rng.choice(["${x}", "${x:-y}", "${#x}", '${x:-"a("}', "${x//'('/[}"]))
+        elif kind == 2:
+            parts.append("$((1 + (2)))")
+        else:
+            args = [random_shell_arg(rng, depth) for _ in range(rng.randint(0, 3))]
+            command = " ".join(["echo"] + args)
+            parts.append("$(" + (f"( {command} )" if rng.random() < 0.3 else command) + ")")
+    return '"' + "".join(parts) + '"'
+
+
+def random_shell_arg(rng, depth):
+    kind = rng.randrange(4)
+    if kind == 0:
+        return rng.choice(["w", "-n", "$x", "${x}"])
+    if kind == 1:
+        return "'" + rng.choice(["", "(", ")", "{", '"', "# x"]) + "'"
+    if kind == 2:
+        return random_shell_dq(rng, depth + 1)
+    return "$(echo " + random_shell_arg(rng, depth + 1) + ")"
+
+
+def test_random_shell_strings_that_bash_accepts_are_balanced():
+    """bash -n is the oracle: `x="$(grep "f(" y)"` was read as strings around `f(`, an unclosed
+    `(`. Of random double-quoted strings with substitutions, those bash accepts are balanced, and
+    a `)` on the next line is the only problem."""
+    import random
+    import shutil
+    import subprocess
+
+    bash = shutil.which("bash")
+    if bash is None:
+        pytest.skip("no bash to judge shell strings")
+    rng = random.Random(2)
+    lines = ["x=" + random_shell_dq(rng) for _ in range(scaled(150, 1500))]
+    lines += [
+        'DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"',
+        'CW="$(printf "\\033[7m")"',
+        "x=\"$(echo \"a (b\" | tr '(' '[')\"",
+    ]
+    valid = [
+        line
+        for line in lines
+        if subprocess.run([bash, "-n", "-c", line], capture_output=True).returncode == 0
+    ]
+    assert len(valid) >= len(lines) // 2, (len(valid), len(lines))
+    for line in valid:
+        assert problems(line + "\n", "shell") == [], line
+        assert problems(line + "\n)\n", "shell") == [(")", 2, 1, "unexpected")], line
+
+
 def newer_python():
     """A Python 3.12 or later to judge f-strings, or None."""
     import glob

@@ -68,6 +68,8 @@ PIECES = [
     "```js\n",
     'v = f"{d["("]:{w}}"\n',  # Python 3.12 f-strings: the field holds the f-string's quote
     'f"{',
+    'x="$(echo "(")"\n',  # shell: a substitution in a string, with quotes of its own
+    '"$(',
 ]
 
 
