@@ -3384,15 +3384,17 @@ def _python_family(language):
     return "()[]{}", {}, skips, specials
 
 
+_NESTED_READ_LIMIT = 1 << 16  # how far a handler reads one f-string or shell string before it gives up
 _PY_STRING_REST = {'"': _LazyPattern(_DQ_BODY + '"?'), "'": _LazyPattern(_SQ_BODY + "'?")}
 
 
 def _h_fstring(state, m, quote):
-    """A one-line f-string whose replacement fields hold that quote, braces or a backslash
+    """An f-string whose replacement fields hold that quote, braces, a backslash or a line break
     (Python 3.12 lets `f"{d["k"]}"` nest the same quote): read by _fstring_end. What it cannot
-    read (unterminated on its line) is read as a plain string, as before 3.12."""
+    read (its text unterminated on its line, or longer than _NESTED_READ_LIMIT) is read as a plain
+    string, as before 3.12."""
     raw = "r" in state.text[m.start() - 2 : m.start()].lower()
-    end = _fstring_end(state.text, m.end(), state.end, quote, raw)
+    end = _fstring_end(state.text, m.end(), min(state.end, m.end() + _NESTED_READ_LIMIT), quote, raw)
     if end is not None:
         return end
     rest = _PY_STRING_REST[quote].match(state.text, m.end(), state.end)
@@ -3403,7 +3405,7 @@ def _h_fstring(state, m, quote):
 
 
 _F_TEXT = _LazyPattern(r"[^\"'{}\\\n]*")  # f-string text with no meaning to _fstring_end
-_F_CODE = _LazyPattern(r"[^()\[\]{}:\"'\n]*")  # field code with no meaning to _field_end
+_F_CODE = _LazyPattern(r"[^()\[\]{}:\"'#]*")  # field code with no meaning to _field_end
 
 
 def _fstring_end(text, i, end, quote, raw):
@@ -3437,17 +3439,16 @@ def _f_escape_end(text, i, raw):
 
 def _field_end(text, i, end, quote, raw):
     """Past the `}` of the replacement field whose expression starts at `i` (nested brackets,
-    strings, f-strings and a format spec with fields of its own), or None."""
+    strings, f-strings, a format spec with fields of its own; lines and comments, as Python 3.12
+    allows), or None."""
     depth = 0
-    while i < end:
+    while i is not None and i < end:
         i = _F_CODE.match(text, i, end).end()
         c = text[i : min(i + 1, end)]
-        if c in ("\n", ""):
+        if c == "":
             return None
-        if c in "\"'":
-            i = _nested_string_end(text, i, end)
-            if i is None:
-                return None
+        if c in "\"'#":
+            i = _field_piece_end(text, i, end)
             continue
         if c == "}" and not depth:
             return i + 1
@@ -3475,9 +3476,13 @@ def _format_spec_end(text, i, end, quote, raw):
     return None
 
 
-def _nested_string_end(text, i, end):
-    """Past the one-line string (or f-string) that starts with the quote at `i`, or None."""
+def _field_piece_end(text, i, end):
+    """Past the one-line string (or f-string) that starts with the quote at `i` of a field, or the
+    comment that starts there, or None."""
     quote = text[i]
+    if quote == "#":
+        newline = text.find("\n", i, end)
+        return None if newline < 0 else newline
     start = i
     while start > 0 and text[start - 1] in "rRbBfFtTuU":
         start -= 1
@@ -3491,14 +3496,13 @@ def _nested_string_end(text, i, end):
 # A double-quoted shell string with no `$(` and no `${...}` holding a quote or brace: the common
 # case, read inside the regex engine. Any other is read by _h_shell_dq.
 _SH_DQ_PLAIN = r'"(?:[^"\\$]|\\[\s\S]|\$(?![({])|\$\{[^"\'{}\\]*\})*"'
-_SH_READ_LIMIT = 1 << 16  # how far _h_shell_dq reads one string before it takes it as plain
 
 
 def _h_shell_dq(state, m, arg):
     """A double-quoted string holding a command substitution `$(...)` or a `${...}` with quotes:
     what is inside them is code with quotes of its own (`"$(grep "f(" x)"` is one string). One
-    that does not end within _SH_READ_LIMIT characters is read as before: to the next `"`."""
-    end = min(state.end, m.end() + _SH_READ_LIMIT)
+    that does not end within _NESTED_READ_LIMIT characters is read as before: to the next `"`."""
+    end = min(state.end, m.end() + _NESTED_READ_LIMIT)
     found = _sh_dq_end(state.text, m.end(), end)
     if found is not None:
         return found
