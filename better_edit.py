@@ -3195,7 +3195,7 @@ def _c_family(language):
         verbatim = r'"[^"]*(?:""[^"]*)*"'
         skips += [("string", "@" + verbatim), ("string", r"\$@" + verbatim), ("string", r"@\$" + verbatim)]
         specials.append(("string", '@"' + _TO_EOF, _h_unclosed, '@"'))
-    if language == "cpp":
+    if language in ("c", "cpp"):  # (a .h file may be C++: a C macro named R before "( is no C anyone writes)
         opener = r'"[^()\\\s"]{0,16}\('
         specials += [
             ("string", r"R(?<![\w]R)" + opener, _h_cpp_raw_string, None),

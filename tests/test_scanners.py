@@ -176,6 +176,8 @@ def test_unknown_language_is_not_checked():
             "/* /* } */ */ 'label: loop { break 'label; } let e = '\\u{1F600}'; c }",
         ),
         ("rust", 'let b = b\'{\'; let s = br##"( "# )"##; let x: Vec<u8> = vec![];'),
+        # a C++ raw string in a .h file (read as C): from LLVM's YAMLTraits.h
+        ("c", 'static constexpr char Indicators[] = R"(-?:\\,[]{}#&*!|>\'"%@`)";\n'),
         (
             "python",
             "def f():\n    s = '''(\n'''\n    t = rb'\\'('\n    u = f\"{x['a']}\"\n    return (s, t)  # )\n",
