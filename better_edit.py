@@ -3615,10 +3615,10 @@ def _yaml_family(language):
 
 
 def _toml_family(language):
-    skips = [
+    skips = [  # (a multi-line string may end in one or two quotes of its own: `"""a"""""`)
         ("comment", r"#[^\n]*"),
-        ("string", _TRIPLE_DQ),
-        ("string", r"'''[\s\S]*?'''"),
+        ("string", _TRIPLE_DQ + '"{0,2}'),
+        ("string", r"'''[\s\S]*?''''{0,2}"),
         ("string", '"(?!"")' + _DQ_BODY + '"'),
         ("string", r"'(?!'')[^'\n]*'"),
     ]

@@ -295,6 +295,31 @@ def test_random_shell_strings_that_bash_accepts_are_balanced():
         assert problems(line + "\n)\n", "shell") == [(")", 2, 1, "unexpected")], line
 
 
+def test_random_toml_multiline_strings_that_tomllib_accepts_are_balanced():
+    """tomllib is the oracle. A TOML multi-line string may end in one or two quotes of its own
+    (`\"\"\"a\"\"\"\"\"` is `a""`); the scanner closed it at the first three and read the rest as a new
+    string: "unclosed"."""
+    import random
+
+    tomllib = pytest.importorskip("tomllib")
+    rng = random.Random(3)
+    accepted = 0
+    for _ in range(scaled(300, 3000)):
+        quote = rng.choice(['"', "'"])
+        body = "".join(
+            rng.choice(["a", " ", "\n", "[", "{", "(", quote, quote * 2]) for _ in range(rng.randint(0, 8))
+        )
+        text = f"s = {quote * 3}{body}{quote * 3}\nt = [1, {{x = 2}}]\n"
+        try:
+            tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            continue
+        accepted += 1
+        assert problems(text, "toml") == [], text
+        assert problems(text + "]\n", "toml") == [("]", text.count("\n") + 1, 1, "unexpected")], text
+    assert accepted >= scaled(300, 3000) // 3, accepted
+
+
 def newer_python():
     """A Python 3.12 or later to judge f-strings, or None."""
     import glob
