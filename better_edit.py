@@ -3346,10 +3346,10 @@ def _f_prefixed(quote, negate=False):
     """Lookbehinds, to put right after an opening `quote`: it opens an f-string (`f"`, `rf"`,
     `Fr"`..., the prefix not the end of a longer word; Python 3.14's template strings `t"` are read
     alike), or with `negate` it does not."""
-    prefixed = rf"(?:[^\w][fFtT]|[rR][fFtT]|[fFtT][rR]){quote}"
+    prefixes = ("[fFtT]", "[rR][fFtT]", "[fFtT][rR]")  # (each after a non-word character: `assert"{"`)
     if negate:  # (most quotes follow no f, t or r: the first lookbehind lets them through at once)
-        return rf"(?:(?<![fFtTrR]{quote})|(?<!{prefixed}))"
-    return rf"(?<={prefixed})"
+        return rf"(?:(?<![fFtTrR]{quote})|" + "".join(rf"(?<![^\w]{p}{quote})" for p in prefixes) + ")"
+    return "(?:" + "|".join(rf"(?<=[^\w]{p}{quote})" for p in prefixes) + ")"
 
 
 def _f_simple(quote):

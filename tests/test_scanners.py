@@ -227,6 +227,7 @@ def test_python_312_f_strings_that_nest_their_own_quote_are_read_whole():
     for line in PEP_701 + template_strings:
         assert problems(line + "\n", "python") == [], line
         assert problems(line + ")\n", "python") == [(")", 1, len(line) + 1, "unexpected")], line
+    assert problems('assert"{" == x, (1, "}")\n', "python") == []  # (`rt` ends a keyword here: no prefix)
     several_lines = "v = f\"{(\n    1 +  # one\n    2\n)}\" + f'{\n x\n}'\n"  # (3.12: a field may span lines)
     assert problems(several_lines, "python") == []
     assert problems(several_lines + ")\n", "python") == [(")", 7, 1, "unexpected")]
