@@ -3653,14 +3653,29 @@ def _ruby_family(language):
     return "()[]{}", {}, skips, specials
 
 
+# Perl's quote-like operators (q qq qw qr m s tr y) and the delimiter that follows: right after the
+# name, or an opening bracket after spaces; not a hash key, method, sigil, file test (-s) or `y =>`.
+_PERL_QUOTE_AFTER = r"(?=[^\w\s)\]}>;=:]|\s*[\[({<])"
+
+
+def _perl_quote(name):
+    return name[0] + rf"(?<![\w$@%&*>:-]{name[0]})" + re.escape(name[1:]) + _PERL_QUOTE_AFTER
+
+
 def _perl_family(language):
     skips = [
         ("comment", r"#(?<!\$#)[^\n]*"),
         ("comment", r"=(?<![^\n]=)[a-zA-Z]\w*[\s\S]*?\n=cut\b[^\n]*"),
+        ("code", r"\$(?<!\\\$)[\]\"'`/]"),  # special variables: $] (the version), $", $', $`, $/
+        ("code", r"\$(?<![(;\\$@%&*]\$)\)"),  # $) (the group ids), not a prototype's `($)`
+        ("comment", r"_(?<![^\n]_)_(?:END|DATA)__\b[\s\S]*"),  # the program ends there
         ("string", _DQ_MULTI),
         ("string", _SQ_MULTI),
     ]
-    specials = [
+    specials = [(
+        "string", _perl_quote(name), _h_perl_quote, 2 if name in ("s", "tr", "y") else 1
+    ) for name in ("qq", "qw", "qr", "q", "m", "s", "tr", "y")]  # fmt: skip
+    specials += [
         (
             "string",
             r"<<~?(?:(?P<pl_q>['\"])(?P<pl_word>\w+)(?P=pl_q)|(?P<pl_bare>[A-Z_][A-Z0-9_]*))",
@@ -3672,6 +3687,50 @@ def _perl_family(language):
         ("string", "'" + _TO_EOL, _h_unclosed, "'"),
     ]
     return "()[]{}", {}, skips, specials
+
+
+_PERL_PAIRS = {"(": ")", "[": "]", "{": "}", "<": ">"}
+
+
+def _h_perl_quote(state, m, parts):
+    """A quote-like operator: its `parts` delimited bodies (`s{a}{b}`, `s/a/b/`, `qw(a b)`) and its
+    modifiers, skipped; None (the name was code) when they do not end within _NESTED_READ_LIMIT."""
+    text, end = state.text, min(state.end, m.end() + _NESTED_READ_LIMIT)
+    i = _perl_body_end(text, _skip_spaces(text, m.end(), end), end)
+    if i is not None and parts == 2:
+        opener = text[_skip_spaces(text, m.end(), end)]
+        i = _perl_body_end(text, _skip_spaces(text, i, end) if opener in _PERL_PAIRS else i - 1, end)
+    if i is None:
+        return None
+    while i < end and text[i].isalpha():
+        i += 1
+    return i
+
+
+def _skip_spaces(text, i, end):
+    while i < end and text[i].isspace():
+        i += 1
+    return i
+
+
+def _perl_body_end(text, i, end):
+    """Past the delimiter that closes the body opened by the delimiter at `i` (brackets nest,
+    a backslash escapes), or None."""
+    if i >= end:
+        return None
+    opener = text[i]
+    closer, depth = _PERL_PAIRS.get(opener, opener), 0
+    i += 1
+    while i < end:
+        c = text[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == closer and not depth:
+            return i + 1
+        depth += (c == opener != closer) - (c == closer != opener)
+        i += 1
+    return None
 
 
 def _sql_family(language):
@@ -4159,7 +4218,8 @@ def _h_nested_comment(state, m, arg):
 
 
 def _h_heredoc(state, m, groups):
-    """`<<WORD`: skip to the line that is exactly WORD (the rest of the `<<` line goes with it)."""
+    """`<<WORD`: the rest of the `<<` line is code (`f(<<EOF);` closes its `(`), scanned in
+    place; then skip to the line that is exactly WORD."""
     word = next((m.group(g) for g in groups if m.group(g)), None)
     if not word or word in state.missing_heredocs:
         return None
@@ -4172,6 +4232,8 @@ def _h_heredoc(state, m, groups):
     if found is None:
         state.missing_heredocs.add(word)
         return None
+    if state.text[m.end() : eol].strip():
+        _scan_brackets(state.text, state.spec, m.end(), eol, pairs=state.pairs, state=state)
     return found.end()
 
 

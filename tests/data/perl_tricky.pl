@@ -1,0 +1,17 @@
+use strict;
+if ($] >= 5.010) { print "new"; }
+local($") = ' ';
+my @w = qw[a ( b];
+my $s = "x"; $s =~ s{\(}{[}g;
+my $f = "a"; $f =~ s,[/\\]+,/,g;
+$s =~ tr/(/[/;
+my $gid = (split ' ', $) )[0];
+sub max2($$) { return 1 }
+my %h = (y => 1, s => 2); print $h{y}; print -s $f;
+print(<<EOT, $s);
+text (
+EOT
+my $re = qr{ ( [a-z]+ ) }x;
+1;
+__END__
+=head1 it's (
