@@ -3676,6 +3676,7 @@ def _perl_family(language):
         "string", _perl_quote(name), _h_perl_quote, 2 if name in ("s", "tr", "y") else 1
     ) for name in ("qq", "qw", "qr", "q", "m", "s", "tr", "y")]  # fmt: skip
     specials += [
+        ("code", r"~(?<=[=!]~)", _h_perl_bound, None),  # `=~ /x/`: a match, over lines with /x
         (
             "string",
             r"<<~?(?:(?P<pl_q>['\"])(?P<pl_word>\w+)(?P=pl_q)|(?P<pl_bare>[A-Z_][A-Z0-9_]*))",
@@ -3690,6 +3691,18 @@ def _perl_family(language):
 
 
 _PERL_PAIRS = {"(": ")", "[": "]", "{": "}", "<": ">"}
+
+
+def _h_perl_bound(state, m, arg):
+    """`=~` or `!~` before a `/`: that match (which may span lines) and its modifiers, skipped."""
+    text, end = state.text, min(state.end, m.end() + _NESTED_READ_LIMIT)
+    i = _skip_spaces(text, m.end(), end)
+    if text[i : i + 1] != "/":
+        return None
+    i = _perl_body_end(text, i, end)
+    while i is not None and i < end and text[i].isalpha():
+        i += 1
+    return i
 
 
 def _h_perl_quote(state, m, parts):

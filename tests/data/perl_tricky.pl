@@ -12,6 +12,9 @@ print(<<EOT, $s);
 text (
 EOT
 my $re = qr{ ( [a-z]+ ) }x;
+if ($s =~ / ^
+            ( [(a-z]+ )   # a word
+          /x) { print "w"; }
 1;
 __END__
 =head1 it's (
