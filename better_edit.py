@@ -3667,7 +3667,9 @@ def _perl_family(language):
         ("comment", r"#(?<!\$#)[^\n]*"),
         ("comment", r"=(?<![^\n]=)[a-zA-Z]\w*[\s\S]*?\n=cut\b[^\n]*"),
         ("code", r"\$(?<!\\\$)[\]\"'`/]"),  # special variables: $] (the version), $", $', $`, $/
-        ("code", r"\$(?<![(;\\$@%&*]\$)\)"),  # $) (the group ids), not a prototype's `($)`
+        ("code", r"\$(?<![\\$]\$)\("),  # $( and $) (the group ids), not a prototype's `($)`
+        ("code", r"\$(?<![(;\\$@%&*]\$)\)"),
+        ("code", "//"),  # defined-or, or an empty pattern (`split //`): never a `/` that opens one
         ("comment", r"_(?<![^\n]_)_(?:END|DATA)__\b[\s\S]*"),  # the program ends there
         ("string", _DQ_MULTI),
         ("string", _SQ_MULTI),

@@ -15,6 +15,9 @@ my $re = qr{ ( [a-z]+ ) }x;
 if ($s =~ / ^
             ( [(a-z]+ )   # a word
           /x) { print "w"; }
+my $c = shift // 'debian/control';
+my @chars = split //, $c;
+my ($gid, $egid) = ($(, $));
 1;
 __END__
 =head1 it's (
