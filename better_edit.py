@@ -3635,11 +3635,15 @@ def _ruby_family(language):
     skips = [
         ("comment", r"#[^\n]*"),
         ("comment", r"=(?<![^\n]=)begin\b[\s\S]*?\n=end\b[^\n]*"),
-        ("string", _DQ_MULTI),
+        ("code", r"\$(?<!\\\$)[\"'`/;]"),  # the globals $" $' $` $/ $;
+        ("string", r"\?(?<=[\s(,\[=!|&]\?)[^\w\s\\](?![^\s.,;)\]}])"),  # a character literal: ?) ?/
+        ("string", r'"(?:[^"\\#]|\\[\s\S]|#(?!\{))*"'),  # a string with no #{...}
         ("string", _SQ_MULTI),
         ("string", r"`[^`\\]*(?:\\[\s\S][^`\\]*)*`"),
     ]
     specials = [
+        ("string", '"', _h_ruby_dq, None),
+        ("string", "%", _h_ruby_percent, None),
         (
             "string",
             r"<<[~-]?(?P<rb_q>['\"`]?)(?P<rb_word>[A-Z_][A-Z0-9_]*)(?P=rb_q)",
@@ -3651,6 +3655,106 @@ def _ruby_family(language):
         ("string", "'" + _TO_EOL, _h_unclosed, "'"),
     ]
     return "()[]{}", {}, skips, specials
+
+
+def _h_ruby_dq(state, m, arg):
+    """A double-quoted Ruby string with `#{...}` interpolation: the code inside has strings (and
+    interpolations) of its own. What does not end within _NESTED_READ_LIMIT is read as before."""
+    found = _rb_dq_end(state.text, m.end(), min(state.end, m.end() + _NESTED_READ_LIMIT))
+    if found is not None:
+        return found
+    plain = _SH_DQ_MULTI.match(state.text, m.start(), state.end)
+    if plain:
+        return plain.end()
+    state.problems.append((m.start(), '"', "unclosed"))
+    state.uncertain = True
+    newline = state.text.find("\n", m.end(), state.end)
+    return state.end if newline < 0 else newline
+
+
+def _rb_dq_end(text, i, end, closer='"'):
+    """Past the `closer` that ends the interpolating string whose text starts at `i`, or None."""
+    while i < end:
+        c = text[i]
+        if c == closer:
+            return i + 1
+        if c == "#" and text.startswith("{", i + 1):
+            i = _rb_code_end(text, i + 2, end)
+            if i is None:
+                return None
+        else:
+            i += 2 if c == "\\" else 1
+    return None
+
+
+def _rb_code_end(text, i, end):
+    """Past the `}` that ends the interpolated code starting at `i` (nested braces and strings)."""
+    depth = 0
+    while i < end:
+        c = text[i]
+        if c == "}" and not depth:
+            return i + 1
+        if c in "\"'`":
+            i = _rb_dq_end(text, i + 1, end, c) if c != "'" else _perl_body_end(text, i, end)
+            if i is None:
+                return None
+            continue
+        depth += (c == "{") - (c == "}")
+        i += 2 if c == "\\" else 1
+    return None
+
+
+_RUBY_PERCENT = _LazyPattern(r"%[qQwWiIrsx]?[^\w\s]")
+
+
+def _h_ruby_percent(state, m, arg):
+    """`%w(...)`, `%Q[...]`, `%r{...}`, `%(...)`: a literal, read like a Perl quote, unless the `%`
+    is the modulo operator (_ruby_modulo)."""
+    text = state.text
+    literal = _RUBY_PERCENT.match(text, m.start(), state.end)
+    if literal is None or _ruby_modulo(text, m.start(), literal.group()):
+        return None
+    found = _perl_body_end(text, literal.end() - 1, min(state.end, m.start() + _NESTED_READ_LIMIT))
+    while found is not None and found < state.end and text[found].isalpha():
+        found += 1
+    return found
+
+
+def _ruby_modulo(text, at, literal):
+    """Whether the `%` at `at` is the modulo operator: right after an operand (`a%b`, `x[1]%2`), or
+    after one and spaces when a space or a letter-less delimiter follows (`a % b`) or the operand
+    is no method name (`x %(y)` after a value; `puts %(y)` is a literal)."""
+    if _ruby_operand(text[at - 1 : at]):
+        return True
+    k = at
+    while k > 0 and text[k - 1] in " \t":
+        k -= 1
+    if k == at or not _ruby_operand(text[k - 1 : k]):
+        return False
+    return not literal.endswith(("(", "[", "{", "<", "|", "!")) or _ruby_word_before(text, k) is None
+
+
+def _ruby_operand(char):
+    """Whether `char` (one character or none) can end an operand: a name, a number, a closer, a quote."""
+    return bool(char) and (char.isalnum() or char in "_)]}\"'")
+
+
+def _ruby_word_before(text, k):
+    """The identifier ending at `k` when it is a method called without parentheses (`puts %(x)`,
+    `fp.puts %w(a)`): not a local variable or a constant; None otherwise."""
+    start = k
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_?!"):
+        start -= 1
+    word = text[start:k]
+    if not word or word[0].isupper() or word[0].isdigit():
+        return None
+    return word if (start and text[start - 1] == ".") or word in _RUBY_PERCENT_CALLS else None
+
+
+_RUBY_PERCENT_CALLS = frozenset(
+    "puts print p raise return when in and or not if unless while until yield require include extend "
+    "attr_reader attr_accessor private public protected eval system exec".split()
+)
 
 
 # Perl's quote-like operators (q qq qw qr m s tr y) and the delimiter that follows: right after the
