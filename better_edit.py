@@ -3494,16 +3494,15 @@ def _field_piece_end(text, i, end):
 
 
 # A double-quoted shell string with no `$(` and no `${...}` holding a quote or brace: the common
-# case, read inside the regex engine. Any other is read by _h_shell_dq.
+# case, read inside the regex engine. Any other is read by _h_interpolating_dq.
 _SH_DQ_PLAIN = r'"(?:[^"\\$]|\\[\s\S]|\$(?![({])|\$\{[^"\'{}\\]*\})*"'
 
 
-def _h_shell_dq(state, m, arg):
-    """A double-quoted string holding a command substitution `$(...)` or a `${...}` with quotes:
-    what is inside them is code with quotes of its own (`"$(grep "f(" x)"` is one string). One
-    that does not end within _NESTED_READ_LIMIT characters is read as before: to the next `"`."""
-    end = min(state.end, m.end() + _NESTED_READ_LIMIT)
-    found = _sh_dq_end(state.text, m.end(), end)
+def _h_interpolating_dq(state, m, read):
+    """A double-quoted string whose inside holds code with quotes of its own: a shell `$(...)` or
+    `${...}` (`"$(grep "f(" x)"` is one string; read: _sh_dq_end), a Ruby `#{...}` (_rb_dq_end).
+    One that does not end within _NESTED_READ_LIMIT characters is read as before: to the next `"`."""
+    found = read(state.text, m.end(), min(state.end, m.end() + _NESTED_READ_LIMIT))
     if found is not None:
         return found
     plain = _SH_DQ_MULTI.match(state.text, m.start(), state.end)
@@ -3589,7 +3588,7 @@ def _shell_family(language):
         ),
         ("code", r"c(?<![\w$-]c)ase(?![\w-])", _h_case, None),
         ("code", r"e(?<![\w$-]e)sac(?![\w-])", _h_esac, None),
-        ("string", '"', _h_shell_dq, None),
+        ("string", '"', _h_interpolating_dq, _sh_dq_end),
         ("string", "'" + _TO_EOL, _h_unclosed, "'"),
         ("string", "`" + _TO_EOL, _h_unclosed, "`"),
     ]
@@ -3642,7 +3641,7 @@ def _ruby_family(language):
         ("string", r"`[^`\\]*(?:\\[\s\S][^`\\]*)*`"),
     ]
     specials = [
-        ("string", '"', _h_ruby_dq, None),
+        ("string", '"', _h_interpolating_dq, _rb_dq_end),
         ("string", "%", _h_ruby_percent, None),
         (
             "string",
@@ -3655,21 +3654,6 @@ def _ruby_family(language):
         ("string", "'" + _TO_EOL, _h_unclosed, "'"),
     ]
     return "()[]{}", {}, skips, specials
-
-
-def _h_ruby_dq(state, m, arg):
-    """A double-quoted Ruby string with `#{...}` interpolation: the code inside has strings (and
-    interpolations) of its own. What does not end within _NESTED_READ_LIMIT is read as before."""
-    found = _rb_dq_end(state.text, m.end(), min(state.end, m.end() + _NESTED_READ_LIMIT))
-    if found is not None:
-        return found
-    plain = _SH_DQ_MULTI.match(state.text, m.start(), state.end)
-    if plain:
-        return plain.end()
-    state.problems.append((m.start(), '"', "unclosed"))
-    state.uncertain = True
-    newline = state.text.find("\n", m.end(), state.end)
-    return state.end if newline < 0 else newline
 
 
 def _rb_dq_end(text, i, end, closer='"'):
