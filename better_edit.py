@@ -3650,7 +3650,6 @@ def _ruby_family(language):
             ("rb_word",),
         ),
         ("string", "/", _h_slash, _RUBY_REGEX_WORDS),
-        ("string", '"' + _TO_EOL, _h_unclosed, '"'),
         ("string", "'" + _TO_EOL, _h_unclosed, "'"),
     ]
     return "()[]{}", {}, skips, specials
