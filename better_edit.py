@@ -3405,7 +3405,9 @@ def _h_fstring(state, m, quote):
 
 
 _F_TEXT = _LazyPattern(r"[^\"'{}\\\n]*")  # f-string text with no meaning to _fstring_end
-_F_CODE = _LazyPattern(r"[^()\[\]{}:\"'#]*")  # field code with no meaning to _field_end
+# field code with no meaning to _field_end; it may go on over lines, but not over a line that starts
+# with code at column 0, other than a closer (a field left open while code is being written stops there)
+_F_CODE = _LazyPattern(r"[^()\[\]{}:\"'#\n]*(?:\n(?=[ \t\n)\]}])[^()\[\]{}:\"'#\n]*)*")
 
 
 def _fstring_end(text, i, end, quote, raw):
@@ -3445,7 +3447,7 @@ def _field_end(text, i, end, quote, raw):
     while i is not None and i < end:
         i = _F_CODE.match(text, i, end).end()
         c = text[i : min(i + 1, end)]
-        if c == "":
+        if c in ("", "\n"):
             return None
         if c in "\"'#":
             i = _field_piece_end(text, i, end)
@@ -6036,10 +6038,16 @@ class _Definition:
 def _python_spans(text, start, end):
     """Sorted (start, end) spans of bracketed code and multi-line strings: a line starting inside
     one continues the logical line above it."""
-    spec = _token_spec("python")  # (its handlers only report unterminated strings: not called)
+    spec = _token_spec("python")
     roles, spans, depth, open_at = spec.roles, [], 0, start
-    for m in _Tokens(spec, text, start, end):
+    state, tokens = _State(text, spec, start, end), _Tokens(spec, text, start, end)
+    for m in tokens:
         role = roles[m.lastindex]
+        token_end = m.end()
+        if role is _HANDLED:  # (an f-string read by its handler; the others report and return None)
+            handler, arg = spec.handlers[m.lastindex]
+            tokens.resume = handler(state, m, arg)
+            token_end = tokens.resume or token_end
         if role is _OPEN:
             if depth == 0:
                 open_at = m.start()
@@ -6049,8 +6057,8 @@ def _python_spans(text, start, end):
                 depth -= 1
                 if depth == 0:
                     spans.append((open_at, m.end()))
-        elif depth == 0 and text.find("\n", m.start(), m.end()) >= 0:
-            spans.append((m.start(), m.end()))
+        elif depth == 0 and text.find("\n", m.start(), token_end) >= 0:
+            spans.append((m.start(), token_end))
     if depth:
         spans.append((open_at, end))
     return spans

@@ -231,6 +231,9 @@ def test_python_312_f_strings_that_nest_their_own_quote_are_read_whole():
     several_lines = "v = f\"{(\n    1 +  # one\n    2\n)}\" + f'{\n x\n}'\n"  # (3.12: a field may span lines)
     assert problems(several_lines, "python") == []
     assert problems(several_lines + ")\n", "python") == [(")", 7, 1, "unexpected")]
+    open_field = 'x = f"{(\n\ndef g():\n    return 1\n'  # (being written: code at column 0 ends it)
+    assert problems(open_field, "python") == [('"', 1, 6, "unclosed")]
+    assert fr(open_field, "python", 4) == (3, 4, "function", "g")
     text = 'def a():\n    x = f"{"("}"\n    return x\n\n\ndef b():\n    return 2\n'
     assert fr(text, "python", 2) == (1, 3, "function", "a")
     assert problems('s = f"{x}\nt = (1\n', "python") == [('"', 1, 6, "unclosed"), ("(", 2, 5, "unclosed")]

@@ -9,7 +9,7 @@ import os
 
 import pytest
 from harness import scaled
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import better_edit as be
@@ -196,6 +196,15 @@ def python_lines(draw):
     return text, draw(st.integers(1, text.count("\n") + 1))
 
 
+def _f_string_swallowing_a_docstring():
+    """A corpus file where an edit left `return f"{""` before a docstring's closing quotes: the
+    f-string handler reads it; Python's spans once skipped the handler and read its inside as code."""
+    with open(os.path.join(CORPUS, "latin1_report.py"), encoding="utf-8", errors="surrogateescape") as f:
+        text = f.read()
+    a, b = text.index('    return f"{'), text.index('"""Le tableau final')
+    return text[:a] + '    return f"{""' + text[b + 3 :], 49
+
+
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     case=python_lines(),
@@ -203,6 +212,7 @@ def python_lines(draw):
     every=st.sampled_from([1, 3, 512]),
     ahead=st.sampled_from([1, 40, 65536]),
 )
+@example(case=_f_string_swallowing_a_docstring(), outer=False, every=1, ahead=1)
 def test_a_python_range_read_from_a_restart_point_is_the_one_read_from_the_start(
     case, outer, every, ahead, monkeypatch
 ):
