@@ -6043,11 +6043,7 @@ def _python_spans(text, start, end):
     state, tokens = _State(text, spec, start, end), _Tokens(spec, text, start, end)
     for m in tokens:
         role = roles[m.lastindex]
-        token_end = m.end()
-        if role is _HANDLED:  # (an f-string read by its handler; the others report and return None)
-            handler, arg = spec.handlers[m.lastindex]
-            tokens.resume = handler(state, m, arg)
-            token_end = tokens.resume or token_end
+        token_end = _handled_end(state, tokens, m) if role is _HANDLED else m.end()
         if role is _OPEN:
             if depth == 0:
                 open_at = m.start()
@@ -6062,6 +6058,14 @@ def _python_spans(text, start, end):
     if depth:
         spans.append((open_at, end))
     return spans
+
+
+def _handled_end(state, tokens, m):
+    """Where the token `m` that needs a handler ends: an f-string read by its handler (the tokens go
+    on after it); the others report an unterminated string and end with their match."""
+    handler, arg = state.spec.handlers[m.lastindex]
+    tokens.resume = handler(state, m, arg)
+    return tokens.resume or m.end()
 
 
 def _inside(spans, starts, pos):
