@@ -6043,7 +6043,7 @@ def _python_spans(text, start, end):
     state, tokens = _State(text, spec, start, end), _Tokens(spec, text, start, end)
     for m in tokens:
         role = roles[m.lastindex]
-        token_end = _handled_end(state, tokens, m) if role is _HANDLED else m.end()
+        token_end = _token_end(state, tokens, m, role)
         if role is _OPEN:
             if depth == 0:
                 open_at = m.start()
@@ -6060,9 +6060,11 @@ def _python_spans(text, start, end):
     return spans
 
 
-def _handled_end(state, tokens, m):
-    """Where the token `m` that needs a handler ends: an f-string read by its handler (the tokens go
-    on after it); the others report an unterminated string and end with their match."""
+def _token_end(state, tokens, m, role):
+    """Where the token `m` ends: with its match, or for one that needs a handler (an f-string) where
+    the handler read it to (the tokens go on after it)."""
+    if role is not _HANDLED:
+        return m.end()
     handler, arg = state.spec.handlers[m.lastindex]
     tokens.resume = handler(state, m, arg)
     return tokens.resume or m.end()
