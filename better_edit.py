@@ -6977,6 +6977,25 @@ def open_text(ctx, place, encoding=None):
 # --- locks ----------------------------------------------------------------------------------------
 
 
+def _poll_until(attempt, deadline, slow=None):
+    """Call `attempt` every 1-2 ms until it succeeds (None) or `deadline` (time.monotonic()) passes
+    (the seconds waited). At most 2 ms: a waiter must find the short gaps between another
+    process's calls. `slow` is called once, after a second of waiting."""
+    import time
+
+    start, pause = time.monotonic(), 0.001
+    while not attempt():
+        now = time.monotonic()
+        if now >= deadline:
+            return round(now - start)
+        if slow is not None and now - start >= 1:
+            slow()
+            slow = None
+        time.sleep(min(pause, deadline - now))
+        pause = min(pause * 2, 0.002)
+    return None
+
+
 class LockBusy(OSError):
     """A lock another process held for the whole wait (FileLock): its `pid` (or None) and the
     `seconds` waited. An OSError, so a store that turns a failed write into a warning does the
@@ -7040,25 +7059,19 @@ class FileLock:
             return False
 
     def _wait(self):
-        """Poll for the lock every 1-2 ms until the deadline (at most 2 ms: a waiter must find the
-        short gaps between another process's calls); the CLI says once, after a second, that it waits."""
+        """Take the lock, waiting (_poll_until) until the deadline; the CLI says once, after a
+        second, that it waits."""
         if self._try():
             return
         import time
 
         start = time.monotonic()
         deadline = self.deadline if self.deadline is not None else start + self.ctx.lock_wait
-        pause, said = 0.001, False
-        while not self._try():
-            now = time.monotonic()
-            if now >= deadline:
-                raise LockBusy(self.holder(), round(now - start))
-            if not said and not self.ctx.mcp and now - start >= 1:
-                said = True
-                waiting = tr(self.ctx.lang, "cli.lock_waiting", seconds=round(deadline - start))
-                sys.stderr.write(f"{PROGRAM}: {waiting}\n")
-            time.sleep(min(pause, max(deadline - now, 0)))
-            pause = min(pause * 2, 0.002)
+        waiting = tr(self.ctx.lang, "cli.lock_waiting", seconds=round(deadline - start))
+        slow = None if self.ctx.mcp else (lambda: sys.stderr.write(f"{PROGRAM}: {waiting}\n"))
+        waited = _poll_until(self._try, deadline, slow)
+        if waited is not None:
+            raise LockBusy(self.holder(), waited)
 
     def holder(self):
         """The pid the holder of the lock wrote, or None (not yet written, or unreadable)."""
@@ -9124,11 +9137,9 @@ def _wait_for_record(path, deadline, file):
         if os.name == "nt" or PORTABLE_FALLBACKS:
             time.sleep(0.05)
             return
-        start = time.monotonic()
-        while not _lock_record(fd, block=False):
-            if time.monotonic() >= deadline:
-                raise _lock_busy(file, None, round(time.monotonic() - start))
-            time.sleep(0.01)
+        waited = _poll_until(lambda: _lock_record(fd, block=False), deadline)
+        if waited is not None:
+            raise _lock_busy(file, None, waited)
     finally:
         os.close(fd)
 
