@@ -3385,7 +3385,21 @@ def _python_family(language):
 
 
 _NESTED_READ_LIMIT = 1 << 16  # how far a handler reads one f-string or shell string before it gives up
-_PY_STRING_REST = {'"': _LazyPattern(_DQ_BODY + '"?'), "'": _LazyPattern(_SQ_BODY + "'?")}
+_PY_STRINGS = {'"': _LazyPattern(_DQ), "'": _LazyPattern(_SQ)}  # one-line strings, whole
+_DQ_MULTI_STRING = _LazyPattern(_DQ_MULTI)
+
+
+def _read_as_plain(state, m, plain):
+    """Where the string whose quote `m` starts ends when read as the plain string `plain` (a
+    pattern from the quote on), as the scanners read it before a handler looked inside; not there
+    at all: reported `unclosed` there, and the scan goes on at the end of its line."""
+    found = plain.match(state.text, m.start(), state.end)
+    if found:
+        return found.end()
+    state.problems.append((m.start(), state.text[m.start()], "unclosed"))
+    state.uncertain = True
+    newline = state.text.find("\n", m.end(), state.end)
+    return state.end if newline < 0 else newline
 
 
 def _h_fstring(state, m, quote):
@@ -3395,13 +3409,7 @@ def _h_fstring(state, m, quote):
     string, as before 3.12."""
     raw = "r" in state.text[m.start() - 2 : m.start()].lower()
     end = _fstring_end(state.text, m.end(), min(state.end, m.end() + _NESTED_READ_LIMIT), quote, raw)
-    if end is not None:
-        return end
-    rest = _PY_STRING_REST[quote].match(state.text, m.end(), state.end)
-    if not rest.group().endswith(quote):
-        state.problems.append((m.start(), quote, "unclosed"))
-        state.uncertain = True
-    return rest.end()
+    return end if end is not None else _read_as_plain(state, m, _PY_STRINGS[quote])
 
 
 _F_TEXT = _LazyPattern(r"[^\"'{}\\\n]*")  # f-string text with no meaning to _fstring_end
@@ -3491,8 +3499,8 @@ def _field_piece_end(text, i, end):
     prefix = text[start:i].lower()
     if "f" in prefix or "t" in prefix:
         return _fstring_end(text, i + 1, end, quote, "r" in prefix)
-    rest = _PY_STRING_REST[quote].match(text, i + 1, end)
-    return rest.end() if rest.group().endswith(quote) else None
+    found = _PY_STRINGS[quote].match(text, i, end)
+    return found.end() if found else None
 
 
 # A double-quoted shell string with no `$(` and no `${...}` holding a quote or brace: the common
@@ -3505,18 +3513,9 @@ def _h_interpolating_dq(state, m, read):
     `${...}` (`"$(grep "f(" x)"` is one string; read: _sh_dq_end), a Ruby `#{...}` (_rb_dq_end).
     One that does not end within _NESTED_READ_LIMIT characters is read as before: to the next `"`."""
     found = read(state.text, m.end(), min(state.end, m.end() + _NESTED_READ_LIMIT))
-    if found is not None:
-        return found
-    plain = _SH_DQ_MULTI.match(state.text, m.start(), state.end)
-    if plain:
-        return plain.end()
-    state.problems.append((m.start(), '"', "unclosed"))
-    state.uncertain = True
-    newline = state.text.find("\n", m.end(), state.end)
-    return state.end if newline < 0 else newline
+    return found if found is not None else _read_as_plain(state, m, _DQ_MULTI_STRING)
 
 
-_SH_DQ_MULTI = _LazyPattern(_DQ_MULTI)
 _SH_DQ_TEXT = _LazyPattern(r'[^"\\$`]*')  # text of a double-quoted string with no meaning here
 _SH_CODE = _LazyPattern(r"[^()'\"\\$`{}#]*")  # code of a substitution with no meaning here
 
