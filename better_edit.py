@@ -3698,10 +3698,8 @@ def _h_ruby_percent(state, m, arg):
     literal = _RUBY_PERCENT.match(text, m.start(), state.end)
     if literal is None or _ruby_modulo(text, m.start(), literal.group()):
         return None
-    found = _perl_body_end(text, literal.end() - 1, min(state.end, m.start() + _NESTED_READ_LIMIT))
-    while found is not None and found < state.end and text[found].isalpha():
-        found += 1
-    return found
+    end = min(state.end, m.start() + _NESTED_READ_LIMIT)
+    return _modifiers_end(text, _perl_body_end(text, literal.end() - 1, end), end)
 
 
 def _ruby_modulo(text, at, literal):
@@ -3789,10 +3787,7 @@ def _h_perl_bound(state, m, arg):
     i = _skip_spaces(text, m.end(), end)
     if text[i : i + 1] != "/":
         return None
-    i = _perl_body_end(text, i, end)
-    while i is not None and i < end and text[i].isalpha():
-        i += 1
-    return i
+    return _modifiers_end(text, _perl_body_end(text, i, end), end)
 
 
 def _h_perl_quote(state, m, parts):
@@ -3803,11 +3798,15 @@ def _h_perl_quote(state, m, parts):
     if i is not None and parts == 2:
         opener = text[_skip_spaces(text, m.end(), end)]
         i = _perl_body_end(text, _skip_spaces(text, i, end) if opener in _PERL_PAIRS else i - 1, end)
-    if i is None:
-        return None
-    while i < end and text[i].isalpha():
-        i += 1
-    return i
+    return _modifiers_end(text, i, end)
+
+
+_QUOTE_MODIFIERS = _LazyPattern(r"[^\W\d_]*")
+
+
+def _modifiers_end(text, i, end):
+    """Past the modifier letters at `i` that end a regex or quote (`/gi`, `}x`); None for None."""
+    return None if i is None else _QUOTE_MODIFIERS.match(text, i, end).end()
 
 
 def _skip_spaces(text, i, end):
