@@ -5665,7 +5665,7 @@ _MODIFIERS = (
 )
 _CLASS_HEAD = _LazyPattern(
     r"\s*" + _MODIFIERS + r"(class|struct|interface|enum|record|object|protocol|extension|actor|union|"
-    r"trait|namespace|mod|module|package)\b(?:\s+(?:class|struct)\b)?\s*(?:<[^{]*?>\s*)?"
+    r"trait|namespace|mod|module|package)\b(?!\s*\()(?:\s+(?:class|struct)\b)?\s*(?:<[^{]*?>\s*)?"
     r"([A-Za-z_$][\w$.]*(?:::[A-Za-z_]\w*)*)?[^=]*$"
 )
 _RUST_IMPL = _LazyPattern(
@@ -5692,6 +5692,10 @@ _JS_COMPUTED_NAME = _LazyPattern(
 _JS_PARAMS = _LazyPattern(r"\s*(?:<[^()]*>\s*)?\(")
 _JS_PAREN = _LazyPattern(r"\s*\(")
 _JS_NOT_METHOD_NAMES = frozenset("if for while switch catch with case typeof void await yield super".split())
+# `get if() {`: after one of these words any name is a method's, reserved words too
+_JS_METHOD_PREFIX = _LazyPattern(
+    r"\s*(?:(?:static|async|get|set|public|private|protected|override)\s+)+\*?\s*[\w$]+\s*\("
+)
 _SHELL_FUNCTION = _LazyPattern(r"\s*(?:function\s+([\w.:-]+)(?:\s*\(\s*\))?|([\w.:-]+)\s*\(\s*\))\s*$")
 _PERL_SUB = _LazyPattern(r"\bsub\s+([\w:]+)")
 _CSS_MIXIN = _LazyPattern(r"\s*@(?:mixin|function)\s+([\w-]+)")
@@ -5731,7 +5735,8 @@ def _classify(header, language, original=None, at=None):
         if not (js and first.group(1) not in _JS_NOT_METHOD_NAMES and _JS_PAREN.match(header, first.end())):
             return None  # (a JS method may be named like a keyword: `default(id) {`, `do(action) {`)
     if js:
-        return _js_computed_method(header) or _c_like_function(header, _JS_NOT_METHOD_NAMES)
+        not_names = frozenset() if _JS_METHOD_PREFIX.match(header) else _JS_NOT_METHOD_NAMES
+        return _js_computed_method(header) or _c_like_function(header, not_names)
     if language in ("c", "cpp", "java", "csharp", "dart"):
         return _c_like_function(header)
     return None

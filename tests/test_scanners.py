@@ -657,6 +657,21 @@ def test_js_class_expressions_and_methods_named_like_keywords_or_computed():
     assert function_names(ts, "typescript") == ["Store", "delete", "do"]
 
 
+def test_js_methods_named_by_any_reserved_word_after_get_set_static_async():
+    # found by comparing func-range with acorn over node_modules: zod's `get enum() {` was read as an
+    # `enum` declaration, so a line of the getter got the whole class
+    for name in ("enum", "class", "if", "for", "switch", "catch", "typeof", "await", "delete"):
+        for head in (f"get {name}()", f"set {name}(v)", f"static {name}()", f"async {name}()", f"{name}()"):
+            if name in ("if", "for", "switch", "catch", "typeof", "await") and head == f"{name}()":
+                continue  # (without a prefix: a statement's head, or an operator before parentheses)
+            js = f"class A {{\n  x() {{\n    return 1;\n  }}\n  {head} {{\n    return 2;\n  }}\n}}\n"
+            assert fr(js, "javascript", 6) == (5, 7, "method", name), head
+            assert fr(js, "typescript", 6) == (5, 7, "method", name), head
+    ts = "enum Color {\n  Red,\n}\nclass B {\n  m() {\n    return 1;\n  }\n}\n"
+    assert fr(ts, "typescript", 2) == (1, 3, "class", "Color")
+    assert fr(ts, "typescript", 6) == (5, 7, "method", "m")
+
+
 def test_go_rust_cpp_shell_css_ranges():
     go = (
         "package main\n\n// Server serves.\ntype Server struct {\n\tname string\n}\n\n"
