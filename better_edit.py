@@ -5560,7 +5560,7 @@ def _js_expression_function(line, depth):
 def _block_header(text, language, lo, brace, start, may_widen=True):
     """(range start offset, header code, header offset) of the block whose `{` is at `brace`, or
     None; `lo` is where the code before it begins (just after the previous brace token)."""
-    masked, _ = _masked_region(text, language, lo, brace)
+    masked, comments = _masked_region(text, language, lo, brace)
     lines = masked.split("\n")
     originals = text[lo:brace].split("\n")
     i = _header_lines(lines, language, lo > start and text[lo - 1] != "\n", originals)
@@ -5571,14 +5571,32 @@ def _block_header(text, language, lo, brace, start, may_widen=True):
     offsets = [0]
     for line in lines[:-1]:
         offsets.append(offsets[-1] + len(line) + 1)
+    first = _comments_above(lines, originals, offsets, comments, i, lo, lo > start and text[lo - 1] != "\n")
+    return lo + offsets[first], masked[offsets[i] :], lo + offsets[i]
+
+
+def _comments_above(lines, originals, offsets, comments, i, lo, shared_first):
+    """The first line of the comment lines just above line `i` of a header (its doc comment): never
+    inside a block comment, which a blank line may split (`/*`, a blank line, `*/` above a
+    function: the comment is taken whole, or not at all when code precedes it on its line)."""
+    import bisect
+
     first = i
     while first > 0 and not lines[first - 1].strip() and originals[first - 1].strip():
-        if first - 1 == 0 and lo > start and text[lo - 1] != "\n":
+        if first - 1 == 0 and shared_first:
             break  # that comment shares its line with the code before
         if originals[first - 1].startswith("#!"):
             break  # a shebang is no doc comment
         first -= 1
-    return lo + offsets[first], masked[offsets[i] :], lo + offsets[i]
+        at = lo + offsets[first]
+        opened = next((s for s, e in comments if s < at < e), None)
+        if opened is None:
+            continue
+        line = bisect.bisect_right(offsets, opened - lo) - 1
+        if lines[line][: opened - lo - offsets[line]].strip() or (line == 0 and shared_first):
+            return min(i, bisect.bisect_right(offsets, next(e for s, e in comments if s == opened) - lo - 1))
+        first = line
+    return first
 
 
 class _Crossed(Exception):
@@ -5749,6 +5767,8 @@ def _classify_specific(header, language, at=None):
         m = _RUST_FN.search(header)
     elif language == "go":
         m = _GO_FUNC.search(header)
+        if m and header[: m.start()].rstrip().endswith("]"):
+            return None  # `[]func(*Value) bool{`: a composite literal of functions, not one
         if m:
             method = m.group(1) and m.group(2)
             return ("method" if method else "function"), m.group(2), m.start(2) if m.group(2) else 0

@@ -777,6 +777,17 @@ def test_delete_refuses_an_unbalanced_range_unless_forced(cli, root):
     assert rc == 0 and "def add" not in f.read_text() and out["balance"] == "ok"
 
 
+def test_deleting_a_function_takes_its_block_comment_whole_even_with_a_blank_line_in_it(cli, root):
+    """A block comment holding a blank line above a function (Go's ppc64/obj9.go, commented-out
+    code) was climbed only up to that blank line: deleting the function left `/*` without its end,
+    which turned the rest of the file into a comment."""
+    go = write(root / "a.go", "package p\n\n/*\nold code\n\nmore\n*/\nfunc f() {\n\tx()\n}\n\nfunc g() {}\n")
+    rc, out = cli("delete", "-f", "a.go", "--target", "function:f")
+    assert rc == 0 and go.read_text() == "package p\n\n\nfunc g() {}\n", out
+    write(root / "a.js", "let a = 1; /* note\n\n */\nfunction f() {\n  return a;\n}\n")
+    assert cli("func-range", "-f", "a.js", "-l", "5")[1]["start"] == 4  # (code before `/*`: not its doc)
+
+
 def test_edits_report_only_the_imbalance_they_introduced(cli, root):
     f = write(root / "a.js", "function f() {\n  return [1, 2];\n}\nconst broken = (;\n")
     rc, out = cli("replace", "-f", "a.js", "-s", "2", "-c", "  return [1, 3];")

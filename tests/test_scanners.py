@@ -672,6 +672,25 @@ def test_js_methods_named_by_any_reserved_word_after_get_set_static_async():
     assert fr(ts, "typescript", 6) == (5, 7, "method", "m")
 
 
+def test_a_doc_comment_is_taken_whole_when_a_blank_line_splits_it():
+    for language in ("go", "c", "javascript", "java", "rust"):
+        head = {"go": "func f() {", "c": "int f(void) {", "javascript": "function f() {"}.get(language)
+        head = head or {"java": "void f() {", "rust": "fn f() {"}[language]
+        text = f"int x;\n\n/*\na\n\nb\n*/\n{head}\n  y();\n}}\n"
+        assert fr(text, language, 9)[:2] == (3, 10), language
+        text = f"int x;\n/* a */ /*\n\n b */\n// c\n{head}\n  y();\n}}\n"
+        assert fr(text, language, 7)[:2] == (2, 8), language
+
+
+def test_a_go_composite_literal_of_functions_is_no_function():
+    go = (
+        "package p\n\nfunc checks(x int) bool {\n\tall := [...]func(int) bool{\n\t\tpositive,\n\t\teven,\n\t}\n"
+        '\tby := map[string]func() int{\n\t\t"a": nil,\n\t}\n\treturn all[0](x) && by != nil\n}\n'
+    )
+    assert fr(go, "go", 5) == (3, 12, "function", "checks")
+    assert fr(go, "go", 9) == (3, 12, "function", "checks")
+
+
 def test_go_rust_cpp_shell_css_ranges():
     go = (
         "package main\n\n// Server serves.\ntype Server struct {\n\tname string\n}\n\n"
