@@ -3713,7 +3713,11 @@ def _ruby_modulo(text, at, literal):
         k -= 1
     if k == at or not _ruby_operand(text[k - 1 : k]):
         return False
-    return not literal.endswith(("(", "[", "{", "<", "|", "!")) or _ruby_word_before(text, k) is None
+    word = _ruby_word_before(text, k)
+    if word in _RUBY_KEYWORDS_BEFORE_VALUE:
+        return False  # `if a and %r%x%i =~ b`: no value ends in a keyword
+    typed = literal[1].isalpha()  # `text.sub %r%^a%i, ''`: a method's argument
+    return word is None or not (typed or literal.endswith(("(", "[", "{", "<", "|", "!")))
 
 
 def _ruby_operand(char):
@@ -3733,6 +3737,7 @@ def _ruby_word_before(text, k):
     return word if (start and text[start - 1] == ".") or word in _RUBY_PERCENT_CALLS else None
 
 
+_RUBY_KEYWORDS_BEFORE_VALUE = frozenset("return when in and or not if unless while until yield".split())
 _RUBY_PERCENT_CALLS = frozenset(
     "puts print p raise return when in and or not if unless while until yield require include extend "
     "attr_reader attr_accessor private public protected eval system exec".split()
@@ -4257,6 +4262,11 @@ def _resume_template(state, pos, backtick):
 
 
 _JS_REGEX = _LazyPattern("/" + _JS_REGEX_BODY)
+_RUBY_REGEX_EOL = _LazyPattern(r"/[ \t]*\r?\n")
+_RUBY_REGEX = _LazyPattern(
+    r"/(?:#\{(?:[^{}]|\{[^{}]*\})*\}|[^/\\]|\\[\s\S])*/[a-z]*"  # (Ruby ends it at any `/`: `[/]` too)
+)
+_RUBY_BEFORE_VALUE = _LazyPattern(r"(?:[=(,\[~|&!]|\b([a-z]+))[ \t]*$")
 _TRAILING_WORD = _LazyPattern(r"[\w$]+$")
 _JS_LINE_COMMENT_START = _LazyPattern(  # a line's code up to a `//` that is in no string or comment
     r"""(?:[^"'`/\n]|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\\n]|\\.)*`|/\*(?:[^*\n]|\*(?!/))*\*/|/(?![/*]))*//"""
@@ -4274,6 +4284,12 @@ def _h_slash(state, m, words):
     if not _slash_starts_regex(state.text, max(state.start, start - 80), start, words):
         return None
     literal = _JS_REGEX.match(state.text, start, state.end)
+    if literal is None and words is _RUBY_REGEX_WORDS and _RUBY_REGEX_EOL.match(state.text, start):
+        # a Ruby regex opened at the end of its line spans lines (`/x` patterns with comments) when
+        # what is before it can only be followed by a value: `re = /`, `when /`, `match(/`
+        before = _RUBY_BEFORE_VALUE.search(state.text, max(state.start, start - 80), start)
+        if before and (not before.group(1) or before.group(1) in words):
+            literal = _RUBY_REGEX.match(state.text, start, min(state.end, start + _NESTED_READ_LIMIT))
     return literal.end() if literal else None
 
 
@@ -6038,7 +6054,8 @@ def _range_result(text, found, line_start, line):
 
 _PY_DEF = _LazyPattern(r"^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+([^\W\d]\w*)", re.M)
 _RUBY_DEF = _LazyPattern(
-    r"^([ \t]*)(?:(?:private|protected|public|module_function)[ \t]+)?(def|class|module)\b[ \t]*"
+    r"^([ \t]*)(?:(?:private|protected|public|module_function|[a-z_]\w*(?=[ \t]+def\b))[ \t]+)?"
+    r"(def|class|module)\b[ \t]*"
     r"(?:self\.)?([\w:]*[\w][?!=]?)?",
     re.M,
 )
@@ -6181,11 +6198,15 @@ def _span_index(spans, starts, pos):
     return bisect.bisect_right(starts, pos) - 1
 
 
-def _keyword_definitions(text, language, start, end):
-    """Ruby `def/class/module ... end` and Lua `function ... end` headers."""
+def _keyword_definitions(text, language, start, end, spans):
+    """Ruby `def/class/module ... end` and Lua `function ... end` headers, but not in a comment
+    (`spans`: _multiline_tokens). One in a string is code that the string holds
+    (Ruby's `class_eval <<-RUBY`): its `end` is in that string too (_keyword_extent)."""
     defs = []
     if language == "ruby":
         for m in _RUBY_DEF.finditer(text, start, end):
+            if _in_comment(spans, m.start()):
+                continue
             kind = "function" if m.group(2) == "def" else "class"
             name = m.group(3) or ""
             defs.append(
@@ -6193,6 +6214,8 @@ def _keyword_definitions(text, language, start, end):
             )
     else:
         for m in _LUA_DEF.finditer(text, start, end):
+            if _in_comment(spans, m.start()):
+                continue
             group = 3 if m.group(3) else 4
             qualified = m.group(group)
             kind = "method" if ":" in qualified else "function"
@@ -6201,17 +6224,44 @@ def _keyword_definitions(text, language, start, end):
     return defs
 
 
-def _keyword_extent(text, definition, start, end):
-    """(first offset, offset of the last line): the block ends at the `end` with the same indentation."""
+def _multiline_tokens(text, language, start, end):
+    """(spans, their starts, whether each is a comment) of the strings, heredocs and comments of
+    text[start:end] that hold a newline, in order."""
+    spec, skipped = _token_spec(language), []
+    _scan_brackets(text, spec, start, end, skipped=skipped)
+    kept = [(s, e, spec.kinds[k] == "comment") for s, e, k in skipped if text.find("\n", s, e) >= 0]
+    return [(s, e) for s, e, _ in kept], [s for s, _, _ in kept], [c for _, _, c in kept]
+
+
+def _span_at(spans, pos):
+    """The index of the token of `spans` (_multiline_tokens) that `pos` is strictly inside, or None."""
+    import bisect
+
+    i = bisect.bisect_right(spans[1], pos) - 1
+    return i if i >= 0 and spans[0][i][0] < pos < spans[0][i][1] else None
+
+
+def _in_comment(spans, pos):
+    i = _span_at(spans, pos)
+    return i is not None and spans[2][i]
+
+
+def _keyword_extent(text, definition, start, end, spans):
+    """(first offset, offset of the last line): the block ends at the first `end` with the same
+    indentation that is where the definition is: outside strings and comments, or in its string."""
     line_end = _line_end(text, definition.pos, end)
     first = max(start, text.rfind("\n", start, definition.pos) + 1)
     if _ONE_LINE_END.search(text, definition.pos, line_end):
         return first, first
     indent = text[first : first + definition.indent]
-    closer = re.compile(r"^" + re.escape(indent) + r"end\b", re.M).search(text, line_end, end)
-    if closer is None:
-        return None
-    return first, closer.start()
+    closers = re.compile(r"^" + re.escape(indent) + r"end\b", re.M)
+    where = _span_at(spans, definition.pos)
+    for closer in closers.finditer(text, line_end, end):
+        if _span_at(spans, closer.start()) == where:
+            return first, closer.start()
+        if where is not None and closer.start() > spans[0][where][1]:
+            break
+    return None
 
 
 def _indented_chain(defs, line_start, line_end, extent):
@@ -6242,8 +6292,11 @@ def _indented_function_range(text, language, line_start, outer, start, end):
     if language == "python":
         chain = _python_chain(text, line_start, line_end, start, end)
     else:
-        defs = _keyword_definitions(text, language, start, end)
-        chain = _indented_chain(defs, line_start, line_end, lambda d: _keyword_extent(text, d, start, end))
+        spans = _multiline_tokens(text, language, start, end)
+        defs = _keyword_definitions(text, language, start, end, spans)
+        chain = _indented_chain(
+            defs, line_start, line_end, lambda d: _keyword_extent(text, d, start, end, spans)
+        )
     if not chain:
         return None
     t = 0 if outer else len(chain) - 1
@@ -6394,7 +6447,9 @@ def _definitions(text, language, start, end, name=None):
         defs = (
             _python_definitions(text, start, end)[0]
             if language == "python"
-            else _keyword_definitions(text, language, start, end)
+            else _keyword_definitions(
+                text, language, start, end, _multiline_tokens(text, language, start, end)
+            )
         )
         found = [(d.name, d.name_pos) for d in defs if d.name]
     else:

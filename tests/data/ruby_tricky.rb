@@ -15,3 +15,13 @@ url = url.start_with?(?/) ? url : ?/ + url
 same = url[0] != ?)
 ratio = 7 % (2)
 def shown(x) = "(#{x}"
+ARRAY_REGEX = /
+  ^(?:[ ]*-[ ]) # '- ' before array items (
+  (['"]?)       # optional opening quote [
+  \1 #{x.to_s}
+/xo.freeze
+half = 7 /
+  2
+def /(x); [:/, x] end
+link = "x" if url and %r%\A((?!https?:)(?:[^/#]*/)*+)([^/#]+)%i =~ url
+link = link.sub %r%^[*\^](\d+)$%, '\1'
