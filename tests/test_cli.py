@@ -788,6 +788,14 @@ def test_deleting_a_function_takes_its_block_comment_whole_even_with_a_blank_lin
     assert cli("func-range", "-f", "a.js", "-l", "5")[1]["start"] == 4  # (code before `/*`: not its doc)
 
 
+def test_deleting_a_ruby_def_takes_its_heredoc_whole(cli, root):
+    """A heredoc holding `end` at the def's indentation (RubyGems' installer.rb) ended the def
+    there: a delete by target cut the heredoc in two."""
+    rb = write(root / "a.rb", "def script\n  <<-TEXT\nif x\nend\n  TEXT\nend\n\ndef other\nend\n")
+    rc, out = cli("delete", "-f", "a.rb", "--target", "function:script")
+    assert rc == 0 and rb.read_text() == "\ndef other\nend\n", out
+
+
 def test_edits_report_only_the_imbalance_they_introduced(cli, root):
     f = write(root / "a.js", "function f() {\n  return [1, 2];\n}\nconst broken = (;\n")
     rc, out = cli("replace", "-f", "a.js", "-s", "2", "-c", "  return [1, 3];")
