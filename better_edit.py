@@ -4264,7 +4264,7 @@ def _resume_template(state, pos, backtick):
 _JS_REGEX = _LazyPattern("/" + _JS_REGEX_BODY)
 _RUBY_REGEX_EOL = _LazyPattern(r"/[ \t]*\r?\n")
 _RUBY_REGEX = _LazyPattern(
-    r"/(?:#\{(?:[^{}]|\{[^{}]*\})*\}|[^/\\]|\\[\s\S])*/[a-z]*"  # (Ruby ends it at any `/`: `[/]` too)
+    r"/(?:#\{(?:[^{}]|\{[^{}]*\})*\}|#(?!\{)|[^/\\#]|\\[\s\S])*/[a-z]*"  # (any `/` ends it: `[/]` too)
 )
 _RUBY_BEFORE_VALUE = _LazyPattern(r"(?:[=(,\[~|&!]|\b([a-z]+))[ \t]*$")
 _TRAILING_WORD = _LazyPattern(r"[\w$]+$")

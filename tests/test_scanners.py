@@ -795,6 +795,19 @@ def test_python_names_skip_strings():
     assert find_function(PY, "python", "inner") == 20
 
 
+def test_an_unclosed_multiline_ruby_regex_full_of_interpolations_does_not_hang():
+    """My first pattern for multi-line Ruby regexes read `#{` two ways: 24 of them took 6.5 s, 40
+    would take days. In a child process, so that a hang fails here instead of stopping the suite."""
+    import subprocess
+    import sys
+
+    code = "import better_edit as be; print(be.check_balance('x = /\\n' + '#{a}' * 40 + '\\n', 'ruby')['status'])"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, timeout=60, cwd=os.path.dirname(be.__file__)
+    )
+    assert done.returncode == 0 and done.stdout.strip() == b"balanced", done.stderr
+
+
 def test_ruby_and_lua_blocks_end_at_an_end_outside_strings_heredocs_and_comments():
     # RubyGems' installer.rb: a heredoc holding `end` at the def's indentation ended the def there,
     # so deleting it by target cut the heredoc in two
