@@ -5522,6 +5522,16 @@ def _header_lines(lines, language, partial_first, originals=None):
             depth += _paren_excess(lines[i])
         if i == 0:
             return _js_operand_start(lines, language) if partial_first else i
+        closer = (
+            ">" if lines[i].lstrip().startswith(">") else "}" if _TYPE_AFTER_BRACE.match(lines[i]) else None
+        )
+        if closer:  # `>(a: T) {` closes type parameters, `} | null {` an object type (TypeScript)
+            k = _opener_line(lines, i, closer)
+            if k is None:
+                return _WIDER
+            depth += sum(_paren_excess(line) for line in lines[k:i])
+            i = k
+            continue
         previous, current = lines[i - 1].strip(), lines[i].strip()
         above = i - 1
         while not previous and above > 0 and originals is not None and originals[above].strip():
@@ -5546,6 +5556,18 @@ def _header_lines(lines, language, partial_first, originals=None):
 
 def _paren_excess(line):
     return line.count(")") - line.count("(")
+
+
+def _opener_line(lines, i, closer):
+    """The line that opens the `<` or `{` (by `closer`) that line `i` starts by closing, or None
+    when none of the lines does."""
+    opener, excess = ("<" if closer == ">" else "{"), 0
+    for k in range(i, -1, -1):
+        line = lines[k].replace("=>", "").replace("->", "") if closer == ">" else lines[k]
+        excess += line.count(closer) - line.count(opener)
+        if excess <= 0:
+            return k
+    return None
 
 
 # a function expression after an operator on its line: `cond ? function (o) {`, `}) : function () {`,
@@ -5725,6 +5747,9 @@ _JS_COMPUTED_NAME = _LazyPattern(
 )
 _JS_PARAMS = _LazyPattern(r"\s*(?:<[^()]*>\s*)?\(")
 _JS_PAREN = _LazyPattern(r"\s*\(")
+_TYPE_LITERAL_HEAD = _LazyPattern(r"\)\s*:\s*$")
+_TYPE_AFTER_BRACE = _LazyPattern(r"\s*\}\s*(?:[|&]|\[\])")  # `} | null`, `}[]`: an object type ends
+_JS_CALL_START = _LazyPattern(r"\s*[\w$]+\s*(?:<[^()]*>\s*)?\(")
 _JS_NOT_METHOD_NAMES = frozenset("if for while switch catch with case typeof void await yield super".split())
 # `get if() {`: after one of these words any name is a method's, reserved words too
 _JS_METHOD_PREFIX = _LazyPattern(
@@ -5750,6 +5775,9 @@ def _classify(header, language, original=None, at=None):
     kind: "function", "method", "class", "namespace" or "block" (CSS rules)."""
     if language in ("css", "scss"):
         return _css_block(header, original if original is not None else header)
+    js = language in ("javascript", "typescript")
+    if js and _TYPE_LITERAL_HEAD.search(header):
+        return None  # `function f(): {`: the `{` opens the return type, the body comes after it
     found = _classify_specific(header, language, at)
     if found is not None:
         return found
@@ -5761,19 +5789,34 @@ def _classify(header, language, original=None, at=None):
     if m:
         return _CLASS_KINDS.get(m.group(1), "class"), m.group(2), m.start(2) if m.group(2) else 0
     first = _FIRST_WORD.match(header)
-    js = language in ("javascript", "typescript")
-    if first and (
-        first.group(1) in _CONTROL_WORDS
-        or (first.group(1) in _ALONE_CONTROL_WORDS and not header[first.end() :].strip())
+    named_anyhow = js and _js_method_named_anyhow(header, language)
+    if (
+        first
+        and not named_anyhow
+        and (
+            first.group(1) in _CONTROL_WORDS
+            or (first.group(1) in _ALONE_CONTROL_WORDS and not header[first.end() :].strip())
+        )
     ):
         if not (js and first.group(1) not in _JS_NOT_METHOD_NAMES and _JS_PAREN.match(header, first.end())):
             return None  # (a JS method may be named like a keyword: `default(id) {`, `do(action) {`)
     if js:
-        not_names = frozenset() if _JS_METHOD_PREFIX.match(header) else _JS_NOT_METHOD_NAMES
+        not_names = frozenset() if named_anyhow else _JS_NOT_METHOD_NAMES
         return _js_computed_method(header) or _c_like_function(header, not_names)
     if language in ("c", "cpp", "java", "csharp", "dart"):
         return _c_like_function(header)
     return None
+
+
+def _js_method_named_anyhow(header, language):
+    """Whether `header` is a method whatever its name, reserved words too: after `get`, `set`,
+    `static` or `async` (`get enum() {`), or in TypeScript with a return type (`if(c: Code):
+    CodeGen {`, ajv's code generator): no statement has either."""
+    if _JS_METHOD_PREFIX.match(header):
+        return True
+    m = _JS_CALL_START.match(header) if language == "typescript" else None
+    close = _matching_paren(header, m.end() - 1) if m else None
+    return close is not None and header[close + 1 :].lstrip().startswith(":")
 
 
 def _classify_specific(header, language, at=None):

@@ -682,6 +682,28 @@ def test_a_doc_comment_is_taken_whole_when_a_blank_line_splits_it():
         assert fr(text, language, 7)[:2] == (2, 8), language
 
 
+def test_typescript_return_types_and_type_parameters_in_headers():
+    # found by comparing func-range with TypeScript's parser over zod and ajv: an object type as the
+    # return type (`): {...} | null {`) was taken for the function (a replace by target would have
+    # left the body behind); type parameters on lines of their own hid the function; ajv's methods
+    # `if(...): CodeGen {` were statements
+    ts = (
+        "function getSizing(o: string): {\n  unit: string;\n} | null {\n  const r = 1;\n  return r;\n}\n"
+        "/** Doc. */\nexport function pick<\n  O extends readonly T[],\n  const V extends Value<O, D>,\n"
+        ">(union: U<O>, value: V): R<O, V> {\n  return x;\n}\n"
+        "class CodeGen {\n  if(c: Code, then?: Block): CodeGen {\n    return this;\n  }\n"
+        "  m(o: string): { a: number }[] {\n    if (x) {\n      y();\n    }\n    return [];\n  }\n}\n"
+        "const f = (a: number): { x: number } => {\n  return { x: a };\n};\n"
+    )
+    assert fr(ts, "typescript", 2) == (1, 6, "function", "getSizing")
+    assert fr(ts, "typescript", 4) == (1, 6, "function", "getSizing")
+    assert fr(ts, "typescript", 12) == (7, 13, "function", "pick")
+    assert fr(ts, "typescript", 16) == (15, 17, "method", "if")
+    assert fr(ts, "typescript", 20) == (18, 23, "method", "m")
+    assert fr(ts, "typescript", 26) == (25, 27, "function", "f")
+    assert function_names(ts, "typescript") == ["getSizing", "pick", "CodeGen", "if", "m", "f"]
+
+
 def test_a_go_composite_literal_of_functions_is_no_function():
     go = (
         "package p\n\nfunc checks(x int) bool {\n\tall := [...]func(int) bool{\n\t\tpositive,\n\t\teven,\n\t}\n"
