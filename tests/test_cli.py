@@ -788,6 +788,14 @@ def test_deleting_a_function_takes_its_block_comment_whole_even_with_a_blank_lin
     assert cli("func-range", "-f", "a.js", "-l", "5")[1]["start"] == 4  # (code before `/*`: not its doc)
 
 
+def test_replacing_a_typescript_function_with_an_object_return_type_replaces_its_body_too(cli, root):
+    """`): {…} | null {`: the return type's braces were taken for the function, so a replace by
+    target left the old body behind it (with only a balance warning)."""
+    ts = write(root / "a.ts", "function size(o: string): {\n  unit: string;\n} | null {\n  return null;\n}\n")
+    rc, out = cli("replace", "-f", "a.ts", "--target", "function:size", "-c", "const size = () => null;")
+    assert rc == 0 and ts.read_text() == "const size = () => null;\n" and out["balance"] == "ok", out
+
+
 def test_deleting_a_ruby_def_takes_its_heredoc_whole(cli, root):
     """A heredoc holding `end` at the def's indentation (RubyGems' installer.rb) ended the def
     there: a delete by target cut the heredoc in two."""
