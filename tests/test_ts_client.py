@@ -60,6 +60,9 @@ CASES = [
     ("hunk-changed-in-place", "MISMATCH", "be-edit", {"patch": "--- a/inplace.txt\n+++ b/inplace.txt\n@@ -5,3 +5,3 @@\n def f():\n-    x = 1\n+    x = 3\n     return x\n"}),
     # hunk lines after a file header that no @@ line opens (they were skipped in silence)
     ("patch-header-without-hunk", "INVALID_ARGUMENT", "be-edit", {"patch": "--- a/three.txt\n+++ b/three.txt\n one\n-two\n"}),
+    # a rename (git apply's), and text with no diff in it: each says what to do instead
+    ("patch-rename", "INVALID_ARGUMENT", "be-edit", {"patch": "diff --git a/three.txt b/four.txt\nsimilarity index 100%\nrename from three.txt\nrename to four.txt\n"}),
+    ("patch-no-hunk", "INVALID_ARGUMENT", "be-edit", {"patch": "no diff here\n"}),
     ("old-twice", "AMBIGUOUS", "be-replace", {"file": "twice.txt", "old": "dup", "content": "x"}),
     ("changed-since-read", "STALE_VIEW", "be-replace", {"file": "stale.txt", "start": 1, "content": "x", "viewed_code_id": VIEW}),
     ("delete-lone-brace", "UNBALANCED", "be-delete", {"file": "open.js", "start": 1, "end": 1}),
@@ -100,6 +103,8 @@ EDITS = [
     ("patch-legacy-encoding", "be-edit", {"patch": "--- a/legacy.txt\n+++ b/legacy.txt\n@@ -1,2 +1,2 @@\n café\n-b\n+bé\n", "encoding": "latin-1"}),
     # a method named with its class, in an item (and a run in class A that must stay)
     ("edit-by-qualified-target", "be-edit", {"edits": [{"file": "methods.py", "target": "function:B.run", "content": "    def run(self):\n        return 3"}]}),
+    # a TypeScript function whose return type is an object type: its body goes with it
+    ("replace-ts-function-by-target", "be-replace", {"file": "size.ts", "target": "function:size", "content": "const size = () => null;"}),
 ]  # fmt: skip
 EDITED = {  # what the files hold after EDITS, through either SDK
     "edit_a.txt": b"one\nTWO\nthree\nfour\n",
@@ -109,6 +114,7 @@ EDITED = {  # what the files hold after EDITS, through either SDK
     "prefixed.txt": b"a\nB\n",
     "legacy.txt": "café\nbé\n".encode("latin-1"),
     "methods.py": METHODS.replace("return 2", "return 3").encode(),
+    "size.ts": b"const size = () => null;\n",
 }
 EVENT_ID = re.compile(r'"event_id":\s*"[0-9a-f]{6}"')  # in the text of a result (its JSON)
 TOOLS = {
@@ -167,6 +173,7 @@ def prepare(root, cli):
     (root / "prefixed.txt").write_text("a\nb\n")
     (root / "legacy.txt").write_bytes("café\nb\n".encode("latin-1"))
     (root / "methods.py").write_text(METHODS)
+    (root / "size.ts").write_text("function size(o: string): {\n  unit: string;\n} | null {\n  return null;\n}\n")
     (root / "inplace.txt").write_text(INPLACE_OLD + "\n\n" + INPLACE_OLD.replace("x = 1", "x = 2") + "\n")
     return view
 
