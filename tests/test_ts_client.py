@@ -173,7 +173,9 @@ def prepare(root, cli):
     (root / "prefixed.txt").write_text("a\nb\n")
     (root / "legacy.txt").write_bytes("café\nb\n".encode("latin-1"))
     (root / "methods.py").write_text(METHODS)
-    (root / "size.ts").write_text("function size(o: string): {\n  unit: string;\n} | null {\n  return null;\n}\n")
+    (root / "size.ts").write_text(
+        "function size(o: string): {\n  unit: string;\n} | null {\n  return null;\n}\n"
+    )
     (root / "inplace.txt").write_text(INPLACE_OLD + "\n\n" + INPLACE_OLD.replace("x = 1", "x = 2") + "\n")
     return view
 
