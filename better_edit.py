@@ -5756,7 +5756,7 @@ _JS_METHOD_PREFIX = _LazyPattern(
     r"\s*(?:(?:static|async|get|set|public|private|protected|override)\s+)+\*?\s*[\w$]+\s*\("
 )
 _SHELL_FUNCTION = _LazyPattern(r"\s*(?:function\s+([\w.:-]+)(?:\s*\(\s*\))?|([\w.:-]+)\s*\(\s*\))\s*$")
-_PERL_SUB = _LazyPattern(r"\bsub\s+([\w:]+)")
+_PERL_SUB = _LazyPattern(r"\bsub\s+([\w:]+)|^\s*(BEGIN|END|INIT|CHECK|UNITCHECK|AUTOLOAD|DESTROY)\s*$")
 _CSS_MIXIN = _LazyPattern(r"\s*@(?:mixin|function)\s+([\w-]+)")
 _CALL_NAME = _LazyPattern(
     r"(~?[A-Za-z_$][\w$]*(?:\s*::\s*~?[A-Za-z_]\w*)*|operator\s*(?:\(\)|[^\s(]+))\s*(?:<[^()]*>\s*)?\("
