@@ -5513,6 +5513,8 @@ def _header_lines(lines, language, partial_first, originals=None):
         i -= 1  # Allman style: `{` alone on its line
     if i < 0:
         return _WIDER  # no code since the previous brace: `A() : b_{0} {`
+    if language == "c":
+        i = _kr_declarator(lines, i)
     depth = _paren_excess(lines[i])  # `)` minus `(` over lines[i:]
     while True:
         while depth > 0:  # inside a multi-line parameter list: go up to its `(`
@@ -5552,6 +5554,15 @@ def _header_lines(lines, language, partial_first, originals=None):
         if not _is_annotation(lines[j].strip(), language):
             return i
         i, depth = j, depth + excess
+
+
+def _kr_declarator(lines, i):
+    """The line of a K&R C function's `name(a, b)` when lines ..i declare its parameters
+    (`    char *a;`: zlib's examples, old GNU code); else `i`."""
+    k = i
+    while k > 0 and _KR_PARAMETER.fullmatch(lines[k].strip()):
+        k -= 1
+    return k if k < i and lines[k].rstrip().endswith(")") else i
 
 
 def _paren_excess(line):
@@ -5714,6 +5725,9 @@ _ALONE_CONTROL_WORDS = frozenset("get set init static add remove".split())
 _NOT_FUNCTION_NAMES = _CONTROL_WORDS | frozenset(
     "sizeof new delete throw typeof decltype alignof defined assert super this await".split()
 )
+# C has none of the other languages' statement words (`local int try(char *hex)`: zlib's infcover.c)
+_C_NOT_FUNCTION_NAMES = frozenset("if else for while do switch return case default sizeof defined".split())
+_ATTRIBUTE_CALLS = frozenset("__declspec __attribute__ __attribute alignas _Alignas".split())  # skipped
 _FIRST_WORD = _LazyPattern(r"\s*([A-Za-z_$][\w$]*)")
 _MODIFIERS = (
     r"(?:@[\w.]+(?:\s*\([^()]*(?:\([^()]*\)[^()]*)*\))?\s*|#\[[^\]]*\]\s*|\[[^\]]*\]\s*"
@@ -5763,7 +5777,10 @@ _CALL_NAME = _LazyPattern(
 )
 _FUNCTION_TAIL = _LazyPattern(
     r"\s*(?:(?:[:=-]>?|const\b|noexcept\b|override\b|final\b|volatile\b|mutable\b|constexpr\b|async\b"
-    r"|sync\b|throws\b|rethrows\b|where\b|requires\b|&)[\s\S]*)?"
+    r"|sync\b|throws\b|rethrows\b|where\b|requires\b|&)[\s\S]*|(?:[A-Za-z_][\w\s*,\[\]]*;\s*)+)?"
+)
+_KR_PARAMETER = _LazyPattern(
+    r"(?:register\s+)?[A-Za-z_][\w\s*]*[\s*][\w\[\]]+(?:\s*,\s*\**\s*[\w\[\]]+)*\s*;"
 )
 _CLASS_KINDS = {"namespace": "namespace", "mod": "namespace", "module": "namespace", "package": "namespace"}
 
@@ -5804,7 +5821,7 @@ def _classify(header, language, original=None, at=None):
         not_names = frozenset() if named_anyhow else _JS_NOT_METHOD_NAMES
         return _js_computed_method(header) or _c_like_function(header, not_names)
     if language in ("c", "cpp", "java", "csharp", "dart"):
-        return _c_like_function(header)
+        return _c_like_function(header, _C_NOT_FUNCTION_NAMES if language == "c" else None)
     return None
 
 
@@ -5946,6 +5963,8 @@ def _c_like_function(header, not_names=None):
         if _bracket_depth(header, 0, m.start()) != 0:
             continue
         name = m.group(1)
+        if name in _ATTRIBUTE_CALLS:
+            continue  # `__declspec(dllexport) void f(void *p) {`
         simple = name.split("::")[-1].strip().lstrip("~")
         before = header[: m.start()].split()
         if before and before[-1] == "new":

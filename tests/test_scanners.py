@@ -704,6 +704,24 @@ def test_typescript_return_types_and_type_parameters_in_headers():
     assert function_names(ts, "typescript") == ["getSizing", "pick", "CodeGen", "if", "m", "f"]
 
 
+def test_c_functions_in_k_and_r_style_with_attributes_or_named_like_other_languages_keywords():
+    # found by comparing func-range with universal-ctags over this machine's C files (zlib's examples)
+    c = (
+        "int x;\n\n/* Test. */\nvoid test_dict(compr, comprLen)\n    Byte *compr;\n    uLong comprLen;\n{\n"
+        "    return;\n}\n\n__declspec(dllexport) void setCallback(void *f)\n{\n\tg = f;\n}\n"
+        "local int try(char *hex, int err)\n{\n\treturn 0;\n}\n"
+    )
+    assert fr(c, "c", 8) == (3, 9, "function", "test_dict")
+    assert fr(c, "c", 13) == (11, 14, "function", "setCallback")
+    assert fr(c, "c", 17) == (15, 18, "function", "try")
+    assert fr("int f() {\n  try {\n    g();\n  } catch (E e) {\n  }\n}\n", "cpp", 3) == (
+        1,
+        6,
+        "function",
+        "f",
+    )
+
+
 def test_perl_special_blocks_are_functions():
     # PPI (a Perl parser) names BEGIN, END, AUTOLOAD... blocks subs, as Perl does (`sub BEGIN`);
     # over 1,300 of this machine's modules they were the only subs func-range did not find
