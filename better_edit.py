@@ -5527,10 +5527,10 @@ def _header_lines(lines, language, partial_first, originals=None):
         closer = (
             ">" if lines[i].lstrip().startswith(">") else "}" if _TYPE_AFTER_BRACE.match(lines[i]) else None
         )
-        if closer:  # `>(a: T) {` closes type parameters, `} | null {` an object type (TypeScript)
-            k = _opener_line(lines, i, closer)
-            if k is None:
-                return _WIDER
+        k = _opener_line(lines, i, closer) if closer else i
+        if k is None:
+            return _WIDER
+        if k < i:  # `>(a: T) {` closes type parameters, `} | null {` an object type (TypeScript)
             depth += sum(_paren_excess(line) for line in lines[k:i])
             i = k
             continue
@@ -5630,6 +5630,7 @@ def _comments_above(lines, originals, offsets, comments, i, lo, shared_first):
     function: the comment is taken whole, or not at all when code precedes it on its line)."""
     import bisect
 
+    starts = [s for s, _ in comments]  # (in order)
     first = i
     while first > 0 and not lines[first - 1].strip() and originals[first - 1].strip():
         if first - 1 == 0 and shared_first:
@@ -5638,12 +5639,13 @@ def _comments_above(lines, originals, offsets, comments, i, lo, shared_first):
             break  # a shebang is no doc comment
         first -= 1
         at = lo + offsets[first]
-        opened = next((s for s, e in comments if s < at < e), None)
-        if opened is None:
+        k = bisect.bisect_right(starts, at) - 1
+        if k < 0 or not comments[k][0] < at < comments[k][1]:
             continue
+        opened, closed = comments[k]
         line = bisect.bisect_right(offsets, opened - lo) - 1
         if lines[line][: opened - lo - offsets[line]].strip() or (line == 0 and shared_first):
-            return min(i, bisect.bisect_right(offsets, next(e for s, e in comments if s == opened) - lo - 1))
+            return min(i, bisect.bisect_right(offsets, closed - lo - 1))
         first = line
     return first
 

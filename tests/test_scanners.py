@@ -846,17 +846,43 @@ def test_python_names_skip_strings():
     assert find_function(PY, "python", "inner") == 20
 
 
-def test_an_unclosed_multiline_ruby_regex_full_of_interpolations_does_not_hang():
-    """My first pattern for multi-line Ruby regexes read `#{` two ways: 24 of them took 6.5 s, 40
-    would take days. In a child process, so that a hang fails here instead of stopping the suite."""
+def _in_a_child(code):
+    """The output of `code` run by a child Python with this module: a hang (or a blow-up that would
+    take minutes) fails the test that asks, instead of stopping the suite."""
     import subprocess
     import sys
 
-    code = "import better_edit as be; print(be.check_balance('x = /\\n' + '#{a}' * 40 + '\\n', 'ruby')['status'])"
     done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, timeout=60, cwd=os.path.dirname(be.__file__)
+        [sys.executable, "-c", "import better_edit as be\n" + code],
+        capture_output=True,
+        timeout=60,
+        cwd=os.path.dirname(be.__file__),
     )
-    assert done.returncode == 0 and done.stdout.strip() == b"balanced", done.stderr
+    assert done.returncode == 0, done.stderr
+    return done.stdout.decode().strip()
+
+
+def test_an_unclosed_multiline_ruby_regex_full_of_interpolations_does_not_hang():
+    """My first pattern for multi-line Ruby regexes read `#{` two ways: 24 of them took 6.5 s, 40
+    would take days."""
+    code = "print(be.check_balance('x = /\\n' + '#{a}' * 40 + '\\n', 'ruby')['status'])"
+    assert _in_a_child(code) == "balanced"
+
+
+def test_headers_with_odd_lines_and_long_comments_above_end_soon():
+    """Two of this session's own mistakes, found by a fuzz: a header line starting with `>` (or
+    `} |`) that also opens what it closes looped for ever, and the doc-comment climb looked through
+    every comment for each line (20,000 `//` lines above a function: 11.7 s; 60,000 would be
+    minutes)."""
+    code = (
+        "print(be.function_range('function f() {\\n  x = y\\n  > z < w\\n  {\\n    q();\\n  }\\n}\\n',"
+        " 'javascript', 5)['end'])\n"
+        "print(be.function_range('function f() {\\n  x = y\\n  } | { z\\n  {\\n    q();\\n  }\\n}\\n',"
+        " 'typescript', 5)['end'])\n"
+        "text = 'int x;\\n' + '// c\\n' * 60000 + 'int f(void) {\\n  return 0;\\n}\\n'\n"
+        "print(be.function_range(text, 'c', 60003)['start'])"
+    )
+    assert _in_a_child(code).split() == ["7", "7", "2"]
 
 
 def test_ruby_and_lua_blocks_end_at_an_end_outside_strings_heredocs_and_comments():
