@@ -5787,10 +5787,10 @@ _KR_PARAMETER = _LazyPattern(
 _CLASS_KINDS = {"namespace": "namespace", "mod": "namespace", "module": "namespace", "package": "namespace"}
 
 
-def _classify(header, language, original=None, at=None):
+def _classify(header, language, original=None, at=None, in_class=False):
     """(kind, name or None, name offset in header) of a block header (strings and comments
-    blanked; `original` is the same text unblanked; `at` is (_GoTypeGroups or None, header offset)),
-    or None when it is no definition.
+    blanked; `original` is the same text unblanked; `at` is (_GoTypeGroups or None, header offset);
+    `in_class`: the block is right inside a class's), or None when it is no definition.
     kind: "function", "method", "class", "namespace" or "block" (CSS rules)."""
     if language in ("css", "scss"):
         return _css_block(header, original if original is not None else header)
@@ -5808,7 +5808,7 @@ def _classify(header, language, original=None, at=None):
     if m:
         return _CLASS_KINDS.get(m.group(1), "class"), m.group(2), m.start(2) if m.group(2) else 0
     first = _FIRST_WORD.match(header)
-    named_anyhow = js and _js_method_named_anyhow(header, language)
+    named_anyhow = js and (in_class or _js_method_named_anyhow(header, language))  # (no statement there)
     if (
         first
         and not named_anyhow
@@ -6080,8 +6080,11 @@ def _definition_chain(text, language, candidates, index, scanned, line_end):
         first = header[0] if header else brace
         if first > line_end:
             continue
+        in_class = bool(chain) and chain[-1][2] == "class" and blocks[-1] == chain[-1][:2]
         found = (
-            _classify(header[1], language, text[header[2] : brace], (groups, header[2])) if header else None
+            _classify(header[1], language, text[header[2] : brace], (groups, header[2]), in_class)
+            if header
+            else None
         )
         if found and found[0] == "namespace":
             continue

@@ -682,6 +682,16 @@ def test_a_doc_comment_is_taken_whole_when_a_blank_line_splits_it():
         assert fr(text, language, 7)[:2] == (2, 8), language
 
 
+def test_a_method_named_catch_is_a_method_right_inside_a_class():
+    # (a thenable's `catch(fn) {`; a `catch (e) {` after `try` stays a statement)
+    js = (
+        "class P {\n  then(a) {\n    return a;\n  }\n  catch(fn) {\n    return this.then(null, fn);\n  }\n"
+        "  m() {\n    try {\n      x();\n    } catch (e) {\n      y();\n    }\n  }\n}\n"
+    )
+    assert fr(js, "javascript", 6) == (5, 7, "method", "catch")
+    assert fr(js, "javascript", 12) == (8, 14, "method", "m")
+
+
 def test_typescript_return_types_and_type_parameters_in_headers():
     # found by comparing func-range with TypeScript's parser over zod and ajv: an object type as the
     # return type (`): {...} | null {`) was taken for the function (a replace by target would have
