@@ -6080,18 +6080,22 @@ def _definition_chain(text, language, candidates, index, scanned, line_end):
         first = header[0] if header else brace
         if first > line_end:
             continue
-        in_class = bool(chain) and chain[-1][2] == "class" and blocks[-1] == chain[-1][:2]
-        found = (
-            _classify(header[1], language, text[header[2] : brace], (groups, header[2]), in_class)
-            if header
-            else None
-        )
+        found = _classify_in_chain(text, language, brace, header, groups, chain, blocks)
         if found and found[0] == "namespace":
             continue
         blocks.append((first, close))
         if found:
             chain.append((first, close, _kind_in(chain, found[0]), found[1]))
     return chain, blocks
+
+
+def _classify_in_chain(text, language, brace, header, groups, chain, blocks):
+    """_classify of the block at `brace` whose _block_header is `header` (or None), inside the
+    `chain` and `blocks` found around it so far (outermost first)."""
+    if not header:
+        return None
+    in_class = bool(chain) and chain[-1][2] == "class" and blocks[-1] == chain[-1][:2]
+    return _classify(header[1], language, text[header[2] : brace], (groups, header[2]), in_class)
 
 
 def _kind_in(chain, kind):
@@ -6269,26 +6273,22 @@ def _keyword_definitions(text, language, start, end, spans):
     """Ruby `def/class/module ... end` and Lua `function ... end` headers, but not in a comment
     (`spans`: _multiline_tokens). One in a string is code that the string holds
     (Ruby's `class_eval <<-RUBY`): its `end` is in that string too (_keyword_extent)."""
-    defs = []
-    if language == "ruby":
-        for m in _RUBY_DEF.finditer(text, start, end):
-            if _in_comment(spans, m.start()):
-                continue
-            kind = "function" if m.group(2) == "def" else "class"
-            name = m.group(3) or ""
-            defs.append(
-                _Definition(m.start(), len(m.group(1)), kind, name.split(".")[-1] or None, m.start(3))
-            )
-    else:
-        for m in _LUA_DEF.finditer(text, start, end):
-            if _in_comment(spans, m.start()):
-                continue
-            group = 3 if m.group(3) else 4
-            qualified = m.group(group)
-            kind = "method" if ":" in qualified else "function"
-            name = re.split(r"[.:]", qualified)[-1]
-            defs.append(_Definition(m.start(), len(m.group(1)), kind, name, m.end(group) - len(name)))
-    return defs
+    pattern, definition = (_RUBY_DEF, _ruby_definition) if language == "ruby" else (_LUA_DEF, _lua_definition)
+    return [definition(m) for m in pattern.finditer(text, start, end) if not _in_comment(spans, m.start())]
+
+
+def _ruby_definition(m):
+    kind = "function" if m.group(2) == "def" else "class"
+    name = m.group(3) or ""
+    return _Definition(m.start(), len(m.group(1)), kind, name.split(".")[-1] or None, m.start(3))
+
+
+def _lua_definition(m):
+    group = 3 if m.group(3) else 4
+    qualified = m.group(group)
+    kind = "method" if ":" in qualified else "function"
+    name = re.split(r"[.:]", qualified)[-1]
+    return _Definition(m.start(), len(m.group(1)), kind, name, m.end(group) - len(name))
 
 
 def _multiline_tokens(text, language, start, end):
