@@ -682,74 +682,64 @@ def test_a_doc_comment_is_taken_whole_when_a_blank_line_splits_it():
         assert fr(text, language, 7)[:2] == (2, 8), language
 
 
-def test_a_method_named_catch_is_a_method_right_inside_a_class():
-    # (a thenable's `catch(fn) {`; a `catch (e) {` after `try` stays a statement)
-    js = (
-        "class P {\n  then(a) {\n    return a;\n  }\n  catch(fn) {\n    return this.then(null, fn);\n  }\n"
-        "  m() {\n    try {\n      x();\n    } catch (e) {\n      y();\n    }\n  }\n}\n"
-    )
-    assert fr(js, "javascript", 6) == (5, 7, "method", "catch")
-    assert fr(js, "javascript", 12) == (8, 14, "method", "m")
+CATCH_JS = (
+    "class P {\n  then(a) {\n    return a;\n  }\n  catch(fn) {\n    return this.then(null, fn);\n  }\n"
+    "  m() {\n    try {\n      x();\n    } catch (e) {\n      y();\n    }\n  }\n}\n"
+)
+RETURN_TYPES_TS = (
+    "function getSizing(o: string): {\n  unit: string;\n} | null {\n  const r = 1;\n  return r;\n}\n"
+    "/** Doc. */\nexport function pick<\n  O extends readonly T[],\n  const V extends Value<O, D>,\n"
+    ">(union: U<O>, value: V): R<O, V> {\n  return x;\n}\n"
+    "class CodeGen {\n  if(c: Code, then?: Block): CodeGen {\n    return this;\n  }\n"
+    "  m(o: string): { a: number }[] {\n    if (x) {\n      y();\n    }\n    return [];\n  }\n}\n"
+    "const f = (a: number): { x: number } => {\n  return { x: a };\n};\n"
+)
+FUNC_LITERALS_GO = (
+    "package p\n\nfunc checks(x int) bool {\n\tall := [...]func(int) bool{\n\t\tpositive,\n\t\teven,\n\t}\n"
+    '\tby := map[string]func() int{\n\t\t"a": nil,\n\t}\n\treturn all[0](x) && by != nil\n}\n'
+)
+SPECIAL_BLOCKS_PERL = "package P;\n\n# set up\nBEGIN {\n    $x = 1;\n}\n\nsub f {\n    return 2;\n}\n\nEND { $y = 1 }\nAUTOLOAD {\n    die;\n}\n"
+OLD_STYLE_C = (
+    "int x;\n\n/* Test. */\nvoid test_dict(compr, comprLen)\n    Byte *compr;\n    uLong comprLen;\n{\n"
+    "    return;\n}\n\n__declspec(dllexport) void setCallback(void *f)\n{\n\tg = f;\n}\n"
+    "local int try(char *hex, int err)\n{\n\treturn 0;\n}\n"
+)
+# Each found by comparing func-range with a real parser over this machine's code (acorn, TypeScript's
+# parser, go/ast, PPI, universal-ctags): (id, language, text, line, fr(...) wanted).
+HEADER_CASES = [
+    # a thenable's `catch(fn) {` right inside a class is a method; `catch (e) {` after `try` is not
+    ("catch-method", "javascript", CATCH_JS, 6, (5, 7, "method", "catch")),
+    ("catch-statement", "javascript", CATCH_JS, 12, (8, 14, "method", "m")),
+    # an object return type was taken for the function: a replace by target left the body behind
+    ("object-return-type", "typescript", RETURN_TYPES_TS, 2, (1, 6, "function", "getSizing")),
+    ("object-return-type-body", "typescript", RETURN_TYPES_TS, 4, (1, 6, "function", "getSizing")),
+    ("type-parameters-on-their-lines", "typescript", RETURN_TYPES_TS, 12, (7, 13, "function", "pick")),
+    ("typed-method-named-if", "typescript", RETURN_TYPES_TS, 16, (15, 17, "method", "if")),
+    ("array-of-object-return-type", "typescript", RETURN_TYPES_TS, 20, (18, 23, "method", "m")),
+    ("arrow-with-object-return-type", "typescript", RETURN_TYPES_TS, 26, (25, 27, "function", "f")),
+    ("go-array-of-functions", "go", FUNC_LITERALS_GO, 5, (3, 12, "function", "checks")),
+    ("go-map-of-functions", "go", FUNC_LITERALS_GO, 9, (3, 12, "function", "checks")),
+    ("perl-BEGIN", "perl", SPECIAL_BLOCKS_PERL, 5, (3, 6, "function", "BEGIN")),
+    ("perl-END", "perl", SPECIAL_BLOCKS_PERL, 12, (12, 12, "function", "END")),
+    ("perl-AUTOLOAD", "perl", SPECIAL_BLOCKS_PERL, 14, (13, 15, "function", "AUTOLOAD")),
+    ("perl-hash-key-END", "perl", "my %h = (END => {\n  a => 1,\n});\n", 2, None),
+    ("c-k-and-r", "c", OLD_STYLE_C, 8, (3, 9, "function", "test_dict")),
+    ("c-declspec", "c", OLD_STYLE_C, 13, (11, 14, "function", "setCallback")),
+    ("c-named-try", "c", OLD_STYLE_C, 17, (15, 18, "function", "try")),
+    ("cpp-try-statement", "cpp", "int f() {\n  try {\n    g();\n  } catch (E e) {\n  }\n}\n", 3, (1, 6, "function", "f")),
+]  # fmt: skip
 
 
-def test_typescript_return_types_and_type_parameters_in_headers():
-    # found by comparing func-range with TypeScript's parser over zod and ajv: an object type as the
-    # return type (`): {...} | null {`) was taken for the function (a replace by target would have
-    # left the body behind); type parameters on lines of their own hid the function; ajv's methods
-    # `if(...): CodeGen {` were statements
-    ts = (
-        "function getSizing(o: string): {\n  unit: string;\n} | null {\n  const r = 1;\n  return r;\n}\n"
-        "/** Doc. */\nexport function pick<\n  O extends readonly T[],\n  const V extends Value<O, D>,\n"
-        ">(union: U<O>, value: V): R<O, V> {\n  return x;\n}\n"
-        "class CodeGen {\n  if(c: Code, then?: Block): CodeGen {\n    return this;\n  }\n"
-        "  m(o: string): { a: number }[] {\n    if (x) {\n      y();\n    }\n    return [];\n  }\n}\n"
-        "const f = (a: number): { x: number } => {\n  return { x: a };\n};\n"
-    )
-    assert fr(ts, "typescript", 2) == (1, 6, "function", "getSizing")
-    assert fr(ts, "typescript", 4) == (1, 6, "function", "getSizing")
-    assert fr(ts, "typescript", 12) == (7, 13, "function", "pick")
-    assert fr(ts, "typescript", 16) == (15, 17, "method", "if")
-    assert fr(ts, "typescript", 20) == (18, 23, "method", "m")
-    assert fr(ts, "typescript", 26) == (25, 27, "function", "f")
-    assert function_names(ts, "typescript") == ["getSizing", "pick", "CodeGen", "if", "m", "f"]
+@pytest.mark.parametrize(
+    "language, text, line, want", [c[1:] for c in HEADER_CASES], ids=[c[0] for c in HEADER_CASES]
+)
+def test_function_headers_that_real_parsers_read(language, text, line, want):
+    assert fr(text, language, line) == want
 
 
-def test_c_functions_in_k_and_r_style_with_attributes_or_named_like_other_languages_keywords():
-    # found by comparing func-range with universal-ctags over this machine's C files (zlib's examples)
-    c = (
-        "int x;\n\n/* Test. */\nvoid test_dict(compr, comprLen)\n    Byte *compr;\n    uLong comprLen;\n{\n"
-        "    return;\n}\n\n__declspec(dllexport) void setCallback(void *f)\n{\n\tg = f;\n}\n"
-        "local int try(char *hex, int err)\n{\n\treturn 0;\n}\n"
-    )
-    assert fr(c, "c", 8) == (3, 9, "function", "test_dict")
-    assert fr(c, "c", 13) == (11, 14, "function", "setCallback")
-    assert fr(c, "c", 17) == (15, 18, "function", "try")
-    assert fr("int f() {\n  try {\n    g();\n  } catch (E e) {\n  }\n}\n", "cpp", 3) == (
-        1,
-        6,
-        "function",
-        "f",
-    )
-
-
-def test_perl_special_blocks_are_functions():
-    # PPI (a Perl parser) names BEGIN, END, AUTOLOAD... blocks subs, as Perl does (`sub BEGIN`);
-    # over 1,300 of this machine's modules they were the only subs func-range did not find
-    pl = "package P;\n\n# set up\nBEGIN {\n    $x = 1;\n}\n\nsub f {\n    return 2;\n}\n\nEND { $y = 1 }\nAUTOLOAD {\n    die;\n}\n"
-    assert fr(pl, "perl", 5) == (3, 6, "function", "BEGIN")
-    assert fr(pl, "perl", 12) == (12, 12, "function", "END")
-    assert fr(pl, "perl", 14) == (13, 15, "function", "AUTOLOAD")
-    assert function_names(pl, "perl") == ["BEGIN", "f", "END", "AUTOLOAD"]
-    assert fr("my %h = (END => {\n  a => 1,\n});\n", "perl", 2) is None
-
-
-def test_a_go_composite_literal_of_functions_is_no_function():
-    go = (
-        "package p\n\nfunc checks(x int) bool {\n\tall := [...]func(int) bool{\n\t\tpositive,\n\t\teven,\n\t}\n"
-        '\tby := map[string]func() int{\n\t\t"a": nil,\n\t}\n\treturn all[0](x) && by != nil\n}\n'
-    )
-    assert fr(go, "go", 5) == (3, 12, "function", "checks")
-    assert fr(go, "go", 9) == (3, 12, "function", "checks")
+def test_names_of_definitions_with_odd_headers():
+    assert function_names(RETURN_TYPES_TS, "typescript") == ["getSizing", "pick", "CodeGen", "if", "m", "f"]
+    assert function_names(SPECIAL_BLOCKS_PERL, "perl") == ["BEGIN", "f", "END", "AUTOLOAD"]
 
 
 def test_go_rust_cpp_shell_css_ranges():
