@@ -3772,7 +3772,7 @@ def _perl_family(language):
         ("code", r"~(?<=[=!]~)", _h_perl_bound, None),  # `=~ /x/`: a match, over lines with /x
         (
             "string",
-            r"<<~?(?:(?P<pl_q>['\"])(?P<pl_word>\w+)(?P=pl_q)|(?P<pl_bare>[A-Z_][A-Z0-9_]*))",
+            r"<<~?(?:(?P<pl_q>['\"])(?P<pl_word>[^'\"\n]+)(?P=pl_q)|(?P<pl_bare>[A-Z_][A-Z0-9_]*))",  # (<<'.' too)
             _h_heredoc,
             ("pl_word", "pl_bare"),
         ),

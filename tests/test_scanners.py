@@ -358,9 +358,10 @@ def test_ruby_percent_literals_interpolations_globals_and_characters_are_read():
     [
         # Ruby's library, when Ruby is installed: 118 of 1,455 files read unbalanced before, 13 now
         # (the 13 left were not examined)
-        ("ruby", "/usr/lib/ruby/**/*.rb", 30),
-        # the system's Perl modules: 330 of 1,240 before, 24 now (evals of strings, globs like `*"`)
-        ("perl", "/usr/share/perl*/**/*.pm", 25),
+        ("ruby", "/usr/lib/ruby/**/*.rb", 100),
+        # the system's Perl modules: 330 of 1,240 read unbalanced before, then 24; 10 of 1,339 since a
+        # quoted heredoc terminator may be any text (`<<'.'`)
+        ("perl", "/usr/share/perl*/**/*.pm", 100),
     ],
 )
 def test_the_code_of_this_machine_is_mostly_balanced(language, pattern, most):

@@ -18,6 +18,12 @@ if ($s =~ / ^
 my $c = shift // 'debian/control';
 my @chars = split //, $c;
 my ($gid, $egid) = ($(, $));
+my $proto = '$';
+eval '
+sub hex2(' . $proto . ') {' . <<'.';
+    return hex($_[0]);
+}
+.
 1;
 __END__
 =head1 it's (
