@@ -6135,6 +6135,7 @@ _LUA_DEF = _LazyPattern(
 )
 _ONE_LINE_END = _LazyPattern(r"\bend\b[ \t]*(?:(?:#|--)[^\n]*)?\r?$")
 _PY_DEDENT_CACHE = {}
+_PY_CONTINUATION = _LazyPattern(r"\\\r?\n")
 
 
 class _Definition:
@@ -6147,10 +6148,10 @@ class _Definition:
 
 
 def _python_spans(text, start, end):
-    """Sorted (start, end) spans of bracketed code and multi-line strings: a line starting inside
-    one continues the logical line above it."""
+    """Sorted (start, end) spans of bracketed code, multi-line strings and backslash continuations:
+    a line starting inside one continues the logical line above it."""
     spec = _token_spec("python")
-    roles, spans, depth, open_at = spec.roles, [], 0, start
+    roles, spans, depth, open_at, commented = spec.roles, [], 0, start, set()
     state, tokens = _State(text, spec, start, end), _Tokens(spec, text, start, end)
     for m in tokens:
         role = roles[m.lastindex]
@@ -6166,9 +6167,32 @@ def _python_spans(text, start, end):
                     spans.append((open_at, m.end()))
         elif depth == 0 and text.find("\n", m.start(), token_end) >= 0:
             spans.append((m.start(), token_end))
+        elif text[token_end - 1 : token_end] == "\\":
+            commented.add(token_end - 1)  # (a comment ending in a backslash continues nothing)
     if depth:
         spans.append((open_at, end))
-    return spans
+    return _with_continuations(text, start, end, spans, commented)
+
+
+def _with_continuations(text, start, end, spans, commented):
+    """`spans` and the backslash continuations outside them (`x = \\` above a line at column 0):
+    each from its backslash to just past the next line's start."""
+    import bisect
+
+    if text.find("\\\n", start, end) < 0 and text.find("\\\r\n", start, end) < 0:
+        return spans
+    starts, more = [s for s, _ in spans], []
+    for m in _PY_CONTINUATION.finditer(text, start, end):
+        i = bisect.bisect_right(starts, m.start()) - 1
+        if m.start() not in commented and not (i >= 0 and spans[i][0] <= m.start() < spans[i][1]):
+            more.append((m.start(), min(end, m.end() + 1)))
+    merged = []
+    for span in sorted(spans + more):  # (one may reach into the next: `x = \\` above `"""...`)
+        if merged and span[0] < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], span[1]))
+        else:
+            merged.append(span)
+    return merged
 
 
 def _token_end(state, tokens, m, role):

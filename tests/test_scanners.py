@@ -379,6 +379,47 @@ def test_the_code_of_this_machine_is_mostly_balanced(language, pattern, most):
     assert len(unbalanced) <= len(files) // most, unbalanced[:10]
 
 
+def test_python_function_ranges_agree_with_ast_over_the_standard_library():
+    """For defs of this interpreter's standard library (every 40th file, up to 4 defs each; all of
+    it, 8 each, with BE_STRESS=1), func-range of a line of a body is the innermost def or class
+    around it as `ast` sees it; our end may also take comment lines indented into the body after
+    its last statement. Over the site-packages here (51,075 checks) it found 13 wrong: a line at
+    column 0 after a backslash (`s = \\` above a triple-quoted string) ended the function."""
+    import ast
+    import glob
+    import random
+    import sysconfig
+
+    stdlib = sysconfig.get_paths()["stdlib"]
+    paths = sorted(glob.glob(os.path.join(stdlib, "**", "*.py"), recursive=True))
+    paths = [p for p in paths if "site-packages" not in p]
+    stress = bool(os.environ.get("BE_STRESS"))
+    paths = paths if stress else paths[::40]
+    rng, wrong, checked = random.Random(3), [], 0
+    for path in paths:
+        with open(path, encoding="utf-8", errors="surrogateescape") as handle:
+            text = handle.read()
+        try:
+            defs = [
+                n
+                for n in ast.walk(ast.parse(text))
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            ]
+        except (SyntaxError, ValueError):
+            continue
+        lines = text.split("\n")
+        spans = [(min([d.lineno] + [x.lineno for x in d.decorator_list]), d.end_lineno) for d in defs]
+        for node in rng.sample(defs, min(8 if stress else 4, len(defs))):
+            line = rng.choice([node.body[0].lineno, node.body[-1].end_lineno])
+            want = max((s for s in spans if s[0] <= line <= s[1]), key=lambda s: s[0])
+            got = fr(text, "python", line)
+            checked += 1
+            extra = lines[want[1] : got[1]] if got and got[0] == want[0] and got[1] >= want[1] else None
+            if extra is None or any(x.strip() and not x.strip().startswith("#") for x in extra):
+                wrong.append((path, line, want, got))
+    assert checked > 100 and not wrong, wrong[:5]
+
+
 def newer_python():
     """A Python 3.12 or later to judge f-strings, or None."""
     import glob
@@ -727,6 +768,9 @@ HEADER_CASES = [
     ("c-k-and-r", "c", OLD_STYLE_C, 8, (3, 9, "function", "test_dict")),
     ("c-declspec", "c", OLD_STYLE_C, 13, (11, 14, "function", "setCallback")),
     ("c-named-try", "c", OLD_STYLE_C, 17, (15, 18, "function", "try")),
+    # (ast, over site-packages) a line at column 0 after a backslash continues the line above
+    ("python-continued-line", "python", 'def f():\n    s = \\\n"""\\\nabc\n"""\n    return s\n', 6, (1, 6, "function", "f")),
+    ("python-backslash-in-comment", "python", "def g():\n    y = 1  # C:\\\nx = 1\n", 2, (1, 2, "function", "g")),
     ("cpp-try-statement", "cpp", "int f() {\n  try {\n    g();\n  } catch (E e) {\n  }\n}\n", 3, (1, 6, "function", "f")),
 ]  # fmt: skip
 
