@@ -6157,14 +6157,12 @@ def _python_spans(text, start, end):
         role = roles[m.lastindex]
         token_end = _token_end(state, tokens, m, role)
         if role is _OPEN:
-            if depth == 0:
-                open_at = m.start()
+            open_at = m.start() if depth == 0 else open_at
             depth += 1
-        elif role is _CLOSE:
-            if depth:
-                depth -= 1
-                if depth == 0:
-                    spans.append((open_at, m.end()))
+        elif role is _CLOSE and depth:  # (a stray closer falls through: it is no span)
+            depth -= 1
+            if depth == 0:
+                spans.append((open_at, m.end()))
         elif depth == 0 and text.find("\n", m.start(), token_end) >= 0:
             spans.append((m.start(), token_end))
         elif text[token_end - 1 : token_end] == "\\":
@@ -6186,8 +6184,13 @@ def _with_continuations(text, start, end, spans, commented):
         i = bisect.bisect_right(starts, m.start()) - 1
         if m.start() not in commented and not (i >= 0 and spans[i][0] <= m.start() < spans[i][1]):
             more.append((m.start(), min(end, m.end() + 1)))
+    return _merged(spans + more)
+
+
+def _merged(spans):
+    """`spans` sorted, those that overlap joined (`x = \\` above a string that opens the next line)."""
     merged = []
-    for span in sorted(spans + more):  # (one may reach into the next: `x = \\` above `"""...`)
+    for span in sorted(spans):
         if merged and span[0] < merged[-1][1]:
             merged[-1] = (merged[-1][0], max(merged[-1][1], span[1]))
         else:
@@ -6266,8 +6269,8 @@ def _last_block_line(text, first, indent, stop, spans, starts):
 
 
 def _decorated_start(text, definition, spans, starts, start):
-    """Start of the def line, moved up over decorators at the same indentation (and comment lines
-    between them: `@a`, `# note`, `@b`)."""
+    """Start of the def line, moved up over decorators at the same indentation (and comment and
+    blank lines between them: `@a`, `# note`, `@b`)."""
     head = max(start, text.rfind("\n", start, definition.pos) + 1)
     cursor = top = head
     while cursor > start:
@@ -6280,8 +6283,8 @@ def _decorated_start(text, definition, spans, starts, start):
         if stripped.startswith("@") and len(content) - len(stripped) == definition.indent:
             cursor = top = line_start
             continue
-        if stripped.startswith("#"):
-            cursor = line_start  # (kept only if a decorator is above it)
+        if not stripped or stripped.startswith("#"):
+            cursor = line_start  # (kept only if a decorator is above it: Python allows blank lines)
             continue
         break
     return top

@@ -771,6 +771,8 @@ HEADER_CASES = [
     # (ast, over site-packages) a line at column 0 after a backslash continues the line above
     ("python-continued-line", "python", 'def f():\n    s = \\\n"""\\\nabc\n"""\n    return s\n', 6, (1, 6, "function", "f")),
     ("python-backslash-in-comment", "python", "def g():\n    y = 1  # C:\\\nx = 1\n", 2, (1, 2, "function", "g")),
+    # (ast, over site-packages: scipy, sympy) decorators may stand apart from each other and the def
+    ("python-blank-lines-in-decorators", "python", "x = 1\n\n\n@a\n\n@b(\n  1)\n\n# note\ndef f():\n    return 1\n", 11, (4, 11, "function", "f")),
     ("cpp-try-statement", "cpp", "int f() {\n  try {\n    g();\n  } catch (E e) {\n  }\n}\n", 3, (1, 6, "function", "f")),
 ]  # fmt: skip
 
