@@ -6126,7 +6126,7 @@ def _range_result(text, found, line_start, line):
 _PY_DEF = _LazyPattern(r"^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+([^\W\d]\w*)", re.M)
 _RUBY_DEF = _LazyPattern(
     r"^([ \t]*)(?:(?:private|protected|public|module_function|[a-z_]\w*(?=[ \t]+def\b))[ \t]+)?"
-    r"(def|class|module)\b[ \t]*"
+    r"(def|class|module)(?=[ \t\r\n])[ \t]*"  # (`module? ? a : b` is a call)
     r"(?:self\.)?([\w:]*[\w][?!=]?)?",
     re.M,
 )

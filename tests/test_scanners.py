@@ -420,6 +420,25 @@ def test_python_function_ranges_agree_with_ast_over_the_standard_library():
     assert checked > 100 and not wrong, wrong[:5]
 
 
+def test_the_parser_oracles_script_finds_no_difference_in_the_standard_library():
+    """scripts/parser_oracles.py (docs/behaviour.md quotes what it found) runs, and for Python and
+    HTML, which need nothing more installed, finds our ranges those of ast and html.parser."""
+    import subprocess
+    import sys
+
+    script = os.path.join(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts", "parser_oracles.py"
+    )
+    for language, root in (("python", os.path.dirname(os.__file__)), ("html", os.path.dirname(__file__))):
+        done = subprocess.run(
+            [sys.executable, script, language, "--root", root, "--limit", "40"],
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0 and done.stdout.startswith(f"{language}: "), done.stderr
+        assert " checks, 0 differ" in done.stdout.splitlines()[0], done.stdout
+
+
 def newer_python():
     """A Python 3.12 or later to judge f-strings, or None."""
     import glob
@@ -947,6 +966,9 @@ def test_ruby_and_lua_blocks_end_at_an_end_outside_strings_heredocs_and_comments
     assert fr(rb, "ruby", 17) is None  # (a def in a =begin comment is none)
     assert fr(rb, "ruby", 22) == (21, 23, "function", "generated")  # (code a heredoc holds: its own ends)
     assert fr(rb, "ruby", 26) == (25, 27, "function", "mode")
+    rb = "class A\n  def type\n    module? ? 'module' : 'class'\n  end\n\n  def x\n    if y\n      1\n    end\n  end\nend\n"
+    # (rdoc's class_module.rb: `module?` is a call, not a module that the `end` of line 9 closes)
+    assert fr(rb, "ruby", 3) == (2, 4, "method", "type")
     lua = "function f()\n  local s = [[\nend\n]]\n  return s\nend\n"
     assert fr(lua, "lua", 5) == (1, 6, "function", "f")
 
