@@ -5761,11 +5761,14 @@ _JS_CLASS_EXPRESSION = _LazyPattern(
 _JS_COMPUTED_NAME = _LazyPattern(
     r"\s*(?:(?:static|async|get|set|public|private|protected|readonly|override|abstract)\s+)*\*?\s*\["
 )
-_JS_PARAMS = _LazyPattern(r"\s*(?:<[^()]*>\s*)?\(")
+# type parameters, and short ones with parentheses in them: `args<I extends Parameters<(typeof T)["create"]>[0]>(`
+# (zod; bounded, so that a long line of `a < (b)` is not read again from each `<`)
+_TYPE_ARGS = r"(?:<[^()]*>|<(?:[^()]|\([^()]{0,80}\)){0,160}>)"
+_JS_PARAMS = _LazyPattern(r"\s*(?:" + _TYPE_ARGS + r"\s*)?\(")
 _JS_PAREN = _LazyPattern(r"\s*\(")
 _TYPE_LITERAL_HEAD = _LazyPattern(r"\)\s*:\s*$")
 _TYPE_AFTER_BRACE = _LazyPattern(r"\s*\}\s*(?:[|&]|\[\])")  # `} | null`, `}[]`: an object type ends
-_JS_CALL_START = _LazyPattern(r"\s*[\w$]+\s*(?:<[^()]*>\s*)?\(")
+_JS_CALL_START = _LazyPattern(r"\s*[\w$]+\s*(?:" + _TYPE_ARGS + r"\s*)?\(")
 _JS_NOT_METHOD_NAMES = frozenset("if for while switch catch with case typeof void await yield super".split())
 # `get if() {`: after one of these words any name is a method's, reserved words too
 _JS_METHOD_PREFIX = _LazyPattern(
@@ -5775,7 +5778,9 @@ _SHELL_FUNCTION = _LazyPattern(r"\s*(?:function\s+([\w.:-]+)(?:\s*\(\s*\))?|([\w
 _PERL_SUB = _LazyPattern(r"\bsub\s+([\w:]+)|^\s*(BEGIN|END|INIT|CHECK|UNITCHECK|AUTOLOAD|DESTROY)\s*$")
 _CSS_MIXIN = _LazyPattern(r"\s*@(?:mixin|function)\s+([\w-]+)")
 _CALL_NAME = _LazyPattern(
-    r"(~?[A-Za-z_$][\w$]*(?:\s*::\s*~?[A-Za-z_]\w*)*|operator\s*(?:\(\)|[^\s(]+))\s*(?:<[^()]*>\s*)?\("
+    r"(~?[A-Za-z_$][\w$]*(?:\s*::\s*~?[A-Za-z_]\w*)*|operator\s*(?:\(\)|[^\s(]+))\s*(?:"
+    + _TYPE_ARGS
+    + r"\s*)?\("
 )
 _FUNCTION_TAIL = _LazyPattern(
     r"\s*(?:(?:[:=-]>?|const\b|noexcept\b|override\b|final\b|volatile\b|mutable\b|constexpr\b|async\b"

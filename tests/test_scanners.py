@@ -792,6 +792,7 @@ HEADER_CASES = [
     ("python-backslash-in-comment", "python", "def g():\n    y = 1  # C:\\\nx = 1\n", 2, (1, 2, "function", "g")),
     # (ast, over site-packages: scipy, sympy) decorators may stand apart from each other and the def
     ("python-blank-lines-in-decorators", "python", "x = 1\n\n\n@a\n\n@b(\n  1)\n\n# note\ndef f():\n    return 1\n", 11, (4, 11, "function", "f")),
+    ("typescript-parentheses-in-type-parameters", "typescript", 'class Z {\n  args<I extends Parameters<(typeof T)["create"]>[0]>(\n    ...items: I\n  ): F<I> {\n    return new F({\n      a: 1,\n    });\n  }\n}\n', 5, (2, 8, "method", "args")),
     ("cpp-try-statement", "cpp", "int f() {\n  try {\n    g();\n  } catch (E e) {\n  }\n}\n", 3, (1, 6, "function", "f")),
 ]  # fmt: skip
 
@@ -936,19 +937,21 @@ def test_an_unclosed_multiline_ruby_regex_full_of_interpolations_does_not_hang()
 
 
 def test_headers_with_odd_lines_and_long_comments_above_end_soon():
-    """Two of this session's own mistakes, found by a fuzz: a header line starting with `>` (or
-    `} |`) that also opens what it closes looped for ever, and the doc-comment climb looked through
-    every comment for each line (20,000 `//` lines above a function: 11.7 s; 60,000 would be
-    minutes)."""
+    """Three mistakes of the header fixes above, found by a fuzz and by timing: a header line
+    starting with `>` (or `} |`) that also opens what it closes looped for ever; the doc-comment
+    climb looked through every comment for each line (20,000 `//` lines above a function: 11.7 s);
+    type parameters read through parentheses from each `<` (8,000 `x<(y)` on a line: 7 s)."""
     code = (
         "print(be.function_range('function f() {\\n  x = y\\n  > z < w\\n  {\\n    q();\\n  }\\n}\\n',"
         " 'javascript', 5)['end'])\n"
         "print(be.function_range('function f() {\\n  x = y\\n  } | { z\\n  {\\n    q();\\n  }\\n}\\n',"
         " 'typescript', 5)['end'])\n"
         "text = 'int x;\\n' + '// c\\n' * 60000 + 'int f(void) {\\n  return 0;\\n}\\n'\n"
-        "print(be.function_range(text, 'c', 60003)['start'])"
+        "print(be.function_range(text, 'c', 60003)['start'])\n"
+        "text = 'function f() {\\n  ' + 'x<(y)' * 40000 + ' {\\n    q();\\n  }\\n}\\n'\n"
+        "print(be.function_range(text, 'javascript', 4)['start'])"
     )
-    assert _in_a_child(code).split() == ["7", "7", "2"]
+    assert _in_a_child(code).split() == ["7", "7", "2", "1"]
 
 
 def test_ruby_and_lua_blocks_end_at_an_end_outside_strings_heredocs_and_comments():
