@@ -3738,9 +3738,8 @@ def _ruby_word_before(text, k):
 
 
 _RUBY_KEYWORDS_BEFORE_VALUE = frozenset("return when in and or not if unless while until yield".split())
-_RUBY_PERCENT_CALLS = frozenset(
-    "puts print p raise return when in and or not if unless while until yield require include extend "
-    "attr_reader attr_accessor private public protected eval system exec".split()
+_RUBY_PERCENT_CALLS = _RUBY_KEYWORDS_BEFORE_VALUE | frozenset(
+    "puts print p raise require include extend attr_reader attr_accessor private public protected eval system exec".split()
 )
 
 
@@ -5624,6 +5623,15 @@ def _block_header(text, language, lo, brace, start, may_widen=True):
     return lo + offsets[first], masked[offsets[i] :], lo + offsets[i]
 
 
+def _span_at(spans, starts, pos):
+    """The index of the span of `spans` (sorted, apart; `starts` their starts) that `pos` is
+    strictly inside, or None."""
+    import bisect
+
+    i = bisect.bisect_right(starts, pos) - 1
+    return i if i >= 0 and spans[i][0] < pos < spans[i][1] else None
+
+
 def _comments_above(lines, originals, offsets, comments, i, lo, shared_first):
     """The first line of the comment lines just above line `i` of a header (its doc comment): never
     inside a block comment, which a blank line may split (`/*`, a blank line, `*/` above a
@@ -5638,9 +5646,8 @@ def _comments_above(lines, originals, offsets, comments, i, lo, shared_first):
         if originals[first - 1].startswith("#!"):
             break  # a shebang is no doc comment
         first -= 1
-        at = lo + offsets[first]
-        k = bisect.bisect_right(starts, at) - 1
-        if k < 0 or not comments[k][0] < at < comments[k][1]:
+        k = _span_at(comments, starts, lo + offsets[first])
+        if k is None:
             continue
         opened, closed = comments[k]
         line = bisect.bisect_right(offsets, opened - lo) - 1
@@ -6180,16 +6187,12 @@ def _python_spans(text, start, end):
 def _with_continuations(text, start, end, spans, commented):
     """`spans` and the backslash continuations outside them (`x = \\` above a line at column 0):
     each from its backslash to just past the next line's start."""
-    import bisect
-
-    if text.find("\\\n", start, end) < 0 and text.find("\\\r\n", start, end) < 0:
-        return spans
-    starts, more = [s for s, _ in spans], []
-    for m in _PY_CONTINUATION.finditer(text, start, end):
-        i = bisect.bisect_right(starts, m.start()) - 1
-        if m.start() not in commented and not (i >= 0 and spans[i][0] <= m.start() < spans[i][1]):
+    starts, more = None, []
+    for m in _PY_CONTINUATION.finditer(text, start, end):  # (one pass; most texts have none)
+        starts = [s for s, _ in spans] if starts is None else starts
+        if m.start() not in commented and _span_at(spans, starts, m.start()) is None:
             more.append((m.start(), min(end, m.end() + 1)))
-    return _merged(spans + more)
+    return _merged(spans + more) if more else spans
 
 
 def _merged(spans):
@@ -6214,10 +6217,7 @@ def _token_end(state, tokens, m, role):
 
 
 def _inside(spans, starts, pos):
-    import bisect
-
-    i = bisect.bisect_right(starts, pos) - 1
-    return i >= 0 and spans[i][0] < pos < spans[i][1]
+    return _span_at(spans, starts, pos) is not None
 
 
 def _python_definitions(text, start, end, past=None):
@@ -6332,16 +6332,8 @@ def _multiline_tokens(text, language, start, end):
     return [(s, e) for s, e, _ in kept], [s for s, _, _ in kept], [c for _, _, c in kept]
 
 
-def _span_at(spans, pos):
-    """The index of the token of `spans` (_multiline_tokens) that `pos` is strictly inside, or None."""
-    import bisect
-
-    i = bisect.bisect_right(spans[1], pos) - 1
-    return i if i >= 0 and spans[0][i][0] < pos < spans[0][i][1] else None
-
-
 def _in_comment(spans, pos):
-    i = _span_at(spans, pos)
+    i = _span_at(spans[0], spans[1], pos)
     return i is not None and spans[2][i]
 
 
@@ -6354,9 +6346,9 @@ def _keyword_extent(text, definition, start, end, spans):
         return first, first
     indent = text[first : first + definition.indent]
     closers = re.compile(r"^" + re.escape(indent) + r"end\b", re.M)
-    where = _span_at(spans, definition.pos)
+    where = _span_at(spans[0], spans[1], definition.pos)
     for closer in closers.finditer(text, line_end, end):
-        if _span_at(spans, closer.start()) == where:
+        if _span_at(spans[0], spans[1], closer.start()) == where:
             return first, closer.start()
         if where is not None and closer.start() > spans[0][where][1]:
             break
