@@ -6029,6 +6029,7 @@ def _brace_function_range(text, language, line_start, outer, start, end):
 
 _RESTART_EVERY = 512  # code pieces per join of the walk that finds where a blocks scan may restart
 _RESTARTS_TRIED = 3
+_RESTART_FINE = 16  # pieces per join of Python's second walk, from the latest restart to the line
 
 
 def _brace_restarts(text, language, start, end, line_start):
@@ -6420,8 +6421,15 @@ def _python_restarts(text, start, end, line_start):
     """Up to _RESTARTS_TRIED offsets before the line, latest first, where no bracket is open and
     no string or comment runs: the starts of joins of the quick walk with nothing open. None at
     all when the walk gives up (a stray closer, an unterminated string...)."""
+    found = _python_walk_restarts(text, start, end, line_start, _RESTART_EVERY)
+    if found:  # a second, finer walk from the latest one finds some nearer the line, so less is read
+        found = _python_walk_restarts(text, found[0], end, line_start, _RESTART_FINE) + found
+    return found
+
+
+def _python_walk_restarts(text, start, end, line_start, every):
     quick = _quick_spec("python")
-    walked = _quick_walk(text, quick, start, end, stop=line_start, every=_RESTART_EVERY) if quick else None
+    walked = _quick_walk(text, quick, start, end, stop=line_start, every=every) if quick else None
     if walked is None:
         return []
     found = [

@@ -210,11 +210,12 @@ def _f_string_swallowing_a_docstring():
     case=python_lines(),
     outer=st.booleans(),
     every=st.sampled_from([1, 3, 512]),
+    fine=st.sampled_from([1, 2, 16]),
     ahead=st.sampled_from([1, 40, 65536]),
 )
-@example(case=_f_string_swallowing_a_docstring(), outer=False, every=1, ahead=1)
+@example(case=_f_string_swallowing_a_docstring(), outer=False, every=1, fine=1, ahead=1)
 def test_a_python_range_read_from_a_restart_point_is_the_one_read_from_the_start(
-    case, outer, every, ahead, monkeypatch
+    case, outer, every, fine, ahead, monkeypatch
 ):
     """Python func-range reads spans and definitions from the last point before the line where the
     quick walk has nothing open, to _PY_LOOKAHEAD past the line; when a definition could start
@@ -222,6 +223,7 @@ def test_a_python_range_read_from_a_restart_point_is_the_one_read_from_the_start
     The range equals a read of the whole text."""
     text, line = case
     monkeypatch.setattr(be, "_RESTART_EVERY", every)  # (1: a join per token, many restart points)
+    monkeypatch.setattr(be, "_RESTART_FINE", fine)  # (the second walk's joins, from the latest one)
     monkeypatch.setattr(be, "_PY_LOOKAHEAD", ahead)  # (1: every function ends past the part read first)
     found = be.function_range(text, "python", line, outer)
     with monkeypatch.context() as patch:
