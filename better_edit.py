@@ -5802,7 +5802,8 @@ _CLASS_KINDS = {"namespace": "namespace", "mod": "namespace", "module": "namespa
 def _classify(header, language, original=None, at=None, in_class=False):
     """(kind, name or None, name offset in header) of a block header (strings and comments
     blanked; `original` is the same text unblanked; `at` is (_GoTypeGroups or None, header offset);
-    `in_class`: the block is right inside a class's), or None when it is no definition.
+    `in_class`: the block is right inside a class's, or is an object's method `catch(...) {`), or
+    None when it is no definition.
     kind: "function", "method", "class", "namespace" or "block" (CSS rules)."""
     if language in ("css", "scss"):
         return _css_block(header, original if original is not None else header)
@@ -6108,7 +6109,19 @@ def _classify_in_chain(text, language, brace, header, groups, chain, blocks):
     if not header:
         return None
     in_class = bool(chain) and chain[-1][2] == "class" and blocks[-1] == chain[-1][:2]
-    return _classify(header[1], language, text[header[2] : brace], (groups, header[2]), in_class)
+    member = in_class or _js_object_catch(text, language, header)
+    return _classify(header[1], language, text[header[2] : brace], (groups, header[2]), member)
+
+
+_JS_CATCH_HEAD = _LazyPattern(r"\s*catch\s*\(")
+
+
+def _js_object_catch(text, language, header):
+    """Whether the block of `header` is an object's method `catch(...) {`: it follows a `,` or the
+    object's `{`, where a catch clause follows its try block's `}`."""
+    if language not in ("javascript", "typescript") or not _JS_CATCH_HEAD.match(header[1]):
+        return False
+    return text[max(0, header[2] - 256) : header[2]].rstrip()[-1:] in (",", "{")
 
 
 def _kind_in(chain, kind):
@@ -6539,7 +6552,8 @@ def _definitions(text, language, start, end, name=None):
             ):
                 continue
             header = _header_of(text, language, brace, index, start)
-            kind = _classify(header[1], language, at=(groups, header[2])) if header else None
+            member = bool(header) and _js_object_catch(text, language, header)
+            kind = _classify(header[1], language, at=(groups, header[2]), in_class=member) if header else None
             if kind and kind[0] in ("function", "method", "class") and kind[1]:
                 found.append((kind[1], header[2] + kind[2]))
     elif language in _INDENT_LANGUAGES:

@@ -747,6 +747,10 @@ CATCH_JS = (
     "class P {\n  then(a) {\n    return a;\n  }\n  catch(fn) {\n    return this.then(null, fn);\n  }\n"
     "  m() {\n    try {\n      x();\n    } catch (e) {\n      y();\n    }\n  }\n}\n"
 )
+CATCH_OBJECT_TS = (
+    "const api = {\n  try() {\n    return 1;\n  },\n  catch(err: Error) {\n    log(err);\n    return 2;\n  },\n"
+    "  finally() {\n    return 3;\n  },\n};\n"
+)
 RETURN_TYPES_TS = (
     "function getSizing(o: string): {\n  unit: string;\n} | null {\n  const r = 1;\n  return r;\n}\n"
     "/** Doc. */\nexport function pick<\n  O extends readonly T[],\n  const V extends Value<O, D>,\n"
@@ -771,6 +775,10 @@ HEADER_CASES = [
     # a thenable's `catch(fn) {` right inside a class is a method; `catch (e) {` after `try` is not
     ("catch-method", "javascript", CATCH_JS, 6, (5, 7, "method", "catch")),
     ("catch-statement", "javascript", CATCH_JS, 12, (8, 14, "method", "m")),
+    # an object's `catch(err) {` after a `,` or its `{` (a catch clause follows its try block's `}`)
+    ("object-catch-method", "typescript", CATCH_OBJECT_TS, 6, (5, 8, "function", "catch")),
+    ("object-catch-method-first", "javascript", "x = {\n  catch(e) {\n    y();\n  },\n};\n", 3, (2, 4, "function", "catch")),
+    ("catch-after-comment", "javascript", "function f() {\n  try {\n    g();\n  } // no\n  catch (e) {\n    h();\n  }\n}\n", 6, (1, 8, "function", "f")),
     # an object return type was taken for the function: a replace by target left the body behind
     ("object-return-type", "typescript", RETURN_TYPES_TS, 2, (1, 6, "function", "getSizing")),
     ("object-return-type-body", "typescript", RETURN_TYPES_TS, 4, (1, 6, "function", "getSizing")),
