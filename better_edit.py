@@ -5476,7 +5476,7 @@ def _masked_region(text, language, lo, hi):
     return "".join(pieces), comments
 
 
-_CONTINUED_BY_END = _LazyPattern(r"(?:=|=>|->|&&|\|\||\+|\b(?:extends|implements|throws|where))$")
+_CONTINUED_BY_END = _LazyPattern(r"(?:=|=>|->|&&|\|\||\+|::|\b(?:extends|implements|throws|where))$")
 _CONTINUES_START = _LazyPattern(r"(?::|\.|->|=>|&&|\|\||\?|(?:extends|implements|where|throws|with)\b)")
 _TYPE_LINE = _LazyPattern(r"[\w\s:<>,*&~\[\]]*[\w>*&\]]")  # `int`, `static std::vector<T>` above a name(...)
 

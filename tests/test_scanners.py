@@ -801,6 +801,7 @@ HEADER_CASES = [
     # (ast, over site-packages: scipy, sympy) decorators may stand apart from each other and the def
     ("python-blank-lines-in-decorators", "python", "x = 1\n\n\n@a\n\n@b(\n  1)\n\n# note\ndef f():\n    return 1\n", 11, (4, 11, "function", "f")),
     ("typescript-parentheses-in-type-parameters", "typescript", 'class Z {\n  args<I extends Parameters<(typeof T)["create"]>[0]>(\n    ...items: I\n  ): F<I> {\n    return new F({\n      a: 1,\n    });\n  }\n}\n', 5, (2, 8, "method", "args")),
+    ("cpp-scope-on-its-own-line", "cpp", "std::vector<int>\nWidget::\ncompute(int a)\n{\n  return {a};\n}\n", 5, (1, 6, "method", "compute")),
     ("cpp-try-statement", "cpp", "int f() {\n  try {\n    g();\n  } catch (E e) {\n  }\n}\n", 3, (1, 6, "function", "f")),
 ]  # fmt: skip
 
