@@ -6159,6 +6159,8 @@ _RUBY_DEF = _LazyPattern(
 _LUA_DEF = _LazyPattern(
     r"^([ \t]*)(?:local[ \t]+)?(?:(function)[ \t]+([\w.:]+)|([\w.:]+)[ \t]*=[ \t]*(function)\b)", re.M
 )
+_RUBY_DEF_WORD = _LazyPattern(r"(?:def|class|module)\b")  # (on each line _RUBY_DEF matches; a \b first: 3x)
+_LUA_DEF_WORD = _LazyPattern(r"function\b")
 _ONE_LINE_END = _LazyPattern(r"\bend\b[ \t]*(?:(?:#|--)[^\n]*)?\r?$")
 _PY_DEDENT_CACHE = {}
 _PY_CONTINUATION = _LazyPattern(r"\\\r?\n")
@@ -6315,12 +6317,26 @@ def _span_index(spans, starts, pos):
     return bisect.bisect_right(starts, pos) - 1
 
 
-def _keyword_definitions(text, language, start, end, spans):
+def _keyword_definitions(text, language, start, end, spans, past=None):
     """Ruby `def/class/module ... end` and Lua `function ... end` headers, but not in a comment
     (`spans`: _multiline_tokens). One in a string is code that the string holds
-    (Ruby's `class_eval <<-RUBY`): its `end` is in that string too (_keyword_extent)."""
-    pattern, definition = (_RUBY_DEF, _ruby_definition) if language == "ruby" else (_LUA_DEF, _lua_definition)
-    return [definition(m) for m in pattern.finditer(text, start, end) if not _in_comment(spans, m.start())]
+    (Ruby's `class_eval <<-RUBY`): its `end` is in that string too (_keyword_extent). With `past`,
+    they end with the first one after that offset. Only lines holding the keyword are tried: a
+    search of the whole text for a pattern that starts with `^` tries it at every character."""
+    if language == "ruby":
+        pattern, definition, word = _RUBY_DEF, _ruby_definition, _RUBY_DEF_WORD
+    else:
+        pattern, definition, word = _LUA_DEF, _lua_definition, _LUA_DEF_WORD
+    defs, tried = [], -1
+    for w in word.finditer(text, start, end):
+        line = max(start, text.rfind("\n", start, w.start()) + 1)
+        m = pattern.match(text, line, end) if line > tried else None
+        tried = line
+        if m and not _in_comment(spans, m.start()):
+            defs.append(definition(m))
+            if past is not None and m.start() > past:
+                break
+    return defs
 
 
 def _ruby_definition(m):
@@ -6369,9 +6385,15 @@ def _keyword_extent(text, definition, start, end, spans):
     return None
 
 
-def _indented_chain(defs, line_start, line_end, extent):
+_KEYWORD_WINDOW = 1 << 16  # characters before a Ruby or Lua line whose definitions are read first
+
+
+def _indented_chain(defs, line_start, line_end, extent, end_key=None):
     """Definitions containing the line, outermost first: [(definition, first offset, last line offset)].
-    Nested definitions are more indented, so walking up we only look at shallower ones."""
+    Nested definitions are more indented, so walking up we only look at shallower ones. With
+    `end_key` (Ruby, Lua): definitions with the same key end at the same `end` as a later one with
+    it, or before; one on or before the line that ends before it, or never, at an `end` it looked
+    for (not on its own line) rules out every earlier one with its key."""
     import bisect
 
     positions = [d.pos for d in defs]
@@ -6379,9 +6401,12 @@ def _indented_chain(defs, line_start, line_end, extent):
     candidates = list(reversed(defs[:i]))
     if i < len(defs):
         candidates.insert(0, defs[i])  # the line may be a decorator of the next def
-    chain, shallowest = [], None
+    chain, shallowest, ruled_out = [], None, set()
     for definition in candidates:
         if shallowest is not None and definition.indent >= shallowest:
+            continue
+        key = end_key(definition) if end_key else None
+        if key is not None and key in ruled_out:
             continue
         found = extent(definition)
         if found and found[0] <= line_start <= found[1]:
@@ -6389,7 +6414,36 @@ def _indented_chain(defs, line_start, line_end, extent):
             shallowest = definition.indent
             if shallowest == 0:
                 break
+        elif key is not None and definition.pos <= line_end and (found is None or found[1] > found[0]):
+            ruled_out.add(key)
     return chain
+
+
+def _keyword_chain(text, language, line_start, line_end, start, end):
+    """_indented_chain of a Ruby or Lua line, from the definitions of the last 64 KiB before the
+    line, then of 16 times more, until the outermost one around the line is at indentation 0 or
+    the part read starts where the text does. A definition outside strings and comments ends at the
+    first `end` after its line with its indentation, outside strings and comments: an earlier one
+    with the same indentation ends at the same `end` or before (its key for _indented_chain)."""
+    spans = _multiline_tokens(text, language, start, end)
+
+    def end_key(d):
+        if _span_at(spans[0], spans[1], d.pos) is not None:
+            return None
+        first = text.rfind("\n", start, d.pos) + 1
+        return text[first : first + d.indent]
+
+    extent = functools.partial(_keyword_extent, text, start=start, end=end, spans=spans)
+    size = _KEYWORD_WINDOW
+    while True:
+        at = (
+            max(start, text.rfind("\n", start, line_start - size) + 1) if line_start - start > size else start
+        )
+        defs = _keyword_definitions(text, language, at, end, spans, past=line_end)
+        chain = _indented_chain(defs, line_start, line_end, extent, end_key)
+        if at == start or (chain and chain[0][0].indent == 0):
+            return chain
+        size *= 16
 
 
 def _indented_function_range(text, language, line_start, outer, start, end):
@@ -6397,11 +6451,7 @@ def _indented_function_range(text, language, line_start, outer, start, end):
     if language == "python":
         chain = _python_chain(text, line_start, line_end, start, end)
     else:
-        spans = _multiline_tokens(text, language, start, end)
-        defs = _keyword_definitions(text, language, start, end, spans)
-        chain = _indented_chain(
-            defs, line_start, line_end, lambda d: _keyword_extent(text, d, start, end, spans)
-        )
+        chain = _keyword_chain(text, language, line_start, line_end, start, end)
     if not chain:
         return None
     t = 0 if outer else len(chain) - 1

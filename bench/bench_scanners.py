@@ -1,4 +1,4 @@
-"""Benchmark the scanners on ~10 MB of JavaScript, Python and HTML (plain script, no pytest).
+"""Benchmark the scanners on ~10 MB of JavaScript, Python, Ruby and HTML (plain script, no pytest).
 
 Run: python -S -E bench/bench_scanners.py
 Targets: check_balance <= 2x one re.finditer pass over the bracket/quote characters (issue 14; a balanced
@@ -76,6 +76,28 @@ HTML_SNIPPETS = [
 ]
 
 
+RUBY_SNIPPET = """# A store of things.
+module Shop{n}
+  class Cart
+    attr_reader :items
+
+    def initialize(items = [])
+      @items = items.map {{ |i| i.dup }}
+      @note = <<~TEXT
+        Cart with #{{items.size}} items (see [docs])
+      TEXT
+    end
+
+    def total(tax: 0.2)
+      sum = items.sum {{ |i| i[:price] * (1 + tax) }}
+      format("%.2f", sum) # rounded {{to cents}}
+    end
+  end
+end
+
+"""
+
+
 def build(snippets, size, head="", tail=""):
     parts, total, n = [head], len(head), 0
     while total < size:
@@ -124,6 +146,16 @@ def main():
     t_py_balance = best_of(lambda: check_balance(py, "python"))
     t_py_func = best_of(lambda: function_range(py, "python", py_lines // 2))
     t_py_func_end = best_of(lambda: function_range(py, "python", py_lines - 3))
+    rb = build([RUBY_SNIPPET], size)
+    rb_lines = rb.count("\n")
+    rb_middle = rb_lines // 2 // 19 * 19  # (the line before a snippet of 19 lines)
+    assert function_range(rb, "ruby", rb_middle + 7)["name"] == "initialize"
+    assert function_range(rb, "ruby", rb_lines - 5)["name"] == "total"
+    assert function_range(rb, "ruby", rb_middle + 19) is None  # (a blank line between modules)
+    t_rb_balance = best_of(lambda: check_balance(rb, "ruby"))
+    t_rb_func = best_of(lambda: function_range(rb, "ruby", rb_middle + 7))
+    t_rb_func_end = best_of(lambda: function_range(rb, "ruby", rb_lines - 5))
+    t_rb_outside = best_of(lambda: function_range(rb, "ruby", rb_middle + 19))
     html_result = check_balance(html, "html")
     assert html_result["status"] == "balanced", html_result["unmatched"][:5]
     html_middle = html.count("\n") // 2
@@ -149,6 +181,11 @@ def main():
     for where, took in (("middle", t_py_func), ("near end", t_py_func_end)):
         print(
             f"function_range (python) {where:9}{took:7.3f} s   ratio to balance {took / t_py_balance:5.2f} (target <= 1)"
+        )
+    print(f"check_balance (ruby)      {t_rb_balance:8.3f} s")
+    for where, took in (("middle", t_rb_func), ("near end", t_rb_func_end), ("outside", t_rb_outside)):
+        print(
+            f"function_range (ruby) {where:11}{took:7.3f} s   ratio to balance {took / t_rb_balance:5.2f} (target <= 1)"
         )
     print(f"check_balance (html)      {t_html_balance:8.3f} s")
     print(

@@ -326,3 +326,48 @@ def test_openers_left_open_are_located_by_scanning_only_where_they_were_opened(f
     assert quick is not None, "the quick check should answer"
     assert be.check_balance(text, "javascript") == want
     assert sorted(quick[0]) == sorted(p for p in be._BalanceScan(text, "javascript").problems)
+
+
+KEYWORD_PIECES = {
+    "ruby": [
+        "module M\n", "class C < B\n", "  def f(a)\n", "    x = 1\n", "  end\n", "end\n", "def g; end\n",
+        "\tdef t\n", "\tend\n", "    def h\n", "    end\n", "  private def p\n", "# def c\n", "=begin\ndef d\n=end\n",
+        "  s = <<~RUBY\n    def in_string\n    end\nend\n  RUBY\n", "class_eval <<-RUBY\ndef e\nend\n  RUBY\n",
+        'puts "end"\n', "\n", "  x = [1,\n  2]\n",
+    ],
+    "lua": [
+        "function f(a)\n", "local function g()\n", "  function M.h()\n", "  return 1\n", "  end\n", "end\n",
+        "M.k = function(x)\n", "--[[ function c()\nend ]]\n", "s = [[\nfunction in_string()\nend\n]]\n",
+        "-- end\n", "\n", "  local t = {\n  }\n",
+    ],
+}  # fmt: skip
+
+
+@st.composite
+def keyword_lines(draw):
+    language = draw(st.sampled_from(sorted(KEYWORD_PIECES)))
+    text = "".join(draw(st.lists(st.sampled_from(KEYWORD_PIECES[language]), min_size=1, max_size=40)))
+    return language, text, draw(st.integers(1, text.count("\n") + 1))
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=keyword_lines(), outer=st.booleans(), window=st.sampled_from([1, 20, 100]))
+@example(case=("ruby", "module M\ndef g; end\n\nend\n", 3), outer=False, window=1)  # (an end on its line)
+@example(case=("ruby", "\tdef t\nmodule M\n\tend\n", 2), outer=False, window=1)  # (another indentation)
+def test_a_ruby_or_lua_range_read_from_the_definitions_before_the_line_is_the_one_read_from_all(
+    case, outer, window, monkeypatch
+):
+    """Ruby and Lua func-range read the definitions of a part before the line that grows until the
+    outermost one around the line is at indentation 0, and the walk up passes over definitions
+    that a later one with the same indentation rules out. The range equals a walk over every
+    definition of the text that looks at each."""
+    language, text, line = case
+    monkeypatch.setattr(be, "_KEYWORD_WINDOW", window)
+    found = be.function_range(text, language, line, outer)
+    original = be._indented_chain
+    with monkeypatch.context() as patch:
+        patch.setattr(be, "_KEYWORD_WINDOW", 1 << 40)
+        patch.setattr(
+            be, "_indented_chain", lambda defs, a, b, extent, key=None: original(defs, a, b, extent)
+        )
+        assert be.function_range(text, language, line, outer) == found
