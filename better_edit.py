@@ -1775,14 +1775,14 @@ def view_hash(path, start, end, chunk, total):
 
 def make_view_id(path, start, end, chunk, total, unique=False):
     """v1:START-END:HASH over the resolved path, the range and the exact line bytes; `unique` (the
-    lines had no identical copy elsewhere in the file) adds :uLEN.FIRST.LAST, LEN their size in
-    bytes and FIRST, LAST the CRC-32 of their first and last line: only such a view may follow its
-    lines when they move (docs/behaviour.md#viewed_code_id)."""
+    lines had no identical copy elsewhere in the file) adds :uLEN.FIRST.LAST.LINES, LEN their size
+    in bytes, FIRST, LAST the CRC-32 of their first and last line and LINES the file's line count
+    `total`: only such a view may follow its lines when they move (docs/behaviour.md#viewed_code_id)."""
     token = f"v1:{start}-{end}:{view_hash(path, start, end, chunk, total)}"
     if not (unique and chunk):
         return token
     first, last = _edge_line_crcs(chunk)
-    return token + f":u{len(chunk)}.{first:08x}.{last:08x}"
+    return token + f":u{len(chunk)}.{first:08x}.{last:08x}.{total}"
 
 
 def _edge_line_crcs(chunk):
@@ -1798,20 +1798,22 @@ def _edge_line_crcs(chunk):
 
 # (numbers of at most 15 digits: int() refuses thousands of digits, and no file has 10**15 lines)
 _VIEW_ID = _LazyPattern(
-    r"v1:(\d{1,15})-(\d{1,15}):([0-9a-f]{16})(?::u(\d{1,15})\.([0-9a-f]{8})(?:\.([0-9a-f]{8}))?)?"
+    r"v1:(\d{1,15})-(\d{1,15}):([0-9a-f]{16})(?::u(\d{1,15})\.([0-9a-f]{8})(?:\.([0-9a-f]{8})(?:\.(\d{1,15}))?)?)?"
 )
 
 
 def parse_view_id(token):
     """(start, end, hash, fingerprint): the fingerprint, (size of the lines in bytes, CRC-32 of the
-    first, CRC-32 of the last, or None in a token made before that mark), when they were unique, else None."""
+    first, CRC-32 of the last, the file's line count; each of the last two None in a token made
+    before its mark), when they were unique, else None."""
     match = _VIEW_ID.fullmatch(token.strip()) if isinstance(token, str) else None
     if not match or int(match.group(1)) < 1 or int(match.group(2)) < int(match.group(1)) - 1:
         raise ToolError("INVALID_ARGUMENT", "view_bad", id=_show(token))
     fingerprint = None
     if match.group(4):
         last = int(match.group(6), 16) if match.group(6) else None
-        fingerprint = (int(match.group(4)), int(match.group(5), 16), last)
+        lines = int(match.group(7)) if match.group(7) else None
+        fingerprint = (int(match.group(4)), int(match.group(5), 16), last, lines)
     return int(match.group(1)), int(match.group(2)), match.group(3), fingerprint
 
 
@@ -9741,7 +9743,7 @@ def check_view(ctx, args, opened, edit_first, edit_last, located=False, insert=F
             return [("w.outside_view", fields)], 0
         return [], 0
     moved = _moved_view(opened, vstart, vend, digest, fingerprint) if vend >= vstart and fingerprint else []
-    if len(moved) == 1:
+    if len(moved) == 1 and fingerprint[3] == opened.text.total() - (moved[0] - vstart):
         relocated = _relocation((vstart, vend), moved[0] - vstart, edit_first, edit_last, located, insert)
         if relocated is not None:
             return relocated
@@ -9819,7 +9821,7 @@ def _moved_view(opened, vstart, vend, digest, fingerprint):
     lines = len(starts) - 1
     if not body or count > lines:
         return []
-    _size, first_crc, last_crc = fingerprint
+    _size, first_crc, last_crc, _lines = fingerprint
     if _edge_stands(text, starts, ((vstart, first_crc), (vend, last_crc))):
         return []
     prefix = _sha256_new(f"{opened.real}\0{vstart}\0{vend}\0".encode("utf-8", "surrogatepass"))
@@ -9834,7 +9836,7 @@ def _hashed_windows(body, starts, count, vstart, fingerprint, prefix, digest):
     first line's CRC-32 are the fingerprint's and whose bytes, hashed after `prefix`, give `digest`."""
     from zlib import crc32
 
-    size, first_crc, _last = fingerprint
+    size, first_crc, _last, _lines = fingerprint
     view, found = memoryview(body), []
     for line, (a, b) in enumerate(zip(starts, starts[count:]), 1):
         if b - a != size or line == vstart or crc32(view[a : starts[line]]) != first_crc:

@@ -861,7 +861,7 @@ def test_viewed_code_id_format_and_hash(serve, root):
     result = serve().ok("be-read", file="a.txt", start=2, end=3)
     token = result["viewed_code_id"]
     assert re.fullmatch(
-        r"v1:2-3:[0-9a-f]{16}:u10\.[0-9a-f]{8}\.[0-9a-f]{8}", token
+        r"v1:2-3:[0-9a-f]{16}:u10\.[0-9a-f]{8}\.[0-9a-f]{8}\.3", token
     )  # (lines 2-3, 10 bytes, stand nowhere else)
     assert result["path"] == os.path.realpath(root / "a.txt")
     (root / "a.txt").write_bytes(b"one\r\ntwo\r\nthree\n")  # only a terminator in the range changes

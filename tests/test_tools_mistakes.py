@@ -661,13 +661,51 @@ def test_old_differing_only_in_trailing_space_at_its_line_keeps_its_closest(serv
     assert (root / "t.txt").read_text() == "a\nbar\nb\n"
 
 
-def test_a_token_with_only_the_first_line_mark_still_moves(root, be_env):
+def test_a_token_made_before_the_line_count_mark_never_moves(root, be_env):
+    """Tokens of 0.3 before the file's line count joined the mark (`:uLEN.FIRST.LAST`, or
+    `:uLEN.FIRST` earlier) cannot show that the file grew by the lines the block moved: STALE_VIEW."""
     (root / "t.py").write_text(TWINS)
     _done, read = run_json("read", "-f", "t.py", "-s", "1", "-e", "3", cwd=root, env=be_env)
-    old_style = read["viewed_code_id"].rsplit(".", 1)[0]  # v1:1-3:HASH:uLEN.FIRST
-    assert old_style.count(".") == 1
-    (root / "t.py").write_text("import os\n" + TWINS)
+    token = read["viewed_code_id"]
+    assert token.count(".") == 3, token  # v1:1-3:HASH:uLEN.FIRST.LAST.LINES
+    for old_style in (token.rsplit(".", 1)[0], token.rsplit(".", 2)[0]):
+        _view_refused_after_change(root, be_env, old_style, "import os\n" + TWINS, 3, "    return x + 1")
     done, result = run_json(
-        *REPLACE_LINE_3, "-c", "    return x + 1", "--viewed-code-id", old_style, cwd=root, env=be_env
+        *REPLACE_LINE_3, "-c", "    return x + 1", "--viewed-code-id", token, cwd=root, env=be_env
     )
     assert done.returncode == 0 and result["relocated"] == 1, result
+
+
+@pytest.mark.parametrize(
+    "now, line",
+    [
+        ("a = 1\nb = 20\nc = 3\nb = 2\n", 2),  # the viewed line changed in place, its old text added below
+        ("a = 1\nb = 20\nc = 3\n\n\nb = 2\n", 2),
+        ("b = 2\na = 1\nb = 20\nc = 3\n", 2),  # the old text added above: no line moved down by one
+        ("x = 0\na = 1\nb = 2\nc = 3\nd = 4\n", 2),  # moved down by one, and a line added below
+    ],
+    ids=["copy-below", "copy-further-below", "copy-above", "moved-and-grown-below"],
+)
+def test_a_view_whose_lines_were_all_rewritten_never_moves_to_a_copy(root, be_env, now, line):
+    """Found by an attack: line 2 read while unique, then rewritten in place and its old text added
+    elsewhere. No edge line and no line of the view stands where it was, and one window holds the
+    viewed bytes, so before, the edit (or a delete) went to that copy with a "moved by +2" warning.
+    A block moved by d lines only when the file has d lines more (or fewer) than when it was read."""
+    (root / "t.py").write_text("a = 1\nb = 2\nc = 3\n")
+    _done, read = run_json("read", "-f", "t.py", "-s", "2", "-e", "2", cwd=root, env=be_env)
+    assert ":u" in read["viewed_code_id"]
+    _view_refused_after_change(root, be_env, read["viewed_code_id"], now, line, "b = 99")
+    (root / "t.py").write_text(now)
+    done, result = run_json(
+        "delete",
+        "-f",
+        "t.py",
+        "-s",
+        str(line),
+        "--viewed-code-id",
+        read["viewed_code_id"],
+        cwd=root,
+        env=be_env,
+    )
+    assert done.returncode == 1 and result["error"]["code"] == "STALE_VIEW", result
+    assert (root / "t.py").read_text() == now
