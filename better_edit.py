@@ -14216,7 +14216,12 @@ def _current_folder(lang):
 
 
 def _root_option(lang, ns, environ, mcp, cwd):
-    """--root, else BETTER_EDIT_ROOT, else for the server its working folder: a folder, or None."""
+    """--root, else BETTER_EDIT_ROOT, else for the server its working folder: a folder, or None.
+    An empty --root (`--root "$UNSET"`) is a usage error: taken for no root, it confined nothing."""
+    if getattr(ns, "root", None) == "":
+        raise UsageError(
+            tr(lang, "cli.bad_env", name="--root", value="", why="empty; name a folder or leave it out")
+        )
     root = getattr(ns, "root", None) or environ.get("BETTER_EDIT_ROOT") or (cwd if mcp else None)
     if root and not os.path.isdir(root):
         raise UsageError(tr(lang, "cli.bad_env", name="--root", value=root, why="not a directory"))

@@ -513,6 +513,18 @@ def test_sandbox_escapes_are_refused(cli, root, tmp_path):
     assert cli("read", "-f", "..notes", "--root", str(root))[0] == 0
 
 
+def test_an_empty_root_is_a_usage_error_not_no_root(run_be, root, tmp_path):
+    """Found by an attack: `--root "$UNSET"` was taken for no root, so a write left the folder."""
+    outside = write(tmp_path / "outside.txt", "secret\n")
+    for position in ("before", "after"):
+        args = ["write", "-f", str(outside), "-c", "pwned"]
+        args = ["--root", "", *args] if position == "before" else [*args, "--root", ""]
+        done = run_be(*args)
+        assert done.returncode == 2, (done.stdout, done.stderr)
+        assert "--root" in done.stderr.decode() and "empty" in done.stderr.decode()
+        assert outside.read_text() == "secret\n"
+
+
 def test_symlink_inside_is_edited_through(cli, root):
     target = write(root / "real.txt", "a\n")
     (root / "alias.txt").symlink_to("real.txt")
