@@ -506,6 +506,14 @@ MESSAGES = {
         "块中每行都以 ' '（上下文）、'-'（删除）、'+'（添加）或 '\\' 开头；其他文字请放到补丁之外",
     ),
     "patch_exists": ("the patch creates {file}, which already exists", "补丁要新建 {file}，但它已存在"),
+    "patch_past_end": (
+        "hunk {hunk} of {file} adds lines after line {line}, but {file} has {total} lines",
+        "{file} 的第 {hunk} 块要在第 {line} 行之后添加内容，但 {file} 只有 {total} 行",
+    ),
+    "patch_past_end.hint": (
+        "make the diff against the file as it is now (git diff), or give the hunk context lines",
+        "请基于文件当前内容重新生成 diff（git diff），或给该块加上上下文行",
+    ),
     "patch_exists.hint": (
         "make the diff against the file as it is now (git diff), or delete the file first",
         "请基于文件当前内容重新生成 diff（git diff），或先删除该文件",
@@ -12348,7 +12356,11 @@ def _hunk_plan(ctx, item, opened, exists, hunk):
         total = opened.text.total()
         return Change(opened.text, (0, b"", len(opened.text.body)), 1, total, 0, {}, at=0)
     if not old:  # a pure insertion without context: its stated place is all there is
-        insert = {"file": file, "after_line": min(old_start, len(lines)), "content": content}
+        if old_start > len(lines):  # (never clamped to the end: docs/cli.md#edit-and-patch)
+            hunk_number = item.get("hunk", item["index"] + 1)
+            fields = {"hunk": hunk_number, "file": file, "line": old_start, "total": len(lines)}
+            raise ToolError("OUT_OF_RANGE", "patch_past_end", data={"total": len(lines)}, **fields)
+        insert = {"file": file, "after_line": old_start, "content": content}
         return _insert_change(ctx, dict(insert, force=item.get("force")), opened)
     start, warnings = _hunk_position(opened, item, lines, old, old_start)
     removed = "\n".join(line for sign, line in tagged if sign == "-")

@@ -356,6 +356,21 @@ def test_patch_ambiguous_and_mismatch(root, be_env):
     assert (root / "f.txt").read_text() == "x\nsame\nx\nsame\n"
 
 
+def test_a_hunk_without_context_past_the_end_is_out_of_range_not_appended(root, be_env):
+    """Found by an attack: `@@ -7,0 +8 @@` on a 2-line file was appended at its end, with no word."""
+    (root / "z.txt").write_text("a\nb\n")
+    for stated in (3, 7, 999999999999):
+        patch = f"--- a/z.txt\n+++ b/z.txt\n@@ -{stated},0 +{stated + 1} @@\n+END\n"
+        done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+        assert done.returncode == 1 and answer["error"]["code"] == "OUT_OF_RANGE", answer
+        assert f"after line {stated}, but z.txt has 2 lines" in answer["error"]["message"], answer
+        assert (root / "z.txt").read_text() == "a\nb\n"
+    done, answer = run_json(
+        "patch", input=b"--- a/z.txt\n+++ b/z.txt\n@@ -2,0 +3 @@\n+END\n", cwd=root, env=be_env
+    )
+    assert done.returncode == 0 and (root / "z.txt").read_text() == "a\nb\nEND\n", answer
+
+
 def test_an_event_of_several_files_falls_back_to_memory_with_the_cache(tmp_path, monkeypatch):
     """The cache cannot be written: the edit still happens, its one event lives in memory (with a
     warning) and rolls back whole, as a single edit's snapshot would."""
