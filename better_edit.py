@@ -7732,6 +7732,11 @@ class _Faults:
 
     @classmethod
     def step(cls, kind):
+        """Before each I/O step of a commit: where a signal that came during it is acted on
+        (_die_cleanly), and where a fault is injected."""
+        if _SIGNAL_STATE["pending"] and _SIGNAL_STATE["commit"] == 1:
+            _SIGNAL_STATE["commit"] = 2
+            raise _Interrupted(_SIGNAL_STATE["pending"])
         if not cls.armed:
             return
         cls.count += 1
@@ -7785,14 +7790,14 @@ _SIGNAL_STATE = {"commit": 0, "pending": None}  # 1: in a commit (undo possible)
 
 
 def _die_cleanly(signum, _frame):
-    """SIGTERM/SIGHUP/SIGINT (docs/behaviour.md#writing-safely): during a commit, unwind through its
-    undo (commit_files dies by the signal once the files are back); while undoing, wait for it to
-    end; otherwise remove our temp files and die by the signal as usual."""
-    if _SIGNAL_STATE["commit"] == 1:
-        _SIGNAL_STATE["commit"] = 2
-        raise _Interrupted(signum)
-    if _SIGNAL_STATE["commit"] == 2:
-        _SIGNAL_STATE["pending"] = signum
+    """SIGTERM/SIGHUP/SIGINT (docs/behaviour.md#writing-safely): during a commit, noted, and acted
+    on at its next I/O step (_Faults.step raises _Interrupted: the commit unwinds through its undo
+    and commit_files dies by the signal once the files are back) or when it ends; while undoing,
+    after the undo; otherwise remove our temp files and die by the signal as usual. Raising here
+    could land between any two steps of the program (a folder closed but not yet marked so), and
+    the undo then failed on some files: a signal mid-commit left old and new files mixed."""
+    if _SIGNAL_STATE["commit"]:
+        _SIGNAL_STATE["pending"] = _SIGNAL_STATE["pending"] or signum
         return
     _die_by(signum)
 
