@@ -10392,7 +10392,10 @@ def _read_fit(ctx, args, chunk, codec, start, end, warnings):
     line = start
     while line <= end:
         stop = chunk.find(b"\n", offset) + 1 or len(chunk)
-        used += len(str(line)) + 2 + len(str(memoryview(chunk)[offset:stop], codec).rstrip("\r\n"))
+        shown_text = str(memoryview(chunk)[offset:stop], codec)
+        if shown_text.endswith("\n"):  # (only the terminator goes: a CR alone stays in the line)
+            shown_text = shown_text[: -2 if shown_text.endswith("\r\n") else -1]
+        used += len(str(line)) + 2 + len(shown_text)
         if used > READ_MAX_CHARS:
             break
         offset, line = stop, line + 1

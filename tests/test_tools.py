@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from harness import scaled
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import better_edit as be
@@ -291,6 +291,9 @@ def _apply_without_writing(kind, text, args):
     chunk=st.integers(1, 9),
     budget=st.one_of(st.none(), st.integers(3, 14)),
 )
+@example(
+    data=[b"\r", b"\r"], bom=False, start=1, end=None, max_lines=1, chunk=1, budget=3
+)  # (a CR is no terminator)
 def test_streaming_read_equals_whole_read(tmp_path_factory, data, bom, start, end, max_lines, chunk, budget):
     """A large file is read by range in two bounded passes; the result must be the whole read's,
     also when the server's character budget (`budget`, for READ_MAX_CHARS) cuts it."""
