@@ -2,21 +2,29 @@
 
     python scripts/parser_oracles.py LANGUAGE [--root DIR ...] [--limit N] [--show N]
 
-LANGUAGE is one of python, javascript, typescript, go, ruby, perl, c, html, xml. For each file the
-parser reads, a few definitions (elements) are picked at random (seeded), a line of their body is
-asked about, and the answer must be the innermost definition around that line as the parser sees
-it. Our ranges may start earlier (a doc comment above) and, in Python, end later (comment lines
+LANGUAGE is one of python, javascript, typescript, go, ruby, perl, c, java, cpp, csharp, kotlin, rust,
+swift, html, xml. For each file the parser reads, a few definitions (elements) are picked at random
+(seeded), a line of their body is asked about, and the answer must be the innermost definition
+around that line as the parser sees it. Our ranges may start earlier (a doc comment above) and, in Python, end later (comment lines
 indented into the body). Prints the count of checks, of answers that differ, and the first of them.
 
 What each language needs (a missing one is said, not installed): python and html/xml nothing
 more (ast, html.parser, expat); javascript and typescript node and npm (acorn and typescript 5 are
 installed once into bench/_work/oracles); go a Go toolchain; ruby Ruby (RubyVM::AbstractSyntaxTree);
-perl PPI (Debian: libppi-perl); c universal-ctags. docs/behaviour.md quotes the figures this gave.
+perl PPI (Debian: libppi-perl); c universal-ctags; java, cpp, csharp, kotlin, rust and swift a
+tree-sitter grammar (the `tree-sitter` wheel and the language's, from PyPI, installed once into
+bench/_work/oracles/py; one that does not install is said and skipped). Those six have no code on a
+usual machine: their default root is bench/_work/corpora/LANGUAGE, to fill with a few projects'
+sources (git clone or git archive, e.g. apache/commons-lang, fmtlib/fmt, JamesNK/Newtonsoft.Json,
+square/okio, BurntSushi/ripgrep, apple/swift-argument-parser), or name others with --root; a C++
+root's .h files are read as C++. docs/behaviour.md quotes the figures this gave.
 """
 
 import argparse
+import bisect
 import collections
 import glob
+import importlib
 import json
 import os
 import random
@@ -30,6 +38,7 @@ sys.path.insert(0, REPO)
 import better_edit as be  # noqa: E402
 
 WORK = os.path.join(REPO, "bench", "_work", "oracles")
+CORPORA = os.path.join(REPO, "bench", "_work", "corpora")
 ROOTS = {
     "python": [os.path.dirname(os.__file__)],
     "javascript": ["/usr/lib/node_modules", os.path.join(REPO, "tests", "ts_client", "node_modules")],
@@ -41,12 +50,15 @@ ROOTS = {
     "ruby": ["/usr/lib/ruby"],
     "perl": sorted(glob.glob("/usr/share/perl*")),
     "c": ["/usr/share/doc", "/usr/include", "/usr/share"],
+    **{name: [os.path.join(CORPORA, name)] for name in "java cpp csharp kotlin rust swift".split()},
     "html": ["/usr/share/doc"],
     "xml": ["/usr/share"],
 }
 SUFFIXES = {
     "python": (".py",), "javascript": (".js", ".mjs", ".cjs"), "typescript": (".ts",), "go": (".go",),
     "ruby": (".rb",), "perl": (".pm",), "c": (".c",), "html": (".html", ".htm"), "xml": (".xml", ".svg"),
+    "java": (".java",), "cpp": (".cpp", ".cc", ".cxx", ".hpp", ".hh", ".h"), "csharp": (".cs",),
+    "kotlin": (".kt", ".kts"), "rust": (".rs",), "swift": (".swift",),
 }  # fmt: skip
 
 # node: [start, end, first body line, last body line, name] of functions whose body holds no other
@@ -180,6 +192,27 @@ while (my $path = <STDIN>) {
 }
 """
 
+# tree-sitter: the grammar's wheel, the nodes that are definitions (those func-range answers: named
+# functions, methods, constructors, classes and their kin), and the nodes that only keep the
+# definition around them from being a leaf (closures, anonymous classes: func-range answers none)
+TREE_SITTER = {
+    "java": ("tree-sitter-java", "method_declaration constructor_declaration compact_constructor_declaration"
+             " class_declaration interface_declaration enum_declaration record_declaration"
+             " annotation_type_declaration", "lambda_expression class_body"),
+    "cpp": ("tree-sitter-cpp", "function_definition class_specifier struct_specifier union_specifier"
+            " enum_specifier", "lambda_expression"),
+    "csharp": ("tree-sitter-c-sharp", "method_declaration constructor_declaration destructor_declaration"
+               " operator_declaration conversion_operator_declaration local_function_statement"
+               " class_declaration struct_declaration interface_declaration enum_declaration"
+               " record_declaration", "lambda_expression anonymous_method_expression"),
+    "kotlin": ("tree-sitter-kotlin", "function_declaration secondary_constructor class_declaration"
+               " object_declaration companion_object", "lambda_literal anonymous_function object_literal"),
+    "rust": ("tree-sitter-rust", "function_item impl_item trait_item struct_item enum_item union_item",
+             "closure_expression"),
+    "swift": ("tree-sitter-swift", "function_declaration init_declaration deinit_declaration"
+              " subscript_declaration class_declaration protocol_declaration", "lambda_literal"),
+}  # fmt: skip
+
 
 def files_of(language, roots, limit):
     paths = []
@@ -284,6 +317,95 @@ def ctags_rows(paths):
             [t["line"], t["end"], t["line"] + 2, t["end"] - 1, t["name"]] for t in tags if "end" in t
         ]
     return rows
+
+
+def tree_sitter_rows(language, paths):
+    """[start, end, first body line, last body line, name] of the definitions with a `{` body that
+    holds no other definition nor closure, in files tree-sitter reads without an error."""
+    wheel, definitions, closures = TREE_SITTER[language]
+    folder = os.path.join(WORK, "py")
+    sys.path.insert(0, folder)
+    try:
+        import tree_sitter
+
+        grammar = importlib.import_module(wheel.replace("-", "_"))
+    except ImportError:
+        done = subprocess.run(
+            [sys.executable, "-m", "pip", "install", "--quiet", "--target", folder, "tree-sitter>=0.22", wheel],
+            capture_output=True, text=True,
+        )  # fmt: skip
+        importlib.invalidate_caches()
+        try:
+            import tree_sitter
+
+            grammar = importlib.import_module(wheel.replace("-", "_"))
+        except ImportError:
+            said = done.stderr.strip().splitlines() or [""]
+            sys.exit(f"{wheel} is needed and did not install: {said[-1]}")
+    grammar = tree_sitter.Language(grammar.language())
+    parser = tree_sitter.Parser(grammar)
+    pattern = " ".join(f"({kind})" for kind in (definitions + " " + closures).split())
+    query = tree_sitter.Query(grammar, f"[{pattern}] @node")
+    definitions = set(definitions.split())
+    rows = {}
+    for path in paths:
+        text = read(path)
+        data = text.encode() if text is not None else b""
+        tree = parser.parse(data) if text is not None else None
+        if tree is None or tree.root_node.has_error:
+            continue
+        found, marks = [], []
+        nodes = tree_sitter.QueryCursor(query).captures(tree.root_node).get("node", [])
+        for node in sorted(nodes, key=lambda n: (n.start_byte, -n.end_byte)):  # (in no set order)
+            body = _ts_body(data, node) if node.type in definitions else node
+            if body is None:
+                continue  # (a declaration, an expression body, `= default`)
+            marks.append(node.start_byte)
+            if node.type in definitions:
+                found.append((node, body))
+        rows[path] = []
+        for node, body in found:
+            at = bisect.bisect_right(marks, body.start_byte)
+            members = [n for n in body.named_children if "comment" not in n.type]
+            if len(members) == 1 and members[0].type == "statements":  # (Swift)
+                members = [n for n in members[0].named_children if "comment" not in n.type]
+            if not members or (at < len(marks) and marks[at] < body.end_byte):
+                continue
+            name = node.child_by_field_name("name")
+            if name is None and node.type.endswith("_specifier"):
+                continue  # (C++: `struct {`, `enum {` are types of a variable, no definitions)
+            rows[path].append([
+                _ts_first(node), _ts_last(node), members[0].start_point.row + 1,
+                _ts_last(members[-1]), name.text.decode() if name is not None else None,
+            ])  # fmt: skip
+    return rows
+
+
+def _ts_body(data, node):
+    """The `{...}` body of a definition node, or None."""
+    bodies = ("function_body", "block", "class_body", "enum_class_body", "computed_property")
+    body = node.child_by_field_name("body")
+    if body is None:
+        body = next((c for c in reversed(node.named_children) if c.type in bodies), None)
+    if body is not None and body.type == "function_body":  # (Kotlin: its block, or `= expression`)
+        body = next((c for c in body.named_children if c.type == "block"), body)
+    return body if body is not None and data[body.start_byte : body.start_byte + 1] == b"{" else None
+
+
+def _ts_first(node):
+    """The line a definition starts on (1-based), with its C++ `template <...>` and Rust `#[...]`."""
+    while node.parent is not None and node.parent.type == "template_declaration":
+        node = node.parent
+    first, before = node, node.prev_named_sibling
+    while before is not None and before.type in ("attribute_item", "line_comment", "block_comment"):
+        first = before if before.type == "attribute_item" else first
+        before = before.prev_named_sibling
+    return first.start_point.row + 1
+
+
+def _ts_last(node):
+    """The line a node ends on (1-based)."""
+    return node.end_point.row + (1 if node.end_point.column else 0)
 
 
 def check_definitions(language, rows, per_file, show):
@@ -425,6 +547,8 @@ def main():
             rows = node_rows(language, paths)
         elif language == "c":
             rows = ctags_rows(paths)
+        elif language in TREE_SITTER:
+            rows = tree_sitter_rows(language, paths)
         else:
             rows = program_rows(language, paths)
         checked, wrong = check_definitions(language, rows, 6, args.show)
