@@ -3173,6 +3173,7 @@ _SQ_MULTI = r"'[^'\\]*(?:\\[\s\S][^'\\]*)*'"
 _LINE_COMMENT = r"//[^\n]*"
 _BLOCK_COMMENT = r"/\*[^*]*\*+(?:[^/*][^*]*\*+)*/"
 _BLOCK_COMMENT_OPEN = r"/\*[\s\S]*"
+_NESTED_COMMENT_TOKENS = _LazyPattern(r"/\*|\*/")  # (Rust, Kotlin, Swift, Dart: _h_nested_comment)
 _TRIPLE_DQ = r'"""[^"\\]*(?:(?:\\[\s\S]|"(?!""))[^"\\]*)*"""'
 _TRIPLE_SQ = r"'''[^'\\]*(?:(?:\\[\s\S]|'(?!''))[^'\\]*)*'''"
 _TO_EOF = r"[\s\S]*"
@@ -3193,8 +3194,12 @@ def _h_ignore(state, m, arg):
 def _c_family(language):
     triple = language in ("java", "csharp", "kotlin", "swift", "dart")
     dq_start = '"(?!"")' if triple else '"'
-    skips = [("comment", _LINE_COMMENT), ("comment", _BLOCK_COMMENT)]
-    specials = [("comment", _BLOCK_COMMENT_OPEN, _h_unclosed, "/*")]
+    skips = [("comment", _LINE_COMMENT)]
+    if language in ("kotlin", "swift", "dart"):  # (block comments nest there, as in Rust)
+        specials = [("comment", r"/\*", _h_nested_comment, (_NESTED_COMMENT_TOKENS, "/*"))]
+    else:
+        skips.append(("comment", _BLOCK_COMMENT))
+        specials = [("comment", _BLOCK_COMMENT_OPEN, _h_unclosed, "/*")]
     if triple:
         skips.append(("string", _TRIPLE_DQ))
         specials.append(("string", '"""' + _TO_EOF, _h_unclosed, '"""'))
@@ -3331,9 +3336,6 @@ def _go_family(language):
     return "()[]{}", {}, skips, specials
 
 
-_RUST_COMMENT_TOKENS = _LazyPattern(r"/\*|\*/")
-
-
 def _rust_family(language):
     char = r"'(?:[^'\\\n]|\\(?:x[0-9a-fA-F]{2}|u\{[0-9a-fA-F_]{1,8}\}|[^\n]))'"
     skips = [
@@ -3345,7 +3347,7 @@ def _rust_family(language):
         ("string", "'"),  # a lone ' is a lifetime or label
     ]
     specials = [
-        ("comment", r"/\*", _h_nested_comment, (_RUST_COMMENT_TOKENS, "/*")),
+        ("comment", r"/\*", _h_nested_comment, (_NESTED_COMMENT_TOKENS, "/*")),
         ("string", r'r(?<![\w]r)#+"' + _TO_EOF, _h_unclosed, 'r#"'),
         ("string", '"' + _TO_EOF, _h_unclosed, '"'),
     ]
@@ -4333,7 +4335,7 @@ def _line_comment_start(text, code_end, slash):
 
 
 def _h_nested_comment(state, m, arg):
-    """Nested block comments (Rust `/* /* */ */`, Haskell `{- {- -} -}`)."""
+    """Nested block comments (Rust, Kotlin, Swift and Dart `/* /* */ */`, Haskell `{- {- -} -}`)."""
     tokens, opener = arg
     depth = 1
     for t in tokens.finditer(state.text, m.end(), state.end):

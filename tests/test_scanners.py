@@ -176,6 +176,11 @@ def test_unknown_language_is_not_checked():
             "/* /* } */ */ 'label: loop { break 'label; } let e = '\\u{1F600}'; c }",
         ),
         ("rust", 'let b = b\'{\'; let s = br##"( "# )"##; let x: Vec<u8> = vec![];'),
+        # block comments nest in Kotlin, Swift and Dart too (found by tree-sitter: a class ran to the end)
+        *(
+            (lang, "class H {\n  /*\n   * /* a */\n   * f {\n   */\n  val i = 1\n}\n")
+            for lang in ("kotlin", "swift", "dart")
+        ),
         # a C++ raw string in a .h file (read as C): from LLVM's YAMLTraits.h
         ("c", 'static constexpr char Indicators[] = R"(-?:\\,[]{}#&*!|>\'"%@`)";\n'),
         (
@@ -529,6 +534,7 @@ def test_random_python_312_f_strings_that_python_accepts_are_balanced():
         ("javascript", "v = <Foo a={b} />; (c; w = <Bar/>;", [("(", 1, 20, "unclosed")]),
         ("rust", 'fn f() { let s = "open; }', [("{", 1, 8, "unclosed"), ('"', 1, 18, "unclosed")]),
         ("rust", "fn f() { /* /* */ }", [("{", 1, 8, "unclosed"), ("/*", 1, 10, "unclosed")]),
+        ("kotlin", "fun f() { /* /* */ }", [("{", 1, 9, "unclosed"), ("/*", 1, 11, "unclosed")]),
         ("go", "var s = `raw\n(", [("`", 1, 9, "unclosed")]),
         ("shell", "echo 'oops\necho (x)\n", [("'", 1, 6, "unclosed")]),
         ("yaml", "a: 'oops\nb: [1]\n", [("'", 1, 4, "unclosed")]),
