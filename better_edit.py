@@ -5830,7 +5830,7 @@ def _classify(header, language, original=None, at=None, in_class=False):
         group = 2 if m.group(2) else 1
         return "class", m.group(group), m.start(group)
     m = _CLASS_HEAD.match(header)
-    if m:
+    if m and not (m.group(1) == "object" and language != "kotlin"):  # (C#'s `public object O {`)
         return _CLASS_KINDS.get(m.group(1), "class"), m.group(2), m.start(2) if m.group(2) else 0
     first = _FIRST_WORD.match(header)
     named_anyhow = js and (in_class or _js_method_named_anyhow(header, language))  # (no statement there)

@@ -807,6 +807,9 @@ HEADER_CASES = [
     # (ast, over site-packages: scipy, sympy) decorators may stand apart from each other and the def
     ("python-blank-lines-in-decorators", "python", "x = 1\n\n\n@a\n\n@b(\n  1)\n\n# note\ndef f():\n    return 1\n", 11, (4, 11, "function", "f")),
     ("typescript-parentheses-in-type-parameters", "typescript", 'class Z {\n  args<I extends Parameters<(typeof T)["create"]>[0]>(\n    ...items: I\n  ): F<I> {\n    return new F({\n      a: 1,\n    });\n  }\n}\n', 5, (2, 8, "method", "args")),
+    # C#'s type `object` is no Kotlin object declaration (tree-sitter: a property was "class O")
+    ("csharp-object-property", "csharp", "class A\n{\n    public object O { get; set; }\n}\n", 3, (1, 4, "class", "A")),
+    ("csharp-object-return", "csharp", "class A\n{\n    public object Get(int x)\n    {\n        return x;\n    }\n}\n", 5, (3, 6, "method", "Get")),
     ("cpp-scope-on-its-own-line", "cpp", "std::vector<int>\nWidget::\ncompute(int a)\n{\n  return {a};\n}\n", 5, (1, 6, "method", "compute")),
     ("cpp-try-statement", "cpp", "int f() {\n  try {\n    g();\n  } catch (E e) {\n  }\n}\n", 3, (1, 6, "function", "f")),
 ]  # fmt: skip
