@@ -5746,16 +5746,24 @@ _ALONE_CONTROL_WORDS = frozenset("get set init static add remove".split())
 _NOT_FUNCTION_NAMES = _CONTROL_WORDS | frozenset(
     "sizeof new delete throw typeof decltype alignof defined assert super this await".split()
 )
-# C has none of the other languages' statement words (`local int try(char *hex)`: zlib's infcover.c)
+# C has none of the other languages' statement words (`local int try(char *hex)`: zlib's infcover.c),
+# Java none of C#'s, Rust's or Swift's (`A with(int x) {`, `long until(int x) {`, `String delete(...)`)
 _C_NOT_FUNCTION_NAMES = frozenset("if else for while do switch return case default sizeof defined".split())
+_JAVA_NOT_FUNCTION_NAMES = frozenset(
+    "if else for while do switch try catch finally synchronized return case default new throw assert "
+    "super this".split()
+)
+# Java's modifiers that are also statement words: `default int f() {` (an interface's method),
+# `synchronized void f() {`; the statements are `default:`, `default ->`, `synchronized (lock) {`
+_JAVA_MODIFIER_WORDS = _LazyPattern(r"\s*(?:(?:default|synchronized)\s+(?=[\w@<]))+")
 _ATTRIBUTE_CALLS = frozenset("__declspec __attribute__ __attribute alignas _Alignas".split())  # skipped
 _FIRST_WORD = _LazyPattern(r"\s*([A-Za-z_$][\w$]*)")
 _MODIFIERS = (
-    r"(?:@[\w.]+(?:\s*\([^()]*(?:\([^()]*\)[^()]*)*\))?\s*|#\[[^\]]*\]\s*|\[[^\]]*\]\s*"
+    r"(?:@(?!interface\b)[\w.]+(?:\s*\([^()]*(?:\([^()]*\)[^()]*)*\))?\s*|#\[[^\]]*\]\s*|\[[^\]]*\]\s*"
     r"|template\s*<[^{;]*?>\s*|[a-z]\w*(?:\([\w\s:]*\))?\s+)*"
 )
 _CLASS_HEAD = _LazyPattern(
-    r"\s*" + _MODIFIERS + r"(class|struct|interface|enum|record|object|protocol|extension|actor|union|"
+    r"\s*" + _MODIFIERS + r"(class|struct|@?interface|enum|record|object|protocol|extension|actor|union|"
     r"trait|namespace|mod|module|package)\b(?!\s*\()(?:\s+(?:class|struct)\b)?\s*(?:<[^{]*?>\s*)?"
     r"([A-Za-z_$][\w$.]*(?:::[A-Za-z_]\w*)*)?[^=]*$"
 )
@@ -5832,7 +5840,8 @@ def _classify(header, language, original=None, at=None, in_class=False):
     m = _CLASS_HEAD.match(header)
     if m and not (m.group(1) == "object" and language != "kotlin"):  # (C#'s `public object O {`)
         return _CLASS_KINDS.get(m.group(1), "class"), m.group(2), m.start(2) if m.group(2) else 0
-    first = _FIRST_WORD.match(header)
+    modifiers = _JAVA_MODIFIER_WORDS.match(header) if language == "java" else None
+    first = _FIRST_WORD.match(header, modifiers.end() if modifiers else 0)
     named_anyhow = js and (in_class or _js_method_named_anyhow(header, language))  # (no statement there)
     if (
         first
@@ -5848,7 +5857,8 @@ def _classify(header, language, original=None, at=None, in_class=False):
         not_names = frozenset() if named_anyhow else _JS_NOT_METHOD_NAMES
         return _js_computed_method(header) or _c_like_function(header, not_names)
     if language in ("c", "cpp", "java", "csharp", "dart"):
-        return _c_like_function(header, _C_NOT_FUNCTION_NAMES if language == "c" else None)
+        not_names = {"c": _C_NOT_FUNCTION_NAMES, "java": _JAVA_NOT_FUNCTION_NAMES}.get(language)
+        return _c_like_function(header, not_names)
     return None
 
 

@@ -753,6 +753,12 @@ CATCH_JS = (
     "class P {\n  then(a) {\n    return a;\n  }\n  catch(fn) {\n    return this.then(null, fn);\n  }\n"
     "  m() {\n    try {\n      x();\n    } catch (e) {\n      y();\n    }\n  }\n}\n"
 )
+JAVA_WORDS = (
+    "interface I {\n    default int f() {\n        return 1;\n    }\n    synchronized void g() {\n        x();\n    }\n"
+    "    I with(int x) {\n        return this;\n    }\n    static String delete(String s) {\n        return s;\n    }\n"
+    "    void h(int k) {\n        synchronized (this) {\n            y();\n        }\n        switch (k) {\n"
+    "            default -> {\n                z();\n            }\n        }\n    }\n}\n"
+)
 CATCH_OBJECT_TS = (
     "const api = {\n  try() {\n    return 1;\n  },\n  catch(err: Error) {\n    log(err);\n    return 2;\n  },\n"
     "  finally() {\n    return 3;\n  },\n};\n"
@@ -810,6 +816,15 @@ HEADER_CASES = [
     # C#'s type `object` is no Kotlin object declaration (tree-sitter: a property was "class O")
     ("csharp-object-property", "csharp", "class A\n{\n    public object O { get; set; }\n}\n", 3, (1, 4, "class", "A")),
     ("csharp-object-return", "csharp", "class A\n{\n    public object Get(int x)\n    {\n        return x;\n    }\n}\n", 5, (3, 6, "method", "Get")),
+    # Java (tree-sitter over commons-lang and gson): modifiers that are statement words elsewhere,
+    # method names that are keywords of other languages, an annotation type
+    ("java-default-method", "java", JAVA_WORDS, 3, (2, 4, "method", "f")),
+    ("java-synchronized-method", "java", JAVA_WORDS, 6, (5, 7, "method", "g")),
+    ("java-method-named-with", "java", JAVA_WORDS, 9, (8, 10, "method", "with")),
+    ("java-method-named-delete", "java", JAVA_WORDS, 12, (11, 13, "method", "delete")),
+    ("java-synchronized-statement", "java", JAVA_WORDS, 16, (14, 23, "method", "h")),
+    ("java-default-case-block", "java", JAVA_WORDS, 20, (14, 23, "method", "h")),
+    ("java-annotation-type", "java", "public @interface Tag {\n    String value();\n}\n", 2, (1, 3, "class", "Tag")),
     ("cpp-scope-on-its-own-line", "cpp", "std::vector<int>\nWidget::\ncompute(int a)\n{\n  return {a};\n}\n", 5, (1, 6, "method", "compute")),
     ("cpp-try-statement", "cpp", "int f() {\n  try {\n    g();\n  } catch (E e) {\n  }\n}\n", 3, (1, 6, "function", "f")),
 ]  # fmt: skip
