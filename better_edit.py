@@ -5776,7 +5776,13 @@ _GO_TYPE_PARAMS = r"(?:\[[^\[\]]*(?:\[[^\[\]]*(?:\[[^\[\]]*\][^\[\]]*)*\][^\[\]]
 _GO_FUNC = _LazyPattern(r"\bfunc\b\s*(\([^()]*\)\s*)?([A-Za-z_]\w*)?\s*" + _GO_TYPE_PARAMS + r"\s*\(")
 _GO_TYPE = _LazyPattern(r"\s*(type\s+)?([A-Za-z_]\w*)" + _GO_TYPE_PARAMS + r"\s+(?:struct|interface)\b")
 _GO_TYPE_GROUP = _LazyPattern(r"^([ \t]*)type[ \t]*\(", re.M)
-_KOTLIN_FUN = _LazyPattern(r"\bfun\b\s*(?:<[^>]*>\s*)?(?:[\w.]+\.)?([A-Za-z_]\w*)\s*\(|\b(constructor)\s*\(")
+# a receiver may have type arguments, a `?` or parentheses: `fun Deferred<*>.await()`, `fun Job?.p()`,
+# `fun <T> (suspend () -> T).x()`
+_KOTLIN_FUN = _LazyPattern(
+    r"\bfun\b\s*(?:<[^>]*>\s*)?(?:(?:\((?:[^()]|\([^()]*\))*\)|[\w.]+(?:<(?:[^<>()]|<[^<>()]*>)*>)?)\??\.)?"
+    r"([A-Za-z_]\w*)\s*\(|\b(constructor)\s*\("
+)
+_KOTLIN_COMPANION = _LazyPattern(r"\s*(?:[a-z]\w*\s+)*?companion\s+object\b")
 _SWIFT_FUNC = _LazyPattern(r"\bfunc\s+([^\s(<]+)|\b(init|deinit|subscript)\b")
 _JS_FUNCTION = _LazyPattern(r"\bfunction\b\s*\*?\s*([A-Za-z_$][\w$]*)?")
 _JS_ASSIGNED = _LazyPattern(
@@ -5839,6 +5845,8 @@ def _classify(header, language, original=None, at=None, in_class=False):
         return "class", m.group(group), m.start(group)
     m = _CLASS_HEAD.match(header)
     if m and not (m.group(1) == "object" and language != "kotlin"):  # (C#'s `public object O {`)
+        if m.group(1) == "object" and not m.group(2) and _KOTLIN_COMPANION.match(header):
+            return "class", "Companion", m.start(1)  # (Kotlin's name for a companion object without one)
         return _CLASS_KINDS.get(m.group(1), "class"), m.group(2), m.start(2) if m.group(2) else 0
     modifiers = _JAVA_MODIFIER_WORDS.match(header) if language == "java" else None
     first = _FIRST_WORD.match(header, modifiers.end() if modifiers else 0)

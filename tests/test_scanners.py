@@ -825,6 +825,12 @@ HEADER_CASES = [
     ("java-synchronized-statement", "java", JAVA_WORDS, 16, (14, 23, "method", "h")),
     ("java-default-case-block", "java", JAVA_WORDS, 20, (14, 23, "method", "h")),
     ("java-annotation-type", "java", "public @interface Tag {\n    String value();\n}\n", 2, (1, 3, "class", "Tag")),
+    # Kotlin (tree-sitter over okio and kotlinx.coroutines): receivers with type arguments, a `?` or
+    # parentheses, and a companion object (named Companion, as Kotlin names it)
+    ("kotlin-generic-receiver", "kotlin", "fun Deferred<*>.await2() {\n    await()\n}\n", 2, (1, 3, "function", "await2")),
+    ("kotlin-nullable-receiver", "kotlin", "fun Job?.p(c: Job?): Job? {\n    return c\n}\n", 2, (1, 3, "function", "p")),
+    ("kotlin-function-type-receiver", "kotlin", "fun <T> (suspend () -> T).x(): Int {\n    return 1\n}\n", 2, (1, 3, "function", "x")),
+    ("kotlin-companion-object", "kotlin", "class A {\n    companion object {\n        val X = 1\n    }\n}\n", 3, (2, 4, "class", "Companion")),
     ("cpp-scope-on-its-own-line", "cpp", "std::vector<int>\nWidget::\ncompute(int a)\n{\n  return {a};\n}\n", 5, (1, 6, "method", "compute")),
     ("cpp-try-statement", "cpp", "int f() {\n  try {\n    g();\n  } catch (E e) {\n  }\n}\n", 3, (1, 6, "function", "f")),
 ]  # fmt: skip
