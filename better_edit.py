@@ -5796,7 +5796,7 @@ _JS_COMPUTED_NAME = _LazyPattern(
 )
 # type parameters, and short ones with parentheses in them: `args<I extends Parameters<(typeof T)["create"]>[0]>(`
 # (zod; bounded, so that a long line of `a < (b)` is not read again from each `<`)
-_TYPE_ARGS = r"(?:<[^()]*>|<(?:[^()]|\([^()]{0,80}\)){0,160}>)"
+_TYPE_ARGS = r"(?:<[^()]{0,500}>|<(?:[^()]|\([^()]{0,80}\)){0,160}>)"
 _JS_PARAMS = _LazyPattern(r"\s*(?:" + _TYPE_ARGS + r"\s*)?\(")
 _JS_PAREN = _LazyPattern(r"\s*\(")
 _TYPE_LITERAL_HEAD = _LazyPattern(r"\)\s*:\s*$")
@@ -5810,8 +5810,8 @@ _JS_METHOD_PREFIX = _LazyPattern(
 _SHELL_FUNCTION = _LazyPattern(r"\s*(?:function\s+([\w.:-]+)(?:\s*\(\s*\))?|([\w.:-]+)\s*\(\s*\))\s*$")
 _PERL_SUB = _LazyPattern(r"\bsub\s+([\w:]+)|^\s*(BEGIN|END|INIT|CHECK|UNITCHECK|AUTOLOAD|DESTROY)\s*$")
 _CSS_MIXIN = _LazyPattern(r"\s*@(?:mixin|function)\s+([\w-]+)")
-_CALL_NAME = _LazyPattern(
-    r"(~?[A-Za-z_$][\w$]*(?:\s*::\s*~?[A-Za-z_]\w*)*|operator\s*(?:\(\)|[^\s(]+))\s*(?:"
+_CALL_NAME = _LazyPattern(  # (from a word's start only: one long word is read once, not from each letter)
+    r"(?<![\w$])(~?[A-Za-z_$][\w$]*(?:\s*::\s*~?[A-Za-z_]\w*)*|operator\s*(?:\(\)|[^\s(]+))\s*(?:"
     + _TYPE_ARGS
     + r"\s*)?\("
 )

@@ -968,6 +968,19 @@ def _in_a_child(code):
     return done.stdout.decode().strip()
 
 
+def test_a_header_of_one_long_word_is_read_once():
+    """A name was looked for from each letter of a word (`x aaa...a {`): 10,000 letters took 3.9 s,
+    40,000 a minute; type arguments were read to the end of the header from each `<`."""
+    code = (
+        "import time\nt = time.perf_counter()\n"
+        "for lang in ('java', 'csharp', 'cpp', 'typescript'):\n"
+        "    for body in ('x ' + 'a' * 40000, 'a<' + '<x' * 20000, 'x y.' + 'z' * 40000):\n"
+        "        be.function_range(body + ' {\\n  f();\\n}\\n', lang, 2)\n"
+        "print(time.perf_counter() - t < 20)"
+    )
+    assert _in_a_child(code) == "True"
+
+
 def test_an_unclosed_multiline_ruby_regex_full_of_interpolations_does_not_hang():
     """My first pattern for multi-line Ruby regexes read `#{` two ways: 24 of them took 6.5 s, 40
     would take days."""
