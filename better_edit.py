@@ -5485,12 +5485,20 @@ def _masked_region(text, language, lo, hi):
             comments.append((s, e))
         last = e
     pieces.append(text[last:hi])
-    return "".join(pieces), comments
+    masked = "".join(pieces)
+    if language in ("c", "cpp", "csharp"):  # (`#if`, `#pragma` lines between attributes, a signature and `{`)
+        directives = [(lo + m.start(), lo + m.end()) for m in _DIRECTIVE_LINE.finditer(masked)]
+        if directives:
+            masked = _DIRECTIVE_LINE.sub(lambda m: _NON_NEWLINE.sub(" ", m.group()), masked)
+            comments = sorted(comments + directives)
+    return masked, comments
 
 
+_DIRECTIVE_LINE = _LazyPattern(r"^[ \t]*#[^\n]*", re.M)
 _CONTINUED_BY_END = _LazyPattern(r"(?:=|=>|->|&&|\|\||\+|::|\b(?:extends|implements|throws|where))$")
 _CONTINUES_START = _LazyPattern(r"(?::|\.|->|=>|&&|\|\||\?|(?:extends|implements|where|throws|with)\b)")
-_TYPE_LINE = _LazyPattern(r"[\w\s:<>,*&~\[\]]*[\w>*&\]]")  # `int`, `static std::vector<T>` above a name(...)
+_TYPE_LINE = _LazyPattern(r"[\w\s:<>,*&~\[\]]*[\w>*&\]]")
+_BASE_CALL_NEXT = _LazyPattern(r"\)\s*:$|^:.*[)}],$")  # `int`, `static std::vector<T>` above a name(...)
 
 
 def _continues(previous, current, language):
@@ -5499,6 +5507,8 @@ def _continues(previous, current, language):
         return True
     if language in ("css", "scss"):
         return previous.endswith(",")
+    if language in ("cpp", "csharp") and _BASE_CALL_NEXT.search(previous):
+        return True  # `A(int c) :` above `base(c)`, `: a(x),` above `b(x)`: a constructor's initializers
     if language in ("c", "cpp", "java", "csharp", "dart") and _TYPE_LINE.fullmatch(previous):
         return previous.split()[-1] not in _CONTROL_WORDS
     return False
@@ -5864,10 +5874,40 @@ def _classify(header, language, original=None, at=None, in_class=False):
     if js:
         not_names = frozenset() if named_anyhow else _JS_NOT_METHOD_NAMES
         return _js_computed_method(header) or _c_like_function(header, not_names)
-    if language in ("c", "cpp", "java", "csharp", "dart"):
+    if language == "csharp":
+        return _csharp_member(header)
+    if language in ("c", "cpp", "java", "dart"):
         not_names = {"c": _C_NOT_FUNCTION_NAMES, "java": _JAVA_NOT_FUNCTION_NAMES}.get(language)
         return _c_like_function(header, not_names)
     return None
+
+
+_CSHARP_MODIFIERS = _LazyPattern(
+    r"\s*(?:(?:public|private|protected|internal|static|async|virtual|override|abstract|sealed|unsafe|"
+    r"extern|readonly|partial|new|file)\s+)*"
+)
+_CSHARP_TUPLE_TYPE = _LazyPattern(r"\((?:[^()]|\([^()]*\))*\)\??\s+")
+_CSHARP_INTERFACE_MEMBER = _LazyPattern(
+    r"[\w.]+(?:<(?:[^<>()]|<[^<>()]*>)*>)?\??\s+[\w.]+(?:<(?:[^<>()]|<[^<>()]*>)*>)?\.([A-Za-z_]\w*)\s*\("
+)
+
+
+def _csharp_member(header):
+    """A C# method after its modifiers: its return type may be a tuple (`public (bool, int)
+    TryGet(`), and it may implement an interface's member by name (`IEnumerator
+    IEnumerable.GetEnumerator(`, `bool IJsonLineInfo.HasLineInfo(`)."""
+    at = _CSHARP_MODIFIERS.match(header).end()
+    tuple_type = _CSHARP_TUPLE_TYPE.match(header, at)
+    rest = header[tuple_type.end() :] if tuple_type else header
+    found = _c_like_function(rest, None)
+    if found is None and not tuple_type:
+        m = _CSHARP_INTERFACE_MEMBER.match(header, at)
+        close = _matching_paren(header, m.end() - 1) if m else None
+        if close is not None and _FUNCTION_TAIL.fullmatch(header, close + 1):
+            return "function", m.group(1), m.start(1)
+    if found is None or not tuple_type:
+        return found
+    return found[0], found[1], found[2] + tuple_type.end()
 
 
 def _js_method_named_anyhow(header, language):

@@ -753,6 +753,13 @@ CATCH_JS = (
     "class P {\n  then(a) {\n    return a;\n  }\n  catch(fn) {\n    return this.then(null, fn);\n  }\n"
     "  m() {\n    try {\n      x();\n    } catch (e) {\n      y();\n    }\n  }\n}\n"
 )
+CSHARP_MEMBERS = (
+    "class A : B, IEnumerable\n{\n    IEnumerator IEnumerable.GetEnumerator()\n    {\n        return null;\n    }\n"
+    "    public (bool, object?) TryGet(string key)\n    {\n        return (false, null);\n    }\n"
+    "    public void Dispose()\n#pragma warning restore CA1063\n    {\n        G();\n    }\n"
+    "#if X\n    [Theory]\n#endif\n    public void F()\n    {\n        G();\n    }\n"
+    "    public A(int c) :\n        base(c)\n    {\n        F();\n    }\n}\n"
+)
 JAVA_WORDS = (
     "interface I {\n    default int f() {\n        return 1;\n    }\n    synchronized void g() {\n        x();\n    }\n"
     "    I with(int x) {\n        return this;\n    }\n    static String delete(String s) {\n        return s;\n    }\n"
@@ -831,6 +838,14 @@ HEADER_CASES = [
     ("kotlin-nullable-receiver", "kotlin", "fun Job?.p(c: Job?): Job? {\n    return c\n}\n", 2, (1, 3, "function", "p")),
     ("kotlin-function-type-receiver", "kotlin", "fun <T> (suspend () -> T).x(): Int {\n    return 1\n}\n", 2, (1, 3, "function", "x")),
     ("kotlin-companion-object", "kotlin", "class A {\n    companion object {\n        val X = 1\n    }\n}\n", 3, (2, 4, "class", "Companion")),
+    # C# (tree-sitter over Newtonsoft.Json and Polly) and C++ constructors
+    ("csharp-interface-member", "csharp", CSHARP_MEMBERS, 5, (3, 6, "method", "GetEnumerator")),
+    ("csharp-tuple-return", "csharp", CSHARP_MEMBERS, 9, (7, 10, "method", "TryGet")),
+    ("csharp-pragma-before-brace", "csharp", CSHARP_MEMBERS, 14, (11, 15, "method", "Dispose")),
+    ("csharp-attribute-under-if", "csharp", CSHARP_MEMBERS, 21, (16, 22, "method", "F")),
+    ("csharp-base-call-below", "csharp", CSHARP_MEMBERS, 26, (23, 27, "method", "A")),
+    ("cpp-initializers-on-their-lines", "cpp", "struct A {\n  A(int x)\n      : a(x),\n        b(x) {\n    f();\n  }\n  int a, b;\n};\n", 5, (2, 6, "method", "A")),
+    ("cpp-access-specifier-above", "cpp", "class A {\npublic:\n  A(int x) :\n    a(x) {\n    f();\n  }\n  int a;\n};\n", 5, (3, 6, "method", "A")),
     ("cpp-scope-on-its-own-line", "cpp", "std::vector<int>\nWidget::\ncompute(int a)\n{\n  return {a};\n}\n", 5, (1, 6, "method", "compute")),
     ("cpp-try-statement", "cpp", "int f() {\n  try {\n    g();\n  } catch (E e) {\n  }\n}\n", 3, (1, 6, "function", "f")),
 ]  # fmt: skip
