@@ -5507,6 +5507,8 @@ def _continues(previous, current, language):
         return True
     if language in ("css", "scss"):
         return previous.endswith(",")
+    if language == "rust" and previous.endswith((",", ":")):
+        return True  # a `where` clause's bounds, one a line; supertraits below `trait P:`
     if language in ("cpp", "csharp") and _BASE_CALL_NEXT.search(previous):
         return True  # `A(int c) :` above `base(c)`, `: a(x),` above `b(x)`: a constructor's initializers
     if language in ("c", "cpp", "java", "csharp", "dart") and _TYPE_LINE.fullmatch(previous):

@@ -846,6 +846,11 @@ HEADER_CASES = [
     ("csharp-base-call-below", "csharp", CSHARP_MEMBERS, 26, (23, 27, "method", "A")),
     ("cpp-initializers-on-their-lines", "cpp", "struct A {\n  A(int x)\n      : a(x),\n        b(x) {\n    f();\n  }\n  int a, b;\n};\n", 5, (2, 6, "method", "A")),
     ("cpp-access-specifier-above", "cpp", "class A {\npublic:\n  A(int x) :\n    a(x) {\n    f();\n  }\n  int a;\n};\n", 5, (3, 6, "method", "A")),
+    # Rust (tree-sitter over ripgrep, regex and serde): a where clause of several lines, supertraits
+    ("rust-where-clause", "rust", "impl S {\n    fn f<A, B>(a: A, b: B)\n    where\n        A: X,\n        B: Y,\n    {\n        g(a, b);\n    }\n}\n", 7, (2, 8, "method", "f")),
+    ("rust-where-clause-enum", "rust", "enum E<A, B>\nwhere\n    A: X,\n    B: Y,\n{\n    V(A, B),\n}\n", 6, (1, 7, "class", "E")),
+    ("rust-supertraits-below", "rust", "trait P:\n    Debug + Send + 'static\n{\n    fn f(&self) -> bool;\n}\n", 4, (1, 5, "class", "P")),
+    ("rust-match-arm-block", "rust", "fn f(v: u8) {\n    match v {\n        0 => 1,\n        _ => {\n            g();\n        }\n    }\n}\n", 5, (1, 8, "function", "f")),
     ("cpp-scope-on-its-own-line", "cpp", "std::vector<int>\nWidget::\ncompute(int a)\n{\n  return {a};\n}\n", 5, (1, 6, "method", "compute")),
     ("cpp-try-statement", "cpp", "int f() {\n  try {\n    g();\n  } catch (E e) {\n  }\n}\n", 3, (1, 6, "function", "f")),
 ]  # fmt: skip
