@@ -5495,7 +5495,7 @@ def _masked_region(text, language, lo, hi):
 
 
 _DIRECTIVE_LINE = _LazyPattern(r"^[ \t]*#[^\n]*", re.M)
-_CONTINUED_BY_END = _LazyPattern(r"(?:=|=>|->|&&|\|\||\+|::|\b(?:extends|implements|throws|where))$")
+_CONTINUED_BY_END = _LazyPattern(r"(?:=|=>|->|&&|\|\||\+|::|\b(?:extends|implements|throws|where|func))$")
 _CONTINUES_START = _LazyPattern(r"(?::|\.|->|=>|&&|\|\||\?|(?:extends|implements|where|throws|with)\b)")
 _TYPE_LINE = _LazyPattern(r"[\w\s:<>,*&~\[\]]*[\w>*&\]]")
 _BASE_CALL_NEXT = _LazyPattern(r"\)\s*:$|^:.*[)}],$")  # `int`, `static std::vector<T>` above a name(...)
@@ -5507,8 +5507,8 @@ def _continues(previous, current, language):
         return True
     if language in ("css", "scss"):
         return previous.endswith(",")
-    if language == "rust" and previous.endswith((",", ":")):
-        return True  # a `where` clause's bounds, one a line; supertraits below `trait P:`
+    if language in ("rust", "swift") and previous.endswith((",", ":")):
+        return True  # a `where` clause's bounds, one a line; supertraits or conformances below `trait P:`
     if language in ("cpp", "csharp") and _BASE_CALL_NEXT.search(previous):
         return True  # `A(int c) :` above `base(c)`, `: a(x),` above `b(x)`: a constructor's initializers
     if language in ("c", "cpp", "java", "csharp", "dart") and _TYPE_LINE.fullmatch(previous):
@@ -5777,7 +5777,7 @@ _MODIFIERS = (
 _CLASS_HEAD = _LazyPattern(
     r"\s*" + _MODIFIERS + r"(class|struct|@?interface|enum|record|object|protocol|extension|actor|union|"
     r"trait|namespace|mod|module|package)\b(?!\s*\()(?:\s+(?:class|struct)\b)?\s*(?:<[^{]*?>\s*)?"
-    r"([A-Za-z_$][\w$.]*(?:::[A-Za-z_]\w*)*)?[^=]*$"
+    r"([A-Za-z_$][\w$.]*(?:::[A-Za-z_]\w*)*(?![\w$.]|::))?(?:[^=]|==)*$"  # (Swift: `where E == UInt8 {`)
 )
 _RUST_IMPL = _LazyPattern(
     r"\s*" + _MODIFIERS + r"impl\b\s*(?:<[^{]*?>)?\s*([\w:]+)(?:<[^{]*?>)?(?:\s+for\s+([\w:]+))?"
@@ -5795,7 +5795,7 @@ _KOTLIN_FUN = _LazyPattern(
     r"([A-Za-z_]\w*)\s*\(|\b(constructor)\s*\("
 )
 _KOTLIN_COMPANION = _LazyPattern(r"\s*(?:[a-z]\w*\s+)*?companion\s+object\b")
-_SWIFT_FUNC = _LazyPattern(r"\bfunc\s+([^\s(<]+)|\b(init|deinit|subscript)\b")
+_SWIFT_FUNC = _LazyPattern(r"\bfunc\s+([^\s(<]+|[-+*/%<>=!&|^~?.]+)|\b(init|deinit|subscript)\b")  # (`func < (`)
 _JS_FUNCTION = _LazyPattern(r"\bfunction\b\s*\*?\s*([A-Za-z_$][\w$]*)?")
 _JS_ASSIGNED = _LazyPattern(
     r"\b(?:const|let|var)\s+([A-Za-z_$][\w$]*)|([A-Za-z_$#][\w$]*)\s*[:=]\s*(?:async\b)?"

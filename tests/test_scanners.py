@@ -851,6 +851,11 @@ HEADER_CASES = [
     ("rust-where-clause-enum", "rust", "enum E<A, B>\nwhere\n    A: X,\n    B: Y,\n{\n    V(A, B),\n}\n", 6, (1, 7, "class", "E")),
     ("rust-supertraits-below", "rust", "trait P:\n    Debug + Send + 'static\n{\n    fn f(&self) -> bool;\n}\n", 4, (1, 5, "class", "P")),
     ("rust-match-arm-block", "rust", "fn f(v: u8) {\n    match v {\n        0 => 1,\n        _ => {\n            g();\n        }\n    }\n}\n", 5, (1, 8, "function", "f")),
+    # Swift (tree-sitter over swift-argument-parser, Alamofire and vapor)
+    ("swift-operator-function", "swift", "struct N {\n  static func < (lhs: N, rhs: N) -> Bool {\n    lhs.v < rhs.v\n  }\n}\n", 3, (2, 4, "method", "<")),
+    ("swift-conformances-on-lines", "swift", "struct E: A,\n  B\n{\n  var x: Int\n}\n", 4, (1, 5, "class", "E")),
+    ("swift-where-equal-types", "swift", "extension Array where Element == UInt8 {\n    var b: String {\n        \"\"\n    }\n}\n", 2, (1, 5, "class", "Array")),
+    ("swift-func-alone-on-its-line", "swift", "struct T {\n  func\n    longName()\n    throws\n  {\n    try g()\n  }\n}\n", 6, (2, 7, "method", "longName")),
     ("cpp-scope-on-its-own-line", "cpp", "std::vector<int>\nWidget::\ncompute(int a)\n{\n  return {a};\n}\n", 5, (1, 6, "method", "compute")),
     ("cpp-try-statement", "cpp", "int f() {\n  try {\n    g();\n  } catch (E e) {\n  }\n}\n", 3, (1, 6, "function", "f")),
 ]  # fmt: skip
@@ -990,11 +995,12 @@ def _in_a_child(code):
 
 def test_a_header_of_one_long_word_is_read_once():
     """A name was looked for from each letter of a word (`x aaa...a {`): 10,000 letters took 3.9 s,
-    40,000 a minute; type arguments were read to the end of the header from each `<`."""
+    40,000 a minute; type arguments were read to the end of the header from each `<`; a class's
+    name could end at each of its letters (`class aaa...a =`: 4 s for 40,000)."""
     code = (
         "import time\nt = time.perf_counter()\n"
         "for lang in ('java', 'csharp', 'cpp', 'typescript'):\n"
-        "    for body in ('x ' + 'a' * 40000, 'a<' + '<x' * 20000, 'x y.' + 'z' * 40000):\n"
+        "    for body in ('x ' + 'a' * 40000, 'a<' + '<x' * 20000, 'x y.' + 'z' * 40000, 'class ' + 'a::b' * 10000 + '='):\n"
         "        be.function_range(body + ' {\\n  f();\\n}\\n', lang, 2)\n"
         "print(time.perf_counter() - t < 20)"
     )
