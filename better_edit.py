@@ -5498,7 +5498,7 @@ _DIRECTIVE_LINE = _LazyPattern(r"^[ \t]*#[^\n]*", re.M)
 _CONTINUED_BY_END = _LazyPattern(r"(?:=|=>|->|&&|\|\||\+|::|\b(?:extends|implements|throws|where|func))$")
 _CONTINUES_START = _LazyPattern(r"(?::|\.|->|=>|&&|\|\||\?|(?:extends|implements|where|throws|with)\b)")
 _TYPE_LINE = _LazyPattern(r"[\w\s:<>,*&~\[\]]*[\w>*&\]]")
-_BASE_CALL_NEXT = _LazyPattern(r"\)\s*:$|^:.*[)}],$")  # `int`, `static std::vector<T>` above a name(...)
+_BASE_CALL_NEXT = _LazyPattern(r"\)\s*:$|[)}],$")  # `int`, `static std::vector<T>` above a name(...)
 
 
 def _continues(previous, current, language):
@@ -5822,8 +5822,9 @@ _JS_METHOD_PREFIX = _LazyPattern(
 _SHELL_FUNCTION = _LazyPattern(r"\s*(?:function\s+([\w.:-]+)(?:\s*\(\s*\))?|([\w.:-]+)\s*\(\s*\))\s*$")
 _PERL_SUB = _LazyPattern(r"\bsub\s+([\w:]+)|^\s*(BEGIN|END|INIT|CHECK|UNITCHECK|AUTOLOAD|DESTROY)\s*$")
 _CSS_MIXIN = _LazyPattern(r"\s*@(?:mixin|function)\s+([\w-]+)")
-_CALL_NAME = _LazyPattern(  # (from a word's start only: one long word is read once, not from each letter)
-    r"(?<![\w$])(~?[A-Za-z_$][\w$]*(?:\s*::\s*~?[A-Za-z_]\w*)*|operator\s*(?:\(\)|[^\s(]+))\s*(?:"
+_CALL_NAME = _LazyPattern(  # (from a name's start only: a long word or a::b::c... is read once, not from each part)
+    r"((?<![\w$])(?<![\w$]::)(?!operator\b)~?[A-Za-z_$][\w$]*(?:\s*::\s*~?(?!operator\b)[A-Za-z_]\w*)*"
+    r"|(?<![\w$])operator\s*(?:\(\)|[^\s(]{1,40}))\s*(?:"
     + _TYPE_ARGS
     + r"\s*)?\("
 )
@@ -6062,7 +6063,7 @@ def _c_like_function(header, not_names=None):
         if close is None or not _FUNCTION_TAIL.fullmatch(header, close + 1):
             return None
         return (
-            ("method" if "::" in name else "function"),
+            ("method" if "::" in name or header[: m.start()].endswith("::") else "function"),
             simple,
             m.start(1) + len(name) - len(name.split("::")[-1].strip()),
         )

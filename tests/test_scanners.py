@@ -856,6 +856,10 @@ HEADER_CASES = [
     ("swift-conformances-on-lines", "swift", "struct E: A,\n  B\n{\n  var x: Int\n}\n", 4, (1, 5, "class", "E")),
     ("swift-where-equal-types", "swift", "extension Array where Element == UInt8 {\n    var b: String {\n        \"\"\n    }\n}\n", 2, (1, 5, "class", "Array")),
     ("swift-func-alone-on-its-line", "swift", "struct T {\n  func\n    longName()\n    throws\n  {\n    try g()\n  }\n}\n", 6, (2, 7, "method", "longName")),
+    ("cpp-call-operator", "cpp", "struct R {\n  int operator()(int a, int b) const {\n    return a + b;\n  }\n};\n", 3, (2, 4, "method", "operator()")),
+    ("cpp-qualified-operator", "cpp", "int M::K::operator()(const char* a,\n                     const char* b) const {\n  return 0;\n}\n", 3, (1, 4, "method", "operator()")),
+    ("cpp-template-class-member", "cpp", "template <typename K, class C>\nvoid SkipList<K, C>::Insert(const K& key) {\n  x();\n}\n", 3, (1, 4, "method", "Insert")),
+    ("cpp-initializers-ending-in-commas", "cpp", "struct T {\n  T()\n      : db_(nullptr),\n        n_(1),\n        c_(New(100)) {\n    f();\n  }\n};\n", 6, (2, 7, "method", "T")),
     ("cpp-scope-on-its-own-line", "cpp", "std::vector<int>\nWidget::\ncompute(int a)\n{\n  return {a};\n}\n", 5, (1, 6, "method", "compute")),
     ("cpp-try-statement", "cpp", "int f() {\n  try {\n    g();\n  } catch (E e) {\n  }\n}\n", 3, (1, 6, "function", "f")),
 ]  # fmt: skip
@@ -1000,7 +1004,7 @@ def test_a_header_of_one_long_word_is_read_once():
     code = (
         "import time\nt = time.perf_counter()\n"
         "for lang in ('java', 'csharp', 'cpp', 'typescript'):\n"
-        "    for body in ('x ' + 'a' * 40000, 'a<' + '<x' * 20000, 'x y.' + 'z' * 40000, 'class ' + 'a::b' * 10000 + '='):\n"
+        "    for body in ('x ' + 'a' * 40000, 'a<' + '<x' * 20000, 'x y.' + 'z' * 40000, 'class ' + 'a::b' * 10000 + '=', 'x ' + 'a::operator' * 4000):\n"
         "        be.function_range(body + ' {\\n  f();\\n}\\n', lang, 2)\n"
         "print(time.perf_counter() - t < 20)"
     )
