@@ -667,7 +667,10 @@ MESSAGES = {
         "viewed_code_id {id} is not a token from read (expected v1:START-END:HASH)",
         "viewed_code_id {id} 不是 read 返回的令牌（应为 v1:START-END:HASH）",
     ),
-    "view_bad.hint": ("pass the viewed_code_id that read returned", "请传入 read 返回的 viewed_code_id"),
+    "view_bad.hint": (
+        "pass the viewed_code_id that read returned, or leave the argument out",
+        "请传入 read 返回的 viewed_code_id，或不传该参数",
+    ),
     "stale_view": (
         "{file} changed since lines {start}-{end} were read (viewed_code_id {id})",
         "自读取第 {start}-{end} 行以来 {file} 已被修改（viewed_code_id {id}）",
@@ -5795,7 +5798,8 @@ _KOTLIN_FUN = _LazyPattern(
     r"([A-Za-z_]\w*)\s*\(|\b(constructor)\s*\("
 )
 _KOTLIN_COMPANION = _LazyPattern(r"\s*(?:[a-z]\w*\s+)*?companion\s+object\b")
-_SWIFT_FUNC = _LazyPattern(r"\bfunc\s+([^\s(<]+|[-+*/%<>=!&|^~?.]+)|\b(init|deinit|subscript)\b")  # (`func < (`)
+# a name, or an operator's symbols (`static func < (lhs: N, rhs: N)`)
+_SWIFT_FUNC = _LazyPattern(r"\bfunc\s+([^\s(<]+|[-+*/%<>=!&|^~?.]+)|\b(init|deinit|subscript)\b")
 _JS_FUNCTION = _LazyPattern(r"\bfunction\b\s*\*?\s*([A-Za-z_$][\w$]*)?")
 _JS_ASSIGNED = _LazyPattern(
     r"\b(?:const|let|var)\s+([A-Za-z_$][\w$]*)|([A-Za-z_$#][\w$]*)\s*[:=]\s*(?:async\b)?"
@@ -5822,11 +5826,10 @@ _JS_METHOD_PREFIX = _LazyPattern(
 _SHELL_FUNCTION = _LazyPattern(r"\s*(?:function\s+([\w.:-]+)(?:\s*\(\s*\))?|([\w.:-]+)\s*\(\s*\))\s*$")
 _PERL_SUB = _LazyPattern(r"\bsub\s+([\w:]+)|^\s*(BEGIN|END|INIT|CHECK|UNITCHECK|AUTOLOAD|DESTROY)\s*$")
 _CSS_MIXIN = _LazyPattern(r"\s*@(?:mixin|function)\s+([\w-]+)")
-_CALL_NAME = _LazyPattern(  # (from a name's start only: a long word or a::b::c... is read once, not from each part)
+# from a name's start only (a long word or a::b::c... is read once, not from each part)
+_CALL_NAME = _LazyPattern(
     r"((?<![\w$])(?<![\w$]::)(?!operator\b)~?[A-Za-z_$][\w$]*(?:\s*::\s*~?(?!operator\b)[A-Za-z_]\w*)*"
-    r"|(?<![\w$])operator\s*(?:\(\)|[^\s(]{1,40}))\s*(?:"
-    + _TYPE_ARGS
-    + r"\s*)?\("
+    r"|(?<![\w$])operator\s*(?:\(\)|[^\s(]{1,40}))\s*(?:" + _TYPE_ARGS + r"\s*)?\("
 )
 _FUNCTION_TAIL = _LazyPattern(
     r"\s*(?:(?:[:=-]>?|const\b|noexcept\b|override\b|final\b|volatile\b|mutable\b|constexpr\b|async\b"
@@ -9810,7 +9813,7 @@ def check_view(ctx, args, opened, edit_first, edit_last, located=False, insert=F
     then goes d lines further. `located` edits (found by `old` or a target, in the file as it is
     now) are already where the text is: they are checked against the moved lines, not shifted."""
     token = args.get("viewed_code_id")
-    if not token:
+    if token is None:  # (an empty one is refused: `--viewed-code-id "$ID"` with ID unset checked nothing)
         return [], 0
     vstart, vend, digest, fingerprint = parse_view_id(token)
     if _view_holds(opened, vstart, vend, digest):

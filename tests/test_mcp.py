@@ -983,10 +983,17 @@ def test_malformed_viewed_code_id(serve, root):
     (root / "a.txt").write_text("one\n")
     before = file_state(root / "a.txt")
     server = serve()
+    for token in ("abc", ""):  # (an empty one checked nothing: `"$ID"` of an unset variable)
+        error = server.err(
+            "be-replace", "INVALID_ARGUMENT", file="a.txt", start=1, content="x", viewed_code_id=token
+        )
+        assert "viewed_code_id" in error["message"] and "leave the argument out" in error["hint"]
+        assert file_state(root / "a.txt") == before
     error = server.err(
-        "be-replace", "INVALID_ARGUMENT", file="a.txt", start=1, content="x", viewed_code_id="abc"
+        "be-edit",
+        "INVALID_ARGUMENT",
+        edits=[{"file": "a.txt", "start": 1, "content": "x", "viewed_code_id": ""}],
     )
-    assert "viewed_code_id" in error["message"]
     assert file_state(root / "a.txt") == before
 
 
