@@ -3228,7 +3228,81 @@ def _c_family(language):
     ]
     if language in ("c", "cpp"):
         specials.append(("string", "'", _h_c_quote_after_word, None))
+    if language in ("c", "cpp", "csharp"):
+        specials.append(("comment", r"#[ \t]*(?:else|elif)\b", _h_other_arms, None))
     return "()[]{}", {}, skips, specials
+
+
+_CONDITIONAL = _LazyPattern(
+    r"#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b[^\n]*"
+)  # (first on its line: _directives)
+_C_NOISE = _LazyPattern(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|//[^\n]*|/\*[\s\S]*?\*/')
+_ARMS_REACH = (
+    1 << 14
+)  # characters a conditional's other arms (and its first, back from `#else`) are looked for in
+
+
+def _h_other_arms(state, m, arg):
+    """`#else` or `#elif` of a conditional whose every arm opens (or closes) the same braces: the
+    arms after the first are skipped to the `#endif`, as the compiler reads one configuration
+    (`#ifdef X` / `int f(int a) {` / `#else` / `int f(void) {` / `#endif` / body / `}`): else the
+    function seemed to end at a later function's `}`, and a replace by target removed that one
+    too. Arms that open nothing, differ, or reach too far are read as they stand (None)."""
+    text, at = state.text, m.start()
+    if text[text.rfind("\n", 0, at) + 1 : at].strip(" \t"):
+        return None  # (not the first thing on its line: no directive)
+    arms = _later_arms(text, at, min(state.end, at + _ARMS_REACH))
+    deltas = {_brace_delta(text[a:b]) for a, b in zip([at, *arms], arms)} if arms else {0}
+    if len(deltas) != 1 or deltas == {0}:  # (most other arms open nothing: the first is not looked for)
+        return None
+    before = _first_arm_start(text, max(state.start, at - _ARMS_REACH), at)  # (the arm just read)
+    return arms[-1] if before is not None and _brace_delta(text[before:at]) in deltas else None
+
+
+def _directives(text, lo, hi):
+    """The conditional directives (`#if`...`#endif`) of text[lo:hi] that start their lines."""
+    for m in _CONDITIONAL.finditer(text, lo, hi):
+        line = text.rfind("\n", lo, m.start()) + 1
+        if not text[max(line, lo) : m.start()].strip(" \t"):
+            yield m
+
+
+def _first_arm_start(text, lo, at):
+    """Where the arm before the `#else`/`#elif` at `at` starts (the end of the `#if` or `#elif`
+    line of its conditional just above), or None when that is not within text[lo:at]."""
+    depth = 0
+    for m in reversed(list(_directives(text, lo, at))):
+        word = m.group(1)
+        if word == "endif":
+            depth += 1
+        elif depth == 0 and (word.startswith("if") or word == "elif"):
+            return m.end()
+        elif word.startswith("if"):
+            depth -= 1
+    return None
+
+
+def _later_arms(text, at, hi):
+    """The ends of the arms from `at` (an `#else`/`#elif` line) on: each next `#elif`/`#else` of
+    the same conditional, then the end of its `#endif` line; None when that is not in text[:hi]."""
+    depth, ends = 0, []
+    for m in _directives(text, at, hi):
+        word = m.group(1)
+        if word.startswith("if"):
+            depth += 1
+        elif word == "endif" and depth:
+            depth -= 1
+        elif word == "endif":
+            return [*ends, m.end()]
+        elif depth == 0 and m.start() > at:
+            ends.append(m.start())
+    return None
+
+
+def _brace_delta(code):
+    """`{` minus `}` in C code, its strings and comments aside."""
+    code = _C_NOISE.sub("", code)
+    return code.count("{") - code.count("}")
 
 
 def _h_cpp_raw_string(state, m, arg):
@@ -5647,7 +5721,30 @@ def _block_header(text, language, lo, brace, start, may_widen=True):
     for line in lines[:-1]:
         offsets.append(offsets[-1] + len(line) + 1)
     first = _comments_above(lines, originals, offsets, comments, i, lo, lo > start and text[lo - 1] != "\n")
-    return lo + offsets[first], masked[offsets[i] :], lo + offsets[i]
+    first, head = lo + offsets[first], lo + offsets[i]
+    if language in ("c", "cpp", "csharp"):
+        first = _unsplit_conditionals(text, first, brace)
+        if first > head:
+            head = first
+    return first, masked[head - lo :], head
+
+
+def _unsplit_conditionals(text, first, brace):
+    """`first`, or the start of the line after the last conditional directive of text[first:brace]
+    that does not pair inside it: a range holds an `#if` ... `#endif` whole or not at all (an
+    `#ifdef _WIN32` above a function whose `#else` comes after it is not the function's)."""
+    opened, cut = [], first
+    for m in _directives(text, first, brace):
+        word = m.group(1)
+        if word.startswith("if"):
+            opened.append(m.end())
+        elif word == "endif" and opened:
+            opened.pop()
+        elif not opened:  # (an `#else`, `#elif` or `#endif` of a conditional opened above)
+            cut = m.end()
+    if opened:
+        cut = max(cut, opened[-1])
+    return first if cut == first else min(brace, cut + 1)
 
 
 def _span_at(spans, starts, pos):

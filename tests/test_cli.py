@@ -513,6 +513,23 @@ def test_sandbox_escapes_are_refused(cli, root, tmp_path):
     assert cli("read", "-f", "..notes", "--root", str(root))[0] == 0
 
 
+def test_a_replace_by_target_in_c_with_conditional_arms_keeps_the_next_function(cli, root):
+    """Found by an attack: `#if` / `if (x) {` / `#else` / `if (y) {` / `#endif` made a's range run
+    to b's `}`; the replace by target removed b and the namespace's `}`, and said `balance: ok`."""
+    text = (
+        "namespace ns {\nint a(void) {\n#if FOO\n    if (x) {\n#else\n    if (y) {\n#endif\n        return 1;\n"
+        "    }\n    return 0;\n}\n\nint b(void) {\n    return 2;\n}\n}  // namespace ns\n"
+    )
+    f = write(root / "fr3.cpp", text)
+    rc, out = cli(
+        "replace", "-f", "fr3.cpp", "--target", "function:a", "-c", "int a(void) {\n    return 0;\n}"
+    )
+    assert rc == 0, out
+    assert (
+        f.read_text() == "namespace ns {\nint a(void) {\n    return 0;\n}\n" + text[text.index("\nint b") :]
+    )
+
+
 def test_an_empty_root_is_a_usage_error_not_no_root(run_be, root, tmp_path):
     """Found by an attack: `--root "$UNSET"` was taken for no root, so a write left the folder."""
     outside = write(tmp_path / "outside.txt", "secret\n")

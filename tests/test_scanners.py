@@ -997,6 +997,28 @@ def _in_a_child(code):
     return done.stdout.decode().strip()
 
 
+CONDITIONAL_ARMS_C = (
+    "namespace ns {\nint a(void) {\n#if FOO\n    if (x) {\n#elif BAR\n    if (z) {\n#else\n    if (y) {\n#endif\n"
+    "        return 1;\n    }\n    return 0;\n}\n\nint b(void) {\n    return 2;\n}\n}  // namespace ns\n"
+)
+WHOLE_ARMS_C = "#ifdef _WIN32\nint open_it(void) {\n    return 1;\n}\n#else\nint open_it(void) {\n    return 2;\n}\n#endif\n"
+
+
+def test_conditional_arms_that_open_the_same_braces_count_once():
+    """Found by an attack: with `#if` / `if (x) {` / `#else` / `if (y) {` / `#endif` in a, a ran to
+    b's `}`, so `replace --target function:a` removed b too. Arms that each open the same braces
+    are read as one configuration (the first arm); arms that hold whole functions stay as they are."""
+    for language in ("c", "cpp", "csharp"):
+        assert fr(CONDITIONAL_ARMS_C, language, 10)[:2] == (2, 13), language
+        assert fr(CONDITIONAL_ARMS_C, language, 16)[:2] == (15, 17), language
+        assert be.check_balance(CONDITIONAL_ARMS_C, language)["status"] == "balanced"
+        assert fr(WHOLE_ARMS_C, language, 3)[:2] == (2, 4) and fr(WHOLE_ARMS_C, language, 7)[:2] == (6, 8)
+    unequal = CONDITIONAL_ARMS_C.replace("    if (z) {\n", "    z();\n")  # (an arm that opens nothing)
+    assert be.check_balance(unequal, "c")["status"] == "unbalanced"
+    mid_line = "int f(void) {\n  x = a #else\n  {\n}\n"  # (a `#` that does not start its line)
+    assert be.check_balance(mid_line, "c")["status"] == "unbalanced"
+
+
 def test_a_header_of_one_long_word_is_read_once():
     """A name was looked for from each letter of a word (`x aaa...a {`): 10,000 letters took 3.9 s,
     40,000 a minute; type arguments were read to the end of the header from each `<`; a class's
