@@ -12533,7 +12533,8 @@ def _hunk_plan(ctx, item, opened, exists, hunk):
             raise ToolError("OUT_OF_RANGE", "patch_past_end", data={"total": len(lines)}, **fields)
         insert = {"file": file, "after_line": old_start, "content": content}
         return _insert_change(ctx, dict(insert, force=item.get("force")), opened)
-    start, warnings = _hunk_position(opened, item, lines, old, old_start)
+    removed = [n for n, (sign, _line) in enumerate(t for t in tagged if t[0] != "+") if sign == "-"]
+    start, warnings = _hunk_position(opened, item, lines, old, old_start, removed)
     removed = "\n".join(line for sign, line in tagged if sign == "-")
     placeholder_guard(item, opened, "\n".join(line for sign, line in tagged if sign == "+"), removed)
     change = _hunk_splice(opened, start, start + len(old) - 1, tagged)
@@ -12592,8 +12593,9 @@ def _lines_match(lines, at, old, loose):
     return lines[at : at + len(old)] == old
 
 
-def _hunk_position(opened, item, lines, old, stated):
-    """1-based line where the hunk applies, and warnings (offset, trailing whitespace)."""
+def _hunk_position(opened, item, lines, old, stated, removed=()):
+    """1-based line where the hunk applies, and warnings (offset, trailing whitespace); `removed`:
+    the indexes in `old` of the hunk's `-` lines."""
     file = opened.file
     hunk = str(item.get("hunk", item["index"] + 1))
     for loose in (False, True):
@@ -12612,7 +12614,7 @@ def _hunk_position(opened, item, lines, old, stated):
         if found:
             start, warnings = found[0] + 1, []
             if start != stated:
-                _refuse_a_copy(opened, item, lines, old, stated, start)
+                _refuse_a_copy(opened, item, lines, old, stated, start, removed)
                 fields = {"hunk": hunk, "file": file, "line": start, "offset": f"{start - stated:+d}"}
                 warnings.append(("w.hunk_offset", fields))
             if loose:
@@ -12621,10 +12623,21 @@ def _hunk_position(opened, item, lines, old, stated):
     raise _hunk_mismatch(opened, item, lines, old, stated)
 
 
-def _refuse_a_copy(opened, item, lines, old, stated, start):
-    """MISMATCH when the hunk's lines were changed at its stated place (_changed_in_place): the
-    same lines at `start` are then a copy the diff was not made for (docs/cli.md#patch)."""
-    edge = _changed_in_place(lines[max(0, stated - 1) : stated - 1 + len(old)] if stated >= 1 else [], old)
+def _refuse_a_copy(opened, item, lines, old, stated, start, removed=()):
+    """MISMATCH when the hunk's lines were changed at its stated place (_changed_in_place), or one
+    of its `-` lines (with a letter or a digit) still stands there: the same lines at `start` are
+    then a copy the diff was not made for (docs/cli.md#patch)."""
+    here = lines[max(0, stated - 1) : stated - 1 + len(old)] if stated >= 1 else []
+    edge = _changed_in_place(here, old)
+    if edge is None:
+        edge = next(
+            (
+                k
+                for k in removed
+                if k < len(here) and here[k].rstrip() == old[k].rstrip() and _ALNUM_TEXT.search(old[k])
+            ),
+            None,
+        )
     if edge is not None:
         raise _hunk_mismatch(
             opened, item, lines, old, stated, "patch_changed_in_place", guess=False,

@@ -320,6 +320,34 @@ def test_a_hunk_whose_lines_were_changed_in_place_never_applies_to_a_copy(root, 
     assert (root / "t.py").read_text() == text
 
 
+def test_a_hunk_whose_removed_line_still_stands_never_applies_to_a_copy(root, be_env):
+    """Found by an attack: the first and last lines of load_a changed since the diff, its `-` line
+    (1 of the hunk's 3, under the "more than half" rule) still stands at line 3; the hunk went to
+    load_b "at offset +5". A `-` line standing where the hunk says is the line the diff changes."""
+    text = (
+        "def load_a(path):\n    with open(path, encoding=enc) as f:\n        data = f.read()\n    return data or None\n\n"
+        "def load_b(path):\n    with open(path) as f:\n        data = f.read()\n    return data\n"
+    )
+    (root / "r.py").write_text(text)
+    patch = (
+        "--- a/r.py\n+++ b/r.py\n@@ -2,3 +2,3 @@\n     with open(path) as f:\n-        data = f.read()\n"
+        "+        data = f.read().strip()\n     return data\n"
+    )
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 1 and answer["error"]["code"] == "MISMATCH", answer
+    assert 'its line "data = f.read()" still stands at line 3' in answer["error"]["message"], answer
+    assert (root / "r.py").read_text() == text
+    moved = "import os\n\n\n\n\n" + text.replace("open(path, encoding=enc)", "open(path)").replace(
+        " or None", ""
+    )
+    (root / "r.py").write_text(moved)  # (the same lines moved down by 5, nothing changed in place)
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert answer["error"]["code"] == "AMBIGUOUS", answer  # (two copies now: load_a and load_b)
+    (root / "r.py").write_text("import os\n\n\n\n\n" + text.split("\n\n", 1)[1])
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0 and "data = f.read().strip()" in (root / "r.py").read_text(), answer
+
+
 def test_a_hunk_still_applies_at_an_offset_when_only_blank_lines_stand_where_it_was(root, be_env):
     """A blank context line at the stated place says nothing: the hunk moved by the lines added above."""
     (root / "t.py").write_text("a = 1\n\n\ndef f():\n    return 1\n")
