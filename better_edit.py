@@ -3336,7 +3336,7 @@ def _division(words):
     """A `/` that _slash_starts_regex would call division, decided inside the regex engine: right
     after an operand's last character, or after it and one space, unless a regex keyword ends there
     (then the handler decides, as for every other `/`)."""
-    operand = "[\\w$)\\]}\"'`<]"
+    operand = "[\\w$\\]}\"'`<]"  # (not `)`: `if (s) /}/.test(s)` is a regex, the handler tells)
     keywords = "".join(f"(?<!{w}/)(?<!{w} /)" for w in sorted(words))
     return f"/(?:(?<={operand}/)|(?<={operand} /)){keywords}"
 
@@ -4369,7 +4369,7 @@ _PERL_REGEX_WORDS = _RUBY_REGEX_WORDS | frozenset("m qr s tr y split grep join p
 def _h_slash(state, m, words):
     """`/` not starting a comment: a regex literal or division, decided by the token before it."""
     start = m.start()
-    if not _slash_starts_regex(state.text, max(state.start, start - 80), start, words):
+    if not _slash_starts_regex(state.text, max(state.start, start - 80), start, words, state.start):
         return None
     literal = _JS_REGEX.match(state.text, start, state.end)
     if literal is None and words is _RUBY_REGEX_WORDS and _RUBY_REGEX_EOL.match(state.text, start):
@@ -4381,7 +4381,7 @@ def _h_slash(state, m, words):
     return literal.end() if literal else None
 
 
-def _slash_starts_regex(text, lo, start, words):
+def _slash_starts_regex(text, lo, start, words, floor=0):
     jsx_end = text.startswith(">", start + 1)  # JSX `/>`, unless no operand is before it: `(/>+/)`
     end = start
     while True:
@@ -4393,6 +4393,12 @@ def _slash_starts_regex(text, lo, start, words):
             word = _TRAILING_WORD.search(before)
             if word is not None and word.group() in words and not jsx_end:
                 return True
+        elif (
+            last == ")"
+            and words is _JS_REGEX_WORDS
+            and _statement_head_before(text, floor, lo + len(before) - 1)
+        ):
+            return True  # `if (s) /}/.test(s)`: after a statement's head, a value starts
         elif last not in ")]}\"'`<":  # (where an operand ends, or JSX `</`)
             if not jsx_end or not ((last == ">" and before[-2:] != "=>") or before.endswith("*/")):
                 return True  # (`<T<U> />` and `<T /* c */ />` are JSX)
@@ -4401,6 +4407,27 @@ def _slash_starts_regex(text, lo, start, words):
         end = _line_comment_start(text, lo + len(before), start)  # `// note\n/[)]/.test(s)`
         if end is None:
             return False
+
+
+_STATEMENT_HEAD_WORDS = frozenset("if while for with".split())
+
+
+def _statement_head_before(text, floor, close):
+    """Whether the `)` at `close` ends the head of an `if`, `while`, `for` or `with` (its `(`
+    within 400 characters, parentheses counted plainly)."""
+    depth, pos = 0, close
+    lowest = max(floor, close - 400)
+    while pos >= lowest:
+        char = text[pos]
+        if char == ")":
+            depth += 1
+        elif char == "(":
+            depth -= 1
+            if depth == 0:
+                word = _TRAILING_WORD.search(text[max(lowest, pos - 12) : pos].rstrip())
+                return word is not None and word.group() in _STATEMENT_HEAD_WORDS
+        pos -= 1
+    return False
 
 
 def _line_comment_start(text, code_end, slash):

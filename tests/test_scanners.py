@@ -176,6 +176,12 @@ def test_unknown_language_is_not_checked():
             "/* /* } */ */ 'label: loop { break 'label; } let e = '\\u{1F600}'; c }",
         ),
         ("rust", 'let b = b\'{\'; let s = br##"( "# )"##; let x: Vec<u8> = vec![];'),
+        # a regex right after the head of an if or a while (found by an attack: a function ended at `/}/`)
+        (
+            "javascript",
+            "function a(s) {\n  if (s) /}/.test(s);\n  while (x(1)) /[)]/.exec(y);\n  return (s) / 2 / (t);\n}\n",
+        ),
+        ("javascript", "var m=function(e){if(e)/}/.test(e)&&g();return(e)/2};"),
         # block comments nest in Kotlin, Swift and Dart too (found by tree-sitter: a class ran to the end)
         *(
             (lang, "class H {\n  /*\n   * /* a */\n   * f {\n   */\n  val i = 1\n}\n")
@@ -860,6 +866,7 @@ HEADER_CASES = [
     ("cpp-qualified-operator", "cpp", "int M::K::operator()(const char* a,\n                     const char* b) const {\n  return 0;\n}\n", 3, (1, 4, "method", "operator()")),
     ("cpp-template-class-member", "cpp", "template <typename K, class C>\nvoid SkipList<K, C>::Insert(const K& key) {\n  x();\n}\n", 3, (1, 4, "method", "Insert")),
     ("cpp-initializers-ending-in-commas", "cpp", "struct T {\n  T()\n      : db_(nullptr),\n        n_(1),\n        c_(New(100)) {\n    f();\n  }\n};\n", 6, (2, 7, "method", "T")),
+    ("js-regex-after-if-head", "javascript", "function a(s) {\n  if (s) /}/.test(s);\n  return 1;\n}\nfunction b() {\n}\n", 3, (1, 4, "function", "a")),
     ("cpp-scope-on-its-own-line", "cpp", "std::vector<int>\nWidget::\ncompute(int a)\n{\n  return {a};\n}\n", 5, (1, 6, "method", "compute")),
     ("cpp-try-statement", "cpp", "int f() {\n  try {\n    g();\n  } catch (E e) {\n  }\n}\n", 3, (1, 6, "function", "f")),
 ]  # fmt: skip
