@@ -2037,8 +2037,15 @@ _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\"}
 
 
 def looks_double_escaped(content):
-    """Whether `content` holds literal backslash-n sequences and no line break: sent escaped twice."""
-    return "\n" not in content and content.count("\\n") >= 2
+    """Whether `content` holds literal backslash-n sequences outside quoted strings and no line
+    break: sent escaped twice. Those inside strings (`{"a":"x\\ny"}`, minified JSON or code) are
+    the content's own escapes, not line breaks; a quote after a backslash opens no string."""
+    if "\n" in content or content.count("\\n") < 2:
+        return False
+    return _QUOTED_STRING.sub("", content).count("\\n") >= 2
+
+
+_QUOTED_STRING = _LazyPattern(r"""(?<!\\)"(?:[^"\\\n]|\\.)*"|(?<!\\)'(?:[^'\\\n]|\\.)*'""")
 
 
 def unescape_content(content):

@@ -1366,6 +1366,10 @@ def test_write_rescues_double_escaped_content(serve, root):
     assert (root / "v.txt").read_text() == verbatim and "warnings" not in result
     server.ok("be-write", file="w.txt", content="only one \\n here")
     assert (root / "w.txt").read_text() == "only one \\n here"
+    minified = '{"greeting":"hello\\nworld","path":"C:\\\\temp","sig":"a\\tb\\nc"}'  # (escapes in strings)
+    result = server.ok("be-write", file="data.json", content=minified)
+    assert (root / "data.json").read_text() == minified and "warnings" not in result
+    assert json.loads((root / "data.json").read_text())["greeting"] == "hello\nworld"
 
 
 def test_write_rescue_in_preview_says_so_and_saves_no_chip(serve, root):

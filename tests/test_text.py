@@ -185,6 +185,11 @@ def test_double_escape_rescue_rules():
     assert be.looks_double_escaped("a\\nb\\nc")
     assert not be.looks_double_escaped("a\\nb")  # only one
     assert not be.looks_double_escaped("a\nb\\nc\\n")  # has a real newline
+    # found by an attack: the escapes of minified JSON or code are inside its strings, not line breaks
+    assert not be.looks_double_escaped('{"greeting":"hello\\nworld","sig":"a\\tb\\nc"}')
+    assert not be.looks_double_escaped("var s='a\\nb';var t=\"c\\nd\";")
+    assert be.looks_double_escaped('def f():\\n    return "x\\n"\\n')  # (one inside, two outside)
+    assert be.looks_double_escaped('a\\nb \\"q\\n\\"')  # (an escaped quote opens no string)
     assert be.unescape_content('x\\n\\t"q\\"\\\\\\d') == 'x\n\t"q"\\\\d'
 
 
