@@ -9880,7 +9880,11 @@ def _sha256(data):
 
 
 def _head(text):
-    return text.body[:512].decode(text.codec, "ignore")
+    """The file's first 512 bytes as text, for a shebang or a modeline (what cannot be decoded goes)."""
+    try:
+        return text.body[:512].decode(text.codec, "ignore")
+    except UnicodeError:  # (a codec without the "ignore" handler: idna)
+        return text.body[:512].decode("latin-1")
 
 
 def _language_of(real, text):
