@@ -450,6 +450,14 @@ MESSAGES = {
         "items {first} ({first_file}) and {second} ({second_file}) touch overlapping lines of the same file",
         "条目 {first}（{first_file}）与 {second}（{second_file}）修改了同一文件中重叠的行",
     ),
+    "edit_file_and_folder": (
+        "items {first} ({first_file}) and {second} ({second_file}) use {first_file} both as a file and as a folder",
+        "条目 {first}（{first_file}）与 {second}（{second_file}）把 {first_file} 既当作文件又当作文件夹",
+    ),
+    "edit_file_and_folder.hint": (
+        "a call cannot make a path both a file and a folder: drop one of the items",
+        "一次调用不能让同一路径既是文件又是文件夹：请去掉其中一个条目",
+    ),
     "edit_encodings": (
         "items {items} name {file} with different encodings ({names}); a file has one encoding",
         "条目 {items} 以不同编码（{names}）指定 {file}；一个文件只有一种编码",
@@ -11778,6 +11786,7 @@ def apply_items(ctx, args, items, failures, total):
     try:
         _group_by_file(ctx, items, groups, failures, many)
         ordered = sorted(groups.values(), key=lambda g: g.place.real)  # the write order
+        failures.extend(_file_and_folder(ordered))
         with Locks(ctx) as locks:
             locks.take_all([group.place for group in ordered])
             for group in ordered:
@@ -11794,6 +11803,24 @@ def apply_items(ctx, args, items, failures, total):
             opened = group.opened
             if opened is not None and opened.place is not None:
                 opened.place.folder.close()
+
+
+def _file_and_folder(ordered):
+    """INVALID_ARGUMENT for items of one call that use one path as a file and as a folder
+    (`write a/b` and `write a/b/c`): before, the second failed as a CONFLICT with "another
+    program"."""
+    found, by_path = [], {group.place.real: group for group in ordered}
+    for later in ordered:
+        folder = os.path.dirname(later.place.real)
+        while folder not in by_path and os.path.dirname(folder) != folder:
+            folder = os.path.dirname(folder)
+        group = by_path.get(folder)
+        if group is not None:
+            one, two = group.items[0], later.items[0]
+            fields = {"first": one["index"], "second": two["index"], "first_file": one["file"]}
+            error = ToolError("INVALID_ARGUMENT", "edit_file_and_folder", second_file=two["file"], **fields)
+            found += [(item["index"], later.file, error) for item in later.items]
+    return found
 
 
 def _group_by_file(ctx, items, groups, failures, many):

@@ -320,6 +320,27 @@ def test_a_hunk_whose_lines_were_changed_in_place_never_applies_to_a_copy(root, 
     assert (root / "t.py").read_text() == text
 
 
+def test_items_that_use_one_path_as_a_file_and_as_a_folder_are_refused(root, be_env):
+    """Found by an attack: `write nd1/nd2/new.txt` with `write nd1/nd2/new.txt/x` (or a patch that
+    creates `pp` and `pp/q`) failed as a CONFLICT "changed by another program"; nothing else ran."""
+    edits = [
+        {"file": "a/b", "op": "write", "content": "1"},
+        {"file": "a/b.txt", "op": "write", "content": "2"},
+        {"file": "a/b/c", "op": "write", "content": "3"},
+    ]
+    done, answer = run_json(
+        "edit", "--edits-file", "-", input=json.dumps(edits).encode(), cwd=root, env=be_env
+    )
+    assert done.returncode == 2 and answer["error"]["code"] == "INVALID_ARGUMENT", answer
+    assert "use a/b both as a file and as a folder" in answer["error"]["message"], answer
+    patch = "--- /dev/null\n+++ b/pp\n@@ -0,0 +1 @@\n+x\n--- /dev/null\n+++ b/pp/q\n@@ -0,0 +1 @@\n+y\n"
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert answer["error"]["code"] == "INVALID_ARGUMENT" and "as a folder" in answer["error"]["message"], (
+        answer
+    )
+    assert sorted(os.listdir(root)) == []
+
+
 def test_a_hunk_whose_removed_line_still_stands_never_applies_to_a_copy(root, be_env):
     """Found by an attack: the first and last lines of load_a changed since the diff, its `-` line
     (1 of the hunk's 3, under the "more than half" rule) still stands at line 3; the hunk went to
