@@ -11168,6 +11168,8 @@ def tool_write(ctx, args):
         if exists:
             st, raw, text = load_text(ctx, place, args.get("encoding"))
             placeholder_guard(args, Opened(file, real, text), content, text.decode())
+            if text.bom and content.startswith("\ufeff"):
+                content = content[1:]  # (the file keeps its BOM: this one would be a second)
             eol = dominant_eol(text.body).decode()
             new_body = text.encode(normalize_newlines(content).replace("\n", eol))
             data = text.to_bytes(new_body)
@@ -14208,7 +14210,7 @@ def _read_input(lang, path, source):
             detail=exc.strerror or str(exc),
         ) from None
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8-sig")  # (a BOM marks the file's encoding: no text of it)
     except UnicodeDecodeError:
         raise ToolError("INVALID_ARGUMENT", "content_not_utf8", "arg.hint", source=source) from None
 

@@ -198,6 +198,18 @@ def test_read_warnings_and_invisible_bom(cli, root):
     assert len(out["warnings"]) == 2  # mixed endings, no final newline; never one for tabs
 
 
+def test_a_bom_is_never_written_twice_nor_taken_from_a_content_file(cli, root):
+    """Found by an attack: `write` to a UTF-8-BOM file of content starting with U+FEFF gave two
+    BOMs; a `--content-file` saved with a BOM (Notepad) put U+FEFF into the edited line."""
+    bom = write(root / "bom.txt", "\ufeffold\n")
+    assert cli("write", "-f", "bom.txt", "-c", "\ufeffnew")[0] == 0
+    assert bom.read_bytes() == b"\xef\xbb\xbfnew"
+    (root / "content.txt").write_bytes(b"\xef\xbb\xbfX\n")
+    plain = write(root / "t.txt", "a\nb\n")
+    assert cli("replace", "-f", "t.txt", "-s", "1", "--content-file", "content.txt")[0] == 0
+    assert plain.read_bytes() == b"X\nb\n"
+
+
 def test_read_of_a_file_broken_by_cr_alone_says_it_is_one_line(cli, root):
     """A classic Mac OS file (lines broken by CR alone) is one line here: a read said only that it
     does not end with a newline, and an edit of "line 2" then met OUT_OF_RANGE unexplained."""
