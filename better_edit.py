@@ -1893,12 +1893,17 @@ def locate_old(norm, old):
     loose_text, loose_old = _strip_trailing_ws(norm), _strip_trailing_ws(old)
     if not loose_old.strip("\n"):
         return "exact", []
+    virtual = loose_old.endswith("\n") and not loose_text.endswith("\n")
+    if virtual:
+        loose_text += "\n"  # (the end of a file without a final newline ends its last line too)
     starts = find_all(loose_text, loose_old)
     spans = []
     for (line_s, col_s, line_e, col_e), s in zip(_spans_of(loose_text, starts, len(loose_old)), starts):
         stop = s + len(loose_old)
         if col_e >= 0 and (stop == len(loose_text) or loose_text[stop] == "\n"):
             col_e = None  # reached the stripped end: take the trailing whitespace too
+        elif virtual and stop == len(loose_text):
+            col_e = None  # (to the end of the last line: it still ends the file without a newline)
         spans.append((line_s, col_s, line_e, col_e))
     return "loose", spans
 

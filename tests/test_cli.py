@@ -198,6 +198,18 @@ def test_read_warnings_and_invisible_bom(cli, root):
     assert len(out["warnings"]) == 2  # mixed endings, no final newline; never one for tabs
 
 
+def test_old_ending_in_a_newline_matches_the_last_line_of_a_file_without_one(cli, root):
+    """Found by an attack: `a\\nb` and `--old $'b\\n'` was MISMATCH, though `closest` said "old
+    matches the file here exactly (line endings aside)"; line endings are ignored in the second
+    tier, and the file still ends without a newline."""
+    f = write(root / "nf.txt", "a\nb")
+    rc, out = cli("replace", "-f", "nf.txt", "--old", "b\n", "-c", "B")
+    assert rc == 0 and f.read_bytes() == b"a\nB", out
+    assert any("line endings are ignored" in w for w in out["warnings"]), out
+    write(root / "nf.txt", "a\nb")
+    assert cli("replace", "-f", "nf.txt", "--old", "a\nb\n", "-c", "X")[0] == 0 and f.read_bytes() == b"X"
+
+
 def test_a_bom_is_never_written_twice_nor_taken_from_a_content_file(cli, root):
     """Found by an attack: `write` to a UTF-8-BOM file of content starting with U+FEFF gave two
     BOMs; a `--content-file` saved with a BOM (Notepad) put U+FEFF into the edited line."""
