@@ -1004,6 +1004,10 @@ MESSAGES = {
         "当前文件夹已不存在（进入后被删除或改名）；请 cd 到存在的文件夹后重试",
     ),
     "cli.both": ("give {option} or {other}, not both", "{option} 与 {other} 只能给一个"),
+    "cli.stdin_twice": (
+        "{option} - and {other} - both name standard input; only one of them can read it",
+        "{option} - 与 {other} - 都指向标准输入；只能有一个读取它",
+    ),
     "cli.needs": ("{option} needs {other}", "{option} 需要与 {other} 一起使用"),
     "cli.required": ("{command} needs {options}", "{command} 需要 {options}"),
     "cli.prog_error": ("{prog}: error: {message}", "{prog}：错误：{message}"),
@@ -10898,9 +10902,13 @@ def _lines_mismatch(opened, old, current, wanted, start, end):
     `actual`, where old does occur (`found_at`) and the block most like it (`closest`), unless the
     lines were changed where old was copied from (_changed_in_place): then no candidate elsewhere,
     which would be other code (docs/cli.md#replace)."""
-    _tier, spans = locate_old(opened.normalized(), old)
-    found_at = [{"start": s[0], "end": s[2]} for s in spans]
-    closest = closest_of(opened, old)
+    if _strip_one_newline(normalize_newlines(old)):
+        _tier, spans = locate_old(opened.normalized(), old)
+        found_at = [{"start": s[0], "end": s[2]} for s in spans]
+        closest = closest_of(opened, old)
+    else:  # (an empty old names an empty line: it "occurred" at every character before)
+        empty = [n for n, line in enumerate(_file_lines(opened), 1) if not line.rstrip()]
+        found_at, closest = [{"start": n, "end": n} for n in empty], None
     data = {"actual": current, "found_at": found_at, "closest": closest}
     then = wanted.split("\n")
     stands = _changed_in_place(current.split("\n"), then)
@@ -14241,6 +14249,14 @@ def _read_whole(handle, source, path):
 def cli_arguments(lang, tool, ns):
     """The handler's argument dict from parsed options, driven by each Param's CLI data."""
     args = {}
+    stdin = [
+        flag
+        for param in tool.params
+        for kind, flag, *_ in param.cli_also
+        if getattr(ns, _also_dest(flag), None) == "-"
+    ]
+    if len(stdin) > 1:  # (the first would read it all: the second got "")
+        raise UsageError(tr(lang, "cli.stdin_twice", option=stdin[0], other=stdin[1]))
     for param in tool.params:
         value = _cli_value(param, ns)
         if value is not None:

@@ -210,6 +210,29 @@ def test_old_ending_in_a_newline_matches_the_last_line_of_a_file_without_one(cli
     assert cli("replace", "-f", "nf.txt", "--old", "a\nb\n", "-c", "X")[0] == 0 and f.read_bytes() == b"X"
 
 
+def test_an_empty_old_by_line_numbers_lists_the_empty_lines(cli, root):
+    """Found by an attack: `--old ''` names an empty line; on a mismatch `found_at` listed every
+    character (`1-1, 1-1, 2-2, 2-2, ... 4-4` for a 3-line file), and a `closest` of other text."""
+    write(root / "o.txt", "a\n\nc\n\n")
+    err = fails(
+        cli, root / "o.txt", "replace", "-f", "o.txt", "-s", "1", "--old", "", "-c", "x", code="MISMATCH"
+    )
+    assert err["found_at"] == [{"start": 2, "end": 2}, {"start": 4, "end": 4}] and err["closest"] is None, err
+    write(root / "p.txt", "a\nb\n")
+    err = fails(
+        cli, root / "p.txt", "replace", "-f", "p.txt", "-s", "2", "--old", "", "-c", "x", code="MISMATCH"
+    )
+    assert err["found_at"] == [], err
+
+
+def test_two_options_reading_standard_input_are_a_usage_error(run_be, root):
+    """Found by an attack: `--old-file - --content-file -` was accepted; the second read nothing."""
+    f = write(root / "o.txt", "a\n\nc\n")
+    done = run_be("replace", "-f", "o.txt", "-s", "2", "--old-file", "-", "--content-file", "-", input=b"\n")
+    assert done.returncode == 2 and "standard input" in done.stderr.decode(), done
+    assert f.read_text() == "a\n\nc\n"
+
+
 def test_a_bom_is_never_written_twice_nor_taken_from_a_content_file(cli, root):
     """Found by an attack: `write` to a UTF-8-BOM file of content starting with U+FEFF gave two
     BOMs; a `--content-file` saved with a BOM (Notepad) put U+FEFF into the edited line."""
