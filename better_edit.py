@@ -684,8 +684,8 @@ MESSAGES = {
         "自读取第 {start}-{end} 行以来 {file} 已被修改（viewed_code_id {id}）",
     ),
     "stale_view.hint": (
-        "see 'current'; read again and redo the edit on the current text",
-        "参见 current；请重新读取并基于当前内容编辑",
+        "see 'current'; read again and redo the edit on the current text (a viewed_code_id holds only for the file it was read from)",
+        "参见 current；请重新读取并基于当前内容编辑（viewed_code_id 只对读取它的那个文件有效）",
     ),
     "unbalanced": (
         "lines {start}-{end} hold unbalanced {symbols}; deleting them would break the structure",
