@@ -549,6 +549,15 @@ MESSAGES = {
         "see 'actual' for those lines now; read the file and make the diff again",
         "参见 actual 中这些行的现状；请重新读取文件并重新生成 diff",
     ),
+    "patch_delete_link": (
+        "hunk {hunk} deletes {file} (+++ /dev/null), but {file} is a symbolic link: the file it points to "
+        "({path}) would go and the link would stay",
+        "第 {hunk} 块删除 {file}（+++ /dev/null），但 {file} 是符号链接：会删除它指向的文件（{path}）而保留该链接",
+    ),
+    "patch_delete_link.hint": (
+        "remove the link itself with rm, or make the patch name the file it points to",
+        "请用 rm 删除链接本身，或让补丁指明它指向的文件",
+    ),
     "patch_delete_mismatch": (
         "hunk {hunk} deletes {file} (+++ /dev/null), but the lines it removes are not the file's whole "
         "content ({count} lines now)",
@@ -12602,6 +12611,11 @@ def _hunk_plan(ctx, item, opened, exists, hunk):
     lines = _file_lines(opened)
     content = "".join(line + "\n" for line in new)
     if item["delete_file"]:
+        if os.path.islink(
+            _full_path(ctx, file)
+        ):  # (it would delete the file it points to, and keep the link)
+            hunk = item.get("hunk", item["index"] + 1)
+            raise ToolError("INVALID_ARGUMENT", "patch_delete_link", hunk=hunk, file=file, path=opened.real)
         if not _lines_match(lines, 0, old, True) or len(lines) != len(old):
             raise _hunk_mismatch(opened, item, lines, old, 1, "patch_delete_mismatch", count=len(lines))
         total = opened.text.total()

@@ -320,6 +320,21 @@ def test_a_hunk_whose_lines_were_changed_in_place_never_applies_to_a_copy(root, 
     assert (root / "t.py").read_text() == text
 
 
+def test_a_patch_never_deletes_a_file_through_a_symbolic_link(root, be_env):
+    """Found by an attack: `+++ /dev/null` for a link deleted the file it pointed to and kept the
+    link, dangling; the diff named the link."""
+    (root / "tgt.txt").write_text("x\n")
+    (root / "link.txt").symlink_to("tgt.txt")
+    patch = "--- a/link.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n"
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 2 and answer["error"]["code"] == "INVALID_ARGUMENT", answer
+    assert "is a symbolic link" in answer["error"]["message"], answer
+    assert (root / "tgt.txt").read_text() == "x\n" and (root / "link.txt").is_symlink()
+    patch = "--- a/tgt.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n"
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0 and not (root / "tgt.txt").exists(), answer
+
+
 def test_items_that_use_one_path_as_a_file_and_as_a_folder_are_refused(root, be_env):
     """Found by an attack: `write nd1/nd2/new.txt` with `write nd1/nd2/new.txt/x` (or a patch that
     creates `pp` and `pp/q`) failed as a CONFLICT "changed by another program"; nothing else ran."""
