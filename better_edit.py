@@ -1906,6 +1906,11 @@ def locate_old(norm, old):
     loose_text, loose_old = _strip_trailing_ws(norm), _strip_trailing_ws(old)
     if not loose_old.strip("\n"):
         return "exact", []
+    return "loose", _loose_spans(loose_text, loose_old)
+
+
+def _loose_spans(loose_text, loose_old):
+    """locate_old's spans of `loose_old` in `loose_text` (both without trailing whitespace)."""
     virtual = loose_old.endswith("\n") and not loose_text.endswith("\n")
     if virtual:
         loose_text += "\n"  # (the end of a file without a final newline ends its last line too)
@@ -1918,7 +1923,7 @@ def locate_old(norm, old):
         elif virtual and stop == len(loose_text):
             col_e = None  # (to the end of the last line: it still ends the file without a newline)
         spans.append((line_s, col_s, line_e, col_e))
-    return "loose", spans
+    return spans
 
 
 def _spans_of(string, starts, length):
@@ -6009,31 +6014,12 @@ def _classify(header, language, original=None, at=None, in_class=False):
     js = language in ("javascript", "typescript")
     if js and _TYPE_LITERAL_HEAD.search(header):
         return None  # `function f(): {`: the `{` opens the return type, the body comes after it
-    found = _classify_specific(header, language, at)
+    found = _classify_specific(header, language, at) or _class_head(header, language)
     if found is not None:
         return found
-    m = _RUST_IMPL.match(header) if language == "rust" else None
-    if m:
-        group = 2 if m.group(2) else 1
-        return "class", m.group(group), m.start(group)
-    m = _CLASS_HEAD.match(header)
-    if m and not (m.group(1) == "object" and language != "kotlin"):  # (C#'s `public object O {`)
-        if m.group(1) == "object" and not m.group(2) and _KOTLIN_COMPANION.match(header):
-            return "class", "Companion", m.start(1)  # (Kotlin's name for a companion object without one)
-        return _CLASS_KINDS.get(m.group(1), "class"), m.group(2), m.start(2) if m.group(2) else 0
-    modifiers = _JAVA_MODIFIER_WORDS.match(header) if language == "java" else None
-    first = _FIRST_WORD.match(header, modifiers.end() if modifiers else 0)
     named_anyhow = js and (in_class or _js_method_named_anyhow(header, language))  # (no statement there)
-    if (
-        first
-        and not named_anyhow
-        and (
-            first.group(1) in _CONTROL_WORDS
-            or (first.group(1) in _ALONE_CONTROL_WORDS and not header[first.end() :].strip())
-        )
-    ):
-        if not (js and first.group(1) not in _JS_NOT_METHOD_NAMES and _JS_PAREN.match(header, first.end())):
-            return None  # (a JS method may be named like a keyword: `default(id) {`, `do(action) {`)
+    if not named_anyhow and _statement_head(header, language):
+        return None
     if js:
         not_names = frozenset() if named_anyhow else _JS_NOT_METHOD_NAMES
         return _js_computed_method(header) or _c_like_function(header, not_names)
@@ -6043,6 +6029,37 @@ def _classify(header, language, original=None, at=None, in_class=False):
         not_names = {"c": _C_NOT_FUNCTION_NAMES, "java": _JAVA_NOT_FUNCTION_NAMES}.get(language)
         return _c_like_function(header, not_names)
     return None
+
+
+def _class_head(header, language):
+    """_classify of a type's header: Rust's `impl`, or `class`, `struct`, `interface`... (`object`
+    in Kotlin only: C#'s `public object O {` is a property)."""
+    m = _RUST_IMPL.match(header) if language == "rust" else None
+    if m:  # (`impl T` names T, `impl Tr for T` T too: the last group that matched)
+        return "class", m.group(m.lastindex), m.start(m.lastindex)
+    m = _CLASS_HEAD.match(header)
+    word, name = m.groups() if m else (None, None)
+    if word == "object" and language != "kotlin":
+        return None
+    if word == "object" and not name and _KOTLIN_COMPANION.match(header):
+        return "class", "Companion", m.start(1)  # (Kotlin's name for a companion object without one)
+    return (_CLASS_KINDS.get(word, "class"), name, max(m.start(2), 0)) if m else None
+
+
+def _statement_head(header, language):
+    """Whether the header starts a statement's block (`if (x) {`, `else {`, `get {`), not a
+    definition's; Java's `default` and `synchronized` before more words are modifiers, and a
+    JavaScript method may be named like a keyword (`default(id) {`, `do(action) {`)."""
+    modifiers = _JAVA_MODIFIER_WORDS.match(header) if language == "java" else None
+    first = _FIRST_WORD.match(header, modifiers.end() if modifiers else 0)
+    if not first:
+        return False
+    word = first.group(1)
+    alone = word in _ALONE_CONTROL_WORDS and not header[first.end() :].strip()
+    if word not in _CONTROL_WORDS and not alone:
+        return False
+    js_method = language in ("javascript", "typescript") and word not in _JS_NOT_METHOD_NAMES
+    return not (js_method and _JS_PAREN.match(header, first.end()))
 
 
 _CSHARP_MODIFIERS = _LazyPattern(
@@ -6627,19 +6644,12 @@ def _indented_chain(defs, line_start, line_end, extent, end_key=None):
     `end_key` (Ruby, Lua): definitions with the same key end at the same `end` as a later one with
     it, or before; one on or before the line that ends before it, or never, at an `end` it looked
     for (not on its own line) rules out every earlier one with its key."""
-    import bisect
-
-    positions = [d.pos for d in defs]
-    i = bisect.bisect_right(positions, line_end)
-    candidates = list(reversed(defs[:i]))
-    if i < len(defs):
-        candidates.insert(0, defs[i])  # the line may be a decorator of the next def
-    chain, shallowest, ruled_out = [], None, set()
-    for definition in candidates:
-        if shallowest is not None and definition.indent >= shallowest:
+    chain, shallowest, ruled_out = [], float("inf"), set()
+    for definition in _chain_candidates(defs, line_end):
+        if definition.indent >= shallowest:
             continue
         key = end_key(definition) if end_key else None
-        if key is not None and key in ruled_out:
+        if key in ruled_out:
             continue
         found = extent(definition)
         if found and found[0] <= line_start <= found[1]:
@@ -6647,9 +6657,27 @@ def _indented_chain(defs, line_start, line_end, extent, end_key=None):
             shallowest = definition.indent
             if shallowest == 0:
                 break
-        elif key is not None and definition.pos <= line_end and (found is None or found[1] > found[0]):
+        elif key is not None and _ends_at_an_end_before(definition, found, line_end):
             ruled_out.add(key)
     return chain
+
+
+def _ends_at_an_end_before(definition, found, line_end):
+    """Whether a definition on or before the line that does not hold it ended at an `end` it
+    looked for (or found none): not on its own line (`def x; end`)."""
+    return definition.pos <= line_end and (found is None or found[1] > found[0])
+
+
+def _chain_candidates(defs, line_end):
+    """The definitions that may hold the line ending at `line_end`: those before it, nearest first,
+    after the one just below it (the line may be one of its decorators)."""
+    import bisect
+
+    i = bisect.bisect_right([d.pos for d in defs], line_end)
+    candidates = list(reversed(defs[:i]))
+    if i < len(defs):
+        candidates.insert(0, defs[i])
+    return candidates
 
 
 def _keyword_chain(text, language, line_start, line_end, start, end):
@@ -10608,6 +10636,13 @@ def _read_window(ctx, args, opened, total, warnings):
     return start, end
 
 
+def _shown_length(line):
+    """Characters a read shows of a line: without its terminator (a CR alone stays in the line)."""
+    if line.endswith("\n"):
+        return len(line) - (2 if line.endswith("\r\n") else 1)
+    return len(line)
+
+
 def _read_fit(ctx, args, chunk, codec, start, end, warnings):
     """(end, chunk, shown): a server's read cut to READ_MAX_CHARS characters of content as
     max_lines cuts it to lines, at the last whole line that fits (a warning says where to go on).
@@ -10619,10 +10654,7 @@ def _read_fit(ctx, args, chunk, codec, start, end, warnings):
     line = start
     while line <= end:
         stop = chunk.find(b"\n", offset) + 1 or len(chunk)
-        shown_text = str(memoryview(chunk)[offset:stop], codec)
-        if shown_text.endswith("\n"):  # (only the terminator goes: a CR alone stays in the line)
-            shown_text = shown_text[: -2 if shown_text.endswith("\r\n") else -1]
-        used += len(str(line)) + 2 + len(shown_text)
+        used += len(str(line)) + 2 + _shown_length(str(memoryview(chunk)[offset:stop], codec))
         if used > READ_MAX_CHARS:
             break
         offset, line = stop, line + 1
@@ -10906,18 +10938,22 @@ def _replace_lines(ctx, args, opened):
 _READ_PREFIX = _LazyPattern(r"(\d{1,15})\t(.*)")
 
 
+def _where_old_is(opened, old):
+    """(found_at, closest) of `old` in the file; an empty old names an empty line (it "occurred"
+    at every character before)."""
+    if _strip_one_newline(normalize_newlines(old)):
+        _tier, spans = locate_old(opened.normalized(), old)
+        return [{"start": s[0], "end": s[2]} for s in spans], closest_of(opened, old)
+    empty = [n for n, line in enumerate(_file_lines(opened), 1) if not line.rstrip()]
+    return [{"start": n, "end": n} for n in empty], None
+
+
 def _lines_mismatch(opened, old, current, wanted, start, end):
     """MISMATCH of lines start..end that do not hold `old` (`current`, `wanted`: both normalized):
     `actual`, where old does occur (`found_at`) and the block most like it (`closest`), unless the
     lines were changed where old was copied from (_changed_in_place): then no candidate elsewhere,
     which would be other code (docs/cli.md#replace)."""
-    if _strip_one_newline(normalize_newlines(old)):
-        _tier, spans = locate_old(opened.normalized(), old)
-        found_at = [{"start": s[0], "end": s[2]} for s in spans]
-        closest = closest_of(opened, old)
-    else:  # (an empty old names an empty line: it "occurred" at every character before)
-        empty = [n for n, line in enumerate(_file_lines(opened), 1) if not line.rstrip()]
-        found_at, closest = [{"start": n, "end": n} for n in empty], None
+    found_at, closest = _where_old_is(opened, old)
     data = {"actual": current, "found_at": found_at, "closest": closest}
     then = wanted.split("\n")
     stands = _changed_in_place(current.split("\n"), then)
@@ -11190,11 +11226,7 @@ def tool_write(ctx, args):
         if exists:
             st, raw, text = load_text(ctx, place, args.get("encoding"))
             placeholder_guard(args, Opened(file, real, text), content, text.decode())
-            if text.bom and content.startswith("\ufeff"):
-                content = content[1:]  # (the file keeps its BOM: this one would be a second)
-            eol = dominant_eol(text.body).decode()
-            new_body = text.encode(normalize_newlines(content).replace("\n", eol))
-            data = text.to_bytes(new_body)
+            data, new_body = _rewritten_bytes(text, content)
         else:
             st = raw = text = None
             placeholder_guard(args, Opened(file, real, Text(b"")), content, "")
@@ -11216,6 +11248,16 @@ def tool_write(ctx, args):
     if warnings:
         result["warnings"] = _local_warnings(ctx, warnings)
     return result
+
+
+def _rewritten_bytes(text, content):
+    """(bytes, body) of an existing file rewritten with `content`: its encoding, BOM (a U+FEFF
+    that starts the content would be a second) and dominant line ending kept."""
+    if text.bom and content.startswith("\ufeff"):
+        content = content[1:]
+    eol = dominant_eol(text.body).decode()
+    new_body = text.encode(normalize_newlines(content).replace("\n", eol))
+    return text.to_bytes(new_body), new_body
 
 
 def _rescued_content(ctx, args, warnings):
@@ -12609,24 +12651,10 @@ def _hunk_plan(ctx, item, opened, exists, hunk):
     if not exists:
         raise not_found(file, ctx.root or ctx.cwd, opened.real)
     lines = _file_lines(opened)
-    content = "".join(line + "\n" for line in new)
     if item["delete_file"]:
-        if os.path.islink(
-            _full_path(ctx, file)
-        ):  # (it would delete the file it points to, and keep the link)
-            hunk = item.get("hunk", item["index"] + 1)
-            raise ToolError("INVALID_ARGUMENT", "patch_delete_link", hunk=hunk, file=file, path=opened.real)
-        if not _lines_match(lines, 0, old, True) or len(lines) != len(old):
-            raise _hunk_mismatch(opened, item, lines, old, 1, "patch_delete_mismatch", count=len(lines))
-        total = opened.text.total()
-        return Change(opened.text, (0, b"", len(opened.text.body)), 1, total, 0, {}, at=0)
+        return _hunk_deletion(ctx, item, opened, lines, old)
     if not old:  # a pure insertion without context: its stated place is all there is
-        if old_start > len(lines):  # (never clamped to the end: docs/cli.md#edit-and-patch)
-            hunk_number = item.get("hunk", item["index"] + 1)
-            fields = {"hunk": hunk_number, "file": file, "line": old_start, "total": len(lines)}
-            raise ToolError("OUT_OF_RANGE", "patch_past_end", data={"total": len(lines)}, **fields)
-        insert = {"file": file, "after_line": old_start, "content": content}
-        return _insert_change(ctx, dict(insert, force=item.get("force")), opened)
+        return _hunk_insertion(ctx, item, opened, len(lines), old_start, new)
     removed = [n for n, (sign, _line) in enumerate(t for t in tagged if t[0] != "+") if sign == "-"]
     start, warnings = _hunk_position(opened, item, lines, old, old_start, removed)
     removed = "\n".join(line for sign, line in tagged if sign == "-")
@@ -12638,6 +12666,31 @@ def _hunk_plan(ctx, item, opened, exists, hunk):
         change.newline_only = True
     change.warnings += warnings
     return change
+
+
+def _hunk_deletion(ctx, item, opened, lines, old):
+    """The Change of a hunk that deletes its file (`+++ /dev/null`): its lines must be the file's
+    whole content, and the file no symbolic link (the file it points to would go, the link stay)."""
+    file = item["file"]
+    if os.path.islink(_full_path(ctx, file)):
+        hunk = item.get("hunk", item["index"] + 1)
+        raise ToolError("INVALID_ARGUMENT", "patch_delete_link", hunk=hunk, file=file, path=opened.real)
+    if not _lines_match(lines, 0, old, True) or len(lines) != len(old):
+        raise _hunk_mismatch(opened, item, lines, old, 1, "patch_delete_mismatch", count=len(lines))
+    total = opened.text.total()
+    return Change(opened.text, (0, b"", len(opened.text.body)), 1, total, 0, {}, at=0)
+
+
+def _hunk_insertion(ctx, item, opened, total, old_start, new):
+    """The Change of a hunk without context lines: its lines go after line `old_start`, never
+    clamped to the end of the file (docs/cli.md#edit-and-patch)."""
+    file = item["file"]
+    if old_start > total:
+        hunk = item.get("hunk", item["index"] + 1)
+        fields = {"hunk": hunk, "file": file, "line": old_start, "total": total}
+        raise ToolError("OUT_OF_RANGE", "patch_past_end", data={"total": total}, **fields)
+    insert = {"file": file, "after_line": old_start, "content": "".join(line + "\n" for line in new)}
+    return _insert_change(ctx, dict(insert, force=item.get("force")), opened)
 
 
 def _hunk_splice(opened, first, last, tagged):
@@ -14260,17 +14313,19 @@ def _read_whole(handle, source, path):
         raise ToolError("TOO_LARGE", "input_too_large", source=source, path=path) from None
 
 
+def _one_stdin(lang, tool, ns):
+    """A usage error when two options name standard input (`--old-file - --content-file -`): the
+    first would read it all, the second got nothing."""
+    flags = [flag for param in tool.params for _kind, flag, *_ in param.cli_also]
+    stdin = [flag for flag in flags if getattr(ns, _also_dest(flag), None) == "-"]
+    if len(stdin) > 1:
+        raise UsageError(tr(lang, "cli.stdin_twice", option=stdin[0], other=stdin[1]))
+
+
 def cli_arguments(lang, tool, ns):
     """The handler's argument dict from parsed options, driven by each Param's CLI data."""
     args = {}
-    stdin = [
-        flag
-        for param in tool.params
-        for kind, flag, *_ in param.cli_also
-        if getattr(ns, _also_dest(flag), None) == "-"
-    ]
-    if len(stdin) > 1:  # (the first would read it all: the second got "")
-        raise UsageError(tr(lang, "cli.stdin_twice", option=stdin[0], other=stdin[1]))
+    _one_stdin(lang, tool, ns)
     for param in tool.params:
         value = _cli_value(param, ns)
         if value is not None:
