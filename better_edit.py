@@ -5640,7 +5640,9 @@ _DIRECTIVE_LINE = _LazyPattern(r"^[ \t]*#[^\n]*", re.M)
 _CONTINUED_BY_END = _LazyPattern(r"(?:=|=>|->|&&|\|\||\+|::|\b(?:extends|implements|throws|where|func))$")
 _CONTINUES_START = _LazyPattern(r"(?::|\.|->|=>|&&|\|\||\?|(?:extends|implements|where|throws|with)\b)")
 _TYPE_LINE = _LazyPattern(r"[\w\s:<>,*&~\[\]]*[\w>*&\]]")
-_BASE_CALL_NEXT = _LazyPattern(r"\)\s*:$|[)}],$")  # `int`, `static std::vector<T>` above a name(...)
+_BASE_CALL_NEXT = _LazyPattern(
+    r"\)[\w\s]*:$|[)}],$"
+)  # (`A(X&& o) noexcept:` too)  # `int`, `static std::vector<T>` above a name(...)
 
 
 def _continues(previous, current, language):
@@ -5651,8 +5653,8 @@ def _continues(previous, current, language):
         return previous.endswith(",")
     if language in ("rust", "swift") and previous.endswith((",", ":")):
         return True  # a `where` clause's bounds, one a line; supertraits or conformances below `trait P:`
-    if language in ("cpp", "csharp") and _BASE_CALL_NEXT.search(previous):
-        return True  # `A(int c) :` above `base(c)`, `: a(x),` above `b(x)`: a constructor's initializers
+    if language in ("cpp", "csharp") and (_BASE_CALL_NEXT.search(previous) or current.startswith(",")):
+        return True  # `A(int c) :` above `base(c)`, `: a(x),` above `b(x)` or `, b(x)`: initializers
     if language in ("c", "cpp", "java", "csharp", "dart") and _TYPE_LINE.fullmatch(previous):
         return previous.split()[-1] not in _CONTROL_WORDS
     return False
@@ -5690,7 +5692,12 @@ def _header_lines(lines, language, partial_first, originals=None):
         if i == 0:
             return _js_operand_start(lines, language) if partial_first else i
         closer = (
-            ">" if lines[i].lstrip().startswith(">") else "}" if _TYPE_AFTER_BRACE.match(lines[i]) else None
+            ">"
+            if lines[i].lstrip().startswith(">")
+            or (language in _ANGLE_LANGUAGES and _closes_angles(lines[i]))
+            else "}"
+            if _TYPE_AFTER_BRACE.match(lines[i])
+            else None
         )
         k = _opener_line(lines, i, closer) if closer else i
         if k is None:
@@ -5719,6 +5726,16 @@ def _header_lines(lines, language, partial_first, originals=None):
         if not _is_annotation(lines[j].strip(), language):
             return i
         i, depth = j, depth + excess
+
+
+_ANGLE_LANGUAGES = frozenset(("cpp", "java", "csharp", "rust", "kotlin", "swift"))
+
+
+def _closes_angles(line):
+    """Whether `line` closes more `<` than it opens: the end of type parameters or arguments that
+    started on a line above (`typename C>`, `Less> const&`)."""
+    line = line.replace("->", "").replace("=>", "").replace(">=", "").replace("<=", "")
+    return line.count(">") > line.count("<")
 
 
 def _kr_declarator(lines, i):

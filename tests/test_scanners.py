@@ -867,6 +867,12 @@ HEADER_CASES = [
     ("cpp-template-class-member", "cpp", "template <typename K, class C>\nvoid SkipList<K, C>::Insert(const K& key) {\n  x();\n}\n", 3, (1, 4, "method", "Insert")),
     ("cpp-initializers-ending-in-commas", "cpp", "struct T {\n  T()\n      : db_(nullptr),\n        n_(1),\n        c_(New(100)) {\n    f();\n  }\n};\n", 6, (2, 7, "method", "T")),
     ("js-regex-after-if-head", "javascript", "function a(s) {\n  if (s) /}/.test(s);\n  return 1;\n}\nfunction b() {\n}\n", 3, (1, 4, "function", "a")),
+    # C++ (tree-sitter over Catch2): type parameters or a return type over several lines, and
+    # initializers after `noexcept:` or each after a leading comma
+    ("cpp-template-parameters-on-lines", "cpp", "template <typename F,\n          typename S>\nconstexpr\nF find(F a, S b) {\n    return a;\n}\n", 5, (1, 6, "function", "find")),
+    ("cpp-return-type-on-lines", "cpp", "std::map<std::string,\n         Less> const&\nReg::get() const {\n    return m;\n}\n", 4, (1, 5, "method", "get")),
+    ("cpp-initializers-after-noexcept", "cpp", "M::M( M&& old ) noexcept:\n    m_info( old.m_info ) {\n    old.m = true;\n}\n", 3, (1, 4, "method", "M")),
+    ("cpp-initializers-leading-commas", "cpp", "struct R {\n    R(C&& c)\n    : Base(c)\n    , xml(m) {\n        f();\n    }\n};\n", 5, (2, 6, "method", "R")),
     ("cpp-scope-on-its-own-line", "cpp", "std::vector<int>\nWidget::\ncompute(int a)\n{\n  return {a};\n}\n", 5, (1, 6, "method", "compute")),
     ("cpp-try-statement", "cpp", "int f() {\n  try {\n    g();\n  } catch (E e) {\n  }\n}\n", 3, (1, 6, "function", "f")),
 ]  # fmt: skip
