@@ -5651,8 +5651,10 @@ def _continues(previous, current, language):
         return True
     if language in ("css", "scss"):
         return previous.endswith(",")
-    if language in ("rust", "swift") and previous.endswith((",", ":")):
+    if language in ("rust", "swift", "kotlin") and previous.endswith((",", ":")):
         return True  # a `where` clause's bounds, one a line; supertraits or conformances below `trait P:`
+    if language in ("swift", "kotlin") and current.startswith("("):
+        return True  # the parameters below `func f<T: P>`
     if language in ("cpp", "csharp") and (_BASE_CALL_NEXT.search(previous) or current.startswith(",")):
         return True  # `A(int c) :` above `base(c)`, `: a(x),` above `b(x)` or `, b(x)`: initializers
     if language in ("c", "cpp", "java", "csharp", "dart") and _TYPE_LINE.fullmatch(previous):
@@ -5959,7 +5961,9 @@ _MODIFIERS = (
 _CLASS_HEAD = _LazyPattern(
     r"\s*" + _MODIFIERS + r"(class|struct|@?interface|enum|record|object|protocol|extension|actor|union|"
     r"trait|namespace|mod|module|package)\b(?!\s*\()(?:\s+(?:class|struct)\b)?\s*(?:<[^{]*?>\s*)?"
-    r"([A-Za-z_$][\w$.]*(?:::[A-Za-z_]\w*)*(?![\w$.]|::))?(?:[^=]|==)*$"  # (Swift: `where E == UInt8 {`)
+    # (no `=` but in parentheses: `struct p s = {` is a variable; Swift's `where E == T {`, Kotlin's
+    # `class A(val a: Int = 1) : B(x = 2) {` are types)
+    r"([A-Za-z_$][\w$.]*(?:::[A-Za-z_]\w*)*(?![\w$.]|::))?(?:[^=()]|==|\((?:[^()]|\([^()]*\))*\))*$"
 )
 _RUST_IMPL = _LazyPattern(
     r"\s*" + _MODIFIERS + r"impl\b\s*(?:<[^{]*?>)?\s*([\w:]+)(?:<[^{]*?>)?(?:\s+for\s+([\w:]+))?"
@@ -5973,8 +5977,8 @@ _GO_TYPE_GROUP = _LazyPattern(r"^([ \t]*)type[ \t]*\(", re.M)
 # a receiver may have type arguments, a `?` or parentheses: `fun Deferred<*>.await()`, `fun Job?.p()`,
 # `fun <T> (suspend () -> T).x()`
 _KOTLIN_FUN = _LazyPattern(
-    r"\bfun\b\s*(?:<[^>]*>\s*)?(?:(?:\((?:[^()]|\([^()]*\))*\)|[\w.]+(?:<(?:[^<>()]|<[^<>()]*>)*>)?)\??\.)?"
-    r"([A-Za-z_]\w*)\s*\(|\b(constructor)\s*\("
+    r"\bfun\b\s*(?:<(?:[^<>]|<[^<>]*>)*>\s*)?(?:(?:\((?:[^()]|\([^()]*\))*\)|[\w.]+(?:<(?:[^<>()]|<[^<>()]*>)*>)?)\??\.)?"
+    r"(`[^`\n]+`|[A-Za-z_]\w*)\s*\(|\b(constructor)\s*\("
 )
 _KOTLIN_COMPANION = _LazyPattern(r"\s*(?:[a-z]\w*\s+)*?companion\s+object\b")
 # a name, or an operator's symbols (`static func < (lhs: N, rhs: N)`)

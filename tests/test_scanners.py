@@ -873,6 +873,13 @@ HEADER_CASES = [
     ("cpp-return-type-on-lines", "cpp", "std::map<std::string,\n         Less> const&\nReg::get() const {\n    return m;\n}\n", 4, (1, 5, "method", "get")),
     ("cpp-initializers-after-noexcept", "cpp", "M::M( M&& old ) noexcept:\n    m_info( old.m_info ) {\n    old.m = true;\n}\n", 3, (1, 4, "method", "M")),
     ("cpp-initializers-leading-commas", "cpp", "struct R {\n    R(C&& c)\n    : Base(c)\n    , xml(m) {\n        f();\n    }\n};\n", 5, (2, 6, "method", "R")),
+    # Kotlin and Swift (tree-sitter over Exposed, okhttp, ktor, kotlinx.serialization and RxSwift)
+    ("kotlin-backtick-name", "kotlin", "class T {\n    @Test\n    fun `certificate attributes`() {\n        check()\n    }\n}\n", 4, (2, 5, "method", "`certificate attributes`")),
+    ("kotlin-bounded-type-parameter", "kotlin", "class T {\n    fun <C : Column<*>> replace(c: C) {\n        x()\n    }\n}\n", 3, (2, 4, "method", "replace")),
+    ("kotlin-supertypes-below", "kotlin", "class X :\n    Suite<A, B>(Jetty) {\n    val y = 1\n}\n", 3, (1, 4, "class", "X")),
+    ("kotlin-default-and-named-arguments", "kotlin", "class B(name: String = \"\") : T(name = name) {\n    val y = 1\n}\n", 2, (1, 3, "class", "B")),
+    ("c-struct-variable-is-no-type", "c", "void f(void) {\n    struct point p = {\n        1, 2\n    };\n}\n", 3, (1, 5, "function", "f")),
+    ("swift-parameters-below-generics", "swift", "struct I {\n  static func latest<A: T, B: T>\n  (_ a: A, _ b: B)\n  -> R\n  {\n    g()\n  }\n}\n", 6, (2, 7, "method", "latest")),
     ("cpp-scope-on-its-own-line", "cpp", "std::vector<int>\nWidget::\ncompute(int a)\n{\n  return {a};\n}\n", 5, (1, 6, "method", "compute")),
     ("cpp-try-statement", "cpp", "int f() {\n  try {\n    g();\n  } catch (E e) {\n  }\n}\n", 3, (1, 6, "function", "f")),
 ]  # fmt: skip
