@@ -5649,17 +5649,49 @@ def _continues(previous, current, language):
     """Whether the line `previous` is part of the same signature as `current` below it."""
     if _CONTINUED_BY_END.search(previous) or _CONTINUES_START.match(current):
         return True
-    if language in ("css", "scss"):
-        return previous.endswith(",")
-    if language in ("rust", "swift", "kotlin") and previous.endswith((",", ":")):
-        return True  # a `where` clause's bounds, one a line; supertraits or conformances below `trait P:`
-    if language in ("swift", "kotlin") and current.startswith("("):
-        return True  # the parameters below `func f<T: P>`
-    if language in ("cpp", "csharp") and (_BASE_CALL_NEXT.search(previous) or current.startswith(",")):
-        return True  # `A(int c) :` above `base(c)`, `: a(x),` above `b(x)` or `, b(x)`: initializers
-    if language in ("c", "cpp", "java", "csharp", "dart") and _TYPE_LINE.fullmatch(previous):
-        return previous.split()[-1] not in _CONTROL_WORDS
-    return False
+    rule = _CONTINUATIONS.get(language)
+    return bool(rule and rule(previous, current))
+
+
+def _type_above(previous, current):
+    """`int`, `static std::vector<T>` on the line above a name(...) (C family)."""
+    return bool(_TYPE_LINE.fullmatch(previous)) and previous.split()[-1] not in _CONTROL_WORDS
+
+
+def _clause_above(previous, current):
+    """A `where` clause's bounds one a line, supertraits or conformances below `trait P:` (Rust,
+    Swift, Kotlin)."""
+    return previous.endswith((",", ":"))
+
+
+def _clause_or_parameters_above(previous, current):
+    """As _clause_above, or the parameters on the line below `func f<T: P>` (Swift, Kotlin)."""
+    return previous.endswith((",", ":")) or current.startswith("(")
+
+
+def _initializers_or_type_above(previous, current):
+    """A constructor's initializers (`A(int c) :` above `base(c)`, `: a(x),` above `b(x)`, or
+    `, b(x)`), else as _type_above (C++, C#)."""
+    initializers = bool(_BASE_CALL_NEXT.search(previous)) or current.startswith(",")
+    return initializers or _type_above(previous, current)
+
+
+def _list_above(previous, current):
+    return previous.endswith(",")
+
+
+_CONTINUATIONS = {
+    "css": _list_above,
+    "scss": _list_above,
+    "rust": _clause_above,
+    "swift": _clause_or_parameters_above,
+    "kotlin": _clause_or_parameters_above,
+    "cpp": _initializers_or_type_above,
+    "csharp": _initializers_or_type_above,
+    "c": _type_above,
+    "java": _type_above,
+    "dart": _type_above,
+}
 
 
 def _is_annotation(line, language):
@@ -5693,14 +5725,7 @@ def _header_lines(lines, language, partial_first, originals=None):
             depth += _paren_excess(lines[i])
         if i == 0:
             return _js_operand_start(lines, language) if partial_first else i
-        closer = (
-            ">"
-            if lines[i].lstrip().startswith(">")
-            or (language in _ANGLE_LANGUAGES and _closes_angles(lines[i]))
-            else "}"
-            if _TYPE_AFTER_BRACE.match(lines[i])
-            else None
-        )
+        closer = _closer_starting(lines[i], language)
         k = _opener_line(lines, i, closer) if closer else i
         if k is None:
             return _WIDER
@@ -5731,6 +5756,14 @@ def _header_lines(lines, language, partial_first, originals=None):
 
 
 _ANGLE_LANGUAGES = frozenset(("cpp", "java", "csharp", "rust", "kotlin", "swift"))
+
+
+def _closer_starting(line, language):
+    """`>` when the header line closes type parameters opened on a line above (`>(a: T) {`,
+    `typename C>`), `}` when it closes an object type (`} | null {`), else None."""
+    if line.lstrip().startswith(">") or (language in _ANGLE_LANGUAGES and _closes_angles(line)):
+        return ">"
+    return "}" if _TYPE_AFTER_BRACE.match(line) else None
 
 
 def _closes_angles(line):
@@ -6000,6 +6033,7 @@ _JS_PARAMS = _LazyPattern(r"\s*(?:" + _TYPE_ARGS + r"\s*)?\(")
 _JS_PAREN = _LazyPattern(r"\s*\(")
 _TYPE_LITERAL_HEAD = _LazyPattern(r"\)\s*:\s*$")
 _TYPE_AFTER_BRACE = _LazyPattern(r"\s*\}\s*(?:[|&]|\[\])")  # `} | null`, `}[]`: an object type ends
+_JS_CALL_THEN_BLOCK = _LazyPattern(r"\)[ \t]*\r?\n[ \t]*\r?\n\s*$")
 _JS_CALL_START = _LazyPattern(r"\s*[\w$]+\s*(?:" + _TYPE_ARGS + r"\s*)?\(")
 _JS_NOT_METHOD_NAMES = frozenset("if for while switch catch with case typeof void await yield super".split())
 # `get if() {`: after one of these words any name is a method's, reserved words too
@@ -6041,6 +6075,8 @@ def _classify(header, language, original=None, at=None, in_class=False):
     named_anyhow = js and (in_class or _js_method_named_anyhow(header, language))  # (no statement there)
     if not named_anyhow and _statement_head(header, language):
         return None
+    if js and not named_anyhow and _JS_CALL_THEN_BLOCK.search(header):
+        return None  # `f({...})`, a blank line, `{`: a call, then a block of its own
     if js:
         not_names = frozenset() if named_anyhow else _JS_NOT_METHOD_NAMES
         return _js_computed_method(header) or _c_like_function(header, not_names)

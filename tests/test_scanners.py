@@ -880,6 +880,8 @@ HEADER_CASES = [
     ("kotlin-default-and-named-arguments", "kotlin", "class B(name: String = \"\") : T(name = name) {\n    val y = 1\n}\n", 2, (1, 3, "class", "B")),
     ("c-struct-variable-is-no-type", "c", "void f(void) {\n    struct point p = {\n        1, 2\n    };\n}\n", 3, (1, 5, "function", "f")),
     ("swift-parameters-below-generics", "swift", "struct I {\n  static func latest<A: T, B: T>\n  (_ a: A, _ b: B)\n  -> R\n  {\n    g()\n  }\n}\n", 6, (2, 7, "method", "latest")),
+    # a call, a blank line, then a block of its own is no function (tree-sitter over vuejs/core)
+    ("ts-call-then-block", "typescript", "defineComponent({\n  data() {\n    return { a: 1 }\n  },\n})\n\n{\n  const b = 1\n}\n", 3, (2, 4, "function", "data")),
     ("cpp-scope-on-its-own-line", "cpp", "std::vector<int>\nWidget::\ncompute(int a)\n{\n  return {a};\n}\n", 5, (1, 6, "method", "compute")),
     ("cpp-try-statement", "cpp", "int f() {\n  try {\n    g();\n  } catch (E e) {\n  }\n}\n", 3, (1, 6, "function", "f")),
 ]  # fmt: skip
