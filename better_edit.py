@@ -1013,6 +1013,14 @@ MESSAGES = {
         "当前文件夹已不存在（进入后被删除或改名）；请 cd 到存在的文件夹后重试",
     ),
     "cli.both": ("give {option} or {other}, not both", "{option} 与 {other} 只能给一个"),
+    "cli.twice": (
+        "{option} is given twice, with different values; give it once",
+        "{option} 给出了两次且值不同；只能给一次",
+    ),
+    "cli.twice_as": (
+        "{other} gives {option} again, with a different value; give the option once",
+        "{other} 以不同的值再次给出了 {option}；该选项只能给一次",
+    ),
     "cli.stdin_twice": (
         "{option} - and {other} - both name standard input; only one of them can read it",
         "{option} - 与 {other} - 都指向标准输入；只能有一个读取它",
@@ -14141,7 +14149,10 @@ def _global_options(parser, lang, defaults=True, tool=None):
     default = (lambda value: value) if defaults else (lambda value: argparse.SUPPRESS)
     server_only = argparse.SUPPRESS if tool is not None else None
     no_chips = argparse.SUPPRESS if tool is not None and tool.read_only else None
-    parser.add_argument("--lang", choices=("en", "zh"), default=default(None), help=tr(lang, "g.lang"))
+    once = getattr(parser, "once", "store")
+    parser.add_argument(
+        "--lang", choices=("en", "zh"), default=default(None), action=once, help=tr(lang, "g.lang")
+    )
     parser.add_argument(
         "--no-prefix",
         action="store_true",
@@ -14154,11 +14165,17 @@ def _global_options(parser, lang, defaults=True, tool=None):
         default=default(False),
         help=server_only or tr(lang, "g.underscore"),
     )
-    parser.add_argument("--root", metavar="DIR", default=default(None), help=tr(lang, "g.root"))
+    parser.add_argument("--root", metavar="DIR", default=default(None), action=once, help=tr(lang, "g.root"))
     parser.add_argument(
-        "--max-chips", metavar="N", default=default(None), help=no_chips or tr(lang, "g.max_chips")
+        "--max-chips",
+        metavar="N",
+        default=default(None),
+        action=once,
+        help=no_chips or tr(lang, "g.max_chips"),
     )
-    parser.add_argument("--encoding", metavar="NAME", default=default(None), help=tr(lang, "p.encoding"))
+    parser.add_argument(
+        "--encoding", metavar="NAME", default=default(None), action=once, help=tr(lang, "p.encoding")
+    )
 
 
 # argparse's own words, for --lang zh. argparse looks them up through a module-level gettext `_`;
@@ -14220,7 +14237,22 @@ def _parser_class(lang):
             width = _terminal_columns() - 2 if width is None else width
             super().__init__(prog, indent_increment, max_help_position, width)
 
+    class StoreOnce(argparse.Action):
+        """argparse's `store`, but an option given twice with different values is a usage error
+        (`-s 1 -s 2` kept the last, silently); an Action subclass is the documented way to change
+        what storing does."""
+
+        def __call__(self, parser, namespace, values, option_string=None):
+            given = vars(namespace).setdefault("_given", {})
+            if self.dest in given and getattr(namespace, self.dest) != values:
+                key = "cli.twice" if given[self.dest] == option_string else "cli.twice_as"
+                parser.error(tr(lang, key, option=given[self.dest], other=option_string))
+            given[self.dest] = option_string
+            setattr(namespace, self.dest, values)
+
     class Parser(argparse.ArgumentParser):
+        once = StoreOnce
+
         def error(self, message):
             """argparse's message (translated for Chinese); for an option that met no value, how
             to give one that starts with '-' (`-c "-x"` reads -x as an option)."""
@@ -14314,12 +14346,16 @@ def _command_arguments(sub, tool, lang, defaults):
         if param.choices:
             kwargs["choices"] = param.choices
         required = param.required and not any(also[0] == "file" for also in param.cli_also)
+        once = getattr(sub, "once", "store")
         if param.flags:  # (an argument with no flag of its own is given on the CLI by cli_also only)
-            sub.add_argument(*param.flags, metavar=param.metavar, required=required, **kwargs)
+            sub.add_argument(*param.flags, metavar=param.metavar, required=required, action=once, **kwargs)
         for kind, flag, help_key, *_default in param.cli_also:
             metavar = "PATH|-" if kind == "file" else "N"
-            sub.add_argument(flag, dest=_also_dest(flag), metavar=metavar, help=tr(lang, help_key))
-    sub.add_argument("-o", "--output", choices=("text", "json"), default="text", help=tr(lang, "p.output"))
+            sub.add_argument(
+                flag, dest=_also_dest(flag), metavar=metavar, action=once, help=tr(lang, help_key)
+            )
+    output = {"choices": ("text", "json"), "default": "text", "action": getattr(sub, "once", "store")}
+    sub.add_argument("-o", "--output", help=tr(lang, "p.output"), **output)
 
 
 def _also_dest(flag):

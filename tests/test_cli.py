@@ -225,6 +225,24 @@ def test_an_empty_old_by_line_numbers_lists_the_empty_lines(cli, root):
     assert err["found_at"] == [], err
 
 
+def test_an_option_given_twice_with_different_values_is_a_usage_error(run_be, root):
+    """Found by an attack: `-s 1 -s 2` edited line 2, `-c X -c Y` wrote Y, `--root a --root b`
+    confined to b: the last one won without a word. The same value twice is only said twice."""
+    f = write(root / "d.txt", "a\nb\nc\n")
+    for args in (
+        ["-s", "1", "-s", "2", "-c", "X"],
+        ["-s", "1", "--start", "2", "-c", "X"],
+        ["-s", "1", "-c", "X", "-c", "Y"],
+    ):
+        done = run_be("replace", "-f", "d.txt", *args)
+        assert done.returncode == 2 and "give" in done.stderr.decode(), (args, done.stderr)
+    done = run_be("--root", str(root), "read", "-f", "d.txt", "--root", "/")
+    assert done.returncode == 2 and "--root" in done.stderr.decode(), done.stderr
+    assert f.read_text() == "a\nb\nc\n"
+    assert run_be("replace", "-f", "d.txt", "-s", "2", "-s", "2", "-c", "X").returncode == 0
+    assert f.read_text() == "a\nX\nc\n"
+
+
 def test_two_options_reading_standard_input_are_a_usage_error(run_be, root):
     """Found by an attack: `--old-file - --content-file -` was accepted; the second read nothing."""
     f = write(root / "o.txt", "a\n\nc\n")
