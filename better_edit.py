@@ -462,6 +462,14 @@ MESSAGES = {
         "items {items} name {file} with different encodings ({names}); a file has one encoding",
         "条目 {items} 以不同编码（{names}）指定 {file}；一个文件只有一种编码",
     ),
+    "patch_overlap": (
+        "hunks {first} and {second} of {file} touch overlapping lines",
+        "{file} 的第 {first} 块与第 {second} 块修改了重叠的行",
+    ),
+    "patch_overlap.hint": (
+        "merge them into one hunk, or make the diff again (git diff never writes overlapping hunks)",
+        "请把它们合并为一个块，或重新生成 diff（git diff 不会生成重叠的块）",
+    ),
     "edit_overlap.hint": (
         "merge them into one item, or fix their line numbers (both refer to the file before the call)",
         "请合并为一个条目，或修正行号（两者都指调用前的文件）",
@@ -12079,18 +12087,21 @@ def _overlaps(changes, file):
         for other, other_change in changes[n + 1 :]:
             if "write" in (item["op"], other["op"]) or _ranges_overlap(change, other_change):
                 one, two = sorted((item, other), key=lambda i: i["index"])
-                pair = [one["index"], two["index"]]
-                names = {"first_file": one["file"], "second_file": two["file"]}  # (each as given)
-                error = ToolError(
-                    "INVALID_ARGUMENT",
-                    "edit_overlap",
-                    data={"items": pair},
-                    first=pair[0],
-                    second=pair[1],
-                    **names,
-                )
-                found.append((pair[1], two["file"], error))
+                found.append((two["index"], two["file"], _overlap_error(one, two)))
     return found
+
+
+def _overlap_error(one, two):
+    """INVALID_ARGUMENT for two overlapping items; a patch's hunks are named by their numbers in
+    their file (from 1), as its other messages name them."""
+    pair = [one["index"], two["index"]]
+    if "hunk" in one and "hunk" in two:
+        fields = {"first": one["hunk"], "second": two["hunk"], "file": two["file"]}
+        return ToolError("INVALID_ARGUMENT", "patch_overlap", data={"items": pair}, **fields)
+    names = {"first_file": one["file"], "second_file": two["file"]}  # (each as given)
+    return ToolError(
+        "INVALID_ARGUMENT", "edit_overlap", data={"items": pair}, first=pair[0], second=pair[1], **names
+    )
 
 
 def _ranges_overlap(one, two):

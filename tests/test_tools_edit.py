@@ -892,6 +892,14 @@ def test_the_overlap_message_names_each_item_as_given(root, be_env):
     )
     assert done.returncode == 2, answer
     assert "items 0 (f.txt) and 1 (./f.txt) touch overlapping lines" in answer["error"]["message"], answer
+    # a patch's hunks are named by their numbers, from 1, as its other messages name them
+    patch = "--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,2 @@\n-a\n+one\n b\n@@ -2,2 +2,2 @@\n-b\n+two\n c\n"
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert (
+        done.returncode == 2
+        and "hunks 1 and 2 of f.txt touch overlapping lines" in answer["error"]["message"]
+    )
+    assert (root / "f.txt").read_text() == "a\nb\nc\n"
 
 
 def test_old_empty_with_start_matches_an_empty_line(root, be_env):
