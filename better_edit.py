@@ -7896,6 +7896,18 @@ def file_signature(st):
     return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
 
 
+def _same_signature(place, st):
+    """Whether the file still has the stat signature it was read with (or is still absent): the
+    check right before each file's rename, the whole of a many-file commit after its prepare."""
+    try:
+        now = place.lstat()
+    except ToolError:
+        return False
+    if st is None or now is None:
+        return st is None and now is None
+    return file_signature(now) == file_signature(st)
+
+
 def _still_same(place, st, raw):
     """True when the file still holds what was read (stat signature; small files byte by byte)."""
     try:
@@ -9484,6 +9496,8 @@ class _CommitRun:
             os.close(intent[1])  # (its lock went with the name the prepared record replaced)
         folders = set()
         for fc in self._each():
+            if fc.check and not _same_signature(fc.place, fc.st):  # (saved by another program since prepare)
+                raise ToolError("CONFLICT", "conflict", file=fc.file)
             _apply_file(fc)
             self.applied.append(fc.real)
             if fc.how == "in_place" and fc.st.st_nlink > 1:

@@ -692,6 +692,34 @@ def first_step_where(root, cache_dir, env, args, reset, holds):
 
 
 @pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
+def test_a_file_saved_by_another_program_during_an_edit_is_never_overwritten(root, cache_dir, be_env):
+    """Found by an attack: an editor saved f1 (by rename, or in place) after the edit had checked
+    every file and before it renamed f1's temporary over it; the edit said ok and the save was
+    gone for good. Each file is checked again right before its rename: CONFLICT, all undone, the
+    save kept. Stopped at every step from the first temporary of f2 to the renames."""
+    edits = [{"file": f"f{n}.txt", "start": 1, "content": f"A {n}"} for n in range(3)]
+    (root.parent / "items.json").write_text(json.dumps(edits))
+    args = ["edit", "--edits-file", str(root.parent / "items.json"), "-o", "json", "--brief"]
+    outcomes = set()
+    for k in range(8, 20):
+        for n in range(3):
+            (root / f"f{n}.txt").write_text(f"orig {n}\nsecond\n")
+        proc = stopped_at(root, be_env, args, f"{k}:STOP")
+        saved = root / ".f1.swp"
+        saved.write_text("USER DATA\n")
+        os.replace(saved, root / "f1.txt")  # (after the edit read f1, at step k)
+        os.kill(proc.pid, signal.SIGCONT)
+        out, _err = proc.communicate(timeout=60)
+        texts = [(root / f"f{n}.txt").read_text() for n in range(3)]
+        if "USER DATA\n" != texts[1]:  # (stopped before f1 was read, or at its very rename)
+            assert json.loads(out)["status"] == "ok" and k >= 17, (k, out, texts)
+            continue
+        outcomes.add(json.loads(out).get("error", {}).get("code", "ok"))
+        assert texts[0] == "orig 0\nsecond\n" and texts[2] == "orig 2\nsecond\n", (k, texts)
+    assert outcomes == {"CONFLICT"}, outcomes
+
+
+@pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
 def test_a_recovery_never_undoes_a_call_that_is_still_running(root, cache_dir, be_env):
     """The race CI caught as a lost line: a recovery opened a call's intent record; the call then
     replaced it with its prepared record and let the intent's lock go; the recovery took that
