@@ -8961,7 +8961,20 @@ class FileCommit:
     the file no longer holds what was read. The commit fills in how it is written, its temporary,
     the name or copy keeping the old bytes, and the new inode."""
 
-    __slots__ = ("place", "real", "file", "st", "raw", "payload", "check", "how", "temp", "keep", "new_id")
+    __slots__ = (
+        "place",
+        "real",
+        "file",
+        "st",
+        "raw",
+        "payload",
+        "check",
+        "how",
+        "temp",
+        "keep",
+        "new_id",
+        "new_signature",
+    )
 
     def __init__(self, place, st, raw, payload, check=True):
         self.place, self.real, self.file = place, place.real, place.file
@@ -8972,7 +8985,7 @@ class FileCommit:
             self.how = "create"
         else:
             self.how = "in_place" if written_in_place(place, st) else "rename"
-        self.temp = self.keep = self.new_id = None
+        self.temp = self.keep = self.new_id = self.new_signature = None
 
     def name_parts(self, copy_path):
         """Choose the names the commit will make for this file, before making any (the intent
@@ -9002,6 +9015,7 @@ class FileCommit:
             "keep": self.keep,
             "old": list(_identity(self.st)) if self.st is not None else None,
             "new": list(self.new_id) if self.new_id else None,
+            "new_signature": self.new_signature,  # (size, mtime: what the new file held when made)
             "folders": folders,
         }
 
@@ -9189,7 +9203,8 @@ def _write_temp(fc, folder, name):
         os.fsync(fd)
         if not _holds(fd, fc.payload):
             raise ToolError("IO", "readback_temp", path=fc.real)
-        fc.new_id = _identity(os.fstat(fd))
+        written = os.fstat(fd)
+        fc.new_id, fc.new_signature = _identity(written), [written.st_size, written.st_mtime_ns]
     finally:
         os.close(fd)
         if src_fd is not None:
@@ -9266,7 +9281,7 @@ def _undo_entry(folder, name, entry, before=None, prepared=True):
         return None
     left = None
     if renamed and keep:
-        left = _undo_rename(folder, name, keep, old, new)
+        left = _undo_rename(folder, name, keep, old, new, entry.get("new_signature"))
     elif how == "create":
         _undo_create(folder, name, new)
     elif how == "in_place" and (keep or before is not None):
@@ -9285,6 +9300,15 @@ def _entry_identity(entry, key):
     return tuple(entry[key]) if entry.get(key) else None
 
 
+def _signature_of(folder, name):
+    """[size, mtime] of `name` in `folder`, None when there is no such name."""
+    try:
+        st = folder.lstat(name)
+    except FileNotFoundError:
+        return None
+    return [st.st_size, st.st_mtime_ns]
+
+
 def _identity_of(folder, name):
     """(device, inode) of `name` in `folder`, None when there is no such name."""
     try:
@@ -9300,11 +9324,15 @@ def _delete_quietly(folder, *names):
                 folder.delete(made)
 
 
-def _undo_rename(folder, name, keep, old, new):
-    """The old file, kept under `keep`, back under `name` unless another program changed it."""
+def _undo_rename(folder, name, keep, old, new, new_signature=None):
+    """The old file, kept under `keep`, back under `name` unless another program changed it: put
+    another file there, or wrote into the new one since (its size or mtime are not those it was
+    made with: an append after a SIGKILL was lost to the undo)."""
     now, kept = _identity_of(folder, name), _identity_of(folder, keep)
     if kept is None or now == kept or now == old:  # (a kept copy is not the old inode)
         return None
+    if now == new and new_signature and _signature_of(folder, name) != list(new_signature):
+        return "changed by another program since"
     if now is None or now == new:  # applied (or the name is gone): the old one goes back
         folder.rename(keep, name)
         return None

@@ -719,6 +719,34 @@ def test_a_file_saved_by_another_program_during_an_edit_is_never_overwritten(roo
     assert outcomes == {"CONFLICT"}, outcomes
 
 
+def test_a_recovery_keeps_what_another_program_wrote_into_a_file_after_a_kill(root, cache_dir, be_env):
+    """Found by an attack: an edit of 3 files killed after f0 and f1 were renamed; the user then
+    appended a line to f1 in place (the same inode); the next call "undid" the edit and the line
+    was gone. The new file's size and mtime are in the record: one that changed since is left as
+    it is, and the warning names it."""
+    edits = json.dumps([{"file": f"f{n}.txt", "start": 1, "content": f"A {n}"} for n in range(3)])
+    for k in range(1, 60):
+        for n in range(3):
+            (root / f"f{n}.txt").write_text(f"orig {n}\nsecond\n")
+        run_cli(
+            "edit", "--edits-file", "-", cwd=root, env=with_fault(be_env, k, "KILL"), input=edits.encode()
+        )
+        if (root / "f1.txt").read_text().startswith("A 1") and journal_records(cache_dir):
+            break
+        cli_json(root, be_env, "read", "-f", "f2.txt")  # (the recovery of a kill that came too soon or late)
+    else:
+        pytest.fail("no kill left f1 renamed and its record")
+    with open(root / "f1.txt", "a") as f:
+        f.write("USER LINE\n")
+    done, answer = cli_json(root, be_env, "read", "-f", "f2.txt")
+    assert done.returncode == 0 and any(
+        "f1.txt (changed by another program since)" in w for w in answer["warnings"]
+    )
+    assert (root / "f1.txt").read_text() == "A 1\nsecond\nUSER LINE\n"
+    assert (root / "f0.txt").read_text() == "orig 0\nsecond\n"
+    assert not [p.name for p in root.iterdir() if ".be-" in p.name]
+
+
 @pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
 def test_a_recovery_never_undoes_a_call_that_is_still_running(root, cache_dir, be_env):
     """The race CI caught as a lost line: a recovery opened a call's intent record; the call then
