@@ -9415,13 +9415,15 @@ def commit_files(ctx, tool, files, summary=None, snapshot=True):
     except BaseException as exc:
         _unwind(run, exc, event)
         raise
-    _SIGNAL_STATE["commit"] = 0
-    if event:
-        event.seal()
-    cleaned = _clean_kept(ctx, files)  # (its steps are injection points too: the next call finishes)
-    if done is not None:
-        run.journal.finish(*done, cleaned)
-    _end_of_commit()
+    _SIGNAL_STATE["commit"] = 2  # (past the commit point: a signal waits until the kept names are gone)
+    try:
+        if event:
+            event.seal()
+        cleaned = _clean_kept(ctx, files)  # (its steps are injection points too: the next call finishes)
+        if done is not None:
+            run.journal.finish(*done, cleaned)
+    finally:
+        _end_of_commit()
     return event_id, warnings
 
 
@@ -9458,6 +9460,7 @@ def _end_of_commit():
     """After a commit: fault injection off, and a signal that came while it ran acted on."""
     _Faults.armed = False
     _Faults.report()
+    _SIGNAL_STATE["commit"] = 0
     pending, _SIGNAL_STATE["pending"] = _SIGNAL_STATE["pending"], None
     if pending:
         _die_by(pending)
