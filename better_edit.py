@@ -9372,7 +9372,7 @@ def _remove_folders(folders, root=None):
             break
 
 
-def _undo_files(ctx, files):
+def _undo_files(ctx, files, applied=None):
     """Undo every prepared or applied file of a commit that did not reach its commit point; the
     errors of files that could not be put back (their kept names and copies stay, and so does the
     commit record, so the next call finishes the undo)."""
@@ -9382,8 +9382,10 @@ def _undo_files(ctx, files):
         try:
             fc.place = _reopened(ctx, fc.place)
             before = fc.raw if fc.how == "in_place" else None
+            # (a rename not yet made touched no name: one gone now was removed by another program)
+            touched = applied is None or fc.how not in ("rename", "delete") or fc.real in applied
             if not fc.place.pending:  # (else its folder was never made: nothing of it exists)
-                _undo_entry(fc.place.folder, fc.place.name, fc.entry(), before)
+                _undo_entry(fc.place.folder, fc.place.name, fc.entry(), before, prepared=touched)
         except (OSError, ToolError) as exc:
             errors.append(
                 ToolError(
@@ -9542,7 +9544,7 @@ class _CommitRun:
 
     def undo(self, exc, event):
         """Put every file back; returns the error to raise (`exc` itself when it says it all)."""
-        errors = _undo_files(self.ctx, self.files)
+        errors = _undo_files(self.ctx, self.files, set(self.applied))
         if event:
             event.discard()
         if self.record is not None:  # kept when a file could not be put back: the next call retries

@@ -744,6 +744,26 @@ def test_a_signal_after_the_commit_point_waits_for_the_kept_names_to_go(root, ca
     assert not [p.name for p in root.iterdir() if p.name.startswith(".")]
 
 
+@pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
+def test_a_file_another_program_deletes_during_an_edit_stays_deleted(root, cache_dir, be_env):
+    """Found by an attack: f1 deleted while a 3-file edit was stopped before its renames; the edit
+    said CONFLICT "nothing was written" and its undo put the old f1 back. A file whose rename was
+    not made yet was not touched: its undo only removes what the commit made beside it."""
+    edits = [{"file": f"f{n}.txt", "start": 1, "content": f"A {n}"} for n in range(3)]
+    (root.parent / "items.json").write_text(json.dumps(edits))
+    args = ["edit", "--edits-file", str(root.parent / "items.json"), "-o", "json", "--brief"]
+    for k in (10, 12, 14):
+        for n in range(3):
+            (root / f"f{n}.txt").write_text(f"orig {n}\n")
+        proc = stopped_at(root, be_env, args, f"{k}:STOP")
+        (root / "f1.txt").unlink()
+        os.kill(proc.pid, signal.SIGCONT)
+        out, _err = proc.communicate(timeout=60)
+        assert json.loads(out)["error"]["code"] == "CONFLICT", (k, out)
+        assert sorted(p.name for p in root.iterdir()) == ["f0.txt", "f2.txt"], k
+        assert (root / "f0.txt").read_text() == "orig 0\n"
+
+
 def test_a_recovery_keeps_what_another_program_wrote_into_a_file_after_a_kill(root, cache_dir, be_env):
     """Found by an attack: an edit of 3 files killed after f0 and f1 were renamed; the user then
     appended a line to f1 in place (the same inode); the next call "undid" the edit and the line
