@@ -9372,6 +9372,17 @@ def _remove_folders(folders, root=None):
             break
 
 
+def _undo_file(ctx, fc, applied):
+    """_undo_entry of one file of this process's commit; `applied`: the paths whose rename or
+    deletion was made (a rename not yet made touched no name: one gone now was removed by another
+    program, and stays gone)."""
+    fc.place = _reopened(ctx, fc.place)
+    before = fc.raw if fc.how == "in_place" else None
+    touched = applied is None or fc.how not in ("rename", "delete") or fc.real in applied
+    if not fc.place.pending:  # (else its folder was never made: nothing of it exists)
+        _undo_entry(fc.place.folder, fc.place.name, fc.entry(), before, prepared=touched)
+
+
 def _undo_files(ctx, files, applied=None):
     """Undo every prepared or applied file of a commit that did not reach its commit point; the
     errors of files that could not be put back (their kept names and copies stay, and so does the
@@ -9380,12 +9391,7 @@ def _undo_files(ctx, files, applied=None):
     for fc in reversed(files):
         _LIVE_TEMPS.pop(id(fc), None)
         try:
-            fc.place = _reopened(ctx, fc.place)
-            before = fc.raw if fc.how == "in_place" else None
-            # (a rename not yet made touched no name: one gone now was removed by another program)
-            touched = applied is None or fc.how not in ("rename", "delete") or fc.real in applied
-            if not fc.place.pending:  # (else its folder was never made: nothing of it exists)
-                _undo_entry(fc.place.folder, fc.place.name, fc.entry(), before, prepared=touched)
+            _undo_file(ctx, fc, applied)
         except (OSError, ToolError) as exc:
             errors.append(
                 ToolError(
