@@ -9490,6 +9490,7 @@ class _CommitRun:
         event_id = event.event_id if event else None
         self.apply(event_id, tool)
         warnings = self.warnings + (event.commit(self.files) if event else [])
+        event_id = event.event_id if event else None  # (None when its snapshot could not be kept whole)
         done = None
         if self.record is not None:
             done = self.journal.commit(*self.record)  # the commit point
@@ -9643,7 +9644,12 @@ class _EventSnapshots:
                 after = functools.partial(str, "absent")
             else:
                 after = (self.digests.get(id(fc)) or payload_digest(fc.payload)).hexdigest
-            warnings += self.store.commit(pending, after, tidy=number == len(self.pendings))
+            said = self.store.commit(pending, after, tidy=number == len(self.pendings))
+            warnings += said
+            if any(item[0] == "w.snapshot_not_saved" for item in said):
+                self.discard()  # (the files saved would make an event that rolls back only them)
+                self.event_id = None
+                break
         return warnings
 
     def seal(self):
