@@ -7910,15 +7910,9 @@ def _same_signature(place, st):
 
 def _still_same(place, st, raw):
     """True when the file still holds what was read (stat signature; small files byte by byte)."""
-    try:
-        now = place.lstat()
-    except ToolError:
+    if not _same_signature(place, st):
         return False
-    if st is None or now is None:
-        return st is None and now is None
-    if file_signature(now) != file_signature(st):
-        return False
-    if raw is not None and len(raw) <= 1 << 20:
+    if st is not None and raw is not None and len(raw) <= 1 << 20:
         try:
             fd, _st = place.open()
         except (OSError, ToolError):
