@@ -3303,8 +3303,8 @@ def _h_other_arms(state, m, arg):
     function seemed to end at a later function's `}`, and a replace by target removed that one
     too. Arms that open nothing, differ, or reach too far are read as they stand (None)."""
     text, at = state.text, m.start()
-    if text[text.rfind("\n", 0, at) + 1 : at].strip(" \t"):
-        return None  # (not the first thing on its line: no directive)
+    if not _starts_its_line(text, state.start, at):
+        return None  # (no directive)
     arms = _later_arms(text, at, min(state.end, at + _ARMS_REACH))
     deltas = {_brace_delta(text[a:b]) for a, b in zip([at, *arms], arms)} if arms else {0}
     if len(deltas) != 1 or deltas == {0}:  # (most other arms open nothing: the first is not looked for)
@@ -3313,11 +3313,18 @@ def _h_other_arms(state, m, arg):
     return arms[-1] if before is not None and _brace_delta(text[before:at]) in deltas else None
 
 
+def _starts_its_line(text, lo, at):
+    """Whether only spaces and tabs stand between the start of the line (or `lo`) and `at`."""
+    k = at
+    while k > lo and text[k - 1] in " \t":
+        k -= 1
+    return k == lo or text[k - 1] == "\n"
+
+
 def _directives(text, lo, hi):
     """The conditional directives (`#if`...`#endif`) of text[lo:hi] that start their lines."""
     for m in _CONDITIONAL.finditer(text, lo, hi):
-        line = text.rfind("\n", lo, m.start()) + 1
-        if not text[max(line, lo) : m.start()].strip(" \t"):
+        if _starts_its_line(text, lo, m.start()):
             yield m
 
 
