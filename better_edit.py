@@ -10619,6 +10619,13 @@ def _edit_diff(ctx, args, file, text, change):
     return unified_hunk(file, old_lines, new_lines, first, around=around)
 
 
+def _put_event(result, event_id):
+    """`event_id` into a result, when the commit kept one (none when its snapshot could not be
+    saved whole: the schema has no null for it)."""
+    if event_id:
+        result["event_id"] = event_id
+
+
 def finish_edit(ctx, tool, args, opened, change):
     """Diff, balance, snapshot, atomic write, read-back; returns the result object (docs/behaviour.md#results)."""
     file, real, text = opened.file, opened.real, opened.text
@@ -10644,8 +10651,9 @@ def finish_edit(ctx, tool, args, opened, change):
             warnings += _keep_as_chip(ctx, tool, args, change.chip_text, result)
         summary = _summary(tool, change)
         payload = _edit_payload(text, opened.raw, change)
-        result["event_id"], write_warnings = commit_bytes(ctx, tool, opened, payload, summary)
+        event_id, write_warnings = commit_bytes(ctx, tool, opened, payload, summary)
         warnings += write_warnings
+        _put_event(result, event_id)
     if warnings:
         result["warnings"] = _local_warnings(ctx, warnings)
     return result
@@ -11376,8 +11384,9 @@ def tool_write(ctx, args):
         else:
             summary = f"write: {result['lines']} lines" + (" (created)" if not exists else "")
             opened = Opened(file, real, text, place, st, raw)
-            result["event_id"], write_warnings = commit_bytes(ctx, "write", opened, payload_of(data), summary)
+            event_id, write_warnings = commit_bytes(ctx, "write", opened, payload_of(data), summary)
             warnings += write_warnings
+            _put_event(result, event_id)
     if warnings:
         result["warnings"] = _local_warnings(ctx, warnings)
     return result
@@ -12325,7 +12334,8 @@ def _commit_items(ctx, groups, result):
     kept as chips and written, or that nothing changed (a newline-only hunk said what it did)."""
     if result["changed"]:
         warnings = _keep_deleted(ctx, groups)
-        result["event_id"], write_warnings = _commit_groups(ctx, [g for g in groups if g.changed])
+        event_id, write_warnings = _commit_groups(ctx, [g for g in groups if g.changed])
+        _put_event(result, event_id)
         return warnings + write_warnings
     if all(change.newline_only for group in groups for _item, change in group.changes):
         return []
