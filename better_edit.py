@@ -13914,8 +13914,10 @@ def _recovery_said(ctx):
     the call: the record stays, and the next call tries again)."""
     try:
         return recover_interrupted(ctx)
-    except (OSError, ToolError) as exc:
-        return [("w.recovery_failed", {"detail": getattr(exc, "strerror", None) or str(exc)})]
+    except ToolError as exc:  # (its words, not its arguments: `('IO', 'io')` was said)
+        return [("w.recovery_failed", {"detail": f"{exc.code}: {exc.to_dict(ctx.lang)['message']}"})]
+    except OSError as exc:
+        return [("w.recovery_failed", {"detail": exc.strerror or str(exc)})]
 
 
 # ====================================================================================================

@@ -786,6 +786,41 @@ def test_an_event_whose_snapshot_was_saved_in_part_is_not_kept(root, cache_dir, 
     assert seen, "no step failed a snapshot while the edit stood"
 
 
+def test_a_recovery_that_cannot_run_says_why_in_words(root, cache_dir, be_env):
+    """Found by an attack: a killed 450-file edit, then a call under 256 descriptors; its warning
+    said `could not be undone yet (('IO', 'io'))`, the error's arguments, not its message."""
+    count = 450
+    for n in range(count):
+        (root / f"d{n % 5}").mkdir(exist_ok=True)
+        (root / f"d{n % 5}" / f"f{n:03d}.txt").write_text("old\n")
+    edits = json.dumps(
+        [{"file": f"d{n % 5}/f{n:03d}.txt", "start": 1, "content": "NEW"} for n in range(count)]
+    )
+    done = run_cli(
+        "edit", "--edits-file", "-", cwd=root, env=with_fault(be_env, 0, "count"), input=edits.encode()
+    )
+    steps = int(re.search(rb"fault steps: (\d+)", done.stderr).group(1))
+    for n in range(count):
+        (root / f"d{n % 5}" / f"f{n:03d}.txt").write_text("old\n")
+    run_cli(
+        "edit",
+        "--edits-file",
+        "-",
+        cwd=root,
+        env=with_fault(be_env, steps - 500, "KILL"),
+        input=edits.encode(),
+    )
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+
+    done, answer = cli_json(root, be_env, "read", "-f", "d0/f000.txt", preexec_fn=limit)
+    said = [w for w in answer.get("warnings", []) if "could not be undone yet" in w]
+    assert said and "('" not in said[0] and "Too many open files" in said[0], answer
+    done, answer = cli_json(root, be_env, "read", "-f", "d0/f000.txt")  # (with descriptors enough)
+    assert any("was undone" in w for w in answer["warnings"]), answer
+
+
 def test_a_recovery_keeps_what_another_program_wrote_into_a_file_after_a_kill(root, cache_dir, be_env):
     """Found by an attack: an edit of 3 files killed after f0 and f1 were renamed; the user then
     appended a line to f1 in place (the same inode); the next call "undid" the edit and the line
