@@ -9409,14 +9409,16 @@ def _undo_files(ctx, files, applied=None):
     return errors
 
 
-def commit_files(ctx, tool, files, summary=None, snapshot=True):
+def commit_files(ctx, tool, files, summary=None, snapshot=True, rolls_back=None):
     """Write `files` (FileCommit) all or nothing through the journal; returns (event_id, warnings).
-    `snapshot`: record one snapshot event holding every file's old bytes (not for a rollback)."""
+    `snapshot`: record one snapshot event holding every file's old bytes (not for a rollback).
+    `rolls_back`: the snapshot records a rollback undoes; they are removed right after the commit
+    point, and the record names their events, so a call killed before that finishes it."""
     _refuse_state_files(ctx, files)
     _guard_signals()
     files = sorted(files, key=lambda fc: (fc.how == "in_place", fc.real))  # in-place writes last
     event = _EventSnapshots(ctx, tool, summary, [fc.real for fc in files]) if snapshot else None
-    run = _CommitRun(ctx, files)
+    run = _CommitRun(ctx, files, {"rolls_back": [r["event_id"] for r in rolls_back]} if rolls_back else {})
     _Faults.arm()
     _SIGNAL_STATE["commit"] = 1  # a signal from here on unwinds through the undo below
     try:
@@ -9428,6 +9430,8 @@ def commit_files(ctx, tool, files, summary=None, snapshot=True):
     try:
         if event:
             event.seal()
+        for record in rolls_back or []:
+            SnapshotStore(ctx).remove(record)
         cleaned = _clean_kept(ctx, files)  # (its steps are injection points too: the next call finishes)
         if done is not None:
             run.journal.finish(*done, cleaned)
@@ -9478,8 +9482,8 @@ def _end_of_commit():
 class _CommitRun:
     """The steps of one commit_files() call and what they made, for the undo."""
 
-    def __init__(self, ctx, files):
-        self.ctx, self.files, self.journal = ctx, files, Journal(ctx)
+    def __init__(self, ctx, files, header=None):
+        self.ctx, self.files, self.journal, self.header = ctx, files, Journal(ctx), header or {}
         self.many = len(files) > _OPEN_FOLDERS  # (folders closed between steps: bounded descriptors)
         self.record, self.warnings, self.applied, self.current = None, [], [], None
         self.recorded = True  # False when the state directory cannot hold a record at all
@@ -9518,7 +9522,7 @@ class _CommitRun:
             fc.name_parts(os.path.join(self.journal.dir, copy) if self.recorded else None)
         if self.recorded:
             self.current = "journal"
-            self.record = self.journal.write(self.id, {"tool": tool}, self.files, sync=False)
+            self.record = self.journal.write(self.id, dict(self.header, tool=tool), self.files, sync=False)
         for fc in self._each():
             _prepare_or_conflict(self.ctx, fc)
             if event:
@@ -9532,7 +9536,7 @@ class _CommitRun:
             self.current = "journal"
             intent = self.record
             self.record = self.journal.write(
-                self.id, {"tool": tool, "event_id": event_id}, self.files, sync=True
+                self.id, dict(self.header, tool=tool, event_id=event_id), self.files, sync=True
             )
             os.close(intent[1])  # (its lock went with the name the prepared record replaced)
         folders = set()
@@ -9830,12 +9834,27 @@ def _unconfined(ctx):
 
 
 def _finish_record(ctx, record):
-    """A commit killed after its commit point: it stands; its kept names and copies are removed."""
+    """A commit killed after its commit point: it stands; its kept names and copies are removed,
+    and a rollback's undone events are dropped from the snapshots."""
     bare = _unconfined(ctx)
     entries = [e for e in record["files"] if isinstance(e, dict)]
     for entry in entries:
         _finish_entry(bare, entry)
-    return ("w.completed", {"count": len(entries), "event_id": record.get("event_id") or "-"})
+    undone = _drop_undone_events(ctx, record.get("rolls_back"))
+    said = record.get("event_id") or ", ".join(undone) or "-"
+    return ("w.completed", {"count": len(entries), "event_id": said})
+
+
+def _drop_undone_events(ctx, ids):
+    """The snapshots of the events a rollback undid (`ids`, as its record names them) removed;
+    returns those ids."""
+    undone = [one for one in ids or [] if isinstance(one, str)]
+    if undone:
+        store = SnapshotStore(ctx)
+        for snapshot in store.list():
+            if snapshot["event_id"] in undone:
+                store.remove(snapshot)
+    return undone
 
 
 def _finish_entry(bare, entry):
@@ -11808,25 +11827,24 @@ def _restore_all(ctx, store, chosen, places, result, forced=False):
         restore = _restore_commit(store, record, places[path], kept is not None)
         if restore is not None:
             files.append(restore)
-    warnings = _commit_restores(ctx, files, kept)
+    warnings = _commit_restores(ctx, files, kept, chosen)
     for record in final.values():
         if record["before"] == "absent":
             _remove_folders(record.get("created_folders"), ctx.root)
             warnings.append(("w.rollback_deleted", {"event_id": record["event_id"], "file": record["file"]}))
-    for record in chosen:
-        store.remove(record)
     return warnings
 
 
-def _commit_restores(ctx, files, kept):
+def _commit_restores(ctx, files, kept, chosen):
     """The commit of a rollback's restores. With `kept` (a forced rollback's result), it is an
     event of its own, holding the files' bytes before it: its id goes into `kept`, with a warning;
     its news of evicting the very snapshots the call undoes is left out (they go anyway)."""
     if kept is None:
-        commit_files(ctx, "rollback", files, snapshot=False)
+        commit_files(ctx, "rollback", files, snapshot=False, rolls_back=chosen)
         return []
     events = kept["rolled_back"]
-    event_id, warnings = commit_files(ctx, "rollback", files, f"rollback: {', '.join(events)} (forced)")
+    summary = f"rollback: {', '.join(events)} (forced)"
+    event_id, warnings = commit_files(ctx, "rollback", files, summary, rolls_back=chosen)
     warnings = [w for w in warnings if not (w[0] == "w.snapshot_evicted" and w[1].get("id") in events)]
     if event_id:  # (a forced rollback is itself an event: undoing it brings back what it overwrote)
         kept["event_id"] = event_id

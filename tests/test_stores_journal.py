@@ -786,6 +786,56 @@ def test_an_event_whose_snapshot_was_saved_in_part_is_not_kept(root, cache_dir, 
     assert seen, "no step failed a snapshot while the edit stood"
 
 
+def test_a_rollback_killed_after_its_commit_point_drops_the_event_it_undid(root, cache_dir, be_env):
+    """Found by an attack: a rollback killed after its commit point left the files back but the
+    event listed (a second rollback was a CONFLICT), and the next call said `event -`. The record
+    names the events a rollback undoes; they are dropped right after the commit point, and a
+    recovery that finds the record finishes that."""
+    edits = json.dumps(
+        [{"file": "a.txt", "start": 1, "content": "A"}, {"file": "b.txt", "start": 1, "content": "B"}]
+    )
+
+    def edited():
+        reset_tree(root, {"a.txt": b"a\n", "b.txt": b"b\n"})
+        shutil.rmtree(cache_dir / "snapshots", ignore_errors=True)
+        done, answer = cli_json(root, be_env, "edit", "--edits-file", "-", input=edits.encode())
+        assert done.returncode == 0, answer
+        return answer["event_id"]
+
+    def rollback(env):
+        server = Server(root, env)
+        try:
+            server.initialize()
+            return server.call("be-trx-rollback", {}), server.stderr
+        finally:
+            server.close()
+
+    edited()
+    _result, stderr = rollback(with_fault(be_env, 0, "count"))
+    steps = int(stderr.decode().split("fault steps:")[1].split()[0])
+    finished = 0
+    for k in range(steps - 4, steps + 1):  # (the last steps: around the commit point)
+        event = edited()
+        with pytest.raises(AssertionError, match="server closed stdout"):  # (killed at step k)
+            rollback(with_fault(be_env, k, "KILL"))
+        done, answer = cli_json(root, be_env, "read", "-f", "b.txt")  # (the recovery)
+        server = Server(root, be_env)
+        try:
+            server.initialize()
+            status, _ = server.call("be-trx-status", {})
+        finally:
+            server.close()
+        listed = [one["event_id"] for one in status["snapshots"]]
+        texts = ((root / "a.txt").read_text(), (root / "b.txt").read_text())
+        if texts == ("A\n", "B\n"):  # (killed before its commit point: undone, the event stays)
+            assert listed == [event], (k, status)
+            continue
+        assert texts == ("a\n", "b\n") and event not in listed, (k, texts, status)
+        assert not [w for w in answer.get("warnings", []) if "(event -)" in w], answer
+        finished += 1
+    assert finished, "no kill came after the commit point"
+
+
 def test_a_recovery_that_cannot_run_says_why_in_words(root, cache_dir, be_env):
     """Found by an attack: a killed 450-file edit, then a call under 256 descriptors; its warning
     said `could not be undone yet (('IO', 'io'))`, the error's arguments, not its message."""
