@@ -9845,15 +9845,16 @@ def _finish_record(ctx, record):
     return ("w.completed", {"count": len(entries), "event_id": said})
 
 
+_EVENT_ID = _LazyPattern(r"[0-9a-f]{6,12}")  # (a record read from disk names nothing else)
+
+
 def _drop_undone_events(ctx, ids):
     """The snapshots of the events a rollback undid (`ids`, as its record names them) removed;
     returns those ids."""
-    undone = [one for one in ids or [] if isinstance(one, str)]
-    if undone:
-        store = SnapshotStore(ctx)
-        for snapshot in store.list():
-            if snapshot["event_id"] in undone:
-                store.remove(snapshot)
+    undone = [one for one in ids or [] if isinstance(one, str) and _EVENT_ID.fullmatch(one)]
+    store = SnapshotStore(ctx)
+    for event_id in undone:
+        store.drop_event(event_id)
     return undone
 
 
