@@ -9205,7 +9205,7 @@ def _write_temp(fc, folder, name):
         if not _holds(fd, fc.payload):
             raise ToolError("IO", "readback_temp", path=fc.real)
         written = os.fstat(fd)
-        fc.new_id, fc.new_signature = _identity(written), [written.st_size, written.st_mtime_ns]
+        fc.new_id, fc.new_signature = _identity(written), _size_and_mtime(written)
     finally:
         os.close(fd)
         if src_fd is not None:
@@ -9301,13 +9301,17 @@ def _entry_identity(entry, key):
     return tuple(entry[key]) if entry.get(key) else None
 
 
+def _size_and_mtime(st):
+    """What a commit record keeps of a new file to tell it was written into since: [size, mtime]."""
+    return [st.st_size, st.st_mtime_ns]
+
+
 def _signature_of(folder, name):
-    """[size, mtime] of `name` in `folder`, None when there is no such name."""
+    """_size_and_mtime of `name` in `folder`, None when there is no such name."""
     try:
-        st = folder.lstat(name)
+        return _size_and_mtime(folder.lstat(name))
     except FileNotFoundError:
         return None
-    return [st.st_size, st.st_mtime_ns]
 
 
 def _identity_of(folder, name):
