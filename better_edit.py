@@ -935,6 +935,16 @@ MESSAGES = {
         "an interrupted change could not be undone yet ({detail}); the next call tries again",
         "一次被中断的变更暂时无法撤销（{detail}）；下一次调用会重试",
     ),
+    "recovery_stuck": (
+        "{file} is part of an interrupted change that could not be undone yet ({detail}); nothing was "
+        "written",
+        "{file} 属于一次被中断且暂时无法撤销的变更（{detail}）；未写入任何内容",
+    ),
+    "recovery_stuck.hint": (
+        "fix what the detail names (free descriptors, space or permissions), then call again: the next "
+        "call undoes that change first",
+        "请先解决上述问题（文件描述符、磁盘空间或权限），再重试：下一次调用会先撤销那次变更",
+    ),
     "w.snapshot_not_saved": (
         "the snapshot was not persisted ({detail}); this edit cannot be rolled back by another process",
         "快照未能持久化（{detail}）；其他进程无法回滚本次编辑",
@@ -7786,6 +7796,9 @@ class Locks:
             if in_the_way is _DEAD:
                 recovered = True
                 self.ctx.recovered = self.ctx.recovered + _recovery_said(self.ctx)
+            elif in_the_way is _STUCK:  # (never build on the files of a change not yet undone)
+                failed = [w[1]["detail"] for w in self.ctx.recovered if w[0] == "w.recovery_failed"]
+                raise ToolError("IO", "recovery_stuck", file=places[0].file, detail=(failed or ["-"])[-1])
             else:
                 _wait_for_record(in_the_way, self.deadline, places[0].file)
         self.release()
@@ -8047,8 +8060,8 @@ class _Faults:
     """Test-only fault injection (CONTRIBUTING.md#fault-injection). BETTER_EDIT_FAULT is a
     comma-separated list of rules AT or AT:WHAT. AT is K (the K-th write, fsync, rename, create,
     link, unlink or mkdir of a commit), a KIND of step (every one of them) or a named point outside
-    commits (`recover`: a commit record just opened by the recovery; `locked`: a call's file
-    locks just taken). WHAT is an errno name
+    commits (`recover`: a commit record just opened by the recovery; `undo`: its undo about to
+    start; `locked`: a call's file locks just taken). WHAT is an errno name
     (ENOSPC by default; EIO, EPERM...), KILL (SIGKILL there) or STOP (SIGSTOP there, for a test to
     interleave two processes and SIGCONT this one). "count" writes `fault steps: N` to stderr
     after each commit. Unset (the only case outside tests), step() and point() only return."""
@@ -9732,14 +9745,14 @@ def _dead_record(path):
     return None
 
 
-_DEAD = "dead"
+_DEAD, _STUCK = "dead", "stuck"
 
 
 def _commit_in_the_way(ctx, places, recovered):
     """What a call that has just taken the locks of `places` must wait for before it reads them
-    (Locks): _DEAD when a writer died before its commit point (its commit is undone first; not
-    again once `recovered`), or the path of a record another process holds that names one of
-    `places`. No running call holds a record of a file whose locks this call holds, so that is
+    (Locks): _DEAD when a writer died before its commit point (its commit is undone first; once
+    `recovered`, _STUCK when that undo failed and its record names one of `places`), or the path
+    of a record another process holds that names one of `places`. No running call holds a record of a file whose locks this call holds, so that is
     a recovery undoing a dead writer's commit, waiting for these locks; None when nothing is."""
     journal_dir = ctx.store_dir("journal")
     try:
@@ -9754,6 +9767,8 @@ def _commit_in_the_way(ctx, places, recovered):
             os.close(dead[0])
             if not recovered:
                 return _DEAD
+            if mine.intersection(_record_paths(path)):
+                return _STUCK
         elif mine.intersection(_record_paths(path)):
             return path
     return None
@@ -9888,6 +9903,7 @@ def _undo_record(ctx, journal, record):
     bare = _unconfined(ctx)
     places = []
     try:
+        _Faults.point("undo")
         _record_places(bare, entries, places)
         left = _undo_places(bare, places, prepared)
     finally:
@@ -9914,7 +9930,10 @@ def _drop_copy_and_folders(entry):
 
 
 def _record_places(bare, entries, places):
-    """Into `places`: (place, entry) of each file a record names that is still where it says."""
+    """Into `places`: (place, entry) of each file a record names that is still where it says. Of
+    more than _OPEN_FOLDERS files each folder is closed until its file's turn, as in the commit
+    (an undo needs no more descriptors than the call it undoes)."""
+    many = len(entries) > _OPEN_FOLDERS
     for entry in entries:
         try:
             place = locate(bare, str(entry.get("path")))
@@ -9923,6 +9942,8 @@ def _record_places(bare, entries, places):
         if place.real != entry.get("path") or place.pending:
             place.folder.close()
             continue
+        if many:
+            place.release()
         places.append((place, entry))
 
 
@@ -9931,11 +9952,15 @@ def _undo_places(bare, places, prepared):
     left = []
     with Locks(bare, recovering=True) as locks:
         locks.take_all([place for place, _entry in places])
-        for place, entry in places:
+        for n, (place, entry) in enumerate(places):
             try:
+                place = _reopened(bare, place)
+                places[n] = (place, entry)  # (its folder is closed by the caller)
                 why = _undo_entry(place.folder, place.name, entry, prepared=prepared)
             except (OSError, ToolError) as exc:
                 why = getattr(exc, "strerror", None) or str(exc)
+            if len(places) > _OPEN_FOLDERS:
+                place.release()
             if why:
                 left.append(f"{entry['path']} ({why})")
     return left
