@@ -642,6 +642,17 @@ MESSAGES = {
         "delete what it stands for",
         "content 第 {line} 行看起来是代替原有代码的占位行：{text!r}；写入它会删除它所代表的代码",
     ),
+    "cut_line": (
+        "content line {line} starts like a replaced line of {length} characters but lacks its end: built "
+        "from a read that showed that line cut, it would delete the part not shown",
+        "content 第 {line} 行与被替换的一行（{length} 个字符）开头相同却缺少其结尾：它来自截断显示该行的读取，"
+        "写入会删除未显示的部分",
+    ),
+    "cut_line.hint": (
+        "replace by old with only the part you change, or read the line whole (max_lines 0) and send "
+        "all of it; pass force: true if the line is meant to end there",
+        "请用 old 只替换要改的部分，或以 max_lines 0 读取整行后完整发送；若该行确应到此结束，请传 force: true",
+    ),
     "placeholder.hint": (
         "send the real lines instead of the placeholder (edit a smaller range to keep the rest), or pass "
         "force: true if the line is meant literally",
@@ -3084,6 +3095,42 @@ def find_placeholder(content, replaced, docs=False):
         if text.strip() not in kept:
             return number, text
     return None
+
+
+_CUT_SEEN = 1000  # characters a content line repeats of a long line's start to count as built from it
+_CUT_END = 200  # and characters of that line's end it must hold too (a cut read never shows them)
+
+
+def find_cut_line(content, replaced):
+    """(content line number, the replaced line's length) of the first `content` line that starts
+    like a line of `replaced` long enough for a server read to show it cut (READ_MAX_CHARS) but
+    lacks its end: text built from the cut view, which would delete the part never shown. None
+    when there is none (a whole-line replace by other text, or one that keeps the end, passes)."""
+    for long in _long_lines(replaced, READ_MAX_CHARS):
+        at = content.find(long[:_CUT_SEEN])
+        while at > 0 and content[at - 1] != "\n":  # (a line of content that starts like it)
+            at = content.find(long[:_CUT_SEEN], at + 1)
+        if at >= 0:
+            end = content.find("\n", at)
+            if long[-_CUT_END:] not in content[at : len(content) if end < 0 else end]:
+                return content.count("\n", 0, at) + 1, len(long)
+    return None
+
+
+def _long_lines(text, longer):
+    """The lines of `text` of more than `longer` characters, found by looking into one window of
+    half that length at a time (each such line covers one with no newline)."""
+    step, pos = longer // 2, 0
+    while pos < len(text):
+        if text.find("\n", pos, pos + step) >= 0 or len(text) - pos < step:
+            pos += step
+            continue
+        first = text.rfind("\n", 0, pos) + 1
+        last = text.find("\n", pos)
+        last = len(text) if last < 0 else last
+        if last - first > longer:
+            yield text[first:last]
+        pos = last + 1
 
 
 # ====================================================================================================
@@ -11215,11 +11262,12 @@ def _replace_old(ctx, args, opened):
     if tier == "loose":
         warnings.append(("w.whitespace_match", {"start": line_s, "end": line_e}))
     a, b = line_span(body, line_s, line_e)
-    placeholder_guard(args, opened, args["content"], body[a:b].decode(text.codec))
-    region = split_decoded(body[a:b].decode(text.codec))
+    replaced = body[a:b].decode(text.codec)
+    region = split_decoded(replaced)
     eol = dominant_eol(body).decode()
     replacement = _match_trailing_newline(normalize_newlines(args["content"]), col_e == -1).replace("\n", eol)
     new_region = replace_in_lines(region, col_s, col_e, replacement)
+    placeholder_guard(args, opened, args["content"], replaced, result=new_region)
     plan = (a, text.encode(new_region), b)
     added = len(split_decoded(new_region))
     fields = {"start": line_s, "end": line_e, "removed": line_e - line_s + 1, "added": added}
@@ -11242,10 +11290,12 @@ def _match_trailing_newline(content, old_ends_a_line):
     return content
 
 
-def placeholder_guard(args, opened, content, replaced):
+def placeholder_guard(args, opened, content, replaced, result=None):
     """PLACEHOLDER when `content` has a line standing in for kept code ("// ... existing code ...")
-    that `replaced` does not hold, unless `force` (docs/cli.md#replace). In documentation and plain
-    text (where examples use "// ..." in earnest) only explicit phrases count."""
+    that `replaced` does not hold, or when the text standing in place of `replaced` (`result`:
+    by default `content`) was built from a long line shown cut (find_cut_line); unless `force`
+    (docs/cli.md#replace). In documentation and plain text (where examples use "// ..." in
+    earnest) only explicit phrases count."""
     if args.get("force") or not content:
         return
     language = (
@@ -11255,6 +11305,9 @@ def placeholder_guard(args, opened, content, replaced):
     if found is not None:
         line, text = found
         raise ToolError("PLACEHOLDER", "placeholder", data={"line": line, "text": text}, line=line, text=text)
+    cut = find_cut_line(content if result is None else result, replaced)
+    if cut is not None:
+        raise ToolError("PLACEHOLDER", "cut_line", data={"line": cut[0]}, line=cut[0], length=cut[1])
 
 
 def closest_of(opened, old):

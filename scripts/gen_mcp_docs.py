@@ -82,7 +82,8 @@ server (0 = no limit); `format` defaults to `unified`, `as` to `text`, `steps` t
 whole line that fits, with `truncated: true`, `next_start` and the warning `output cut at 100000
 characters; continue with start N`. A first line longer than that is shown cut to the budget, with
 the warning `line N has L characters: content shows the first S (max_lines 0 shows it whole)`; its
-`viewed_code_id` still covers the whole line. In an error, the file texts `actual`, `current` and
+`viewed_code_id` still covers the whole line (an edit built from the cut text that would drop the
+part not shown is refused: [behaviour.md](behaviour.md#the-placeholder-guard)). In an error, the file texts `actual`, `current` and
 `changes` stop at 100,000 characters too (at a line's end where one is in reach), with a warning
 in the error's `warnings`, and its lists of places (`candidates`, `found_at`) at 1,000 entries; the
 error's text content shows at most 30 lines and 4,000 characters of each. A line of an edit's `diff` longer than 2,000 characters shows its first 2,000, with the

@@ -381,6 +381,41 @@ def test_a_balance_with_thousands_of_problems_lists_the_first_thousand(serve, ro
     assert len(json.loads(done.stdout)["unmatched"]) == 3000
 
 
+def test_an_edit_built_from_a_cut_line_is_refused_before_it_deletes_the_rest(serve, root):
+    """Found by an attack: a read shows a 150,000-character line cut at 99,998 characters; an
+    agent sends that text plus its change back for line 1 (by line, by old, or as the whole file)
+    and the 50,000 characters it never saw were deleted. Content that starts like a replaced long
+    line but lacks its end is now PLACEHOLDER, nothing written; a whole-line replace by other text,
+    one that keeps the end, and force: true still write."""
+    import random
+
+    rng = random.Random(7)
+    line = "".join(rng.choice("abcdefgh(){};= ") for _ in range(150_000))
+    original = f"{line}\nend\n"
+    (root / "min.js").write_text(original)
+    server = serve()
+    read = server.ok("be-read", {"file": "min.js"})
+    shown = read["content"].split("\t", 1)[1]
+    assert line.startswith(shown) and len(shown) < len(line)
+    view = read["viewed_code_id"]
+    error = server.err(
+        "be-replace",
+        "PLACEHOLDER",
+        {"file": "min.js", "start": 1, "content": shown + ";x()", "viewed_code_id": view},
+    )
+    assert "lacks its end" in error["message"] and error["line"] == 1 and "force" in error["hint"], error
+    server.err("be-write", "PLACEHOLDER", {"file": "min.js", "content": shown + ";x()\nend\n"})
+    server.err("be-replace", "PLACEHOLDER", {"file": "min.js", "old": line, "content": shown + ";x()"})
+    assert (root / "min.js").read_text() == original
+    server.ok("be-replace", {"file": "min.js", "old": line[:5000], "content": line[:5000] + ";y()"})
+    line = line[:5000] + ";y()" + line[5000:]
+    assert (root / "min.js").read_text() == f"{line}\nend\n"
+    server.ok("be-replace", {"file": "min.js", "old": line[-10:], "content": line[-10:] + ";x()"})
+    assert (root / "min.js").read_text() == f"{line};x()\nend\n"
+    server.ok("be-replace", {"file": "min.js", "start": 1, "content": shown, "force": True})
+    assert (root / "min.js").read_text() == f"{shown}\nend\n"
+
+
 def test_a_read_of_long_lines_is_cut_in_characters_as_in_lines(serve, root, be_command, be_env):
     """A minified file of one 3 MB line came back whole, twice (the text and the structured
     content): 6 MB of a model's context for a default read. The server's read stops at 100,000
