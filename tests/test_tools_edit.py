@@ -11,6 +11,7 @@ deletion by patch.
 import difflib
 import json
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -664,7 +665,7 @@ def _miscount(patch, rng):
     """The patch with every hunk header's counts moved by -2..+2 (never below 0)."""
     out = []
     for line in patch.split("\n"):
-        match = be._PATCH_HUNK.match(line)
+        match = re.match(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", line)
         if match:
             counts = [int(match.group(n)) if match.group(n) is not None else 1 for n in (2, 4)]
             old, new = (max(0, count + rng.choice((-2, -1, 1, 2))) for count in counts)
