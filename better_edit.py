@@ -10202,7 +10202,8 @@ def _check_range(file, start, end, total):
 
 
 def _edit_range(args, total, file=None):
-    """start/end of replace or delete: end defaults to start; a negative end counts from the end.
+    """start/end of replace or delete: end defaults to start; a negative end counts from the end
+    (whether it did: args["end"] < 0).
 
     Values that can never be valid are INVALID_ARGUMENT; a negative end that lands before start
     only because this file is short is OUT_OF_RANGE (docs/behaviour.md#line-arguments).
@@ -10225,11 +10226,13 @@ def _edit_range(args, total, file=None):
 # --- viewed_code_id (docs/behaviour.md#viewed_code_id) --------------------------------------------
 
 
-def check_view(ctx, args, opened, edit_first, edit_last, located=False, insert=False):
+def check_view(ctx, args, opened, edit_first, edit_last, now=(False, False), insert=False):
     """(warnings, d): STALE_VIEW when the viewed lines changed; d != 0 when they only moved by d
     lines (docs/behaviour.md#viewed_code_id) and the edit lies inside them: an edit by line numbers
-    then goes d lines further. `located` edits (found by `old` or a target, in the file as it is
-    now) are already where the text is: they are checked against the moved lines, not shifted."""
+    then goes d lines further. `now` says which of the edit's first and last line are numbers of
+    the file as it is now, not as the view saw it: both for edits found by `old` or a target (they
+    are already where the text is: checked against the moved lines, not shifted), the last for an
+    end counted from the end of the file."""
     token = args.get("viewed_code_id")
     if token is None:  # (an empty one is refused: `--viewed-code-id "$ID"` with ID unset checked nothing)
         return [], 0
@@ -10241,7 +10244,7 @@ def check_view(ctx, args, opened, edit_first, edit_last, located=False, insert=F
         return [], 0
     moved = _moved_view(opened, vstart, vend, digest, fingerprint) if vend >= vstart and fingerprint else []
     if len(moved) == 1 and fingerprint[3] == opened.text.total() - (moved[0] - vstart):
-        relocated = _relocation((vstart, vend), moved[0] - vstart, edit_first, edit_last, located, insert)
+        relocated = _relocation((vstart, vend), moved[0] - vstart, (edit_first, edit_last), now, insert)
         if relocated is not None:
             return relocated
     raise _stale_view(ctx, token, opened, vstart, vend)
@@ -10274,16 +10277,38 @@ def _stale_view(ctx, token, opened, vstart, vend):
     )
 
 
-def _relocation(viewed, d, edit_first, edit_last, located, insert):
-    """([w.relocated], d) when the viewed lines moved by d and the edit lies inside them (for a
-    `located` edit: inside them where they are now), else None (the view is stale)."""
-    low, high = (viewed[0] + d, viewed[1] + d) if located else viewed
-    inside = low - 1 <= edit_first <= high if insert else low <= edit_first and edit_last <= high
+def _relocation(viewed, d, edit, now, insert):
+    """([w.relocated], d) when the viewed lines moved by d and the edit's lines (first, last) lie
+    inside them, else None (the view is stale); each of them is numbered as the view saw the file,
+    or as the file is `now`."""
+    (low, high), first, last = viewed, edit[0] - d * now[0], edit[1] - d * now[1]
+    inside = low - 1 <= first <= high if insert else low <= first and last <= high
     if not inside:
         return None
-    old_a, old_b = (edit_first - d, edit_last - d) if located else (edit_first, edit_last)
-    fields = {"d": f"{d:+d}", "a": old_a + d, "b": old_b + d, "old_a": old_a, "old_b": old_b}
+    fields = {"d": f"{d:+d}", "a": first + d, "b": last + d, "old_a": first, "old_b": last}
     return [("w.relocated", fields)], d
+
+
+def _view_lines(args, total):
+    """The highest line an edit with a viewed_code_id may name before its view is checked: the
+    line count the view saw, when it may have moved since, or the file's (`total`)."""
+    token = args.get("viewed_code_id")
+    fingerprint = parse_view_id(token)[3] if token is not None else None
+    return max(total, fingerprint[3] or 0) if fingerprint else total
+
+
+def _viewed_lines(ctx, args, opened, start, end, located):
+    """(start, end, warnings, d) of an edit of lines start..end checked against its view: numbers
+    of a view that has since moved by d lines go d lines further, except those of the file as it
+    is now (a `located` range, an end counted from the end); OUT_OF_RANGE when they fall outside."""
+    file, total = opened.file, opened.text.total()
+    from_end = not located and (args.get("end") or 0) < 0
+    _check_range(file, start, end, total if located else _view_lines(args, total))
+    warnings, d = check_view(ctx, args, opened, start, end, now=(located, located or from_end))
+    if d and not located:
+        start, end = start + d, end + (0 if from_end else d)
+    _check_range(file, start, end, total)
+    return start, end, warnings, d
 
 
 _ALNUM_TEXT = _LazyPattern(r"[^\W_]")  # (a line that can tell where it is: not blank, not `}`)
@@ -10351,9 +10376,13 @@ def _mostly_in_place(text, starts, vstart, moved, count):
     """Whether more than half of the viewed lines with a letter or a digit (the window at `moved`
     holds the viewed bytes) stand where they were read, at lines `vstart`...: the lines were then
     changed there, even at both edge lines, not moved (docs/behaviour.md#viewed_code_id)."""
-    now, then = (text.decode(starts[at - 1], starts[at - 1 + count]).split("\n") for at in (vstart, moved))
+    last = len(starts) - 1  # (the viewed lines may now reach past the end)
+    now, then = (
+        text.decode(starts[min(at - 1, last)], starts[min(at - 1 + count, last)]).split("\n")
+        for at in (vstart, moved)
+    )
     telling = [i for i in range(count) if _ALNUM_TEXT.search(then[i])]
-    standing = sum(now[i].rstrip() == then[i].rstrip() for i in telling)
+    standing = sum(i < len(now) and now[i].rstrip() == then[i].rstrip() for i in telling)
     return 2 * standing > len(telling) > 0
 
 
@@ -11149,12 +11178,7 @@ def _replace_lines(ctx, args, opened):
     if "target" not in args and "old" not in args:
         _lines_addressable(opened)
     start, end = _edit_range(args, total, file)
-    _check_range(file, start, end, total)
-    located = "target" in args
-    warnings, moved = check_view(ctx, args, opened, start, end, located=located)
-    if moved and not located:
-        start, end = start + moved, end + moved
-        _check_range(file, start, end, total)
+    start, end, warnings, moved = _viewed_lines(ctx, args, opened, start, end, "target" in args)
     a, b = line_span(body, start, end)
     if "old" in args:
         current = _strip_one_newline(normalize_newlines(body[a:b].decode(text.codec)))
@@ -11220,9 +11244,10 @@ def _read_prefixed(old):
 
 
 def _replace_prefixed(ctx, args, opened):
-    """`old` copied with its read prefixes: applied when the text sits at the lines they name."""
+    """`old` copied with its read prefixes: applied when the text sits at the lines they name, and
+    `old` itself, prefixes and all, is nowhere in the file (a file of `N<TAB>text` lines)."""
     found = _read_prefixed(args["old"])
-    if found is None:
+    if found is None or normalize_newlines(args["old"]) in opened.normalized():
         return None
     first, stripped = found
     last = first + stripped.count("\n")
@@ -11258,7 +11283,7 @@ def _replace_old(ctx, args, opened):
     if not spans:
         raise _no_match(file, norm, args["old"], opened)
     line_s, col_s, line_e, col_e = spans[0]
-    warnings, moved = check_view(ctx, args, opened, line_s, line_e, located=True)
+    warnings, moved = check_view(ctx, args, opened, line_s, line_e, now=(True, True))
     if tier == "loose":
         warnings.append(("w.whitespace_match", {"start": line_s, "end": line_e}))
     a, b = line_span(body, line_s, line_e)
@@ -11367,13 +11392,14 @@ def _insert_change(ctx, args, opened):
     body = text.body
     total = text.total()
     _lines_addressable(opened)
-    after = total if args["after_line"] == -1 else args["after_line"]
+    from_end = args["after_line"] == -1  # (the end of the file as it is now)
+    after = total if from_end else args["after_line"]
+    if after > _view_lines(args, total):
+        raise _after_out_of_range(file, after, total)
+    warnings, moved = check_view(ctx, args, opened, after, after + 1, now=(from_end, from_end), insert=True)
+    after += 0 if from_end else moved
     if after > total:
-        raise ToolError(
-            "OUT_OF_RANGE", "after_out_of_range", data={"total": total}, file=file, value=after, total=total
-        )
-    warnings, moved = check_view(ctx, args, opened, after, after + 1, insert=True)
-    after += moved
+        raise _after_out_of_range(file, after, total)
     placeholder_guard(args, opened, args["content"], "")
     eol = dominant_eol(body)
     lines = content_lines(args["content"])
@@ -11384,6 +11410,12 @@ def _insert_change(ctx, args, opened):
     if moved:
         fields["relocated"] = moved
     return Change(text, plan, after + 1, after, len(lines), fields, warnings, at=a, raw=(a, block, a))
+
+
+def _after_out_of_range(file, after, total):
+    return ToolError(
+        "OUT_OF_RANGE", "after_out_of_range", data={"total": total}, file=file, value=after, total=total
+    )
 
 
 # --- delete (docs/cli.md#delete) ------------------------------------------------------------------
@@ -11413,12 +11445,7 @@ def _delete_change(ctx, args, opened):
     else:
         _lines_addressable(opened)
         start, end = _edit_range(args, total, file)
-    _check_range(file, start, end, total)
-    located = "target" in args
-    warnings, moved = check_view(ctx, args, opened, start, end, located=located)
-    if moved and not located:
-        start, end = start + moved, end + moved
-        _check_range(file, start, end, total)
+    start, end, warnings, moved = _viewed_lines(ctx, args, opened, start, end, "target" in args)
     a, b = line_span(body, start, end)
     deleted = body[a:b].decode(text.codec)
     plan = splice_plan(body, a, b, b"", dominant_eol(body))

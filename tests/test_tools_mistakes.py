@@ -709,3 +709,71 @@ def test_a_view_whose_lines_were_all_rewritten_never_moves_to_a_copy(root, be_en
     )
     assert done.returncode == 1 and result["error"]["code"] == "STALE_VIEW", result
     assert (root / "t.py").read_text() == now
+
+
+def _view(root, be_env, file, start, end):
+    _done, read = run_json("read", "-f", file, "-s", str(start), "-e", str(end), cwd=root, env=be_env)
+    return read["viewed_code_id"]
+
+
+@pytest.mark.parametrize(
+    "args, want",
+    [
+        (["replace", "-s", "2", "-c", "B"], "B\nc\n"),  # crashed (INTERNAL, IndexError)
+        (["replace", "--old", "c", "-c", "C"], "b\nC\n"),  # crashed
+        (["insert", "--after-line", "2", "-c", "D"], "b\nD\nc\n"),  # crashed
+        (["replace", "-s", "3", "-c", "C"], "b\nC\n"),  # OUT_OF_RANGE: line 3 of the view is now 2
+        (["delete", "-s", "2", "-e", "3"], ""),  # OUT_OF_RANGE
+    ],
+)
+def test_a_view_reaching_the_end_follows_lines_deleted_above_it(root, be_env, args, want):
+    """Found by an attack: lines 2-3 of a 3-line file read, line 1 then deleted by another
+    program. An edit through that view crashed (INTERNAL: the check of lines still standing read
+    past the end) or was OUT_OF_RANGE (its numbers were checked against the shorter file before
+    the view was); the block only moved by -1, so the edit follows it."""
+    (root / "f.txt").write_text("a\nb\nc\n")
+    view = _view(root, be_env, "f.txt", 2, 3)
+    (root / "f.txt").write_text("b\nc\n")
+    done, result = run_json(args[0], "-f", "f.txt", *args[1:], "--viewed-code-id", view, cwd=root, env=be_env)
+    assert done.returncode == 0 and result["relocated"] == -1, result
+    assert (root / "f.txt").read_text() == want
+
+
+@pytest.mark.parametrize(
+    "read, gone, args, want",
+    [
+        ((3, 4), 2, ["insert", "--after-line", "-1", "-c", "END"], None),  # (past the view: stale)
+        ((3, 6), 2, ["insert", "--after-line", "-1", "-c", "END"], "l3\nl4\nl5\nl6\nEND\n"),
+        ((2, 4), 1, ["replace", "-s", "3", "-e", "-3", "-c", "X"], "l2\nX\nl5\nl6\n"),
+        ((2, 4), 1, ["delete", "-s", "2", "-e", "-3"], "l5\nl6\n"),
+    ],
+)
+def test_numbers_counted_from_the_end_are_not_moved_twice_with_a_view(root, be_env, read, gone, args, want):
+    """Found by an attack: with a view that moved (two lines deleted above it), `--after-line -1`
+    inserted in the middle of the file and `-e -3` stopped a line short, both reporting success:
+    a number counted from the end is already one of the file as it is, and it was moved by the
+    view's offset again."""
+    lines = [f"l{n}\n" for n in range(1, 7)]
+    (root / "f.txt").write_text("".join(lines))
+    view = _view(root, be_env, "f.txt", *read)
+    (root / "f.txt").write_text("".join(lines[gone:]))
+    done, result = run_json(args[0], "-f", "f.txt", *args[1:], "--viewed-code-id", view, cwd=root, env=be_env)
+    if want is None:  # (an edit outside a view that moved is refused, as in the file it was read from)
+        assert result["error"]["code"] == "STALE_VIEW", result
+        want = "".join(lines[gone:])
+    else:
+        assert done.returncode == 0 and result["relocated"] == -gone, result
+    assert (root / "f.txt").read_text() == want
+
+
+def test_old_that_stands_in_the_file_with_its_tab_is_not_taken_for_a_read_prefix(root, be_env):
+    """Found by an attack: `--old $'2\\tapple'` in a file whose line 3 is exactly that was read as
+    a copied read prefix, so line 2 (`apple`) was replaced instead, with success. Text that stands
+    in the file as given is replaced there."""
+    (root / "f.txt").write_text("x\napple\n2\tapple\n")
+    done, result = run_json("replace", "-f", "f.txt", "--old", "2\tapple", "-c", "PEAR", cwd=root, env=be_env)
+    assert done.returncode == 0 and result["start"] == 3 and "warnings" not in result, result
+    assert (root / "f.txt").read_text() == "x\napple\nPEAR\n"
+    (root / "g.txt").write_text("x\napple\n")  # (not in the file as given: a read's prefix)
+    done, result = run_json("replace", "-f", "g.txt", "--old", "2\tapple", "-c", "PEAR", cwd=root, env=be_env)
+    assert done.returncode == 0 and (root / "g.txt").read_text() == "x\nPEAR\n", result
