@@ -9344,17 +9344,22 @@ def _undo_entry(folder, name, entry, before=None, prepared=True):
     if renamed and keep:
         left = _undo_rename(folder, name, keep, old, new, entry.get("new_signature"))
     elif how == "create":
-        _undo_create(folder, name, new)
+        left = _undo_create(folder, name, new, entry.get("new_signature"))
     elif how == "in_place" and (keep or before is not None):
         left = _undo_in_place(folder, name, keep, old, before)
     _delete_quietly(folder, temp, keep if how != "in_place" else None)
     return left
 
 
-def _undo_create(folder, name, new):
-    """A created file goes, while its name still holds what the commit made."""
-    if new is not None and _identity_of(folder, name) == new:
-        folder.delete(name)
+def _undo_create(folder, name, new, new_signature=None):
+    """A created file goes, while its name still holds what the commit made and nobody wrote into
+    it since (its size and mtime are those it was made with); else why it stays."""
+    if new is None or _identity_of(folder, name) != new:
+        return None
+    if new_signature and _signature_of(folder, name) != list(new_signature):
+        return "changed by another program since"
+    folder.delete(name)
+    return None
 
 
 def _entry_identity(entry, key):
@@ -9424,17 +9429,13 @@ def _undo_in_place(folder, name, copy_path, old, before=None):
 
 
 def _remove_folders(folders, root=None):
-    """Folders a failed or undone call created, deepest first, while empty; never `root` or a folder
-    outside it (a record read from disk names them)."""
+    """Folders a failed or undone call created, the last first (they are listed outermost first),
+    those that are empty; never `root` or a folder outside it (a record read from disk names them)."""
     for folder in reversed(folders if isinstance(folders, list) else []):
         if not isinstance(folder, str) or (root and (folder == root or not is_inside(folder, root))):
-            break
-        try:
+            continue
+        with _suppress_os():  # (one the killed call never made, or one that holds a file now)
             os.rmdir(folder)
-        except FileNotFoundError:
-            continue  # (a planned folder the killed call never made)
-        except OSError:
-            break
 
 
 def _undo_file(ctx, fc, applied):
@@ -9907,7 +9908,7 @@ def _finish_record(ctx, record):
     for entry in entries:
         _finish_entry(bare, entry)
     undone = _drop_undone_events(ctx, record.get("rolls_back"))
-    said = record.get("event_id") or ", ".join(undone) or "-"
+    said = record.get("event_id") or ", ".join(dict.fromkeys(undone)) or "-"
     return ("w.completed", {"count": len(entries), "event_id": said})
 
 
@@ -9956,8 +9957,7 @@ def _undo_record(ctx, journal, record):
     finally:
         for place, _entry in places:
             place.folder.close()
-    for entry in entries:
-        _drop_copy_and_folders(entry)
+    _drop_copies_and_folders(entries)
     if not prepared:
         return None
     if isinstance(event_id, str):
@@ -9968,12 +9968,15 @@ def _undo_record(ctx, journal, record):
     return ("w.undone", fields)
 
 
-def _drop_copy_and_folders(entry):
-    """After an undo: the in-place copy of a record's file, and the folders its call made."""
-    if entry.get("how") == "in_place" and isinstance(entry.get("keep"), str):
-        with _suppress_os():
-            os.unlink(entry["keep"])
-    _remove_folders(entry.get("folders"))
+def _drop_copies_and_folders(entries):
+    """After an undo: the in-place copies of a record's files, then the folders its call made, the
+    deepest first (two files may share a new folder: it goes after both of theirs)."""
+    for entry in entries:
+        if entry.get("how") == "in_place" and isinstance(entry.get("keep"), str):
+            with _suppress_os():
+                os.unlink(entry["keep"])
+    folders = {f for entry in entries for f in entry.get("folders") or [] if isinstance(f, str)}
+    _remove_folders(sorted(folders, key=lambda folder: folder.count(os.sep)))
 
 
 def _record_places(bare, entries, places):

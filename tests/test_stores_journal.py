@@ -930,6 +930,52 @@ def test_a_recovery_keeps_what_another_program_wrote_into_a_file_after_a_kill(ro
     assert not [p.name for p in root.iterdir() if ".be-" in p.name]
 
 
+def test_a_recovery_keeps_a_created_file_written_into_and_removes_every_folder_it_made(
+    root, cache_dir, be_env
+):
+    """Found by an attack: an edit creating new0/a/x.txt and new0/b/y.txt and changing f.txt,
+    killed at each step. A created file the user then appended to was deleted by the next call's
+    undo (only its inode was compared), and new0 stayed: each file's folders were removed right
+    after it, while the other's still stood in new0."""
+    edits = json.dumps(
+        [
+            {"op": "write", "file": "new0/a/x.txt", "content": "x\n"},
+            {"op": "write", "file": "new0/b/y.txt", "content": "y\n"},
+            {"op": "replace", "file": "f.txt", "start": 1, "content": "F"},
+        ]
+    )
+    reset_tree(root, {"f.txt": b"f\n"})
+    done = run_cli(
+        "edit", "--edits-file", "-", cwd=root, env=with_fault(be_env, 0, "count"), input=edits.encode()
+    )
+    steps = int(re.search(rb"fault steps: (\d+)", done.stderr).group(1))
+    kept = undone = 0
+    for k in range(1, steps + 1):
+        reset_tree(root, {"f.txt": b"f\n"})
+        run_cli(
+            "edit", "--edits-file", "-", cwd=root, env=with_fault(be_env, k, "KILL"), input=edits.encode()
+        )
+        if not journal_records(cache_dir):
+            continue  # (killed before its record, or after it was gone)
+        appended = (root / "new0" / "a" / "x.txt").exists()
+        if appended:
+            with open(root / "new0" / "a" / "x.txt", "a") as f:
+                f.write("USER LINE\n")
+        done, answer = cli_json(root, be_env, "read", "-f", "f.txt")
+        assert done.returncode == 0, answer
+        if (root / "f.txt").read_text() != "f\n":
+            continue  # (past its commit point: it stands)
+        undone += 1
+        if appended:
+            kept += 1
+            assert (root / "new0" / "a" / "x.txt").read_text().endswith("USER LINE\n"), k
+            assert any("x.txt (changed by another program since)" in w for w in answer["warnings"]), answer
+        else:
+            assert not (root / "new0").exists(), f"step {k}: {sorted(map(str, root.rglob('*')))}"
+        assert not [p for p in root.rglob("*") if ".be-" in p.name], k
+    assert kept and undone > kept, (kept, undone)
+
+
 @pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
 def test_a_recovery_never_undoes_a_call_that_is_still_running(root, cache_dir, be_env):
     """The race CI caught as a lost line: a recovery opened a call's intent record; the call then
