@@ -8026,6 +8026,16 @@ def _pieces_sha256(pieces):
     return digest.hexdigest()
 
 
+def _fd_sha256(fd):
+    """SHA-256 (hex) of the whole file `fd`, read from its start."""
+    os.lseek(fd, 0, os.SEEK_SET)
+    digest = _sha256_new(more=os.fstat(fd).st_size)
+    reader = io.FileIO(fd, "rb", closefd=False)
+    for chunk in iter(lambda: reader.read(_READ_BACK_CHUNK), b""):
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
 class _Digest:
     """The SHA-256 (hex) of byte `pieces`, computed when first asked for (a call that never asks
     hashes nothing). The pieces must not change until `hexdigest()` has answered."""
@@ -9035,6 +9045,7 @@ class FileCommit:
         "keep",
         "new_id",
         "new_signature",
+        "new_bytes",
     )
 
     def __init__(self, place, st, raw, payload, check=True):
@@ -9046,7 +9057,7 @@ class FileCommit:
             self.how = "create"
         else:
             self.how = "in_place" if written_in_place(place, st) else "rename"
-        self.temp = self.keep = self.new_id = self.new_signature = None
+        self.temp = self.keep = self.new_id = self.new_signature = self.new_bytes = None
 
     def name_parts(self, copy_path):
         """Choose the names the commit will make for this file, before making any (the intent
@@ -9058,6 +9069,7 @@ class FileCommit:
             self.keep = _temp_name(name, "old")
         elif self.how == "in_place":
             self.keep = copy_path
+            self.new_bytes = [payload_size(self.payload), payload_digest(self.payload).hexdigest()]
 
     def entry(self, prepared=True):
         """What the commit record says of this file (enough to undo it from another process): the
@@ -9077,6 +9089,7 @@ class FileCommit:
             "old": list(_identity(self.st)) if self.st is not None else None,
             "new": list(self.new_id) if self.new_id else None,
             "new_signature": self.new_signature,  # (size, mtime: what the new file held when made)
+            "new_bytes": self.new_bytes,  # (size, SHA-256 of what an in-place write writes)
             "folders": folders,
         }
 
@@ -9326,8 +9339,28 @@ def _apply_file(fc):
     elif fc.how == "delete":
         _Faults.step("unlink")
         folder.delete(name)
-    else:
+    else:  # (its copy's mark says, to an undo after a kill, that the bytes there may be ours)
+        _mark_writing(fc.keep, True)
         folder.write_in_place(fc)
+        _mark_writing(fc.keep, False)
+
+
+def _drop_copy(copy_path):
+    """An in-place file's copy and its mark (_mark_writing) removed, those that are there."""
+    for path in (copy_path, copy_path + ".w"):
+        with _suppress_os():
+            os.unlink(path)
+
+
+def _mark_writing(copy_path, on):
+    """The mark `COPY.w` beside an in-place file's copy, there while its in-place write runs."""
+    if copy_path is None:
+        return
+    _Faults.step("create" if on else "unlink")
+    if on:
+        os.close(os.open(copy_path + ".w", os.O_WRONLY | os.O_CREAT | _CLOEXEC, 0o600))
+    else:
+        os.unlink(copy_path + ".w")
 
 
 def _undo_entry(folder, name, entry, before=None, prepared=True):
@@ -9346,7 +9379,7 @@ def _undo_entry(folder, name, entry, before=None, prepared=True):
     elif how == "create":
         left = _undo_create(folder, name, new, entry.get("new_signature"))
     elif how == "in_place" and (keep or before is not None):
-        left = _undo_in_place(folder, name, keep, old, before)
+        left = _undo_in_place(folder, name, keep, old, before, entry.get("new_bytes"))
     _delete_quietly(folder, temp, keep if how != "in_place" else None)
     return left
 
@@ -9409,8 +9442,12 @@ def _undo_rename(folder, name, keep, old, new, new_signature=None):
     return "changed by another program since"
 
 
-def _undo_in_place(folder, name, copy_path, old, before=None):
-    """An in-place write undone: the copy's bytes (or `before`) written back into the same inode."""
+def _undo_in_place(folder, name, copy_path, old, before=None, new_bytes=None):
+    """An in-place write undone: the copy's bytes (or `before`, in the process that wrote) written
+    back into the same inode. After a kill (`new_bytes`: the size and SHA-256 of what the write
+    wrote), a file that holds bytes no write of ours can have left was written by another program
+    since: left as it is."""
+    after_kill = before is None and isinstance(new_bytes, list)
     if before is None:
         try:
             with open(copy_path, "rb") as handle:
@@ -9421,11 +9458,31 @@ def _undo_in_place(folder, name, copy_path, old, before=None):
     try:
         if _identity(os.fstat(fd)) != old:
             return "replaced by another program since"
-        if not _holds(fd, payload_of(before)):
-            _rewrite(fd, payload_of(before), name)
+        if _holds(fd, payload_of(before)):
+            return None
+        if after_kill and not _ours(fd, before, new_bytes, os.path.exists(copy_path + ".w")):
+            return "changed by another program since"
+        _rewrite(fd, payload_of(before), name)
     finally:
         os.close(fd)
     return None
+
+
+def _ours(fd, before, new_bytes, marked):
+    """Whether the file `fd`, which does not hold `before`, may hold what an in-place write of ours
+    left: all its new bytes (`new_bytes`: size, SHA-256), or, when a kill came while it ran
+    (`marked`: _mark_writing), new bytes written over the start of `before` (never longer than
+    both, and `before`'s own bytes past the new size)."""
+    size, sha256 = new_bytes
+    now = os.fstat(fd).st_size
+    if now == size and _fd_sha256(fd) == sha256:
+        return True
+    if not marked or now < len(before):  # (a write of ours truncates only once it is whole)
+        return False
+    if now > len(before):
+        return now <= size  # (the start of the new bytes alone)
+    os.lseek(fd, min(size, now), os.SEEK_SET)
+    return io.FileIO(fd, "rb", closefd=False).readall() == before[size:]
 
 
 def _remove_folders(folders, root=None):
@@ -9466,8 +9523,7 @@ def _undo_files(ctx, files, applied=None):
             )
             continue
         if fc.how == "in_place" and fc.keep:
-            with _suppress_os():
-                os.unlink(fc.keep)
+            _drop_copy(fc.keep)
         _remove_folders(fc.place.created)
         if len(files) > _OPEN_FOLDERS:
             fc.place.release()
@@ -9649,6 +9705,7 @@ def _clean_kept(ctx, files):
             elif fc.how == "in_place" and fc.keep:
                 _Faults.step("unlink")
                 os.unlink(fc.keep)
+                _drop_copy(fc.keep)  # (its mark, if a failure left it)
         except (OSError, ToolError):
             cleaned = False
         if len(files) > _OPEN_FOLDERS:
@@ -9860,16 +9917,22 @@ def _sweep_copies(journal, names):
     named = None
     for name in names:
         match = re.fullmatch(
-            r"(\d+)-[0-9a-f]{8}-\d+\.copy(?:\.[0-9a-f]{8}\.tmp)?|(\d+)\.tmp", name.split(".json.")[-1]
+            r"(\d+)-[0-9a-f]{8}-\d+\.copy(?:\.[0-9a-f]{8}\.tmp|\.w)?|(\d+)\.tmp", name.split(".json.")[-1]
         )
         pid = match and (match.group(1) or match.group(2))
         if not pid or _process_alive(int(pid)):
             continue
         if named is None:  # (copies a record names are undone with it)
-            named = {e.get("keep") for e in _record_entries(journal) if isinstance(e, dict)}
+            named = _named_copies(journal)
         if os.path.join(journal.dir, name) not in named:
             with _suppress_os():
                 os.unlink(os.path.join(journal.dir, name))
+
+
+def _named_copies(journal):
+    """The in-place copies the journal's records name, and their marks (_mark_writing)."""
+    copies = [e.get("keep") for e in _record_entries(journal) if isinstance(e, dict)]
+    return {name for keep in copies if isinstance(keep, str) for name in (keep, f"{keep}.w")}
 
 
 def _record_entries(journal):
@@ -9929,8 +9992,7 @@ def _finish_entry(bare, entry):
     """One file of a commit that stands: its in-place copy, or its temporary and kept name, go."""
     keep = entry.get("keep")
     if entry.get("how") == "in_place" and isinstance(keep, str):
-        with _suppress_os():
-            os.unlink(keep)
+        _drop_copy(keep)
         return
     try:
         place = locate(bare, str(entry.get("path")))
@@ -9973,8 +10035,7 @@ def _drop_copies_and_folders(entries):
     deepest first (two files may share a new folder: it goes after both of theirs)."""
     for entry in entries:
         if entry.get("how") == "in_place" and isinstance(entry.get("keep"), str):
-            with _suppress_os():
-                os.unlink(entry["keep"])
+            _drop_copy(entry["keep"])
     folders = {f for entry in entries for f in entry.get("folders") or [] if isinstance(f, str)}
     _remove_folders(sorted(folders, key=lambda folder: folder.count(os.sep)))
 

@@ -976,6 +976,49 @@ def test_a_recovery_keeps_a_created_file_written_into_and_removes_every_folder_i
     assert kept and undone > kept, (kept, undone)
 
 
+def test_a_recovery_keeps_what_another_program_wrote_into_a_hard_linked_file_after_a_kill(
+    root, cache_dir, be_env
+):
+    """Found by an attack: an edit of a.txt and of h.txt (hard-linked as h2.txt: written in place)
+    killed at each step; the user then saved h2.txt. The next call's undo wrote h.txt's old bytes
+    back over the user's, even when the killed call had not begun writing it. A file that holds
+    neither its old bytes nor the new ones, with no in-place write under way, is now left as the
+    other program wrote it, and named."""
+    edits = json.dumps(
+        [
+            {"file": "a.txt", "start": 1, "content": "A"},
+            {"file": "h.txt", "start": 1, "content": "H"},
+        ]
+    )
+    files = {"a.txt": b"a\n", "h.txt": b"h\n"}
+    reset_tree(root, files, links=[("h.txt", "h2.txt")])
+    done = run_cli(
+        "edit", "--edits-file", "-", cwd=root, env=with_fault(be_env, 0, "count"), input=edits.encode()
+    )
+    steps = int(re.search(rb"fault steps: (\d+)", done.stderr).group(1))
+    undone = 0
+    for k in range(1, steps + 1):
+        reset_tree(root, files, links=[("h.txt", "h2.txt")])
+        run_cli(
+            "edit", "--edits-file", "-", cwd=root, env=with_fault(be_env, k, "KILL"), input=edits.encode()
+        )
+        if not journal_records(cache_dir):
+            continue
+        (root / "h2.txt").write_text("USER WORK\n")  # (in place: the same inode)
+        done, answer = cli_json(root, be_env, "read", "-f", "a.txt")
+        assert done.returncode == 0, answer
+        assert (root / "h.txt").read_text() == "USER WORK\n", f"step {k}: the user's save was lost"
+        assert os.stat(root / "h.txt").st_ino == os.stat(root / "h2.txt").st_ino
+        said = [w for w in answer.get("warnings", []) if "was undone" in w]
+        if said:  # (a call killed while it prepared changed nothing: nothing to say)
+            undone += 1
+            assert (
+                root / "a.txt"
+            ).read_text() == "a\n" and "h.txt (changed by another program since)" in said[0]
+        assert not [p for p in root.rglob("*") if ".be-" in p.name] and not journal_records(cache_dir), k
+    assert undone, "no kill came before the commit point"
+
+
 @pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
 def test_a_recovery_never_undoes_a_call_that_is_still_running(root, cache_dir, be_env):
     """The race CI caught as a lost line: a recovery opened a call's intent record; the call then
