@@ -9046,6 +9046,7 @@ class FileCommit:
         "new_id",
         "new_signature",
         "new_bytes",
+        "after_folders",
     )
 
     def __init__(self, place, st, raw, payload, check=True):
@@ -9058,6 +9059,7 @@ class FileCommit:
         else:
             self.how = "in_place" if written_in_place(place, st) else "rename"
         self.temp = self.keep = self.new_id = self.new_signature = self.new_bytes = None
+        self.after_folders = []  # (made for a file a rollback deletes: removed once it stands)
 
     def name_parts(self, copy_path):
         """Choose the names the commit will make for this file, before making any (the intent
@@ -9090,6 +9092,7 @@ class FileCommit:
             "new": list(self.new_id) if self.new_id else None,
             "new_signature": self.new_signature,  # (size, mtime: what the new file held when made)
             "new_bytes": self.new_bytes,  # (size, SHA-256 of what an in-place write writes)
+            "after_folders": self.after_folders,
             "folders": folders,
         }
 
@@ -9989,7 +9992,8 @@ def _drop_undone_events(ctx, ids):
 
 
 def _finish_entry(bare, entry):
-    """One file of a commit that stands: its in-place copy, or its temporary and kept name, go."""
+    """One file of a commit that stands: its in-place copy, or its temporary and kept name, go,
+    then the folders a rollback's deletion left empty."""
     keep = entry.get("keep")
     if entry.get("how") == "in_place" and isinstance(keep, str):
         _drop_copy(keep)
@@ -10003,6 +10007,7 @@ def _finish_entry(bare, entry):
             if isinstance(name, str) and name.startswith("."):
                 with _suppress_os():
                     place.folder.delete(name)
+    _remove_folders(entry.get("after_folders"))
 
 
 def _undo_record(ctx, journal, record):
@@ -12001,6 +12006,8 @@ def _restore_all(ctx, store, chosen, places, result, forced=False):
         restore = _restore_commit(store, record, places[path], kept is not None)
         if restore is not None:
             files.append(restore)
+            if record["before"] == "absent":  # (the folders made for it go too, once the rollback stands)
+                restore.after_folders = record.get("created_folders") or []
     warnings = _commit_restores(ctx, files, kept, chosen)
     for record in final.values():
         if record["before"] == "absent":

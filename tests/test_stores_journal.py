@@ -300,6 +300,43 @@ def test_a_fault_at_every_step_of_a_rollback(forced, root, cache_dir, be_env):
     assert steps >= 6
 
 
+def test_a_rollback_killed_at_each_step_leaves_no_folder_of_the_file_it_deleted(root, cache_dir, be_env):
+    """Found by an attack: a rollback of an edit that created new/deep/c.txt, killed after its
+    commit point, deleted c.txt but left new/ and new/deep/ (they were removed only after the
+    commit, in process). The record now names them, and the next call removes them."""
+    edits = json.dumps(
+        [
+            {"file": "a.txt", "start": 1, "content": "A"},
+            {"file": "new/deep/c.txt", "op": "write", "content": "c"},
+        ]
+    )
+
+    def rollback(env):
+        reset_tree(root, {"a.txt": b"a\n"})
+        shutil.rmtree(cache_dir / "snapshots", ignore_errors=True)
+        done, answer = cli_json(root, be_env, "edit", "--edits-file", "-", input=edits.encode())
+        assert done.returncode == 0, answer
+        server = Server(root, env)
+        try:
+            server.initialize()
+            server.call("be-trx-rollback", {})
+        except Exception:  # noqa: BLE001  (killed mid-call: no answer)
+            pass
+        finally:
+            server.close()
+        return server.stderr
+
+    steps = int(rollback(with_fault(be_env, 0, "count")).decode().split("fault steps:")[1].split()[0])
+    for k in range(1, steps + 1):
+        rollback(with_fault(be_env, k, "KILL"))
+        done, answer = cli_json(root, be_env, "read", "-f", "a.txt")
+        assert done.returncode == 0, answer
+        whole = ({"a.txt": b"a\n"}, set())
+        undone = ({"a.txt": b"A\n", "new/deep/c.txt": b"c"}, {"new", "new/deep"})
+        assert tree(root) in (whole, undone), (k, tree(root))
+        assert journal_records(cache_dir) == []
+
+
 def test_every_step_killed_is_undone_by_the_next_command(root, cache_dir, be_env):
     """SIGKILL at each step of a three-file patch: the next ordinary command puts every file back
     (or finds the call done), says so once, and leaves nothing behind."""
