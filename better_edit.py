@@ -9858,13 +9858,14 @@ _DEAD, _STUCK = "dead", "stuck"
 
 def _commit_in_the_way(ctx, places, recovered):
     """What a call that has just taken the locks of `places` must wait for before it reads them
-    (Locks): _DEAD when a writer died before its commit point (its commit is undone first; once
-    `recovered`, _STUCK when that undo failed and its record names one of `places`), or the path
+    (Locks): _DEAD when a writer died (its commit is undone first, or past its commit point its
+    clean-up finished; once `recovered`, _STUCK when that failed and its record names one of
+    `places`), or the path
     of a record another process holds that names one of `places`. No running call holds a record of a file whose locks this call holds, so that is
     a recovery undoing a dead writer's commit, waiting for these locks; None when nothing is."""
     journal_dir = ctx.store_dir("journal")
     try:
-        names = [n for n in os.listdir(journal_dir) if n.endswith(".json")]
+        names = [n for n in os.listdir(journal_dir) if n.endswith(_RECORD_ENDINGS)]
     except OSError:
         return None
     mine = {place.real for place in places}

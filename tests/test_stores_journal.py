@@ -1125,6 +1125,45 @@ def two_file_edit_stopped_after_its_renames(root, cache_dir, env, tmp_path):
 
 
 @pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
+def test_a_call_waiting_on_a_holder_killed_after_its_commit_point_finishes_its_clean_up(
+    root, cache_dir, be_env, tmp_path
+):
+    """Found by an attack: a two-file edit stopped right after its commit point, an insert waiting
+    for its lock, then the edit SIGKILLed. The insert said nothing, and the edit's kept `.old`
+    names and its record stayed until a third call. The insert now finishes that clean-up first
+    and says the edit stands."""
+    edits = tmp_path / "edits.json"
+    items = [
+        {"op": "replace", "file": n, "start": 1, "content": n[0].upper() + "2"} for n in ("a.txt", "b.txt")
+    ]
+    edits.write_text(json.dumps(items))
+    edit = ["edit", "--edits-file", str(edits), "--brief"]
+
+    def reset():
+        for path in root.iterdir():
+            path.unlink()
+        (root / "a.txt").write_text("A1\n")
+        (root / "b.txt").write_text("B1\n")
+
+    def committed():
+        return any(p.name.endswith(".done") for p in journal_records(cache_dir))
+
+    step = first_step_where(root, cache_dir, be_env, edit, reset, committed)
+    reset()
+    writer = stopped_at(root, be_env, edit, f"{step}:STOP")
+    waiting = spawn(["insert", "-f", "a.txt", "--after-line", "1", "-c", "L", "-o", "json"], root, be_env)
+    time.sleep(1.0)
+    assert waiting.poll() is None, waiting.communicate()
+    writer.kill()
+    writer.wait()
+    out, err = waiting.communicate(timeout=30)
+    assert waiting.returncode == 0, err
+    assert any("it stands" in w for w in json.loads(out).get("warnings", [])), out
+    assert (root / "a.txt").read_text() == "A2\nL\n" and (root / "b.txt").read_text() == "B2\n"
+    assert journal_records(cache_dir) == [] and sorted(p.name for p in root.iterdir()) == ["a.txt", "b.txt"]
+
+
+@pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
 def test_a_call_waiting_on_a_lock_its_killed_holder_left_builds_on_the_undone_files(
     root, cache_dir, be_env, tmp_path
 ):
