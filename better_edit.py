@@ -5721,8 +5721,8 @@ _CONTINUED_BY_END = _LazyPattern(r"(?:=|=>|->|&&|\|\||\+|::|\b(?:extends|impleme
 _CONTINUES_START = _LazyPattern(r"(?::|\.|->|=>|&&|\|\||\?|(?:extends|implements|where|throws|with)\b)")
 _TYPE_LINE = _LazyPattern(r"[\w\s:<>,*&~\[\]]*[\w>*&\]]")
 _BASE_CALL_NEXT = _LazyPattern(
-    r"\)[\w\s]*:$|[)}],$"
-)  # (`A(X&& o) noexcept:` too)  # `int`, `static std::vector<T>` above a name(...)
+    r"\)[\w\s]*:$|(?:^|[)}]),$"
+)  # (`A(X&& o) noexcept:` too; a `,` alone: what follows the `}` of `: a{x},`)
 
 
 def _continues(previous, current, language):
@@ -6162,10 +6162,22 @@ def _classify(header, language, original=None, at=None, in_class=False):
         return _js_computed_method(header) or _c_like_function(header, not_names)
     if language == "csharp":
         return _csharp_member(header)
+    if language == "cpp" and _brace_initializer(header):
+        return None  # `A(int a) : m_a{` opens a member's initializer; the body comes later
     if language in ("c", "cpp", "java", "dart"):
         not_names = {"c": _C_NOT_FUNCTION_NAMES, "java": _JAVA_NOT_FUNCTION_NAMES}.get(language)
         return _c_like_function(header, not_names)
     return None
+
+
+_INITIALIZER_LIST = _LazyPattern(r"\)[\w\s&]*(?<!:):(?!:)")  # `) noexcept :` (not `::`)
+
+
+def _brace_initializer(header):
+    """Whether a C++ block header `A(int a) : m_a(a), m_b` ends in a constructor's initializer
+    list with a name: its `{` opens that member's initializer, not the body."""
+    end = header.rstrip()[-1:]
+    return (end.isalnum() or end in "_>") and bool(_INITIALIZER_LIST.search(header))
 
 
 def _class_head(header, language):

@@ -820,6 +820,9 @@ HEADER_CASES = [
     ("c-k-and-r", "c", OLD_STYLE_C, 8, (3, 9, "function", "test_dict")),
     ("c-declspec", "c", OLD_STYLE_C, 13, (11, 14, "function", "setCallback")),
     ("c-named-try", "c", OLD_STYLE_C, 17, (15, 18, "function", "try")),
+    # a brace initializer followed by more initializers was a function, and the next one another
+    ("cpp-brace-initializers", "cpp", "class P {\n    P(int a, int b)\n        : m_a{ a },\n          m_b(b) {\n        init();\n    }\n    int x;\n};\n", 5, (2, 6, "method", "P")),
+    ("cpp-brace-initializer-line", "cpp", "struct P {\n    P(std::ostream& os, int w)\n        : m_os{ os },\n          m_w{ w } {\n        init();\n    }\n};\n", 3, (2, 6, "method", "P")),
     # (ast, over site-packages) a line at column 0 after a backslash continues the line above
     ("python-continued-line", "python", 'def f():\n    s = \\\n"""\\\nabc\n"""\n    return s\n', 6, (1, 6, "function", "f")),
     ("python-backslash-in-comment", "python", "def g():\n    y = 1  # C:\\\nx = 1\n", 2, (1, 2, "function", "g")),
