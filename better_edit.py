@@ -6498,8 +6498,30 @@ def _definition_chain(text, language, candidates, index, scanned, line_end):
             continue
         blocks.append((first, close))
         if found:
+            close = _expression_end(text, language, found, header[1], close, index) if header else close
             chain.append((first, close, _kind_in(chain, found[0]), found[1]))
     return chain, blocks
+
+
+_EXPRESSION_BODY = _LazyPattern(r"\s*(?::[^={}]*)?=(?![=>])")  # (after the parameters: `): T =`)
+_EXPRESSION_GOES_ON = _LazyPattern(r"[ \t]*(?:\?\.|\.(?!\.)|\?:|&&|\|\|)")  # (a line that continues one)
+
+
+def _expression_end(text, language, found, header, close, index):
+    """Where a Kotlin function `fun f() = items.map { … }` ends, whose block `close`s in its
+    expression body: past the lines below that go on with the expression (`.sum()`, `?: 0`) and
+    the blocks they open. Any other definition ends at `close`."""
+    fun = _KOTLIN_FUN.search(header) if language == "kotlin" and found[0] == "function" else None
+    params = _matching_paren(header, fun.end() - 1) if fun else None
+    if params is None or not _EXPRESSION_BODY.match(header, params + 1):
+        return close
+    while True:
+        below = text.find("\n", close) + 1
+        if not below or not _EXPRESSION_GOES_ON.match(text, below):
+            return close
+        line_end = text.find("\n", below)
+        line_end = len(text) if line_end < 0 else line_end
+        close = max([line_end - 1, *(c for o, c in index.blocks if below <= o < line_end)])
 
 
 def _classify_in_chain(text, language, brace, header, groups, chain, blocks):

@@ -823,6 +823,9 @@ HEADER_CASES = [
     # a brace initializer followed by more initializers was a function, and the next one another
     ("cpp-brace-initializers", "cpp", "class P {\n    P(int a, int b)\n        : m_a{ a },\n          m_b(b) {\n        init();\n    }\n    int x;\n};\n", 5, (2, 6, "method", "P")),
     ("cpp-brace-initializer-line", "cpp", "struct P {\n    P(std::ostream& os, int w)\n        : m_os{ os },\n          m_w{ w } {\n        init();\n    }\n};\n", 3, (2, 6, "method", "P")),
+    # an expression body `= items.map { … }` went on below the lambda: a replace by target left `.sum()`
+    ("kotlin-expression-body", "kotlin", "class Shop {\n    fun total(items: List<Int>) = items\n        .map { it * 2 }\n        .filter {\n            it > 1\n        }\n        ?.sum() ?: 0\n\n    val x = 1\n}\n", 3, (2, 7, "method", "total")),
+    ("kotlin-block-body-is-not-extended", "kotlin", "fun f(): Int {\n    return 1\n}\n    .let { 2 }\n", 2, (1, 3, "function", "f")),
     # (ast, over site-packages) a line at column 0 after a backslash continues the line above
     ("python-continued-line", "python", 'def f():\n    s = \\\n"""\\\nabc\n"""\n    return s\n', 6, (1, 6, "function", "f")),
     ("python-backslash-in-comment", "python", "def g():\n    y = 1  # C:\\\nx = 1\n", 2, (1, 2, "function", "g")),
