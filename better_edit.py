@@ -6162,12 +6162,17 @@ def _classify(header, language, original=None, at=None, in_class=False):
         return _js_computed_method(header) or _c_like_function(header, not_names)
     if language == "csharp":
         return _csharp_member(header)
+    return _c_family_function(header, language)
+
+
+def _c_family_function(header, language):
+    """_classify of a C, C++, Java or Dart block header that is no type's."""
+    if language not in ("c", "cpp", "java", "dart"):
+        return None
     if language == "cpp" and _brace_initializer(header):
         return None  # `A(int a) : m_a{` opens a member's initializer; the body comes later
-    if language in ("c", "cpp", "java", "dart"):
-        not_names = {"c": _C_NOT_FUNCTION_NAMES, "java": _JAVA_NOT_FUNCTION_NAMES}.get(language)
-        return _c_like_function(header, not_names)
-    return None
+    not_names = {"c": _C_NOT_FUNCTION_NAMES, "java": _JAVA_NOT_FUNCTION_NAMES}.get(language)
+    return _c_like_function(header, not_names)
 
 
 _INITIALIZER_LIST = _LazyPattern(r"\)[\w\s&]*(?<!:):(?!:)")  # `) noexcept :` (not `::`)
@@ -6504,6 +6509,15 @@ def _definition_chain(text, language, candidates, index, scanned, line_end):
 
 
 _EXPRESSION_BODY = _LazyPattern(r"\s*(?::[^={}]*)?=(?![=>])")  # (after the parameters: `): T =`)
+
+
+def _expression_body(header):
+    """Whether the Kotlin function of `header` has an expression body: `fun f(…): T = …`."""
+    fun = _KOTLIN_FUN.search(header)
+    params = _matching_paren(header, fun.end() - 1) if fun else None
+    return params is not None and bool(_EXPRESSION_BODY.match(header, params + 1))
+
+
 _EXPRESSION_GOES_ON = _LazyPattern(r"[ \t]*(?:\?\.|\.(?!\.)|\?:|&&|\|\|)")  # (a line that continues one)
 
 
@@ -6511,9 +6525,7 @@ def _expression_end(text, language, found, header, close, index):
     """Where a Kotlin function `fun f() = items.map { … }` ends, whose block `close`s in its
     expression body: past the lines below that go on with the expression (`.sum()`, `?: 0`) and
     the blocks they open. Any other definition ends at `close`."""
-    fun = _KOTLIN_FUN.search(header) if language == "kotlin" and found[0] == "function" else None
-    params = _matching_paren(header, fun.end() - 1) if fun else None
-    if params is None or not _EXPRESSION_BODY.match(header, params + 1):
+    if not (language == "kotlin" and found[0] == "function" and _expression_body(header)):
         return close
     while True:
         below = text.find("\n", close) + 1
