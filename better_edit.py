@@ -5779,8 +5779,8 @@ def _is_annotation(line, language):
         return True
     if language == "rust" and line.startswith("#["):
         return True
-    if language == "csharp" and line.startswith("[") and line.endswith("]"):
-        return True
+    if language == "csharp" and line.startswith("[") and line.endswith(("]", "(", ",")):
+        return True  # (`[Obsolete(` or `[TestCase(1,`: the first line of one over several)
     return language == "cpp" and line.startswith("template")
 
 

@@ -826,6 +826,8 @@ HEADER_CASES = [
     # an expression body `= items.map { … }` went on below the lambda: a replace by target left `.sum()`
     ("kotlin-expression-body", "kotlin", "class Shop {\n    fun total(items: List<Int>) = items\n        .map { it * 2 }\n        .filter {\n            it > 1\n        }\n        ?.sum() ?: 0\n\n    val x = 1\n}\n", 3, (2, 7, "method", "total")),
     ("kotlin-block-body-is-not-extended", "kotlin", "fun f(): Int {\n    return 1\n}\n    .let { 2 }\n", 2, (1, 3, "function", "f")),
+    # C# attributes over several lines belong to the method, as one-line ones do
+    ("csharp-multi-line-attributes", "csharp", "class C {\n    [Test]\n    [TestCase(1,\n              2)]\n    public void T(int a, int b) {\n        Do();\n    }\n}\n", 6, (2, 7, "method", "T")),
     # (ast, over site-packages) a line at column 0 after a backslash continues the line above
     ("python-continued-line", "python", 'def f():\n    s = \\\n"""\\\nabc\n"""\n    return s\n', 6, (1, 6, "function", "f")),
     ("python-backslash-in-comment", "python", "def g():\n    y = 1  # C:\\\nx = 1\n", 2, (1, 2, "function", "g")),
