@@ -1099,9 +1099,10 @@ def test_a_recovery_never_undoes_a_call_that_is_still_running(root, cache_dir, b
     assert journal_records(cache_dir) == [] and journal.exists()
 
 
-def two_file_edit_stopped_after_its_renames(root, cache_dir, env, tmp_path):
+def two_file_edit_stopped_after_its_renames(root, cache_dir, env, tmp_path, committed=False):
     """An `edit` of a.txt ("A1" -> "A2") and b.txt ("B1" -> "B2"), stopped at the first step where
-    both files hold their new text (before its commit point): it holds their locks and its record."""
+    both files hold their new text (before its commit point; with `committed`, at the first one
+    past it): it holds their locks and its record."""
     edits = tmp_path / "edits.json"
     items = [
         {"op": "replace", "file": name, "start": 1, "content": name[0].upper() + "2"}
@@ -1117,6 +1118,8 @@ def two_file_edit_stopped_after_its_renames(root, cache_dir, env, tmp_path):
         (root / "b.txt").write_text("B1\n")
 
     def applied():
+        if committed:
+            return any(p.name.endswith(".done") for p in journal_records(cache_dir))
         return (root / "a.txt").read_text() == "A2\n" and (root / "b.txt").read_text() == "B2\n"
 
     step = first_step_where(root, cache_dir, env, edit, reset, applied)
@@ -1132,25 +1135,7 @@ def test_a_call_waiting_on_a_holder_killed_after_its_commit_point_finishes_its_c
     for its lock, then the edit SIGKILLed. The insert said nothing, and the edit's kept `.old`
     names and its record stayed until a third call. The insert now finishes that clean-up first
     and says the edit stands."""
-    edits = tmp_path / "edits.json"
-    items = [
-        {"op": "replace", "file": n, "start": 1, "content": n[0].upper() + "2"} for n in ("a.txt", "b.txt")
-    ]
-    edits.write_text(json.dumps(items))
-    edit = ["edit", "--edits-file", str(edits), "--brief"]
-
-    def reset():
-        for path in root.iterdir():
-            path.unlink()
-        (root / "a.txt").write_text("A1\n")
-        (root / "b.txt").write_text("B1\n")
-
-    def committed():
-        return any(p.name.endswith(".done") for p in journal_records(cache_dir))
-
-    step = first_step_where(root, cache_dir, be_env, edit, reset, committed)
-    reset()
-    writer = stopped_at(root, be_env, edit, f"{step}:STOP")
+    writer = two_file_edit_stopped_after_its_renames(root, cache_dir, be_env, tmp_path, committed=True)
     waiting = spawn(["insert", "-f", "a.txt", "--after-line", "1", "-c", "L", "-o", "json"], root, be_env)
     time.sleep(1.0)
     assert waiting.poll() is None, waiting.communicate()
