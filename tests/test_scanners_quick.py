@@ -156,11 +156,11 @@ def test_func_range_restarts_after_the_functions_before_the_line(monkeypatch):
         f"function f{n}(a) {{\n  if (a) {{ g('{{', `${{a}}`); }}\n  return [a];\n}}\n" for n in range(40)
     )
     line = 4 * 30 + 2
-    restarts = be._brace_restarts(text, "javascript", 0, len(text), be._line_start(text, line))
+    line_start = be.skip_lines(text, 0, line - 1)
+    line_end = text.index("\n", line_start)
+    restarts = be._brace_restarts(text, "javascript", 0, len(text), line_start)
     assert restarts and restarts[0][0] > len(text) // 2  # far from the start of the file
     want = {"start": 121, "end": 124, "kind": "function", "name": "f30"}
-    line_start = be._line_start(text, line)
-    line_end = be._line_end(text, line_start, len(text))
     for restart in restarts:  # each answers from its own point, without reaching back before it
         answer = be._brace_function_range_from(
             text, "javascript", line_start, line_end, False, 0, len(text), restart
@@ -237,7 +237,7 @@ def test_a_python_range_in_the_middle_of_a_file_is_read_from_a_restart_point(mon
     one = "@deco\ndef f{n}(a):\n    s = '''\ndef not_{n}():\n'''\n    return (a,\n  1)\n\n"
     text = "".join(one.format(n=n) for n in range(60))
     line = 8 * 40 + 4  # (the `def not_40():` line inside f40's string)
-    line_start = be._line_start(text, line)
+    line_start = be.skip_lines(text, 0, line - 1)
     restarts = be._python_restarts(text, 0, len(text), line_start)
     assert restarts and restarts[0] > len(text) // 2  # far from the start of the file
     want = {"start": 321, "end": 327, "kind": "function", "name": "f40"}
