@@ -942,6 +942,10 @@ MESSAGES = {
         "an interrupted change of {count} file(s) (event {event_id}) was undone, except: {left}",
         "一次被中断的变更（{count} 个文件，事件 {event_id}）已撤销，以下除外：{left}",
     ),
+    "record_not_removed": (
+        "its commit record could not be removed: {detail}",
+        "其提交记录无法删除：{detail}",
+    ),
     "w.recovery_failed": (
         "an interrupted change could not be undone yet ({detail}); the next call tries again",
         "一次被中断的变更暂时无法撤销（{detail}）；下一次调用会重试",
@@ -9865,21 +9869,44 @@ def recover_interrupted(ctx):
                 said = _undo_record(ctx, journal, record)
             if said:
                 warnings.append(said)
-            with _suppress_os():
-                os.unlink(path)
-            with _suppress_os():
-                _fsync_folder_strict(journal.dir)
+            warnings += _remove_record(path, journal, ctx.lang)
         finally:
             os.close(fd)
     return warnings
 
 
+def _remove_record(path, journal, lang):
+    """A finished record removed; a warning when it cannot be (a read-only cache): it is found
+    again by every call, whose writes to its files are refused until it can go."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        detail = tr(lang, "record_not_removed", detail=exc.strerror or str(exc))
+        return [("w.recovery_failed", {"detail": detail})]
+    with _suppress_os():
+        _fsync_folder_strict(journal.dir)
+    return []
+
+
+def _open_record(path):
+    """A descriptor of the commit record `path` to lock (read-only where the cache is), or None."""
+    flags = _NOFOLLOW | _CLOEXEC | _NONBLOCK | getattr(os, "O_BINARY", 0)
+    for mode in (os.O_RDWR, os.O_RDONLY):
+        try:
+            return os.open(path, mode | flags)
+        except OSError as exc:
+            if _errno_name(exc) not in ("EROFS", "EACCES", "EPERM"):
+                return None
+    return None
+
+
 def _dead_record(path):
     """(descriptor holding its lock, record) of the commit record `path` when its writer is dead;
     None when it runs (its lock is held), or the record is gone or unreadable."""
-    try:
-        fd = os.open(path, os.O_RDWR | _NOFOLLOW | _CLOEXEC | _NONBLOCK | getattr(os, "O_BINARY", 0))
-    except OSError:
+    fd = _open_record(path)
+    if fd is None:
         return None
     try:
         _Faults.point("recover")

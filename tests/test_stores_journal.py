@@ -1127,6 +1127,50 @@ def two_file_edit_stopped_after_its_renames(root, cache_dir, env, tmp_path, comm
     return stopped_at(root, env, edit, f"{step}:STOP")
 
 
+def read_only_mount(folder):
+    """Mount `folder` read-only over itself (root only); False where that cannot be done."""
+    bind = subprocess.run(["mount", "--bind", str(folder), str(folder)], capture_output=True)
+    if bind.returncode:
+        return False
+    if subprocess.run(["mount", "-o", "remount,ro,bind", str(folder)], capture_output=True).returncode:
+        subprocess.run(["umount", str(folder)])
+        return False
+    return True
+
+
+@pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
+def test_a_killed_edit_is_undone_from_a_read_only_cache_and_its_files_wait_for_its_record(
+    root, cache_dir, be_env, tmp_path
+):
+    """Found by an attack: a two-file edit killed after its renames, its cache then read-only.
+    The record could not be opened for writing, so it was taken for a running call's: reads
+    showed the half-done files without a word, and an insert waited its whole lock wait, then
+    said CONFLICT. The record is now read (and locked) read-only: the files are put back, the
+    record that cannot be removed is named, and writes to its files are refused at once (IO)
+    until it can go."""
+    writer = two_file_edit_stopped_after_its_renames(root, cache_dir, be_env, tmp_path)
+    writer.kill()
+    writer.wait()
+    if not read_only_mount(cache_dir):
+        pytest.skip("no read-only bind mount here (needs root)")
+    try:
+        env = dict(be_env, BETTER_EDIT_LOCK_WAIT="20")
+        started = time.monotonic()
+        done, answer = cli_json(root, env, "insert", "-f", "a.txt", "--after-line", "1", "-c", "L")
+        assert time.monotonic() - started < 10, "it waited for the record"
+        assert done.returncode != 0 and answer["error"]["code"] == "IO", answer
+        assert "could not be removed" in answer["error"]["message"], answer
+        assert (root / "a.txt").read_text() == "A1\n" and (root / "b.txt").read_text() == "B1\n"
+        done, answer = cli_json(root, env, "read", "-f", "b.txt")
+        assert any("could not be removed" in w for w in answer["warnings"]), answer
+    finally:
+        subprocess.run(["umount", str(cache_dir)])
+    done, answer = cli_json(root, be_env, "insert", "-f", "a.txt", "--after-line", "1", "-c", "L")
+    assert done.returncode == 0, answer
+    assert (root / "a.txt").read_text() == "A1\nL\n" and (root / "b.txt").read_text() == "B1\n"
+    assert journal_records(cache_dir) == [] and sorted(p.name for p in root.iterdir()) == ["a.txt", "b.txt"]
+
+
 @pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
 def test_a_call_waiting_on_a_holder_killed_after_its_commit_point_finishes_its_clean_up(
     root, cache_dir, be_env, tmp_path
