@@ -13031,7 +13031,10 @@ def _hunk_item(index, old_path, new_path, hunk, number=1):
 def _hunk_change(ctx, item, opened, exists, hunk):
     """The Change a hunk makes: at its stated line when its old lines are there, else at the one
     place they are (a warning names the offset); several -> AMBIGUOUS, none -> MISMATCH."""
-    change = _hunk_plan(ctx, item, opened, exists, _without_bom(opened, hunk))
+    cut = _without_bom(opened, hunk)
+    change = _hunk_plan(ctx, item, opened, exists, cut)
+    if cut[1] != hunk[1] and change.first > 1:  # (a line with the BOM is line 1, or nowhere)
+        raise _hunk_mismatch(opened, item, _file_lines(opened), cut[1], 1, guess=False)
     change.warnings = list(item.get("warnings") or []) + change.warnings
     return change
 
@@ -13054,6 +13057,8 @@ def _without_bom(opened, hunk):
     if not (opened.text.bom and old_start <= 1 and tagged):
         return hunk
     cut = _bom_cut(tagged)
+    if not opened.text.body and cut[:1] == [("-", "")]:  # (a file of its BOM alone: no line at all)
+        old_start, cut = 0, cut[1:]
     old = [line for sign, line in cut if sign != "+"]
     new = [line for sign, line in cut if sign != "-"]
     return old_start, old, new, no_newline, cut

@@ -790,6 +790,27 @@ def test_git_diff_of_a_bom_file_touching_line_one_applies(tmp_path, be_env):
     assert (repo / "b.txt").read_bytes() == b"\xef\xbb\xbfONE\ntwo\n"
 
 
+def test_a_hunk_whose_line_carries_the_bom_applies_at_line_one_or_nowhere(root, be_env):
+    """Found by a differential fuzzer: git shows a file's BOM at the start of its first line. A
+    file of its BOM alone (no line at all) refused git's valid patch `-BOM` / `+a`; and a hunk
+    whose context line `BOM x` had lost its neighbour was cut to `x` and applied at line 2, a
+    plain `x`, with success."""
+    bom = b"\xef\xbb\xbf"
+    (root / "f.txt").write_bytes(bom)
+    patch = b"--- a/f.txt\n+++ b/f.txt\n@@ -1 +1 @@\n-" + bom + b"\n\\ No newline at end of file\n+a\n"
+    done, answer = run_json("patch", input=patch, cwd=root, env=be_env)
+    assert done.returncode == 0, answer
+    assert (root / "f.txt").read_bytes() == bom + b"a\n"
+    (root / "g.txt").write_bytes(bom + b"x\nx\ny\n")
+    patch = b"--- a/g.txt\n+++ b/g.txt\n@@ -1,2 +1,3 @@\n+new\n " + bom + b"x\n y\n"
+    done, answer = run_json("patch", input=patch, cwd=root, env=be_env)
+    assert done.returncode == 1 and answer["error"]["code"] == "MISMATCH", answer
+    assert (root / "g.txt").read_bytes() == bom + b"x\nx\ny\n"
+    patch = b"--- a/g.txt\n+++ b/g.txt\n@@ -1,2 +1,3 @@\n+new\n " + bom + b"x\n x\n"
+    done, answer = run_json("patch", input=patch, cwd=root, env=be_env)
+    assert done.returncode == 0 and (root / "g.txt").read_bytes() == bom + b"new\nx\nx\ny\n", answer
+
+
 def test_force_reaches_a_hunk_without_context(root, be_env):
     (root / "f.js").write_text("a();\nb();\nc();\n")
     patch = "--- a/f.js\n+++ b/f.js\n@@ -3,0 +4,1 @@\n+// ... rest unchanged ...\n"
