@@ -13169,6 +13169,8 @@ def _hunk_position(opened, item, lines, old, stated, removed=()):
     the indexes in `old` of the hunk's `-` lines."""
     file = opened.file
     hunk = str(item.get("hunk", item["index"] + 1))
+    if _lines_match(lines, stated - 1, old, True) and not _lines_match(lines, stated - 1, old, False):
+        return stated, [("w.hunk_whitespace", {"hunk": hunk, "file": file})]  # (before a copy elsewhere)
     for loose in (False, True):
         found = _hunk_starts(lines, old, stated, loose)
         if len(found) > 1:

@@ -811,6 +811,18 @@ def test_a_hunk_whose_line_carries_the_bom_applies_at_line_one_or_nowhere(root, 
     assert done.returncode == 0 and (root / "g.txt").read_bytes() == bom + b"new\nx\nx\ny\n", answer
 
 
+def test_a_hunk_at_its_stated_place_but_for_trailing_spaces_is_not_sent_to_a_copy(root, be_env):
+    """Found by an attack: a hunk whose lines stand at its stated line but for trailing spaces, with
+    an exact copy further down, was refused as "changed in place, the copy is another one"; without
+    the copy it applied with the whitespace warning. The stated place now wins in both cases."""
+    (root / "f.txt").write_text("x  \ny\nz\nq\nx\ny\nz\n")
+    patch = "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n x\n-y\n+Y\n z\n"
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0, answer
+    assert any("trailing whitespace" in w for w in answer["warnings"]), answer
+    assert (root / "f.txt").read_text() == "x  \nY\nz\nq\nx\ny\nz\n"
+
+
 def test_force_reaches_a_hunk_without_context(root, be_env):
     (root / "f.js").write_text("a();\nb();\nc();\n")
     patch = "--- a/f.js\n+++ b/f.js\n@@ -3,0 +4,1 @@\n+// ... rest unchanged ...\n"
