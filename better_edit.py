@@ -784,6 +784,12 @@ MESSAGES = {
         "id 必须是字符串或整数，method 必须是字符串",
     ),
     "rpc.bad_params": ("params must be an object", "params 必须是对象"),
+    "rpc.bad_version": ('jsonrpc must be "2.0"', 'jsonrpc 必须是 "2.0"'),
+    "rpc.no_method": ("method must be a string", "method 必须是字符串"),
+    "args_too_deep": (
+        "arguments nest arrays and objects more than {limit} levels deep",
+        "arguments 中数组和对象的嵌套超过 {limit} 层",
+    ),
     # --- warnings ---
     "w.clamped": (
         "end {end} is beyond the last line; read up to line {total}",
@@ -1374,14 +1380,30 @@ def dumps_strict(value, **options):
 
 
 def non_finite(value):
-    """True when `value` holds a number JSON cannot carry (NaN, Infinity, 1e400) at any depth."""
-    if isinstance(value, float):
-        return value != value or value in (float("inf"), float("-inf"))
-    if isinstance(value, dict):
-        return any(non_finite(v) for v in value.values())
-    if isinstance(value, list):
-        return any(non_finite(v) for v in value)
+    """True when `value` holds a number JSON cannot carry (NaN, Infinity, 1e400) at any depth
+    (walked without recursion: a value may nest deeper than the interpreter's stack)."""
+    stack = [value]
+    while stack:
+        one = stack.pop()
+        if isinstance(one, float) and (one != one or one in (float("inf"), float("-inf"))):
+            return True
+        if isinstance(one, (dict, list)):
+            stack.extend(one.values() if isinstance(one, dict) else one)
     return False
+
+
+MAX_NESTING = 64  # levels of arrays and objects a call's arguments may hold (a tool's need four)
+
+
+def nesting(value):
+    """How deep arrays and objects nest in `value` (walked without recursion)."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        one, depth = stack.pop()
+        if isinstance(one, (dict, list)):
+            deepest = max(deepest, depth + 1)
+            stack.extend((inner, depth + 1) for inner in (one.values() if isinstance(one, dict) else one))
+    return deepest
 
 
 def _print_error(text):
@@ -1402,8 +1424,8 @@ def _show(value):
 
     try:
         text = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        text = repr(value)
+    except (TypeError, ValueError, RecursionError):
+        text = "[...]" if isinstance(value, list) else "{...}" if isinstance(value, dict) else repr(value)
     return _clip(text)
 
 
@@ -12167,7 +12189,7 @@ def _json_value(value):
 
         try:
             return json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             return value
     return value
 
@@ -13331,12 +13353,14 @@ def _arguments_object(args):
 
         try:
             args = json.loads(args)
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
     if args is None:
         return {}
     if not isinstance(args, dict):
         raise invalid("args_not_object", got=type(args).__name__)
+    if nesting(args) > MAX_NESTING:
+        raise invalid("args_too_deep", limit=MAX_NESTING)
     return args
 
 
@@ -14206,7 +14230,24 @@ def _recovery_said(ctx):
 
 
 def encode_message(message):
-    return dumps_strict(message, separators=(",", ":")).encode("utf-8") + b"\n"
+    """One line of JSON-RPC: a reply, or a batch's list of them."""
+    if isinstance(message, list):
+        return ("[" + ",".join(map(_reply_text, message)) + "]").encode("utf-8") + b"\n"
+    return _reply_text(message).encode("utf-8") + b"\n"
+
+
+def _reply_text(reply):
+    """A reply as strict JSON text; an id holding a lone surrogate is sent back escaped (`\\ud800`)
+    exactly as it came, where the rest of the text shows U+FFFD (a client must match its id)."""
+    request_id = reply.get("id") if isinstance(reply, dict) else None
+    if isinstance(request_id, str) and display_text(request_id) != request_id:
+        import json
+
+        rest = dumps_strict(
+            {k: v for k, v in reply.items() if k not in ("jsonrpc", "id")}, separators=(",", ":")
+        )
+        return '{"jsonrpc":"2.0","id":' + json.dumps(request_id) + "," + rest[1:]
+    return dumps_strict(reply, separators=(",", ":"))
 
 
 def _cut_error_data(error):
@@ -14278,12 +14319,15 @@ def _closest_detail(closest, lang):
     return tr(lang, "detail.closest", words=words, **fields)
 
 
-def _request_shape(message):
-    """Whether a message with an id is a request: a string or integer id, a string method."""
-    request_id = message["id"]
-    if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
-        return False
-    return isinstance(message.get("method"), str)
+def _request_fault(message):
+    """What makes a message no JSON-RPC 2.0 request or notification (a detail key), or None: a
+    string or integer id when there is one, a string method, `"jsonrpc": "2.0"`."""
+    request_id = message.get("id")
+    if "id" in message and (isinstance(request_id, bool) or not isinstance(request_id, (str, int))):
+        return "rpc.bad_id"
+    if not isinstance(message.get("method"), str):
+        return "rpc.no_method"
+    return None if message.get("jsonrpc") == "2.0" else "rpc.bad_version"
 
 
 def _rpc_error(request_id, code, message, data=None):
@@ -14327,18 +14371,22 @@ class Server:
             return _rpc_error(
                 None, -32600, tr(self.ctx.lang, "mcp.invalid_request", detail_key="rpc.not_object")
             )
-        if "id" not in message:
-            return None  # notifications are never answered, nor responses to what we never asked
+        if "method" not in message and ("result" in message or "error" in message):
+            return None  # a response to something we never asked: ignore
+        wrong = _request_fault(message)
+        if wrong is not None or "id" not in message:  # (notifications are never answered)
+            return None if wrong is None else self._invalid(message, wrong)
         request_id = message["id"]
-        if not _request_shape(message):
-            if "method" not in message and ("result" in message or "error" in message):
-                return None  # a response to something we never asked: ignore
-            return _rpc_error(None, -32600, tr(self.ctx.lang, "mcp.invalid_request", detail_key="rpc.bad_id"))
         try:
             return self._dispatch(request_id, message["method"], message.get("params"))
         except Exception as exc:  # the server never dies from input
             detail = f"{type(exc).__name__}: {exc}"
             return _rpc_error(request_id, -32603, tr(self.ctx.lang, "internal", detail=detail))
+
+    def _invalid(self, message, detail_key):
+        """-32600 for `message`, with its id when that is valid (else null, as for one without)."""
+        request_id = message.get("id") if detail_key != "rpc.bad_id" else None
+        return _rpc_error(request_id, -32600, tr(self.ctx.lang, "mcp.invalid_request", detail_key=detail_key))
 
     def _too_large(self):
         return _rpc_error(None, -32600, tr(self.ctx.lang, "mcp.too_large"))
@@ -14456,6 +14504,8 @@ class Server:
     def _keep_arguments(self, tool, arguments, error):
         import json
 
+        if nesting(arguments) > MAX_NESTING:  # (a chip that could not be read back)
+            return None, []
         try:
             size = len(json.dumps(arguments, ensure_ascii=False).encode("utf-8", "surrogatepass"))
         except (TypeError, ValueError):
@@ -14465,7 +14515,7 @@ class Server:
         if isinstance(arguments, str):
             try:
                 arguments = json.loads(arguments)
-            except ValueError:
+            except (ValueError, RecursionError):
                 pass
         text = arguments.get("content") if isinstance(arguments, dict) else None
         return ChipStore(self.ctx).save(

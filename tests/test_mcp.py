@@ -129,9 +129,86 @@ def test_notifications_are_never_answered(serve):
     server.send({"jsonrpc": "2.0", "method": "tools/list"})  # no id: a notification too
     server.send({"jsonrpc": "2.0", "method": "no/such/method"})
     server.send_line("")  # blank lines are ignored
+    server.send({"jsonrpc": "2.0", "id": 5, "result": {}})  # responses to what it never asked, too
+    server.send({"jsonrpc": "2.0", "id": 6, "error": {"code": -1, "message": "no"}})
     # Requests are answered in order, so the very next reply must be the ping's.
     reply = server.request("ping", request_id="after-notifications")
     assert reply == {"jsonrpc": "2.0", "id": "after-notifications", "result": {}}
+
+
+@pytest.mark.parametrize(
+    "line, reply_id, detail",
+    [
+        (
+            b'{"jsonrpc":"2.0","method":1,"params":"bar"}',
+            None,
+            "method must be a string",
+        ),  # (JSON-RPC 2.0, 7)
+        (b"{}", None, "method must be a string"),
+        (b'{"jsonrpc":"2.0"}', None, "method must be a string"),
+        (b'{"jsonrpc":"2.0","id":6}', 6, "method must be a string"),
+        (b'{"id":2,"method":"ping"}', 2, 'jsonrpc must be "2.0"'),
+        (b'{"jsonrpc":"1.0","id":3,"method":"ping"}', 3, 'jsonrpc must be "2.0"'),
+        (b'{"jsonrpc":2.0,"id":"x","method":"ping"}', "x", 'jsonrpc must be "2.0"'),
+        (b'{"jsonrpc":"2.0","id":true,"method":"ping"}', None, "id must be"),
+    ],
+)
+def test_an_invalid_request_is_answered_with_its_id_when_it_has_a_valid_one(serve, line, reply_id, detail):
+    """Found by an attack: invalid requests without an id (the JSON-RPC spec's own example) got no
+    answer at all, and `jsonrpc` was never checked. Each is -32600, with the request's id when it
+    has a valid one (else null), and the server goes on."""
+    server = serve()
+    server.send_raw(line)
+    reply = server.recv()
+    assert reply["id"] == reply_id and reply["error"]["code"] == -32600, reply
+    assert detail in reply["error"]["message"], reply
+    server.send_raw(b"[" + line + b"]")
+    assert server.recv()[0]["error"]["code"] == -32600
+    assert server.request("ping")["result"] == {}
+
+
+def test_an_id_with_a_lone_surrogate_comes_back_as_it_was_sent(serve):
+    """Found by an attack: an id "\\ud800" was answered as "\ufffd", which the client cannot match
+    to its request: it waited forever. It now comes back escaped, exactly as sent."""
+    server = serve()
+    server.send_raw(b'{"jsonrpc":"2.0","id":"\\ud800","method":"ping"}')
+    assert server.recv() == {"jsonrpc": "2.0", "id": "\ud800", "result": {}}
+    server.send_raw(
+        b'[{"jsonrpc":"2.0","id":"a\\udfff","method":"ping"},{"jsonrpc":"2.0","id":9,"method":"ping"}]'
+    )
+    assert [one["id"] for one in server.recv()] == ["a\udfff", 9]
+
+
+def test_arguments_nested_too_deep_are_an_invalid_argument_and_no_chip(serve, root, cache_dir):
+    """Found by an attack: an argument nested 330 levels deep was INTERNAL (RecursionError); as a
+    JSON string, arguments nested 1,000 deep were a JSON-RPC -32603; and a chip was saved of
+    arguments nested 980 deep that could not be read back, after which every chip listing warned
+    on stderr. Arguments nested more than 64 levels are INVALID_ARGUMENT, and kept as no chip."""
+    server = serve()
+    deep = "[" * 330 + "]" * 330
+    line = (
+        '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"be-read","arguments":{"file":%s}}}'
+    )
+    server.send_line(line % deep)
+    result = server.recv()["result"]
+    assert result["isError"] and "more than 64 levels" in result["structuredContent"]["error"]["message"]
+    reply = server.request("tools/call", {"name": "be-read", "arguments": "[" * 1000})
+    assert (
+        reply["result"]["isError"]
+        and reply["result"]["structuredContent"]["error"]["code"] == "INVALID_ARGUMENT"
+    )
+    deeper = "[" * 980 + "]" * 980
+    line = '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"be-write","arguments":{"file":"x.txt","content":"a","extra":%s}}}'
+    server.send_line(line % deeper)
+    error = server.recv()["result"]["structuredContent"]["error"]
+    assert error["code"] == "INVALID_ARGUMENT" and "chip://" not in error["message"], error
+    assert not (root / "x.txt").exists()
+    chips = list((cache_dir / "chips").rglob("*.json"))
+    assert chips  # (the arguments sent as a string were kept)
+    for chip in chips:
+        json.loads(chip.read_text())  # (every chip kept can be read back)
+    server.call("be-write", {"file": "y.txt", "content": "b", "unknown_argument": "x" * 60})  # (a chip save)
+    assert not server.stderr_has(b"unreadable", timeout=0.5)
 
 
 def test_unknown_method(serve):
