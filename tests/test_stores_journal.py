@@ -869,6 +869,8 @@ def test_a_rollback_killed_after_its_commit_point_drops_the_event_it_undid(root,
             continue
         assert texts == ("a\n", "b\n") and event not in listed, (k, texts, status)
         assert not [w for w in answer.get("warnings", []) if "(event -)" in w], answer
+        said = [w for w in answer.get("warnings", []) if "it stands" in w]
+        assert not said or said[0].count(event) == 1, said  # (it was named once per file)
         finished += 1
     assert finished, "no kill came after the commit point"
 

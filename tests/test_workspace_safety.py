@@ -757,12 +757,14 @@ def _expected_replies(line):
 
 
 def _answered(message):
-    """Whether one parsed message gets a reply (not a notification nor a stray response)."""
+    """Whether one parsed message gets a reply: not a valid notification nor a stray response (an
+    invalid message without an id is answered, with id null)."""
     if not isinstance(message, dict):
         return True
     if "method" not in message and ("result" in message or "error" in message):
         return False
-    return "id" in message
+    valid = isinstance(message.get("method"), str) and message.get("jsonrpc") == "2.0"
+    return "id" in message or not valid
 
 
 def _valid_messages():
