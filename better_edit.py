@@ -5869,7 +5869,9 @@ def _closer_starting(line, language):
     `typename C>`), `}` when it closes an object type (`} | null {`), else None."""
     if line.lstrip().startswith(">") or (language in _ANGLE_LANGUAGES and _closes_angles(line)):
         return ">"
-    return "}" if _TYPE_AFTER_BRACE.match(line) else None
+    if _TYPE_AFTER_BRACE.match(line) or language in ("javascript", "typescript") and line.strip() == "}":
+        return "}"  # (`} {`: an object return type ends where the body starts)
+    return None
 
 
 def _closes_angles(line):
@@ -6137,8 +6139,8 @@ _JS_COMPUTED_NAME = _LazyPattern(
 _TYPE_ARGS = r"(?:<[^()]{0,500}>|<(?:[^()]|\([^()]{0,80}\)){0,160}>)"
 _JS_PARAMS = _LazyPattern(r"\s*(?:" + _TYPE_ARGS + r"\s*)?\(")
 _JS_PAREN = _LazyPattern(r"\s*\(")
-_TYPE_LITERAL_HEAD = _LazyPattern(r"\)\s*:\s*$")
-_TYPE_AFTER_BRACE = _LazyPattern(r"\s*\}\s*(?:[|&]|\[\])")  # `} | null`, `}[]`: an object type ends
+_TYPE_CONTEXT_ENDS = tuple(":<|&,([")  # (a `{` after one of these opens no function's body)
+_TYPE_AFTER_BRACE = _LazyPattern(r"\s*\}\s*(?:[|&>]|\[\])")  # `} | null`, `}[]`, `}>`: an object type ends
 _JS_CALL_THEN_BLOCK = _LazyPattern(r"\)[ \t]*\r?\n[ \t]*\r?\n\s*$")
 _JS_CALL_START = _LazyPattern(r"\s*[\w$]+\s*(?:" + _TYPE_ARGS + r"\s*)?\(")
 _JS_NOT_METHOD_NAMES = frozenset("if for while switch catch with case typeof void await yield super".split())
@@ -6173,8 +6175,8 @@ def _classify(header, language, original=None, at=None, in_class=False):
     if language in ("css", "scss"):
         return _css_block(header, original if original is not None else header)
     js = language in ("javascript", "typescript")
-    if js and _TYPE_LITERAL_HEAD.search(header):
-        return None  # `function f(): {`: the `{` opens the return type, the body comes after it
+    if js and header.rstrip()[-1:] in _TYPE_CONTEXT_ENDS:
+        return None  # `function f(): {`, `m(): Promise<{`: the `{` opens a type (or a value), the body comes after it
     found = _classify_specific(header, language, at) or _class_head(header, language)
     if found is not None:
         return found
