@@ -243,6 +243,11 @@ MESSAGES = {
         "encoding {encoding!r} is not a text encoding (it does not turn text into bytes)",
         "{encoding!r} 不是文本编码（不能把文本变成字节）",
     ),
+    "encoding_stateful": (
+        "encoding {encoding!r} writes a character differently after another (a shift state, as "
+        "utf-7 and iso2022 do), so the lines of a file in it cannot be edited one by one",
+        "编码 {encoding!r} 中字符的写法取决于前面的字符（如 utf-7、iso2022 的移位状态），无法逐行编辑此类文件",
+    ),
     "encoding_not_ascii": (
         "encoding {encoding!r} does not write line breaks and ASCII letters as their ASCII bytes, "
         "so lines could not be found in the file",
@@ -1548,13 +1553,14 @@ class Text:
             return self.body.decode(self.codec)
         return str(memoryview(self.body)[start:stop], self.codec)  # (no copy of the bytes first)
 
-    def encode(self, string):
-        """`string` (new text) in the body's codec; ENCODING unless decoding gives back the same
-        text, INVALID_ARGUMENT when it holds a NUL, which would make the file binary
-        (docs/behaviour.md#text-model)."""
-        nul = string.find("\0")
+    def encode(self, string, new=None):
+        """`string` in the body's codec; ENCODING unless decoding gives back the same text,
+        INVALID_ARGUMENT when its new text (`new`, by default all of it) holds a NUL, which would
+        make the file binary (docs/behaviour.md#text-model); a NUL of the file's own is kept."""
+        new = string if new is None else new
+        nul = new.find("\0")
         if nul >= 0:
-            raise ToolError("INVALID_ARGUMENT", "content_nul", line=string.count("\n", 0, nul) + 1)
+            raise ToolError("INVALID_ARGUMENT", "content_nul", line=new.count("\n", 0, nul) + 1)
         try:
             data = string.encode(self.codec)
         except UnicodeError as exc:  # (a codec may fail as a whole: no .start then)
@@ -1589,7 +1595,21 @@ def _lookup_codec(name):
             kept = False
         if not kept:
             raise ToolError("ENCODING", "encoding_not_ascii", encoding=name)
+        if not _encodes_piecewise(info.name):
+            raise ToolError("ENCODING", "encoding_stateful", encoding=name)
     return info.name
+
+
+def _encodes_piecewise(codec):
+    """Whether text in `codec` is the bytes of its characters one after the other (no shift state:
+    UTF-7's `+AOkA6Q-` for two é is not twice `+AOk-`), so a line's bytes can be replaced alone."""
+    samples = []
+    for char in ("\u00e9", "\u4e2d", "\u00e9\u4e2d"):
+        try:
+            samples.append((char, char.encode(codec)))
+        except UnicodeError:
+            continue
+    return all((a + b).encode(codec) == x + y for a, x in samples for b, y in samples)
 
 
 def refuse_binary(sample, file, encoding=None):
@@ -11460,7 +11480,7 @@ def _replace_old(ctx, args, opened):
     replacement = _match_trailing_newline(normalize_newlines(args["content"]), col_e == -1).replace("\n", eol)
     new_region = replace_in_lines(region, col_s, col_e, replacement)
     placeholder_guard(args, opened, args["content"], replaced, result=new_region)
-    plan = (a, text.encode(new_region), b)
+    plan = (a, text.encode(new_region, new=replacement), b)
     added = len(split_decoded(new_region))
     fields = {"start": line_s, "end": line_e, "removed": line_e - line_s + 1, "added": added}
     if moved:

@@ -601,6 +601,7 @@ def test_new_text_with_a_nul_character_is_refused(serve, root, be_command, be_en
         ("be-write", {"file": "a.txt", "content": "a\nb\nc\u0000"}, 3),
         ("be-write", {"file": "new.txt", "content": "\u0000"}, 1),
         ("be-edit", {"edits": [{"file": "a.txt", "start": 2, "content": "\u0000"}]}, 1),
+        ("be-replace", {"file": "a.txt", "old": "tw", "content": "ok\nt\u0000"}, 2),
         ("be-edit", {"patch": "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n-one\n+o\u0000e\n two\n"}, 1),
     ]
     for name, args, line in calls:
@@ -614,6 +615,19 @@ def test_new_text_with_a_nul_character_is_refused(serve, root, be_command, be_en
         done.returncode == 2 and "NUL character" in answer["error"]["message"]
     )  # (INVALID_ARGUMENT: exit 2)
     assert (root / "a.txt").read_text() == "one\ntwo\n"
+
+
+def test_a_nul_the_file_holds_on_the_line_of_an_old_is_kept(serve, root):
+    """Found by a fuzzer: in a UTF-16 file (where NUL is text), a replace by `old` of `b` on the
+    line `a<NUL>b` was refused as new text holding a NUL: the whole rebuilt line was checked, the
+    file's own NUL too. Only the new text is."""
+    (root / "u.txt").write_bytes("a\0b\n".encode("utf-16"))
+    server = serve()
+    server.ok("be-replace", {"file": "u.txt", "old": "b", "content": "c"})
+    server.ok("be-edit", {"edits": [{"file": "u.txt", "old": "c", "content": "d"}]})
+    assert (root / "u.txt").read_bytes() == "a\0d\n".encode("utf-16")
+    error = server.err("be-replace", "INVALID_ARGUMENT", {"file": "u.txt", "old": "d", "content": "e\u0000"})
+    assert "NUL character (U+0000) on its line 1" in error["message"], error
 
 
 def test_an_old_found_a_hundred_thousand_times_is_answered_at_once_and_listed_in_part(serve, root):

@@ -560,6 +560,21 @@ def test_cli_codec_that_is_not_a_text_encoding_is_invalid_argument(encoding, com
     assert target.read_bytes() == b"alpha\nbeta\n"
 
 
+@pytest.mark.parametrize("encoding", ["utf-7", "iso2022_jp", "hz"])
+def test_a_codec_with_a_shift_state_is_refused_before_an_edit_breaks_the_file(encoding, root, be_env):
+    """Found by a fuzzer: `--encoding utf-7` read `a\\n+AOk-` (a, é), and an insert at the end spliced
+    its bytes after the shift sequence: the file no longer round-tripped, and no later call could
+    read or edit it. A codec that writes a character differently after another is ENCODING."""
+    (root / "u.txt").write_bytes("a\n\u00e9\n".encode("utf-7"))
+    before = (root / "u.txt").read_bytes()
+    done, answer = run_json(
+        "insert", "-f", "u.txt", "--after-line", "-1", "-c", "b", "--encoding", encoding, cwd=root, env=be_env
+    )
+    said = (done.stdout + done.stderr).decode()
+    assert done.returncode in (1, 2) and "shift state" in said, said
+    assert (root / "u.txt").read_bytes() == before
+
+
 def test_codec_that_does_not_round_trip_the_content_is_encoding(root, be_env):
     """raw_unicode_escape writes the text \\u0041 as is, but reads it back as "A": ENCODING, untouched.
     0.1 wrote it, so the line then read as "xAy"."""
