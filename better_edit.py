@@ -5827,7 +5827,7 @@ def _is_annotation(line, language):
         return True
     if language == "csharp" and line.startswith("[") and line.endswith(("]", "(", ",")):
         return True  # (`[Obsolete(` or `[TestCase(1,`: the first line of one over several)
-    return language == "cpp" and line.startswith("template")
+    return language in ("cpp", "c") and line.startswith("template") and line[8:].lstrip()[:1] == "<"
 
 
 def _header_lines(lines, language, partial_first, originals=None):
@@ -6577,6 +6577,10 @@ def _expression_end(text, language, found, header, close, index):
         return close
     while True:
         below = text.find("\n", close) + 1
+        later = [c for o, c in index.blocks if close < o < (below or len(text))]  # (`} else {`)
+        if later:
+            close = max(later)
+            continue
         if not below or not _EXPRESSION_GOES_ON.match(text, below):
             return close
         line_end = text.find("\n", below)

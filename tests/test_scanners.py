@@ -832,6 +832,11 @@ HEADER_CASES = [
     ("typescript-object-type-argument", "typescript", "class C {\n  m(): Promise<{\n    a: number;\n  }> {\n    return p;\n  }\n}\n", 5, (2, 6, "method", "m")),
     ("typescript-object-return-type-alone", "typescript", "function f(): {\n  a: number;\n} {\n  return { a: 1 };\n}\n\nfunction g() {\n  return 2;\n}\n", 4, (1, 5, "function", "f")),
     ("typescript-union-of-object-types", "typescript", "function f(): Map<string, {\n  a: number;\n}> | undefined {\n  return m;\n}\n", 4, (1, 5, "function", "f")),
+    # a template with a parameter pack in a `.h` file (read as C) lost its `template <...>` line
+    ("c-header-variadic-template", "c", "template <typename... Args>\nint count(Args... args) {\n  return sizeof...(args);\n}\n\nint one() { return 1; }\n", 3, (1, 4, "function", "count")),
+    ("c-variable-named-template", "c", "int template_count = 0;\nint f(void) {\n  return 0;\n}\n", 3, (2, 4, "function", "f")),
+    # `= if (a) { … } else { … }` ended at the first `}`
+    ("kotlin-expression-body-if-else", "kotlin", "fun pick(a: Boolean) = if (a) {\n    1\n} else {\n    2\n}\n\nfun other(): Int {\n    return 3\n}\n", 2, (1, 5, "function", "pick")),
     # (ast, over site-packages) a line at column 0 after a backslash continues the line above
     ("python-continued-line", "python", 'def f():\n    s = \\\n"""\\\nabc\n"""\n    return s\n', 6, (1, 6, "function", "f")),
     ("python-backslash-in-comment", "python", "def g():\n    y = 1  # C:\\\nx = 1\n", 2, (1, 2, "function", "g")),
