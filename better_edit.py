@@ -6576,16 +6576,20 @@ def _expression_end(text, language, found, header, close, index):
     if not (language == "kotlin" and found[0] == "function" and _expression_body(header)):
         return close
     while True:
-        below = text.find("\n", close) + 1
-        later = [c for o, c in index.blocks if close < o < (below or len(text))]  # (`} else {`)
+        below = text.find("\n", close) + 1 or len(text)
+        later = _closes_of_blocks_in(index, close + 1, below)  # (`} else {`)
         if later:
             close = max(later)
-            continue
-        if not below or not _EXPRESSION_GOES_ON.match(text, below):
+        elif below < len(text) and _EXPRESSION_GOES_ON.match(text, below):
+            line_end = text.find("\n", below) % (len(text) + 1)  # (-1: the end of the text)
+            close = max([line_end - 1, *_closes_of_blocks_in(index, below, line_end)])
+        else:
             return close
-        line_end = text.find("\n", below)
-        line_end = len(text) if line_end < 0 else line_end
-        close = max([line_end - 1, *(c for o, c in index.blocks if below <= o < line_end)])
+
+
+def _closes_of_blocks_in(index, lo, hi):
+    """Where the blocks whose `{` is in text[lo:hi] close."""
+    return [c for o, c in index.blocks if lo <= o < hi]
 
 
 def _classify_in_chain(text, language, brace, header, groups, chain, blocks):
