@@ -6425,6 +6425,7 @@ def _c_like_function(header, not_names=None):
     """`[modifiers] [type] name(params) [qualifiers]`: the first identifier followed by `(` at the
     top level names the function; what follows the `)` must look like qualifiers."""
     for m in _CALL_NAME.finditer(header):
+        m = _method_after_type_arguments(header, m)
         if m.start() and header[m.start() - 1] in "@.":
             continue  # an annotation's or a call's parentheses
         if _bracket_depth(header, 0, m.start()) != 0:
@@ -6447,6 +6448,16 @@ def _c_like_function(header, not_names=None):
             m.start(1) + len(name) - len(name.split("::")[-1].strip()),
         )
     return None
+
+
+_TYPE_THEN_NAME = _LazyPattern(r">\s+([A-Za-z_]\w*)\s*<")
+
+
+def _method_after_type_arguments(header, m):
+    """The _CALL_NAME match `m`, or when it read a return type's arguments and a generic method's
+    name as type arguments (C#'s `List<T> Run<T>(`: `List`), the match of that name."""
+    split = _TYPE_THEN_NAME.search(header, m.end(1), m.end())
+    return m if split is None else _CALL_NAME.match(header, split.start(1)) or m
 
 
 _BRACKET_CHARS = _LazyPattern(r"[()\[\]]")

@@ -837,6 +837,9 @@ HEADER_CASES = [
     ("c-variable-named-template", "c", "int template_count = 0;\nint f(void) {\n  return 0;\n}\n", 3, (2, 4, "function", "f")),
     # `= if (a) { … } else { … }` ended at the first `}`
     ("kotlin-expression-body-if-else", "kotlin", "fun pick(a: Boolean) = if (a) {\n    1\n} else {\n    2\n}\n\nfun other(): Int {\n    return 3\n}\n", 2, (1, 5, "function", "pick")),
+    # a C# generic method with a generic return type was named after its return type (`List`)
+    ("csharp-generic-method-with-generic-return-type", "csharp", "class C\n{\n    List<T> Run<T>(T x)\n    {\n        return null;\n    }\n}\n", 5, (3, 6, "method", "Run")),
+    ("csharp-generic-return-type", "csharp", "class C\n{\n    Task<List<int>> Load(int x)\n    {\n        return null;\n    }\n}\n", 5, (3, 6, "method", "Load")),
     # (ast, over site-packages) a line at column 0 after a backslash continues the line above
     ("python-continued-line", "python", 'def f():\n    s = \\\n"""\\\nabc\n"""\n    return s\n', 6, (1, 6, "function", "f")),
     ("python-backslash-in-comment", "python", "def g():\n    y = 1  # C:\\\nx = 1\n", 2, (1, 2, "function", "g")),
