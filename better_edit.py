@@ -5820,6 +5820,20 @@ _CONTINUATIONS = {
 }
 
 
+def _conditional_attributes(lines, j):
+    """The line of the `#if` when lines[j] is the `#endif` of a Swift conditional that holds only
+    attributes (`#if FLAG` / `@available(…)` / `#endif` above a func: they are its), else None."""
+    if lines[j].strip() != "#endif":
+        return None
+    for k in range(j - 1, -1, -1):
+        line = lines[k].strip()
+        if line.startswith("#if"):
+            return k
+        if line and not line.startswith(("@", "#else", "#elseif", "//")):
+            return None
+    return None
+
+
 def _is_annotation(line, language):
     if line.startswith("@") and language not in ("css", "scss"):
         return True
@@ -5876,9 +5890,10 @@ def _header_lines(lines, language, partial_first, originals=None):
             excess += _paren_excess(lines[j])
         if excess > 0:
             return _WIDER
-        if not _is_annotation(lines[j].strip(), language):
+        k = _conditional_attributes(lines, j) if language == "swift" else None
+        if k is None and not _is_annotation(lines[j].strip(), language):
             return i
-        i, depth = j, depth + excess
+        i, depth = (j if k is None else k), depth + excess
 
 
 _ANGLE_LANGUAGES = frozenset(("cpp", "java", "csharp", "rust", "kotlin", "swift"))

@@ -840,6 +840,9 @@ HEADER_CASES = [
     # a C# generic method with a generic return type was named after its return type (`List`)
     ("csharp-generic-method-with-generic-return-type", "csharp", "class C\n{\n    List<T> Run<T>(T x)\n    {\n        return null;\n    }\n}\n", 5, (3, 6, "method", "Run")),
     ("csharp-generic-return-type", "csharp", "class C\n{\n    Task<List<int>> Load(int x)\n    {\n        return null;\n    }\n}\n", 5, (3, 6, "method", "Load")),
+    # attributes inside `#if … #endif` above a func are its: deleting it left them on the next one
+    ("swift-conditional-attributes", "swift", "struct S {\n  #if FLAG\n    @available(*, deprecated)\n  #endif\n  func scope() -> Int {\n    return 1\n  }\n}\n", 6, (2, 7, "method", "scope")),
+    ("swift-conditional-function-above", "swift", "#if DEBUG\nfunc a() {\n}\n#endif\nfunc b() {\n  return\n}\n", 6, (5, 7, "function", "b")),
     # (ast, over site-packages) a line at column 0 after a backslash continues the line above
     ("python-continued-line", "python", 'def f():\n    s = \\\n"""\\\nabc\n"""\n    return s\n', 6, (1, 6, "function", "f")),
     ("python-backslash-in-comment", "python", "def g():\n    y = 1  # C:\\\nx = 1\n", 2, (1, 2, "function", "g")),
