@@ -1603,13 +1603,19 @@ def _lookup_codec(name):
 def _encodes_piecewise(codec):
     """Whether text in `codec` is the bytes of its characters one after the other (no shift state:
     UTF-7's `+AOkA6Q-` for two é is not twice `+AOk-`), so a line's bytes can be replaced alone."""
+    import codecs
+
+    def encoded(string):  # (utf-8-sig's BOM is the file's, kept apart from its lines)
+        data = string.encode(codec)
+        return data[3:] if data.startswith(codecs.BOM_UTF8) else data
+
     samples = []
     for char in ("\u00e9", "\u4e2d", "\u00e9\u4e2d"):
         try:
-            samples.append((char, char.encode(codec)))
+            samples.append((char, encoded(char)))
         except UnicodeError:
             continue
-    return all((a + b).encode(codec) == x + y for a, x in samples for b, y in samples)
+    return all(encoded(a + b) == x + y for a, x in samples for b, y in samples)
 
 
 def refuse_binary(sample, file, encoding=None):
