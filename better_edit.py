@@ -9842,7 +9842,7 @@ def _clean_kept(ctx, files):
             elif fc.how == "in_place" and fc.keep:
                 _Faults.step("unlink")
                 os.unlink(fc.keep)
-                _drop_copy(fc.keep)  # (its mark, if a failure left it)
+                _drop_copy(fc.keep)  # (and its mark, if a failure during the write left it)
         except (OSError, ToolError):
             cleaned = False
         if len(files) > _OPEN_FOLDERS:
@@ -10017,9 +10017,9 @@ def _commit_in_the_way(ctx, places, recovered):
     """What a call that has just taken the locks of `places` must wait for before it reads them
     (Locks): _DEAD when a writer died (its commit is undone first, or past its commit point its
     clean-up finished; once `recovered`, _STUCK when that failed and its record names one of
-    `places`), or the path
-    of a record another process holds that names one of `places`. No running call holds a record of a file whose locks this call holds, so that is
-    a recovery undoing a dead writer's commit, waiting for these locks; None when nothing is."""
+    `places`), or the path of a record another process holds that names one of `places`. No
+    running call holds a record of a file whose locks this call holds, so that is a recovery
+    undoing a dead writer's commit, waiting for these locks; None when nothing is."""
     journal_dir = ctx.store_dir("journal")
     try:
         names = [n for n in os.listdir(journal_dir) if n.endswith(_RECORD_ENDINGS)]
