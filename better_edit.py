@@ -1861,7 +1861,7 @@ def splice_plan(body, a, b, block, eol):
     size = len(body)
     if size and b == size and not body.endswith(b"\n"):
         if block:
-            block = _unterminated(block)
+            block = _unterminated(block, eol)
             if a == size:
                 block = eol + block
         elif a > 0:
@@ -1869,10 +1869,11 @@ def splice_plan(body, a, b, block, eol):
     return a, block, b
 
 
-def _unterminated(block):
-    """`block` as the new last line of a file without a final terminator: its own terminator
-    goes, unless its last line is empty (an empty last line cannot go unterminated: it would vanish)."""
-    stripped = block[:-2] if block.endswith(b"\r\n") else block[:-1]
+def _unterminated(block, eol):
+    """`block` as the new last line of a file without a final terminator: its own terminator (the
+    `eol` it was given, not a `\\r` of its text before it) goes, unless its last line is empty (an
+    empty last line cannot go unterminated: it would vanish)."""
+    stripped = block[: -len(eol)] if block.endswith(eol) else block[:-1]
     return stripped if stripped and not stripped.endswith(b"\n") else block
 
 

@@ -339,6 +339,18 @@ def test_replace_lines(cli, root):
     assert out["balance"] == "not checked" and len(out["event_id"]) == 6
 
 
+def test_a_lone_cr_ending_new_last_text_stays_in_a_file_without_a_final_newline(cli, root):
+    """Found by a fuzzer: `x\\r` (a lone CR is text) as the new last line of a file without a final
+    newline lost its CR: the rule that drops the line's terminator took `\\r\\n` as one."""
+    f = write(root / "k.txt", "a")
+    write(root / "c.txt", b"x\r")
+    assert cli("replace", "-f", "k.txt", "-s", "1", "--content-file", "c.txt")[0] == 0
+    assert f.read_bytes() == b"x\r"
+    f = write(root / "m.txt", b"a\r\nb")  # (a CRLF file keeps dropping its whole terminator)
+    assert cli("replace", "-f", "m.txt", "-s", "2", "-c", "B")[0] == 0
+    assert f.read_bytes() == b"a\r\nB"
+
+
 def test_replace_keeps_crlf_bom_and_missing_final_newline(cli, root):
     f = write(root / "f.txt", b"\xef\xbb\xbfa\r\nb\r\nc")
     cli("replace", "-f", "f.txt", "-s", "3", "-c", "C\nD\n")
