@@ -35,6 +35,7 @@ CHIP_ID = re.compile(r"chip://[0-9a-f]{6,12}")
 
 # (id, expected code, tool, arguments): every call fails, none changes a file.
 INPLACE_OLD = "def f():\n    x = 1\n    return x"
+CUT_LINE = "".join(f"{n:06d};" for n in range(21_000))  # 147,000 characters: a read shows it cut
 CASES = [
     ("unknown-argument", "INVALID_ARGUMENT", "be-read", {"file": "three.txt", "bogus": 1}),
     ("wrong-type", "INVALID_ARGUMENT", "be-read", {"file": "three.txt", "start": "x"}),
@@ -75,6 +76,10 @@ CASES = [
     ("file-size-limit", "IO", "be-replace", {"file": "three.txt", "start": 1, "content": "x" * 1_000_000}),
     ("nul-in-content", "INVALID_ARGUMENT", "be-write", {"file": "three.txt", "content": "a\u0000b"}),
     ("lazy-placeholder", "PLACEHOLDER", "be-replace", {"file": "three.txt", "start": 1, "end": 3, "content": "// ... existing code ..."}),
+    # the start a read showed of a long line, plus an addition: the rest of the line would go
+    ("built-from-a-cut-line", "PLACEHOLDER", "be-replace", {"file": "cut.txt", "start": 1, "content": CUT_LINE[:99_998] + "x();"}),
+    ("arguments-nested-too-deep", "INVALID_ARGUMENT", "be-read", {"file": "three.txt", "start": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}),
+    ("encoding-with-a-shift-state", "ENCODING", "be-read", {"file": "three.txt", "encoding": "utf-7"}),
     # two bad items: line 99 of a 3-line file, and an `old` found twice; the first one's code leads
     ("edit-two-bad-items", "OUT_OF_RANGE", "be-edit", {"edits": [
         {"file": "three.txt", "start": 99, "content": "x"},
@@ -153,6 +158,7 @@ def ts_client():
 def prepare(root, cli):
     """The files every case needs; returns the viewed_code_id that stale.txt no longer matches."""
     (root / "three.txt").write_text("one\ntwo\nthree\n")
+    (root / "cut.txt").write_text(CUT_LINE + "\nend\n")
     (root / "twice.txt").write_text("dup\nmiddle\ndup\n")
     (root / "open.js").write_text("function f() {\n  return 1;\n}\n")
     (root / "nul.bin").write_bytes(b"a\0b\n")
