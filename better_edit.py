@@ -1384,31 +1384,31 @@ def dumps_strict(value, **options):
         return json.dumps(json_safe(value), ensure_ascii=False, allow_nan=False, **options)
 
 
-def non_finite(value):
-    """True when `value` holds a number JSON cannot carry (NaN, Infinity, 1e400) at any depth
-    (walked without recursion: a value may nest deeper than the interpreter's stack)."""
-    stack = [value]
+def _values_in(value):
+    """Yield (every value in `value`, itself too, how many arrays and objects hold it), walked
+    without recursion: a value may nest deeper than the interpreter's stack."""
+    stack = [(value, 0)]
     while stack:
-        one = stack.pop()
-        if isinstance(one, float) and (one != one or one in (float("inf"), float("-inf"))):
-            return True
+        one, depth = stack.pop()
+        yield one, depth
         if isinstance(one, (dict, list)):
-            stack.extend(one.values() if isinstance(one, dict) else one)
-    return False
+            stack.extend((inner, depth + 1) for inner in (one.values() if isinstance(one, dict) else one))
+
+
+def non_finite(value):
+    """True when `value` holds a number JSON cannot carry (NaN, Infinity, 1e400) at any depth."""
+    return any(
+        isinstance(one, float) and (one != one or one in (float("inf"), float("-inf")))
+        for one, _depth in _values_in(value)
+    )
 
 
 MAX_NESTING = 64  # levels of arrays and objects a call's arguments may hold (a tool's need four)
 
 
 def nesting(value):
-    """How deep arrays and objects nest in `value` (walked without recursion)."""
-    deepest, stack = 0, [(value, 0)]
-    while stack:
-        one, depth = stack.pop()
-        if isinstance(one, (dict, list)):
-            deepest = max(deepest, depth + 1)
-            stack.extend((inner, depth + 1) for inner in (one.values() if isinstance(one, dict) else one))
-    return deepest
+    """How deep arrays and objects nest in `value`."""
+    return max(depth + isinstance(one, (dict, list)) for one, depth in _values_in(value))
 
 
 def _print_error(text):
@@ -1600,6 +1600,7 @@ def _lookup_codec(name):
     return info.name
 
 
+@functools.cache  # (one answer per codec)
 def _encodes_piecewise(codec):
     """Whether text in `codec` is the bytes of its characters one after the other (no shift state:
     UTF-7's `+AOkA6Q-` for two é is not twice `+AOk-`), so a line's bytes can be replaced alone."""
@@ -9843,7 +9844,8 @@ def _clean_kept(ctx, files):
             elif fc.how == "in_place" and fc.keep:
                 _Faults.step("unlink")
                 os.unlink(fc.keep)
-                _drop_copy(fc.keep)  # (and its mark, if a failure during the write left it)
+                with _suppress_os():  # (its mark, if a failure during the write left it)
+                    os.unlink(fc.keep + ".w")
         except (OSError, ToolError):
             cleaned = False
         if len(files) > _OPEN_FOLDERS:
