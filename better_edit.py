@@ -516,6 +516,17 @@ MESSAGES = {
         "a file the patch creates or deletes takes exactly one hunk: merge them, or send the file with {write}",
         "补丁新建或删除的文件只能有一块：请合并各块，或用 {write} 写入该文件",
     ),
+    "patch_unclear_pair": (
+        "hunk {hunk} of {file} miscounts its lines and ends at line {line} of the patch, a ---/+++ pair "
+        "naming {file} again: a removed and an added line of the hunk, or a second header?",
+        "{file} 的第 {hunk} 块行数不符，且止于补丁第 {line} 行起的 ---/+++ 两行（再次指向 {file}）："
+        "它们是该块删除和添加的行，还是第二个文件头？",
+    ),
+    "patch_unclear_pair.hint": (
+        "correct the hunk's @@ counts (they decide whether those two lines belong to it), or give "
+        "each file one header",
+        "请改正该块 @@ 行中的行数（由它决定这两行是否属于该块），或让每个文件只有一个文件头",
+    ),
     "patch_empty_hunk": ("hunk {hunk} of {file} holds no line", "{file} 的第 {hunk} 块没有任何行"),
     "patch_no_hunk.hint": (
         "start each hunk with its line @@ -START,COUNT +START,COUNT @@, as git diff and diff -u write it",
@@ -13060,12 +13071,25 @@ def _patch_hunk(lines, pos, file, number):
             raise invalid("patch_stray_line", line=pos + 1, text=line[:80], hunk=number, file=file)
         pos += 1
     entries, warnings = _recount(entries, counts, header, file, number)
+    if warnings:
+        _unclear_pair_after(lines, pos, file, number)
     if not entries:
         raise invalid("patch_empty_hunk", hunk=number, file=file)
     tagged = [(sign, text) for sign, text, _empty in entries]
     old = [text for sign, text in tagged if sign != "+"]
     new = [text for sign, text in tagged if sign != "-"]
     return (old_start, old, new, no_newline, tagged), pos, warnings
+
+
+def _unclear_pair_after(lines, pos, file, number):
+    """A miscounted hunk that ends at a `---`/`+++` pair naming its own file again: the pair may
+    be its removed and added lines (`-- X`, `++ Y`) or a second header of that file, and the
+    counts that would tell are wrong, so the patch is refused (INVALID_ARGUMENT), never read one
+    way in silence (a change was dropped)."""
+    if pos < len(lines) and _file_header_at(lines, pos):
+        old, new = _patch_paths(lines[pos].rstrip("\r")[4:], lines[pos + 1].rstrip("\r")[4:])
+        if file in (old, new):
+            raise invalid("patch_unclear_pair", hunk=number, file=file, line=pos + 1)
 
 
 def _hunk_ends(lines, pos, line, entries, counts):

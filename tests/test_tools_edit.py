@@ -622,6 +622,30 @@ def test_a_diff_of_sql_comments_applies_through_the_cli(root, be_env):
     assert any("recounted" in warning for warning in answer["warnings"]), answer
 
 
+def test_a_miscounted_hunk_before_a_pair_naming_its_own_file_again_is_refused(root, be_env):
+    """A hunk counting more lines than it holds, then `--- a/f.txt` `+++ b/f.txt` (a removed
+    "-- a/f.txt" and an added "++ b/f.txt", or a second header of f.txt?): the pair was taken for
+    a header and the change it made was dropped with only a "recounted" warning."""
+    before = "one\n-- a/f.txt\ntwo\nthree\nfour\n"
+    (root / "f.txt").write_text(before)
+    patch = "--- a/f.txt\n+++ b/f.txt\n@@ -1,5 +1,5 @@\n one\n--- a/f.txt\n+++ b/f.txt\n@@ -4 +4 @@\n-four\n+FOUR\n"
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 2 and answer["error"]["code"] == "INVALID_ARGUMENT", answer
+    assert answer["error"]["message"] == (
+        "hunk 1 of f.txt miscounts its lines and ends at line 5 of the patch, a ---/+++ pair naming "
+        "f.txt again: a removed and an added line of the hunk, or a second header?"
+    ), answer
+    assert "@@ counts" in answer["error"]["hint"], answer
+    assert (root / "f.txt").read_text() == before
+    # with counts that hold the pair and a context line after it, it is the hunk's removed and
+    # added lines
+    patch = "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n one\n--- a/f.txt\n+++ b/f.txt\n two\n"
+    patch += "@@ -5 +5 @@\n-four\n+FOUR\n"
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0 and "warnings" not in answer, answer
+    assert (root / "f.txt").read_text() == "one\n++ b/f.txt\ntwo\nthree\nFOUR\n"
+
+
 def test_lines_after_a_file_header_that_no_hunk_holds_are_refused(root, be_env):
     """A file header must be followed by a hunk: hunk lines without one were skipped in silence."""
     (root / "f.txt").write_text("a\nb\n")
