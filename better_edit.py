@@ -6560,7 +6560,7 @@ def _brace_function_range_from(text, language, line_start, line_end, outer, star
     chain, blocks = _definition_chain(text, language, candidates, index, (start, end), line_end)
     chain = [c for c in chain if c[2] != "class" or c[3]]  # anonymous classes only gave methods
     if chain:
-        return chain[0] if outer else chain[-1]
+        return chain[0] if outer else _innermost(text, language, index, chain[-1], (line_start, line_end))
     if outer and blocks:
         (first, close), kind, name = blocks[0], "block", None
         return first, close, kind, name
@@ -6630,6 +6630,79 @@ def _expression_end(text, language, found, header, close, index):
             close = max([line_end - 1, *_closes_of_blocks_in(index, below, line_end)])
         else:
             return close
+
+
+_CS_MEMBER_TOKEN = _LazyPattern(r"=>|[<>!=]=|[{}();=]")
+_DEPTH_STEP = {"(": 1, "{": 1, ")": -1, "}": -1}
+_CS_CONSTRAINTS = _LazyPattern(r"\s+where\s+\w+\s*:(?:[^()]|new\s*\(\s*\))*$")  # (`where T : new()`)
+_CS_MEMBER_NAME = _LazyPattern(r"([^\W\d]\w*)\s*(?:<[^<>(){};=]*>)?\s*$")
+
+
+def _expression_members(text, brace, close):
+    """[(first, last, name, name offset)] of the C# methods and constructors with an expression
+    body (`public Box(int v) => this.v = v;`) right inside the type whose body is
+    text[brace + 1:close]: no block holds them. Each runs from its signature (its doc comment
+    with it) to its `;`."""
+    masked, comments = _masked_region(text, "csharp", brace + 1, close)
+    found = []
+    for begin, assigned, end in _assigning_statements(masked):
+        if masked.startswith("=>", assigned):
+            found += _expression_member(text, masked, brace + 1, (begin, assigned, end), comments)
+    return found
+
+
+def _assigning_statements(masked):
+    """(start, its first `=` or `=>`, its `;`) of each statement of a C# type body (strings and
+    comments blanked) that ends with `;` outside brackets and holds `=` or `=>` there."""
+    depth, begin, assigned = 0, 0, None
+    for m in _CS_MEMBER_TOKEN.finditer(masked):
+        token = m.group()
+        depth = max(depth + _DEPTH_STEP.get(token, 0), 0)
+        if depth:
+            continue
+        if token == "}" and assigned is None:
+            begin = m.end()  # (a block member ended)
+        elif token == ";":
+            if assigned is not None:
+                yield begin, assigned, m.start()
+            begin, assigned = m.end(), None
+        elif assigned is None and token in ("=", "=>"):
+            assigned = m.start()
+
+
+def _expression_member(text, masked, base, spans, comments):
+    """[(first, last, name, name offset)] of the statement masked[begin:end] when its code before
+    the `=>` at `arrow` ends with a parameter list after a name, else []."""
+    begin, arrow, end = spans
+    head = _CS_CONSTRAINTS.sub("", masked[begin:arrow].rstrip())
+    if not head.endswith(")"):
+        return []
+    depth, opened = 0, None
+    for at in range(len(head) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(head[at], 0)
+        if depth == 0:
+            opened = at
+            break
+    named = _CS_MEMBER_NAME.search(head, 0, opened) if opened else None
+    if named is None:
+        return []
+    first = base + begin + len(head) - len(head.lstrip())
+    for s, e in reversed(comments):  # (the comments right above it: its doc comment)
+        if e <= first and not text[e:first].strip() and text.count("\n", e, first) <= 1:
+            first = s
+    return [(first, base + end, named.group(1), base + begin + named.start(1))]
+
+
+def _innermost(text, language, index, found, lines):
+    """The innermost definition around the `lines` (start, end offsets): `found`, the innermost
+    block's, or in a C# class the member with an expression body that holds them."""
+    brace = index.open_of_close(found[1]) if language == "csharp" and found[2] == "class" else None
+    if brace is None or brace < 0:
+        return found
+    for first, last, name, _at in _expression_members(text, brace, found[1]):
+        if first <= lines[1] and lines[0] <= last:
+            return first, last, "method", name
+    return found
 
 
 def _closes_of_blocks_in(index, lo, hi):
@@ -7111,7 +7184,8 @@ def function_range(text, language, line, outer=False):
     decorators, ending at its last non-blank line. Ruby/Lua: from `def`/`function` to the `end` at
     the same indentation. HTML/Vue/Svelte/Markdown: inside <script> or a fenced block, in its language.
     JS/TS arrow functions and function expressions count as functions; closures of other languages
-    (Rust `|x| {`, C++ lambdas) do not.
+    (Rust `|x| {`, C++ lambdas) do not. C# methods and constructors with an expression body
+    (`Box(int v) => this.v = v;`) end at their `;`.
     """
     if not isinstance(text, str) or language not in LANGUAGES:
         return None
@@ -7151,6 +7225,8 @@ def _definitions(text, language, start, end, name=None):
             kind = _classify(header[1], language, at=(groups, header[2]), in_class=member) if header else None
             if kind and kind[0] in ("function", "method", "class") and kind[1]:
                 found.append((kind[1], header[2] + kind[2]))
+        if language == "csharp":
+            found = sorted(found + _expression_definitions(text, index, start, name))
     elif language in _INDENT_LANGUAGES:
         defs = (
             _python_definitions(text, start, end)[0]
@@ -7165,6 +7241,20 @@ def _definitions(text, language, start, end, name=None):
             found += _definitions(text, sub_language, sub_start, sub_end, name)
     if name is not None:
         found = [item for item in found if item[0] == name]
+    return found
+
+
+def _expression_definitions(text, index, start, name):
+    """[(name, name offset)] of the C# expression-bodied methods and constructors in the types of
+    `index` (only those called `name` when given)."""
+    found = []
+    for brace, close in index.blocks:
+        if brace < 0 or (name is not None and text.find(name, brace, close) < 0):
+            continue
+        header = _header_of(text, "csharp", brace, index, start)
+        kind = _classify(header[1], "csharp", at=(None, header[2])) if header else None
+        if kind and kind[0] == "class":
+            found += [(n, at) for _f, _l, n, at in _expression_members(text, brace, close)]
     return found
 
 

@@ -389,6 +389,9 @@ def _ts_body(data, node):
         body = next((c for c in reversed(node.named_children) if c.type in bodies), None)
     if body is not None and body.type == "function_body":  # (Kotlin: its block, or `= expression`)
         body = next((c for c in body.named_children if c.type == "block"), body)
+    arrow = next((c for c in node.named_children if c.type == "arrow_expression_clause"), None)
+    if arrow is not None:
+        return arrow  # (C#: `=> expression;`, a member without a block, which func-range answers too)
     return body if body is not None and data[body.start_byte : body.start_byte + 1] == b"{" else None
 
 

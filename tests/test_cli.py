@@ -775,6 +775,21 @@ def test_read_end_auto_and_function_targets(cli, root):
     assert (out["start"], out["end"]) == (2, 4)
 
 
+def test_a_csharp_constructor_with_an_expression_body_is_a_definition_of_its_own(cli, root):
+    """`--target function:Box` in a C# class Box whose constructor is `public Box(int v) => …;`
+    named the whole class (no block holds that constructor), so a delete meant for the
+    constructor deleted the class. The class and the constructor are now two definitions: an edit
+    is AMBIGUOUS, `--occurrence 2` deletes the constructor alone."""
+    source = "class Box\n{\n    int v;\n    public Box(int v) => this.v = v;\n    public int Get() => v;\n}\n"
+    f = write(root / "Box.cs", source)
+    err = fails(cli, f, "delete", "-f", "Box.cs", "--target", "function:Box", code="AMBIGUOUS")
+    assert [(c["start"], c["end"]) for c in err["candidates"]] == [(1, 6), (4, 4)]
+    rc, out = cli("delete", "-f", "Box.cs", "--target", "function:Box", "--occurrence", "2")
+    assert rc == 0 and f.read_text() == source.replace("    public Box(int v) => this.v = v;\n", ""), out
+    rc, out = cli("delete", "-f", "Box.cs", "--target", "function:Get")
+    assert rc == 0 and f.read_text() == "class Box\n{\n    int v;\n}\n", out
+
+
 def test_a_function_defined_twice_is_never_guessed(cli, root):
     """`--target function:run` with a `run` in two classes took the first, so a delete or replace
     meant for B.run changed A.run. For an edit several definitions are AMBIGUOUS with their

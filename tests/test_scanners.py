@@ -839,6 +839,9 @@ HEADER_CASES = [
     ("kotlin-expression-body-if-else", "kotlin", "fun pick(a: Boolean) = if (a) {\n    1\n} else {\n    2\n}\n\nfun other(): Int {\n    return 3\n}\n", 2, (1, 5, "function", "pick")),
     # a C# generic method with a generic return type was named after its return type (`List`)
     ("csharp-generic-method-with-generic-return-type", "csharp", "class C\n{\n    List<T> Run<T>(T x)\n    {\n        return null;\n    }\n}\n", 5, (3, 6, "method", "Run")),
+    ("csharp-expression-bodied-constructor", "csharp", "class Box\n{\n    int v;\n    public Box(int v) => this.v = v;\n    public int Get() => v;\n}\n", 4, (4, 4, "method", "Box")),
+    ("csharp-expression-body-on-the-next-lines", "csharp", "class C\n{\n    /// <summary>Doc.</summary>\n    public List<U> Map<U>(Func<T, U> g)\n        where U : new()\n        => items.Select(x => { return g(x); })\n                .ToList();\n    int f = 1;\n}\n", 7, (3, 7, "method", "Map")),
+    ("csharp-lambda-field-is-no-member", "csharp", "class C\n{\n    Func<int, int> f = (x) => x + 1;\n    string Name => \"a;b\";\n}\n", 3, (1, 5, "class", "C")),
     ("csharp-generic-return-type", "csharp", "class C\n{\n    Task<List<int>> Load(int x)\n    {\n        return null;\n    }\n}\n", 5, (3, 6, "method", "Load")),
     # attributes inside `#if … #endif` above a func are its: deleting it left them on the next one
     ("swift-conditional-attributes", "swift", "struct S {\n  #if FLAG\n    @available(*, deprecated)\n  #endif\n  func scope() -> Int {\n    return 1\n  }\n}\n", 6, (2, 7, "method", "scope")),
