@@ -14419,13 +14419,15 @@ def _reply_text(reply):
     """A reply as strict JSON text; an id holding a lone surrogate is sent back escaped (`\\ud800`)
     exactly as it came, where the rest of the text shows U+FFFD (a client must match its id)."""
     request_id = reply.get("id") if isinstance(reply, dict) else None
-    if isinstance(request_id, str) and display_text(request_id) != request_id:
+    long_number = isinstance(request_id, LongNumber)
+    if long_number or (isinstance(request_id, str) and display_text(request_id) != request_id):
         import json
 
         rest = dumps_strict(
             {k: v for k, v in reply.items() if k not in ("jsonrpc", "id")}, separators=(",", ":")
         )
-        return '{"jsonrpc":"2.0","id":' + json.dumps(request_id) + "," + rest[1:]
+        said = request_id.digits if long_number else json.dumps(request_id)
+        return '{"jsonrpc":"2.0","id":' + said + "," + rest[1:]
     return dumps_strict(reply, separators=(",", ":"))
 
 
@@ -14498,11 +14500,33 @@ def _closest_detail(closest, lang):
     return tr(lang, "detail.closest", words=words, **fields)
 
 
+class LongNumber:
+    """A JSON integer of more digits than Python's int() takes from text (4,300), kept as its
+    digits: an id is echoed as it was sent (the client waited for ever on a parse error with id
+    null), and an argument is refused by its name, as any value that is no integer."""
+
+    __slots__ = ("digits",)
+
+    def __init__(self, digits):
+        self.digits = digits
+
+    def __repr__(self):
+        return f"{self.digits[:12]}...({len(self.digits)} digits)"
+
+
+def _json_int(digits):
+    try:
+        return int(digits)
+    except ValueError:
+        return LongNumber(digits)
+
+
 def _request_fault(message):
     """What makes a message no JSON-RPC 2.0 request or notification (a detail key), or None: a
     string or integer id when there is one, a string method, `"jsonrpc": "2.0"`."""
     request_id = message.get("id")
-    if "id" in message and (isinstance(request_id, bool) or not isinstance(request_id, (str, int))):
+    valid = (str, int, LongNumber)
+    if "id" in message and (isinstance(request_id, bool) or not isinstance(request_id, valid)):
         return "rpc.bad_id"
     if not isinstance(message.get("method"), str):
         return "rpc.no_method"
@@ -14534,7 +14558,7 @@ class Server:
         if not line:
             return None
         try:
-            message = json.loads(line)
+            message = json.loads(line, parse_int=_json_int)
         except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             return self._parse_error(line, exc)
         except MemoryError:

@@ -230,8 +230,9 @@ class Server:
     def send(self, message):
         self.send_line(json.dumps(message, ensure_ascii=self.ensure_ascii))
 
-    def recv(self, timeout=REPLY_TIMEOUT):
-        """The next reply line, parsed; fails the test when none comes within `timeout` seconds."""
+    def recv(self, timeout=REPLY_TIMEOUT, parse_int=None):
+        """The next reply line, parsed (integers by `parse_int` when given); fails the test when
+        none comes within `timeout` seconds."""
         try:
             line = self.lines.get(timeout=timeout)
         except queue.Empty:
@@ -239,7 +240,7 @@ class Server:
         if line is None:
             self.lines.put(None)  # stays closed for the next recv
             raise AssertionError(f"server closed stdout ({self.proc.poll()}); stderr: {self._stderr_tail()}")
-        return json.loads(line)
+        return json.loads(line, parse_int=parse_int)
 
     def new_id(self):
         self._next_id += 1
@@ -330,7 +331,7 @@ class Server:
         to a batch) one non-empty array of them (docs/behaviour.md#json-rpc-transport)."""
         for line in self.stdout_lines:
             assert line.endswith(b"\n"), line[:200]
-            message = json.loads(line.decode("utf-8"))
+            message = json.loads(line.decode("utf-8"), parse_int=str)  # (ids of any length)
             for one in message if isinstance(message, list) and message else [message]:
                 assert isinstance(one, dict) and one.get("jsonrpc") == "2.0", line[:200]
                 assert ("result" in one) != ("error" in one), line[:200]

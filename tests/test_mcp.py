@@ -179,6 +179,22 @@ def test_an_id_with_a_lone_surrogate_comes_back_as_it_was_sent(serve):
     assert [one["id"] for one in server.recv()] == ["a\udfff", 9]
 
 
+def test_an_id_of_more_digits_than_int_takes_comes_back_as_it_was_sent(serve):
+    """Found by an attack: an integer id of 5,000 digits (Python's int() takes 4,300 from text)
+    was a parse error with id null, so the client waited for ever. The id comes back digit for
+    digit, and such a number as an argument is refused by the argument's name."""
+    server = serve()
+    big = "9" * 5000
+    server.send_line('{"jsonrpc":"2.0","id":-' + big + ',"method":"ping"}')
+    assert server.recv(parse_int=str) == {"jsonrpc": "2.0", "id": "-" + big, "result": {}}
+    line = '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"be-read","arguments":%s}}'
+    server.send_line(line % ('{"file":"a.txt","start":' + big + "}"))
+    result = server.recv()["result"]
+    message = result["structuredContent"]["error"]["message"]
+    assert result["isError"] and message.startswith("argument 'start' must be an integer, got 999"), result
+    assert server.request("ping")["result"] == {}
+
+
 def test_arguments_nested_too_deep_are_an_invalid_argument_and_no_chip(serve, root, cache_dir):
     """Found by an attack: an argument nested 330 levels deep was INTERNAL (RecursionError); as a
     JSON string, arguments nested 1,000 deep were a JSON-RPC -32603; and a chip was saved of
