@@ -2008,7 +2008,10 @@ def locate_old(norm, old):
     loose_text, loose_old = _strip_trailing_ws(norm), _strip_trailing_ws(old)
     if not loose_old.strip("\n"):
         return "exact", []
-    return "loose", _loose_spans(loose_text, loose_old)
+    spans = _loose_spans(loose_text, loose_old)
+    if not loose_old.endswith(old.rsplit("\n", 1)[-1]):  # (its last line lost trailing whitespace:
+        spans = [span for span in spans if span[3] is None]  # a match must end where a line's text ends)
+    return "loose", spans
 
 
 def _loose_spans(loose_text, loose_old):

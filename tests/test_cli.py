@@ -394,6 +394,21 @@ def test_replace_by_old_forgives_trailing_whitespace_with_a_warning(cli, root):
     assert any("trailing whitespace" in w for w in out["warnings"])
 
 
+def test_trailing_whitespace_of_old_forgiven_only_at_the_end_of_a_line(cli, root):
+    """Found by an attack: `old` "total = 1 " (its space cut by the loose match) matched the start
+    of "total = 10 + y", and the replace made "total = 2 0 + y"; "limit = 1\t" turned "limit =
+    100" into "limit = 500". Whitespace cut from old's last line was trailing whitespace: the
+    match must end where a line's text ends, else MISMATCH."""
+    f = write(root / "a.py", "total = 10 + y\nprint(total)\n")
+    fails(cli, f, "replace", "-f", "a.py", "--old", "total = 1 ", "-c", "total = 2 ", code="MISMATCH")
+    f = write(root / "b.py", "if retry:\n    limit = 100\n")
+    old = "if retry:\n    limit = 1\t"
+    fails(cli, f, "replace", "-f", "b.py", "--old", old, "-c", "if retry:\n    limit = 5", code="MISMATCH")
+    write(root / "b.py", "if retry:  \n    limit = 1\n")  # (where the line ends there, it still matches)
+    rc, out = cli("replace", "-f", "b.py", "--old", old, "-c", "if retry:\n    limit = 5")
+    assert rc == 0 and f.read_text() == "if retry:\n    limit = 5\n", out
+
+
 def test_replace_by_old_never_forgives_indentation(cli, root):
     f = write(root / "f.txt", "if x:\n    go()\n")
     fails(cli, f, "replace", "-f", "f.txt", "--old", "if x:\n  go()", "-c", "z", code="MISMATCH")
