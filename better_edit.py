@@ -727,6 +727,12 @@ MESSAGES = {
         "{file} changed since lines {start}-{end} were read (viewed_code_id {id})",
         "自读取第 {start}-{end} 行以来 {file} 已被修改（viewed_code_id {id}）",
     ),
+    "view_copied": (
+        "{file} changed since lines {start}-{end} were read (viewed_code_id {id}): they still stand "
+        "there, but so they do elsewhere now, and lines added above may have moved yours onto that copy",
+        "自读取第 {start}-{end} 行以来 {file} 已被修改（viewed_code_id {id}）：这些行仍在原处，"
+        "但别处现在也有相同的一份，上方新增的行可能已把你读到的那份移到别处",
+    ),
     "stale_view.hint": (
         "see 'current'; read again and redo the edit on the current text (a viewed_code_id holds only for the file it was read from)",
         "参见 current；请重新读取并基于当前内容编辑（viewed_code_id 只对读取它的那个文件有效）",
@@ -1907,16 +1913,29 @@ def view_hash(path, start, end, chunk, total):
     return digest.hexdigest()[:16]
 
 
-def make_view_id(path, start, end, chunk, total, unique=False):
-    """v1:START-END:HASH over the resolved path, the range and the exact line bytes; `unique` (the
-    lines had no identical copy elsewhere in the file) adds :uLEN.FIRST.LAST.LINES, LEN their size
-    in bytes, FIRST, LAST the CRC-32 of their first and last line and LINES the file's line count
-    `total`: only such a view may follow its lines when they move (docs/behaviour.md#viewed_code_id)."""
+def make_view_id(path, start, end, chunk, total, unique=None):
+    """v1:START-END:HASH over the resolved path, the range and the exact line bytes; `unique`, (the
+    file's body, the offset of `chunk` in it) when the lines have no identical copy elsewhere in
+    the file, adds :uLEN.FIRST.LAST.LINES.ABOVE.BELOW, LEN their size in bytes, FIRST, LAST the
+    CRC-32 of their first and last line, LINES the file's line count `total`, ABOVE, BELOW the
+    CRC-32 of the lines around them (0: none): only such a view may follow its lines when they
+    move (docs/behaviour.md#viewed_code_id)."""
     token = f"v1:{start}-{end}:{view_hash(path, start, end, chunk, total)}"
     if not (unique and chunk):
         return token
     first, last = _edge_line_crcs(chunk)
-    return token + f":u{len(chunk)}.{first:08x}.{last:08x}.{total}"
+    above, below = _around_crcs(unique[0], unique[1], unique[1] + len(chunk))
+    return token + f":u{len(chunk)}.{first:08x}.{last:08x}.{total}.{above:08x}.{below:08x}"
+
+
+def _around_crcs(body, a, b):
+    """CRC-32 of the line before body[a:b] and of the line after it (terminators included; the
+    CRC-32 of nothing, 0, at the start or the end of the file)."""
+    from zlib import crc32
+
+    view = memoryview(body)
+    above = crc32(view[body.rfind(b"\n", 0, a - 1) + 1 : a]) if a else 0
+    return above, crc32(view[b : body.find(b"\n", b) + 1 or len(body)])
 
 
 def _edge_line_crcs(chunk):
@@ -1932,22 +1951,23 @@ def _edge_line_crcs(chunk):
 
 # (numbers of at most 15 digits: int() refuses thousands of digits, and no file has 10**15 lines)
 _VIEW_ID = _LazyPattern(
-    r"v1:(\d{1,15})-(\d{1,15}):([0-9a-f]{16})(?::u(\d{1,15})\.([0-9a-f]{8})(?:\.([0-9a-f]{8})(?:\.(\d{1,15}))?)?)?"
+    r"v1:(\d{1,15})-(\d{1,15}):([0-9a-f]{16})(?::u(\d{1,15})\.([0-9a-f]{8})(?:\.([0-9a-f]{8})(?:\.(\d{1,15})"
+    r"(?:\.([0-9a-f]{8})\.([0-9a-f]{8}))?)?)?)?"
 )
 
 
 def parse_view_id(token):
     """(start, end, hash, fingerprint): the fingerprint, (size of the lines in bytes, CRC-32 of the
-    first, CRC-32 of the last, the file's line count; each of the last two None in a token made
-    before its mark), when they were unique, else None."""
+    first, CRC-32 of the last, the file's line count, CRC-32 of the line above, of the line below;
+    each but the first two None in a token made before its mark), when they were unique, else None."""
     match = _VIEW_ID.fullmatch(token.strip()) if isinstance(token, str) else None
     if not match or int(match.group(1)) < 1 or int(match.group(2)) < int(match.group(1)) - 1:
         raise ToolError("INVALID_ARGUMENT", "view_bad", id=_show(token))
     fingerprint = None
     if match.group(4):
-        last = int(match.group(6), 16) if match.group(6) else None
+        last, above, below = (int(match.group(n), 16) if match.group(n) else None for n in (6, 8, 9))
         lines = int(match.group(7)) if match.group(7) else None
-        fingerprint = (int(match.group(4)), int(match.group(5), 16), last, lines)
+        fingerprint = (int(match.group(4)), int(match.group(5), 16), last, lines, above, below)
     return int(match.group(1)), int(match.group(2)), match.group(3), fingerprint
 
 
@@ -10572,16 +10592,40 @@ def check_view(ctx, args, opened, edit_first, edit_last, now=(False, False), ins
         return [], 0
     vstart, vend, digest, fingerprint = parse_view_id(token)
     if _view_holds(opened, vstart, vend, digest):
-        if edit_first < vstart - 1 or edit_last > vend + 1:
-            fields = {"start": edit_first, "end": edit_last, "vstart": vstart, "vend": vend}
-            return [("w.outside_view", fields)], 0
-        return [], 0
+        if fingerprint and fingerprint[3] not in (None, opened.text.total()):
+            _copied_since(ctx, token, opened, vstart, vend)
+        return _outside_view(vstart, vend, edit_first, edit_last), 0
     moved = _moved_view(opened, vstart, vend, digest, fingerprint) if vend >= vstart and fingerprint else []
-    if len(moved) == 1 and fingerprint[3] == opened.text.total() - (moved[0] - vstart):
+    if _moved_alone(opened.text, (vstart, vend), moved, fingerprint):
         relocated = _relocation((vstart, vend), moved[0] - vstart, (edit_first, edit_last), now, insert)
         if relocated is not None:
             return relocated
     raise _stale_view(ctx, token, opened, vstart, vend)
+
+
+def _moved_alone(text, viewed, moved, fingerprint):
+    """Whether the one window `moved` found holds the viewed lines moved there: the file has as
+    many lines more (or fewer) as they moved by, and the lines around did not stay behind."""
+    if len(moved) != 1 or fingerprint[3] != text.total() - (moved[0] - viewed[0]):
+        return False
+    return not _surroundings_stayed(text, viewed, moved[0], fingerprint[4:])
+
+
+def _outside_view(vstart, vend, edit_first, edit_last):
+    """The warning of an edit reaching past the lines its view holds (and the line either side)."""
+    if edit_first < vstart - 1 or edit_last > vend + 1:
+        return [("w.outside_view", {"start": edit_first, "end": edit_last, "vstart": vstart, "vend": vend})]
+    return []
+
+
+def _copied_since(ctx, token, opened, vstart, vend):
+    """STALE_VIEW when lines a view saw unique still stand where they were read in a file whose
+    line count changed, but an identical copy of them stands elsewhere now: lines added above may
+    have moved the lines read onto the copy's place, so which one was read cannot be told."""
+    body = opened.text.body
+    at, stop = line_span(body, vstart, vend)
+    if not view_unique(body, body[at:stop], at):
+        raise _stale_view(ctx, token, opened, vstart, vend, "view_copied")
 
 
 def _view_holds(opened, vstart, vend, digest):
@@ -10592,7 +10636,7 @@ def _view_holds(opened, vstart, vend, digest):
     return view_hash(opened.real, vstart, vend, body[slice(*line_span(body, vstart, vend))], total) == digest
 
 
-def _stale_view(ctx, token, opened, vstart, vend):
+def _stale_view(ctx, token, opened, vstart, vend, key="stale_view"):
     """STALE_VIEW for the lines `token` viewed: what they hold now, and, when this server showed
     them, a diff of what it showed against that."""
     text = opened.text
@@ -10607,7 +10651,7 @@ def _stale_view(ctx, token, opened, vstart, vend):
         )
         data["changes"] = "\n".join(changes)
     return ToolError(
-        "STALE_VIEW", "stale_view", data=data, file=opened.file, start=vstart, end=vend, id=token
+        "STALE_VIEW", key, "stale_view.hint", data=data, file=opened.file, start=vstart, end=vend, id=token
     )
 
 
@@ -10677,7 +10721,7 @@ def _moved_view(opened, vstart, vend, digest, fingerprint):
     lines = len(starts) - 1
     if not body or count > lines:
         return []
-    _size, first_crc, last_crc, _lines = fingerprint
+    first_crc, last_crc = fingerprint[1:3]
     if _edge_stands(text, starts, ((vstart, first_crc), (vend, last_crc))):
         return []
     prefix = _sha256_new(f"{opened.real}\0{vstart}\0{vend}\0".encode("utf-8", "surrogatepass"))
@@ -10692,7 +10736,7 @@ def _hashed_windows(body, starts, count, vstart, fingerprint, prefix, digest):
     first line's CRC-32 are the fingerprint's and whose bytes, hashed after `prefix`, give `digest`."""
     from zlib import crc32
 
-    size, first_crc, _last, _lines = fingerprint
+    size, first_crc = fingerprint[:2]
     view, found = memoryview(body), []
     for line, (a, b) in enumerate(zip(starts, starts[count:]), 1):
         if b - a != size or line == vstart or crc32(view[a : starts[line]]) != first_crc:
@@ -10718,6 +10762,29 @@ def _mostly_in_place(text, starts, vstart, moved, count):
     telling = [i for i in range(count) if _ALNUM_TEXT.search(then[i])]
     standing = sum(i < len(now) and now[i].rstrip() == then[i].rstrip() for i in telling)
     return 2 * standing > len(telling) > 0
+
+
+def _surroundings_stayed(text, viewed, moved, around):
+    """Whether the lines that stood around the viewed ones (`around`: the CRC-32 of the line above
+    and of the line below, None in older tokens) still stand around their old place and not
+    around the copy at line `moved`: the lines read were then rewritten where they stood and a copy
+    of their old text was made since, with as many lines as it moved by (a function kept as
+    `legacy()` right below its new version). Lines without a letter or a digit tell nothing."""
+    from zlib import crc32
+
+    body = text.body
+    starts = _line_starts(body)
+    count = viewed[1] - viewed[0] + 1
+
+    def stands(line, crc):
+        if crc is None or not 1 <= line < len(starts):
+            return False
+        a, b = starts[line - 1], starts[line]
+        return crc32(memoryview(body)[a:b]) == crc and bool(_ALNUM_TEXT.search(text.decode(a, b)))
+
+    sides = ((around[0], viewed[0] - 1, moved - 1), (around[1], viewed[1] + 1, moved + count))
+    told = [(stands(old, crc), stands(new, crc)) for crc, old, new in sides]
+    return any(old and not new for old, new in told) and not any(new and not old for old, new in told)
 
 
 def _edge_stands(text, starts, edges):
@@ -11141,10 +11208,11 @@ def _written_view(opened, change):
     if line_count(block) != change.added:  # not whole lines: cut them from the new body instead
         new_body = change.body
         block = new_body[slice(*line_span(new_body, first, last))]
-    unique = False
+    unique = None
     if len(opened.text.body) <= VIEW_UNIQUE_BYTES:  # (a larger new body is never joined for it)
         new_body = change.body
-        unique = view_unique(new_body, block, line_span(new_body, first, last)[0])
+        at = line_span(new_body, first, last)[0]
+        unique = (new_body, at) if view_unique(new_body, block, at) else None
     return make_view_id(opened.real, first, last, block, change.total, unique)
 
 
@@ -11220,7 +11288,7 @@ def tool_read(ctx, args):
     crlf, lf = eol_counts(body, text.newlines())
     shape = {"crlf": crlf, "lf": lf, "final_newline": not body or body.endswith(b"\n")}
     shape["cr_only"] = not crlf and not lf and b"\r" in body  # (classic Mac OS line breaks)
-    unique = view_unique(body, chunk, a)
+    unique = (body, a) if view_unique(body, chunk, a) else None
     return _read_result(ctx, args, opened, (start, end, total), chunk, shape, warnings, unique, shown)
 
 
@@ -11271,9 +11339,9 @@ def _read_fit(ctx, args, chunk, codec, start, end, warnings):
     return line - 1, chunk[:offset], shown
 
 
-def _read_result(ctx, args, opened, window, chunk, shape, warnings, unique=False, shown=None):
-    """The result of a read of lines start..end, whose bytes are `chunk` (`unique`: they stand
-    nowhere else in the file, so the view may follow them when they move; `shown`: the content
+def _read_result(ctx, args, opened, window, chunk, shape, warnings, unique=None, shown=None):
+    """The result of a read of lines start..end, whose bytes are `chunk` (`unique`: (body, offset)
+    when they stand nowhere else in the file, so the view may follow them when they move; `shown`: the content
     holds this many characters of its one line, _read_fit)."""
     real, text = opened.real, opened.text
     start, end, total = window
@@ -11677,7 +11745,7 @@ def closest_of(opened, old):
     if found is not None:
         body, total = opened.text.body, opened.text.total()
         a, b = line_span(body, found["start"], found["end"])
-        unique = view_unique(body, body[a:b], a)
+        unique = (body, a) if view_unique(body, body[a:b], a) else None
         found["viewed_code_id"] = make_view_id(
             opened.real, found["start"], found["end"], body[a:b], total, unique
         )
@@ -12857,7 +12925,7 @@ def _group_result(ctx, args, group):
     if written and not group.delete_file:
         first, last = written[0][0], written[-1][1]
         a, b = line_span(new_body, first, last)
-        unique = view_unique(new_body, new_body[a:b], a)
+        unique = (new_body, a) if view_unique(new_body, new_body[a:b], a) else None
         entry["viewed_code_id"] = make_view_id(opened.real, first, last, new_body[a:b], total, unique)
     return entry, items, warnings
 

@@ -1010,13 +1010,15 @@ def test_viewed_code_id_format_and_hash(serve, root):
     result = serve().ok("be-read", file="a.txt", start=2, end=3)
     token = result["viewed_code_id"]
     assert re.fullmatch(
-        r"v1:2-3:[0-9a-f]{16}:u10\.[0-9a-f]{8}\.[0-9a-f]{8}\.3", token
-    )  # (lines 2-3, 10 bytes, stand nowhere else)
+        r"v1:2-3:[0-9a-f]{16}:u10\.[0-9a-f]{8}\.[0-9a-f]{8}\.3\.[0-9a-f]{8}\.00000000", token
+    )  # (lines 2-3, 10 bytes, stand nowhere else, in 3 lines; a line above them, none below)
     assert result["path"] == os.path.realpath(root / "a.txt")
     (root / "a.txt").write_bytes(b"one\r\ntwo\r\nthree\n")  # only a terminator in the range changes
     assert serve().ok("be-read", file="a.txt", start=2, end=3)["viewed_code_id"] != token
-    (root / "a.txt").write_bytes(b"ONE\r\ntwo\nthree\n")  # outside the range: same token
-    assert serve().ok("be-read", file="a.txt", start=2, end=3)["viewed_code_id"] == token
+    (root / "a.txt").write_bytes(b"ONE\r\ntwo\nthree\n")  # outside the range: same hash, and it holds
+    again = serve().ok("be-read", file="a.txt", start=2, end=3)["viewed_code_id"]
+    assert again.split(":")[:3] == token.split(":")[:3] and again != token  # (the line above is marked)
+    serve().ok("be-replace", file="a.txt", start=3, content="THREE", viewed_code_id=token)
 
 
 def test_edits_with_a_fresh_viewed_code_id_succeed(serve, root):

@@ -587,6 +587,55 @@ def _view_refused_after_change(root, env, view, now, line, content):
     assert (root / "t.py").read_text() == now
 
 
+def test_a_view_that_still_holds_in_place_beside_a_new_copy_is_stale(root, be_env):
+    """Found by an attack: process()'s body (lines 4-5) read while unique, then a helper() with the
+    same body added above it so that the copy stands at lines 4-5: the hash held there and the
+    edit changed helper(), with no warning. The file has 5 lines more and the lines read now stand
+    twice: which copy was read cannot be told, so STALE_VIEW (`view_copied`)."""
+    (root / "t.py").write_text("import os\n\ndef process(x):\n    y = x + 1\n    return y\n")
+    _done, read = run_json("read", "-f", "t.py", "-s", "4", "-e", "5", cwd=root, env=be_env)
+    now = "import os\n\ndef helper(x):\n    y = x + 1\n    return y\n\n\ndef process(x):\n    y = x + 1\n    return y\n"
+    _view_refused_after_change(root, be_env, read["viewed_code_id"], now, 4, "    y = x + 2")
+    done, result = run_json(
+        "replace", "-f", "t.py", "-s", "4", "-c", "    y = x + 2", "--viewed-code-id", read["viewed_code_id"],
+        cwd=root, env=be_env,
+    )  # fmt: skip
+    assert "still stand there, but so they do elsewhere now" in result["error"]["message"], result
+
+
+def test_a_view_rewritten_in_place_never_moves_to_its_old_text_kept_below(root, be_env):
+    """Found by an attack: process()'s body read while unique, then rewritten in place and its old
+    body kept as legacy() right below: the file grew by exactly the distance to the copy, so the
+    view moved there ("lines moved by +5") and legacy() was edited. The line above the view
+    (`def process(x):`) still stands by the old place and not by the copy: STALE_VIEW. A real
+    move of the same distance (imports added above) carries that line along and still moves."""
+    before = "def process(x):\n    y = x + 1\n    return y\n\n\ndef main():\n    pass\n"
+    (root / "t.py").write_text(before)
+    _done, read = run_json("read", "-f", "t.py", "-s", "2", "-e", "3", cwd=root, env=be_env)
+    token = read["viewed_code_id"]
+    legacy = "\n\ndef legacy(x):\n    y = x + 1\n    return y\n"
+    now = "def process(x):\n    z = x * 2\n    return z * 3\n" + legacy + "\n\ndef main():\n    pass\n"
+    _view_refused_after_change(root, be_env, token, now, 2, "    y = x + 100")
+    (root / "t.py").write_text("import a\nimport b\nimport c\n\n\n" + before)
+    done, result = run_json(
+        "replace",
+        "-f",
+        "t.py",
+        "-s",
+        "2",
+        "-c",
+        "    y = x + 100",
+        "--viewed-code-id",
+        token,
+        cwd=root,
+        env=be_env,
+    )
+    assert done.returncode == 0 and result["relocated"] == 5, result
+    assert (root / "t.py").read_text() == "import a\nimport b\nimport c\n\n\n" + before.replace(
+        "+ 1", "+ 100"
+    )
+
+
 def test_a_block_changed_in_place_at_both_edges_never_moves_to_a_copy(root, be_env):
     """As above, but the change rewrote the view's first and last lines (the function renamed, its
     return changed) and left its middle: most of the viewed lines still stand where they were read,
@@ -667,8 +716,8 @@ def test_a_token_made_before_the_line_count_mark_never_moves(root, be_env):
     (root / "t.py").write_text(TWINS)
     _done, read = run_json("read", "-f", "t.py", "-s", "1", "-e", "3", cwd=root, env=be_env)
     token = read["viewed_code_id"]
-    assert token.count(".") == 3, token  # v1:1-3:HASH:uLEN.FIRST.LAST.LINES
-    for old_style in (token.rsplit(".", 1)[0], token.rsplit(".", 2)[0]):
+    assert token.count(".") == 5, token  # v1:1-3:HASH:uLEN.FIRST.LAST.LINES.ABOVE.BELOW
+    for old_style in (token.rsplit(".", 3)[0], token.rsplit(".", 4)[0]):
         _view_refused_after_change(root, be_env, old_style, "import os\n" + TWINS, 3, "    return x + 1")
     done, result = run_json(
         *REPLACE_LINE_3, "-c", "    return x + 1", "--viewed-code-id", token, cwd=root, env=be_env

@@ -838,7 +838,7 @@ def _exchange(server, line, sync):
     server.send({"jsonrpc": "2.0", "id": sync, "method": "ping"})
     replies = []
     while True:
-        reply = server.recv()
+        reply = server.recv(parse_int=str)  # (an id of 5,000 digits comes back as sent)
         if isinstance(reply, dict) and reply.get("id") == sync:
             return replies
         replies.append(reply)
