@@ -12181,7 +12181,7 @@ def _events(records):
 
 def _snapshots_of(ctx, store, file):
     records = store.list()
-    if file:
+    if file is not None:  # (an empty one is refused: it named no file, and it acted on all of them)
         real = resolve_path(ctx, file)
         records = [r for r in records if r["file"] == real]
     return records
@@ -12207,7 +12207,7 @@ def tool_trx_rollback(ctx, args):
         raise invalid("steps_and_event")
     store = SnapshotStore(ctx)
     records = store.list()
-    if args.get("file"):
+    if args.get("file") is not None:
         records = _events_of_file(records, resolve_path(ctx, args["file"]))
     chosen = _rollback_selection(args, records)
     places = {}

@@ -1327,6 +1327,22 @@ def test_trx_commit_forgets(serve, root):
     assert (root / "a.txt").read_text() == "a2\n"
 
 
+def test_an_empty_file_never_means_every_file_to_commit_or_rollback(serve, root):
+    """Found by an attack: `be-trx-commit {"file": ""}` forgot the snapshots of every file, and
+    `be-trx-rollback {"file": ""}` undid the newest edit of any file: an empty field was taken
+    for "no file given". It is INVALID_ARGUMENT, and nothing is forgotten or undone."""
+    (root / "a.txt").write_text("a\n")
+    (root / "b.txt").write_text("b\n")
+    server = serve()
+    server.ok("be-replace", file="a.txt", start=1, content="a1")
+    server.ok("be-replace", file="b.txt", start=1, content="b1")
+    for tool in ("be-trx-commit", "be-trx-rollback"):
+        error = server.err(tool, "INVALID_ARGUMENT", file="")
+        assert error["message"] == "argument 'file' must be a non-empty path, got ''", error
+    assert len(server.ok("be-trx-status")["snapshots"]) == 2
+    assert (root / "a.txt").read_text() == "a1\n" and (root / "b.txt").read_text() == "b1\n"
+
+
 def test_rollback_keeps_hard_links_shared(serve, root):
     a, b = root / "a.txt", root / "linked.txt"
     a.write_text("one\ntwo\n")
