@@ -14611,6 +14611,27 @@ def _rpc_error(request_id, code, message, data=None):
     return {"jsonrpc": "2.0", "id": request_id, "error": error}
 
 
+_LINE_PIECE = 1 << 24  # bytes a request line is read in
+
+
+def _read_line(stdin):
+    """The next line of `stdin` (b"" at its end), or None for a line larger than memory, read to
+    its end and dropped. It is read in pieces, so a line whose bytes were all read but could not
+    be joined is known to have ended: the skip that follows never eats the next request."""
+    pieces = []
+    try:
+        while not pieces or (pieces[-1] and not pieces[-1].endswith(b"\n")):
+            pieces.append(stdin.readline(_LINE_PIECE))
+        return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+    except MemoryError:
+        ended = bool(pieces) and (not pieces[-1] or pieces[-1].endswith(b"\n"))
+        pieces = None
+        while not ended:
+            chunk = stdin.readline(1 << 20)
+            ended = not chunk or chunk.endswith(b"\n")
+        return None
+
+
 class Server:
     """Dispatches JSON-RPC messages to the tool table; nothing tool-specific lives here."""
 
@@ -14801,13 +14822,7 @@ class Server:
 
     def serve(self, stdin, stdout):
         while True:
-            try:
-                line = stdin.readline()
-            except MemoryError:  # (a line larger than memory: skip to its end, answer, go on)
-                chunk = stdin.readline(1 << 20)
-                while chunk and not chunk.endswith(b"\n"):
-                    chunk = stdin.readline(1 << 20)
-                line = None
+            line = _read_line(stdin)
             if line == b"":
                 break
             reply = self._too_large() if line is None else self.handle_line(line)
