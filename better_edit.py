@@ -527,6 +527,15 @@ MESSAGES = {
         "each file one header",
         "请改正该块 @@ 行中的行数（由它决定这两行是否属于该块），或让每个文件只有一个文件头",
     ),
+    "patch_names_differ": (
+        "the ---/+++ header at line {line} of the patch names {file}, but the diff --git header before "
+        "it names {git}",
+        "补丁第 {line} 行的 ---/+++ 文件头指向 {file}，但它之前的 diff --git 文件头指向 {git}",
+    ),
+    "patch_names_differ.hint": (
+        "give each file its own diff --git header, or send the patch as git diff wrote it",
+        "请为每个文件各写一个 diff --git 文件头，或按 git diff 的原样发送补丁",
+    ),
     "patch_empty_hunk": ("hunk {hunk} of {file} holds no line", "{file} 的第 {hunk} 块没有任何行"),
     "patch_no_hunk.hint": (
         "start each hunk with its line @@ -START,COUNT +START,COUNT @@, as git diff and diff -u write it",
@@ -561,6 +570,16 @@ MESSAGES = {
     "patch_mismatch": (
         "hunk {hunk} of {file} does not match the file at line {line} or anywhere else",
         "{file} 的第 {hunk} 块在第 {line} 行及其他位置都不匹配",
+    ),
+    "patch_applied": (
+        "hunk {hunk} of {file} does not match at line {line}, but its new lines stand at line {at} "
+        "already: the patch looks applied, and its old lines at line {other} are another copy",
+        "{file} 的第 {hunk} 块在第 {line} 行不匹配，但其新内容已位于第 {at} 行：该补丁似乎已应用过，"
+        "第 {other} 行的旧内容是另一份副本",
+    ),
+    "patch_applied.hint": (
+        "read the file: it already holds this change; make the diff again if more is needed",
+        "请读取该文件：它已包含此修改；如还需其他修改，请重新生成 diff",
     ),
     "patch_changed_in_place": (
         "hunk {hunk} of {file} does not match at line {line}, yet its line {text} still stands at line "
@@ -12408,14 +12427,18 @@ def tool_edit(ctx, args):
         items, failures = parse_patch(args["patch"]), []
         if not ctx.root and not args.get("unsafe_paths"):
             for item in items:  # (without a root, the CLI keeps a patch in the current folder)
-                _patch_path_inside(item["file"])
+                _patch_path_inside(ctx, item["file"])
     return apply_items(ctx, args, items, failures, len(items) + len(failures))
 
 
-def _patch_path_inside(file):
-    """SANDBOX for a patch path that leaves the current folder: absolute, or out through `..`."""
+def _patch_path_inside(ctx, file):
+    """SANDBOX for a patch path that leaves the current folder: absolute, out through `..`, or
+    through a symbolic link to a folder outside it (as git apply refuses a path beyond a link)."""
     parts = os.path.normpath(file).split(os.sep)
     if os.path.isabs(file) or file.startswith(("~", "file:")) or parts[0] == "..":
+        raise ToolError("SANDBOX", "patch_outside", file=file)
+    here = os.path.realpath(ctx.cwd)
+    if not is_inside(os.path.realpath(os.path.join(here, file)), here):
         raise ToolError("SANDBOX", "patch_outside", file=file)
 
 
@@ -13058,6 +13081,7 @@ def parse_patch(patch):
             old_path, new_path = _patch_paths(line[4:], lines[pos + 1].rstrip("\r")[4:])
             if old_path is None and new_path is None:
                 raise invalid("patch_both_null", line=pos + 1)
+            git = _git_of_section(git, old_path, new_path, pos)
             pos += 2
             _hunk_opens(lines, pos, new_path if new_path is not None else old_path)
             continue
@@ -13066,9 +13090,10 @@ def parse_patch(patch):
                 raise invalid("patch_no_header", line=pos + 1)
             file = new_path if new_path is not None else old_path
             number = 1 + sum(1 for item in items if item["file"] == file)
+            new_start = int(_PATCH_HUNK.match(line).group(3))
             hunk, pos, warnings = _patch_hunk(lines, pos, file, number)
             items.append(_hunk_item(len(items), old_path, new_path, hunk, number))
-            items[-1]["warnings"] = warnings + _mode_warnings(git, file)
+            items[-1].update(warnings=warnings + _mode_warnings(git, file), new_start=new_start)
             continue
         pos += 1
     _git_only_item(items, git)
@@ -13076,6 +13101,18 @@ def parse_patch(patch):
         raise invalid("patch_empty")
     _whole_file_hunks_alone(items)
     return items
+
+
+def _git_of_section(git, old_path, new_path, pos):
+    """The `diff --git` header a ---/+++ header at `pos` belongs to: the one read last when it
+    names the same files; None after one whose hunks came (a plain diff follows); a git header
+    without a hunk followed by other names is INVALID_ARGUMENT (its own change was dropped)."""
+    if git is None or (old_path in (None, git["old"]) and new_path in (None, git["new"])):
+        return git
+    if git["hunks"]:
+        return None
+    named = git["new"] if git["new"] is not None else git["old"]
+    raise invalid("patch_names_differ", line=pos + 1, file=new_path or old_path, git=named)
 
 
 def _whole_file_hunks_alone(items):
@@ -13219,7 +13256,7 @@ def _patch_hunk(lines, pos, file, number):
     pos += 1
     while pos < len(lines):
         raw = lines[pos]
-        line = raw[:-1] if raw.endswith("\r") else raw
+        line = raw.rstrip("\r")  # (a patch of a CRLF file saved with CRLF ends its lines with \r\r)
         end = _hunk_ends(lines, pos, line, entries, counts)
         if end is not None:
             pos = end
@@ -13352,7 +13389,7 @@ def _hunk_plan(ctx, item, opened, exists, hunk):
     if not old:  # a pure insertion without context: its stated place is all there is
         return _hunk_insertion(ctx, item, opened, len(lines), old_start, new)
     removed = [n for n, (sign, _line) in enumerate(t for t in tagged if t[0] != "+") if sign == "-"]
-    start, warnings = _hunk_position(opened, item, lines, old, old_start, removed)
+    start, warnings = _hunk_position(opened, item, lines, (old, new), old_start, removed)
     removed = "\n".join(line for sign, line in tagged if sign == "-")
     placeholder_guard(item, opened, "\n".join(line for sign, line in tagged if sign == "+"), removed)
     change = _hunk_splice(opened, start, start + len(old) - 1, tagged)
@@ -13436,10 +13473,10 @@ def _lines_match(lines, at, old, loose):
     return lines[at : at + len(old)] == old
 
 
-def _hunk_position(opened, item, lines, old, stated, removed=()):
-    """1-based line where the hunk applies, and warnings (offset, trailing whitespace); `removed`:
-    the indexes in `old` of the hunk's `-` lines."""
-    file = opened.file
+def _hunk_position(opened, item, lines, sides, stated, removed=()):
+    """1-based line where the hunk applies, and warnings (offset, trailing whitespace); `sides`:
+    the hunk's (old lines, new lines); `removed`: the indexes in `old` of the hunk's `-` lines."""
+    file, old = opened.file, sides[0]
     hunk = str(item.get("hunk", item["index"] + 1))
     if _lines_match(lines, stated - 1, old, True) and not _lines_match(lines, stated - 1, old, False):
         return stated, [("w.hunk_whitespace", {"hunk": hunk, "file": file})]  # (before a copy elsewhere)
@@ -13459,6 +13496,7 @@ def _hunk_position(opened, item, lines, old, stated, removed=()):
         if found:
             start, warnings = found[0] + 1, []
             if start != stated:
+                _refuse_applied(opened, item, lines, sides, stated, start)
                 _refuse_a_copy(opened, item, lines, old, stated, start, removed)
                 fields = {"hunk": hunk, "file": file, "line": start, "offset": f"{start - stated:+d}"}
                 warnings.append(("w.hunk_offset", fields))
@@ -13466,6 +13504,18 @@ def _hunk_position(opened, item, lines, old, stated, removed=()):
                 warnings.append(("w.hunk_whitespace", {"hunk": hunk, "file": file}))
             return start, warnings
     raise _hunk_mismatch(opened, item, lines, old, stated)
+
+
+def _refuse_applied(opened, item, lines, sides, stated, start):
+    """MISMATCH when the hunk's new lines already stand at its stated place (by its old or its new
+    line number): the patch was applied there, and its old lines at `start` are another copy (a
+    patch sent twice changed that copy too)."""
+    old, new = sides
+    for at in dict.fromkeys((stated, item.get("new_start", stated))):
+        if new and _lines_match(lines, at - 1, new, True):
+            raise _hunk_mismatch(
+                opened, item, lines, old, stated, "patch_applied", guess=False, at=at, other=start
+            )
 
 
 def _refuse_a_copy(opened, item, lines, old, stated, start, removed=()):

@@ -646,6 +646,77 @@ def test_a_miscounted_hunk_before_a_pair_naming_its_own_file_again_is_refused(ro
     assert (root / "f.txt").read_text() == "one\n++ b/f.txt\ntwo\nthree\nFOUR\n"
 
 
+def test_a_patch_sent_twice_never_changes_another_copy(root, be_env):
+    """Found by an attack: a patch applied a second time matched nowhere at its stated line, so its
+    old lines went to another copy ("applied at line 2 (offset -3)"): both objects then said 5.
+    When the hunk's new lines stand at its stated place it is MISMATCH, nothing written."""
+    before = '[\n  {\n    "retries": 3\n  },\n  {\n    "retries": 3\n  },\n  {\n    "retries": 1\n  }\n]\n'
+    (root / "s.json").write_text(before)
+    patch = '--- a/s.json\n+++ b/s.json\n@@ -5,3 +5,3 @@\n   {\n-    "retries": 3\n+    "retries": 5\n   },\n'
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0, answer
+    after = (root / "s.json").read_text()
+    assert after == before.replace('3\n  },\n  {\n    "retries": 1', '5\n  },\n  {\n    "retries": 1')
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 1 and answer["error"]["code"] == "MISMATCH", answer
+    assert "its new lines stand at line 5 already: the patch looks applied" in answer["error"]["message"]
+    assert (root / "s.json").read_text() == after
+    (root / "c.ini").write_text("a = 1\ntimeout = 10\nb = 2\ntimeout = 30\n")  # (no context at all)
+    patch = "--- a/c.ini\n+++ b/c.ini\n@@ -4 +4 @@\n-timeout = 10\n+timeout = 30\n"
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 1 and answer["error"]["code"] == "MISMATCH", answer
+    assert (root / "c.ini").read_text() == "a = 1\ntimeout = 10\nb = 2\ntimeout = 30\n"
+
+
+def test_a_crlf_patch_of_a_crlf_file_saved_with_crlf_writes_no_stray_cr(root, be_env):
+    """Found by an attack: git's diff of a CRLF file, saved with CRLF line endings, ends each line
+    with \r\r: one \r was cut, the other matched as trailing whitespace, and `+inserted\r` wrote
+    "inserted\r\r\n" into the file, with status ok."""
+    (root / "w.txt").write_bytes(b"one\r\ntwo\r\nthree\r\n")
+    patch = (
+        b"--- a/w.txt\r\n+++ b/w.txt\r\n@@ -1,3 +1,4 @@\r\n one\r\r\n two\r\r\n+inserted\r\r\n three\r\r\n"
+    )
+    done, answer = run_json("patch", input=patch, cwd=root, env=be_env)
+    assert done.returncode == 0 and "warnings" not in answer, answer
+    assert (root / "w.txt").read_bytes() == b"one\r\ntwo\r\ninserted\r\nthree\r\n"
+
+
+def test_a_git_header_without_a_hunk_before_other_names_is_refused(root, be_env):
+    """Found by an attack: `diff --git` deleting an empty file, then ---/+++ of another file: the
+    other file's hunk was counted as the git header's, so the deletion was dropped in silence."""
+    (root / "y.txt").write_text("a\nb\n")
+    (root / "old_empty.txt").write_text("")
+    patch = (
+        "diff --git a/old_empty.txt b/old_empty.txt\ndeleted file mode 100644\nindex e69de29..0000000\n"
+        "--- a/y.txt\n+++ b/y.txt\n@@ -1,2 +1,2 @@\n a\n-b\n+B\n"
+    )
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 2 and answer["error"]["code"] == "INVALID_ARGUMENT", answer
+    assert answer["error"]["message"] == (
+        "the ---/+++ header at line 4 of the patch names y.txt, but the diff --git header before it names "
+        "old_empty.txt"
+    )
+    assert (root / "y.txt").read_text() == "a\nb\n" and (root / "old_empty.txt").exists()
+
+
+def test_a_patch_never_writes_through_a_link_to_a_folder_outside(root, be_env, tmp_path):
+    """Found by an attack: without --root a patch path was checked as text only (absolute, `..`),
+    so `docs/conf.txt`, with docs a link to a folder outside, was changed, and `docs/new.txt`
+    created there. Both are SANDBOX, as git apply refuses a path beyond a link."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "conf.txt").write_text("secret=1\n")
+    (root / "docs").symlink_to(outside)
+    for patch in (
+        "--- a/docs/conf.txt\n+++ b/docs/conf.txt\n@@ -1 +1 @@\n-secret=1\n+secret=2\n",
+        "--- /dev/null\n+++ b/docs/new.txt\n@@ -0,0 +1 @@\n+planted\n",
+    ):
+        done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+        assert done.returncode == 1 and answer["error"]["code"] == "SANDBOX", answer
+    assert sorted(p.name for p in outside.iterdir()) == ["conf.txt"]
+    assert (outside / "conf.txt").read_text() == "secret=1\n"
+
+
 def test_lines_after_a_file_header_that_no_hunk_holds_are_refused(root, be_env):
     """A file header must be followed by a hunk: hunk lines without one were skipped in silence."""
     (root / "f.txt").write_text("a\nb\n")
