@@ -678,9 +678,9 @@ MESSAGES = {
         "content 第 {line} 行看起来是代替原有代码的占位行：{text!r}；写入它会删除它所代表的代码",
     ),
     "cut_line": (
-        "content line {line} starts like a replaced line of {length} characters but lacks its end: built "
+        "content line {line} is built from a replaced line of {length} characters but lacks its end: built "
         "from a read that showed that line cut, it would delete the part not shown",
-        "content 第 {line} 行与被替换的一行（{length} 个字符）开头相同却缺少其结尾：它来自截断显示该行的读取，"
+        "content 第 {line} 行由被替换的一行（{length} 个字符）构成却缺少其结尾：它来自截断显示该行的读取，"
         "写入会删除未显示的部分",
     ),
     "cut_line.hint": (
@@ -3209,17 +3209,22 @@ _CUT_END = 200  # and characters of that line's end it must hold too (a cut read
 
 
 def find_cut_line(content, replaced):
-    """(content line number, the replaced line's length) of the first `content` line that starts
-    like a line of `replaced` long enough for a server read to show it cut (READ_MAX_CHARS) but
-    lacks its end: text built from the cut view, which would delete the part never shown. None
-    when there is none (a whole-line replace by other text, or one that keeps the end, passes)."""
-    for long in _long_lines(replaced, READ_MAX_CHARS):
-        at = content.find(long[:_CUT_SEEN])
-        while at > 0 and content[at - 1] != "\n":  # (a line of content that starts like it)
-            at = content.find(long[:_CUT_SEEN], at + 1)
-        if at >= 0:
-            end = content.find("\n", at)
-            if long[-_CUT_END:] not in content[at : len(content) if end < 0 else end]:
+    """(content line number, the replaced line's length) of the first `content` line built from a
+    line of `replaced` long enough for a server read to show it cut (READ_MAX_CHARS) but that
+    lacks that line's end: it starts like it, or holds the text shown a little before the cut
+    (its first characters were edited). Text built from the cut view would delete the part never
+    shown.
+    None when there is none (a whole-line replace by other text, or one that keeps the end)."""
+    longs = list(_long_lines(replaced, READ_MAX_CHARS))
+    if not longs:
+        return None
+    for line in _long_lines(content, _CUT_SEEN):
+        for long in longs:
+            if long[-_CUT_END:] in line:
+                continue
+            shown = long[READ_MAX_CHARS - _CUT_SEEN - _CUT_END : READ_MAX_CHARS - _CUT_SEEN]
+            if line.startswith(long[:_CUT_SEEN]) or shown in line:
+                at = content.find(line)
                 return content.count("\n", 0, at) + 1, len(long)
     return None
 

@@ -502,6 +502,9 @@ def test_an_edit_built_from_a_cut_line_is_refused_before_it_deletes_the_rest(ser
     assert "lacks its end" in error["message"] and error["line"] == 1 and "force" in error["hint"], error
     server.err("be-write", "PLACEHOLDER", {"file": "min.js", "content": shown + ";x()\nend\n"})
     server.err("be-replace", "PLACEHOLDER", {"file": "min.js", "old": line, "content": shown + ";x()"})
+    # (found by an attack: a change within the first 1,000 characters escaped the guard)
+    edited = {"file": "min.js", "start": 1, "content": "Z" + shown[1:], "viewed_code_id": view}
+    assert "lacks its end" in server.err("be-replace", "PLACEHOLDER", edited)["message"]
     assert (root / "min.js").read_text() == original
     server.ok("be-replace", {"file": "min.js", "old": line[:5000], "content": line[:5000] + ";y()"})
     line = line[:5000] + ";y()" + line[5000:]
