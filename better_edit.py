@@ -1970,7 +1970,7 @@ def _edge_line_crcs(chunk):
 
 # (numbers of at most 15 digits: int() refuses thousands of digits, and no file has 10**15 lines)
 _VIEW_ID = _LazyPattern(
-    r"v1:(\d{1,15})-(\d{1,15}):([0-9a-f]{16})(?::u(\d{1,15})\.([0-9a-f]{8})(?:\.([0-9a-f]{8})(?:\.(\d{1,15})"
+    r"v1:([0-9]{1,15})-([0-9]{1,15}):([0-9a-f]{16})(?::u([0-9]{1,15})\.([0-9a-f]{8})(?:\.([0-9a-f]{8})(?:\.([0-9]{1,15})"
     r"(?:\.([0-9a-f]{8})\.([0-9a-f]{8}))?)?)?)?"
 )
 
@@ -2327,7 +2327,7 @@ _TYPO = {
     "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2015": "-", "\u2212": "-",
 }  # fmt: skip
 _FORGIVE_NON_ASCII = tuple(_TYPO.items()) + (("\u00a0", ""), ("\u2009", ""), ("\u202f", ""))
-_PREFIX = _LazyPattern(r" *(\d{1,15})(\t|\u2192)")  # "12<TAB>" from a numbered read (also "   12→")
+_PREFIX = _LazyPattern(r" *([0-9]{1,15})(\t|\u2192)")  # "12<TAB>" from a numbered read (also "   12→")
 _UNESCAPE = _LazyPattern(r"\\([ntr\"'\\])")
 _ESCAPED = {"n": "\n", "t": "\t", "r": "\r"}
 _TOKEN = _LazyPattern(r"\w{3,}")
@@ -8667,7 +8667,7 @@ class _Folder:
         prefix, dropped = _side_prefix(name), False
         for entry in self._side_names(listings):
             match = (
-                re.fullmatch(r"(\d+)-[0-9a-f]{8}\.(tmp|old)", entry[len(prefix) :])
+                re.fullmatch(r"([0-9]+)-[0-9a-f]{8}\.(tmp|old)", entry[len(prefix) :])
                 if entry.startswith(prefix)
                 else None
             )
@@ -8891,7 +8891,7 @@ def _load_json(ctx, path):
         return None
 
 
-_SNAPSHOT_NAME = _LazyPattern(r"(\d{1,20})-([0-9a-f]{6,12})\.json")
+_SNAPSHOT_NAME = _LazyPattern(r"([0-9]{1,20})-([0-9a-f]{6,12})\.json")
 
 
 def _snapshot_json(meta):
@@ -10229,7 +10229,7 @@ def _sweep_copies(journal, names):
     named = None
     for name in names:
         match = re.fullmatch(
-            r"(\d+)-[0-9a-f]{8}-\d+\.copy(?:\.[0-9a-f]{8}\.tmp|\.w)?|(\d+)\.tmp", name.split(".json.")[-1]
+            r"([0-9]+)-[0-9a-f]{8}-[0-9]+\.copy(?:\.[0-9a-f]{8}\.tmp|\.w)?|([0-9]+)\.tmp", name.split(".json.")[-1]
         )
         pid = match and (match.group(1) or match.group(2))
         if not pid or _process_alive(int(pid)):
@@ -11622,7 +11622,7 @@ def _replace_lines(ctx, args, opened):
     return Change(text, plan, start, end, len(lines), fields, warnings, at=a, raw=(a, block, b))
 
 
-_READ_PREFIX = _LazyPattern(r"(\d{1,15})\t(.*)")
+_READ_PREFIX = _LazyPattern(r"([0-9]{1,15})\t(.*)")
 
 
 def _where_old_is(opened, old):
@@ -12079,7 +12079,7 @@ def tool_insert_chip(ctx, args):
             {"status": "ok"},
             **{k: record.get(k) for k in ("id", "tool", "args", "err_msg", "created_at", "text")},
         )
-    match = re.fullmatch(r"(.+):(-?\d{1,15})", target.strip())
+    match = re.fullmatch(r"(.+):(-?[0-9]{1,15})", target.strip())
     if not match:
         raise invalid("chip_bad_to", got=target)
     path, after = match.group(1), int(match.group(2))
@@ -13012,7 +13012,7 @@ def _clusters(plans, context=3):
     return clusters
 
 
-_HUNK_HEADER = _LazyPattern(r"@@ -(\d{1,15})((?:,\d{1,15})?) \+(\d{1,15})((?:,\d{1,15})?) @@")
+_HUNK_HEADER = _LazyPattern(r"@@ -([0-9]{1,15})((?:,[0-9]{1,15})?) \+([0-9]{1,15})((?:,[0-9]{1,15})?) @@")
 
 
 def _shift_hunk(line, old_offset, new_offset):
@@ -13059,7 +13059,7 @@ def _items_payload(opened, group):
 
 # --- patch: a unified diff as edit items (docs/cli.md#edit-and-patch) -----------------------------
 
-_PATCH_HUNK = _LazyPattern(r"@@ -(\d{1,15})(?:,(\d{1,15}))? \+(\d{1,15})(?:,(\d{1,15}))? @@")
+_PATCH_HUNK = _LazyPattern(r"@@ -([0-9]{1,15})(?:,([0-9]{1,15}))? \+([0-9]{1,15})(?:,([0-9]{1,15}))? @@")
 _PATCH_REFUSED = ("rename from", "rename to", "copy from", "copy to", "GIT binary patch", "Binary files")
 
 
@@ -13577,7 +13577,7 @@ def _hunk_mismatch(opened, item, lines, old, stated, key="patch_mismatch", guess
 
 # --- argument checking ----------------------------------------------------------------------------
 
-_INT_TEXT = _LazyPattern(r"\s*[-+]?\d{1,18}\s*")
+_INT_TEXT = _LazyPattern(r"\s*[-+]?[0-9]{1,18}\s*")
 
 
 def _as_int(name, value):
@@ -15376,7 +15376,7 @@ def _env_int(lang, environ, name, minimum):
     value = environ.get(name)
     if value in (None, ""):
         return None
-    if not re.fullmatch(r"\s*\d{1,15}\s*", value) or int(value) < minimum:
+    if not re.fullmatch(r"\s*[0-9]{1,15}\s*", value) or int(value) < minimum:
         raise UsageError(
             tr(lang, "cli.bad_env", name=name, value=value, why=f"expected an integer >= {minimum}")
         )

@@ -409,6 +409,19 @@ def test_trailing_whitespace_of_old_forgiven_only_at_the_end_of_a_line(cli, root
     assert rc == 0 and f.read_text() == "if retry:\n    limit = 5\n", out
 
 
+def test_line_numbers_and_view_ids_take_ascii_digits_only(cli, root):
+    """Found by an attack: `-s ١` (an Arabic-Indic one) edited line 1, and a viewed_code_id written
+    with full-width digits (`v1:１-１:…`) was read as lines 1-1: \\d matches every script's digits."""
+    f = write(root / "k.txt", "a\nb\n")
+    bad = ("INVALID_ARGUMENT", 2)
+    err = fails(cli, f, "replace", "-f", "k.txt", "-s", "\u0661", "-c", "x", code=bad[0], status=bad[1])
+    assert "'start' must be an integer" in err["message"], err
+    _rc, out = cli("read", "-f", "k.txt", "-s", "1", "-e", "1")
+    wide = out["viewed_code_id"].replace("v1:1-1", "v1:\uff11-\uff11")
+    args = ("replace", "-f", "k.txt", "-s", "1", "-c", "x", "--viewed-code-id", wide)
+    fails(cli, f, *args, code=bad[0], status=bad[1])
+
+
 def test_replace_by_old_never_forgives_indentation(cli, root):
     f = write(root / "f.txt", "if x:\n    go()\n")
     fails(cli, f, "replace", "-f", "f.txt", "--old", "if x:\n  go()", "-c", "z", code="MISMATCH")
