@@ -411,6 +411,11 @@ MESSAGES = {
         "call; nothing was changed",
         "本进程可打开的文件数太少：请提高上限（ulimit -n）或在一次调用中编辑更少的文件；未做任何修改",
     ),
+    "permission_rofs.hint": (
+        "remount it read-write (mount -o remount,rw), or edit a copy on a writable file system. Nothing "
+        "was changed",
+        "请将其重新挂载为可读写（mount -o remount,rw），或在可写的文件系统上编辑副本。未做任何更改",
+    ),
     "permission_eperm.hint": (
         "the system refused the operation itself: the file or its folder may be immutable or "
         "append-only (lsattr shows i or a), or the folder sticky and owned by another user. Nothing "
@@ -8231,8 +8236,19 @@ def _check_folder_writable(folder):
 
 
 def _refused_anyway(path):
+    if _read_only_mount(path):
+        detail = "the file system it is on is mounted read-only"
+        return ToolError("PERMISSION", "permission", "permission_rofs.hint", path=path, detail=detail)
     detail = "the system refuses writes although the permission bits allow them"
     return ToolError("PERMISSION", "permission", "permission_eperm.hint", path=path, detail=detail)
+
+
+def _read_only_mount(path):
+    """Whether `path` is on a file system mounted read-only (statvfs; False where unknown)."""
+    try:
+        return bool(os.statvfs(path).f_flag & getattr(os, "ST_RDONLY", 0))
+    except (OSError, AttributeError, ValueError):
+        return False
 
 
 def _bits_allow_writing(st):

@@ -1140,6 +1140,29 @@ def read_only_mount(folder):
     return True
 
 
+def test_a_file_on_a_read_only_mount_is_named_so(root, be_env):
+    """Found by an attack: a replace on a read-only file system said "the system refuses writes
+    although the permission bits allow them" and pointed to lsattr, a dead end: the reason, a
+    read-only mount, is now named, with what to do."""
+    folder = root / "ro"
+    folder.mkdir()
+    (folder / "r.txt").write_text("ro\n")
+    if not read_only_mount(folder):
+        pytest.skip("no read-only bind mount here (needs root)")
+    try:
+        for args in (
+            ("replace", "-f", "ro/r.txt", "-s", "1", "-c", "X"),
+            ("write", "-f", "ro/new.txt", "-c", "X"),
+        ):
+            done, answer = cli_json(root, be_env, *args)
+            assert done.returncode == 1 and answer["error"]["code"] == "PERMISSION", answer
+            assert "mounted read-only" in answer["error"]["message"], answer
+            assert "remount" in answer["error"]["hint"], answer
+        assert (folder / "r.txt").read_text() == "ro\n" and not (folder / "new.txt").exists()
+    finally:
+        subprocess.run(["umount", str(folder)])
+
+
 @pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
 def test_a_killed_edit_is_undone_from_a_read_only_cache_and_its_files_wait_for_its_record(
     root, cache_dir, be_env, tmp_path
