@@ -796,6 +796,11 @@ MESSAGES = {
         "chip {id} keeps no single text (tool {tool})",
         "chip {id} 没有可直接插入的文本（工具 {tool}）",
     ),
+    "chip_file_empty": ("{file} is empty: there is nothing to insert", "{file} 是空文件：没有可插入的内容"),
+    "chip_file_empty.hint": (
+        "name a file that holds the text, or a chip://ID from be-insert-chip's list",
+        "请指定含有该文本的文件，或 be-insert-chip 列表中的 chip://ID",
+    ),
     "chip_no_text.hint": ("insert it with as: annotated", "请使用 as: annotated 插入"),
     "to_without_from": ("to was given without from", "给出了 to 但没有 from"),
     "snapshot_missing": ("no snapshot with event_id {event_id}", "没有 event_id 为 {event_id} 的快照"),
@@ -10245,7 +10250,8 @@ def _sweep_copies(journal, names):
     named = None
     for name in names:
         match = re.fullmatch(
-            r"([0-9]+)-[0-9a-f]{8}-[0-9]+\.copy(?:\.[0-9a-f]{8}\.tmp|\.w)?|([0-9]+)\.tmp", name.split(".json.")[-1]
+            r"([0-9]+)-[0-9a-f]{8}-[0-9]+\.copy(?:\.[0-9a-f]{8}\.tmp|\.w)?|([0-9]+)\.tmp",
+            name.split(".json.")[-1],
         )
         pid = match and (match.group(1) or match.group(2))
         if not pid or _process_alive(int(pid)):
@@ -12103,6 +12109,8 @@ def tool_insert_chip(ctx, args):
         content = _annotated(ctx, record, path)
     else:
         content = record.get("text")
+        if record.get("tool") == "file" and content == "":
+            raise invalid("chip_file_empty", file=source)
         if not isinstance(content, str) or content == "":
             raise ToolError(
                 "INVALID_ARGUMENT", "chip_no_text", id=record.get("id", source), tool=record.get("tool")

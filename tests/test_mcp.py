@@ -1464,6 +1464,17 @@ def test_insert_chip_follows_the_target_eol(serve, root):
     assert (root / "crlf.txt").read_bytes() == b"x\r\nc\r\n"
 
 
+def test_insert_chip_from_an_empty_file_says_the_file_is_empty(serve, root):
+    """Found by an attack: `from: file://…/empty.txt` said "chip None keeps no single text (tool
+    file)" and advised `as: annotated`: there is no chip None, and the advice does not apply."""
+    (root / "empty.txt").write_text("")
+    (root / "a.txt").write_text("a\n")
+    source = f"file://{root / 'empty.txt'}"
+    error = serve().err("be-insert-chip", "INVALID_ARGUMENT", {"from": source, "to": "a.txt:0"})
+    assert error["message"] == f"{source} is empty: there is nothing to insert", error
+    assert "annotated" not in error["hint"] and (root / "a.txt").read_text() == "a\n"
+
+
 def test_insert_chip_annotated(serve, root):
     (root / "notes.txt").write_text("top\n")
     server = serve()
