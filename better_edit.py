@@ -541,6 +541,15 @@ MESSAGES = {
         "give each file its own diff --git header, or send the patch as git diff wrote it",
         "请为每个文件各写一个 diff --git 文件头，或按 git diff 的原样发送补丁",
     ),
+    "patch_no_old_lines": (
+        "hunk {hunk} of {file} counts {count} old line(s) but holds only + lines: nothing tells where "
+        "they go",
+        "{file} 的第 {hunk} 块声明有 {count} 行旧内容，却只有 + 行：无法确定这些行应放在哪里",
+    ),
+    "patch_no_old_lines.hint": (
+        "give the hunk the context lines it counts, or write an insertion as @@ -N,0 +M,K @@ (after line N)",
+        "请给该块加上其声明的上下文行，或将插入写成 @@ -N,0 +M,K @@（插在第 N 行之后）",
+    ),
     "patch_empty_hunk": ("hunk {hunk} of {file} holds no line", "{file} 的第 {hunk} 块没有任何行"),
     "patch_no_hunk.hint": (
         "start each hunk with its line @@ -START,COUNT +START,COUNT @@, as git diff and diff -u write it",
@@ -798,8 +807,8 @@ MESSAGES = {
     ),
     "chip_file_empty": ("{file} is empty: there is nothing to insert", "{file} 是空文件：没有可插入的内容"),
     "chip_file_empty.hint": (
-        "name a file that holds the text, or a chip://ID from be-insert-chip's list",
-        "请指定含有该文本的文件，或 be-insert-chip 列表中的 chip://ID",
+        "name a file that holds the text, or a chip://ID from the list of {insert_chip}",
+        "请指定含有该文本的文件，或 {insert_chip} 列表中的 chip://ID",
     ),
     "chip_no_text.hint": ("insert it with as: annotated", "请使用 as: annotated 插入"),
     "to_without_from": ("to was given without from", "给出了 to 但没有 from"),
@@ -12105,16 +12114,9 @@ def tool_insert_chip(ctx, args):
     if not match:
         raise invalid("chip_bad_to", got=target)
     path, after = match.group(1), int(match.group(2))
-    if args.get("as", "text") == "annotated":
-        content = _annotated(ctx, record, path)
-    else:
-        content = record.get("text")
-        if record.get("tool") == "file" and content == "":
-            raise invalid("chip_file_empty", file=source)
-        if not isinstance(content, str) or content == "":
-            raise ToolError(
-                "INVALID_ARGUMENT", "chip_no_text", id=record.get("id", source), tool=record.get("tool")
-            )
+    content = (
+        _annotated(ctx, record, path) if args.get("as", "text") == "annotated" else _chip_text(record, source)
+    )
     insert_args = {
         "file": path,
         "after_line": after,
@@ -12129,6 +12131,18 @@ def tool_insert_chip(ctx, args):
     )
     result["from"] = source
     return result
+
+
+def _chip_text(record, source):
+    """The one text a chip (or a file://) keeps, to insert as it is; INVALID_ARGUMENT when none."""
+    content = record.get("text")
+    if record.get("tool") == "file" and content == "":
+        raise invalid("chip_file_empty", file=source)
+    if not isinstance(content, str) or content == "":
+        raise ToolError(
+            "INVALID_ARGUMENT", "chip_no_text", id=record.get("id", source), tool=record.get("tool")
+        )
+    return content
 
 
 def _list_chips(ctx, needle):
@@ -13298,14 +13312,23 @@ def _patch_hunk(lines, pos, file, number):
             raise invalid("patch_stray_line", line=pos + 1, text=line[:80], hunk=number, file=file)
         pos += 1
     entries, warnings = _recount(entries, counts, header, file, number)
-    if warnings:
-        _unclear_pair_after(lines, pos, file, number)
-    if not entries:
-        raise invalid("patch_empty_hunk", hunk=number, file=file)
+    _hunk_holds_enough(entries, counts, bool(warnings) and (lines, pos), file, number)
     tagged = [(sign, text) for sign, text, _empty in entries]
     old = [text for sign, text in tagged if sign != "+"]
     new = [text for sign, text in tagged if sign != "-"]
     return (old_start, old, new, no_newline, tagged), pos, warnings
+
+
+def _hunk_holds_enough(entries, counts, miscounted, file, number):
+    """INVALID_ARGUMENT for a hunk that holds no line, one that counts old lines but holds only `+`
+    lines (nothing tells where they go), and a miscounted one (`miscounted`: the patch's lines
+    and where the hunk ended) before a ---/+++ pair naming its file again."""
+    if miscounted:
+        _unclear_pair_after(*miscounted, file, number)
+    if not entries:
+        raise invalid("patch_empty_hunk", hunk=number, file=file)
+    if counts[0] and all(sign == "+" for sign, _text, _empty in entries):
+        raise invalid("patch_no_old_lines", hunk=number, file=file, count=counts[0])
 
 
 def _unclear_pair_after(lines, pos, file, number):
@@ -13337,8 +13360,11 @@ def _hunk_counts(entries):
 
 
 def _signature_follows(lines, pos, entries, counts):
-    """`-- ` then a version line at the end of the patch, after a hunk that holds what it counts."""
-    return _hunk_counts(entries) == counts and len(lines) - pos <= 3
+    """`-- ` then a version line at the end of the patch, after a hunk that holds what it counts
+    (a hunk line after it makes the `-- ` a removed "- " line of a miscounted hunk)."""
+    after = lines[pos + 1].rstrip("\r") if pos + 1 < len(lines) else ""
+    version = after[:1] not in ("", " ", "-", "+", "\\")
+    return _hunk_counts(entries) == counts and len(lines) - pos <= 3 and version
 
 
 def _recount(entries, counts, header, file, number):
@@ -13440,7 +13466,10 @@ def _hunk_deletion(ctx, item, opened, lines, old):
     if not _lines_match(lines, 0, old, True) or len(lines) != len(old):
         raise _hunk_mismatch(opened, item, lines, old, 1, "patch_delete_mismatch", count=len(lines))
     total = opened.text.total()
-    return Change(opened.text, (0, b"", len(opened.text.body)), 1, total, 0, {}, at=0)
+    change = Change(opened.text, (0, b"", len(opened.text.body)), 1, total, 0, {}, at=0)
+    if not _lines_match(lines, 0, old, False):
+        change.warnings.append(("w.hunk_whitespace", {"hunk": str(item.get("hunk", 1)), "file": file}))
+    return change
 
 
 def _hunk_insertion(ctx, item, opened, total, old_start, new):

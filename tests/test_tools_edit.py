@@ -717,6 +717,44 @@ def test_a_patch_never_writes_through_a_link_to_a_folder_outside(root, be_env, t
     assert (outside / "conf.txt").read_text() == "secret=1\n"
 
 
+def test_a_removed_dash_space_line_before_more_hunk_lines_is_no_signature(root, be_env):
+    """Found by an attack: a hunk whose counts already held, then `-- ` (a removed "- ", an empty
+    Markdown item) and `+- a`: the `-- ` was taken for git format-patch's signature and what
+    followed dropped, so the patch said "the files already hold this text". A signature is
+    followed by a version line, not a hunk line: this is a miscounted hunk, recounted."""
+    (root / "list.md").write_text("# List\n- \n- b\n")
+    patch = "--- a/list.md\n+++ b/list.md\n@@ -1 +1 @@\n # List\n-- \n+- a\n"
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0 and any("recounted" in w for w in answer["warnings"]), answer
+    assert (root / "list.md").read_text() == "# List\n- a\n- b\n"
+    (root / "list.md").write_text("# List\n- \n- b\n")  # (git format-patch's own signature still ends it)
+    signed = patch.replace("-1 +1", "-1,2 +1,2") + "-- \n2.43.0\n\n"
+    done, answer = run_json("patch", input=signed.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0 and "warnings" not in answer, answer
+    assert (root / "list.md").read_text() == "# List\n- a\n- b\n"
+
+
+def test_a_hunk_counting_old_lines_but_holding_only_added_ones_is_refused(root, be_env):
+    """Found by an attack: `@@ -1,1 +1,1 @@` then only `+` lines was inserted after line 1 with a
+    "recounted" warning: the header says lines stand there, the body gives none to find them by."""
+    (root / "f.txt").write_text("a\nb\n")
+    patch = "--- a/f.txt\n+++ b/f.txt\n@@ -1,1 +1,1 @@\n+x\n"
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 2 and answer["error"]["code"] == "INVALID_ARGUMENT", answer
+    assert "counts 1 old line(s) but holds only + lines" in answer["error"]["message"], answer
+    assert (root / "f.txt").read_text() == "a\nb\n"
+
+
+def test_a_deletion_matched_only_without_trailing_whitespace_says_so(root, be_env):
+    """Found by an attack: `+++ /dev/null` deleted a file that differed from the hunk in trailing
+    whitespace without the warning every other loose match gives."""
+    (root / "d.txt").write_text("keep  \nthis\t\n")
+    patch = "--- a/d.txt\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-keep\n-this\n"
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0 and not (root / "d.txt").exists(), answer
+    assert "hunk 1 of d.txt matched only when trailing whitespace is ignored" in answer["warnings"], answer
+
+
 def test_lines_after_a_file_header_that_no_hunk_holds_are_refused(root, be_env):
     """A file header must be followed by a hunk: hunk lines without one were skipped in silence."""
     (root / "f.txt").write_text("a\nb\n")
