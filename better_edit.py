@@ -739,6 +739,14 @@ MESSAGES = {
         "{kind} {value!r} not found in {file}",
         "在 {file} 中找不到 {kind} {value!r}",
     ),
+    "tag_unclosed": (
+        "the element <{value}> that opens at line {line} of {file} has no end tag: it has no range",
+        "{file} 第 {line} 行开始的元素 <{value}> 没有结束标签：它没有范围",
+    ),
+    "tag_unclosed.hint": (
+        "name its lines by number (read it first), or pick another with occurrence",
+        "请用行号指定这些行（先读取），或用 occurrence 选择另一个",
+    ),
     "target_missing.hint": (
         "the {kind}s in the file, nearest first: {nearest}",
         "文件中的 {kind}，最接近的在前：{nearest}",
@@ -5782,6 +5790,18 @@ def _tag_lines(string, language, name):
     wanted = name.lower() if fold else name
     opens = _scan_markup(string, language, 0, len(string)).opens
     return [_line_of(string, start) for start, tag in opens if (tag.lower() if fold else tag) == wanted]
+
+
+def _tag_elements(string, language, name):
+    """(open offset, close end or None) of each element called `name`, in the order its open tags
+    stand (HTML: any case); None for one with no end tag (void, or left open)."""
+    fold = language == "html"
+    wanted = name.lower() if fold else name
+    scanned = _scan_markup(string, language, 0, len(string))
+    ends = {start: end for start, end, _tag in scanned.elements}
+    return [
+        (start, ends.get(start)) for start, tag in scanned.opens if (tag.lower() if fold else tag) == wanted
+    ]
 
 
 def tag_names(text, language):
@@ -10930,11 +10950,13 @@ def _named_span(opened, kind, value, occurrence, warnings=None):
                 warnings.append(_several_functions(value, spans))
             return spans[_one_of(file, kind, value, occurrence, spans, ambiguous=warnings is None)]
     else:  # the first element of that name, as the target has always meant, or the `occurrence`th
-        lines = _tag_lines(string, language, value)
-        if lines:
-            line = lines[_one_of(file, kind, value, occurrence, lines, ambiguous=False)]
-            found = tag_range(string, language, line, value)
-            return found["start"], found["end"]
+        elements = _tag_elements(string, language, value)
+        if elements:
+            opened, closed = elements[_one_of(file, kind, value, occurrence, elements, ambiguous=False)]
+            line = _line_of(string, opened)
+            if closed is None:  # (a void element, one never closed: `<li>` with its end tag left out)
+                raise ToolError("NOT_FOUND", "tag_unclosed", file=file, value=_clip(value), line=line)
+            return line, _line_of(string, closed - 1)
     nearest = _nearest((function_names if kind == "function" else tag_names)(string, language), value)
     raise ToolError(
         "NOT_FOUND",
