@@ -5429,9 +5429,20 @@ _OPTIONAL_END = frozenset(
 _RAW_TEXT = frozenset(("script", "style", "textarea", "title"))
 # Unquoted attribute text cannot hold `<`: a tag never left open runs only to the next `<`.
 _ATTRS = r"""[^<>"']*(?:(?:"[^"]*"|'[^']*')[^<>"']*)*"""
-_ATTRS_WITH_BRACES = r"""[^<>"'{]*(?:(?:"[^"]*"|'[^']*'|\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\})[^<>"'{]*)*"""
+
+
+def _nested_braces(depth):
+    """A pattern for `{...}` holding braces nested `depth` levels deep at most."""
+    inner = r"\{[^{}]*\}"
+    for _ in range(depth - 1):
+        inner = r"\{[^{}]*(?:" + inner + r"[^{}]*)*\}"
+    return inner
+
+
+# (`on:click={() => { if (a) { f() } }}`: Svelte and Vue attributes nest braces)
+_ATTRS_WITH_BRACES = r"""[^<>"'{]*(?:(?:"[^"]*"|'[^']*'|""" + _nested_braces(6) + r""")[^<>"'{]*)*"""
 _MARKUP_BRANCHES = (
-    r"<!--[\s\S]*?-->()"  # 1 comment
+    r"<!--(?:-?>|[\s\S]*?-->)()"  # 1 comment (HTML ends `<!-->` and `<!--->` there)
     r"|<!--()"  # 2 unclosed comment
     r"|<!\[CDATA\[[\s\S]*?\]\]>()"  # 3 CDATA
     r"|<!\[CDATA\[()"  # 4 unclosed CDATA
@@ -5454,6 +5465,7 @@ def _markup_spec(attributes):
 
 _MARKUP_TOKENS = _markup_spec(_ATTRS)
 _MARKUP_TOKENS_BRACES = _markup_spec(_ATTRS_WITH_BRACES)  # (Vue, Svelte: `{...}` in attributes)
+_UNQUOTED_SLASH = _LazyPattern(r"""=\s*[^\s"'=<>`]*/$""")
 _SCRIPT_LANG = _LazyPattern(r"""\b(lang|type)\s*=\s*["']?([\w/+.-]+)""", re.I)
 
 
@@ -5558,8 +5570,10 @@ class _MarkupScan:
         whole (returns where the scan resumes)."""
         name = m.group(_OPEN_NAME)
         key = name.lower() if self.fold else name
-        tail = self.text[m.end() - 2]
-        if tail == "/" or (tail in " \t\r\n" and m.group(_OPEN_ATTRIBUTES).rstrip().endswith("/")):
+        tail, attributes = self.text[m.end() - 2], m.group(_OPEN_ATTRIBUTES).rstrip()
+        if (tail == "/" or (tail in " \t\r\n" and attributes.endswith("/"))) and not (
+            self.html_like and _UNQUOTED_SLASH.search(attributes)  # (`<a href=/docs/>`: the value's /)
+        ):
             self.self_closed[key] = self.self_closed.get(key, 0) + 1
             return None
         if self.counting:

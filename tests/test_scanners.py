@@ -595,6 +595,31 @@ def test_vue_and_svelte():
     assert problems(svelte, "svelte") == []
 
 
+def test_a_svelte_attribute_nesting_braces_three_deep_is_part_of_its_tag():
+    """Found by an attack: `on:click={() => { if (active) { select(id) } }}` (braces three deep)
+    was not read as an attribute, so that div's end tag closed the outer one: a delete by
+    `tag:div` took lines 1-4 of 6 and left an orphan </div>, balance ok."""
+    card = '<div class="list">\n  <div class="card" on:click={() => { if (active) { select(id) } }}>\n'
+    card += "    <h2>{title}</h2>\n  </div>\n  <p>Footer text</p>\n</div>\n"
+    assert problems(card, "svelte") == []
+    assert tag_range(card, "svelte", 6) == {"start": 1, "end": 6, "tag": "div"}
+    assert tag_range(card, "svelte", 3, "div") == {"start": 2, "end": 4, "tag": "div"}
+
+
+def test_an_unquoted_value_ending_in_a_slash_and_an_empty_comment_are_html():
+    """Found by an attack: `<a href=/docs/>` was read as self-closing (the `/` is the value's in
+    HTML), so its </a> was mismatched and `tag:a` skipped it; `<!-->` (an empty comment in HTML)
+    was an unclosed comment that hid every tag after it."""
+    assert problems("<p><a href=/docs/>Docs</a></p>\n<br/>\n<input disabled/>\n", "html") == []
+    assert tag_range("<p>\n<a href=/docs/>\nDocs</a>\n</p>\n", "html", 3) == {
+        "start": 2,
+        "end": 3,
+        "tag": "a",
+    }
+    assert problems("<div><!--></div>\n<!---><p>x</p>\n", "html") == []
+    assert problems('<a><b x="1"/></a>', "xml") == []
+
+
 def test_markup_counts():
     counts = check_balance("<div><br><img/></div>", "html")["counts"]
     assert counts == {"<div>": 1, "<br>": 1, "<img/>": 1, "</div>": 1}
