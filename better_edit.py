@@ -5853,7 +5853,9 @@ def _brace_blocks(text, language, start, end, stop_after=None, restart=None):
     scan_from = start if restart is None else restart[0]
     state = _scan_brackets(text, spec, scan_from, end, raw, stop_after, state=state)
     blocks = [(offset, close) for (offset, code), close in raw if code == 1]
-    blocks += [(offset, end) for offset, code in state.stack if code == 1]
+    if state.stack:  # (unclosed: to the last character before `end` that is no white space)
+        last = max(len(text[start:end].rstrip()) + start - 1, 0)
+        blocks += [(offset, max(last, offset)) for offset, code in state.stack if code == 1]
     return blocks
 
 

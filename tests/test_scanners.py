@@ -620,6 +620,18 @@ def test_an_unquoted_value_ending_in_a_slash_and_an_empty_comment_are_html():
     assert problems('<a><b x="1"/></a>', "xml") == []
 
 
+def test_an_unclosed_function_ends_at_its_last_line_not_past_it():
+    """Found by an attack: an unclosed function's range ran to the offset where its code ends,
+    so in <script> or a Markdown fence it took the `</script>` or closing fence line too (a replace
+    by target deleted it), and in a file ending with a newline it ended one line past the last
+    (targets on it were OUT_OF_RANGE)."""
+    assert function_range("function a() {\n  if (x) {\n    y();\n}\n", "javascript", 2)["end"] == 4
+    page = "<html>\n<script>\nfunction init() {\n  if (ready) {\n</script>\n<p>after</p>\n</html>\n"
+    assert function_range(page, "html", 4) == {"start": 3, "end": 4, "kind": "function", "name": "init"}
+    fenced = "# T\n\n```js\nfunction f() {\n  if (a) {\n```\n\ntext\n"
+    assert function_range(fenced, "markdown", 5)["end"] == 5
+
+
 def test_markup_counts():
     counts = check_balance("<div><br><img/></div>", "html")["counts"]
     assert counts == {"<div>": 1, "<br>": 1, "<img/>": 1, "</div>": 1}
