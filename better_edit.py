@@ -3611,10 +3611,13 @@ def _regex_literal():
     return f"/(?:(?<={_REGEX_AFTER}/)|(?<={_REGEX_AFTER} /)){_JS_REGEX_BODY}"
 
 
+_JS_LINE_COMMENT = r"/(?<![A-Za-z]:/)/[^\n]*"  # (`https://` in JSX text starts no comment)
+
+
 def _js_family(language):
     sq_start = "'(?<![\\w$]')"  # `Don't` in JSX text is no string start
     skips = [
-        ("comment", _LINE_COMMENT),
+        ("comment", _JS_LINE_COMMENT),
         ("comment", _BLOCK_COMMENT),
         ("string", _DQ),
         ("string", sq_start + _SQ_BODY + "'"),

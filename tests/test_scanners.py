@@ -632,6 +632,20 @@ def test_an_unclosed_function_ends_at_its_last_line_not_past_it():
     assert function_range(fenced, "markdown", 5)["end"] == 5
 
 
+def test_a_url_in_jsx_text_starts_no_comment():
+    """Found by an attack: `Docs: https://example.com {show && (` in JSX text was read as a `//`
+    comment from the URL on, so the `{` and `(` after it were lost and function Help ended at
+    line 6 of 9 (a delete by target left its last three lines). A `//` right after `letters:` is
+    a URL's, not a comment's start."""
+    jsx = (
+        "export function Help({ show }) {\n  return (\n    <p>\n      Docs: https://example.com {show && (\n"
+    )
+    jsx += "        <span>more</span>\n      )}\n    </p>\n  );\n}\n\nexport function Other() {\n  return null;\n}\n"
+    assert function_range(jsx, "javascript", 2) == {"start": 1, "end": 9, "kind": "function", "name": "Help"}
+    assert problems(jsx, "javascript") == []
+    assert problems("var a = 1; // x: (\nf(a); // y\n", "javascript") == []
+
+
 def test_markup_counts():
     counts = check_balance("<div><br><img/></div>", "html")["counts"]
     assert counts == {"<div>": 1, "<br>": 1, "<img/>": 1, "</div>": 1}
