@@ -5568,15 +5568,20 @@ class _MarkupScan:
         self.found = _Markup()
         self.opened, self.closed, self.self_closed = {}, {}, {}
 
+    def closes_itself(self, m):
+        """Whether the open tag `m` ends with `/>` (in HTML not when the `/` ends an unquoted
+        value: `<a href=/docs/>`)."""
+        tail, attributes = self.text[m.end() - 2], m.group(_OPEN_ATTRIBUTES).rstrip()
+        if tail != "/" and not (tail in " \t\r\n" and attributes.endswith("/")):
+            return False
+        return not (self.html_like and _UNQUOTED_SLASH.search(attributes))
+
     def open_tag(self, m):
         """An open tag: pushed, unless it closes itself or is void; a raw-text element is skipped
         whole (returns where the scan resumes)."""
         name = m.group(_OPEN_NAME)
         key = name.lower() if self.fold else name
-        tail, attributes = self.text[m.end() - 2], m.group(_OPEN_ATTRIBUTES).rstrip()
-        if (tail == "/" or (tail in " \t\r\n" and attributes.endswith("/"))) and not (
-            self.html_like and _UNQUOTED_SLASH.search(attributes)  # (`<a href=/docs/>`: the value's /)
-        ):
+        if self.closes_itself(m):
             self.self_closed[key] = self.self_closed.get(key, 0) + 1
             return None
         if self.counting:
@@ -10971,11 +10976,12 @@ def _named_span(opened, kind, value, occurrence, warnings=None):
     else:  # the first element of that name, as the target has always meant, or the `occurrence`th
         elements = _tag_elements(string, language, value)
         if elements:
-            opened, closed = elements[_one_of(file, kind, value, occurrence, elements, ambiguous=False)]
-            line = _line_of(string, opened)
-            if closed is None:  # (a void element, one never closed: `<li>` with its end tag left out)
-                raise ToolError("NOT_FOUND", "tag_unclosed", file=file, value=_clip(value), line=line)
-            return line, _line_of(string, closed - 1)
+            return _tag_span(
+                file,
+                string,
+                elements[_one_of(file, kind, value, occurrence, elements, ambiguous=False)],
+                value,
+            )
     nearest = _nearest((function_names if kind == "function" else tag_names)(string, language), value)
     raise ToolError(
         "NOT_FOUND",
@@ -10987,6 +10993,16 @@ def _named_span(opened, kind, value, occurrence, warnings=None):
         value=_clip(value),
         nearest=", ".join(nearest),
     )
+
+
+def _tag_span(file, string, element, value):
+    """(first line, last line) of the element (open offset, close end) a tag target names;
+    NOT_FOUND for a void element or one never closed (`<li>` with its end tag left out)."""
+    opened, closed = element
+    line = _line_of(string, opened)
+    if closed is None:
+        raise ToolError("NOT_FOUND", "tag_unclosed", file=file, value=_clip(value), line=line)
+    return line, _line_of(string, closed - 1)
 
 
 def _several_functions(name, spans):
