@@ -3158,12 +3158,16 @@ _LOOSE = _LazyPattern(
 # placeholder starts with one.
 _ANY = r"[^\s]+"  # a word of such a phrase: `@param`, `\\newcommand`, `env`
 _AFTER_ELLIPSIS = _LazyPattern(
-    rf"(?:(?:all\s+)?(?:other|more|remaining|previous|original|existing|current)\s+(?:{_ANY}\s+){{0,3}}{_ANY}"
+    rf"(?:(?:all\s+)?(?:the\s+)?(?:other|more|remaining|previous|original|existing|current)\s+(?:{_ANY}\s+){{0,3}}{_ANY}"
     rf"(?:\s+(?:here|{_STATE}|remains?|(?:remain|stay)s?\s+the\s+same))?"
     rf"|(?:the\s+)?same(?:\s+{_ANY}){{0,2}}(?:\s+as\s+(?:above|before|below|(?:the\s+)?original))?"
     rf"|identical(?:\s+to\s+(?:the\s+)?original)?|(?:the\s+)?remaining\s+code\s+is\s+identical"
-    rf"|(?:{_W}\s+)?lines\s+omitted|unchanged\s+lines|(?:{_ANY}\s+){{1,4}}unchanged|etc\.?\s+\(?unchanged\)?"
-    rf"|(?:{_W}\s+){{0,2}}(?:code\s+)?omitted(?:\s+for\s+brevity)?)",
+    rf"|(?:(?:\d+|{_W})\s+)?(?:more\s+)?lines(?:\s+omitted)?|unchanged\s+lines|(?:{_ANY}\s+){{1,4}}unchanged"
+    rf"|etc\.?(?:\s+\(?unchanged\)?)?|(?:{_W}\s+){{0,2}}(?:code\s+)?omitted(?:\s+for\s+brevity)?"
+    rf"|(?:and\s+)?(?:the\s+)?rest|everything(?:\s+else)?|no\s+(?:other\s+)?changes?|(?:the\s+)?code\s+continues"
+    rf"|truncated|(?:the\s+)?code\s+from\s+before|implementation\s+details"
+    rf"|keep(?:ing)?\s+(?:(?:all|the|any)\s+)?(?:existing|remaining|rest|other|previous|original|current)"
+    rf"(?:\s+{_ANY}){{0,4}})",
     re.I,
 )
 _ELL = _LazyPattern(r"(?<!\.)\.{3,4}(?!\.)|…+|\. \. \.")
@@ -13502,8 +13506,10 @@ def _hunk_plan(ctx, item, opened, exists, hunk):
         return _hunk_insertion(ctx, item, opened, len(lines), old_start, new)
     removed = [n for n, (sign, _line) in enumerate(t for t in tagged if t[0] != "+") if sign == "-"]
     start, warnings = _hunk_position(opened, item, lines, (old, new), old_start, removed)
-    removed = "\n".join(line for sign, line in tagged if sign == "-")
-    placeholder_guard(item, opened, "\n".join(line for sign, line in tagged if sign == "+"), removed)
+    # (the new side, context lines with it: an added comment above a context line is no prose
+    # that an added `// ...` below that line belongs to; the context lines are the file's own)
+    kept = "\n".join(line for sign, line in tagged if sign != "+")
+    placeholder_guard(item, opened, "\n".join(line for sign, line in tagged if sign != "-"), kept)
     change = _hunk_splice(opened, start, start + len(old) - 1, tagged)
     if no_newline and old == new:
         where = {"hunk": item.get("hunk", item["index"] + 1), "file": file}

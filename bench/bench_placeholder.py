@@ -72,7 +72,7 @@ CODE = {
 
 def recall():
     lines = (REPO / "tests" / "placeholder_corpus" / "lazy.txt").read_text(encoding="utf-8").splitlines()
-    missed = [line for line in lines if not be.placeholder_line(line)]
+    missed = [line for line in lines if next(be.placeholder_lines(line), None) is None]
     return len(lines), missed
 
 

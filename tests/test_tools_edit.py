@@ -755,6 +755,21 @@ def test_a_deletion_matched_only_without_trailing_whitespace_says_so(root, be_en
     assert "hunk 1 of d.txt matched only when trailing whitespace is ignored" in answer["warnings"], answer
 
 
+def test_an_added_comment_above_a_context_line_does_not_excuse_a_placeholder_below_it(root, be_env):
+    """Found by an attack: the guard read a hunk's added lines as if they stood together, so
+    `+// Sum the values` (above the function's first line, a context line) was the prose comment
+    that `+  // ...` below belonged to: the loop it stood for was deleted, status ok."""
+    before = "function total(xs) {\n  let s = 0;\n  for (const x of xs) s += x;\n  return s;\n}\n"
+    (root / "p.js").write_text(before)
+    patch = (
+        "--- a/p.js\n+++ b/p.js\n@@ -1,5 +1,5 @@\n+// Sum the values\n function total(xs) {\n"
+        "-  let s = 0;\n-  for (const x of xs) s += x;\n+  // ...\n   return s;\n }\n"
+    )
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 1 and answer["error"]["code"] == "PLACEHOLDER", answer
+    assert (root / "p.js").read_text() == before
+
+
 def test_lines_after_a_file_header_that_no_hunk_holds_are_refused(root, be_env):
     """A file header must be followed by a hunk: hunk lines without one were skipped in silence."""
     (root / "f.txt").write_text("a\nb\n")
