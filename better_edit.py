@@ -12864,6 +12864,8 @@ def _compose(text, changes):
     for _item, change in reversed(ordered):
         if change.raw is None:  # literal bytes (replace by old, a whole-file write)
             a, block, b = change.plan
+            if b > head and block.endswith(body[head:b]):  # (a change below took its line's end:
+                block = block[: len(block) - (b - head)]  # the last line's newline, its line gone)
             tail.push_body(min(b, head), head)
             tail.push(block)
             head = a

@@ -109,6 +109,21 @@ def test_edit_equals_items_applied_one_by_one_from_the_bottom(tmp_path_factory, 
         assert (one / name).read_bytes() == (two / name).read_bytes(), (name, files[name], items)
 
 
+@pytest.mark.parametrize(
+    "before, deleted", [("a\nb 405\nc", {"start": 3}), ("a\nb 405\n\nc", {"start": 3, "end": 4})]
+)
+def test_a_replace_by_old_above_a_deleted_last_line_keeps_the_missing_final_newline(
+    tmp_path, before, deleted
+):
+    """Found by an attack: in a file without a final newline, an item deleting the last lines and
+    an item replacing text by `old` on the line left last gave "a\nb 406\n": the replace put
+    back, with its line, the newline the delete had taken. One by one they give "a\nb 406"."""
+    (tmp_path / "f.txt").write_text(before)
+    items = [dict(deleted, file="f.txt"), {"file": "f.txt", "old": "405", "content": "406"}]
+    call(_ctx(tmp_path, tmp_path / ".cache"), "edit", edits=items)
+    assert (tmp_path / "f.txt").read_bytes() == b"a\nb 406"
+
+
 def _difflib_case(root, old, new):
     """f.txt holding the lines `old`; (its text, the text of `new`, difflib's patch between them)."""
     first = "".join(line + "\n" for line in old)
