@@ -691,6 +691,11 @@ MESSAGES = {
         "delete what it stands for",
         "content 第 {line} 行看起来是代替原有代码的占位行：{text!r}；写入它会删除它所代表的代码",
     ),
+    "placeholder_insert": (
+        "content line {line} looks like a placeholder for code that is kept: {text!r}; inserting it "
+        "would add that line, not the code it stands for",
+        "content 第 {line} 行看起来是代替原有代码的占位行：{text!r}；插入它只会加入这一行，而不是它所代表的代码",
+    ),
     "cut_line": (
         "content line {line} is built from a replaced line of {length} characters but lacks its end: built "
         "from a read that showed that line cut, it would delete the part not shown",
@@ -11833,21 +11838,25 @@ def _match_trailing_newline(content, old_ends_a_line):
     return content
 
 
-def placeholder_guard(args, opened, content, replaced, result=None):
+def placeholder_guard(args, opened, content, replaced, result=None, insert=False):
     """PLACEHOLDER when `content` has a line standing in for kept code ("// ... existing code ...")
     that `replaced` does not hold, or when the text standing in place of `replaced` (`result`:
     by default `content`) was built from a long line shown cut (find_cut_line); unless `force`
     (docs/cli.md#replace). In documentation and plain text (where examples use "// ..." in
-    earnest) only explicit phrases count."""
+    earnest), and in an `insert`, which deletes nothing (a heading "// Existing tests" above new
+    code is no stand-in there), only explicit phrases count."""
     if args.get("force") or not content:
         return
     language = (
         _language_of(opened.real, opened.text) if opened.text.body else detect_language(opened.real, "")
     )
-    found = find_placeholder(content, replaced, docs=language in (None, "markdown"))
+    found = find_placeholder(content, replaced, docs=insert or language in (None, "markdown"))
     if found is not None:
         line, text = found
-        raise ToolError("PLACEHOLDER", "placeholder", data={"line": line, "text": text}, line=line, text=text)
+        key = "placeholder_insert" if insert else "placeholder"
+        raise ToolError(
+            "PLACEHOLDER", key, "placeholder.hint", data={"line": line, "text": text}, line=line, text=text
+        )
     cut = find_cut_line(content if result is None else result, replaced)
     if cut is not None:
         raise ToolError("PLACEHOLDER", "cut_line", data={"line": cut[0]}, line=cut[0], length=cut[1])
@@ -11918,7 +11927,7 @@ def _insert_change(ctx, args, opened):
     after += 0 if from_end else moved
     if after > total:
         raise _after_out_of_range(file, after, total)
-    placeholder_guard(args, opened, args["content"], "")
+    placeholder_guard(args, opened, args["content"], "", insert=True)
     eol = dominant_eol(body)
     lines = content_lines(args["content"])
     a = line_start(body, after + 1)

@@ -194,13 +194,13 @@ def test_replace_insert_write_and_edit_items_are_guarded(root, be_env):
     (root / "cart.js").write_text(CART_JS)
     for args in (
         ("replace", "-f", "cart.js", "-s", "1", "-e", "4", "-c", LAZY_JS),
-        ("insert", "-f", "cart.js", "--after-line", "3", "-c", "  // rest of the methods unchanged"),
+        ("insert", "-f", "cart.js", "--after-line", "3", "-c", "  // ... rest of the methods unchanged"),
         ("write", "-f", "cart.js", "-c", LAZY_JS),
     ):
         status, answer = _run(root, be_env, *args)
         assert status == 1 and answer["error"]["code"] == "PLACEHOLDER", (args, answer)
         expected = (
-            (1, "  // rest of the methods unchanged")
+            (1, "  // ... rest of the methods unchanged")
             if args[0] == "insert"
             else (2, "  // ... existing methods ...")
         )
@@ -218,6 +218,21 @@ def test_replace_insert_write_and_edit_items_are_guarded(root, be_env):
         root, be_env, "replace", "-f", "cart.js", "-s", "1", "-e", "4", "-c", LAZY_JS, "--force"
     )
     assert status == 0 and (root / "cart.js").read_text() == LAZY_JS
+
+
+def test_an_insert_takes_a_heading_comment_that_names_existing_things(root, be_env):
+    """Found by an attack: inserting `// Existing tests` above a new test was PLACEHOLDER, "writing
+    it would delete what it stands for", though an insert deletes nothing. An insert is judged
+    on explicit phrases with an ellipsis only, and says what it would really do."""
+    before = 'describe("cart", () => {\n  it("adds", () => {});\n});\n'
+    (root / "c.test.js").write_text(before)
+    new = '  // Existing tests\n  it("removes", () => {});'
+    status, answer = _run(root, be_env, "insert", "-f", "c.test.js", "--after-line", "1", "-c", new)
+    assert status == 0, answer
+    assert (root / "c.test.js").read_text() == before.replace("{\n", "{\n" + new + "\n", 1)
+    lazy = '  // ... existing code ...\n  it("x", () => {});'
+    status, answer = _run(root, be_env, "insert", "-f", "c.test.js", "--after-line", "1", "-c", lazy)
+    assert status == 1 and "inserting it would add that line" in answer["error"]["message"], answer
 
 
 def test_documentation_may_show_elided_examples(root, be_env):
