@@ -12872,12 +12872,7 @@ def _compose(text, changes):
     head, tail = len(body), _Tail(body)
     for _item, change in reversed(ordered):
         if change.raw is None:  # literal bytes (replace by old, a whole-file write)
-            a, block, b = change.plan
-            if b > head and block.endswith(body[head:b]):  # (a change below took its line's end:
-                block = block[: len(block) - (b - head)]  # the last line's newline, its line gone)
-            tail.push_body(min(b, head), head)
-            tail.push(block)
-            head = a
+            head = _push_literal(tail, body, head, change.plan)
             continue
         a, block, b = change.raw
         a, b = min(a, head), min(b, head)
@@ -12898,6 +12893,18 @@ def _compose(text, changes):
         head = a2
     tail.push_body(0, head)
     return tail.join(), tail.pieces
+
+
+def _push_literal(tail, body, head, plan):
+    """Put a literal change (a, block, b) of the untouched head body[:head] in front of `tail`;
+    returns the new head. A change below that took the end of its line (the newline of a last
+    line it deleted) takes it from the block too."""
+    a, block, b = plan
+    if b > head and block.endswith(body[head:b]):
+        block = block[: len(block) - (b - head)]
+    tail.push_body(min(b, head), head)
+    tail.push(block)
+    return a
 
 
 class _Tail:
