@@ -11710,7 +11710,7 @@ def _replace_lines(ctx, args, opened):
             raise _lines_mismatch(opened, args["old"], current, wanted, start, end)
     placeholder_guard(args, opened, args["content"], body[a:b].decode(text.codec))
     eol = dominant_eol(body)
-    lines = content_lines(args["content"])
+    lines = content_lines(_no_second_bom(text, a, args["content"]))
     block = encode_block(text, lines, eol)
     plan = splice_plan(body, a, b, block, eol)
     fields = {"start": start, "end": end, "removed": end - start + 1, "added": len(lines)}
@@ -11929,8 +11929,8 @@ def _insert_change(ctx, args, opened):
         raise _after_out_of_range(file, after, total)
     placeholder_guard(args, opened, args["content"], "", insert=True)
     eol = dominant_eol(body)
-    lines = content_lines(args["content"])
     a = line_start(body, after + 1)
+    lines = content_lines(_no_second_bom(text, a, args["content"]))
     block = encode_block(text, lines, eol)
     plan = splice_plan(body, a, a, block, eol)
     fields = {"after_line": after, "added": len(lines)}
@@ -12046,6 +12046,12 @@ def tool_write(ctx, args):
     if warnings:
         result["warnings"] = _local_warnings(ctx, warnings)
     return result
+
+
+def _no_second_bom(text, at, content):
+    """`content` without the U+FEFF it starts with when it goes to the start of a file that has a
+    BOM (`at` 0): that would be a second BOM (a write drops it the same way)."""
+    return content[1:] if at == 0 and text.bom and content.startswith("\ufeff") else content
 
 
 def _rewritten_bytes(text, content):

@@ -422,6 +422,17 @@ def test_line_numbers_and_view_ids_take_ascii_digits_only(cli, root):
     fails(cli, f, *args, code=bad[0], status=bad[1])
 
 
+def test_content_starting_with_a_bom_at_the_start_of_a_bom_file_makes_no_second_bom(cli, root):
+    """Found by an attack: in a UTF-8 file with a BOM, `replace -s 1 -c $'\\ufeffONE'` and an
+    insert after line 0 wrote EF BB BF EF BB BF: a second BOM, which `write` already drops."""
+    f = root / "b.txt"
+    f.write_bytes(b"\xef\xbb\xbfone\ntwo\n")
+    rc, out = cli("replace", "-f", "b.txt", "-s", "1", "-c", "\ufeffONE")
+    assert rc == 0 and f.read_bytes() == b"\xef\xbb\xbfONE\ntwo\n", out
+    rc, out = cli("insert", "-f", "b.txt", "--after-line", "0", "-c", "\ufeffZERO")
+    assert rc == 0 and f.read_bytes() == b"\xef\xbb\xbfZERO\nONE\ntwo\n", out
+
+
 def test_replace_by_old_never_forgives_indentation(cli, root):
     f = write(root / "f.txt", "if x:\n    go()\n")
     fails(cli, f, "replace", "-f", "f.txt", "--old", "if x:\n  go()", "-c", "z", code="MISMATCH")
