@@ -3871,7 +3871,10 @@ def _h_interpolating_dq(state, m, read):
     `${...}` (`"$(grep "f(" x)"` is one string; read: _sh_dq_end), a Ruby `#{...}` (_rb_dq_end).
     One that does not end within _NESTED_READ_LIMIT characters is read as before: to the next `"`."""
     found = read(state.text, m.end(), min(state.end, m.end() + _NESTED_READ_LIMIT))
-    return found if found is not None else _read_as_plain(state, m, _DQ_MULTI_STRING)
+    if found is None:  # (that read looked far ahead: an edit there may let it end, _far_end)
+        state.uncertain = True
+        return _read_as_plain(state, m, _DQ_MULTI_STRING)
+    return found
 
 
 _SH_DQ_TEXT = _LazyPattern(r'[^"\\$`]*')  # text of a double-quoted string with no meaning here
@@ -4010,6 +4013,8 @@ def _ruby_family(language):
         ),
         ("string", "/", _h_slash, _RUBY_REGEX_WORDS),
         ("string", "'" + _TO_EOL, _h_unclosed, "'"),
+        ("comment", r"=(?<![^\n]=)begin\b", _h_read_as_code, None),  # (no =end after it)
+        ("string", "`", _h_read_as_code, None),  # (no closing backtick)
     ]
     return "()[]{}", {}, skips, specials
 
@@ -4057,7 +4062,22 @@ def _h_ruby_percent(state, m, arg):
     if literal is None or _ruby_modulo(text, m.start(), literal.group()):
         return None
     end = min(state.end, m.start() + _NESTED_READ_LIMIT)
-    return _modifiers_end(text, _perl_body_end(text, literal.end() - 1, end), end)
+    return _far_end(state, _modifiers_end(text, _perl_body_end(text, literal.end() - 1, end), end))
+
+
+def _far_end(state, found):
+    """`found`, where a construct that may span lines ends; None (it was read as code: no end
+    follows) makes the scan `uncertain`, since an edit far below may add that end (_Marks)."""
+    if found is None:
+        state.uncertain = True
+    return found
+
+
+def _h_read_as_code(state, m, arg):
+    """The start of a construct over lines (`=begin`, a backtick, `=pod`) whose end is nowhere
+    after it: read as code, and the scan is `uncertain` from here (_far_end)."""
+    state.uncertain = True
+    return None
 
 
 def _ruby_modulo(text, at, literal):
@@ -4136,6 +4156,7 @@ def _perl_family(language):
         ("string", "/", _h_slash, _PERL_REGEX_WORDS),
         ("string", '"' + _TO_EOL, _h_unclosed, '"'),
         ("string", "'" + _TO_EOL, _h_unclosed, "'"),
+        ("comment", r"=(?<![^\n]=)[a-zA-Z]\w*", _h_read_as_code, None),  # (POD with no =cut after it)
     ]
     return "()[]{}", {}, skips, specials
 
@@ -4149,7 +4170,7 @@ def _h_perl_bound(state, m, arg):
     i = _skip_spaces(text, m.end(), end)
     if text[i : i + 1] != "/":
         return None
-    return _modifiers_end(text, _perl_body_end(text, i, end), end)
+    return _far_end(state, _modifiers_end(text, _perl_body_end(text, i, end), end))
 
 
 def _h_perl_quote(state, m, parts):
@@ -4160,7 +4181,7 @@ def _h_perl_quote(state, m, parts):
     if i is not None and parts == 2:
         opener = text[_skip_spaces(text, m.end(), end)]
         i = _perl_body_end(text, _skip_spaces(text, i, end) if opener in _PERL_PAIRS else i - 1, end)
-    return _modifiers_end(text, i, end)
+    return _far_end(state, _modifiers_end(text, i, end))
 
 
 _QUOTE_MODIFIERS = _LazyPattern(r"[^\W\d_]*")
@@ -4647,6 +4668,7 @@ def _h_slash(state, m, words):
         before = _RUBY_BEFORE_VALUE.search(state.text, max(state.start, start - 80), start)
         if before and (not before.group(1) or before.group(1) in words):
             literal = _RUBY_REGEX.match(state.text, start, min(state.end, start + _NESTED_READ_LIMIT))
+            return _far_end(state, literal.end() if literal else None)
     return literal.end() if literal else None
 
 
@@ -5225,6 +5247,9 @@ class _Settle:
         )
 
     def hit(self, state, pos):
+        if state.uncertain:  # (a decision before here looked far ahead: the old states after it
+            self.index = len(self.order)  # could not be resume points, as a fresh scan saves none)
+            return float("inf")
         i, order = self.index, self.order
         while i < len(order) and self._at(i) < pos:
             i += 1
