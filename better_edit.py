@@ -828,6 +828,15 @@ MESSAGES = {
     "snapshot_missing": ("no snapshot with event_id {event_id}", "没有 event_id 为 {event_id} 的快照"),
     "snapshot_missing.hint": ("list snapshots with {trx_status}", "可用 {trx_status} 查看快照"),
     "nothing_to_rollback": ("there is no snapshot to roll back{scope}", "没有可回滚的快照{scope}"),
+    "rollback_elsewhere": (
+        "{file} now leads to {now} (a link was put in its place): a rollback would write that file "
+        "instead; nothing was undone",
+        "{file} 现在指向 {now}（原处被换成了链接）：回滚会改写那个文件；未撤销任何内容",
+    ),
+    "rollback_elsewhere.hint": (
+        "remove the link and put the file back where it was, then roll back again",
+        "请删除该链接并把文件放回原处，然后再回滚",
+    ),
     "rollback_conflict": (
         "{file} no longer holds what event {event_id} wrote; nothing was rolled back",
         "{file} 已不是事件 {event_id} 写入后的内容；未回滚任何内容",
@@ -12378,6 +12387,7 @@ def tool_trx_rollback(ctx, args):
         _locate_each(ctx, [record["file"] for record in chosen], places)
         with Locks(ctx) as locks:
             locks.take_all(_one_name_each(places.values()))
+            _same_files(places)
             warnings = _check_rollback(args, chosen, places)
             result = {"status": "ok", "rolled_back": list(dict.fromkeys(r["event_id"] for r in chosen))}
             warnings += _restore_all(ctx, store, chosen, places, result, forced=bool(warnings))
@@ -12388,6 +12398,14 @@ def tool_trx_rollback(ctx, args):
     if warnings:
         result["warnings"] = _local_warnings(ctx, warnings)
     return result
+
+
+def _same_files(places):
+    """CONFLICT (even with force) when a recorded path now leads to another file: a link was put
+    in its place, and a rollback would write, or delete, the file it points to."""
+    for path, place in places.items():
+        if place.real != path:
+            raise ToolError("CONFLICT", "rollback_elsewhere", file=path, now=place.real)
 
 
 def _events_of_file(records, real):

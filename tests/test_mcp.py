@@ -1346,6 +1346,23 @@ def test_an_empty_file_never_means_every_file_to_commit_or_rollback(serve, root)
     assert (root / "a.txt").read_text() == "a1\n" and (root / "b.txt").read_text() == "b1\n"
 
 
+def test_a_rollback_never_follows_a_link_put_in_place_of_its_file(serve, root):
+    """Found by an attack: n.txt created by a write, then replaced by a link to the user's
+    docs/keep.txt holding the same bytes: the rollback of the creation deleted docs/keep.txt (and
+    a rollback of an edit wrote into the link's target). The recorded path now leads elsewhere:
+    CONFLICT, even with force, and nothing is undone."""
+    (root / "docs").mkdir()
+    server = serve()
+    server.ok("be-write", file="n.txt", content="hello")
+    (root / "docs" / "keep.txt").write_text((root / "n.txt").read_text())
+    (root / "n.txt").unlink()
+    (root / "n.txt").symlink_to(root / "docs" / "keep.txt")
+    for force in (False, True):
+        error = server.err("be-trx-rollback", "CONFLICT", force=force)
+        assert "now leads to" in error["message"] and "keep.txt" in error["message"], error
+    assert (root / "docs" / "keep.txt").read_text() == "hello" and (root / "n.txt").is_symlink()
+
+
 def test_rollback_keeps_hard_links_shared(serve, root):
     a, b = root / "a.txt", root / "linked.txt"
     a.write_text("one\ntwo\n")
