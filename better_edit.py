@@ -8895,16 +8895,20 @@ def _copy_xattrs(folder, name, fd, src=None):
             os.close(opened)
 
 
+def _set_mode(fd, temp, mode):
+    if hasattr(os, "fchmod") and not PORTABLE_FALLBACKS:
+        os.fchmod(fd, mode)
+    else:
+        os.chmod(temp, mode)
+
+
 def _copy_owner_and_mode(fd, temp, old_stat):
     if hasattr(os, "fchown"):
         try:
             os.fchown(fd, old_stat.st_uid, old_stat.st_gid)
         except OSError:
             pass  # not permitted: the new file keeps our owner
-    if hasattr(os, "fchmod") and not PORTABLE_FALLBACKS:
-        os.fchmod(fd, old_stat.st_mode & 0o7777)
-    else:
-        os.chmod(temp, old_stat.st_mode & 0o7777)
+    _set_mode(fd, temp, old_stat.st_mode & 0o7777)
 
 
 # ====================================================================================================
@@ -9145,6 +9149,8 @@ class SnapshotStore:
             record["files"] = list(files)
         if place.created:
             record["created_folders"] = list(place.created)
+        if old_stat is not None:  # (a rollback that makes the file again gives it these bits)
+            record["before_mode"] = old_stat.st_mode & 0o7777
         if not self.ctx.persist_snapshots:
             memory = self.ctx.memory_snapshots
             record.update(
@@ -9448,6 +9454,7 @@ class FileCommit:
         "new_signature",
         "new_bytes",
         "after_folders",
+        "mode",
     )
 
     def __init__(self, place, st, raw, payload, check=True):
@@ -9461,6 +9468,7 @@ class FileCommit:
             self.how = "in_place" if written_in_place(place, st) else "rename"
         self.temp = self.keep = self.new_id = self.new_signature = self.new_bytes = None
         self.after_folders = []  # (made for a file a rollback deletes: removed once it stands)
+        self.mode = None  # (permission bits of a file made anew: a deleted one a rollback restores)
 
     def name_parts(self, copy_path):
         """Choose the names the commit will make for this file, before making any (the intent
@@ -9677,6 +9685,8 @@ def _write_temp(fc, folder, name):
             _copy_owner_and_mode(fd, os.path.join(folder.path, fc.temp), fc.st)
             if _XATTRS:
                 _copy_xattrs(folder, name, fd, src_fd)
+        elif fc.mode is not None:
+            _set_mode(fd, os.path.join(folder.path, fc.temp), fc.mode)
         _Faults.step("fsync")
         os.fsync(fd)
         if not _holds(fd, fc.payload):
@@ -12561,7 +12571,11 @@ def _restore_commit(store, record, place, keep=False):
         return None
     raw = _current_bytes(place) if st is not None and (keep or written_in_place(place, st)) else None
     payload = None if before is None else payload_of(before)
-    return FileCommit(place, st, raw, payload, check=False)
+    commit = FileCommit(place, st, raw, payload, check=False)
+    mode = record.get("before_mode")
+    if st is None and isinstance(mode, int) and 0 <= mode <= 0o7777:
+        commit.mode = mode
+    return commit
 
 
 # --- several edits, one atomic change (docs/cli.md#edit-and-patch) -------------------------------

@@ -1363,6 +1363,27 @@ def test_a_rollback_never_follows_a_link_put_in_place_of_its_file(serve, root):
     assert (root / "docs" / "keep.txt").read_text() == "hello" and (root / "n.txt").is_symlink()
 
 
+def test_a_rollback_gives_a_deleted_file_back_its_permission_bits(serve, root):
+    """Found by an attack: a 0600 secret.env and a 0755 run.sh deleted by a patch came back from
+    the rollback as 0644 (the secret readable by all, the script no longer runnable). The snapshot
+    keeps the bits, and a file made anew gets them."""
+    (root / "secret.env").write_text("TOKEN=s3cret\n")
+    (root / "run.sh").write_text("#!/bin/sh\necho hi\n")
+    os.chmod(root / "secret.env", 0o600)
+    os.chmod(root / "run.sh", 0o755)
+    patch = (
+        "--- a/secret.env\n+++ /dev/null\n@@ -1 +0,0 @@\n-TOKEN=s3cret\n"
+        "--- a/run.sh\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-#!/bin/sh\n-echo hi\n"
+    )
+    server = serve()
+    server.ok("be-edit", patch=patch)
+    assert not (root / "secret.env").exists() and not (root / "run.sh").exists()
+    server.ok("be-trx-rollback")
+    assert (root / "secret.env").stat().st_mode & 0o7777 == 0o600
+    assert (root / "run.sh").stat().st_mode & 0o7777 == 0o755
+    assert (root / "run.sh").read_text() == "#!/bin/sh\necho hi\n"
+
+
 def test_rollback_keeps_hard_links_shared(serve, root):
     a, b = root / "a.txt", root / "linked.txt"
     a.write_text("one\ntwo\n")
