@@ -828,6 +828,16 @@ MESSAGES = {
     "snapshot_missing": ("no snapshot with event_id {event_id}", "没有 event_id 为 {event_id} 的快照"),
     "snapshot_missing.hint": ("list snapshots with {trx_status}", "可用 {trx_status} 查看快照"),
     "nothing_to_rollback": ("there is no snapshot to roll back{scope}", "没有可回滚的快照{scope}"),
+    "snapshot_changed": (
+        "the old bytes of {file} kept by event {event_id} were written since: a program that still had "
+        "the old file open wrote into it, so they are no longer what {file} held; nothing was undone",
+        "事件 {event_id} 保存的 {file} 旧内容在此后被改写：某个仍打开着旧文件的程序写入了它，因此它已不是 {file} "
+        "当时的内容；未撤销任何内容",
+    ),
+    "snapshot_changed.hint": (
+        "read the file and restore what you need by hand; roll back other events with event_id",
+        "请读取该文件并手动恢复所需内容；其他事件可用 event_id 回滚",
+    ),
     "rollback_elsewhere": (
         "{file} now leads to {now} (a link was put in its place): a rollback would write that file "
         "instead; nothing was undone",
@@ -9164,6 +9174,8 @@ class SnapshotStore:
             self._number(record, event_id, after)
             if raw is not None:
                 self._keep_before(record["_base"] + ".bin", place, raw, old_stat)
+                kept = os.stat(record["_base"] + ".bin")  # (a program that kept the old file open
+                record["before_signature"] = [kept.st_size, kept.st_mtime_ns]  # may write it later)
         return record
 
     def _number(self, record, event_id, after):
@@ -9311,11 +9323,19 @@ class SnapshotStore:
                     os.unlink(os.path.join(self.dir, name))
 
     def before_bytes(self, record):
+        """The bytes the file held before the event's edit; CONFLICT when the kept old inode was
+        written since (its size or modification time is not what the edit saw: a program that
+        still had the old file open wrote into it)."""
         if record["before"] == "absent":
             return None
         if "_bytes" in record:
             return record["_bytes"]
         with open(record["_base"] + ".bin", "rb") as handle:
+            st, signature = os.fstat(handle.fileno()), record.get("before_signature")
+            if isinstance(signature, list) and signature != [st.st_size, st.st_mtime_ns]:
+                raise ToolError(
+                    "CONFLICT", "snapshot_changed", file=record["file"], event_id=record["event_id"]
+                )
             return handle.read()
 
 

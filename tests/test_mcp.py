@@ -1384,6 +1384,22 @@ def test_a_rollback_gives_a_deleted_file_back_its_permission_bits(serve, root):
     assert (root / "run.sh").read_text() == "#!/bin/sh\necho hi\n"
 
 
+def test_a_rollback_refuses_old_bytes_written_since_through_an_open_descriptor(serve, root):
+    """Found by an attack: the old bytes of an edit are kept as a second name of the old file; a
+    program that had it open wrote "QQQ" into it after the edit, and the rollback put "QQQ\n" in
+    the file, bytes it never held. The kept file's size and modification time are checked:
+    CONFLICT, nothing undone."""
+    path = root / "g.txt"
+    path.write_text("abc\n")
+    server = serve()
+    with open(path, "r+b") as kept_open:
+        server.ok("be-replace", file="g.txt", start=1, content="xyz")
+        kept_open.write(b"QQQ")
+    error = server.err("be-trx-rollback", "CONFLICT")
+    assert "were written since" in error["message"], error
+    assert path.read_text() == "xyz\n"
+
+
 def test_rollback_keeps_hard_links_shared(serve, root):
     a, b = root / "a.txt", root / "linked.txt"
     a.write_text("one\ntwo\n")
