@@ -11996,6 +11996,8 @@ def _insert_change(ctx, args, opened):
     a = line_start(body, after + 1)
     lines = content_lines(_no_second_bom(text, a, args["content"]))
     block = encode_block(text, lines, eol)
+    if not body and args.get("as_given") and not normalize_newlines(args["content"]).endswith("\n"):
+        block = block[: len(block) - len(eol)]  # (a chip into an empty file ends as its text ends)
     plan = splice_plan(body, a, a, block, eol)
     fields = {"after_line": after, "added": len(lines)}
     if moved:
@@ -12263,6 +12265,7 @@ def tool_insert_chip(ctx, args):
         "content": content,
         "preview": args.get("preview", False),
         "force": True,  # (saved text is put back as it was: a placeholder-looking line in it is real)
+        "as_given": True,  # (and into an empty file without a newline its text did not end with)
     }
     if after < -1:
         raise invalid("after_line_invalid", value=after)

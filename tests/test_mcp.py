@@ -1506,6 +1506,21 @@ def test_delete_last_line_then_insert_chip_at_the_end(serve, root, original):
     assert path.read_bytes() == original
 
 
+@pytest.mark.parametrize("original", [b"x\ny", b"x\ny\n", b"x"])
+def test_a_whole_file_deleted_then_inserted_back_from_its_chip_is_byte_for_byte(serve, root, original):
+    """Found by an attack: every line of `x\ny` (no final newline) deleted, then its chip inserted
+    into the now empty file gave `x\ny\n`: an insert into an empty file ends its text with a
+    newline. A chip goes in as its text ends."""
+    path = root / "a.txt"
+    path.write_bytes(original)
+    server = serve()
+    total = server.ok("be-read", file="a.txt")["total"]
+    chip_id = server.ok("be-delete", file="a.txt", start=1, end=total)["chip"]
+    assert path.read_bytes() == b""
+    server.ok("be-insert-chip", {"from": f"chip://{chip_id}", "to": "a.txt:0"})
+    assert path.read_bytes() == original
+
+
 def test_insert_chip_follows_the_target_eol(serve, root):
     (root / "crlf.txt").write_bytes(b"a\r\nb\r\nc\r\n")
     (root / "lf.txt").write_bytes(b"x\ny\n")
