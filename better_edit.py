@@ -10207,12 +10207,35 @@ class _EventSnapshots:
             else:
                 after = (self.digests.get(id(fc)) or payload_digest(fc.payload)).hexdigest
             said = self.store.commit(pending, after, tidy=number == len(self.pendings))
+            if any(item[0] == "w.snapshot_not_saved" for item in said) and self._in_memory(files):
+                return warnings + [("w.snapshots_in_memory", said[-1][1])]
             warnings += said
             if any(item[0] == "w.snapshot_not_saved" for item in said):
                 self.discard()  # (the files saved would make an event that rolls back only them)
                 self.event_id = None
                 break
         return warnings
+
+    def _in_memory(self, files):
+        """The server's fallback when a snapshot's record could not be written (a full disk): the
+        whole event goes to memory, its old bytes read back from the files kept, and the store on
+        disk is left for this session. False where no memory outlives the call (the CLI)."""
+        if not self.ctx.mcp:
+            return False
+        try:
+            records = [dict(p, _bytes=self.store.before_bytes(p)) for p in self.pendings]
+        except (OSError, ToolError):
+            return False
+        for fc, record in zip(files, records):
+            record.pop("_base", None)
+            if fc.payload is None:
+                record["after_sha256"] = "absent"
+            elif "after_sha256" not in record:
+                record["after_sha256"] = (self.digests.get(id(fc)) or payload_digest(fc.payload)).hexdigest()
+        self.discard()
+        self.ctx.persist_snapshots, self.ctx.persist_failure = False, "the snapshot record was not written"
+        self.ctx.memory_snapshots.extend(records)
+        return True
 
     def seal(self):
         for pending in self.pendings:
