@@ -9050,6 +9050,17 @@ def _by_event(items):
     return list(events.values())
 
 
+def _add_record_facts(record, place, old_stat, files):
+    """A snapshot record's optional facts: every file of its event, the folders its edit made, and
+    the permission bits a rollback that makes the file again gives it back."""
+    if files:
+        record["files"] = list(files)
+    if place.created:
+        record["created_folders"] = list(place.created)
+    if old_stat is not None:
+        record["before_mode"] = old_stat.st_mode & 0o7777
+
+
 class SnapshotStore:
     """Snapshots of files before each edit, persisted per workspace (docs/behaviour.md#snapshots).
 
@@ -9155,12 +9166,7 @@ class SnapshotStore:
             "created_at": _now(),
             "summary": summary,
         }
-        if files:
-            record["files"] = list(files)
-        if place.created:
-            record["created_folders"] = list(place.created)
-        if old_stat is not None:  # (a rollback that makes the file again gives it these bits)
-            record["before_mode"] = old_stat.st_mode & 0o7777
+        _add_record_facts(record, place, old_stat, files)
         if not self.ctx.persist_snapshots:
             memory = self.ctx.memory_snapshots
             record.update(
@@ -12618,10 +12624,14 @@ def _restore_commit(store, record, place, keep=False):
     raw = _current_bytes(place) if st is not None and (keep or written_in_place(place, st)) else None
     payload = None if before is None else payload_of(before)
     commit = FileCommit(place, st, raw, payload, check=False)
-    mode = record.get("before_mode")
-    if st is None and isinstance(mode, int) and 0 <= mode <= 0o7777:
-        commit.mode = mode
+    commit.mode = _recorded_mode(record) if st is None else None
     return commit
+
+
+def _recorded_mode(record):
+    """The permission bits a snapshot record kept (None: none, or not a mode)."""
+    mode = record.get("before_mode")
+    return mode if isinstance(mode, int) and 0 <= mode <= 0o7777 else None
 
 
 # --- several edits, one atomic change (docs/cli.md#edit-and-patch) -------------------------------
