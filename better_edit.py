@@ -7509,6 +7509,7 @@ class Context:
         self.max_snapshots = max_snapshots
         self.persist_snapshots = persist_snapshots
         self.persist_failure = None  # why snapshots went to memory during this session, if they did
+        self.leaving_events = frozenset()  # events a running rollback undoes (never evicted for it)
         self.mcp = mcp
         self._cache_dir = cache_dir
         self._workspace = workspace
@@ -9256,7 +9257,8 @@ class SnapshotStore:
     def _evict(self, items):
         """Drop the oldest events of `items` [(event_id, size, record)] beyond the count and byte
         bounds; the records of one event (several files) go together."""
-        items = _by_event(items)
+        leaving = self.ctx.leaving_events  # (a rollback's events: they go once it stands)
+        items = [item for item in _by_event(items) if item[0] not in leaving]
         total = sum(size for _eid, size, _records in items)
         drop = 0  # one pass: however many there are, each is looked at once
         while drop < len(items) and (
@@ -9264,15 +9266,23 @@ class SnapshotStore:
         ):
             total -= items[drop][1]
             drop += 1
-        bounds = {"max": self.ctx.max_snapshots, "mib": SNAPSHOT_TOTAL_BYTES >> 20}
         for _event_id, _size, records in items[:drop]:
             for record in records:
                 self.remove(record)
-        if drop > 3:  # a store filled by someone else: one warning, not thousands
+        return self._evicted_warnings(items[:drop])
+
+    def _evicted_warnings(self, dropped):
+        """One warning for each event `dropped`, or one for all when more than 3 went (a store
+        filled by someone else: one warning, not thousands)."""
+        bounds = {"max": self.ctx.max_snapshots, "mib": SNAPSHOT_TOTAL_BYTES >> 20}
+        if len(dropped) > 3:
             return [
-                ("w.snapshots_evicted", dict(bounds, count=drop, first=items[0][0], last=items[drop - 1][0]))
+                (
+                    "w.snapshots_evicted",
+                    dict(bounds, count=len(dropped), first=dropped[0][0], last=dropped[-1][0]),
+                )
             ]
-        return [("w.snapshot_evicted", dict(bounds, id=event_id)) for event_id, _size, _r in items[:drop]]
+        return [("w.snapshot_evicted", dict(bounds, id=event_id)) for event_id, _size, _r in dropped]
 
     def _sweep_orphans(self, age=600):
         """Remove .bin files whose snapshot never got its .json (a killed process), once old."""
@@ -12601,8 +12611,11 @@ def _commit_restores(ctx, files, kept, chosen):
         return []
     events = kept["rolled_back"]
     summary = f"rollback: {', '.join(events)} (forced)"
-    event_id, warnings = commit_files(ctx, "rollback", files, summary, rolls_back=chosen)
-    warnings = [w for w in warnings if not (w[0] == "w.snapshot_evicted" and w[1].get("id") in events)]
+    ctx.leaving_events = frozenset(events)  # (not counted against the bounds its own event meets)
+    try:
+        event_id, warnings = commit_files(ctx, "rollback", files, summary, rolls_back=chosen)
+    finally:
+        ctx.leaving_events = frozenset()
     if event_id:  # (a forced rollback is itself an event: undoing it brings back what it overwrote)
         kept["event_id"] = event_id
         warnings.append(("w.rollback_kept", {"event_id": event_id}))

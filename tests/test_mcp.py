@@ -1400,6 +1400,22 @@ def test_a_rollback_refuses_old_bytes_written_since_through_an_open_descriptor(s
     assert path.read_text() == "xyz\n"
 
 
+def test_a_forced_rollback_at_the_snapshot_limit_drops_no_other_event(serve, root):
+    """Found by an attack: with 3 snapshots kept at most and 3 events, a forced rollback of the
+    newest made its own event (what it overwrote) before the undone one was gone, so the oldest
+    event was evicted ("oldest snapshot … was dropped") and 2 were left, under the limit."""
+    server = serve(env={"BETTER_EDIT_MAX_SNAPSHOTS": "3"})
+    events = []
+    for name in ("a", "b", "c"):
+        (root / name).write_text("1\n")
+        events.append(server.ok("be-replace", file=name, start=1, content="X")["event_id"])
+    (root / "c").write_text("X\nuser\n")
+    result = server.ok("be-trx-rollback", force=True)
+    assert not any("dropped" in w for w in result.get("warnings", [])), result
+    listed = [s["event_id"] for s in server.ok("be-trx-status")["snapshots"]]
+    assert listed == [result["event_id"], events[1], events[0]], (listed, events)
+
+
 def test_rollback_keeps_hard_links_shared(serve, root):
     a, b = root / "a.txt", root / "linked.txt"
     a.write_text("one\ntwo\n")
