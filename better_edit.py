@@ -12450,7 +12450,7 @@ def tool_trx_rollback(ctx, args):
     if "steps" in args and "event_id" in args:
         raise invalid("steps_and_event")
     store = SnapshotStore(ctx)
-    records = store.list()
+    records = _events_in_root(ctx, store.list())
     if args.get("file") is not None:
         records = _events_of_file(records, resolve_path(ctx, args["file"]))
     chosen = _rollback_selection(args, records)
@@ -12470,6 +12470,15 @@ def tool_trx_rollback(ctx, args):
     if warnings:
         result["warnings"] = _local_warnings(ctx, warnings)
     return result
+
+
+def _events_in_root(ctx, records):
+    """The records of the events that trx-status lists: those with a file inside the root (two
+    roots inside one workspace, a checkout's folders, see each other's events in the store)."""
+    if not ctx.root:
+        return records
+    seen = {r["event_id"] for r in records if is_inside(r["file"], ctx.root)}
+    return [r for r in records if r["event_id"] in seen]
 
 
 def _same_files(places):

@@ -1416,6 +1416,28 @@ def test_a_forced_rollback_at_the_snapshot_limit_drops_no_other_event(serve, roo
     assert listed == [result["event_id"], events[1], events[0]], (listed, events)
 
 
+def test_a_rollback_counts_the_events_its_root_sees(root, be_command, be_env):
+    """Found by an attack: two servers with roots A and B in one checkout share its store; A's
+    trx-status listed only A's event, yet A's rollback took B's newer event first and answered
+    SANDBOX. A rollback chooses among the events its trx-status lists."""
+    (root / ".git").mkdir()
+    for name in ("A", "B"):
+        (root / name).mkdir()
+        (root / name / "f.txt").write_text("1\n")
+    servers = [Server(root / name, be_env, ("--root", str(root / name)), command=be_command) for name in "AB"]
+    try:
+        for server in servers:
+            server.initialize()
+        done = [server.ok("be-replace", file="f.txt", start=1, content="2") for server in servers]
+        listed = [s["event_id"] for s in servers[0].ok("be-trx-status")["snapshots"]]
+        assert listed == [done[0]["event_id"]], listed
+        assert servers[0].ok("be-trx-rollback")["rolled_back"] == [done[0]["event_id"]]
+        assert (root / "A" / "f.txt").read_text() == "1\n" and (root / "B" / "f.txt").read_text() == "2\n"
+    finally:
+        for server in servers:
+            server.close()
+
+
 def test_rollback_keeps_hard_links_shared(serve, root):
     a, b = root / "a.txt", root / "linked.txt"
     a.write_text("one\ntwo\n")
