@@ -838,6 +838,15 @@ MESSAGES = {
         "read the file and restore what you need by hand; roll back other events with event_id",
         "请读取该文件并手动恢复所需内容；其他事件可用 event_id 回滚",
     ),
+    "rollback_raced": (
+        "event {event_id} went while this rollback waited for the lock of {file}: another rollback "
+        "undid it, or a commit forgot it; nothing was undone",
+        "本次回滚等待 {file} 的锁期间，事件 {event_id} 已不存在：另一次回滚撤销了它，或它已被提交遗忘；未撤销任何内容",
+    ),
+    "rollback_raced.hint": (
+        "list the events with {trx_status} and roll back again",
+        "请用 {trx_status} 列出事件后再回滚",
+    ),
     "rollback_elsewhere": (
         "{file} now leads to {now} (a link was put in its place): a rollback would write that file "
         "instead; nothing was undone",
@@ -12459,6 +12468,7 @@ def tool_trx_rollback(ctx, args):
         _locate_each(ctx, [record["file"] for record in chosen], places)
         with Locks(ctx) as locks:
             locks.take_all(_one_name_each(places.values()))
+            _still_listed(store, chosen)
             _same_files(places)
             warnings = _check_rollback(args, chosen, places)
             result = {"status": "ok", "rolled_back": list(dict.fromkeys(r["event_id"] for r in chosen))}
@@ -12479,6 +12489,15 @@ def _events_in_root(ctx, records):
         return records
     seen = {r["event_id"] for r in records if is_inside(r["file"], ctx.root)}
     return [r for r in records if r["event_id"] in seen]
+
+
+def _still_listed(store, chosen):
+    """CONFLICT when an event chosen before the locks were taken is gone once they are: another
+    rollback undid it (or a commit forgot it) while this one waited."""
+    now = {(r["event_id"], r.get("seq")) for r in store.list()}
+    for record in chosen:
+        if (record["event_id"], record.get("seq")) not in now:
+            raise ToolError("CONFLICT", "rollback_raced", event_id=record["event_id"], file=record["file"])
 
 
 def _same_files(places):

@@ -1274,6 +1274,42 @@ def test_a_call_waiting_on_a_lock_its_killed_holder_left_builds_on_the_undone_fi
 
 
 @pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
+def test_a_rollback_that_waited_for_another_says_its_event_went(root, cache_dir, be_env):
+    """Found by an attack: a rollback that waited for the locks of another rollback of the same
+    event went on with what it had chosen before: CONFLICT blaming an outside edit, or, with
+    force, IO "No such file" (a snapshot the other had removed) and "check free space". Once the
+    locks are taken, the chosen events must still be listed: else CONFLICT saying the event went."""
+    (root / "f.txt").write_text("a\n")
+    done, answer = cli_json(root, be_env, "replace", "-f", "f.txt", "-s", "1", "-c", "b")
+    event = answer["event_id"]
+    calls = [
+        '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},'
+        '"clientInfo":{"name":"t","version":"1"}}}',
+        '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"be-trx-rollback","arguments":{}}}',
+    ]
+    first = spawn([], root, dict(be_env, BETTER_EDIT_FAULT="locked:STOP"))
+    first.stdin.write(("\n".join(calls) + "\n").encode())
+    first.stdin.flush()
+    wait_stopped(first)
+    second = Server(root, be_env)
+    try:
+        second.initialize()
+        second.send({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                     "params": {"name": "be-trx-rollback", "arguments": {"force": True}}})  # fmt: skip
+        time.sleep(0.5)  # (it lists the event, then waits for the lock)
+        first.send_signal(signal.SIGCONT)
+        out, _err = first.communicate(timeout=30)
+        assert f'"rolled_back":["{event}"]' in out.decode().replace(" ", "").replace('\\"', '"'), out
+        reply = second.recv(30)["result"]
+        error = reply["structuredContent"]["error"]
+        assert reply["isError"] and error["code"] == "CONFLICT", reply
+        assert f"event {event} went while this rollback waited" in error["message"], error
+        assert (root / "f.txt").read_text() == "a\n"
+    finally:
+        second.close()
+
+
+@pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
 def test_a_lock_a_stopped_process_holds_is_waited_for_a_bounded_time_and_named(root, cache_dir, be_env):
     """A process stopped (SIGSTOP) while it held a file's lock made every other call on that file
     wait forever without a word. The wait now ends after BETTER_EDIT_LOCK_WAIT seconds in CONFLICT
