@@ -380,15 +380,12 @@ def test_a_hunk_whose_removed_line_still_stands_never_applies_to_a_copy(root, be
         "def load_a(path):\n    with open(path, encoding=enc) as f:\n        data = f.read()\n    return data or None\n\n"
         "def load_b(path):\n    with open(path) as f:\n        data = f.read()\n    return data\n"
     )
-    (root / "r.py").write_text(text)
     patch = (
         "--- a/r.py\n+++ b/r.py\n@@ -2,3 +2,3 @@\n     with open(path) as f:\n-        data = f.read()\n"
         "+        data = f.read().strip()\n     return data\n"
     )
-    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
-    assert done.returncode == 1 and answer["error"]["code"] == "MISMATCH", answer
-    assert 'its line "data = f.read()" still stands at line 3' in answer["error"]["message"], answer
-    assert (root / "r.py").read_text() == text
+    error = refused_patch(root, be_env, ("r.py", text), patch, "MISMATCH")
+    assert 'its line "data = f.read()" still stands at line 3' in error["message"], error
     moved = "import os\n\n\n\n\n" + text.replace("open(path, encoding=enc)", "open(path)").replace(
         " or None", ""
     )
@@ -775,14 +772,22 @@ def test_an_added_comment_above_a_context_line_does_not_excuse_a_placeholder_bel
     `+// Sum the values` (above the function's first line, a context line) was the prose comment
     that `+  // ...` below belonged to: the loop it stood for was deleted, status ok."""
     before = "function total(xs) {\n  let s = 0;\n  for (const x of xs) s += x;\n  return s;\n}\n"
-    (root / "p.js").write_text(before)
     patch = (
         "--- a/p.js\n+++ b/p.js\n@@ -1,5 +1,5 @@\n+// Sum the values\n function total(xs) {\n"
         "-  let s = 0;\n-  for (const x of xs) s += x;\n+  // ...\n   return s;\n }\n"
     )
-    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
-    assert done.returncode == 1 and answer["error"]["code"] == "PLACEHOLDER", answer
-    assert (root / "p.js").read_text() == before
+    refused_patch(root, be_env, ("p.js", before), patch, "PLACEHOLDER")
+
+
+def refused_patch(root, env, file, patch, code, status=1):
+    """Write `file` (name, text), apply `patch` through the CLI: it must fail with `code` (exit
+    `status`) and leave the file as it was. Returns the error."""
+    name, before = file
+    (root / name).write_text(before)
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=env)
+    assert done.returncode == status and answer["error"]["code"] == code, answer
+    assert (root / name).read_text() == before
+    return answer["error"]
 
 
 def test_lines_after_a_file_header_that_no_hunk_holds_are_refused(root, be_env):
