@@ -591,7 +591,16 @@ MESSAGES = {
         "{file} 的第 {hunk} 块在第 {line} 行不匹配，但其新内容已位于第 {at} 行：该补丁似乎已应用过，"
         "第 {other} 行的旧内容是另一份副本",
     ),
+    "patch_applied_here": (
+        "hunk {hunk} of {file} adds lines that already stand right after its context at line {at}: "
+        "the patch looks applied, and applying it again would add them twice",
+        "{file} 的第 {hunk} 块要添加的行已紧跟在第 {at} 行的上下文之后：该补丁似乎已应用过，再次应用会重复添加",
+    ),
     "patch_applied.hint": (
+        "read the file: it already holds this change; make the diff again if more is needed",
+        "请读取该文件：它已包含此修改；如还需其他修改，请重新生成 diff",
+    ),
+    "patch_applied_here.hint": (
         "read the file: it already holds this change; make the diff again if more is needed",
         "请读取该文件：它已包含此修改；如还需其他修改，请重新生成 diff",
     ),
@@ -13794,6 +13803,8 @@ def _hunk_position(opened, item, lines, sides, stated, removed=()):
             )
         if found:
             start, warnings = found[0] + 1, []
+            if start == stated and not removed:  # (an append after its context, sent twice)
+                _refuse_applied(opened, item, lines, sides, stated, start, here=True)
             if start != stated:
                 _refuse_applied(opened, item, lines, sides, stated, start)
                 _refuse_a_copy(opened, item, lines, old, stated, start, removed)
@@ -13805,16 +13816,17 @@ def _hunk_position(opened, item, lines, sides, stated, removed=()):
     raise _hunk_mismatch(opened, item, lines, old, stated)
 
 
-def _refuse_applied(opened, item, lines, sides, stated, start):
+def _refuse_applied(opened, item, lines, sides, stated, start, here=False):
     """MISMATCH when the hunk's new lines already stand at its stated place (by its old or its new
     line number): the patch was applied there, and its old lines at `start` are another copy (a
-    patch sent twice changed that copy too)."""
+    patch sent twice changed that copy too). `here`: a hunk that only adds lines and matches at
+    its stated place, whose added lines stand right after its old ones already (an append
+    after its context, sent twice, added its lines twice)."""
     old, new = sides
     for at in dict.fromkeys((stated, item.get("new_start", stated))):
-        if new and _lines_match(lines, at - 1, new, True):
-            raise _hunk_mismatch(
-                opened, item, lines, old, stated, "patch_applied", guess=False, at=at, other=start
-            )
+        if (len(new) > len(old) if here else bool(new)) and _lines_match(lines, at - 1, new, not here):
+            key = "patch_applied_here" if here else "patch_applied"
+            raise _hunk_mismatch(opened, item, lines, old, stated, key, guess=False, at=at, other=start)
 
 
 def _refuse_a_copy(opened, item, lines, old, stated, start, removed=()):

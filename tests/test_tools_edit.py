@@ -680,6 +680,20 @@ def test_a_patch_sent_twice_never_changes_another_copy(root, be_env):
     assert (root / "c.ini").read_text() == "a = 1\ntimeout = 10\nb = 2\ntimeout = 30\n"
 
 
+def test_an_append_after_its_context_sent_twice_is_refused(root, be_env):
+    """Found by an attack (39 of 333 patches sent twice): a hunk that only adds lines after its
+    context still matched at its stated line after it was applied, so a second run added them
+    again (`-- end` twice). Its added lines standing right after its context already: MISMATCH."""
+    (root / "e.sql").write_text("SELECT 1;\nSELECT 2;\nSELECT 3;\n")
+    patch = "--- a/e.sql\n+++ b/e.sql\n@@ -1,3 +1,4 @@\n SELECT 1;\n SELECT 2;\n SELECT 3;\n+-- end\n"
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0, answer
+    after = (root / "e.sql").read_text()
+    assert after == "SELECT 1;\nSELECT 2;\nSELECT 3;\n-- end\n"
+    error = refused_patch(root, be_env, ("e.sql", after), patch, "MISMATCH")
+    assert "applying it again would add them twice" in error["message"], error
+
+
 def test_a_crlf_patch_of_a_crlf_file_saved_with_crlf_writes_no_stray_cr(root, be_env):
     """Found by an attack: git's diff of a CRLF file, saved with CRLF line endings, ends each line
     with \r\r: one \r was cut, the other matched as trailing whitespace, and `+inserted\r` wrote
