@@ -782,6 +782,13 @@ MESSAGES = {
         "{file} changed since lines {start}-{end} were read (viewed_code_id {id})",
         "自读取第 {start}-{end} 行以来 {file} 已被修改（viewed_code_id {id}）",
     ),
+    "view_shifted": (
+        "{file} changed since lines {start}-{end} were read (viewed_code_id {id}): they still stand "
+        "there, but the same lines stand elsewhere too, and with lines added or removed and none of "
+        "their neighbours beside them as it was, these may be another copy",
+        "自读取第 {start}-{end} 行以来 {file} 已被修改（viewed_code_id {id}）：这些行仍在原处，但别处也有相同的行，"
+        "且行数已变、相邻行也不再如前，这里可能是另一份副本",
+    ),
     "view_copied": (
         "{file} changed since lines {start}-{end} were read (viewed_code_id {id}): they still stand "
         "there, but so they do elsewhere now, and lines added above may have moved yours onto that copy",
@@ -2001,18 +2008,22 @@ def view_hash(path, start, end, chunk, total):
     return digest.hexdigest()[:16]
 
 
-def make_view_id(path, start, end, chunk, total, unique=None):
-    """v1:START-END:HASH over the resolved path, the range and the exact line bytes; `unique`, (the
-    file's body, the offset of `chunk` in it) when the lines have no identical copy elsewhere in
-    the file, adds :uLEN.FIRST.LAST.LINES.ABOVE.BELOW, LEN their size in bytes, FIRST, LAST the
-    CRC-32 of their first and last line, LINES the file's line count `total`, ABOVE, BELOW the
-    CRC-32 of the lines around them (0: none): only such a view may follow its lines when they
-    move (docs/behaviour.md#viewed_code_id)."""
+def make_view_id(path, start, end, chunk, total, where=None):
+    """v1:START-END:HASH over the resolved path, the range and the exact line bytes. `where`, (the
+    file's body, the offset of `chunk` in it, whether the lines have no identical copy elsewhere
+    in it), adds a mark: for unique lines :uLEN.FIRST.LAST.LINES.ABOVE.BELOW, LEN their size in
+    bytes, FIRST, LAST the CRC-32 of their first and last line, LINES the file's line count
+    `total`, ABOVE, BELOW the CRC-32 of the lines around them (0: none): only such a view may
+    follow its lines when they move; for others :nLINES.ABOVE.BELOW, so that lines that still
+    stand where they were read in a file whose line count changed are taken only when their
+    neighbours stand there too (docs/behaviour.md#viewed_code_id)."""
     token = f"v1:{start}-{end}:{view_hash(path, start, end, chunk, total)}"
-    if not (unique and chunk):
+    if not (where and chunk):
         return token
+    above, below = _around_crcs(where[0], where[1], where[1] + len(chunk))
+    if not where[2]:
+        return token + f":n{total}.{above:08x}.{below:08x}"
     first, last = _edge_line_crcs(chunk)
-    above, below = _around_crcs(unique[0], unique[1], unique[1] + len(chunk))
     return token + f":u{len(chunk)}.{first:08x}.{last:08x}.{total}.{above:08x}.{below:08x}"
 
 
@@ -2040,8 +2051,9 @@ def _edge_line_crcs(chunk):
 # (numbers of at most 15 digits: int() refuses thousands of digits, and no file has 10**15 lines)
 _VIEW_ID = _LazyPattern(
     r"v1:([0-9]{1,15})-([0-9]{1,15}):([0-9a-f]{16})(?::u([0-9]{1,15})\.([0-9a-f]{8})(?:\.([0-9a-f]{8})(?:\.([0-9]{1,15})"
-    r"(?:\.([0-9a-f]{8})\.([0-9a-f]{8}))?)?)?)?"
+    r"(?:\.([0-9a-f]{8})\.([0-9a-f]{8}))?)?)?)?(?::n[0-9]{1,15}\.[0-9a-f]{8}\.[0-9a-f]{8})?"
 )
+_VIEW_NEIGHBOURS = _LazyPattern(r":n([0-9]{1,15})\.([0-9a-f]{8})\.([0-9a-f]{8})$")
 
 
 def parse_view_id(token):
@@ -10823,6 +10835,8 @@ def check_view(ctx, args, opened, edit_first, edit_last, now=(False, False), ins
     if _view_holds(opened, vstart, vend, digest):
         if fingerprint and fingerprint[3] not in (None, opened.text.total()):
             _copied_since(ctx, token, opened, vstart, vend)
+        elif fingerprint is None:
+            _shifted_since(ctx, token, opened, vstart, vend)
         return _outside_view(vstart, vend, edit_first, edit_last), 0
     moved = _moved_view(opened, vstart, vend, digest, fingerprint) if vend >= vstart and fingerprint else []
     if _moved_alone(opened.text, (vstart, vend), moved, fingerprint):
@@ -10845,6 +10859,27 @@ def _outside_view(vstart, vend, edit_first, edit_last):
     if edit_first < vstart - 1 or edit_last > vend + 1:
         return [("w.outside_view", {"start": edit_first, "end": edit_last, "vstart": vstart, "vend": vend})]
     return []
+
+
+def _shifted_since(ctx, token, opened, vstart, vend):
+    """STALE_VIEW when lines read while not unique (they stand elsewhere too) still stand where
+    they were read in a file whose line count changed, but no neighbour of theirs (a line with a
+    letter or a digit) still stands beside them, or one that does no longer: lines added or
+    removed above may have put another copy of them in their place."""
+    marked = _VIEW_NEIGHBOURS.search(token.strip())
+    if marked is None or int(marked.group(1)) == opened.text.total():
+        return
+    from zlib import crc32
+
+    text, body = opened.text, opened.text.body
+    told = []
+    for line, crc in ((vstart - 1, marked.group(2)), (vend + 1, marked.group(3))):
+        if 1 <= line <= text.total():
+            a, b = line_span(body, line, line)
+            if _ALNUM_TEXT.search(text.decode(a, b)):
+                told.append(crc32(memoryview(body)[a:b]) == int(crc, 16))
+    if not told or not all(told):
+        raise _stale_view(ctx, token, opened, vstart, vend, "view_shifted")
 
 
 def _copied_since(ctx, token, opened, vstart, vend):
@@ -11454,7 +11489,7 @@ def _written_view(opened, change):
     if len(opened.text.body) <= VIEW_UNIQUE_BYTES:  # (a larger new body is never joined for it)
         new_body = change.body
         at = line_span(new_body, first, last)[0]
-        unique = (new_body, at) if view_unique(new_body, block, at) else None
+        unique = (new_body, at, view_unique(new_body, block, at))
     return make_view_id(opened.real, first, last, block, change.total, unique)
 
 
@@ -11530,7 +11565,7 @@ def tool_read(ctx, args):
     crlf, lf = eol_counts(body, text.newlines())
     shape = {"crlf": crlf, "lf": lf, "final_newline": not body or body.endswith(b"\n")}
     shape["cr_only"] = not crlf and not lf and b"\r" in body  # (classic Mac OS line breaks)
-    unique = (body, a) if view_unique(body, chunk, a) else None
+    unique = (body, a, view_unique(body, chunk, a))
     return _read_result(ctx, args, opened, (start, end, total), chunk, shape, warnings, unique, shown)
 
 
@@ -11991,7 +12026,7 @@ def closest_of(opened, old):
     if found is not None:
         body, total = opened.text.body, opened.text.total()
         a, b = line_span(body, found["start"], found["end"])
-        unique = (body, a) if view_unique(body, body[a:b], a) else None
+        unique = (body, a, view_unique(body, body[a:b], a))
         found["viewed_code_id"] = make_view_id(
             opened.real, found["start"], found["end"], body[a:b], total, unique
         )
@@ -13239,7 +13274,7 @@ def _group_result(ctx, args, group):
     if written and not group.delete_file:
         first, last = written[0][0], written[-1][1]
         a, b = line_span(new_body, first, last)
-        unique = (new_body, a) if view_unique(new_body, new_body[a:b], a) else None
+        unique = (new_body, a, view_unique(new_body, new_body[a:b], a))
         entry["viewed_code_id"] = make_view_id(opened.real, first, last, new_body[a:b], total, unique)
     return entry, items, warnings
 
@@ -13802,18 +13837,27 @@ def _hunk_position(opened, item, lines, sides, stated, removed=()):
                 where=", ".join(str(n + 1) for n in found[:20]),
             )
         if found:
-            start, warnings = found[0] + 1, []
-            if start == stated and not removed:  # (an append after its context, sent twice)
-                _refuse_applied(opened, item, lines, sides, stated, start, here=True)
-            if start != stated:
-                _refuse_applied(opened, item, lines, sides, stated, start)
-                _refuse_a_copy(opened, item, lines, old, stated, start, removed)
-                fields = {"hunk": hunk, "file": file, "line": start, "offset": f"{start - stated:+d}"}
-                warnings.append(("w.hunk_offset", fields))
+            start = found[0] + 1
+            warnings = _hunk_placed(opened, item, lines, (sides, removed), stated, start)
             if loose:
                 warnings.append(("w.hunk_whitespace", {"hunk": hunk, "file": file}))
             return start, warnings
     raise _hunk_mismatch(opened, item, lines, old, stated)
+
+
+def _hunk_placed(opened, item, lines, hunk, stated, start):
+    """The warnings of a hunk found at `start` (its offset), after the refusals of a place it was
+    not made for: a patch applied already, a copy of lines changed in place. `hunk`: (its (old,
+    new) lines, the indexes of its `-` lines among the old)."""
+    sides, removed = hunk
+    if start == stated:
+        if not removed:  # (an append after its context, sent twice)
+            _refuse_applied(opened, item, lines, sides, stated, start, here=True)
+        return []
+    _refuse_applied(opened, item, lines, sides, stated, start)
+    _refuse_a_copy(opened, item, lines, sides[0], stated, start, removed)
+    fields = {"hunk": str(item.get("hunk", item["index"] + 1)), "file": opened.file, "line": start}
+    return [("w.hunk_offset", dict(fields, offset=f"{start - stated:+d}"))]
 
 
 def _refuse_applied(opened, item, lines, sides, stated, start, here=False):

@@ -587,6 +587,27 @@ def _view_refused_after_change(root, env, view, now, line, content):
     assert (root / "t.py").read_text() == now
 
 
+def test_a_view_of_lines_standing_twice_is_taken_in_place_only_beside_its_neighbours(root, be_env):
+    """Found by an attack (about 50 of 1,500 random cases): `    return None` (line 3 of a(), a
+    line b() has too) read, then c() added on top: its own `    return None` stood at line 3,
+    the view's hash held there, and the edit changed c(). A view of lines that stand elsewhere
+    too carries its neighbours and the line count: where the count changed, it is taken in place
+    only when a neighbour with a letter or a digit still stands beside it (lines added below do)."""
+    text = "def a():\n    x = 1\n    return None\n\ndef b():\n    y = 2\n    return None\n"
+    (root / "t.py").write_text(text)
+    _done, read = run_json("read", "-f", "t.py", "-s", "3", "-e", "3", cwd=root, env=be_env)
+    assert ":u" not in read["viewed_code_id"] and ":n7." in read["viewed_code_id"], read
+    now = "def c():\n    z = 3\n    return None\n\n" + text
+    _view_refused_after_change(root, be_env, read["viewed_code_id"], now, 3, "    return x")
+    (root / "t.py").write_text(text + "\n# end\n")
+    done, result = run_json(
+        "replace", "-f", "t.py", "-s", "3", "-c", "    return x", "--viewed-code-id", read["viewed_code_id"],
+        cwd=root, env=be_env,
+    )  # fmt: skip
+    assert done.returncode == 0, result
+    assert (root / "t.py").read_text() == text.replace("None", "x", 1) + "\n# end\n"
+
+
 def test_a_view_that_still_holds_in_place_beside_a_new_copy_is_stale(root, be_env):
     """Found by an attack: process()'s body (lines 4-5) read while unique, then a helper() with the
     same body added above it so that the copy stands at lines 4-5: the hash held there and the
