@@ -11999,14 +11999,16 @@ def placeholder_guard(args, opened, content, replaced, result=None, insert=False
     that `replaced` does not hold, or when the text standing in place of `replaced` (`result`:
     by default `content`) was built from a long line shown cut (find_cut_line); unless `force`
     (docs/cli.md#replace). In documentation and plain text (where examples use "// ..." in
-    earnest), and in an `insert`, which deletes nothing (a heading "// Existing tests" above new
-    code is no stand-in there), only explicit phrases count."""
+    earnest), in an `insert`, which deletes nothing (a heading "// Existing tests" above new
+    code is no stand-in there), and in content that keeps every line it replaces, only explicit
+    phrases count."""
     if args.get("force") or not content:
         return
     language = (
         _language_of(opened.real, opened.text) if opened.text.body else detect_language(opened.real, "")
     )
-    found = find_placeholder(content, replaced, docs=insert or language in (None, "markdown"))
+    strong_only = insert or language in (None, "markdown") or _keeps_every_line(content, replaced)
+    found = find_placeholder(content, replaced, docs=strong_only)
     if found is not None:
         line, text = found
         key = "placeholder_insert" if insert else "placeholder"
@@ -12016,6 +12018,13 @@ def placeholder_guard(args, opened, content, replaced, result=None, insert=False
     cut = find_cut_line(content if result is None else result, replaced)
     if cut is not None:
         raise ToolError("PLACEHOLDER", "cut_line", data={"line": cut[0]}, line=cut[0], length=cut[1])
+
+
+def _keeps_every_line(content, replaced):
+    """Whether `content` still holds every line of the text it replaces that has a letter or a
+    digit: nothing is deleted, so a heading such as `// existing tests` stands for nothing gone."""
+    wanted = {line.strip() for line in replaced.split("\n") if _ALNUM_TEXT.search(line)}
+    return bool(wanted) and wanted <= {line.strip() for line in content.split("\n")}
 
 
 def closest_of(opened, old):

@@ -235,6 +235,24 @@ def test_an_insert_takes_a_heading_comment_that_names_existing_things(root, be_e
     assert status == 1 and "inserting it would add that line" in answer["error"]["message"], answer
 
 
+def test_content_that_keeps_every_line_may_head_them_with_a_comment(root, be_env):
+    """Found by an attack: a write that kept both old lines of a test file and added
+    `// existing tests` above them (and a new test below) was PLACEHOLDER, though nothing was
+    deleted. Content that keeps every line it replaces is judged on explicit phrases only; one
+    that drops lines under the same heading is still refused."""
+    before = 'test("a", () => {\n  expect(f(1)).toBe(1);\n});\n'
+    (root / "t.test.js").write_text(before)
+    after = (
+        "// existing tests\n" + before + '\n// new tests\ntest("b", () => {\n  expect(f(2)).toBe(2);\n});\n'
+    )
+    dropped = '// existing tests\ntest("b", () => {\n  expect(f(2)).toBe(2);\n});\n'
+    status, answer = _run(root, be_env, "write", "-f", "t.test.js", "-c", dropped)
+    assert status == 1 and answer["error"]["code"] == "PLACEHOLDER", answer
+    assert (root / "t.test.js").read_text() == before
+    status, answer = _run(root, be_env, "write", "-f", "t.test.js", "-c", after)
+    assert status == 0 and (root / "t.test.js").read_text() == after, answer
+
+
 def test_documentation_may_show_elided_examples(root, be_env):
     (root / "guide.md").write_text("# Guide\n")
     status, _result = _run(
