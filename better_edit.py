@@ -9534,7 +9534,7 @@ class FileCommit:
             self.how = "in_place" if written_in_place(place, st) else "rename"
         self.temp = self.keep = self.new_id = self.new_signature = self.new_bytes = None
         self.after_folders = []  # (made for a file a rollback deletes: removed once it stands)
-        self.mode = None  # (permission bits of a file made anew: a deleted one a rollback restores)
+        self.mode = None  # (permission bits a rollback gives the file it restores, when set)
 
     def name_parts(self, copy_path):
         """Choose the names the commit will make for this file, before making any (the intent
@@ -9751,7 +9751,7 @@ def _write_temp(fc, folder, name):
             _copy_owner_and_mode(fd, os.path.join(folder.path, fc.temp), fc.st)
             if _XATTRS:
                 _copy_xattrs(folder, name, fd, src_fd)
-        elif fc.mode is not None:
+        if fc.mode is not None:
             _set_mode(fd, os.path.join(folder.path, fc.temp), fc.mode)
         _Faults.step("fsync")
         os.fsync(fd)
@@ -12718,14 +12718,17 @@ def _restore_commit(store, record, place, keep=False):
     raw = _current_bytes(place) if st is not None and (keep or written_in_place(place, st)) else None
     payload = None if before is None else payload_of(before)
     commit = FileCommit(place, st, raw, payload, check=False)
-    commit.mode = _recorded_mode(record) if st is None else None
+    commit.mode = _restored_mode(record, st)
     return commit
 
 
-def _recorded_mode(record):
-    """The permission bits a snapshot record kept (None: none, or not a mode)."""
+def _restored_mode(record, st):
+    """The permission bits a restore gives its file: those the snapshot record kept, and into a
+    file there now (`st`) no bit the old file did not have (None: none kept, or not a mode)."""
     mode = record.get("before_mode")
-    return mode if isinstance(mode, int) and 0 <= mode <= 0o7777 else None
+    if not (isinstance(mode, int) and 0 <= mode <= 0o7777):
+        return None
+    return mode if st is None else st.st_mode & 0o7777 & mode
 
 
 # --- several edits, one atomic change (docs/cli.md#edit-and-patch) -------------------------------
@@ -13859,9 +13862,8 @@ def _hunk_placed(opened, item, lines, hunk, stated, start):
     not made for: a patch applied already, a copy of lines changed in place. `hunk`: (its (old,
     new) lines, the indexes of its `-` lines among the old)."""
     sides, removed = hunk
-    if start == stated:
-        if not removed:  # (an append after its context, sent twice)
-            _refuse_applied(opened, item, lines, sides, stated, start, here=True)
+    if start == stated:  # (an append after its context, sent twice; a last line's newline too)
+        _refuse_applied(opened, item, lines, sides, stated, start, here=True)
         return []
     _refuse_applied(opened, item, lines, sides, stated, start)
     _refuse_a_copy(opened, item, lines, sides[0], stated, start, removed)
@@ -13872,9 +13874,9 @@ def _hunk_placed(opened, item, lines, hunk, stated, start):
 def _refuse_applied(opened, item, lines, sides, stated, start, here=False):
     """MISMATCH when the hunk's new lines already stand at its stated place (by its old or its new
     line number): the patch was applied there, and its old lines at `start` are another copy (a
-    patch sent twice changed that copy too). `here`: a hunk that only adds lines and matches at
-    its stated place, whose added lines stand right after its old ones already (an append
-    after its context, sent twice, added its lines twice)."""
+    patch sent twice changed that copy too). `here`: a hunk that adds lines and matches at its
+    stated place, whose whole new side stands there already (an append after its context, or
+    after a last line it gives a newline, sent twice, added its lines twice)."""
     old, new = sides
     for at in dict.fromkeys((stated, item.get("new_start", stated))):
         if (len(new) > len(old) if here else bool(new)) and _lines_match(lines, at - 1, new, not here):

@@ -1382,6 +1382,14 @@ def test_a_rollback_gives_a_deleted_file_back_its_permission_bits(serve, root):
     assert (root / "secret.env").stat().st_mode & 0o7777 == 0o600
     assert (root / "run.sh").stat().st_mode & 0o7777 == 0o755
     assert (root / "run.sh").read_text() == "#!/bin/sh\necho hi\n"
+    # (found by the next attack: deleted again, made again by someone else at 0644, then a forced
+    # rollback wrote the secret into that 0644 file; a restore gives no bit the old file lacked)
+    server.ok("be-edit", patch=patch.split("--- a/run.sh")[0])
+    (root / "secret.env").write_text("other\n")
+    os.chmod(root / "secret.env", 0o644)
+    server.ok("be-trx-rollback", force=True)
+    assert (root / "secret.env").read_text() == "TOKEN=s3cret\n"
+    assert (root / "secret.env").stat().st_mode & 0o7777 == 0o600
 
 
 def test_a_rollback_refuses_old_bytes_written_since_through_an_open_descriptor(serve, root):

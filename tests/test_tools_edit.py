@@ -692,6 +692,12 @@ def test_an_append_after_its_context_sent_twice_is_refused(root, be_env):
     assert after == "SELECT 1;\nSELECT 2;\nSELECT 3;\n-- end\n"
     error = refused_patch(root, be_env, ("e.sql", after), patch, "MISMATCH")
     assert "applying it again would add them twice" in error["message"], error
+    # (and after a last line without a newline, which git's diff removes and adds back with one)
+    (root / "f").write_text("a\nb\nc")
+    patch = "--- a/f\n+++ b/f\n@@ -1,3 +1,4 @@\n a\n b\n-c\n\\ No newline at end of file\n+c\n+d\n"
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0, answer
+    refused_patch(root, be_env, ("f", (root / "f").read_text()), patch, "MISMATCH")
 
 
 def test_a_crlf_patch_of_a_crlf_file_saved_with_crlf_writes_no_stray_cr(root, be_env):
