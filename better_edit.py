@@ -782,6 +782,11 @@ MESSAGES = {
         "{file} changed since lines {start}-{end} were read (viewed_code_id {id})",
         "自读取第 {start}-{end} 行以来 {file} 已被修改（viewed_code_id {id}）",
     ),
+    "view_moved_past": (
+        "lines {start}-{end} of {file} moved since they were read (viewed_code_id {id}), and the edit "
+        "reaches past them: only an edit inside lines that moved follows them",
+        "{file} 的第 {start}-{end} 行自读取以来已移动（viewed_code_id {id}），而本次编辑超出了这些行：只有在移动的行之内的编辑才会跟随它们",
+    ),
     "view_shifted": (
         "{file} changed since lines {start}-{end} were read (viewed_code_id {id}): they still stand "
         "there, but the same lines stand elsewhere too, and with lines added or removed and none of "
@@ -10843,6 +10848,7 @@ def check_view(ctx, args, opened, edit_first, edit_last, now=(False, False), ins
         relocated = _relocation((vstart, vend), moved[0] - vstart, (edit_first, edit_last), now, insert)
         if relocated is not None:
             return relocated
+        raise _stale_view(ctx, token, opened, vstart, vend, "view_moved_past")
     raise _stale_view(ctx, token, opened, vstart, vend)
 
 

@@ -608,6 +608,23 @@ def test_a_view_of_lines_standing_twice_is_taken_in_place_only_beside_its_neighb
     assert (root / "t.py").read_text() == text.replace("None", "x", 1) + "\n# end\n"
 
 
+def test_an_edit_past_a_moved_view_says_the_view_moved(root, be_env):
+    """Found by an attack: lines 2-3 read, a line added on top, then an edit of line 4 with that
+    view was refused as "changed since lines 2-3 were read": they had only moved, and the edit
+    reached past them. The refusal stays (only an edit inside moved lines follows them) and now
+    says so."""
+    (root / "t.py").write_text("a\nb\nc\nd\ne\n")
+    _done, read = run_json("read", "-f", "t.py", "-s", "2", "-e", "3", cwd=root, env=be_env)
+    (root / "t.py").write_text("top\na\nb\nc\nd\ne\n")
+    done, result = run_json(
+        "replace", "-f", "t.py", "-s", "4", "-c", "D", "--viewed-code-id", read["viewed_code_id"],
+        cwd=root, env=be_env,
+    )  # fmt: skip
+    assert done.returncode == 1 and result["error"]["code"] == "STALE_VIEW", result
+    assert "moved since they were read" in result["error"]["message"], result
+    assert (root / "t.py").read_text() == "top\na\nb\nc\nd\ne\n"
+
+
 def test_a_view_that_still_holds_in_place_beside_a_new_copy_is_stale(root, be_env):
     """Found by an attack: process()'s body (lines 4-5) read while unique, then a helper() with the
     same body added above it so that the copy stands at lines 4-5: the hash held there and the
