@@ -80,6 +80,14 @@ CASES = [
     ("built-from-a-cut-line", "PLACEHOLDER", "be-replace", {"file": "cut.txt", "start": 1, "content": CUT_LINE[:99_998] + "x();"}),
     ("arguments-nested-too-deep", "INVALID_ARGUMENT", "be-read", {"file": "three.txt", "start": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}),
     ("encoding-with-a-shift-state", "ENCODING", "be-read", {"file": "three.txt", "encoding": "utf-7"}),
+    # (0.3) an append after its context already applied; a miscounted hunk before a ---/+++ pair
+    # naming its own file; a hunk counting an old line but holding only + lines; an <li> left
+    # open named by a tag target; a placeholder inserted
+    ("patch-applied-twice", "MISMATCH", "be-edit", {"patch": "--- a/appended.sql\n+++ b/appended.sql\n@@ -1,2 +1,3 @@\n SELECT 1;\n SELECT 2;\n+-- end\n"}),
+    ("patch-unclear-pair", "INVALID_ARGUMENT", "be-edit", {"patch": "--- a/pair.txt\n+++ b/pair.txt\n@@ -1,5 +1,5 @@\n one\n--- a/pair.txt\n+++ b/pair.txt\n@@ -3 +3 @@\n-four\n+FOUR\n"}),
+    ("patch-only-added-lines", "INVALID_ARGUMENT", "be-edit", {"patch": "--- a/three.txt\n+++ b/three.txt\n@@ -1,1 +1,1 @@\n+x\n"}),
+    ("tag-left-open", "NOT_FOUND", "be-read", {"file": "open.html", "target": "tag:li"}),
+    ("insert-placeholder", "PLACEHOLDER", "be-insert", {"file": "three.txt", "after_line": 1, "content": "// ... existing code ..."}),
     # two bad items: line 99 of a 3-line file, and an `old` found twice; the first one's code leads
     ("edit-two-bad-items", "OUT_OF_RANGE", "be-edit", {"edits": [
         {"file": "three.txt", "start": 99, "content": "x"},
@@ -161,6 +169,9 @@ def prepare(root, cli):
     (root / "cut.txt").write_text(CUT_LINE + "\nend\n")
     (root / "twice.txt").write_text("dup\nmiddle\ndup\n")
     (root / "open.js").write_text("function f() {\n  return 1;\n}\n")
+    (root / "appended.sql").write_text("SELECT 1;\nSELECT 2;\n-- end\n")
+    (root / "pair.txt").write_text("one\n-- a/pair.txt\nthree\nfour\n")
+    (root / "open.html").write_text("<ul>\n<li>first\n<li>second\n</ul>\n")
     (root / "nul.bin").write_bytes(b"a\0b\n")
     (root / "latin1.txt").write_bytes("café\n".encode("latin-1"))
     (root.parent / "outside.txt").write_text("outside the root\n")
