@@ -5890,16 +5890,8 @@ def find_tag(text, language, name):
     """1-based line where the first element with exactly that tag name opens (HTML: any case)."""
     if language not in _MARKUP_LANGUAGES or not isinstance(text, str) or not isinstance(name, str):
         return None
-    lines = _tag_lines(text, language, name)
-    return lines[0] if lines else None
-
-
-def _tag_lines(string, language, name):
-    """The lines where the elements called `name` open, in file order (HTML: any case)."""
-    fold = language == "html"
-    wanted = name.lower() if fold else name
-    opens = _scan_markup(string, language, 0, len(string)).opens
-    return [_line_of(string, start) for start, tag in opens if (tag.lower() if fold else tag) == wanted]
+    elements = _tag_elements(text, language, name)
+    return _line_of(text, elements[0][0]) if elements else None
 
 
 def _tag_elements(string, language, name):
@@ -10253,10 +10245,7 @@ class _EventSnapshots:
     def commit(self, files):
         warnings = self.warnings
         for number, (fc, pending) in enumerate(zip(files, self.pendings), 1):
-            if fc.payload is None:
-                after = functools.partial(str, "absent")
-            else:
-                after = (self.digests.get(id(fc)) or payload_digest(fc.payload)).hexdigest
+            after = functools.partial(self._after_sha256, fc)
             said = self.store.commit(pending, after, tidy=number == len(self.pendings))
             if any(item[0] == "w.snapshot_not_saved" for item in said) and self._in_memory(files):
                 return warnings + [("w.snapshots_in_memory", said[-1][1])]
@@ -10266,6 +10255,13 @@ class _EventSnapshots:
                 self.event_id = None
                 break
         return warnings
+
+    def _after_sha256(self, fc):
+        """What a snapshot record says its file holds after the edit: "absent", or the SHA-256 of
+        the new bytes (hashed beside the write when it could be)."""
+        if fc.payload is None:
+            return "absent"
+        return (self.digests.get(id(fc)) or payload_digest(fc.payload)).hexdigest()
 
     def _in_memory(self, files):
         """The server's fallback when a snapshot's record could not be written (a full disk): the
@@ -10279,10 +10275,8 @@ class _EventSnapshots:
             return False
         for fc, record in zip(files, records):
             record.pop("_base", None)
-            if fc.payload is None:
-                record["after_sha256"] = "absent"
-            elif "after_sha256" not in record:
-                record["after_sha256"] = (self.digests.get(id(fc)) or payload_digest(fc.payload)).hexdigest()
+            if "after_sha256" not in record:
+                record["after_sha256"] = self._after_sha256(fc)
         self.discard()
         self.ctx.persist_snapshots, self.ctx.persist_failure = False, "the snapshot record was not written"
         self.ctx.memory_snapshots.extend(records)
@@ -10875,15 +10869,10 @@ def _shifted_since(ctx, token, opened, vstart, vend):
     marked = _VIEW_NEIGHBOURS.search(token.strip())
     if marked is None or int(marked.group(1)) == opened.text.total():
         return
-    from zlib import crc32
-
-    text, body = opened.text, opened.text.body
-    told = []
-    for line, crc in ((vstart - 1, marked.group(2)), (vend + 1, marked.group(3))):
-        if 1 <= line <= text.total():
-            a, b = line_span(body, line, line)
-            if _ALNUM_TEXT.search(text.decode(a, b)):
-                told.append(crc32(memoryview(body)[a:b]) == int(crc, 16))
+    starts = _line_starts(opened.text.body)
+    sides = ((vstart - 1, marked.group(2)), (vend + 1, marked.group(3)))
+    now = [(_telling_crc(opened.text, starts, line), int(crc, 16)) for line, crc in sides]
+    told = [found == crc for found, crc in now if found is not None]
     if not told or not all(told):
         raise _stale_view(ctx, token, opened, vstart, vend, "view_shifted")
 
@@ -11040,17 +11029,11 @@ def _surroundings_stayed(text, viewed, moved, around):
     around the copy at line `moved`: the lines read were then rewritten where they stood and a copy
     of their old text was made since, with as many lines as it moved by (a function kept as
     `legacy()` right below its new version). Lines without a letter or a digit tell nothing."""
-    from zlib import crc32
-
-    body = text.body
-    starts = _line_starts(body)
+    starts = _line_starts(text.body)
     count = viewed[1] - viewed[0] + 1
 
     def stands(line, crc):
-        if crc is None or not 1 <= line < len(starts):
-            return False
-        a, b = starts[line - 1], starts[line]
-        return crc32(memoryview(body)[a:b]) == crc and bool(_ALNUM_TEXT.search(text.decode(a, b)))
+        return crc is not None and _telling_crc(text, starts, line) == crc
 
     sides = ((around[0], viewed[0] - 1, moved - 1), (around[1], viewed[1] + 1, moved + count))
     told = [(stands(old, crc), stands(new, crc)) for crc, old, new in sides]
@@ -11061,15 +11044,18 @@ def _edge_stands(text, starts, edges):
     """Whether one of the viewed edge lines, (line number, CRC-32 or None), still stands where it
     was read: the lines were then changed there, not moved, and an identical copy elsewhere, made
     since the read, is another block (docs/behaviour.md#viewed_code_id)."""
+    return any(crc is not None and _telling_crc(text, starts, line) == crc for line, crc in edges)
+
+
+def _telling_crc(text, starts, line):
+    """The CRC-32 of line `line` (1-based; `starts`: _line_starts of the body), or None when there
+    is no such line or it has no letter or digit (blank, `}`: it tells nothing of where it is)."""
     from zlib import crc32
 
-    view = memoryview(text.body)
-    for line, crc in edges:
-        if crc is not None and line < len(starts):
-            a, b = starts[line - 1], starts[line]
-            if crc32(view[a:b]) == crc and _ALNUM_TEXT.search(text.decode(a, b)):  # (not blank, not `}`)
-                return True
-    return False
+    if not 1 <= line < len(starts):
+        return None
+    a, b = starts[line - 1], starts[line]
+    return crc32(memoryview(text.body)[a:b]) if _ALNUM_TEXT.search(text.decode(a, b)) else None
 
 
 def _line_starts(body):
@@ -12230,8 +12216,7 @@ def _no_second_bom(text, at, content):
 def _rewritten_bytes(text, content):
     """(bytes, body) of an existing file rewritten with `content`: its encoding, BOM (a U+FEFF
     that starts the content would be a second) and dominant line ending kept."""
-    if text.bom and content.startswith("\ufeff"):
-        content = content[1:]
+    content = _no_second_bom(text, 0, content)
     eol = dominant_eol(text.body).decode()
     new_body = text.encode(normalize_newlines(content).replace("\n", eol))
     return text.to_bytes(new_body), new_body
