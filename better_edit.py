@@ -13419,10 +13419,11 @@ def parse_patch(patch):
                 raise invalid("patch_no_header", line=pos + 1)
             file = new_path if new_path is not None else old_path
             number = 1 + sum(1 for item in items if item["file"] == file)
-            new_start = int(_PATCH_HUNK.match(line).group(3))
+            new_start, header = int(_PATCH_HUNK.match(line).group(3)), pos
             hunk, pos, warnings = _patch_hunk(lines, pos, file, number)
             items.append(_hunk_item(len(items), old_path, new_path, hunk, number))
             items[-1].update(warnings=warnings + _mode_warnings(git, file), new_start=new_start)
+            items[-1]["eol"] = _added_eol(lines, header, pos)
             continue
         pos += 1
     _git_only_item(items, git)
@@ -13430,6 +13431,14 @@ def parse_patch(patch):
         raise invalid("patch_empty")
     _whole_file_hunks_alone(items)
     return items
+
+
+def _added_eol(lines, header, end):
+    """The line ending of a hunk's added lines (lines[header] is its @@ line, `end` is past it):
+    CRLF when each ends with a \r beyond the one a diff saved with CRLF adds to all its lines."""
+    saved = lines[header].endswith("\r")
+    added = [line[:-1] if saved else line for line in lines[header + 1 : end] if line.startswith("+")]
+    return "\r\n" if added and all(line.endswith("\r") for line in added) else "\n"
 
 
 def _git_of_section(git, old_path, new_path, pos):
@@ -13720,7 +13729,8 @@ def _hunk_plan(ctx, item, opened, exists, hunk):
     if item["create"]:
         if exists:
             raise ToolError("INVALID_ARGUMENT", "patch_exists", file=file)
-        content = "\n".join(new) + ("" if no_newline or not new else "\n")
+        eol = item.get("eol", "\n")  # (a file created by a diff of a CRLF file is one too)
+        content = eol.join(new) + ("" if no_newline or not new else eol)
         return _write_change({"content": content, "force": item.get("force")}, opened, exists=False)
     if not exists:
         raise not_found(file, ctx.root or ctx.cwd, opened.real)

@@ -713,6 +713,23 @@ def test_a_crlf_patch_of_a_crlf_file_saved_with_crlf_writes_no_stray_cr(root, be
     assert (root / "w.txt").read_bytes() == b"one\r\ntwo\r\ninserted\r\nthree\r\n"
 
 
+def test_a_file_created_by_a_diff_of_a_crlf_file_keeps_crlf(root, be_env):
+    """Found by trying it: `git diff` of a new CRLF file (`+a\r`), applied, made an LF file where
+    `git apply` keeps CRLF. A diff saved with CRLF (its own header lines end with \r) adds one \r
+    of its own to every line: a new LF file stays LF, a new CRLF file stays CRLF."""
+    cases = {
+        "lf_diff_crlf_file": (b"\n", b"\r\n", b"a\r\nb\r\n"),
+        "crlf_diff_crlf_file": (b"\r\n", b"\r\r\n", b"a\r\nb\r\n"),
+        "crlf_diff_lf_file": (b"\r\n", b"\r\n", b"a\nb\n"),
+    }
+    for name, (header_eol, line_eol, expected) in cases.items():
+        patch = header_eol.join([b"--- /dev/null", b"+++ b/" + name.encode(), b"@@ -0,0 +1,2 @@", b""])
+        patch += b"+a" + line_eol + b"+b" + line_eol
+        done, answer = run_json("patch", input=patch, cwd=root, env=be_env)
+        assert done.returncode == 0, answer
+        assert (root / name).read_bytes() == expected, name
+
+
 def test_a_git_header_without_a_hunk_before_other_names_is_refused(root, be_env):
     """Found by an attack: `diff --git` deleting an empty file, then ---/+++ of another file: the
     other file's hunk was counted as the git header's, so the deletion was dropped in silence."""
