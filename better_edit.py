@@ -15764,11 +15764,25 @@ def make_context(lang, ns, environ, mcp):
         chip_ttl=_env_int(lang, environ, "BETTER_EDIT_CHIP_TTL", 0) or 0,
         max_snapshots=_env_int(lang, environ, "BETTER_EDIT_MAX_SNAPSHOTS", 1) or DEFAULT_MAX_SNAPSHOTS,
         persist_snapshots=persist,
-        cache_dir=environ.get("BETTER_EDIT_CACHE_DIR") or None,
+        cache_dir=_cache_dir_option(lang, environ),
         workspace=environ.get("BETTER_EDIT_WORKSPACE") or None,
         mcp=mcp,
         lock_wait=LOCK_WAIT_SECONDS if lock_wait is None else lock_wait,
     )
+
+
+def _cache_dir_option(lang, environ):
+    """BETTER_EDIT_CACHE_DIR with `~` expanded (a host's JSON configuration runs no shell), or None.
+    A relative path is a usage error: the store would move with the working folder, so a
+    rollback from another folder could not see an edit, and it would land inside the project."""
+    value = environ.get("BETTER_EDIT_CACHE_DIR") or None
+    if value is None:
+        return None
+    path = os.path.expanduser(value)
+    if not os.path.isabs(path):
+        why = "a relative path; the folder would change with the working folder: give an absolute path"
+        raise UsageError(tr(lang, "cli.bad_env", name="BETTER_EDIT_CACHE_DIR", value=value, why=why))
+    return path
 
 
 def _current_folder(lang):

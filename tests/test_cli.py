@@ -1128,6 +1128,23 @@ def test_global_options_before_the_command_and_unknown_arguments_after_it(run_be
 # --- one state directory, with or without platformdirs (issue 23) --------------------------------
 
 
+def test_a_relative_cache_dir_is_refused_and_a_tilde_is_expanded(root, be_env, tmp_path):
+    """Found by trying it: BETTER_EDIT_CACHE_DIR=.be (or `~/be-cache` from a host's JSON
+    configuration, where no shell expands it) put the snapshots in a folder inside the project
+    that moved with the working folder, so a rollback from elsewhere saw no edit. A relative path
+    is a usage error now, for the CLI and the server; `~` is the home folder."""
+    (root / "a.txt").write_text("x\n")
+    for argv in (["read", "-f", "a.txt"], []):
+        done = run_cli(*argv, cwd=root, env=dict(be_env, BETTER_EDIT_CACHE_DIR=".be"), input=b"")
+        assert done.returncode == 2, done
+        assert "invalid BETTER_EDIT_CACHE_DIR='.be': a relative path" in done.stderr.decode(), done.stderr
+        assert not (root / ".be").exists()
+    env = dict(be_env, BETTER_EDIT_CACHE_DIR="~/be-cache", HOME=str(tmp_path / "home"))
+    done = run_cli("replace", "-f", "a.txt", "--old", "x", "--content", "y", cwd=root, env=env)
+    assert done.returncode == 0, done
+    assert list((tmp_path / "home" / "be-cache" / "snapshots").iterdir()) and not (root / "~").exists()
+
+
 @pytest.mark.parametrize("xdg", [None, "", "/srv/cache", "/srv/cache/", "relative/cache", " /srv/padded"])
 @pytest.mark.parametrize("home", [None, "/home/ann", "/home/ann/", "relative-home"])
 def test_the_fallback_names_the_folder_platformdirs_names_on_every_platform(monkeypatch, xdg, home):
