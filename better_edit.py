@@ -1535,6 +1535,24 @@ def _print_error(text):
         sys.stderr.write(text if text.endswith("\n") else text + "\n")
 
 
+class _suppress_os:
+    """`with _suppress_os():` ignores an OSError (cleanup that may find nothing to clean)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        return kind is not None and issubclass(kind, OSError)
+
+
+def _listdir(path):
+    """The names in the folder `path`; [] when it cannot be listed."""
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
+
+
 def invalid(key, hint=None, **fields):
     """INVALID_ARGUMENT with the message `key`; its hint is `hint`, else KEY.hint, else arg.hint."""
     return ToolError("INVALID_ARGUMENT", key, hint, **fields)
@@ -8186,10 +8204,8 @@ class FileLock:
     def __exit__(self, *exc):
         if self.fd is not None:
             if os.name == "nt" or PORTABLE_FALLBACKS:
-                try:
+                with _suppress_os():
                     _msvcrt().locking(self.fd, _msvcrt().LK_UNLCK, 1)
-                except OSError:
-                    pass
             os.close(self.fd)  # closing releases a flock
             self.fd = None
 
@@ -8497,14 +8513,12 @@ def _copy_range(src_fd, dst_fd, offset, count):
     done = 0
     if copy is None or src_fd is None:
         return 0
-    try:
+    with _suppress_os():
         while done < count:
             copied = copy(src_fd, dst_fd, count - done, offset + done)
             if copied <= 0:
                 break
             done += copied
-    except OSError:
-        pass
     return done
 
 
@@ -8606,16 +8620,6 @@ class _Faults:
             return
         number = errno_of(what) or 5
         raise OSError(number, f"{os.strerror(number)} (injected at {where})")
-
-
-class _suppress_os:
-    """`with _suppress_os():` ignores an OSError (cleanup that may find nothing to clean)."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, exc, tb):
-        return kind is not None and issubclass(kind, OSError)
 
 
 # Temp files being written right now, so a signal handler can remove them (docs/behaviour.md#writing-safely): the one
@@ -8762,10 +8766,8 @@ class _Folder:
         os.link(os.path.join(self.path, name), target)
 
     def unlink(self, name):
-        try:
+        with _suppress_os():
             self.delete(name)
-        except OSError:
-            pass
 
     def delete(self, name):
         path, kwargs = self._at(name)
@@ -8856,10 +8858,8 @@ class _Folder:
 
     def fsync(self):
         if self.fd is not None:
-            try:
+            with _suppress_os():
                 os.fsync(self.fd)
-            except OSError:
-                pass
         else:
             _fsync_dir(self.path)
 
@@ -8922,10 +8922,8 @@ def _copy_xattrs(folder, name, fd, src=None):
         if src is None:
             src = opened = folder.open(name, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
         for attribute in os.listxattr(src):
-            try:
+            with _suppress_os():
                 os.setxattr(fd, attribute, os.getxattr(src, attribute))
-            except OSError:
-                pass
     except OSError:
         pass
     finally:
@@ -8942,10 +8940,8 @@ def _set_mode(fd, temp, mode):
 
 def _copy_owner_and_mode(fd, temp, old_stat):
     if hasattr(os, "fchown"):
-        try:
+        with _suppress_os():  # not permitted: the new file keeps our owner
             os.fchown(fd, old_stat.st_uid, old_stat.st_gid)
-        except OSError:
-            pass  # not permitted: the new file keeps our owner
     _set_mode(fd, temp, old_stat.st_mode & 0o7777)
 
 
@@ -8961,10 +8957,8 @@ def _copy_owner_and_mode(fd, temp, old_stat):
 
 def _private_dir(path):
     os.makedirs(path, mode=0o700, exist_ok=True)
-    try:
+    with _suppress_os():
         os.chmod(path, 0o700)
-    except OSError:
-        pass
 
 
 def _write_private(path, data, sync=True):
@@ -8985,10 +8979,8 @@ def _write_private(path, data, sync=True):
         _Faults.step("rename")
         os.replace(temp, path)
     except BaseException:
-        try:
+        with _suppress_os():
             os.unlink(temp)
-        except OSError:
-            pass
         raise
 
 
@@ -9108,11 +9100,7 @@ class SnapshotStore:
         """Metadata records, oldest first (by sequence number)."""
         if not self.ctx.persist_snapshots:
             return list(self.ctx.memory_snapshots)
-        try:
-            names = os.listdir(self.dir)
-        except OSError:
-            return []
-        records = []
+        records, names = [], _listdir(self.dir)
         for name in names:
             if not name.endswith(".json"):
                 continue
@@ -9145,12 +9133,8 @@ class SnapshotStore:
 
     def entries(self):
         """(seq, event_id, base path) of every snapshot, oldest first, from the file names alone."""
-        try:
-            names = os.listdir(self.dir)
-        except OSError:
-            return []
         found = []
-        for name in names:
+        for name in _listdir(self.dir):
             match = _SNAPSHOT_NAME.fullmatch(name)
             if match:
                 found.append((int(match.group(1)), match.group(2), os.path.join(self.dir, name[:-5])))
@@ -9164,21 +9148,16 @@ class SnapshotStore:
         between leaves that link, which would make the file look hard-linked by the user.
         """
         dropped = False
-        try:
-            names = os.listdir(self.dir)
-        except OSError:
-            return False
+        names = _listdir(self.dir)
         for name in names:
             if not name.endswith(".bin") or name[:-4] + ".json" in names:
                 continue
             path = os.path.join(self.dir, name)
-            try:
+            with _suppress_os():
                 other = os.lstat(path)
                 if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
                     os.unlink(path)
                     dropped = True
-            except OSError:
-                pass
         return dropped
 
     def prepare(self, place, raw, old_stat, tool, summary, event_id=None, files=None, after=None):
@@ -9229,14 +9208,12 @@ class SnapshotStore:
         """The old bytes: a hard link to the old inode (reached through the folder handle, and
         checked to be that inode), else a copy."""
         if old_stat is not None and not written_in_place(place, old_stat):
-            try:
+            with _suppress_os():
                 place.folder.link(place.name, target)
                 linked = os.lstat(target)
                 if _identity(linked) == _identity(old_stat) and linked.st_size == len(raw):
                     return
                 os.unlink(target)
-            except OSError:
-                pass
         _write_private(target, raw)
 
     def commit(self, record, after_sha256, tidy=True):
@@ -9276,10 +9253,8 @@ class SnapshotStore:
     def discard(self, record):
         if self.ctx.persist_snapshots and record.get("_base"):
             for ext in (".bin", ".json"):
-                try:
+                with _suppress_os():
                     os.unlink(record["_base"] + ext)
-                except OSError:
-                    pass
 
     def _evict(self, items):
         """Drop the oldest events of `items` [(event_id, size, record)] beyond the count and byte
@@ -9314,18 +9289,13 @@ class SnapshotStore:
     def _sweep_orphans(self, age=600):
         """Remove .bin files whose snapshot never got its .json (a killed process), once old."""
         now = _now()
-        try:
-            names = set(os.listdir(self.dir))
-        except OSError:
-            return
+        names = set(_listdir(self.dir))
         for name in names:
             if name.endswith((".bin", ".tmp")) and name.split(".")[0] + ".json" not in names:
                 path = os.path.join(self.dir, name)
-                try:
+                with _suppress_os():
                     if now - os.lstat(path).st_mtime > age:
                         os.unlink(path)
-                except OSError:
-                    pass
 
     def _evict_files(self):
         """Evict on disk; sizes come from the .bin files, names from entries()."""
@@ -9344,10 +9314,8 @@ class SnapshotStore:
                 self.ctx.memory_snapshots.remove(record)
             return
         for ext in (".json", ".bin"):
-            try:
+            with _suppress_os():
                 os.unlink(record["_base"] + ext)
-            except OSError:
-                pass
 
     def drop_event(self, event_id):
         """Remove every file of the event `event_id` (a commit undone after its process died)."""
@@ -9356,11 +9324,7 @@ class SnapshotStore:
         for _seq, found, base in self.entries():
             if found == event_id:
                 self.remove({"_base": base})
-        try:
-            names = os.listdir(self.dir)
-        except OSError:
-            return
-        for name in names:  # (the .bin of a snapshot whose .json was not written yet)
+        for name in _listdir(self.dir):  # (the .bin of a snapshot whose .json was not written yet)
             if name.endswith(f"-{event_id}.bin"):
                 with _suppress_os():
                     os.unlink(os.path.join(self.dir, name))
@@ -9404,12 +9368,8 @@ class ChipStore:
     def list(self, expired=False):
         """Chip records oldest first, leaving out (or, with `expired`, only) those older than
         BETTER_EDIT_CHIP_TTL; reading deletes nothing (save() removes the expired ones)."""
-        try:
-            names = os.listdir(self.dir)
-        except OSError:
-            return []
         records, now = [], _now()
-        for name in names:
+        for name in _listdir(self.dir):
             if not (name.startswith("chip-") and name.endswith(".json")):
                 continue
             path = os.path.join(self.dir, name)
@@ -9467,10 +9427,8 @@ class ChipStore:
             return None, [("w.chip_not_saved", {"detail": detail})]
 
     def _unlink(self, chip_id):
-        try:
+        with _suppress_os():
             os.unlink(os.path.join(self.dir, f"chip-{chip_id}.json"))
-        except OSError:
-            pass
 
 
 # --- journaled commits (docs/behaviour.md#journaled-commits) --------------------------------------
@@ -9650,10 +9608,7 @@ class Journal:
     def names(self):
         """Records: ID.json (a commit under way, or killed), ID.done (committed, being cleaned, or
         killed while cleaning) and ID.clean (committed and reported, its clean-up unfinished)."""
-        try:
-            return sorted(n for n in os.listdir(self.dir) if n.endswith(_RECORD_ENDINGS))
-        except OSError:
-            return []
+        return sorted(n for n in _listdir(self.dir) if n.endswith(_RECORD_ENDINGS))
 
 
 def _lock_record(fd, block):
@@ -10298,10 +10253,7 @@ def recover_interrupted(ctx):
     returns warnings naming each. A record still locked belongs to a running call: left alone."""
     journal = Journal(ctx)
     warnings = []
-    try:
-        names = sorted(os.listdir(journal.dir))
-    except OSError:
-        return warnings
+    names = sorted(_listdir(journal.dir))
     _sweep_copies(journal, names)
     for name in names:
         if not name.endswith(_RECORD_ENDINGS):
@@ -10387,10 +10339,7 @@ def _commit_in_the_way(ctx, places, recovered):
     running call holds a record of a file whose locks this call holds, so that is a recovery
     undoing a dead writer's commit, waiting for these locks; None when nothing is."""
     journal_dir = ctx.store_dir("journal")
-    try:
-        names = [n for n in os.listdir(journal_dir) if n.endswith(_RECORD_ENDINGS)]
-    except OSError:
-        return None
+    names = [n for n in _listdir(journal_dir) if n.endswith(_RECORD_ENDINGS)]
     mine = {place.real for place in places}
     for name in names:
         path = os.path.join(journal_dir, name)
@@ -10709,12 +10658,10 @@ class _ScanFiles:
         record["problems"] = scan.problems
         record["saved"] = [(one.pos, one.stack, one.templates, one.problems) for one in scan.saved]
         record["sha256"] = digest.hexdigest()  # (last: the digest was hashed beside all this)
-        try:
+        with _suppress_os():  # a cache that cannot be written only costs the next edit a scan
             _private_dir(self.dir)
             _write_private(self._path(key), json.dumps(record, separators=(",", ":")).encode(), sync=False)
             self._trim()
-        except OSError:
-            pass  # a cache that cannot be written only costs the next edit a scan
 
     def _trim(self):
         """The SCAN_FILES newest records stay; older ones go."""
@@ -15632,12 +15579,10 @@ def _summary_line(lang, tool, result):
 def _stdout_to_devnull():
     """Descriptor 1 onto /dev/null, so what is still buffered for stdout is not flushed into a
     descriptor that failed at exit (Python would then exit 120)."""
-    try:
+    with _suppress_os():
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
         os.close(devnull)
-    except OSError:
-        pass
 
 
 def print_error(lang, error, output):
