@@ -14253,35 +14253,14 @@ class Param:
     """
 
     __slots__ = (
-        "name",
-        "type",
-        "help",
-        "required",
-        "flags",
-        "choices",
-        "default",
-        "metavar",
-        "cli_default",
-        "cli_words",
-        "cli_also",
-        "shared",
-    )
+        "name", "type", "help", "required", "flags", "choices", "default", "metavar", "cli_default",
+        "cli_words", "cli_also", "shared",
+    )  # fmt: skip
 
     def __init__(
-        self,
-        name,
-        type,
-        help,
-        required=False,
-        flags=(),
-        choices=None,
-        default=None,
-        metavar=None,
-        cli_default=None,
-        cli_words=None,
-        cli_also=(),
-        shared=False,
-    ):
+        self, name, type, help, required=False, flags=(), choices=None, default=None, metavar=None,
+        cli_default=None, cli_words=None, cli_also=(), shared=False,
+    ):  # fmt: skip
         self.name, self.type, self.help, self.required = name, type, help, required
         self.flags, self.choices, self.default, self.metavar = flags, choices, default, metavar
         self.cli_default, self.cli_words, self.cli_also = cli_default, cli_words or {}, cli_also
@@ -14327,35 +14306,14 @@ class Tool:
     """One tool: MCP name (without prefix), CLI command or None, handler, parameters, hints."""
 
     __slots__ = (
-        "name",
-        "cli",
-        "handler",
-        "params",
-        "title",
-        "read_only",
-        "destructive",
-        "idempotent",
-        "output",
-        "statuses",
-        "cli_summary",
-        "mcp",
-    )
+        "name", "cli", "handler", "params", "title", "read_only", "destructive", "idempotent", "output",
+        "statuses", "cli_summary", "mcp",
+    )  # fmt: skip
 
     def __init__(
-        self,
-        name,
-        handler,
-        params,
-        title,
-        output,
-        cli=True,
-        read_only=False,
-        destructive=False,
-        idempotent=False,
-        statuses=("ok",),
-        cli_summary=("cli.generic_summary", None),
-        mcp=True,
-    ):
+        self, name, handler, params, title, output, cli=True, read_only=False, destructive=False,
+        idempotent=False, statuses=("ok",), cli_summary=("cli.generic_summary", None), mcp=True,
+    ):  # fmt: skip
         self.name, self.handler, self.params, self.title = name, handler, params, title
         self.statuses = statuses  # the success values of `status`; "error" is added for error results
         # the CLI's one-line summary: (message key, verb key[, verb key when the file was created])
@@ -14414,38 +14372,22 @@ P_ENCODING = Param("encoding", "string", "p.encoding", flags=("--encoding",), me
 P_BRIEF = Param("brief", "boolean", "p.brief", flags=("--brief",), shared=True)
 P_PREVIEW = Param("preview", "boolean", "p.preview", flags=("--preview",), shared=True)
 P_FORMAT = Param(
-    "format",
-    "string",
-    "p.format",
-    flags=("--format",),
-    choices=("unified", "plain"),
-    default="unified",
+    "format", "string", "p.format", flags=("--format",), choices=("unified", "plain"), default="unified",
     shared=True,
-)
+)  # fmt: skip
 P_VIEW = Param(
     "viewed_code_id", "string", "p.viewed_code_id", flags=("--viewed-code-id",), metavar="ID", shared=True
 )
 P_START = Param("start", "integer", "p.start", flags=("--start", "-s"), metavar="N", shared=True)
 P_END = Param("end", "integer", "p.end", flags=("--end", "-e"), metavar="N", shared=True)
 P_TARGET = Param(
-    "target",
-    "target",
-    "p.target",
-    flags=("--target",),
-    metavar="KIND:VALUE",
-    cli_also=(("occurrence", "--occurrence", "p.occurrence"),),
-    shared=True,
-)
+    "target", "target", "p.target", flags=("--target",), metavar="KIND:VALUE",
+    cli_also=(("occurrence", "--occurrence", "p.occurrence"),), shared=True,
+)  # fmt: skip
 P_CONTENT = Param(
-    "content",
-    "string",
-    "p.content",
-    True,
-    ("--content", "-c"),
-    metavar="TEXT",
-    cli_also=(("file", "--content-file", "p.content_file"),),
-    shared=True,
-)
+    "content", "string", "p.content", True, ("--content", "-c"), metavar="TEXT",
+    cli_also=(("file", "--content-file", "p.content_file"),), shared=True,
+)  # fmt: skip
 P_LINE = Param("line", "integer", "p.line", True, ("--line", "-l"), metavar="N")
 P_FILE_OPT = Param("file", "string", "p.trx_file", metavar="PATH")
 P_FORCE = Param("force", "boolean", "p.force_placeholder", flags=("--force",), shared=True)
@@ -14463,285 +14405,156 @@ _EDIT_OUT = {
     "preview": "boolean", "from": "string",
 }  # fmt: skip
 
+# fmt: off
 TOOLS = [
     Tool(
-        "read",
-        tool_read,
+        "read", tool_read,
         [
-            P_FILE,
-            P_START,
+            P_FILE, P_START,
             Param(
                 "end", "integer", "p.read_end", flags=("--end", "-e"), metavar="N|auto", cli_words={"auto": 0}
             ),
-            P_TARGET,
-            P_BRIEF,
-            P_ENCODING,
+            P_TARGET, P_BRIEF, P_ENCODING,
             Param(
-                "max_lines",
-                "integer",
-                "p.max_lines",
-                flags=("--max-lines",),
-                default=READ_MAX_LINES,
-                metavar="N",
-                cli_default=0,
+                "max_lines", "integer", "p.max_lines", flags=("--max-lines",), default=READ_MAX_LINES,
+                metavar="N", cli_default=0,
             ),
         ],
         "Read lines",
         {
-            "status": "string",
-            "file": "string",
-            "path": "string",
-            "start": "integer",
-            "end": "integer",
-            "total": "integer",
-            "content": "string",
-            "eol": "string",
-            "encoding": "string",
-            "viewed_code_id": "string",
-            "truncated": "boolean",
-            "next_start": "integer",
+            "status": "string", "file": "string", "path": "string", "start": "integer", "end": "integer",
+            "total": "integer", "content": "string", "eol": "string", "encoding": "string",
+            "viewed_code_id": "string", "truncated": "boolean", "next_start": "integer",
         },
-        read_only=True,
-        idempotent=True,
-        cli_summary=("cli.read_summary", None),
+        read_only=True, idempotent=True, cli_summary=("cli.read_summary", None),
     ),  # fmt: skip
     Tool(
-        "replace",
-        tool_replace,
+        "replace", tool_replace,
         [
-            P_FILE,
-            P_CONTENT,
-            P_START,
-            P_END,
+            P_FILE, P_CONTENT, P_START, P_END,
             Param(
-                "old",
-                "string",
-                "p.old",
-                flags=("--old",),
-                metavar="TEXT",
+                "old", "string", "p.old", flags=("--old",), metavar="TEXT",
                 cli_also=(("file", "--old-file", "p.old_file"),),
             ),
-            P_TARGET,
-            P_VIEW,
-            P_FORCE,
-            P_PREVIEW,
-            P_BRIEF,
-            P_FORMAT,
-            P_ENCODING,
+            P_TARGET, P_VIEW, P_FORCE, P_PREVIEW, P_BRIEF, P_FORMAT, P_ENCODING,
         ],
-        "Replace lines",
-        _EDIT_OUT,
-        destructive=True,
-        cli_summary=("cli.edit_summary", "cli.verb.replace"),
+        "Replace lines", _EDIT_OUT, destructive=True, cli_summary=("cli.edit_summary", "cli.verb.replace"),
     ),  # fmt: skip
     Tool(
-        "insert",
-        tool_insert,
+        "insert", tool_insert,
         [
             P_FILE,
             Param("after_line", "integer", "p.after_line", True, ("--after-line", "--after"), metavar="N"),
-            P_CONTENT,
-            P_VIEW,
-            P_FORCE,
-            P_PREVIEW,
-            P_BRIEF,
-            P_FORMAT,
-            P_ENCODING,
+            P_CONTENT, P_VIEW, P_FORCE, P_PREVIEW, P_BRIEF, P_FORMAT, P_ENCODING,
         ],
-        "Insert lines",
-        _EDIT_OUT,
-        cli_summary=("cli.insert_summary", "cli.verb.insert"),
+        "Insert lines", _EDIT_OUT, cli_summary=("cli.insert_summary", "cli.verb.insert"),
     ),  # fmt: skip
     Tool(
-        "delete",
-        tool_delete,
+        "delete", tool_delete,
         [
-            P_FILE,
-            P_START,
-            P_END,
-            P_TARGET,
-            P_VIEW,
+            P_FILE, P_START, P_END, P_TARGET, P_VIEW,
             Param("force", "boolean", "p.force", flags=("--force",)),
-            P_PREVIEW,
-            P_BRIEF,
-            P_FORMAT,
-            P_ENCODING,
+            P_PREVIEW, P_BRIEF, P_FORMAT, P_ENCODING,
         ],
-        "Delete lines",
-        _EDIT_OUT,
-        destructive=True,
-        cli_summary=("cli.edit_summary", "cli.verb.delete"),
+        "Delete lines", _EDIT_OUT, destructive=True, cli_summary=("cli.edit_summary", "cli.verb.delete"),
     ),  # fmt: skip
     Tool(
-        "write",
-        tool_write,
-        [P_FILE, P_CONTENT, P_FORCE, P_PREVIEW, P_BRIEF, P_ENCODING],
+        "write", tool_write, [P_FILE, P_CONTENT, P_FORCE, P_PREVIEW, P_BRIEF, P_ENCODING],
         "Write a whole file",
         {
-            "status": "string",
-            "file": "string",
-            "path": "string",
-            "created": "boolean",
-            "changed": "boolean",
-            "lines": "integer",
-            "bytes": "integer",
-            "event_id": "string",
-            "diff": "string",
-            "preview": "boolean",
+            "status": "string", "file": "string", "path": "string", "created": "boolean",
+            "changed": "boolean", "lines": "integer", "bytes": "integer", "event_id": "string",
+            "diff": "string", "preview": "boolean",
         },
-        destructive=True,
-        cli_summary=("cli.write_summary", "cli.verb.write", "cli.verb.write_new"),
+        destructive=True, cli_summary=("cli.write_summary", "cli.verb.write", "cli.verb.write_new"),
     ),  # fmt: skip
     Tool(
-        "balance",
-        tool_balance,
+        "balance", tool_balance,
         [P_FILE, Param("verbose", "boolean", "p.verbose", flags=("--verbose", "-v")), P_ENCODING],
         "Check brackets and tags",
         {
-            "status": "string",
-            "file": "string",
-            "path": "string",
-            "language": ["string", "null"],
-            "unmatched": "array",
-            "counts": "object",
-            "pairs": "array",
-            "reason": "string",
+            "status": "string", "file": "string", "path": "string", "language": ["string", "null"],
+            "unmatched": "array", "counts": "object", "pairs": "array", "reason": "string",
         },
-        read_only=True,
-        idempotent=True,
-        statuses=("balanced", "unbalanced", "not_checked"),
+        read_only=True, idempotent=True, statuses=("balanced", "unbalanced", "not_checked"),
         cli_summary=("cli.balance_summary", None),
     ),  # fmt: skip
     Tool(
-        "func-range",
-        tool_func_range,
+        "func-range", tool_func_range,
         [P_FILE, P_LINE, Param("outer", "boolean", "p.outer", flags=("--outer",)), P_ENCODING],
         "Find the enclosing function",
         {
-            "status": "string",
-            "file": "string",
-            "path": "string",
-            "start": "integer",
-            "end": "integer",
-            "kind": "string",
-            "name": "string",
-            "language": "string",
+            "status": "string", "file": "string", "path": "string", "start": "integer", "end": "integer",
+            "kind": "string", "name": "string", "language": "string",
         },
-        read_only=True,
-        idempotent=True,
-        cli_summary=("cli.range_summary", None),
+        read_only=True, idempotent=True, cli_summary=("cli.range_summary", None),
     ),  # fmt: skip
     Tool(
-        "tag-range",
-        tool_tag_range,
-        [P_FILE, P_LINE, P_ENCODING],
-        "Find the enclosing element",
+        "tag-range", tool_tag_range, [P_FILE, P_LINE, P_ENCODING], "Find the enclosing element",
         {
-            "status": "string",
-            "file": "string",
-            "path": "string",
-            "start": "integer",
-            "end": "integer",
-            "tag": "string",
-            "language": "string",
+            "status": "string", "file": "string", "path": "string", "start": "integer", "end": "integer",
+            "tag": "string", "language": "string",
         },
-        read_only=True,
-        idempotent=True,
-        cli_summary=("cli.range_summary", None),
+        read_only=True, idempotent=True, cli_summary=("cli.range_summary", None),
     ),  # fmt: skip
     Tool(
-        "insert-chip",
-        tool_insert_chip,
+        "insert-chip", tool_insert_chip,
         [
             Param("from", "string", "p.from", metavar="SOURCE"),
             Param("to", "string", "p.to", metavar="PATH:LINE"),
             Param("as", "string", "p.as", choices=("text", "annotated"), default="text"),
-            Param("filter", "string", "p.filter"),
-            P_PREVIEW,
+            Param("filter", "string", "p.filter"), P_PREVIEW,
         ],
         "Recover saved content",
         dict(
-            _EDIT_OUT,
-            chips="array",
-            items="array",
-            id=["string", "null"],
-            tool="string",
-            args=["object", "null"],
-            err_msg=["string", "null"],
-            created_at=["number", "null"],
+            _EDIT_OUT, chips="array", items="array", id=["string", "null"], tool="string",
+            args=["object", "null"], err_msg=["string", "null"], created_at=["number", "null"],
             text=["string", "null"],
         ),
         cli=False,
     ),  # fmt: skip
     Tool(
-        "trx-status",
-        tool_trx_status,
-        [],
-        "List snapshots",
-        {"status": "string", "snapshots": "array"},
-        cli=False,
-        read_only=True,
-        idempotent=True,
+        "trx-status", tool_trx_status, [], "List snapshots", {"status": "string", "snapshots": "array"},
+        cli=False, read_only=True, idempotent=True,
     ),  # fmt: skip
     Tool(
-        "trx-commit",
-        tool_trx_commit,
-        [P_FILE_OPT],
-        "Forget snapshots",
-        {"status": "string", "committed": "integer"},
-        cli=False,
-        idempotent=True,
+        "trx-commit", tool_trx_commit, [P_FILE_OPT], "Forget snapshots",
+        {"status": "string", "committed": "integer"}, cli=False, idempotent=True,
     ),  # fmt: skip
     Tool(
-        "trx-rollback",
-        tool_trx_rollback,
+        "trx-rollback", tool_trx_rollback,
         [
-            Param("steps", "integer", "p.steps", default=1),
-            Param("event_id", "string", "p.event_id"),
-            P_FILE_OPT,
-            Param("force", "boolean", "p.rollback_force"),
+            Param("steps", "integer", "p.steps", default=1), Param("event_id", "string", "p.event_id"),
+            P_FILE_OPT, Param("force", "boolean", "p.rollback_force"),
         ],
-        "Undo edits",
-        {"status": "string", "rolled_back": "array", "files": "array", "event_id": "string"},
-        cli=False,
-        destructive=True,
+        "Undo edits", {"status": "string", "rolled_back": "array", "files": "array", "event_id": "string"},
+        cli=False, destructive=True,
     ),  # fmt: skip
     Tool(
-        "edit",
-        tool_edit,
+        "edit", tool_edit,
         [
             Param("edits", "array", "p.edits", cli_also=(("file", "--edits-file", "p.edits_file"),)),
             Param("patch", "string", "p.patch"),
             Param("force", "boolean", "p.edit_force", flags=("--force",)),
-            P_ENCODING,
-            P_PREVIEW,
-            P_BRIEF,
-            P_FORMAT,
+            P_ENCODING, P_PREVIEW, P_BRIEF, P_FORMAT,
         ],
-        "Edit several places at once",
-        _MANY_OUT,
-        destructive=True,
+        "Edit several places at once", _MANY_OUT, destructive=True,
         cli_summary=("cli.items_summary", "cli.verb.edit"),
     ),
     Tool(
-        "patch",
-        tool_edit,
+        "patch", tool_edit,
         [
             Param("patch", "string", "p.patch", cli_also=(("file", "--patch-file", "p.patch_file", "-"),)),
             Param("force", "boolean", "p.edit_force", flags=("--force",)),
             Param("unsafe_paths", "boolean", "p.unsafe_paths", flags=("--unsafe-paths",)),
-            P_ENCODING,
-            P_PREVIEW,
-            P_BRIEF,
-            P_FORMAT,
+            P_ENCODING, P_PREVIEW, P_BRIEF, P_FORMAT,
         ],
-        "Apply a unified diff",
-        _MANY_OUT,
-        destructive=True,
+        "Apply a unified diff", _MANY_OUT, destructive=True,
         mcp=False,  # the MCP form is be-edit's `patch` argument
         cli_summary=("cli.items_summary", "cli.verb.patch"),
     ),
 ]
+# fmt: on
 TOOLS_BY_NAME = {tool.name: tool for tool in TOOLS if tool.mcp}
 _VIEWED_EDITS = ("replace", "insert", "delete", "edit")  # their descriptions say read -> viewed_code_id
 
