@@ -789,10 +789,10 @@ MESSAGES = {
     ),
     "view_shifted": (
         "{file} changed since lines {start}-{end} were read (viewed_code_id {id}): they still stand "
-        "there, but the same lines stand elsewhere too, and with lines added or removed and none of "
-        "their neighbours beside them as it was, these may be another copy",
+        "there, but the same lines stand elsewhere too, and with lines added or removed above or "
+        "around them, these may be another copy",
         "自读取第 {start}-{end} 行以来 {file} 已被修改（viewed_code_id {id}）：这些行仍在原处，但别处也有相同的行，"
-        "且行数已变、相邻行也不再如前，这里可能是另一份副本",
+        "且其上方或周围有行被增删，这里可能是另一份副本",
     ),
     "view_copied": (
         "{file} changed since lines {start}-{end} were read (viewed_code_id {id}): they still stand "
@@ -2037,15 +2037,18 @@ def make_view_id(path, start, end, chunk, total, where=None):
     in it), adds a mark: for unique lines :uLEN.FIRST.LAST.LINES.ABOVE.BELOW, LEN their size in
     bytes, FIRST, LAST the CRC-32 of their first and last line, LINES the file's line count
     `total`, ABOVE, BELOW the CRC-32 of the lines around them (0: none): only such a view may
-    follow its lines when they move; for others :nLINES.ABOVE.BELOW, so that lines that still
-    stand where they were read in a file whose line count changed are taken only when their
-    neighbours stand there too (docs/behaviour.md#viewed_code_id)."""
+    follow its lines when they move; for others :nLINES.ABOVE.BELOW.BEFORE, BEFORE the CRC-32 of
+    every byte above them, so that lines that still stand where they were read in a file whose
+    line count changed are taken only when nothing above them changed
+    (docs/behaviour.md#viewed_code_id)."""
     token = f"v1:{start}-{end}:{view_hash(path, start, end, chunk, total)}"
     if not (where and chunk):
         return token
     above, below = _around_crcs(where[0], where[1], where[1] + len(chunk))
     if not where[2]:
-        return token + f":n{total}.{above:08x}.{below:08x}"
+        from zlib import crc32
+
+        return token + f":n{total}.{above:08x}.{below:08x}.{crc32(memoryview(where[0])[: where[1]]):08x}"
     first, last = _edge_line_crcs(chunk)
     return token + f":u{len(chunk)}.{first:08x}.{last:08x}.{total}.{above:08x}.{below:08x}"
 
@@ -2074,9 +2077,9 @@ def _edge_line_crcs(chunk):
 # (numbers of at most 15 digits: int() refuses thousands of digits, and no file has 10**15 lines)
 _VIEW_ID = _LazyPattern(
     r"v1:([0-9]{1,15})-([0-9]{1,15}):([0-9a-f]{16})(?::u([0-9]{1,15})\.([0-9a-f]{8})(?:\.([0-9a-f]{8})(?:\.([0-9]{1,15})"
-    r"(?:\.([0-9a-f]{8})\.([0-9a-f]{8}))?)?)?)?(?::n[0-9]{1,15}\.[0-9a-f]{8}\.[0-9a-f]{8})?"
+    r"(?:\.([0-9a-f]{8})\.([0-9a-f]{8}))?)?)?)?(?::n[0-9]{1,15}\.[0-9a-f]{8}\.[0-9a-f]{8}(?:\.[0-9a-f]{8})?)?"
 )
-_VIEW_NEIGHBOURS = _LazyPattern(r":n([0-9]{1,15})\.([0-9a-f]{8})\.([0-9a-f]{8})$")
+_VIEW_NEIGHBOURS = _LazyPattern(r":n([0-9]{1,15})\.([0-9a-f]{8})\.([0-9a-f]{8})(?:\.([0-9a-f]{8}))?$")
 
 
 def parse_view_id(token):
@@ -10810,11 +10813,19 @@ def _outside_view(vstart, vend, edit_first, edit_last):
 
 def _shifted_since(ctx, token, opened, vstart, vend):
     """STALE_VIEW when lines read while not unique (they stand elsewhere too) still stand where
-    they were read in a file whose line count changed, but no neighbour of theirs (a line with a
-    letter or a digit) still stands beside them, or one that does no longer: lines added or
-    removed above may have put another copy of them in their place."""
+    they were read in a file whose line count changed, but the bytes above them changed (or, in
+    a token made before it carried their CRC-32, no neighbour of theirs, a line with a letter or
+    a digit, still stands beside them, or one that does no longer): lines added or removed above
+    may have put another copy of them in their place, a pasted copy with its neighbours too."""
     marked = _VIEW_NEIGHBOURS.search(token.strip())
     if marked is None or int(marked.group(1)) == opened.text.total():
+        return
+    if marked.group(4):
+        from zlib import crc32
+
+        body = opened.text.body
+        if crc32(memoryview(body)[: line_span(body, vstart, vend)[0]]) != int(marked.group(4), 16):
+            raise _stale_view(ctx, token, opened, vstart, vend, "view_shifted")
         return
     starts = _line_starts(opened.text.body)
     sides = ((vstart - 1, marked.group(2)), (vend + 1, marked.group(3)))

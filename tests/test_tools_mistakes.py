@@ -608,6 +608,31 @@ def test_a_view_of_lines_standing_twice_is_taken_in_place_only_beside_its_neighb
     assert (root / "t.py").read_text() == text.replace("None", "x", 1) + "\n# end\n"
 
 
+def test_a_view_of_lines_standing_twice_does_not_follow_a_clone_pasted_above(root, be_env):
+    """Found by an attack (19 of 300 pastes of a region holding the view right above it): line 4
+    of where() (`return self`, which order() has too) read, then where() copied above it as
+    where_not(): the copy's `return self` stood at line 4 with its neighbour above, and the edit
+    changed where_not(). Such a view carries the CRC-32 of every byte above it: where the line
+    count changed, it is taken in place only when nothing above it changed."""
+    text = (
+        "class Q:\n    def where(self, c):\n        self.c.append(c)\n        return self\n\n"
+        "    def order(self, o):\n        self.o = o\n        return self\n"
+    )
+    (root / "t.py").write_text(text)
+    _done, read = run_json("read", "-f", "t.py", "-s", "4", "-e", "4", cwd=root, env=be_env)
+    assert ":n8." in read["viewed_code_id"], read
+    clone = "    def where_not(self, c):\n        self.c.append(c)\n        return self\n\n"
+    now = text.replace("    def where(", clone + "    def where(", 1)
+    _view_refused_after_change(root, be_env, read["viewed_code_id"], now, 4, "        return self  # chained")
+    (root / "t.py").write_text(text + "\n# end\n")  # (lines added below: in place, as before)
+    done, result = run_json(
+        "replace", "-f", "t.py", "-s", "4", "-c", "        return None", "--viewed-code-id",
+        read["viewed_code_id"], cwd=root, env=be_env,
+    )  # fmt: skip
+    assert done.returncode == 0, result
+    assert (root / "t.py").read_text() == text.replace("return self", "return None", 1) + "\n# end\n"
+
+
 def test_an_edit_past_a_moved_view_says_the_view_moved(root, be_env):
     """Found by an attack: lines 2-3 read, a line added on top, then an edit of line 4 with that
     view was refused as "changed since lines 2-3 were read": they had only moved, and the edit
