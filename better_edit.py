@@ -11923,6 +11923,8 @@ def _replace_old(ctx, args, opened):
     new_region = replace_in_lines(region, col_s, col_e, replacement)
     placeholder_guard(args, opened, args["content"], replaced, result=new_region)
     plan = (a, text.encode(new_region, new=replacement), b)
+    if not new_region:  # whole lines deleted: at the end of a file without a final newline, as delete does
+        plan = splice_plan(body, a, b, b"", eol.encode())
     added = len(split_decoded(new_region))
     fields = {"start": line_s, "end": line_e, "removed": line_e - line_s + 1, "added": added}
     if moved:

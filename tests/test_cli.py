@@ -365,6 +365,23 @@ def test_replace_with_empty_content_deletes_lines(cli, root):
     assert f.read_bytes() == b"c\n"
 
 
+def test_replace_by_old_deleting_the_last_lines_keeps_the_missing_final_newline(cli, root):
+    """Found by an attack: `--old 'b\nc'` with empty content in a file `a\nb\nc` left `a\n`, a final
+    newline the file never had, where `delete -s 2 -e 3` leaves `a`; in an edit batch too."""
+    for old in ("b\nc", "b\nc\n", "b\r\nc"):
+        f = write(root / "f.txt", b"a\r\nb\r\nc")
+        assert cli("replace", "-f", "f.txt", "--old", old, "-c", "")[0] == 0
+        assert f.read_bytes() == b"a", old
+    write(root / "f.txt", b"a\nb\nc")
+    edits = [{"op": "replace", "file": "f.txt", "old": "b\nc", "content": ""}]
+    edits.append({"op": "insert", "file": "f.txt", "after_line": 0, "content": "z"})
+    assert cli("edit", "--edits-file", "-", input=json.dumps(edits).encode())[0] == 0
+    assert (root / "f.txt").read_bytes() == b"z\na"
+    write(root / "g.txt", b"b\nc")  # (every line deleted: an empty file)
+    assert cli("replace", "-f", "g.txt", "--old", "b\nc", "-c", "")[0] == 0
+    assert (root / "g.txt").read_bytes() == b""
+
+
 def test_replace_checks_old(cli, root):
     f = write(root / "f.txt", "x = 1\ny = 2\nx = 1\n")
     assert cli("replace", "-f", "f.txt", "-s", "2", "--old", "y = 2\n", "-c", "y = 3")[0] == 0
