@@ -573,6 +573,18 @@ MESSAGES = {
         "make the diff against the file as it is now (git diff), or delete the file first",
         "请基于文件当前内容重新生成 diff（git diff），或先删除该文件",
     ),
+    "patch_sections": (
+        "hunk {hunk} of {file} is in a second ---/+++ section for that file: its lines are not at line "
+        "{line}, where its header puts them, but at line {other}, and an earlier section adds lines like "
+        "them, so the sections may be meant one after the other",
+        "{file} 的第 {hunk} 块位于该文件的第二个 ---/+++ 段中：其行不在块头所指的第 {line} 行，而在第 {other} 行，"
+        "且前面的段添加了类似的行，这些段可能是要依次应用的",
+    ),
+    "patch_sections.hint": (
+        "send one ---/+++ section per file (a diff of the whole change), or apply the sections as "
+        "separate patches",
+        "每个文件只用一个 ---/+++ 段（整个改动的一份 diff），或把各段作为单独的补丁依次应用",
+    ),
     "patch_ambiguous": (
         "hunk {hunk} of {file} matches {count} places (lines {where})",
         "{file} 的第 {hunk} 块匹配 {count} 处（第 {where} 行）",
@@ -13357,6 +13369,7 @@ def parse_patch(patch):
     if lines[-1] == "":
         lines.pop()  # (the patch's own final newline)
     items, old_path, new_path, pos, git = [], None, None, 0, None
+    sections = collections.Counter()  # (---/+++ headers seen per file)
     while pos < len(lines):
         line = lines[pos].rstrip("\r")
         if line.startswith(_PATCH_REFUSED):
@@ -13371,6 +13384,7 @@ def parse_patch(patch):
             if old_path is None and new_path is None:
                 raise invalid("patch_both_null", line=pos + 1)
             git = _git_of_section(git, old_path, new_path, pos)
+            sections[new_path if new_path is not None else old_path] += 1
             pos += 2
             _hunk_opens(lines, pos, new_path if new_path is not None else old_path)
             continue
@@ -13383,13 +13397,19 @@ def parse_patch(patch):
             hunk, pos, warnings = _patch_hunk(lines, pos, file, number)
             items.append(_hunk_item(len(items), old_path, new_path, hunk, number))
             items[-1].update(warnings=warnings + _mode_warnings(git, file), new_start=new_start)
-            items[-1]["eol"] = _added_eol(lines, header, pos)
+            items[-1].update(eol=_added_eol(lines, header, pos), section=sections[file])
             continue
         pos += 1
     _git_only_item(items, git)
     if not items:
         raise invalid("patch_empty")
     _whole_file_hunks_alone(items)
+    for item in items:  # (what the earlier sections of its file add, for _refuse_a_later_section)
+        if item.get("section", 1) > 1:
+            earlier = [
+                i for i in items if i["file"] == item["file"] and i.get("section", 1) < item["section"]
+            ]
+            item["added_before"] = {line.rstrip() for i in earlier for line in i.get("added", ())}
     return items
 
 
@@ -13644,6 +13664,7 @@ def _hunk_item(index, old_path, new_path, hunk, number=1):
     item = {"index": index, "op": "patch", "file": file, "args": {"file": file}, "hunk": number}
     item["plan"] = lambda ctx, opened, exists: _hunk_change(ctx, item, opened, exists, hunk)
     item["create"], item["delete_file"] = old_path is None, new_path is None
+    item["added"] = [line for sign, line in hunk[4] if sign == "+"]
     return item
 
 
@@ -13828,8 +13849,22 @@ def _hunk_placed(opened, item, lines, hunk, stated, start):
         return []
     _refuse_applied(opened, item, lines, sides, stated, start)
     _refuse_a_copy(opened, item, lines, sides[0], stated, start, removed)
+    _refuse_a_later_section(opened, item, sides[0], stated, start)
     fields = {"hunk": str(item.get("hunk", item["index"] + 1)), "file": opened.file, "line": start}
     return [("w.hunk_offset", dict(fields, offset=f"{start - stated:+d}"))]
+
+
+def _refuse_a_later_section(opened, item, old, stated, start):
+    """AMBIGUOUS when a hunk of a later ---/+++ section of its file would move and an earlier
+    section adds a line like one of its own (with a letter or a digit): the sections may be
+    meant one after the other (`git diff A B; git diff B C`), its line numbers those of the file
+    the earlier ones leave, and its lines those they add."""
+    if not item.get("added_before"):
+        return
+    added = item["added_before"]
+    if any(line.rstrip() in added and _ALNUM_TEXT.search(line) for line in old):
+        hunk, file = str(item.get("hunk", item["index"] + 1)), opened.file
+        raise ToolError("AMBIGUOUS", "patch_sections", hunk=hunk, file=file, line=stated, other=start)
 
 
 def _refuse_applied(opened, item, lines, sides, stated, start, here=False):

@@ -1186,3 +1186,29 @@ def test_dev_null_headers_get_their_own_messages(root, be_env):
     assert done.returncode == 1 and answer["error"]["code"] == "MISMATCH", answer
     assert "deletes del.txt (+++ /dev/null), but the lines it removes" in answer["error"]["message"]
     assert (root / "del.txt").read_text() == "y\n"
+
+
+def test_a_second_section_of_a_file_whose_lines_the_first_adds_is_not_moved(root, be_env):
+    """Found by an attack: `git diff A B; git diff B C` in one patch names f.py in two sections.
+    The second changed `"b": 2` in the block the first one added (at its line 4), but was read
+    against the file as it is: its lines stood at line 9 (another block), and it was applied
+    there with an offset warning, where git applies the sections one after the other. Such a hunk
+    is AMBIGUOUS when it would move and the earlier section adds lines like its own."""
+    text = (
+        'header\n\nx1 = 1\nx2 = 2\nx3 = 3\nx4 = 4\n\nconfig = {\n    "a": 1,\n    "b": 2,\n    "c": 3,\n}\n'
+    )
+    first = (
+        "--- a/f.py\n+++ b/f.py\n@@ -1,3 +1,9 @@\n header\n \n+defaults = {\n"
+        '+    "a": 1,\n+    "b": 2,\n+    "c": 3,\n+}\n+\n x1 = 1\n'
+    )
+    second = '--- a/f.py\n+++ b/f.py\n@@ -4,3 +4,3 @@ defaults = {\n     "a": 1,\n-    "b": 2,\n+    "b": 20,\n     "c": 3,\n'
+    error = refused_patch(root, be_env, ("f.py", text), first + second, "AMBIGUOUS")
+    assert "second ---/+++ section" in error["message"], error
+    # (hunks of one file under headers of their own, whose lines the first one does not add, still move)
+    plain = "--- a/f.py\n+++ b/f.py\n@@ -1,3 +1,4 @@\n header\n \n+defaults = {}\n x1 = 1\n"
+    (root / "f.py").write_text(text)
+    done, answer = run_json("patch", input=(plain + second).encode(), cwd=root, env=be_env)
+    assert done.returncode == 0 and "offset" in answer["warnings"][0], answer
+    assert (root / "f.py").read_text() == text.replace('"b": 2', '"b": 20').replace(
+        "x1 = 1", "defaults = {}\nx1 = 1"
+    )

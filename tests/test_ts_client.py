@@ -88,6 +88,8 @@ CASES = [
     ("patch-only-added-lines", "INVALID_ARGUMENT", "be-edit", {"patch": "--- a/three.txt\n+++ b/three.txt\n@@ -1,1 +1,1 @@\n+x\n"}),
     ("tag-left-open", "NOT_FOUND", "be-read", {"file": "open.html", "target": "tag:li"}),
     ("insert-placeholder", "PLACEHOLDER", "be-insert", {"file": "three.txt", "after_line": 1, "content": "// ... existing code ..."}),
+    # (0.3, later) a second ---/+++ section of a file whose lines the first one adds, that would move
+    ("patch-later-section", "AMBIGUOUS", "be-edit", {"patch": "--- a/sections.txt\n+++ b/sections.txt\n@@ -1,1 +1,3 @@\n top\n+b = 2\n+c = 3\n--- a/sections.txt\n+++ b/sections.txt\n@@ -2,2 +2,2 @@\n-b = 2\n+b = 20\n c = 3\n"}),
     # two bad items: line 99 of a 3-line file, and an `old` found twice; the first one's code leads
     ("edit-two-bad-items", "OUT_OF_RANGE", "be-edit", {"edits": [
         {"file": "three.txt", "start": 99, "content": "x"},
@@ -172,6 +174,7 @@ def prepare(root, cli):
     (root / "appended.sql").write_text("SELECT 1;\nSELECT 2;\n-- end\n")
     (root / "pair.txt").write_text("one\n-- a/pair.txt\nthree\nfour\n")
     (root / "open.html").write_text("<ul>\n<li>first\n<li>second\n</ul>\n")
+    (root / "sections.txt").write_text("top\nx = 1\n\nb = 2\nc = 3\n")
     (root / "nul.bin").write_bytes(b"a\0b\n")
     (root / "latin1.txt").write_bytes("café\n".encode("latin-1"))
     (root.parent / "outside.txt").write_text("outside the root\n")
