@@ -655,6 +655,16 @@ MESSAGES = {
         "see 'closest' for the most similar lines; read the file and make the diff again",
         "参见 closest 中最相似的行；请重新读取文件并重新生成 diff",
     ),
+    "undo_left": (
+        "the change failed ({cause}) and was undone, except in {path}: another program wrote into it "
+        "after this call changed it, so it was left as it is, with this call's change in it ({why})",
+        "变更失败（{cause}）并已撤销，但 {path} 除外：本次调用修改它之后另一个程序又写入了它，因此保持原样，"
+        "其中含有本次调用的修改（{why}）",
+    ),
+    "undo_left.hint": (
+        "compare the file with its old text and merge by hand; no other file was changed",
+        "请将该文件与其原内容比较并手动合并；其他文件均未改变",
+    ),
     "conflict": (
         "{file} was changed by another program during this edit; nothing was written",
         "编辑期间 {file} 被其他程序修改；未写入任何内容",
@@ -9827,6 +9837,9 @@ def _undo_entry(folder, name, entry, before=None, prepared=True):
         left = _undo_create(folder, name, new, entry.get("new_signature"))
     elif how == "in_place" and (keep or before is not None):
         left = _undo_in_place(folder, name, keep, old, before, entry.get("new_bytes"))
+    if left is not None and renamed and keep:  # its old file stays, under the name the user is told
+        _delete_quietly(folder, temp)
+        return f"{left}; its old text is kept as {os.path.join(folder.path, keep)}"
     _delete_quietly(folder, temp, keep if how != "in_place" else None)
     return left
 
@@ -9949,32 +9962,36 @@ def _undo_file(ctx, fc, applied):
     fc.place = _reopened(ctx, fc.place)
     before = fc.raw if fc.how == "in_place" else None
     touched = applied is None or fc.how not in ("rename", "delete") or fc.real in applied
-    if not fc.place.pending:  # (else its folder was never made: nothing of it exists)
-        _undo_entry(fc.place.folder, fc.place.name, fc.entry(), before, prepared=touched)
+    if fc.place.pending:  # (its folder was never made: nothing of it exists)
+        return None
+    return _undo_entry(fc.place.folder, fc.place.name, fc.entry(), before, prepared=touched)
 
 
 def _undo_files(ctx, files, applied=None):
     """Undo every prepared or applied file of a commit that did not reach its commit point; the
     errors of files that could not be put back (their kept names and copies stay, and so does the
-    commit record, so the next call finishes the undo)."""
-    errors = []
+    commit record, so the next call finishes the undo), and (path, why) of each one left as it
+    is because another program wrote into it since (its old text kept, where `why` says)."""
+    errors, left = [], []
     for fc in reversed(files):
         _LIVE_TEMPS.pop(id(fc), None)
         try:
-            _undo_file(ctx, fc, applied)
+            why = _undo_file(ctx, fc, applied)
         except (OSError, ToolError) as exc:
-            errors.append(
-                ToolError(
-                    "IO", "restore_failed", path=fc.real, detail=getattr(exc, "strerror", None) or str(exc)
-                )
+            detail = (
+                exc.to_dict(ctx.lang)["message"] if isinstance(exc, ToolError) else exc.strerror or str(exc)
             )
+            errors.append(ToolError("IO", "restore_failed", path=fc.real, detail=detail))
+            continue
+        if why is not None:
+            left.append((fc.real, why))
             continue
         if fc.how == "in_place" and fc.keep:
             _drop_copy(fc.keep)
         _remove_folders(fc.place.created)
         if len(files) > _OPEN_FOLDERS:
             fc.place.release()
-    return errors
+    return errors, left
 
 
 def commit_files(ctx, tool, files, summary=None, snapshot=True, rolls_back=None):
@@ -10113,6 +10130,7 @@ class _CommitRun:
                 raise ToolError("CONFLICT", "conflict", file=fc.file)
             _apply_file(fc)
             self.applied.append(fc.real)
+            _Faults.point("applied")
             if fc.how == "in_place" and fc.st.st_nlink > 1:
                 self.warnings.append(("w.hardlinks", {"path": fc.real, "count": fc.st.st_nlink}))
             elif fc.how == "in_place":
@@ -10124,18 +10142,21 @@ class _CommitRun:
 
     def undo(self, exc, event):
         """Put every file back; returns the error to raise (`exc` itself when it says it all)."""
-        errors = _undo_files(self.ctx, self.files, set(self.applied))
+        errors, left = _undo_files(self.ctx, self.files, set(self.applied))
         if event:
             event.discard()
         if self.record is not None:  # kept when a file could not be put back: the next call retries
-            self.journal.drop(*self.record, keep=bool(errors))
+            self.journal.drop(*self.record, keep=bool(errors or left))  # (or says what was left)
         if errors:
             return errors[0]
         if isinstance(exc, OSError):
             where = self.current.real if isinstance(self.current, FileCommit) else None
             exc = os_error(exc, where or self.journal.dir)
+        if left:
+            cause = exc.to_dict(self.ctx.lang)["message"] if isinstance(exc, ToolError) else str(exc)
+            exc = ToolError("CONFLICT", "undo_left", path=left[0][0], why=left[0][1], cause=cause)
         if isinstance(exc, ToolError) and len(self.files) > 1:
-            exc.data["restored"] = self.applied
+            exc.data["restored"] = [path for path in self.applied if path not in dict(left)]
         return exc
 
 

@@ -733,6 +733,51 @@ def first_step_where(root, cache_dir, env, args, reset, holds):
 
 
 @pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
+def test_a_file_written_into_after_its_rename_while_the_edit_fails_keeps_its_old_text(
+    root, cache_dir, be_env
+):
+    """Found by an attack: a two-file edit renamed f1 into place, then another program appended to
+    f1 and changed f2: the edit failed (CONFLICT on f2) saying "nothing was written", `restored`
+    named f1, yet f1 held the edit (an undo leaves a file written into since, not to lose that
+    write) and its old text, kept beside it, was deleted. Such a file is named as left, its old
+    text kept where the error says; killed there by SIGTERM instead, the next call says so."""
+    edits = [{"file": f"f{n}.txt", "start": 1, "content": f"NEW{n}"} for n in (1, 2)]
+    (root.parent / "items.json").write_text(json.dumps(edits))
+    args = ["edit", "--edits-file", str(root.parent / "items.json"), "-o", "json", "--brief"]
+    old = b"a\nb\nc\n"
+    for how in ("conflict", "sigterm"):
+        reset_tree(root, {"f1.txt": old, "f2.txt": old})
+        proc = stopped_at(root, be_env, args, "applied:STOP")  # (f1 renamed into place)
+        for n in (1, 2) if how == "conflict" else (1,):
+            with open(root / f"f{n}.txt", "ab") as handle:
+                handle.write(b"other program\n")
+        if how == "sigterm":
+            os.kill(proc.pid, signal.SIGTERM)
+        os.kill(proc.pid, signal.SIGCONT)
+        out, _err = proc.communicate(timeout=60)
+        [kept] = [p for p in root.iterdir() if p.name.startswith(".f1.txt.be-")]
+        assert kept.read_bytes() == old, how
+        assert (root / "f1.txt").read_bytes() == b"NEW1\nb\nc\nother program\n", how
+        assert (root / "f2.txt").read_bytes().startswith(b"a\n"), how
+        if how == "conflict":
+            error = json.loads(out)["error"]
+            assert error["code"] == "CONFLICT" and str(root / "f1.txt") not in error["restored"], error
+            assert "f2.txt was changed by another program" in error["message"], error
+            assert f"except in {root / 'f1.txt'}: another program wrote into it" in error["message"], error
+            assert str(kept) in error["message"], error
+        else:
+            assert proc.returncode == -signal.SIGTERM, proc.returncode
+        done, answer = cli_json(root, be_env, "read", "-f", "f2.txt")
+        said = " ".join(answer.get("warnings", []))
+        assert (
+            f"except: {root / 'f1.txt'} (changed by another program since; its old text is kept as {kept})"
+            in said
+        ), (how, answer)
+        assert kept.read_bytes() == old and journal_records(cache_dir) == [], how
+        kept.unlink()
+
+
+@pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
 def test_a_file_saved_by_another_program_during_an_edit_is_never_overwritten(root, cache_dir, be_env):
     """Found by an attack: an editor saved f1 (by rename, or in place) after the edit had checked
     every file and before it renamed f1's temporary over it; the edit said ok and the save was
@@ -993,12 +1038,13 @@ def test_a_recovery_keeps_what_another_program_wrote_into_a_file_after_a_kill(ro
     with open(root / "f1.txt", "a") as f:
         f.write("USER LINE\n")
     done, answer = cli_json(root, be_env, "read", "-f", "f2.txt")
+    [kept] = [p for p in root.iterdir() if ".be-" in p.name]  # (its old text: the edit is in it)
     assert done.returncode == 0 and any(
-        "f1.txt (changed by another program since)" in w for w in answer["warnings"]
-    )
+        f"f1.txt (changed by another program since; its old text is kept as {kept})" in w
+        for w in answer["warnings"]
+    ), answer
     assert (root / "f1.txt").read_text() == "A 1\nsecond\nUSER LINE\n"
-    assert (root / "f0.txt").read_text() == "orig 0\nsecond\n"
-    assert not [p.name for p in root.iterdir() if ".be-" in p.name]
+    assert (root / "f0.txt").read_text() == "orig 0\nsecond\n" and kept.read_text() == "orig 1\nsecond\n"
 
 
 def test_a_recovery_keeps_a_created_file_written_into_and_removes_every_folder_it_made(
