@@ -665,6 +665,15 @@ MESSAGES = {
         "compare the file with its old text and merge by hand; no other file was changed",
         "请将该文件与其原内容比较并手动合并；其他文件均未改变",
     ),
+    "rollback_growing": (
+        "event {event_id} was still being saved by its edit each time this rollback chose it; "
+        "nothing was rolled back",
+        "每次本回滚选择事件 {event_id} 时，其编辑仍在保存该事件；未回滚任何内容",
+    ),
+    "rollback_growing.hint": (
+        "call {trx_status} to see the event, then roll it back again",
+        "请调用 {trx_status} 查看该事件，然后再次回滚",
+    ),
     "conflict": (
         "{file} was changed by another program during this edit; nothing was written",
         "编辑期间 {file} 被其他程序修改；未写入任何内容",
@@ -12496,23 +12505,24 @@ def tool_trx_rollback(ctx, args):
     if "steps" in args and "event_id" in args:
         raise invalid("steps_and_event")
     store = SnapshotStore(ctx)
-    records = _events_in_root(ctx, store.list())
-    if args.get("file") is not None:
-        records = _events_of_file(records, resolve_path(ctx, args["file"]))
-    chosen = _rollback_selection(args, records)
-    places = {}
-    try:
-        _locate_each(ctx, [record["file"] for record in chosen], places)
-        with Locks(ctx) as locks:
-            locks.take_all(_one_name_each(places.values()))
-            _still_listed(store, chosen)
-            _same_files(places)
-            warnings = _check_rollback(args, chosen, places)
-            result = {"status": "ok", "rolled_back": list(dict.fromkeys(r["event_id"] for r in chosen))}
-            warnings += _restore_all(ctx, store, chosen, places, result, forced=bool(warnings))
-    finally:
-        for place in places.values():
-            place.folder.close()
+    for attempt in range(_ROLLBACK_CHOICES):
+        chosen, places = _rollback_choice(ctx, args, store), {}
+        try:
+            _locate_each(ctx, [record["file"] for record in chosen], places)
+            with Locks(ctx) as locks:
+                locks.take_all(_one_name_each(places.values()))
+                if _still_listed(store, chosen):  # (an event whose commit was saving its snapshots)
+                    if attempt + 1 < _ROLLBACK_CHOICES:
+                        continue  # (choose again, whole)
+                    raise ToolError("CONFLICT", "rollback_growing", event_id=chosen[-1]["event_id"])
+                _same_files(places)
+                warnings = _check_rollback(args, chosen, places)
+                result = {"status": "ok", "rolled_back": list(dict.fromkeys(r["event_id"] for r in chosen))}
+                warnings += _restore_all(ctx, store, chosen, places, result, forced=bool(warnings))
+                break
+        finally:
+            for place in places.values():
+                place.folder.close()
     result["files"] = sorted(place.real for place in places.values())
     if warnings:
         result["warnings"] = _local_warnings(ctx, warnings)
@@ -12528,13 +12538,28 @@ def _events_in_root(ctx, records):
     return [r for r in records if r["event_id"] in seen]
 
 
+_ROLLBACK_CHOICES = 3  # choices a rollback makes when the events it chose gain records meanwhile
+
+
+def _rollback_choice(ctx, args, store):
+    """The snapshot records a rollback undoes (_rollback_selection of what trx-status lists)."""
+    records = _events_in_root(ctx, store.list())
+    if args.get("file") is not None:
+        records = _events_of_file(records, resolve_path(ctx, args["file"]))
+    return _rollback_selection(args, records)
+
+
 def _still_listed(store, chosen):
     """CONFLICT when an event chosen before the locks were taken is gone once they are: another
-    rollback undid it (or a commit forgot it) while this one waited."""
+    rollback undid it (or a commit forgot it) while this one waited. True when one has more
+    records now: its commit was saving them when it was chosen (the event would be undone in
+    part: it is chosen again)."""
     now = {(r["event_id"], r.get("seq")) for r in store.list()}
     for record in chosen:
         if (record["event_id"], record.get("seq")) not in now:
             raise ToolError("CONFLICT", "rollback_raced", event_id=record["event_id"], file=record["file"])
+    events, seen = {r["event_id"] for r in chosen}, {(r["event_id"], r.get("seq")) for r in chosen}
+    return any(event in events and (event, seq) not in seen for event, seq in now)
 
 
 def _same_files(places):

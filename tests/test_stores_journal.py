@@ -1321,6 +1321,46 @@ def test_a_call_waiting_on_a_lock_its_killed_holder_left_builds_on_the_undone_fi
 
 
 @pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
+def test_a_rollback_chosen_while_an_edit_commits_rolls_back_its_event_whole(root, cache_dir, be_env):
+    """Found by an attack: a rollback chose the newest event while a three-file edit was saving
+    its snapshots (one record written), waited for the edit's locks, then undid f0 alone: f0
+    `base`, f1 and f2 `base new`, and the event listed again with two files. Once the locks are
+    taken, an event that gained records since it was chosen is chosen again, whole. The edit is
+    stopped at every step of its commit while a server's rollback starts."""
+    edits = [{"file": f"f{n}.txt", "op": "insert", "after_line": -1, "content": "new"} for n in range(3)]
+    (root.parent / "items.json").write_text(json.dumps(edits))
+    args = ["edit", "--edits-file", str(root.parent / "items.json"), "-o", "json", "--brief"]
+    base = {f"f{n}.txt": b"base\n" for n in range(3)}
+    reset_tree(root, base)
+    done = run_cli(*args, cwd=root, env=with_fault(be_env, 0, "count"))
+    steps = int(re.search(rb"fault steps: (\d+)", done.stderr).group(1))
+    calls = (
+        b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+        b'"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n'
+        b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"be-trx-rollback","arguments":{}}}\n'
+    )
+    whole = 0
+    for k in range(scaled(steps - 6, 1), steps + 1):  # (its snapshots are saved in the last steps)
+        reset_tree(root, base)
+        shutil.rmtree(cache_dir / "snapshots", ignore_errors=True)
+        editor = stopped_at(root, be_env, args, f"{k}:STOP")
+        server = spawn([], root, be_env)
+        server.stdin.write(calls)
+        server.stdin.flush()
+        time.sleep(0.3)  # (it chooses its event, then waits for the edit's locks)
+        os.kill(editor.pid, signal.SIGCONT)
+        editor.communicate(timeout=60)
+        out, _err = server.communicate(timeout=60)
+        texts = {name: (root / name).read_bytes() for name in base}
+        assert len(set(texts.values())) == 1, (k, texts, out)  # all rolled back, or none
+        reply = json.loads(out.splitlines()[-1])["result"]
+        if not reply.get("isError") and texts["f0.txt"] == b"base\n":
+            whole += 1
+            assert len(reply["structuredContent"]["files"]) == 3, (k, reply)
+    assert whole, "no rollback undid the edit"
+
+
+@pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
 def test_a_rollback_that_waited_for_another_says_its_event_went(root, cache_dir, be_env):
     """Found by an attack: a rollback that waited for the locks of another rollback of the same
     event went on with what it had chosen before: CONFLICT blaming an outside edit, or, with
