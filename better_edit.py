@@ -406,6 +406,11 @@ MESSAGES = {
         "check free space and the file system; the file was not changed",
         "请检查磁盘空间和文件系统；文件未被修改",
     ),
+    "io_descriptors_restore.hint": (
+        "this process may open too few files: raise the limit (ulimit -n), then run any command of this "
+        "tool: it finishes putting the file back first",
+        "本进程可打开的文件数太少：请提高上限（ulimit -n），然后运行本工具的任一命令：它会先完成恢复该文件",
+    ),
     "io_descriptors.hint": (
         "this process may open too few files: raise the limit (ulimit -n) or edit fewer files in one "
         "call; nothing was changed",
@@ -9987,10 +9992,9 @@ def _undo_files(ctx, files, applied=None):
         try:
             why = _undo_file(ctx, fc, applied)
         except (OSError, ToolError) as exc:
-            detail = (
-                exc.to_dict(ctx.lang)["message"] if isinstance(exc, ToolError) else exc.strerror or str(exc)
-            )
-            errors.append(ToolError("IO", "restore_failed", path=fc.real, detail=detail))
+            if applied is not None and fc.how in ("rename", "delete") and fc.real not in applied:
+                continue  # (its name was never touched: only a temporary is left, for a later sweep)
+            errors.append(_restore_failed(ctx, fc, exc))
             continue
         if why is not None:
             left.append((fc.real, why))
@@ -10001,6 +10005,17 @@ def _undo_files(ctx, files, applied=None):
         if len(files) > _OPEN_FOLDERS:
             fc.place.release()
     return errors, left
+
+
+def _restore_failed(ctx, fc, exc):
+    """IO for a file an undo could not put back, with what stopped it; the hint says to raise the
+    descriptor limit (ulimit -n) when that was it."""
+    if isinstance(exc, ToolError):
+        descriptors, detail = exc.hint_key == "io_descriptors.hint", exc.to_dict(ctx.lang)["message"]
+    else:
+        descriptors, detail = _out_of_descriptors(exc), exc.strerror or str(exc)
+    hint = "io_descriptors_restore.hint" if descriptors else None
+    return ToolError("IO", "restore_failed", hint, path=fc.real, detail=detail)
 
 
 def commit_files(ctx, tool, files, summary=None, snapshot=True, rolls_back=None):
@@ -14680,7 +14695,12 @@ def call_tool(ctx, tool, args):
         _guard_signals()  # (a signal while a writing call plans: die quietly, nothing written yet)
     undone = _recover(ctx, tool)
     try:
-        result = tool.handler(ctx, validate_args(tool, args))
+        try:
+            result = tool.handler(ctx, validate_args(tool, args))
+        except OSError as exc:
+            if not _out_of_descriptors(exc):
+                raise
+            raise os_error(exc, exc.filename or "") from None  # (from any step: IO, ulimit -n)
     except ToolError as exc:
         undone, ctx.recovered = undone + ctx.recovered, []
         if undone:
