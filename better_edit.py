@@ -1011,6 +1011,11 @@ MESSAGES = {
         "old matched only when trailing whitespace and line endings are ignored (lines {start}-{end})",
         "忽略行尾空白和换行符后 old 才匹配（第 {start}-{end} 行）",
     ),
+    "w.sticky_folder": (
+        "{path} is another user's file in a folder with the sticky bit (as /tmp), where it cannot be "
+        "replaced: written in place",
+        "{path} 是另一用户的文件，位于设置了粘滞位的文件夹（如 /tmp）中，无法被替换：已原地写入",
+    ),
     "w.mount_point": (
         "{path} is a mount point of its own (a file mounted into this folder): written in place",
         "{path} 自身是一个挂载点（挂载到此文件夹的文件）：已原地写入",
@@ -8376,10 +8381,22 @@ def written_in_place(place, st):
     it has other names (hard links, which must stay shared), or it is a mount point of its own (a
     file bind-mounted from another file system, as containers mount one: a rename over it fails
     with EBUSY, so such a file could not be edited at all)."""
-    if st.st_nlink > 1:
+    if st.st_nlink > 1 or _rename_refused(place, st):
         return True
     device = place.folder.device()
     return device is not None and st.st_dev != device and _listed_as_mount(place.real)
+
+
+def _rename_refused(place, st):
+    """Whether the system refuses a rename over the file `st` is of: it stands in a sticky folder
+    (/tmp) and neither it nor the folder is ours (and we are not root). The rename failed with
+    EPERM after the old file's second name was made, which the sticky bit then kept us from
+    removing: a stray name, and the file taken for hard-linked from then on."""
+    euid = os.geteuid() if hasattr(os, "geteuid") else 0
+    if euid == 0 or st.st_uid == euid:
+        return False
+    folder = place.folder.stat()
+    return folder is not None and bool(folder.st_mode & 0o1000) and folder.st_uid != euid
 
 
 def _listed_as_mount(path):
@@ -10157,6 +10174,8 @@ class _CommitRun:
             _Faults.point("applied")
             if fc.how == "in_place" and fc.st.st_nlink > 1:
                 self.warnings.append(("w.hardlinks", {"path": fc.real, "count": fc.st.st_nlink}))
+            elif fc.how == "in_place" and _rename_refused(fc.place, fc.st):
+                self.warnings.append(("w.sticky_folder", {"path": fc.real}))
             elif fc.how == "in_place":
                 self.warnings.append(("w.mount_point", {"path": fc.real}))
             folders.add(fc.place.folder.path)

@@ -29,6 +29,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from harness import FROZEN, REPO, Server, close_all, run_cli, scaled
@@ -1811,3 +1812,48 @@ def test_fifty_megabyte_jsonrpc_line(root, servers):
     reply = server.recv(120)
     assert reply["error"]["code"] == -32700 and reply["id"] is None
     assert server.alive()
+
+
+SYSTEM_PYTHON = "/usr/bin/python3"  # (one another user can run: the test interpreter may sit under /root)
+
+
+@pytest.mark.skipif(
+    os.name != "posix"
+    or os.geteuid() != 0
+    or not os.access(SYSTEM_PYTHON, os.X_OK)
+    or bool(os.environ.get("BE_EXE")),
+    reason="needs root (to run as another user) and a system Python",
+)
+def test_another_users_file_in_a_sticky_folder_is_written_in_place_leaving_no_name(tmp_path):
+    """Found by an attack: as `nobody`, a root-owned 0666 file in a 1777 folder (as /tmp). The old
+    file got its second name, then the rename over it failed (EPERM: the sticky bit), and that
+    name could not be removed either: PERMISSION, a stray `.f.txt.be-...old`, and every later
+    edit took the file for hard-linked. Such a file is written in place, with a warning."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(dir="/tmp") as base:
+        os.chmod(base, 0o755)
+        folder, cache = Path(base) / "sticky", Path(base) / "cache"
+        folder.mkdir(mode=0o777)
+        os.chmod(folder, 0o1777)
+        cache.mkdir()
+        os.chown(cache, 65534, 65534)
+        (folder / "f.txt").write_text("a\nb\n")
+        os.chmod(folder / "f.txt", 0o666)
+
+        def as_nobody():
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+
+        env = {"PATH": "/usr/bin:/bin", "BETTER_EDIT_CACHE_DIR": str(cache), "LANG": "C.UTF-8"}
+        for line, text in (("1", "X"), ("2", "Y")):
+            done = subprocess.run(
+                [SYSTEM_PYTHON, "-S", str(REPO / "better_edit.py"), "replace", "-f", "f.txt", "-s", line, "-c", text, "-o", "json"],
+                cwd=folder, env=env, preexec_fn=as_nobody, capture_output=True, timeout=60,
+            )  # fmt: skip
+            answer = json.loads(done.stdout)
+            assert done.returncode == 0, answer
+            assert any("sticky bit" in w for w in answer["warnings"]), answer
+            assert sorted(p.name for p in folder.iterdir()) == ["f.txt"], line
+        assert (folder / "f.txt").read_text() == "X\nY\n" and os.stat(folder / "f.txt").st_nlink == 1
