@@ -439,9 +439,11 @@ MESSAGES = {
         "此路径上的符号链接指回了自身：请让它指向一个文件，或直接指定该文件；未做任何修改",
     ),
     "io_size_limit.hint": (
-        "the new file would pass this process's file-size limit (ulimit -f): raise it; the file was "
+        "a file this call writes (the new file, or the copy of the old bytes an in-place write keeps "
+        "for its undo) would pass this process's file-size limit (ulimit -f): raise it; the file was "
         "not changed",
-        "新文件会超过本进程的文件大小上限（ulimit -f）：请提高上限；文件未被修改",
+        "本次调用写入的文件（新文件，或原地写入为撤销而保留的原内容副本）会超过本进程的文件大小上限（ulimit -f）："
+        "请提高上限；文件未被修改",
     ),
     "edit_one_of": ("give exactly one of edits or patch", "edits 与 patch 必须且只能给一个"),
     "edits_bad": (

@@ -1487,6 +1487,14 @@ def test_a_link_loop_and_a_file_size_limit_are_named_in_the_hint(root, be_comman
     assert done.returncode == 1 and out["error"]["code"] == "IO", out
     assert "file-size limit (ulimit -f)" in out["error"]["hint"]
     assert (root / "a.txt").read_text() == "a\n"
+    # (found by an attack: a 2-byte result of a hard-linked file, whose old bytes' copy passed the
+    # limit, was blamed on "the new file")
+    (root / "c.txt").write_text("x" * 60_000 + "\n")
+    os.link(root / "c.txt", root / "d.txt")
+    done, out = run_json("replace", "-f", "c.txt", "-s", "1", "-c", "y", cwd=root, env=be_env, command=be_command,
+                         preexec_fn=limit)  # fmt: skip
+    assert done.returncode == 1 and "copy of the old bytes" in out["error"]["hint"], out
+    assert (root / "c.txt").read_text() == "x" * 60_000 + "\n"
 
 
 def test_an_edit_of_several_files_in_one_folder_sweeps_each_ones_dead_temporaries(cli, root):
