@@ -9870,10 +9870,7 @@ def _undo_entry(folder, name, entry, before=None, prepared=True):
         left = _undo_create(folder, name, new, entry.get("new_signature"))
     elif how == "in_place" and (keep or before is not None):
         left = _undo_in_place(folder, name, keep, old, before, entry.get("new_bytes"))
-    if left is not None and renamed and keep:  # its old file stays, under the name the user is told
-        _delete_quietly(folder, temp)
-        return f"{left}; its old text is kept as {os.path.join(folder.path, keep)}"
-    _delete_quietly(folder, temp, keep if how != "in_place" else None)
+    _delete_quietly(folder, temp)
     return left
 
 
@@ -9923,16 +9920,18 @@ def _delete_quietly(folder, *names):
 def _undo_rename(folder, name, keep, old, new, new_signature=None):
     """The old file, kept under `keep`, back under `name` unless another program changed it: put
     another file there, or wrote into the new one since (its size or mtime are not those it was
-    made with: an append after a SIGKILL was lost to the undo)."""
+    made with: an append after a SIGKILL was lost to the undo). Then the kept name stays, holding
+    the old text, and the reason says where; else it goes (renamed back, or a second name of the
+    file when the rename was never made)."""
     now, kept = _identity_of(folder, name), _identity_of(folder, keep)
-    if kept is None or now == kept or now == old:  # (a kept copy is not the old inode)
-        return None
-    if now == new and new_signature and _signature_of(folder, name) != list(new_signature):
-        return "changed by another program since"
-    if now is None or now == new:  # applied (or the name is gone): the old one goes back
-        folder.rename(keep, name)
-        return None
-    return "changed by another program since"
+    if kept is not None and now != kept and now != old:  # (a kept copy is not the old inode)
+        written = now == new and new_signature and _signature_of(folder, name) != list(new_signature)
+        if not written and now in (None, new):  # applied (or the name is gone): the old one goes back
+            folder.rename(keep, name)
+            return None
+        return f"changed by another program since; its old text is kept as {os.path.join(folder.path, keep)}"
+    _delete_quietly(folder, keep)
+    return None
 
 
 def _undo_in_place(folder, name, copy_path, old, before=None, new_bytes=None):
@@ -10174,12 +10173,8 @@ class _CommitRun:
             _apply_file(fc)
             self.applied.append(fc.real)
             _Faults.point("applied")
-            if fc.how == "in_place" and fc.st.st_nlink > 1:
-                self.warnings.append(("w.hardlinks", {"path": fc.real, "count": fc.st.st_nlink}))
-            elif fc.how == "in_place" and _rename_refused(fc.place, fc.st):
-                self.warnings.append(("w.sticky_folder", {"path": fc.real}))
-            elif fc.how == "in_place":
-                self.warnings.append(("w.mount_point", {"path": fc.real}))
+            if fc.how == "in_place":
+                self.warnings.append(_in_place_warning(fc))
             folders.add(fc.place.folder.path)
         for path in sorted(folders):
             _fsync_folder_strict(path)
@@ -10192,17 +10187,35 @@ class _CommitRun:
             event.discard()
         if self.record is not None:  # kept when a file could not be put back: the next call retries
             self.journal.drop(*self.record, keep=bool(errors or left))  # (or says what was left)
-        if errors:
-            return errors[0]
+        return errors[0] if errors else self._failure(exc, left)
+
+    def _failure(self, exc, left):
+        """The error of a call whose files were put back, except those `left` ((path, why))."""
         if isinstance(exc, OSError):
             where = self.current.real if isinstance(self.current, FileCommit) else None
             exc = os_error(exc, where or self.journal.dir)
-        if left:
-            cause = exc.to_dict(self.ctx.lang)["message"] if isinstance(exc, ToolError) else str(exc)
-            exc = ToolError("CONFLICT", "undo_left", path=left[0][0], why=left[0][1], cause=cause)
+        exc = _undo_left(self.ctx, exc, left)
         if isinstance(exc, ToolError) and len(self.files) > 1:
             exc.data["restored"] = [path for path in self.applied if path not in dict(left)]
         return exc
+
+
+def _undo_left(ctx, exc, left):
+    """CONFLICT for a failed call whose undo left files as another program wrote them since
+    (`left`: (path, why) of each), saying what failed (`exc`) and the first such file; else `exc`."""
+    if not left:
+        return exc
+    cause = exc.to_dict(ctx.lang)["message"] if isinstance(exc, ToolError) else str(exc)
+    return ToolError("CONFLICT", "undo_left", path=left[0][0], why=left[0][1], cause=cause)
+
+
+def _in_place_warning(fc):
+    """The warning of a file written into its own inode, saying why (written_in_place())."""
+    if fc.st.st_nlink > 1:
+        return ("w.hardlinks", {"path": fc.real, "count": fc.st.st_nlink})
+    if _rename_refused(fc.place, fc.st):
+        return ("w.sticky_folder", {"path": fc.real})
+    return ("w.mount_point", {"path": fc.real})
 
 
 def _clean_kept(ctx, files):
@@ -12547,10 +12560,8 @@ def tool_trx_rollback(ctx, args):
             _locate_each(ctx, [record["file"] for record in chosen], places)
             with Locks(ctx) as locks:
                 locks.take_all(_one_name_each(places.values()))
-                if _still_listed(store, chosen):  # (an event whose commit was saving its snapshots)
-                    if attempt + 1 < _ROLLBACK_CHOICES:
-                        continue  # (choose again, whole)
-                    raise ToolError("CONFLICT", "rollback_growing", event_id=chosen[-1]["event_id"])
+                if _still_listed(store, chosen, last=attempt + 1 == _ROLLBACK_CHOICES):
+                    continue  # (an event whose commit was saving its snapshots: choose again, whole)
                 _same_files(places)
                 warnings = _check_rollback(args, chosen, places)
                 result = {"status": "ok", "rolled_back": list(dict.fromkeys(r["event_id"] for r in chosen))}
@@ -12585,17 +12596,25 @@ def _rollback_choice(ctx, args, store):
     return _rollback_selection(args, records)
 
 
-def _still_listed(store, chosen):
+def _grown_events(now, chosen):
+    """The events of `chosen` records that have records now ((event, seq) pairs) not chosen."""
+    events, seen = {r["event_id"] for r in chosen}, {(r["event_id"], r.get("seq")) for r in chosen}
+    return [event for event, seq in now if event in events and (event, seq) not in seen]
+
+
+def _still_listed(store, chosen, last=True):
     """CONFLICT when an event chosen before the locks were taken is gone once they are: another
     rollback undid it (or a commit forgot it) while this one waited. True when one has more
-    records now: its commit was saving them when it was chosen (the event would be undone in
-    part: it is chosen again)."""
+    records now: its commit was saving them when it was chosen, and it would be undone in part
+    (it is chosen again; CONFLICT after the `last` choice)."""
     now = {(r["event_id"], r.get("seq")) for r in store.list()}
     for record in chosen:
         if (record["event_id"], record.get("seq")) not in now:
             raise ToolError("CONFLICT", "rollback_raced", event_id=record["event_id"], file=record["file"])
-    events, seen = {r["event_id"] for r in chosen}, {(r["event_id"], r.get("seq")) for r in chosen}
-    return any(event in events and (event, seq) not in seen for event, seq in now)
+    grown = _grown_events(now, chosen)
+    if grown and last:
+        raise ToolError("CONFLICT", "rollback_growing", event_id=grown[0])
+    return bool(grown)
 
 
 def _same_files(places):
@@ -13471,28 +13490,43 @@ def parse_patch(patch):
             _hunk_opens(lines, pos, new_path if new_path is not None else old_path)
             continue
         elif _PATCH_HUNK.match(line):
-            if old_path is None and new_path is None:
-                raise invalid("patch_no_header", line=pos + 1)
-            file = new_path if new_path is not None else old_path
-            number = 1 + sum(1 for item in items if item["file"] == file)
-            new_start, header = int(_PATCH_HUNK.match(line).group(3)), pos
-            hunk, pos, warnings = _patch_hunk(lines, pos, file, number)
-            items.append(_hunk_item(len(items), old_path, new_path, hunk, number))
-            items[-1].update(warnings=warnings + _mode_warnings(git, file), new_start=new_start)
-            items[-1].update(eol=_added_eol(lines, header, pos), section=sections[file])
+            pos = _read_hunk(lines, pos, items, (old_path, new_path, git), sections)
             continue
         pos += 1
     _git_only_item(items, git)
     if not items:
         raise invalid("patch_empty")
     _whole_file_hunks_alone(items)
-    for item in items:  # (what the earlier sections of its file add, for _refuse_a_later_section)
+    _note_earlier_sections(items)
+    return items
+
+
+def _read_hunk(lines, pos, items, header, sections):
+    """The hunk at lines[pos] appended to `items` as an item; the position after it. `header`:
+    the old and new path of the file header above it and its git header (or None)."""
+    old_path, new_path, git = header
+    if old_path is None and new_path is None:
+        raise invalid("patch_no_header", line=pos + 1)
+    file = new_path if new_path is not None else old_path
+    number = 1 + sum(1 for item in items if item["file"] == file)
+    new_start, start = int(_PATCH_HUNK.match(lines[pos].rstrip("\r")).group(3)), pos
+    hunk, pos, warnings = _patch_hunk(lines, pos, file, number)
+    item = _hunk_item(len(items), old_path, new_path, hunk, number)
+    item.update(warnings=warnings + _mode_warnings(git, file), new_start=new_start)
+    item.update(eol=_added_eol(lines, start, pos), section=sections[file])
+    items.append(item)
+    return pos
+
+
+def _note_earlier_sections(items):
+    """Each hunk of a later ---/+++ section of its file gets the lines the earlier ones add
+    (`added_before`, for _refuse_a_later_section)."""
+    for item in items:
         if item.get("section", 1) > 1:
             earlier = [
                 i for i in items if i["file"] == item["file"] and i.get("section", 1) < item["section"]
             ]
             item["added_before"] = {line.rstrip() for i in earlier for line in i.get("added", ())}
-    return items
 
 
 def _added_eol(lines, header, end):
