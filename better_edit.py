@@ -479,6 +479,16 @@ MESSAGES = {
         "items {items} name {file} with different encodings ({names}); a file has one encoding",
         "条目 {items} 以不同编码（{names}）指定 {file}；一个文件只有一种编码",
     ),
+    "patch_overlap_names": (
+        "hunk {first} of {first_file} and hunk {second} of {second_file} touch overlapping lines of one "
+        "file: {first_file} and {second_file} are two names of it (hard links or a symbolic link)",
+        "{first_file} 的第 {first} 块与 {second_file} 的第 {second} 块修改了同一文件中重叠的行："
+        "{first_file} 与 {second_file} 是它的两个名字（硬链接或符号链接）",
+    ),
+    "patch_overlap_names.hint": (
+        "name each file once in the diff: drop or merge the changes made under one of its names",
+        "在 diff 中每个文件只出现一次：去掉或合并以其中一个名字所做的修改",
+    ),
     "patch_overlap": (
         "hunks {first} and {second} of {file} touch overlapping lines",
         "{file} 的第 {first} 块与第 {second} 块修改了重叠的行",
@@ -13112,10 +13122,13 @@ def _overlap_error(one, two):
     """INVALID_ARGUMENT for two overlapping items; a patch's hunks are named by their numbers in
     their file (from 1), as its other messages name them."""
     pair = [one["index"], two["index"]]
+    names = {"first_file": one["file"], "second_file": two["file"]}  # (each as given)
+    if "hunk" in one and "hunk" in two and one["file"] != two["file"]:  # (two names of one file)
+        fields = dict(names, first=one["hunk"], second=two["hunk"])
+        return ToolError("INVALID_ARGUMENT", "patch_overlap_names", data={"items": pair}, **fields)
     if "hunk" in one and "hunk" in two:
         fields = {"first": one["hunk"], "second": two["hunk"], "file": two["file"]}
         return ToolError("INVALID_ARGUMENT", "patch_overlap", data={"items": pair}, **fields)
-    names = {"first_file": one["file"], "second_file": two["file"]}  # (each as given)
     return ToolError(
         "INVALID_ARGUMENT", "edit_overlap", data={"items": pair}, first=pair[0], second=pair[1], **names
     )

@@ -1212,3 +1212,18 @@ def test_a_second_section_of_a_file_whose_lines_the_first_adds_is_not_moved(root
     assert (root / "f.py").read_text() == text.replace('"b": 2', '"b": 20').replace(
         "x1 = 1", "defaults = {}\nx1 = 1"
     )
+
+
+def test_hunks_of_two_names_of_one_file_are_named_as_such(root, be_env):
+    """Found by an attack: a patch changing a.txt and deleting b.txt, two hard links of one file,
+    was refused as "hunks 1 and 1 of b.txt touch overlapping lines": two sections named one file."""
+    (root / "a.txt").write_text("a\nb\n")
+    os.link(root / "a.txt", root / "b.txt")
+    patch = "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n a\n-b\n+B\n--- a/b.txt\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-a\n-b\n"
+    error = refused_patch(root, be_env, ("a.txt", "a\nb\n"), patch, "INVALID_ARGUMENT", status=2)
+    assert error["message"] == (
+        "item 1 (b.txt): hunk 1 of a.txt and hunk 1 of b.txt touch overlapping lines of one file: a.txt and "
+        "b.txt are two names of it (hard links or a symbolic link) [1 of 2 items failed; see 'failed'; "
+        "nothing was written]"
+    ), error
+    assert os.stat(root / "a.txt").st_ino == os.stat(root / "b.txt").st_ino
