@@ -479,6 +479,14 @@ MESSAGES = {
         "items {items} name {file} with different encodings ({names}); a file has one encoding",
         "条目 {items} 以不同编码（{names}）指定 {file}；一个文件只有一种编码",
     ),
+    "patch_repeated": (
+        "hunk {hunk} of {file} repeats hunk {first} line for line, at the same place",
+        "{file} 的第 {hunk} 块与第 {first} 块逐行相同，且位置相同",
+    ),
+    "patch_repeated.hint": (
+        "drop the copy: a hunk's lines are added once; to add them twice, put them twice in one hunk",
+        "请删除重复的块：一个块的行只添加一次；若要添加两次，请在一个块中写两遍",
+    ),
     "patch_overlap_names": (
         "hunk {first} of {first_file} and hunk {second} of {second_file} touch overlapping lines of one "
         "file: {first_file} and {second_file} are two names of it (hard links or a symbolic link)",
@@ -13510,8 +13518,22 @@ def parse_patch(patch):
     if not items:
         raise invalid("patch_empty")
     _whole_file_hunks_alone(items)
+    _repeated_hunks(items)
     _note_earlier_sections(items)
     return items
+
+
+def _repeated_hunks(items):
+    """INVALID_ARGUMENT for a hunk that repeats an earlier one of its file line for line, at the
+    same place: a hunk with context would overlap its twin, but one without (`-U0`, only `+`
+    lines) added its lines twice, as git apply does. The intended change is the lines once."""
+    seen = {}
+    for item in items:
+        key = item.get("same")
+        if key in seen:
+            raise invalid("patch_repeated", hunk=item["hunk"], first=seen[key], file=item["file"])
+        if key is not None:
+            seen[key] = item["hunk"]
 
 
 def _read_hunk(lines, pos, items, header, sections):
@@ -13794,6 +13816,7 @@ def _hunk_item(index, old_path, new_path, hunk, number=1):
     item["plan"] = lambda ctx, opened, exists: _hunk_change(ctx, item, opened, exists, hunk)
     item["create"], item["delete_file"] = old_path is None, new_path is None
     item["added"] = [line for sign, line in hunk[4] if sign == "+"]
+    item["same"] = (file, hunk[0], tuple(hunk[4]))  # (two hunks alike: _repeated_hunks)
     return item
 
 

@@ -1227,3 +1227,20 @@ def test_hunks_of_two_names_of_one_file_are_named_as_such(root, be_env):
         "nothing was written]"
     ), error
     assert os.stat(root / "a.txt").st_ino == os.stat(root / "b.txt").st_ino
+
+
+def test_a_hunk_repeated_line_for_line_is_refused(root, be_env):
+    """Found by an attack: a `-U0` hunk that only adds lines, sent twice in one patch (a model
+    repeating itself), added `NEW` twice, as git apply does; one with context was refused as
+    overlapping. Both are INVALID_ARGUMENT naming the copy."""
+    text = "".join(f"{n}\n" for n in range(1, 11))
+    patch = "--- a/f.txt\n+++ b/f.txt\n@@ -3,0 +4,1 @@\n+NEW\n@@ -3,0 +4,1 @@\n+NEW\n"
+    error = refused_patch(root, be_env, ("f.txt", text), patch, "INVALID_ARGUMENT", status=2)
+    assert error["message"] == "hunk 2 of f.txt repeats hunk 1 line for line, at the same place", error
+    done, answer = run_json(
+        "patch",
+        input=patch.replace("@@ -3,0 +4,1 @@\n+NEW\n", "@@ -7,0 +8,1 @@\n+NEW\n", 1).encode(),
+        cwd=root,
+        env=be_env,
+    )
+    assert done.returncode == 0 and (root / "f.txt").read_text().count("NEW") == 2, answer
