@@ -10220,11 +10220,12 @@ class _CommitRun:
 
 def _undo_left(ctx, exc, left):
     """CONFLICT for a failed call whose undo left files as another program wrote them since
-    (`left`: (path, why) of each), saying what failed (`exc`) and the first such file; else `exc`."""
+    (`left`: (path, why) of each), saying what failed (`exc`) and naming them; else `exc`."""
     if not left:
         return exc
     cause = exc.to_dict(ctx.lang)["message"] if isinstance(exc, ToolError) else str(exc)
-    return ToolError("CONFLICT", "undo_left", path=left[0][0], why=left[0][1], cause=cause)
+    paths, whys = ", ".join(path for path, _why in left), "; ".join(why for _path, why in left)
+    return ToolError("CONFLICT", "undo_left", path=paths, why=whys, cause=cause)
 
 
 def _in_place_warning(fc):
