@@ -14133,7 +14133,7 @@ def _target_object(value):
 
         try:
             value = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):  # (too deep to decode: as any text that is no target)
             pass
     if isinstance(value, str) and ":" in value:
         kind, _, rest = value.partition(":")

@@ -80,6 +80,8 @@ CASES = [
     ("built-from-a-cut-line", "PLACEHOLDER", "be-replace", {"file": "cut.txt", "start": 1, "content": CUT_LINE[:99_998] + "x();"}),
     ("arguments-nested-too-deep", "INVALID_ARGUMENT", "be-read", {"file": "three.txt", "start": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}),
     ("encoding-with-a-shift-state", "ENCODING", "be-read", {"file": "three.txt", "encoding": "utf-7"}),
+    # (0.3, later) a target sent as a JSON string nested too deep to decode: INTERNAL (RecursionError) before
+    ("target-nested-too-deep", "INVALID_ARGUMENT", "be-read", {"file": "three.txt", "target": '{"kind":"line","value":' + "[" * 1000 + "]" * 1000 + "}"}),
     # (0.3) an append after its context already applied; a miscounted hunk before a ---/+++ pair
     # naming its own file; a hunk counting an old line but holding only + lines; an <li> left
     # open named by a tag target; a placeholder inserted
