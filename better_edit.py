@@ -15889,6 +15889,9 @@ def serve_stdio(ctx, ns):
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a file-size limit is an IO error, not a crash
     stdout = sys.stdout.buffer
     sys.stdout = sys.stderr  # stdout carries protocol messages only
+    for fd in (0, 1):  # (a launcher may hand over a non-blocking pipe: a read that would wait was EOF)
+        with _suppress_os():
+            os.set_blocking(fd, True)
     try:
         by_hand = sys.stdin.isatty()
     except (AttributeError, ValueError, OSError):

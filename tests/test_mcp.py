@@ -330,6 +330,38 @@ def test_eof_exits_zero_promptly(serve):
     assert time.monotonic() - began < 2.0
 
 
+@pytest.mark.skipif(os.name != "posix", reason="O_NONBLOCK pipes")
+@pytest.mark.parametrize("which", ["stdin", "stdout"])
+def test_a_non_blocking_pipe_is_served_like_any_other(be_command, be_env, root, which):
+    """Found by an attack: a launcher that handed over a non-blocking pipe made the server exit 0
+    at once, with nothing said: a read that would wait returned nothing and was taken for the
+    end of input (stdin), or a write that would wait for the client to go away (stdout, after 4
+    of 10 replies)."""
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end if which == "stdin" else write_end, False)
+    pipes = (
+        {"stdin": read_end, "stdout": subprocess.PIPE}
+        if which == "stdin"
+        else {"stdin": subprocess.PIPE, "stdout": write_end}
+    )
+    proc = subprocess.Popen(be_command, cwd=root, env=be_env, stderr=subprocess.PIPE, **pipes)
+    os.close(read_end if which == "stdin" else write_end)
+    requests = b"".join(b'{"jsonrpc":"2.0","id":%d,"method":"tools/list"}\n' % n for n in range(10))
+    if which == "stdin":
+        time.sleep(0.5)  # (the server waits for its first line)
+        os.write(write_end, requests)
+        os.close(write_end)
+        out = proc.stdout.read()
+    else:
+        proc.stdin.write(requests)
+        proc.stdin.close()
+        time.sleep(1.0)  # (the replies fill the pipe before they are read)
+        with os.fdopen(read_end, "rb") as replies:
+            out = replies.read()
+    assert proc.wait(timeout=30) == 0, proc.stderr.read()
+    assert [json.loads(line)["id"] for line in out.splitlines()] == list(range(10))
+
+
 def test_eof_without_any_request_exits_zero(serve):
     server = serve(init=False)
     assert server.close(timeout=5) == 0
