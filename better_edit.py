@@ -962,6 +962,10 @@ MESSAGES = {
         "id 必须是字符串或整数，method 必须是字符串",
     ),
     "rpc.bad_params": ("params must be an object", "params 必须是对象"),
+    "rpc.bad_cursor": (
+        "unknown cursor: the tool list comes in one page, with no nextCursor",
+        "未知的 cursor：工具列表只有一页，没有 nextCursor",
+    ),
     "rpc.bad_version": ('jsonrpc must be "2.0"', 'jsonrpc 必须是 "2.0"'),
     "rpc.no_method": ("method must be a string", "method 必须是字符串"),
     "args_too_deep": (
@@ -15085,6 +15089,9 @@ class Server:
         elif method == "ping":
             result = {}
         elif method == "tools/list":
+            if isinstance(params, dict) and params.get("cursor") is not None:  # (one page: none is issued)
+                message = tr(self.ctx.lang, "mcp.invalid_request", detail_key="rpc.bad_cursor")
+                return _rpc_error(request_id, -32602, message)
             result = {"tools": self.tool_list()}
         elif method == "tools/call":
             if not isinstance(params, dict):

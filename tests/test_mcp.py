@@ -362,6 +362,17 @@ def test_a_non_blocking_pipe_is_served_like_any_other(be_command, be_env, root, 
     assert [json.loads(line)["id"] for line in out.splitlines()] == list(range(10))
 
 
+def test_a_cursor_the_server_never_issued_is_invalid_params(serve):
+    """Found by an attack: tools/list answered any `cursor` with the whole list. The list comes in
+    one page (no nextCursor), so every cursor is one it never issued: -32602, as the MCP
+    pagination rules say an invalid cursor should be."""
+    server = serve()
+    for cursor in ("never-issued", 42):
+        reply = server.request("tools/list", {"cursor": cursor})
+        assert reply["error"]["code"] == -32602 and "cursor" in reply["error"]["message"], reply
+    assert len(server.request("tools/list", {"cursor": None})["result"]["tools"]) == 13
+
+
 def test_eof_without_any_request_exits_zero(serve):
     server = serve(init=False)
     assert server.close(timeout=5) == 0
