@@ -3593,6 +3593,14 @@ def _h_ignore(state, m, arg):
     return None
 
 
+_KOTLIN_RAW = r'"""[\s\S]*?"""(?!")'
+_TEMPLATE_OPENERS = {"kotlin": "${", "swift": "\\("}  # (interpolations that may hold strings)
+_DQ_BODY_WITHOUT = {  # (a string with none of them: one token, as any other)
+    "kotlin": r'(?:[^"\\\n$]|\\.|\$(?!\{))*',
+    "swift": r'(?:[^"\\\n]|\\[^(\n])*',
+}
+
+
 def _c_family(language):
     triple = language in ("java", "csharp", "kotlin", "swift", "dart")
     dq_start = '"(?!"")' if triple else '"'
@@ -3602,8 +3610,8 @@ def _c_family(language):
     else:
         skips.append(("comment", _BLOCK_COMMENT))
         specials = [("comment", _BLOCK_COMMENT_OPEN, _h_unclosed, "/*")]
-    if triple:
-        skips.append(("string", _TRIPLE_DQ))
+    if triple:  # (Kotlin's are raw, and end at the last quote of a run: `"""say "hi""""`)
+        skips.append(("string", _KOTLIN_RAW if language == "kotlin" else _TRIPLE_DQ))
         specials.append(("string", '"""' + _TO_EOF, _h_unclosed, '"""'))
     if language == "dart":
         skips.append(("string", _TRIPLE_SQ))
@@ -3620,11 +3628,19 @@ def _c_family(language):
             ("string", r"R(?<=[^\w]u8R)" + opener, _h_cpp_raw_string, None),
         ]
     char_start = "'(?<![\\w]')" if language in ("c", "cpp") else "'"
-    skips += [("string", dq_start + _DQ_BODY + '"'), ("string", char_start + _SQ_BODY + "'")]
+    opener = _TEMPLATE_OPENERS.get(language)
+    dq_body = _DQ_BODY if opener is None else _DQ_BODY_WITHOUT[language]
+    skips += [("string", dq_start + dq_body + '"'), ("string", char_start + _SQ_BODY + "'")]
     specials += [
-        ("string", dq_start + _DQ_BODY, _h_unclosed, '"'),
+        ("string", dq_start, _h_template_dq, opener)
+        if opener
+        else ("string", dq_start + _DQ_BODY, _h_unclosed, '"'),
         ("string", char_start + _SQ_BODY, _h_unclosed, "'"),
     ]
+    if opener:  # (identifiers in backticks: `returns user's name`)
+        skips.append(("code", r"`[^`\n]*`"))
+    if language == "swift":  # (raw strings: `\(` there is text, `#"a\(b"#`)
+        skips[:0] = [("string", r'#"""[\s\S]*?"""#'), ("string", r'#"(?:[^"\n]|"(?!#))*"#')]
     if language in ("c", "cpp"):
         specials.append(("string", "'", _h_c_quote_after_word, None))
     if language in ("c", "cpp", "csharp"):
@@ -4159,14 +4175,15 @@ def _ruby_family(language):
     return "()[]{}", {}, skips, specials
 
 
-def _rb_dq_end(text, i, end, closer='"'):
-    """Past the `closer` that ends the interpolating string whose text starts at `i`, or None."""
+def _rb_dq_end(text, i, end, closer='"', opener="#{"):
+    """Past the `closer` that ends the interpolating string whose text starts at `i`, or None:
+    Ruby `#{...}`, or with `opener` Kotlin `${...}`, Swift `\\(...)`."""
     while i < end:
         c = text[i]
         if c == closer:
             return i + 1
-        if c == "#" and text.startswith("{", i + 1):
-            i = _rb_code_end(text, i + 2, end)
+        if text.startswith(opener, i):
+            i = _rb_code_end(text, i + len(opener), end, opener)
             if i is None:
                 return None
         else:
@@ -4174,21 +4191,38 @@ def _rb_dq_end(text, i, end, closer='"'):
     return None
 
 
-def _rb_code_end(text, i, end):
-    """Past the `}` that ends the interpolated code starting at `i` (nested braces and strings)."""
+def _rb_code_end(text, i, end, opener="#{"):
+    """Past the `}` (or `)` after a `\\(`) that ends the interpolated code starting at `i` (nested
+    brackets and strings)."""
+    close = ")" if opener.endswith("(") else "}"
     depth = 0
     while i < end:
         c = text[i]
-        if c == "}" and not depth:
+        if c == close and not depth:
             return i + 1
         if c in "\"'`":
-            i = _rb_dq_end(text, i + 1, end, c) if c != "'" else _perl_body_end(text, i, end)
+            i = _rb_dq_end(text, i + 1, end, c, opener) if c != "'" else _perl_body_end(text, i, end)
             if i is None:
                 return None
             continue
-        depth += (c == "{") - (c == "}")
+        depth += (c == opener[-1]) - (c == close)
         i += 2 if c == "\\" else 1
     return None
+
+
+def _h_template_dq(state, m, opener):
+    """A Kotlin or Swift string whose `${...}` or `\\(...)` holds code with strings and brackets
+    of its own (`"${f("{")}"`): read to the quote that ends it on its line (_rb_dq_end); one that
+    does not end there is reported `unclosed`, and the scan goes on at the end of its line."""
+    text = state.text
+    newline = text.find("\n", m.end(), state.end)
+    line_end = state.end if newline < 0 else newline
+    found = _rb_dq_end(text, m.end(), line_end, '"', opener)
+    if found is None:
+        state.problems.append((m.start(), '"', "unclosed"))
+        state.uncertain = True
+        return line_end
+    return found
 
 
 _RUBY_PERCENT = _LazyPattern(r"%[qQwWiIrsx]?[^\w\s]")
@@ -6040,7 +6074,9 @@ def _masked_region(text, language, lo, hi):
     pieces, comments, last = [], [], lo
     for s, e, k in skipped:
         pieces.append(text[last:s])
-        if spec.kinds[k] == "comment" or e - s < 2:
+        if spec.kinds[k] == "code":  # (a name in backticks: `returns user's name`)
+            pieces.append(text[s:e])
+        elif spec.kinds[k] == "comment" or e - s < 2:
             pieces.append(_NON_NEWLINE.sub(" ", text[s:e]))
         else:  # a string stays visible as `"   "`: `x = '}'` must still end with a value
             pieces.append('"' + _NON_NEWLINE.sub(" ", text[s + 1 : e - 1]) + '"')

@@ -251,6 +251,37 @@ def test_python_312_f_strings_that_nest_their_own_quote_are_read_whole():
     assert problems('s = f"{x["\nt = (1\n', "python") == [("(", 2, 5, "unclosed")]  # (read as before 3.12)
 
 
+def test_kotlin_and_swift_interpolations_holding_strings_of_their_own_are_read_whole():
+    """Found by an attack (83 false warnings in 490 Kotlin edits, and as many broken edits said
+    "ok" below such a line): `"${x.joinToString(prefix = "{")}"` ended at the nested quote and left
+    a `{` open; a Swift interpolation holding a string the same; a Kotlin test named
+    `returns user's name` in backticks opened a quote; a raw string ending in a quote ran on."""
+    balanced = {
+        "kotlin": [
+            'val t = "${x.joinToString(prefix = "{")}" + "$a ${b} \\${x} \\"${"}"}"',
+            'val u = "${m["k"]?.let { "(" + it }}" + \'"\' + "${ "{" }"',
+            "fun `returns user's name`() { assertEquals(1, 1) }",
+            'val s = """say "hi""""; val r = """C:\\dir\\""" + """""x"""""',
+        ],
+        "swift": [
+            'let s = "\\(a ? "(" : "")" + "\\(f("\\(1)"))"; let c = `default`',
+            'let r = #"range\\(0, 0"# + #"""\n a\\( "\n"""#',
+        ],
+    }
+    for language, lines in balanced.items():
+        for line in lines:
+            assert problems(line + "\n", language) == [], line
+            assert problems(line + "\n)\n", language) == [(")", line.count("\n") + 2, 1, "unexpected")], line
+    assert problems('val s = "${f(")}"\nval t = (1\n', "kotlin") == [
+        ('"', 1, 9, "unclosed"),
+        ("(", 2, 9, "unclosed"),
+    ]
+    assert problems('val s = "it\nval t = (1\n', "kotlin") == [
+        ('"', 1, 9, "unclosed"),
+        ("(", 2, 9, "unclosed"),
+    ]
+
+
 def random_shell_dq(rng, depth=0):
     """A random double-quoted shell string with command substitutions and expansions whose code
     holds quotes (and brackets in them) of its own."""
