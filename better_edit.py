@@ -3627,6 +3627,17 @@ def _c_family(language):
             ("string", r"R(?<=[^\w][uUL]R)" + opener, _h_cpp_raw_string, None),
             ("string", r"R(?<=[^\w]u8R)" + opener, _h_cpp_raw_string, None),
         ]
+    _c_strings(language, dq_start, skips, specials)
+    if language in ("c", "cpp"):
+        specials.append(("string", "'", _h_c_quote_after_word, None))
+    if language in ("c", "cpp", "csharp"):
+        specials.append(("comment", r"#[ \t]*(?:else|elif)\b", _h_other_arms, None))
+    return "()[]{}", {}, skips, specials
+
+
+def _c_strings(language, dq_start, skips, specials):
+    """Into `skips` and `specials`: the one-line strings and characters of a C-like language,
+    Kotlin's and Swift's reading the code of their interpolations (_h_template_dq)."""
     char_start = "'(?<![\\w]')" if language in ("c", "cpp") else "'"
     opener = _TEMPLATE_OPENERS.get(language)
     dq_body = _DQ_BODY if opener is None else _DQ_BODY_WITHOUT[language]
@@ -3641,11 +3652,6 @@ def _c_family(language):
         skips.append(("code", r"`[^`\n]*`"))
     if language == "swift":  # (raw strings: `\(` there is text, `#"a\(b"#`)
         skips[:0] = [("string", r'#"""[\s\S]*?"""#'), ("string", r'#"(?:[^"\n]|"(?!#))*"#')]
-    if language in ("c", "cpp"):
-        specials.append(("string", "'", _h_c_quote_after_word, None))
-    if language in ("c", "cpp", "csharp"):
-        specials.append(("comment", r"#[ \t]*(?:else|elif)\b", _h_other_arms, None))
-    return "()[]{}", {}, skips, specials
 
 
 _CONDITIONAL = _LazyPattern(
