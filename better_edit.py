@@ -4133,8 +4133,22 @@ def _yaml_family(language):
         ("string", r">(?<=\s>)" + block, _h_yaml_block, None),
         ("string", sq_start + _TO_EOL, _h_unclosed, "'"),
         ("string", dq_start + _TO_EOL, _h_unclosed, '"'),
+        ("string", r"(?<=\S)[ \t]+[\[{]", _h_yaml_mid_scalar, None),
     ]
     return "[]{}", {}, skips, specials
+
+
+def _h_yaml_mid_scalar(state, m, arg):
+    """A `[` or `{` after a word and spaces: inside a plain scalar (`name: Fix parser [WIP`) it is
+    text, and so is the rest of the line; after a tag, an anchor or an indicator (`!set {a: 1}`,
+    `&x [1]`, `key: [1]`, `- [a]`, `a, [b]`) it opens a flow collection, read as a bracket."""
+    text = state.text
+    word_start = max(text.rfind(c, state.start, m.start()) for c in " \t\n") + 1
+    word = text[max(word_start, state.start) : m.start()]
+    if word[:1] in "!&" or word.endswith((":", ",", "-", "?", "[", "{")):  # (`""[:1]` too)
+        return m.end() - 1
+    newline = text.find("\n", m.end(), state.end)
+    return state.end if newline < 0 else newline
 
 
 def _toml_family(language):

@@ -282,6 +282,16 @@ def test_kotlin_and_swift_interpolations_holding_strings_of_their_own_are_read_w
     ]
 
 
+def test_a_yaml_bracket_inside_a_plain_scalar_is_text():
+    """Found by an attack: `name: Fix parser [WIP` (PyYAML: the string "Fix parser [WIP") was
+    "unclosed [". A `[` or `{` after a word on its line is text up to the end of the line, unless
+    the word is a tag, an anchor or an indicator (`!set {a: 1}`, `&x [1]`, `key: [1]`, `- [a]`)."""
+    balanced = "name: Fix parser [WIP\ntitle: a {b} c]\n- item (x [y\nk: [1, [2]]\nt: !set {a: 1}\nx: &a [1]\n- [a, b]\n"
+    assert problems(balanced, "yaml") == []
+    assert problems("name: a [b\nk: [1, 2\n", "yaml") == [("[", 2, 4, "unclosed")]
+    assert problems("k: !tag [1, 2\n", "yaml") == [("[", 1, 9, "unclosed")]
+
+
 def random_shell_dq(rng, depth=0):
     """A random double-quoted shell string with command substitutions and expansions whose code
     holds quotes (and brackets in them) of its own."""
