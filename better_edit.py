@@ -4172,6 +4172,7 @@ def _ruby_family(language):
     skips = [
         ("comment", r"#[^\n]*"),
         ("comment", r"=(?<![^\n]=)begin\b[\s\S]*?\n=end\b[^\n]*"),
+        ("comment", r"_(?<![^\n]_)_END__[ \t]*(?:\r?\n[\s\S]*)?$"),  # the program ends there
         ("code", r"\$(?<!\\\$)[\"'`/;]"),  # the globals $" $' $` $/ $;
         ("string", r"\?(?<=[\s(,\[=!|&]\?)[^\w\s\\](?![^\s.,;)\]}])"),  # a character literal: ?) ?/
         ("string", r'"(?:[^"\\#]|\\[\s\S]|#(?!\{))*"'),  # a string with no #{...}

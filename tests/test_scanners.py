@@ -292,6 +292,13 @@ def test_a_yaml_bracket_inside_a_plain_scalar_is_text():
     assert problems("k: !tag [1, 2\n", "yaml") == [("[", 1, 9, "unclosed")]
 
 
+def test_ruby_text_after_end_is_data():
+    """Found by an attack: text after a Ruby `__END__` line (the script's DATA) was scanned as
+    code, so `it's data` opened a quote. Only `__END__` alone on its line ends the program."""
+    assert problems("def a\n  1\nend\n__END__\nit's data (\n", "ruby") == []
+    assert problems("x = 1\n__END__x\nf(\n", "ruby") == [("(", 3, 2, "unclosed")]
+
+
 def random_shell_dq(rng, depth=0):
     """A random double-quoted shell string with command substitutions and expansions whose code
     holds quotes (and brackets in them) of its own."""
