@@ -4196,15 +4196,18 @@ def _ruby_family(language):
     return "()[]{}", {}, skips, specials
 
 
-def _rb_dq_end(text, i, end, closer='"', opener="#{"):
+def _rb_dq_end(text, i, end, closer='"', opener="#{", one_line=False):
     """Past the `closer` that ends the interpolating string whose text starts at `i`, or None:
-    Ruby `#{...}`, or with `opener` Kotlin `${...}`, Swift `\\(...)`."""
+    Ruby `#{...}`, or with `opener` Kotlin `${...}`, Swift `\\(...)`; with `one_line`, its text
+    (not the code of its interpolations) ends on its line."""
     while i < end:
         c = text[i]
         if c == closer:
             return i + 1
+        if c == "\n" and one_line:
+            return None
         if text.startswith(opener, i):
-            i = _rb_code_end(text, i + len(opener), end, opener)
+            i = _rb_code_end(text, i + len(opener), end, opener, one_line)
             if i is None:
                 return None
         else:
@@ -4212,7 +4215,7 @@ def _rb_dq_end(text, i, end, closer='"', opener="#{"):
     return None
 
 
-def _rb_code_end(text, i, end, opener="#{"):
+def _rb_code_end(text, i, end, opener="#{", one_line=False):
     """Past the `}` (or `)` after a `\\(`) that ends the interpolated code starting at `i` (nested
     brackets and strings)."""
     close = ")" if opener.endswith("(") else "}"
@@ -4222,7 +4225,11 @@ def _rb_code_end(text, i, end, opener="#{"):
         if c == close and not depth:
             return i + 1
         if c in "\"'`":
-            i = _rb_dq_end(text, i + 1, end, c, opener) if c != "'" else _perl_body_end(text, i, end)
+            i = (
+                _rb_dq_end(text, i + 1, end, c, opener, one_line)
+                if c != "'"
+                else _perl_body_end(text, i, end)
+            )
             if i is None:
                 return None
             continue
@@ -4233,12 +4240,13 @@ def _rb_code_end(text, i, end, opener="#{"):
 
 def _h_template_dq(state, m, opener):
     """A Kotlin or Swift string whose `${...}` or `\\(...)` holds code with strings and brackets
-    of its own (`"${f("{")}"`): read to the quote that ends it on its line (_rb_dq_end); one that
-    does not end there is reported `unclosed`, and the scan goes on at the end of its line."""
+    of its own (`"${f("{")}"`, code over lines too): read to the quote that ends it (_rb_dq_end),
+    its text on one line; one that does not end so is reported `unclosed`, and the scan goes on
+    at the end of its line."""
     text = state.text
     newline = text.find("\n", m.end(), state.end)
     line_end = state.end if newline < 0 else newline
-    found = _rb_dq_end(text, m.end(), line_end, '"', opener)
+    found = _rb_dq_end(text, m.end(), min(state.end, m.end() + _NESTED_READ_LIMIT), '"', opener, True)
     if found is None:
         state.problems.append((m.start(), '"', "unclosed"))
         state.uncertain = True

@@ -262,6 +262,7 @@ def test_kotlin_and_swift_interpolations_holding_strings_of_their_own_are_read_w
             'val u = "${m["k"]?.let { "(" + it }}" + \'"\' + "${ "{" }"',
             "fun `returns user's name`() { assertEquals(1, 1) }",
             'val s = """say "hi""""; val r = """C:\\dir\\""" + """""x"""""',
+            'error("no ${\n    f("(", minOf(\n        1, 2))\n} here")',  # (code over lines: okio, ktor)
         ],
         "swift": [
             'let s = "\\(a ? "(" : "")" + "\\(f("\\(1)"))"; let c = `default`',
