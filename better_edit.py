@@ -3650,8 +3650,12 @@ def _c_strings(language, dq_start, skips, specials):
     ]
     if opener:  # (identifiers in backticks: `returns user's name`)
         skips.append(("code", r"`[^`\n]*`"))
-    if language == "swift":  # (raw strings: `\(` there is text, `#"a\(b"#`)
-        skips[:0] = [("string", r'#"""[\s\S]*?"""#'), ("string", r'#"(?:[^"\n]|"(?!#))*"#')]
+    if language == "swift":  # (raw strings: `\(` there is text, `#"a\(b"#`; regex literals `#/…/#`)
+        skips[:0] = [
+            ("string", r'#"""[\s\S]*?"""#'),
+            ("string", r'#"(?:[^"\n]|"(?!#))*"#'),
+            ("string", r"#/(?:[^/\n]|/(?!#))*/#"),
+        ]
 
 
 _CONDITIONAL = _LazyPattern(

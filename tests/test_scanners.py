@@ -266,7 +266,7 @@ def test_kotlin_and_swift_interpolations_holding_strings_of_their_own_are_read_w
         ],
         "swift": [
             'let s = "\\(a ? "(" : "")" + "\\(f("\\(1)"))"; let c = `default`',
-            'let r = #"range\\(0, 0"# + #"""\n a\\( "\n"""#',
+            'let r = #"range\\(0, 0"# + #"""\n a\\( "\n"""# + #/(?:[a-z{|}]+)|"(/#',
         ],
     }
     for language, lines in balanced.items():
