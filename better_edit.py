@@ -3933,7 +3933,41 @@ def _h_fstring(state, m, quote):
     string, as before 3.12."""
     raw = "r" in state.text[m.start() - 2 : m.start()].lower()
     end = _fstring_end(state.text, m.end(), min(state.end, m.end() + _NESTED_READ_LIMIT), quote, raw)
-    return end if end is not None else _read_as_plain(state, m, _PY_STRINGS[quote])
+    if end is not None:
+        return end
+    plain = _PY_STRINGS[quote].match(state.text, m.start(), state.end)
+    field = _open_field(state.text, m.end(), plain.end() - 1) if plain else None
+    if field is not None:  # (`f"{x"`: no Python reads that)
+        state.problems.append((field, "{", "unclosed"))
+    return _read_as_plain(state, m, _PY_STRINGS[quote])
+
+
+def _open_field(text, i, stop):
+    """The offset of a replacement field that the f-string text text[i:stop] opens and never
+    closes (`f"{x"`), or None; `{{` is a brace of the text, and a quote inside a field holds
+    braces of its own (`f"{d['}']}"`)."""
+    field, depth = None, 0
+    while i is not None and i < stop:
+        c = text[i]
+        if depth and c in "'\"":
+            i = _quoted_end(text, i, stop)
+            continue
+        if not depth and text.startswith("{{", i):
+            i += 2
+            continue
+        if c == "{" and not depth:
+            field = i
+        depth = max(0, depth + (c == "{") - (c == "}"))
+        i += 1
+    return field if depth or i is None else None
+
+
+def _quoted_end(text, i, stop):
+    """Past the string (triple-quoted too) whose quote is at text[i], or None when it does not end
+    before `stop`."""
+    quote = text[i] * 3 if text.startswith(text[i] * 3, i) else text[i]
+    close = text.find(quote, i + len(quote), stop)
+    return None if close < 0 else close + len(quote)
 
 
 _F_TEXT = _LazyPattern(r"[^\"'{}\\\n]*")  # f-string text with no meaning to _fstring_end

@@ -248,7 +248,11 @@ def test_python_312_f_strings_that_nest_their_own_quote_are_read_whole():
     text = 'def a():\n    x = f"{"("}"\n    return x\n\n\ndef b():\n    return 2\n'
     assert fr(text, "python", 2) == (1, 3, "function", "a")
     assert problems('s = f"{x}\nt = (1\n', "python") == [('"', 1, 6, "unclosed"), ("(", 2, 5, "unclosed")]
-    assert problems('s = f"{x["\nt = (1\n', "python") == [("(", 2, 5, "unclosed")]  # (read as before 3.12)
+    assert problems('s = f"{x["\nt = (1\n', "python") == [("{", 1, 7, "unclosed"), ("(", 2, 5, "unclosed")]
+    # (found by an attack: a field left open, `f"{x"`, read as a plain string, was "ok"; no Python
+    # reads it: it is said, and the string is read as before 3.12)
+    assert problems('def f(x):\n    return f"{x"\n', "python") == [("{", 2, 14, "unclosed")]
+    assert problems('y = f"{{" + f\'a}}b\' + f"{x:{w}}" + f"{d[\'}\']}"\n', "python") == []
 
 
 def test_kotlin_and_swift_interpolations_holding_strings_of_their_own_are_read_whole():
