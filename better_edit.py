@@ -2102,9 +2102,9 @@ def make_view_id(path, start, end, chunk, total, where=None):
     in it), adds a mark: for unique lines :uLEN.FIRST.LAST.LINES.ABOVE.BELOW, LEN their size in
     bytes, FIRST, LAST the CRC-32 of their first and last line, LINES the file's line count
     `total`, ABOVE, BELOW the CRC-32 of the lines around them (0: none): only such a view may
-    follow its lines when they move; for others :nLINES.ABOVE.BELOW.BEFORE, BEFORE the CRC-32 of
-    every byte above them, so that lines that still stand where they were read in a file whose
-    line count changed are taken only when nothing above them changed
+    follow its lines when they move; for others :nLINES.ABOVE.BELOW.BEFORE.AFTER, BEFORE and AFTER
+    the CRC-32 of every byte above and below them, so that lines that still stand where they were
+    read in a file whose line count changed are not taken when only the bytes above them changed
     (docs/behaviour.md#viewed_code_id)."""
     token = f"v1:{start}-{end}:{view_hash(path, start, end, chunk, total)}"
     if not (where and chunk):
@@ -2113,7 +2113,9 @@ def make_view_id(path, start, end, chunk, total, where=None):
     if not where[2]:
         from zlib import crc32
 
-        return token + f":n{total}.{above:08x}.{below:08x}.{crc32(memoryview(where[0])[: where[1]]):08x}"
+        view = memoryview(where[0])
+        before, after = crc32(view[: where[1]]), crc32(view[where[1] + len(chunk) :])
+        return token + f":n{total}.{above:08x}.{below:08x}.{before:08x}.{after:08x}"
     first, last = _edge_line_crcs(chunk)
     return token + f":u{len(chunk)}.{first:08x}.{last:08x}.{total}.{above:08x}.{below:08x}"
 
@@ -2142,9 +2144,11 @@ def _edge_line_crcs(chunk):
 # (numbers of at most 15 digits: int() refuses thousands of digits, and no file has 10**15 lines)
 _VIEW_ID = _LazyPattern(
     r"v1:([0-9]{1,15})-([0-9]{1,15}):([0-9a-f]{16})(?::u([0-9]{1,15})\.([0-9a-f]{8})(?:\.([0-9a-f]{8})(?:\.([0-9]{1,15})"
-    r"(?:\.([0-9a-f]{8})\.([0-9a-f]{8}))?)?)?)?(?::n[0-9]{1,15}\.[0-9a-f]{8}\.[0-9a-f]{8}(?:\.[0-9a-f]{8})?)?"
+    r"(?:\.([0-9a-f]{8})\.([0-9a-f]{8}))?)?)?)?(?::n[0-9]{1,15}\.[0-9a-f]{8}\.[0-9a-f]{8}(?:\.[0-9a-f]{8}\.[0-9a-f]{8})?)?"
 )
-_VIEW_NEIGHBOURS = _LazyPattern(r":n([0-9]{1,15})\.([0-9a-f]{8})\.([0-9a-f]{8})(?:\.([0-9a-f]{8}))?$")
+_VIEW_NEIGHBOURS = _LazyPattern(
+    r":n([0-9]{1,15})\.([0-9a-f]{8})\.([0-9a-f]{8})(?:\.([0-9a-f]{8})\.([0-9a-f]{8}))?$"
+)
 
 
 def parse_view_id(token):
@@ -3944,22 +3948,33 @@ def _h_fstring(state, m, quote):
 
 def _open_field(text, i, stop):
     """The offset of a replacement field that the f-string text text[i:stop] opens and never
-    closes (`f"{x"`), or None; `{{` is a brace of the text, and a quote inside a field holds
-    braces of its own (`f"{d['}']}"`)."""
-    field, depth = None, 0
+    closes (`f"{x"`), or None; `{{` is a brace of the text."""
+    while True:
+        field = text.find("{", i, stop)
+        if field < 0:
+            return None
+        if text.startswith("{{", field):
+            i = field + 2
+            continue
+        i = _field_close(text, field + 1, stop)
+        if i is None:
+            return field
+
+
+def _field_close(text, i, stop):
+    """Past the `}` that closes the replacement field whose code starts at `i`, or None before
+    `stop`; a quote inside it holds braces of its own (`f"{d['}']}"`), and `{...}` nest."""
+    depth = 1
     while i is not None and i < stop:
         c = text[i]
-        if depth and c in "'\"":
+        if c in "'\"":
             i = _quoted_end(text, i, stop)
             continue
-        if not depth and text.startswith("{{", i):
-            i += 2
-            continue
-        if c == "{" and not depth:
-            field = i
-        depth = max(0, depth + (c == "{") - (c == "}"))
+        depth += (c == "{") - (c == "}")
+        if not depth:
+            return i + 1
         i += 1
-    return field if depth or i is None else None
+    return None
 
 
 def _quoted_end(text, i, stop):
@@ -11030,26 +11045,54 @@ def _outside_view(vstart, vend, edit_first, edit_last):
 
 def _shifted_since(ctx, token, opened, vstart, vend):
     """STALE_VIEW when lines read while not unique (they stand elsewhere too) still stand where
-    they were read in a file whose line count changed, but the bytes above them changed (or, in
-    a token made before it carried their CRC-32, no neighbour of theirs, a line with a letter or
-    a digit, still stands beside them, or one that does no longer): lines added or removed above
-    may have put another copy of them in their place, a pasted copy with its neighbours too."""
+    they were read in a file whose line count changed, and lines added or removed above may have
+    put another copy of them in their place (a pasted copy with its neighbours too): the bytes
+    below them stand where such a move puts them (_moved_below, from BEFORE and AFTER in the
+    token); where that cannot tell, or in a token without them, no neighbour of theirs (a line
+    with a letter or a digit) still stands beside them, or one that does no longer."""
     marked = _VIEW_NEIGHBOURS.search(token.strip())
     if marked is None or int(marked.group(1)) == opened.text.total():
         return
-    if marked.group(4):
-        from zlib import crc32
-
-        body = opened.text.body
-        if crc32(memoryview(body)[: line_span(body, vstart, vend)[0]]) != int(marked.group(4), 16):
+    lines, crcs = int(marked.group(1)), marked.groups()[3:]
+    moved = _moved_below(opened.text, (vstart, vend), lines, crcs) if crcs[0] else None
+    if moved is not None:
+        if moved:
             raise _stale_view(ctx, token, opened, vstart, vend, "view_shifted")
         return
-    starts = _line_starts(opened.text.body)
-    sides = ((vstart - 1, marked.group(2)), (vend + 1, marked.group(3)))
-    now = [(_telling_crc(opened.text, starts, line), int(crc, 16)) for line, crc in sides]
-    told = [found == crc for found, crc in now if found is not None]
-    if not told or not all(told):
+    if not _neighbours_stayed(opened.text, (vstart, vend), marked.group(2), marked.group(3)):
         raise _stale_view(ctx, token, opened, vstart, vend, "view_shifted")
+
+
+def _neighbours_stayed(text, viewed, above, below):
+    """Whether a neighbour of the lines viewed (start, end) with a letter or a digit still stands
+    beside them (`above`, `below`: the CRC-32 of the lines around them when read, in hex), and
+    none that did no longer does."""
+    starts, (vstart, vend) = _line_starts(text.body), viewed
+    now = [
+        (_telling_crc(text, starts, line), int(crc, 16))
+        for line, crc in ((vstart - 1, above), (vend + 1, below))
+    ]
+    told = [found == crc for found, crc in now if found is not None]
+    return bool(told) and all(told)
+
+
+def _moved_below(text, viewed, lines, crcs):
+    """For lines viewed (start, end) that still hash to their view in a file that had `lines`
+    lines: whether lines added or removed above them moved the rest down (or up), so that those
+    at their place are a copy: the bytes above them changed, and the bytes below them stand
+    where they would after such a move. None when the bytes above them changed and the ones
+    below did too (the caller's neighbour rule decides); False when the bytes above did not."""
+    from zlib import crc32
+
+    body, (vstart, vend), d = text.body, viewed, text.total() - lines
+    view = memoryview(body)
+    if crc32(view[: line_span(body, vstart, vend)[0]]) == int(crcs[0], 16):
+        return False  # (the count changed below them: they are the lines read)
+    if 1 <= vend + d <= text.total() and crc32(view[line_span(body, vend + d, vend + d)[1] :]) == int(
+        crcs[1], 16
+    ):
+        return True
+    return None
 
 
 def _copied_since(ctx, token, opened, vstart, vend):

@@ -313,7 +313,7 @@ def test_streaming_read_equals_whole_read(tmp_path_factory, data, bom, start, en
         # (a streamed read does not look for other copies of the lines: its view carries no
         # uniqueness mark, so it never follows moved lines; the rest is the same)
         result["viewed_code_id"] = re.sub(
-            r":(?:u\d+\.[0-9a-f]{8}\.[0-9a-f]{8}\.\d+|n\d+)\.[0-9a-f]{8}\.[0-9a-f]{8}(?:\.[0-9a-f]{8})?$",
+            r":(?:u\d+\.[0-9a-f]{8}\.[0-9a-f]{8}\.\d+|n\d+)\.[0-9a-f]{8}\.[0-9a-f]{8}(?:\.[0-9a-f]{8}\.[0-9a-f]{8})?$",
             "",
             result["viewed_code_id"],
         )

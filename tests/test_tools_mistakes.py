@@ -612,8 +612,8 @@ def test_a_view_of_lines_standing_twice_does_not_follow_a_clone_pasted_above(roo
     """Found by an attack (19 of 300 pastes of a region holding the view right above it): line 4
     of where() (`return self`, which order() has too) read, then where() copied above it as
     where_not(): the copy's `return self` stood at line 4 with its neighbour above, and the edit
-    changed where_not(). Such a view carries the CRC-32 of every byte above it: where the line
-    count changed, it is taken in place only when nothing above it changed."""
+    changed where_not(). Such a view carries the CRC-32 of the bytes above and below it: where the
+    line count changed and only the bytes above did, it is not taken in place."""
     text = (
         "class Q:\n    def where(self, c):\n        self.c.append(c)\n        return self\n\n"
         "    def order(self, o):\n        self.o = o\n        return self\n"
@@ -624,13 +624,18 @@ def test_a_view_of_lines_standing_twice_does_not_follow_a_clone_pasted_above(roo
     clone = "    def where_not(self, c):\n        self.c.append(c)\n        return self\n\n"
     now = text.replace("    def where(", clone + "    def where(", 1)
     _view_refused_after_change(root, be_env, read["viewed_code_id"], now, 4, "        return self  # chained")
-    (root / "t.py").write_text(text + "\n# end\n")  # (lines added below: in place, as before)
-    done, result = run_json(
-        "replace", "-f", "t.py", "-s", "4", "-c", "        return None", "--viewed-code-id",
-        read["viewed_code_id"], cwd=root, env=be_env,
-    )  # fmt: skip
-    assert done.returncode == 0, result
-    assert (root / "t.py").read_text() == text.replace("return self", "return None", 1) + "\n# end\n"
+    for now in (
+        text + "\n# end\n",  # (lines added below: in place, as before)
+        text.replace("class Q:", "class Query:") + "\n# end\n",  # (and a line changed above: found
+        # by the regression pass, refused when the token held the bytes above alone)
+    ):
+        (root / "t.py").write_text(now)
+        done, result = run_json(
+            "replace", "-f", "t.py", "-s", "4", "-c", "        return None", "--viewed-code-id",
+            read["viewed_code_id"], cwd=root, env=be_env,
+        )  # fmt: skip
+        assert done.returncode == 0, result
+        assert (root / "t.py").read_text() == now.replace("return self", "return None", 1)
 
 
 def test_an_edit_past_a_moved_view_says_the_view_moved(root, be_env):
