@@ -489,9 +489,9 @@ MESSAGES = {
     ),
     "patch_overlap_names": (
         "hunk {first} of {first_file} and hunk {second} of {second_file} touch overlapping lines of one "
-        "file: {first_file} and {second_file} are two names of it (hard links or a symbolic link)",
+        "file: {first_file} and {second_file} name the same file",
         "{first_file} 的第 {first} 块与 {second_file} 的第 {second} 块修改了同一文件中重叠的行："
-        "{first_file} 与 {second_file} 是它的两个名字（硬链接或符号链接）",
+        "{first_file} 与 {second_file} 指向同一个文件",
     ),
     "patch_overlap_names.hint": (
         "name each file once in the diff: drop or merge the changes made under one of its names",
@@ -681,10 +681,10 @@ MESSAGES = {
         "参见 closest 中最相似的行；请重新读取文件并重新生成 diff",
     ),
     "undo_left": (
-        "the change failed ({cause}) and was undone, except in {path}: another program wrote into it "
-        "after this call changed it, so it was left as it is, with this call's change in it ({why})",
-        "变更失败（{cause}）并已撤销，但 {path} 除外：本次调用修改它之后另一个程序又写入了它，因此保持原样，"
-        "其中含有本次调用的修改（{why}）",
+        "the change failed ({cause}) and was undone, except in {path}: another program wrote or "
+        "replaced it after this call changed it, so it was left as that program left it ({why})",
+        "变更失败（{cause}）并已撤销，但 {path} 除外：本次调用修改它之后另一个程序写入或替换了它，"
+        "因此保持该程序留下的样子（{why}）",
     ),
     "undo_left.hint": (
         "compare the file with its old text and merge by hand; no other file was changed",
@@ -698,6 +698,10 @@ MESSAGES = {
     "rollback_growing.hint": (
         "call {trx_status} to see the event, then roll it back again",
         "请调用 {trx_status} 查看该事件，然后再次回滚",
+    ),
+    "conflict_cause": (
+        "{file} was changed by another program during this edit",
+        "编辑期间 {file} 被其他程序修改",
     ),
     "conflict": (
         "{file} was changed by another program during this edit; nothing was written",
@@ -4225,7 +4229,7 @@ def _ruby_family(language):
     skips = [
         ("comment", r"#[^\n]*"),
         ("comment", r"=(?<![^\n]=)begin\b[\s\S]*?\n=end\b[^\n]*"),
-        ("comment", r"_(?<![^\n]_)_END__[ \t]*(?:\r?\n[\s\S]*)?$"),  # the program ends there
+        ("comment", r"_(?<![^\n]_)_END__\r?(?:\n[\s\S]*)?$"),  # the program ends there
         ("code", r"\$(?<!\\\$)[\"'`/;]"),  # the globals $" $' $` $/ $;
         ("string", r"\?(?<=[\s(,\[=!|&]\?)[^\w\s\\](?![^\s.,;)\]}])"),  # a character literal: ?) ?/
         ("string", r'"(?:[^"\\#]|\\[\s\S]|#(?!\{))*"'),  # a string with no #{...}
@@ -10345,7 +10349,11 @@ def _undo_left(ctx, exc, left):
     (`left`: (path, why) of each), saying what failed (`exc`) and naming them; else `exc`."""
     if not left:
         return exc
-    cause = exc.to_dict(ctx.lang)["message"] if isinstance(exc, ToolError) else str(exc)
+    if isinstance(exc, ToolError):  # (a conflict's own words end "nothing was written": not so here)
+        key = "conflict_cause" if exc.key == "conflict" else exc.key
+        cause = ToolError(exc.code, key, **exc.fields).to_dict(ctx.lang)["message"]
+    else:
+        cause = str(exc)
     paths, whys = ", ".join(path for path, _why in left), "; ".join(why for _path, why in left)
     return ToolError("CONFLICT", "undo_left", path=paths, why=whys, cause=cause)
 
@@ -13713,6 +13721,7 @@ def _note_earlier_sections(items):
                 i for i in items if i["file"] == item["file"] and i.get("section", 1) < item["section"]
             ]
             item["added_before"] = {line.rstrip() for i in earlier for line in i.get("added", ())}
+            item["earlier"] = [(i["new_start"], *i["sizes"]) for i in earlier if "sizes" in i]
 
 
 def _added_eol(lines, header, end):
@@ -13720,7 +13729,8 @@ def _added_eol(lines, header, end):
     CRLF when each ends with a \r beyond the one a diff saved with CRLF adds to all its lines."""
     saved = lines[header].endswith("\r")
     added = [line[:-1] if saved else line for line in lines[header + 1 : end] if line.startswith("+")]
-    return "\r\n" if added and all(line.endswith("\r") for line in added) else "\n"
+    ended = added[:-1] or added  # (a last line without a newline has no \r either: `a\r\nb`)
+    return "\r\n" if added and all(line.endswith("\r") for line in ended) else "\n"
 
 
 def _git_of_section(git, old_path, new_path, pos):
@@ -13968,6 +13978,7 @@ def _hunk_item(index, old_path, new_path, hunk, number=1):
     item["create"], item["delete_file"] = old_path is None, new_path is None
     item["added"] = [line for sign, line in hunk[4] if sign == "+"]
     item["same"] = (file, hunk[0], tuple(hunk[4]))  # (two hunks alike: _repeated_hunks)
+    item["sizes"] = (len(hunk[1]), len(hunk[2]))  # (its old and new lines: _in_turn)
     return item
 
 
@@ -14162,12 +14173,26 @@ def _refuse_a_later_section(opened, item, old, stated, start):
     section adds a line like one of its own (with a letter or a digit): the sections may be
     meant one after the other (`git diff A B; git diff B C`), its line numbers those of the file
     the earlier ones leave, and its lines those they add."""
-    if not item.get("added_before"):
-        return
+    if not item.get("added_before") or _in_turn(item["earlier"], stated) == start:
+        return  # (read after the earlier sections, its stated line is where it applies too)
     added = item["added_before"]
     if any(line.rstrip() in added and _ALNUM_TEXT.search(line) for line in old):
         hunk, file = str(item.get("hunk", item["index"] + 1)), opened.file
         raise ToolError("AMBIGUOUS", "patch_sections", hunk=hunk, file=file, line=stated, other=start)
+
+
+def _in_turn(earlier, stated):
+    """The line of the file as it is that line `stated` of the file the earlier sections' hunks
+    leave (`earlier`: their new start, old and new line counts) was, or None when it is a line
+    one of them wrote."""
+    shift = 0
+    for new_start, old_count, new_count in sorted(earlier):
+        if stated < new_start:
+            break
+        if stated < new_start + new_count:
+            return None
+        shift += new_count - old_count
+    return stated - shift
 
 
 def _refuse_applied(opened, item, lines, sides, stated, start, here=False):

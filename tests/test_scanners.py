@@ -302,6 +302,7 @@ def test_ruby_text_after_end_is_data():
     code, so `it's data` opened a quote. Only `__END__` alone on its line ends the program."""
     assert problems("def a\n  1\nend\n__END__\nit's data (\n", "ruby") == []
     assert problems("x = 1\n__END__x\nf(\n", "ruby") == [("(", 3, 2, "unclosed")]
+    assert problems("x = 1\n__END__ \nf(\n", "ruby") == [("(", 3, 2, "unclosed")]  # (alone on its line)
 
 
 def random_shell_dq(rng, depth=0):

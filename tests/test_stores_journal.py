@@ -763,7 +763,10 @@ def test_a_file_written_into_after_its_rename_while_the_edit_fails_keeps_its_old
             error = json.loads(out)["error"]
             assert error["code"] == "CONFLICT" and str(root / "f1.txt") not in error["restored"], error
             assert "f2.txt was changed by another program" in error["message"], error
-            assert f"except in {root / 'f1.txt'}: another program wrote into it" in error["message"], error
+            assert f"except in {root / 'f1.txt'}: another program wrote or replaced it" in error["message"], (
+                error
+            )
+            assert "nothing was written" not in error["message"], error
             assert str(kept) in error["message"], error
         else:
             assert proc.returncode == -signal.SIGTERM, proc.returncode

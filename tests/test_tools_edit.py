@@ -722,6 +722,10 @@ def test_a_file_created_by_a_diff_of_a_crlf_file_keeps_crlf(root, be_env):
         "crlf_diff_crlf_file": (b"\r\n", b"\r\r\n", b"a\r\nb\r\n"),
         "crlf_diff_lf_file": (b"\r\n", b"\r\n", b"a\nb\n"),
     }
+    # (found by the regression pass: a CRLF file without a final newline; its last line has no \r)
+    nl = b"--- /dev/null\n+++ b/no_final\n@@ -0,0 +1,2 @@\n+a\r\n+b\n\\ No newline at end of file\n"
+    done, answer = run_json("patch", input=nl, cwd=root, env=be_env)
+    assert done.returncode == 0 and (root / "no_final").read_bytes() == b"a\r\nb", answer
     for name, (header_eol, line_eol, expected) in cases.items():
         patch = header_eol.join([b"--- /dev/null", b"+++ b/" + name.encode(), b"@@ -0,0 +1,2 @@", b""])
         patch += b"+a" + line_eol + b"+b" + line_eol
@@ -1223,8 +1227,7 @@ def test_hunks_of_two_names_of_one_file_are_named_as_such(root, be_env):
     error = refused_patch(root, be_env, ("a.txt", "a\nb\n"), patch, "INVALID_ARGUMENT", status=2)
     assert error["message"] == (
         "item 1 (b.txt): hunk 1 of a.txt and hunk 1 of b.txt touch overlapping lines of one file: a.txt and "
-        "b.txt are two names of it (hard links or a symbolic link) [1 of 2 items failed; see 'failed'; "
-        "nothing was written]"
+        "b.txt name the same file [1 of 2 items failed; see 'failed'; nothing was written]"
     ), error
     assert os.stat(root / "a.txt").st_ino == os.stat(root / "b.txt").st_ino
 
@@ -1244,3 +1247,21 @@ def test_a_hunk_repeated_line_for_line_is_refused(root, be_env):
         env=be_env,
     )
     assert done.returncode == 0 and (root / "f.txt").read_text().count("NEW") == 2, answer
+
+
+def test_a_later_section_whose_stated_line_holds_after_the_earlier_ones_is_applied(root, be_env):
+    """Found by the regression pass (20 of 380 diffs split one section per hunk): hunk 2 numbered
+    as the file stands after hunk 1 (@@ -7: one line later) was refused as AMBIGUOUS because
+    hunk 1 adds a `log()` line like one of its own, though read in turn it lands on the same
+    block: such a hunk is applied."""
+    text = "def a():\n    x = 1\n    return x\n\n\ndef b():\n    log()\n    y = 2\n    return y\n"
+    (root / "m.py").write_text(text)
+    patch = (
+        "--- a/m.py\n+++ b/m.py\n@@ -1,3 +1,4 @@\n def a():\n+    log()\n     x = 1\n     return x\n"
+        "--- a/m.py\n+++ b/m.py\n@@ -7,3 +7,3 @@\n def b():\n     log()\n-    y = 2\n+    y = 3\n"
+    )
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0, answer
+    assert (root / "m.py").read_text() == text.replace("y = 2", "y = 3").replace(
+        "def a():\n", "def a():\n    log()\n"
+    )
