@@ -11087,19 +11087,20 @@ def _neighbours_stayed(text, viewed, above, below):
 def _moved_below(text, viewed, lines, crcs):
     """For lines viewed (start, end) that still hash to their view in a file that had `lines`
     lines: whether lines added or removed above them moved the rest down (or up), so that those
-    at their place are a copy: the bytes above them changed, and the bytes below them stand
-    where they would after such a move. None when the bytes above them changed and the ones
-    below did too (the caller's neighbour rule decides); False when the bytes above did not."""
+    at their place are a copy: the bytes above them changed, and the same lines and every byte
+    below them stand where such a move puts them. None when that cannot be told (the caller's
+    neighbour rule decides); False when the bytes above them did not change."""
     from zlib import crc32
 
     body, (vstart, vend), d = text.body, viewed, text.total() - lines
-    view = memoryview(body)
-    if crc32(view[: line_span(body, vstart, vend)[0]]) == int(crcs[0], 16):
+    view, (a, b) = memoryview(body), line_span(body, vstart, vend)
+    if crc32(view[:a]) == int(crcs[0], 16):
         return False  # (the count changed below them: they are the lines read)
-    if 1 <= vend + d <= text.total() and crc32(view[line_span(body, vend + d, vend + d)[1] :]) == int(
-        crcs[1], 16
-    ):
-        return True
+    if not 1 <= vstart + d <= vend + d <= text.total():
+        return None
+    c, e = line_span(body, vstart + d, vend + d)
+    if view[a:b] == view[c:e] and crc32(view[e:]) == int(crcs[1], 16):
+        return True  # (the lines read and all below them stand moved by d)
     return None
 
 
@@ -13713,15 +13714,14 @@ def _read_hunk(lines, pos, items, header, sections):
 
 
 def _note_earlier_sections(items):
-    """Each hunk of a later ---/+++ section of its file gets the lines the earlier ones add
-    (`added_before`, for _refuse_a_later_section)."""
+    """Each hunk of a later ---/+++ section of its file gets the earlier sections' hunks (`earlier`,
+    for _refuse_a_later_section)."""
     for item in items:
         if item.get("section", 1) > 1:
             earlier = [
                 i for i in items if i["file"] == item["file"] and i.get("section", 1) < item["section"]
             ]
-            item["added_before"] = {line.rstrip() for i in earlier for line in i.get("added", ())}
-            item["earlier"] = [(i["new_start"], *i["sizes"]) for i in earlier if "sizes" in i]
+            item["earlier"] = [i for i in earlier if "new_side" in i]
 
 
 def _added_eol(lines, header, end):
@@ -13976,9 +13976,9 @@ def _hunk_item(index, old_path, new_path, hunk, number=1):
     item = {"index": index, "op": "patch", "file": file, "args": {"file": file}, "hunk": number}
     item["plan"] = lambda ctx, opened, exists: _hunk_change(ctx, item, opened, exists, hunk)
     item["create"], item["delete_file"] = old_path is None, new_path is None
-    item["added"] = [line for sign, line in hunk[4] if sign == "+"]
     item["same"] = (file, hunk[0], tuple(hunk[4]))  # (two hunks alike: _repeated_hunks)
-    item["sizes"] = (len(hunk[1]), len(hunk[2]))  # (its old and new lines: _in_turn)
+    item["new_side"] = [(line.rstrip(), sign == "+") for sign, line in hunk[4] if sign != "-"]
+    item["shift"] = len(hunk[2]) - len(hunk[1])  # (lines it adds, less those it removes: _in_turn)
     return item
 
 
@@ -14169,29 +14169,44 @@ def _hunk_placed(opened, item, lines, hunk, stated, start):
 
 
 def _refuse_a_later_section(opened, item, old, stated, start):
-    """AMBIGUOUS when a hunk of a later ---/+++ section of its file would move and an earlier
-    section adds a line like one of its own (with a letter or a digit): the sections may be
-    meant one after the other (`git diff A B; git diff B C`), its line numbers those of the file
-    the earlier ones leave, and its lines those they add."""
-    if not item.get("added_before") or _in_turn(item["earlier"], stated) == start:
-        return  # (read after the earlier sections, its stated line is where it applies too)
-    added = item["added_before"]
-    if any(line.rstrip() in added and _ALNUM_TEXT.search(line) for line in old):
+    """AMBIGUOUS when a hunk of a later ---/+++ section of its file would move and its old lines
+    may stand on lines an earlier section adds (one with a letter or a digit): the sections may
+    be meant one after the other (`git diff A B; git diff B C`), and it is those lines it
+    changes, unless its stated line, read as a line of the file the earlier sections leave, is
+    where its lines are in the file as it is (_in_turn)."""
+    earlier = item.get("earlier")
+    if earlier and _in_turn(earlier, stated) != start and _on_added_lines(old, earlier):
         hunk, file = str(item.get("hunk", item["index"] + 1)), opened.file
         raise ToolError("AMBIGUOUS", "patch_sections", hunk=hunk, file=file, line=stated, other=start)
 
 
+def _on_added_lines(old, earlier):
+    """Whether the lines `old` match a run of the new side of one of the `earlier` hunks (edges
+    reaching past it too) that holds a line it adds, with a letter or a digit."""
+    old = [line.rstrip() for line in old]
+    sides = [hunk["new_side"] for hunk in earlier]
+    return any(_stands_on_added(side, old, at) for side in sides for at in range(1 - len(old), len(side)))
+
+
+def _stands_on_added(side, old, at):
+    """Whether `old`, put at index `at` of a hunk's new side `side` ([(line, added)]), equals the
+    lines it meets there, one of them an added line with a letter or a digit."""
+    pairs = [(side[at + k], line) for k, line in enumerate(old) if 0 <= at + k < len(side)]
+    if not all(text == line for (text, _added), line in pairs):
+        return False
+    return any(added and _ALNUM_TEXT.search(text) for (text, added), _line in pairs)
+
+
 def _in_turn(earlier, stated):
-    """The line of the file as it is that line `stated` of the file the earlier sections' hunks
-    leave (`earlier`: their new start, old and new line counts) was, or None when it is a line
-    one of them wrote."""
+    """The line of the file as it is that line `stated` of the file the `earlier` hunks leave
+    was, or None when it is a line one of them wrote."""
     shift = 0
-    for new_start, old_count, new_count in sorted(earlier):
-        if stated < new_start:
+    for hunk in sorted(earlier, key=lambda h: h["new_start"]):
+        if stated < hunk["new_start"]:
             break
-        if stated < new_start + new_count:
+        if stated < hunk["new_start"] + len(hunk["new_side"]):
             return None
-        shift += new_count - old_count
+        shift += hunk["shift"]
     return stated - shift
 
 

@@ -1265,3 +1265,26 @@ def test_a_later_section_whose_stated_line_holds_after_the_earlier_ones_is_appli
     assert (root / "m.py").read_text() == text.replace("y = 2", "y = 3").replace(
         "def a():\n", "def a():\n    log()\n"
     )
+
+
+def test_a_later_section_off_by_one_beside_lines_like_an_earlier_sections_is_applied(root, be_env):
+    """Found by the second regression pass: hunk 2 (one header per hunk, its line off by one, as
+    models number them) has `return None` among its lines, and hunk 1 adds a `return None`; it
+    was refused as AMBIGUOUS. Its lines cannot stand on what hunk 1 adds (`if y is None` is no
+    line of hunk 1's), so it is applied where they are."""
+    text = (
+        "def f(x):\n    if x < 0:\n        raise ValueError(x)\n    return x\n\n"
+        "def g(y):\n    if y is None:\n        return None\n    return y + 1\n"
+    )
+    (root / "m.py").write_text(text)
+    patch = (
+        "--- a/m.py\n+++ b/m.py\n@@ -2,3 +2,5 @@\n     if x < 0:\n         raise ValueError(x)\n"
+        "+    if x is None:\n+        return None\n     return x\n"
+        "--- a/m.py\n+++ b/m.py\n@@ -6,3 +6,3 @@\n     if y is None:\n         return None\n"
+        "-    return y + 1\n+    return y + 2\n"
+    )
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0, answer
+    assert (root / "m.py").read_text() == text.replace("y + 1", "y + 2").replace(
+        "ValueError(x)\n", "ValueError(x)\n    if x is None:\n        return None\n"
+    )

@@ -628,6 +628,9 @@ def test_a_view_of_lines_standing_twice_does_not_follow_a_clone_pasted_above(roo
         text + "\n# end\n",  # (lines added below: in place, as before)
         text.replace("class Q:", "class Query:") + "\n# end\n",  # (and a line changed above: found
         # by the regression pass, refused when the token held the bytes above alone)
+        text.replace("class Q:", "class Query:").replace("return self\n", "return self\n\n# gap\n", 1),
+        # (a line changed above and lines added right below, a blank one first: found by the
+        # second regression pass, refused while only the bytes below were compared)
     ):
         (root / "t.py").write_text(now)
         done, result = run_json(
