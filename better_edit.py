@@ -14977,12 +14977,7 @@ def call_tool(ctx, tool, args):
         _guard_signals()  # (a signal while a writing call plans: die quietly, nothing written yet)
     undone = _recover(ctx, tool)
     try:
-        try:
-            result = tool.handler(ctx, validate_args(tool, args))
-        except OSError as exc:
-            if not _out_of_descriptors(exc):
-                raise
-            raise os_error(exc, exc.filename or "") from None  # (from any step: IO, ulimit -n)
+        result = _run_handler(ctx, tool, args)
     except ToolError as exc:
         undone, ctx.recovered = undone + ctx.recovered, []
         if undone:
@@ -14996,6 +14991,17 @@ def call_tool(ctx, tool, args):
     if ctx.mcp:
         _cut_diff_lines(ctx, result)
     return result
+
+
+def _run_handler(ctx, tool, args):
+    """The tool's result; running out of descriptors at any step of it is IO (ulimit -n)."""
+    try:
+        return tool.handler(ctx, validate_args(tool, args))
+    except OSError as exc:
+        if not _out_of_descriptors(exc):
+            raise
+        where = exc.filename or (args.get("file") if isinstance(args, dict) else None) or ctx.cwd
+        raise os_error(exc, str(where)) from None
 
 
 def _cut_diff_lines(ctx, result):
