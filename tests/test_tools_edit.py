@@ -1249,42 +1249,38 @@ def test_a_hunk_repeated_line_for_line_is_refused(root, be_env):
     assert done.returncode == 0 and (root / "f.txt").read_text().count("NEW") == 2, answer
 
 
-def test_a_later_section_whose_stated_line_holds_after_the_earlier_ones_is_applied(root, be_env):
-    """Found by the regression pass (20 of 380 diffs split one section per hunk): hunk 2 numbered
-    as the file stands after hunk 1 (@@ -7: one line later) was refused as AMBIGUOUS because
-    hunk 1 adds a `log()` line like one of its own, though read in turn it lands on the same
-    block: such a hunk is applied."""
-    text = "def a():\n    x = 1\n    return x\n\n\ndef b():\n    log()\n    y = 2\n    return y\n"
-    (root / "m.py").write_text(text)
-    patch = (
+LATER_SECTIONS_APPLIED = {
+    # (the regression pass, 20 of 380 diffs split one section per hunk): hunk 2 numbered as the
+    # file stands after hunk 1 (@@ -7, one line later), hunk 1 adding a `log()` like one of its own
+    "numbered-after-the-earlier-hunks": (
+        "def a():\n    x = 1\n    return x\n\n\ndef b():\n    log()\n    y = 2\n    return y\n",
         "--- a/m.py\n+++ b/m.py\n@@ -1,3 +1,4 @@\n def a():\n+    log()\n     x = 1\n     return x\n"
-        "--- a/m.py\n+++ b/m.py\n@@ -7,3 +7,3 @@\n def b():\n     log()\n-    y = 2\n+    y = 3\n"
-    )
-    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
-    assert done.returncode == 0, answer
-    assert (root / "m.py").read_text() == text.replace("y = 2", "y = 3").replace(
-        "def a():\n", "def a():\n    log()\n"
-    )
-
-
-def test_a_later_section_off_by_one_beside_lines_like_an_earlier_sections_is_applied(root, be_env):
-    """Found by the second regression pass: hunk 2 (one header per hunk, its line off by one, as
-    models number them) has `return None` among its lines, and hunk 1 adds a `return None`; it
-    was refused as AMBIGUOUS. Its lines cannot stand on what hunk 1 adds (`if y is None` is no
-    line of hunk 1's), so it is applied where they are."""
-    text = (
+        "--- a/m.py\n+++ b/m.py\n@@ -7,3 +7,3 @@\n def b():\n     log()\n-    y = 2\n+    y = 3\n",
+        [("y = 2", "y = 3"), ("def a():\n", "def a():\n    log()\n")],
+    ),
+    # (the second regression pass): hunk 2 off by one line, as models number them, with a
+    # `return None` among its lines like the one hunk 1 adds; `if y is None` is no line of hunk 1's
+    "off-by-one-beside-added-lines": (
         "def f(x):\n    if x < 0:\n        raise ValueError(x)\n    return x\n\n"
-        "def g(y):\n    if y is None:\n        return None\n    return y + 1\n"
-    )
-    (root / "m.py").write_text(text)
-    patch = (
+        "def g(y):\n    if y is None:\n        return None\n    return y + 1\n",
         "--- a/m.py\n+++ b/m.py\n@@ -2,3 +2,5 @@\n     if x < 0:\n         raise ValueError(x)\n"
         "+    if x is None:\n+        return None\n     return x\n"
         "--- a/m.py\n+++ b/m.py\n@@ -6,3 +6,3 @@\n     if y is None:\n         return None\n"
-        "-    return y + 1\n+    return y + 2\n"
-    )
+        "-    return y + 1\n+    return y + 2\n",
+        [("y + 1", "y + 2"), ("ValueError(x)\n", "ValueError(x)\n    if x is None:\n        return None\n")],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LATER_SECTIONS_APPLIED))
+def test_a_later_section_that_cannot_stand_on_an_earlier_ones_lines_is_applied(root, be_env, case):
+    """Found by regression passes over the rule for later ---/+++ sections of a file: these were
+    refused as AMBIGUOUS, though read in turn (or against the file as it is) each hunk lands on
+    the same block, and its lines cannot stand on the lines an earlier section adds."""
+    text, patch, changes = LATER_SECTIONS_APPLIED[case]
+    (root / "m.py").write_text(text)
     done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
     assert done.returncode == 0, answer
-    assert (root / "m.py").read_text() == text.replace("y + 1", "y + 2").replace(
-        "ValueError(x)\n", "ValueError(x)\n    if x is None:\n        return None\n"
-    )
+    for old, new in changes:
+        text = text.replace(old, new, 1)
+    assert (root / "m.py").read_text() == text
