@@ -4176,13 +4176,22 @@ def _shell_family(language):
     return "()[]{}", {}, skips, specials
 
 
+_YAML_VALUE_END = r"(?=[ \t]*(?:[\r\n,\]}]|#|$)|:)"  # (what may follow a quoted value)
+
+
 def _yaml_family(language):
     # A quote opens a string only at the start of a scalar: `it's` is plain text.
     sq_start, dq_start = "'(?<![^\\s\\[{,]')", '"(?<![^\\s\\[{,]")'
+    sq_body, dq_body = r"[^']*(?:''[^']*)*'", r'[^"\\]*(?:\\[\s\S][^"\\]*)*"'
     skips = [
         ("comment", r"#(?<![^\s]#)[^\n]*"),
-        ("string", sq_start + r"[^']*(?:''[^']*)*'"),
-        ("string", dq_start + r'[^"\\]*(?:\\[\s\S][^"\\]*)*"'),
+        # a value's quotes (after `key: ` or `- `): what follows the closing one must end the value,
+        # else that quote opened the next value and this one's was dropped (`restart: "always`
+        # above `- "3001:3306"`): reported unclosed, below
+        ("string", "'(?:(?<=:[ \t]')|(?<=\\s-[ \t]'))" + sq_body + _YAML_VALUE_END),
+        ("string", '"(?:(?<=:[ \t]")|(?<=\\s-[ \t]"))' + dq_body + _YAML_VALUE_END),
+        ("string", sq_start + "(?<!:[ \t]')(?<!\\s-[ \t]')" + sq_body),
+        ("string", dq_start + '(?<!:[ \t]")(?<!\\s-[ \t]")' + dq_body),
     ]
     block = r"[-+0-9]*[ \t]*(?:#[^\n]*)?(?=\r?\n)"
     specials = [

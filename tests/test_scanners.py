@@ -297,6 +297,20 @@ def test_a_yaml_bracket_inside_a_plain_scalar_is_text():
     assert problems("k: !tag [1, 2\n", "yaml") == [("[", 1, 9, "unclosed")]
 
 
+def test_a_yaml_value_whose_closing_quote_was_dropped_is_unclosed():
+    """Found by an attack (26 of 59 dropped quotes said "ok"): `restart: "always` above a quoted
+    `- "3001:3306"` read as one string running to that value's opening quote. A value's quoted
+    scalar must be followed by the end of the value; quotes inside plain text stay text."""
+    broken = 'a:\n  restart: "always\n  ports:\n    - "3001:3306"\n'
+    assert problems(broken, "yaml") == [('"', 2, 12, "unclosed")]
+    fine = (
+        'a:\n  restart: "always"\n  ports:\n    - "3001:3306"\n  k: ["a", "b"]\n  "key": "v"\n'
+        "  m: \"multi\n    line\"\n  s: 'it''s'  # c\n  if: startsWith(github.ref, 'refs/tags/')\n"
+        "  - run: tr -d -- '-.'\n"
+    )
+    assert problems(fine, "yaml") == []
+
+
 def test_ruby_text_after_end_is_data():
     """Found by an attack: text after a Ruby `__END__` line (the script's DATA) was scanned as
     code, so `it's data` opened a quote. Only `__END__` alone on its line ends the program."""
