@@ -5020,14 +5020,34 @@ def _h_heredoc(state, m, groups):
     if eol < 0:
         state.missing_heredocs.add(word)  # no line after it (or the end of a scan's window)
         return None
-    terminator = re.compile(r"^[ \t]*" + re.escape(word) + r"[ \t]*\r?$", re.M)
-    found = terminator.search(state.text, eol + 1, state.end)
+    found = _heredoc_terminator(word).search(state.text, eol + 1, state.end)
     if found is None:
         state.missing_heredocs.add(word)
         return None
     if state.text[m.end() : eol].strip():
         _scan_brackets(state.text, state.spec, m.end(), eol, pairs=state.pairs, state=state)
-    return found.end()
+    return _later_heredocs_end(state, m, eol, found.end())
+
+
+def _heredoc_terminator(word):
+    """The line that ends a heredoc opened with `word` (indented too, for `<<-` and `<<~`)."""
+    return re.compile(r"^[ \t]*" + re.escape(word) + r"[ \t]*\r?$", re.M)
+
+
+def _later_heredocs_end(state, m, eol, end):
+    """Past the bodies of the heredocs opened later on the line of `m` (`f(<<~A, <<~B)`, `cat <<A
+    <<B`): each follows the one before it; `end` is where the first one's ends."""
+    spec, text = state.spec, state.text
+    for more in m.re.finditer(text, m.end(), eol):
+        k = more.lastindex
+        if spec.roles[k] is not _HANDLED or spec.handlers[k][0] is not _h_heredoc:
+            continue
+        word = next((more.group(g) for g in spec.handlers[k][1] if more.group(g)), None)
+        later = _heredoc_terminator(word).search(text, end + 1, state.end) if word else None
+        if later is None:
+            break
+        end = later.end()
+    return end
 
 
 def _h_case(state, m, arg):

@@ -311,6 +311,13 @@ def test_a_yaml_value_whose_closing_quote_was_dropped_is_unclosed():
     assert problems(fine, "yaml") == []
 
 
+def test_heredocs_opened_on_one_line_follow_each_other():
+    """Found by an attack: `f(<<~A, <<~B)` read A's body as a heredoc and B's as code, so a `[` in
+    it was "unclosed"; the same for shell's `cat <<A <<B`."""
+    assert problems("def a\n  f(<<~A, <<~B)\n    (\n  A\n    [\n  B\nend\n", "ruby") == []
+    assert problems("cat <<A <<B\n(\nA\n[\nB\necho (\n", "shell") == [("(", 6, 6, "unclosed")]
+
+
 def test_ruby_text_after_end_is_data():
     """Found by an attack: text after a Ruby `__END__` line (the script's DATA) was scanned as
     code, so `it's data` opened a quote. Only `__END__` alone on its line ends the program."""
