@@ -3926,8 +3926,12 @@ def _read_as_plain(state, m, plain):
     pattern from the quote on), as the scanners read it before a handler looked inside; not there
     at all: reported `unclosed` there, and the scan goes on at the end of its line."""
     found = plain.match(state.text, m.start(), state.end)
-    if found:
-        return found.end()
+    return found.end() if found else _unclosed_to_line_end(state, m)
+
+
+def _unclosed_to_line_end(state, m):
+    """The string whose quote `m` starts reported `unclosed`; the scan goes on at the end of its
+    line (and is uncertain from there: an edit below may close it)."""
     state.problems.append((m.start(), state.text[m.start()], "unclosed"))
     state.uncertain = True
     newline = state.text.find("\n", m.end(), state.end)
@@ -4309,15 +4313,8 @@ def _h_template_dq(state, m, opener):
     of its own (`"${f("{")}"`, code over lines too): read to the quote that ends it (_rb_dq_end),
     its text on one line; one that does not end so is reported `unclosed`, and the scan goes on
     at the end of its line."""
-    text = state.text
-    newline = text.find("\n", m.end(), state.end)
-    line_end = state.end if newline < 0 else newline
-    found = _rb_dq_end(text, m.end(), min(state.end, m.end() + _NESTED_READ_LIMIT), '"', opener, True)
-    if found is None:
-        state.problems.append((m.start(), '"', "unclosed"))
-        state.uncertain = True
-        return line_end
-    return found
+    found = _rb_dq_end(state.text, m.end(), min(state.end, m.end() + _NESTED_READ_LIMIT), '"', opener, True)
+    return _unclosed_to_line_end(state, m) if found is None else found
 
 
 _RUBY_PERCENT = _LazyPattern(r"%[qQwWiIrsx]?[^\w\s]")
@@ -13717,12 +13714,11 @@ def _repeated_hunks(items):
     same place: a hunk with context would overlap its twin, but one without (`-U0`, only `+`
     lines) added its lines twice, as git apply does. The intended change is the lines once."""
     seen = {}
-    for item in items:
-        key = item.get("same")
+    for item in (item for item in items if "tagged" in item):
+        key = (item["file"], item["old_start"], tuple(item["tagged"]))
         if key in seen:
             raise invalid("patch_repeated", hunk=item["hunk"], first=seen[key], file=item["file"])
-        if key is not None:
-            seen[key] = item["hunk"]
+        seen[key] = item["hunk"]
 
 
 def _read_hunk(lines, pos, items, header, sections):
@@ -13750,7 +13746,7 @@ def _note_earlier_sections(items):
             earlier = [
                 i for i in items if i["file"] == item["file"] and i.get("section", 1) < item["section"]
             ]
-            item["earlier"] = [i for i in earlier if "new_side" in i]
+            item["earlier"] = [i for i in earlier if "tagged" in i]
 
 
 def _added_eol(lines, header, end):
@@ -14005,9 +14001,7 @@ def _hunk_item(index, old_path, new_path, hunk, number=1):
     item = {"index": index, "op": "patch", "file": file, "args": {"file": file}, "hunk": number}
     item["plan"] = lambda ctx, opened, exists: _hunk_change(ctx, item, opened, exists, hunk)
     item["create"], item["delete_file"] = old_path is None, new_path is None
-    item["same"] = (file, hunk[0], tuple(hunk[4]))  # (two hunks alike: _repeated_hunks)
-    item["new_side"] = [(line.rstrip(), sign == "+") for sign, line in hunk[4] if sign != "-"]
-    item["shift"] = len(hunk[2]) - len(hunk[1])  # (lines it adds, less those it removes: _in_turn)
+    item["old_start"], item["tagged"] = hunk[0], hunk[4]  # (_repeated_hunks, _refuse_a_later_section)
     return item
 
 
@@ -14213,7 +14207,7 @@ def _on_added_lines(old, earlier):
     """Whether the lines `old` match a run of the new side of one of the `earlier` hunks (edges
     reaching past it too) that holds a line it adds, with a letter or a digit."""
     old = [line.rstrip() for line in old]
-    sides = [hunk["new_side"] for hunk in earlier]
+    sides = [_new_side(hunk) for hunk in earlier]
     return any(_stands_on_added(side, old, at) for side in sides for at in range(1 - len(old), len(side)))
 
 
@@ -14226,6 +14220,11 @@ def _stands_on_added(side, old, at):
     return any(added and _ALNUM_TEXT.search(text) for (text, added), _line in pairs)
 
 
+def _new_side(hunk):
+    """[(line, whether the hunk adds it)] of a hunk item's new side."""
+    return [(line.rstrip(), sign == "+") for sign, line in hunk["tagged"] if sign != "-"]
+
+
 def _in_turn(earlier, stated):
     """The line of the file as it is that line `stated` of the file the `earlier` hunks leave
     was, or None when it is a line one of them wrote."""
@@ -14233,9 +14232,9 @@ def _in_turn(earlier, stated):
     for hunk in sorted(earlier, key=lambda h: h["new_start"]):
         if stated < hunk["new_start"]:
             break
-        if stated < hunk["new_start"] + len(hunk["new_side"]):
+        if stated < hunk["new_start"] + len(_new_side(hunk)):
             return None
-        shift += hunk["shift"]
+        shift += sum((sign == "+") - (sign == "-") for sign, _line in hunk["tagged"])
     return stated - shift
 
 
