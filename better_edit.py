@@ -10006,21 +10006,22 @@ def _apply_file(fc):
 
 
 def _drop_copy(copy_path):
-    """An in-place file's copy and its mark (_mark_writing) removed, those that are there."""
-    for path in (copy_path, copy_path + ".w"):
+    """An in-place file's copy and its marks (_mark_writing) removed, those that are there."""
+    for path in (copy_path, copy_path + ".w", copy_path + ".u"):
         with _suppress_os():
             os.unlink(path)
 
 
-def _mark_writing(copy_path, on):
-    """The mark `COPY.w` beside an in-place file's copy, there while its in-place write runs."""
+def _mark_writing(copy_path, on, mark=".w"):
+    """The mark `COPY.w` beside an in-place file's copy, there while its in-place write runs
+    (`COPY.u` while an undo writes the copy back: whatever the file holds then is ours)."""
     if copy_path is None:
         return
     _Faults.step("create" if on else "unlink")
     if on:
-        os.close(os.open(copy_path + ".w", os.O_WRONLY | os.O_CREAT | _CLOEXEC, 0o600))
+        os.close(os.open(copy_path + mark, os.O_WRONLY | os.O_CREAT | _CLOEXEC, 0o600))
     else:
-        os.unlink(copy_path + ".w")
+        os.unlink(copy_path + mark)
 
 
 def _undo_entry(folder, name, entry, before=None, prepared=True):
@@ -10106,28 +10107,60 @@ def _undo_rename(folder, name, keep, old, new, new_signature=None):
 
 def _undo_in_place(folder, name, copy_path, old, before=None, new_bytes=None):
     """An in-place write undone: the copy's bytes (or `before`, in the process that wrote) written
-    back into the same inode. After a kill (`new_bytes`: the size and SHA-256 of what the write
-    wrote), a file that holds bytes no write of ours can have left was written by another program
-    since: left as it is."""
-    after_kill = before is None and isinstance(new_bytes, list)
+    back into the same inode. A file that holds bytes no write of ours can have left (`new_bytes`:
+    the size and SHA-256 of what the write wrote) was written by another program since, after a
+    kill or in process: left as it is, its old text kept where the reason says (_keep_old_copy)."""
     if before is None:
         try:
             with open(copy_path, "rb") as handle:
                 before = handle.read()
-        except FileNotFoundError:
-            return None  # the copy was never made: the file was never written
-    fd = folder.open(name, os.O_RDWR | _NOFOLLOW | _NONBLOCK)
+        except FileNotFoundError:  # never made (the file was never written), or kept by an undo
+            kept = _kept_path(copy_path, name)  # that left the file (in process: said again here)
+            return f"changed by another program since{_kept_words(kept)}" if os.path.exists(kept) else None
+    judged = copy_path is not None and isinstance(new_bytes, list)  # (no copy: nowhere to keep it)
     try:
-        if _identity(os.fstat(fd)) != old:
-            return "replaced by another program since"
+        fd = folder.open(name, os.O_RDWR | _NOFOLLOW | _NONBLOCK)
+    except FileNotFoundError:
+        fd = None
+    if fd is None or _identity(os.fstat(fd)) != old:
+        if fd is not None:
+            os.close(fd)
+        why = "removed" if fd is None else "replaced"
+        return f"{why} by another program since" + (_keep_old_copy(copy_path, name) if judged else "")
+    try:
         if _holds(fd, payload_of(before)):
             return None
-        if after_kill and not _ours(fd, before, new_bytes, os.path.exists(copy_path + ".w")):
-            return "changed by another program since"
+        undoing = copy_path is not None and os.path.exists(copy_path + ".u")  # (an undo of ours cut short)
+        if judged and not undoing and not _ours(fd, before, new_bytes, os.path.exists(copy_path + ".w")):
+            return "changed by another program since" + _keep_old_copy(copy_path, name)
+        _mark_writing(copy_path, True, ".u")
         _rewrite(fd, payload_of(before), name)
+        _mark_writing(copy_path, False, ".u")
     finally:
         os.close(fd)
     return None
+
+
+def _keep_old_copy(copy_path, name):
+    """The copy of an in-place file that an undo leaves, moved out of the journal to the state
+    directory's `kept` folder, where no record's end removes it; the words that say where."""
+    kept = _kept_path(copy_path, name)
+    _private_dir(os.path.dirname(kept))
+    os.replace(copy_path, kept)
+    _fsync_folder_strict(os.path.dirname(kept))
+    return _kept_words(kept)
+
+
+def _kept_path(copy_path, name):
+    """Where _keep_old_copy moves the copy BASE/journal/WSID/PID-ID-N.copy of the file `name`:
+    BASE/kept/WSID/NAME.PID-ID-N.old."""
+    journal_dir, copy_name = os.path.split(copy_path)
+    base, workspace = os.path.split(journal_dir)
+    return os.path.join(os.path.dirname(base), "kept", workspace, f"{name[:120]}.{copy_name[:-5]}.old")
+
+
+def _kept_words(kept):
+    return f"; its old text is kept as {kept}"
 
 
 def _ours(fd, before, new_bytes, marked):
@@ -10158,12 +10191,12 @@ def _remove_folders(folders, root=None):
 
 
 def _undo_file(ctx, fc, applied):
-    """_undo_entry of one file of this process's commit; `applied`: the paths whose rename or
-    deletion was made (a rename not yet made touched no name: one gone now was removed by another
-    program, and stays gone)."""
+    """_undo_entry of one file of this process's commit; `applied`: the paths whose rename,
+    deletion or in-place write was made or begun (a file not yet written was not changed by this
+    call: one gone or changed now was so by another program, and stays so)."""
     fc.place = _reopened(ctx, fc.place)
     before = fc.raw if fc.how == "in_place" else None
-    touched = applied is None or fc.how not in ("rename", "delete") or fc.real in applied
+    touched = applied is None or fc.how == "create" or fc.real in applied
     if fc.place.pending:  # (its folder was never made: nothing of it exists)
         return None
     return _undo_entry(fc.place.folder, fc.place.name, fc.entry(), before, prepared=touched)
@@ -10180,7 +10213,7 @@ def _undo_files(ctx, files, applied=None):
         try:
             why = _undo_file(ctx, fc, applied)
         except (OSError, ToolError) as exc:
-            if applied is not None and fc.how in ("rename", "delete") and fc.real not in applied:
+            if applied is not None and fc.how != "create" and fc.real not in applied:
                 continue  # (its name was never touched: only a temporary is left, for a later sweep)
             errors.append(_restore_failed(ctx, fc, exc))
             continue
@@ -10282,7 +10315,7 @@ class _CommitRun:
     def __init__(self, ctx, files, header=None):
         self.ctx, self.files, self.journal, self.header = ctx, files, Journal(ctx), header or {}
         self.many = len(files) > _OPEN_FOLDERS  # (folders closed between steps: bounded descriptors)
-        self.record, self.warnings, self.applied, self.current = None, [], [], None
+        self.record, self.warnings, self.applied, self.current, self.writing = None, [], [], None, None
         self.recorded = True  # False when the state directory cannot hold a record at all
 
     def through_commit_point(self, event, tool):
@@ -10340,6 +10373,7 @@ class _CommitRun:
         for fc in self._each():
             if fc.check and not _same_signature(fc.place, fc.st):  # (saved by another program since prepare)
                 raise ToolError("CONFLICT", "conflict", file=fc.file)
+            self.writing = fc.real  # (an in-place write that fails may leave part of its bytes)
             _apply_file(fc)
             self.applied.append(fc.real)
             _Faults.point("applied")
@@ -10352,7 +10386,7 @@ class _CommitRun:
 
     def undo(self, exc, event):
         """Put every file back; returns the error to raise (`exc` itself when it says it all)."""
-        errors, left = _undo_files(self.ctx, self.files, set(self.applied))
+        errors, left = _undo_files(self.ctx, self.files, {*self.applied, self.writing})
         if event:
             event.discard()
         if self.record is not None:  # kept when a file could not be put back: the next call retries
@@ -10662,7 +10696,7 @@ def _sweep_copies(journal, names):
     named = None
     for name in names:
         match = re.fullmatch(
-            r"([0-9]+)-[0-9a-f]{8}-[0-9]+\.copy(?:\.[0-9a-f]{8}\.tmp|\.w)?|([0-9]+)\.tmp",
+            r"([0-9]+)-[0-9a-f]{8}-[0-9]+\.copy(?:\.[0-9a-f]{8}\.tmp|\.[wu])?|([0-9]+)\.tmp",
             name.split(".json.")[-1],
         )
         pid = match and (match.group(1) or match.group(2))
@@ -10678,7 +10712,7 @@ def _sweep_copies(journal, names):
 def _named_copies(journal):
     """The in-place copies the journal's records name, and their marks (_mark_writing)."""
     copies = [e.get("keep") for e in _record_entries(journal) if isinstance(e, dict)]
-    return {name for keep in copies if isinstance(keep, str) for name in (keep, f"{keep}.w")}
+    return {name for keep in copies if isinstance(keep, str) for name in (keep, f"{keep}.w", f"{keep}.u")}
 
 
 def _record_entries(journal):
@@ -10807,21 +10841,29 @@ def _record_places(bare, entries, places):
 
 
 def _undo_places(bare, places, prepared):
-    """Undo each (place, entry) under the locks of them all; what was left alone, and why."""
-    left = []
+    """Undo each (place, entry) under the locks of them all; what was left alone, and why. A file
+    that could not be put back (a full disk, a file-size limit) raises, after the others are done:
+    the record and the copies stay, and the next call tries again."""
+    left, failed = [], None
     with Locks(bare, recovering=True) as locks:
         locks.take_all([place for place, _entry in places])
         for n, (place, entry) in enumerate(places):
+            why = None
             try:
                 place = _reopened(bare, place)
                 places[n] = (place, entry)  # (its folder is closed by the caller)
                 why = _undo_entry(place.folder, place.name, entry, prepared=prepared)
-            except (OSError, ToolError) as exc:
-                why = getattr(exc, "strerror", None) or str(exc)
+            except ToolError as exc:
+                why = str(exc)
+                failed = failed or (exc.code == "IO" and OSError(0, f"{entry['path']}: {why}"))
+            except OSError as exc:
+                failed = failed or OSError(exc.errno, f"{entry['path']}: {exc.strerror or exc}")
             if len(places) > _OPEN_FOLDERS:
                 place.release()
             if why:
                 left.append(f"{entry['path']} ({why})")
+    if failed:
+        raise failed
     return left
 
 

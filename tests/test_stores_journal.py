@@ -781,6 +781,93 @@ def test_a_file_written_into_after_its_rename_while_the_edit_fails_keeps_its_old
 
 
 @pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
+def test_a_file_written_in_place_then_by_another_program_while_the_edit_fails_keeps_both_texts(
+    root, cache_dir, be_env
+):
+    """Found by reading the undo: a two-file edit of hard-linked files (written in place) wrote f1,
+    then another program appended to f1 and changed f3, and the edit failed (CONFLICT on f3). The
+    undo wrote f1's old bytes over the other program's append, which was lost; killed there by
+    SIGTERM instead, the next call left f1 but deleted its only copy of the old text. Now f1 is
+    left as the other program left it, and its old text is kept where the error says."""
+    edits = [{"file": f"f{n}.txt", "start": 1, "content": f"NEW{n}"} for n in (1, 3)]
+    (root.parent / "items.json").write_text(json.dumps(edits))
+    args = ["edit", "--edits-file", str(root.parent / "items.json"), "-o", "json", "--brief"]
+    old = b"a\nb\nc\n"
+    for how in ("conflict", "sigterm"):
+        reset_tree(root, {"f1.txt": old, "f3.txt": old}, links=[("f1.txt", "l1.txt"), ("f3.txt", "l3.txt")])
+        proc = stopped_at(root, be_env, args, "applied:STOP")  # (f1 written in place)
+        for n in (1, 3) if how == "conflict" else (1,):
+            with open(root / f"f{n}.txt", "ab") as handle:
+                handle.write(b"other program\n")
+        if how == "sigterm":
+            os.kill(proc.pid, signal.SIGTERM)
+        os.kill(proc.pid, signal.SIGCONT)
+        out, _err = proc.communicate(timeout=60)
+        assert (root / "f1.txt").read_bytes() == b"NEW1\nb\nc\nother program\n", how
+        assert (root / "l1.txt").samefile(root / "f1.txt"), how
+        if how == "conflict":
+            error = json.loads(out)["error"]
+            assert error["code"] == "CONFLICT" and str(root / "f1.txt") not in error["restored"], error
+            assert f"except in {root / 'f1.txt'}: another program wrote or replaced it" in error["message"], (
+                error
+            )
+            said = error["message"]
+        else:
+            assert proc.returncode == -signal.SIGTERM, proc.returncode
+            _done, answer = cli_json(root, be_env, "read", "-f", "f3.txt")
+            said = " ".join(answer.get("warnings", []))
+            assert f"except: {root / 'f1.txt'} (changed by another program since" in said, (how, answer)
+        kept = re.search(r"its old text is kept as (\S+?)\)", said)
+        assert kept, (how, said)
+        assert Path(kept.group(1)).read_bytes() == old, how
+        _done, answer = cli_json(root, be_env, "read", "-f", "f3.txt")  # (a later call keeps it too)
+        if how == "conflict":  # (the record was kept: it says what was left once more)
+            assert (
+                f"{root / 'f1.txt'} (changed by another program since; its old text is kept as {kept.group(1)})"
+                in (" ".join(answer.get("warnings", [])))
+            ), answer
+        assert Path(kept.group(1)).read_bytes() == old and journal_records(cache_dir) == [], how
+
+
+def test_a_recovery_that_cannot_write_a_file_back_keeps_its_record_and_copy(root, cache_dir, be_env):
+    """Found by reading the recovery: an edit of a.txt and of h.txt (hard-linked: written in place)
+    killed after h.txt was written; the next call, under a file-size limit below h.txt's old size,
+    failed to write it back (EFBIG) part way. It said the undo was done "except: h.txt (File too
+    large)", deleted the copy of h.txt's old text and the record: h.txt held the first 50,000 of
+    its 200,001 old bytes, and the rest was gone. Now the record and the copy stay, the warning
+    says the recovery could not be done yet, and the next call without the limit finishes it."""
+    old = b"x" * 200_000 + b"\n"
+    edits = json.dumps(
+        [{"file": "a.txt", "start": 1, "content": "A"}, {"file": "h.txt", "start": 1, "content": "H"}]
+    )
+    files = {"a.txt": b"a\n", "h.txt": old}
+
+    def limited():
+        restore_sigint()
+        resource.setrlimit(resource.RLIMIT_FSIZE, (50_000, 50_000))
+
+    for k in range(1, 60):
+        reset_tree(root, files, links=[("h.txt", "h2.txt")])
+        run_cli(
+            "edit", "--edits-file", "-", cwd=root, env=with_fault(be_env, k, "KILL"), input=edits.encode()
+        )
+        if (root / "h.txt").read_bytes() == b"H\n" and journal_records(cache_dir):
+            break  # (killed after h.txt was written, before the commit point)
+    else:
+        raise AssertionError("no kill came between the in-place write and the commit point")
+    done, answer = cli_json(root, be_env, "read", "-f", "a.txt", preexec_fn=limited)
+    said = " ".join(answer["warnings"])
+    assert "could not be undone yet" in said and "File too large" in said, answer
+    assert journal_records(cache_dir), "the record went with the copy of the old text"
+    done, answer = cli_json(root, be_env, "read", "-f", "a.txt")
+    assert (root / "h.txt").read_bytes() == old and (root / "a.txt").read_bytes() == b"a\n", answer
+    assert "was undone" in " ".join(answer["warnings"]) and "except" not in " ".join(answer["warnings"]), (
+        answer
+    )
+    assert journal_records(cache_dir) == []
+
+
+@pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
 def test_a_file_saved_by_another_program_during_an_edit_is_never_overwritten(root, cache_dir, be_env):
     """Found by an attack: an editor saved f1 (by rename, or in place) after the edit had checked
     every file and before it renamed f1's temporary over it; the edit said ok and the save was
@@ -1132,9 +1219,11 @@ def test_a_recovery_keeps_what_another_program_wrote_into_a_hard_linked_file_aft
         said = [w for w in answer.get("warnings", []) if "was undone" in w]
         if said:  # (a call killed while it prepared changed nothing: nothing to say)
             undone += 1
-            assert (
-                root / "a.txt"
-            ).read_text() == "a\n" and "h.txt (changed by another program since)" in said[0]
+            kept = re.search(
+                r"h\.txt \(changed by another program since; its old text is kept as (\S+)\)", said[0]
+            )
+            assert (root / "a.txt").read_text() == "a\n" and kept, said
+            assert Path(kept.group(1)).read_bytes() == b"h\n", k  # (the old text: not lost with the record)
         assert not [p for p in root.rglob("*") if ".be-" in p.name] and not journal_records(cache_dir), k
     assert undone, "no kill came before the commit point"
 
