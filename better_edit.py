@@ -10110,28 +10110,17 @@ def _undo_in_place(folder, name, copy_path, old, before=None, new_bytes=None):
     back into the same inode. A file that holds bytes no write of ours can have left (`new_bytes`:
     the size and SHA-256 of what the write wrote) was written by another program since, after a
     kill or in process: left as it is, its old text kept where the reason says (_keep_old_copy)."""
-    if before is None:
-        try:
-            with open(copy_path, "rb") as handle:
-                before = handle.read()
-        except FileNotFoundError:  # never made (the file was never written), or kept by an undo
-            kept = _kept_path(copy_path, name)  # that left the file (in process: said again here)
-            return f"changed by another program since{_kept_words(kept)}" if os.path.exists(kept) else None
+    before = _copy_bytes(copy_path, name) if before is None else before
+    if before is None or isinstance(before, str):
+        return before
     judged = copy_path is not None and isinstance(new_bytes, list)  # (no copy: nowhere to keep it)
-    try:
-        fd = folder.open(name, os.O_RDWR | _NOFOLLOW | _NONBLOCK)
-    except FileNotFoundError:
-        fd = None
-    if fd is None or _identity(os.fstat(fd)) != old:
-        if fd is not None:
-            os.close(fd)
-        why = "removed" if fd is None else "replaced"
-        return f"{why} by another program since" + (_keep_old_copy(copy_path, name) if judged else "")
+    fd = _open_if_same(folder, name, old)
+    if isinstance(fd, str):
+        return f"{fd} by another program since" + (_keep_old_copy(copy_path, name) if judged else "")
     try:
         if _holds(fd, payload_of(before)):
             return None
-        undoing = copy_path is not None and os.path.exists(copy_path + ".u")  # (an undo of ours cut short)
-        if judged and not undoing and not _ours(fd, before, new_bytes, os.path.exists(copy_path + ".w")):
+        if judged and not _ours_or_undoing(fd, before, new_bytes, copy_path):
             return "changed by another program since" + _keep_old_copy(copy_path, name)
         _mark_writing(copy_path, True, ".u")
         _rewrite(fd, payload_of(before), name)
@@ -10139,6 +10128,29 @@ def _undo_in_place(folder, name, copy_path, old, before=None, new_bytes=None):
     finally:
         os.close(fd)
     return None
+
+
+def _copy_bytes(copy_path, name):
+    """The bytes of an in-place file's copy; else None (never made: the file was never written),
+    or the words of an undo that left the file and kept the copy (in process: said again)."""
+    try:
+        with open(copy_path, "rb") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        kept = _kept_path(copy_path, name)
+        return f"changed by another program since{_kept_words(kept)}" if os.path.exists(kept) else None
+
+
+def _open_if_same(folder, name, old):
+    """A descriptor of `name` to write, while it is the inode `old`; else "removed" or "replaced"."""
+    try:
+        fd = folder.open(name, os.O_RDWR | _NOFOLLOW | _NONBLOCK)
+    except FileNotFoundError:
+        return "removed"
+    if _identity(os.fstat(fd)) != old:
+        os.close(fd)
+        return "replaced"
+    return fd
 
 
 def _keep_old_copy(copy_path, name):
@@ -10161,6 +10173,13 @@ def _kept_path(copy_path, name):
 
 def _kept_words(kept):
     return f"; its old text is kept as {kept}"
+
+
+def _ours_or_undoing(fd, before, new_bytes, copy_path):
+    """_ours(), or an undo of ours that began writing the copy back and was cut short (`COPY.u`)."""
+    if os.path.exists(copy_path + ".u"):
+        return True
+    return _ours(fd, before, new_bytes, os.path.exists(copy_path + ".w"))
 
 
 def _ours(fd, before, new_bytes, marked):
@@ -10844,27 +10863,35 @@ def _undo_places(bare, places, prepared):
     """Undo each (place, entry) under the locks of them all; what was left alone, and why. A file
     that could not be put back (a full disk, a file-size limit) raises, after the others are done:
     the record and the copies stay, and the next call tries again."""
-    left, failed = [], None
+    left, failed = [], []
     with Locks(bare, recovering=True) as locks:
         locks.take_all([place for place, _entry in places])
-        for n, (place, entry) in enumerate(places):
-            why = None
-            try:
-                place = _reopened(bare, place)
-                places[n] = (place, entry)  # (its folder is closed by the caller)
-                why = _undo_entry(place.folder, place.name, entry, prepared=prepared)
-            except ToolError as exc:
-                why = str(exc)
-                failed = failed or (exc.code == "IO" and OSError(0, f"{entry['path']}: {why}"))
-            except OSError as exc:
-                failed = failed or OSError(exc.errno, f"{entry['path']}: {exc.strerror or exc}")
+        for n, (_place, entry) in enumerate(places):
+            why = _undo_place(bare, places, n, prepared, failed)
             if len(places) > _OPEN_FOLDERS:
-                place.release()
+                places[n][0].release()
             if why:
                 left.append(f"{entry['path']} ({why})")
     if failed:
-        raise failed
+        raise failed[0]
     return left
+
+
+def _undo_place(bare, places, n, prepared, failed):
+    """_undo_entry of places[n] (reopened in place); why it was left, or None. A failure to put
+    it back goes into `failed`, as an OSError naming the file."""
+    place, entry = places[n]
+    try:
+        place = _reopened(bare, place)
+        places[n] = (place, entry)  # (its folder is closed by the caller)
+        return _undo_entry(place.folder, place.name, entry, prepared=prepared)
+    except ToolError as exc:
+        if exc.code == "IO":
+            failed.append(OSError(0, f"{entry['path']}: {exc}"))
+        return str(exc)
+    except OSError as exc:
+        failed.append(OSError(exc.errno, f"{entry['path']}: {exc.strerror or exc}"))
+        return None
 
 
 # --- scan memory: the last scan of an edited text, for the next post-edit check ------------------
