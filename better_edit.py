@@ -2394,13 +2394,18 @@ _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\"}
 def looks_double_escaped(content):
     """Whether `content` holds literal backslash-n sequences outside quoted strings and no line
     break: sent escaped twice. Those inside strings (`{"a":"x\\ny"}`, minified JSON or code) are
-    the content's own escapes, not line breaks; a quote after a backslash opens no string."""
+    the content's own escapes, not line breaks; a quote after a backslash opens no string. Escaped
+    twice, each backslash of the text arrives doubled: one that starts no JSON escape (`\\R`,
+    `C:\\data`) shows the text was sent as it is."""
     if "\n" in content or content.count("\\n") < 2:
+        return False
+    if any(m.group(1) for m in _JSON_ESCAPE.finditer(content)):
         return False
     return _QUOTED_STRING.sub("", content).count("\\n") >= 2
 
 
 _QUOTED_STRING = _LazyPattern(r"""(?<!\\)"(?:[^"\\\n]|\\.)*"|(?<!\\)'(?:[^'\\\n]|\\.)*'""")
+_JSON_ESCAPE = _LazyPattern(r'\\(?:[\\"/bfnrt]|u[0-9a-fA-F]{4})|(\\)')  # (group 1: a backslash starting none)
 
 
 def unescape_content(content):

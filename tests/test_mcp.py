@@ -1711,6 +1711,25 @@ def test_write_rescues_double_escaped_content(serve, root):
     assert json.loads((root / "data.json").read_text())["greeting"] == "hello\nworld"
 
 
+def test_write_never_unescapes_backslashes_no_json_encoder_makes(serve, root):
+    """Found by an attack: one-line LaTeX (`\\newcommand{\\R}...`) or a Windows path
+    (`C:\\data\\new\\notes`) was taken for double-escaped and its `\\n` became line breaks. Sent
+    escaped twice, every backslash of the text arrives doubled: a `\\R`, `\\d` or `\\m` that no JSON
+    escape makes proves it was not."""
+    server = serve()
+    for name, content in [
+        ("macros.tex", r"\newcommand{\R}{\mathbb{R}} \newcommand{\N}{\mathbb{N}}"),
+        (".env", r"DATA_DIR=C:\data\new\notes"),
+        ("re.txt", r"\d+\n\s*\n"),
+    ]:
+        result = server.ok("be-write", file=name, content=content)
+        assert (root / name).read_text() == content, name
+        assert "warnings" not in result, result
+    twice = r"print(\"C:\\\\data\")\nprint(1)\n"  # (a text holding a backslash, escaped twice)
+    server.ok("be-write", file="twice.py", content=twice)
+    assert (root / "twice.py").read_text() == 'print("C:\\\\data")\nprint(1)\n'
+
+
 def test_write_rescue_in_preview_says_so_and_saves_no_chip(serve, root):
     server = serve()
     result = server.ok("be-write", file="r.txt", content="a\\nb\\nc", preview=True)
