@@ -1079,6 +1079,12 @@ MESSAGES = {
         "that text, so the edit was applied there",
         "old 仍带着读取结果的行号前缀；它们指向的第 {start}-{end} 行正是该文本，已在此处修改",
     ),
+    "w.read_prefixes_content": (
+        "old and content still had the line-number prefixes of a read; they named lines {start}-{end}, "
+        "which hold that text, so the edit was applied there, with content's prefixes taken off",
+        "old 和 content 仍带着读取结果的行号前缀；它们指向的第 {start}-{end} 行正是该文本，已在此处修改，"
+        "并去掉了 content 的前缀",
+    ),
     "w.relocated": (
         "lines moved by {d} since your read: edited {a}-{b} instead of {old_a}-{old_b}",
         "自你读取以来这些行移动了 {d} 行：已编辑第 {a}-{b} 行而不是第 {old_a}-{old_b} 行",
@@ -12258,9 +12264,20 @@ def _replace_prefixed(ctx, args, opened):
     current = _strip_one_newline(normalize_newlines(opened.text.body[a:b].decode(opened.text.codec)))
     if current != stripped:
         return None
-    change = _replace_lines(ctx, dict(args, start=first, end=last, old=stripped), opened)
-    change.warnings.append(("w.read_prefixes", {"start": first, "end": last}))
+    content, key = _content_unprefixed(args["content"], first)
+    change = _replace_lines(ctx, dict(args, start=first, end=last, old=stripped, content=content), opened)
+    change.warnings.append((key, {"start": first, "end": last}))
     return change
+
+
+def _content_unprefixed(content, first):
+    """(content, warning key) of a replace whose `old` carried read prefixes from line `first`: a
+    content copied from the same read, each line prefixed and numbered on from `first`, without
+    its prefixes."""
+    found = _read_prefixed(content) if content else None
+    if found is None or found[0] != first:
+        return content, "w.read_prefixes"
+    return found[1] + ("\n" if content.endswith(("\n", "\r")) else ""), "w.read_prefixes_content"
 
 
 def _replace_old(ctx, args, opened):

@@ -250,6 +250,26 @@ def test_old_with_read_prefixes_applies_where_they_point(root, be_env):
     assert (result["start"], result["end"]) == (4, 5)
 
 
+def test_content_copied_from_the_same_read_loses_its_prefixes_too(root, be_env):
+    """Found by an attack: `old` and `content` both copied from a read (`3<TAB>        y()`); the
+    prefixes of `old` were recognised and taken off, and those of `content` were written into the
+    file (`3<TAB>        z()`). A content whose every line carries them, numbered on from the
+    same line, loses them too, and the warning says so; other content stays as sent."""
+    source = "def f(x):\n    if x:\n        y()\n    return x\n"
+    old = "3\t        y()\n4\t    return x"
+    for content, want in [
+        ("3\t        z()\n4\t    return x", "        z()\n    return x"),
+        ("3\t        z()\n4\t        w()\n5\t    return x\n", "        z()\n        w()\n    return x"),
+        ("7\t        z()\n8\t    return x", "7\t        z()\n8\t    return x"),  # (not this read's lines)
+    ]:
+        (root / "a.py").write_text(source)
+        done, result = run_json("replace", "-f", "a.py", "--old", old, "-c", content, cwd=root, env=be_env)
+        assert done.returncode == 0, result
+        assert (root / "a.py").read_text() == "def f(x):\n    if x:\n" + want + "\n", content
+        said = " ".join(result["warnings"])
+        assert ("content's prefixes taken off" in said) == (not want.startswith("7")), said
+
+
 # ---- a lean, truthful tool list --------------------------------------------------------------------
 
 
