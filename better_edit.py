@@ -1079,6 +1079,11 @@ MESSAGES = {
         "that text, so the edit was applied there",
         "old 仍带着读取结果的行号前缀；它们指向的第 {start}-{end} 行正是该文本，已在此处修改",
     ),
+    "w.indent_once": (
+        "old began after the indentation of line {line}, and content's first line began with that "
+        "indentation too: it was written once, not twice",
+        "old 从第 {line} 行的缩进之后开始，而 content 的第一行也以该缩进开头：缩进只写入一次，而非两次",
+    ),
     "w.read_prefixes_content": (
         "old and content still had the line-number prefixes of a read; they named lines {start}-{end}, "
         "which hold that text, so the edit was applied there, with content's prefixes taken off",
@@ -12306,6 +12311,7 @@ def _replace_old(ctx, args, opened):
     region = split_decoded(replaced)
     eol = dominant_eol(body).decode()
     replacement = _match_trailing_newline(normalize_newlines(args["content"]), col_e == -1).replace("\n", eol)
+    replacement = _indented_once(region[0][0], col_s, replacement, warnings, line_s)
     new_region = replace_in_lines(region, col_s, col_e, replacement)
     placeholder_guard(args, opened, args["content"], replaced, result=new_region)
     plan = (a, text.encode(new_region, new=replacement), b)
@@ -12316,6 +12322,22 @@ def _replace_old(ctx, args, opened):
     if moved:
         fields["relocated"] = moved
     return Change(text, plan, line_s, line_e, added, fields, warnings, at=a)
+
+
+def _indented_once(first_text, col_s, replacement, warnings, line):
+    """`replacement` without the indentation its first line repeats: `old` began at the first
+    non-blank character of its line, and the content's first line begins with the same indentation
+    (copied as a whole line), which would otherwise stand twice."""
+    head = first_text[:col_s]
+    if (
+        not head
+        or head.strip()
+        or not first_text[col_s : col_s + 1].strip()
+        or not replacement.startswith(head)
+    ):
+        return replacement
+    warnings.append(("w.indent_once", {"line": line}))
+    return replacement[len(head) :]
 
 
 def _match_trailing_newline(content, old_ends_a_line):

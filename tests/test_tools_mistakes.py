@@ -270,6 +270,27 @@ def test_content_copied_from_the_same_read_loses_its_prefixes_too(root, be_env):
         assert ("content's prefixes taken off" in said) == (not want.startswith("7")), said
 
 
+def test_old_without_its_indentation_and_content_with_it_indent_once(root, be_env):
+    """Found by an attack: `--old 'return x' -c '    return x + 1'` (old copied without the line's
+    indentation, content as a whole line) gave `        return x + 1`, moving the return into the
+    `if` block above, with no warning. The indentation is now written once, and said; content
+    without it, or old that starts inside the indentation, is applied as before."""
+    source = "def f(x):\n    if x:\n        y()\n    return x\n"
+    cases = [
+        ("return x", "    return x + 1", "    return x + 1\n", True),
+        ("if x:\n        y()", "    if x:\n        z()", "    if x:\n        z()\n", True),
+        ("return x", "return x + 1", "    return x + 1\n", False),
+        ("  return x", "  return x + 1", "    return x + 1\n", False),  # (old began in the indentation)
+    ]
+    for old, content, want, said in cases:
+        (root / "a.py").write_text(source)
+        done, result = run_json("replace", "-f", "a.py", "--old", old, "-c", content, cwd=root, env=be_env)
+        assert done.returncode == 0, result
+        text = (root / "a.py").read_text()
+        assert want in text and "        return" not in text and "        if" not in text, (old, text)
+        assert any("written once, not twice" in w for w in result.get("warnings", [])) == said, result
+
+
 # ---- a lean, truthful tool list --------------------------------------------------------------------
 
 
