@@ -630,16 +630,17 @@ MESSAGES = {
     ),
     "patch_applied_here": (
         "hunk {hunk} of {file} adds lines that already stand right after its context at line {at}: "
-        "the patch looks applied, and applying it again would add them twice",
-        "{file} 的第 {hunk} 块要添加的行已紧跟在第 {at} 行的上下文之后：该补丁似乎已应用过，再次应用会重复添加",
+        "the patch may be applied already, and applying it again would add them twice",
+        "{file} 的第 {hunk} 块要添加的行已紧跟在第 {at} 行的上下文之后：该补丁可能已应用过，再次应用会重复添加",
     ),
     "patch_applied.hint": (
         "read the file: it already holds this change; make the diff again if more is needed",
         "请读取该文件：它已包含此修改；如还需其他修改，请重新生成 diff",
     ),
     "patch_applied_here.hint": (
-        "read the file: it already holds this change; make the diff again if more is needed",
-        "请读取该文件：它已包含此修改；如还需其他修改，请重新生成 diff",
+        "read the file: if it holds this change already, there is nothing to do; to add the lines "
+        "once more (another copy of lines that stand there), call again with force",
+        "请读取该文件：如已包含此修改则无需操作；如确要再添加一份这些行（与已有行相同的副本），请加 force 重试",
     ),
     "patch_changed_in_place": (
         "hunk {hunk} of {file} does not match at line {line}, yet its line {text} still stands at line "
@@ -14295,7 +14296,8 @@ def _hunk_placed(opened, item, lines, hunk, stated, start):
     new) lines, the indexes of its `-` lines among the old)."""
     sides, removed = hunk
     if start == stated:  # (an append after its context, sent twice; a last line's newline too)
-        _refuse_applied(opened, item, lines, sides, stated, start, here=True)
+        if not item.get("force"):  # (or one more copy of the lines after it: force says so)
+            _refuse_applied(opened, item, lines, sides, stated, start, here=True)
         return []
     _refuse_applied(opened, item, lines, sides, stated, start)
     _refuse_a_copy(opened, item, lines, sides[0], stated, start, removed)

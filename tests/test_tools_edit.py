@@ -700,6 +700,23 @@ def test_an_append_after_its_context_sent_twice_is_refused(root, be_env):
     refused_patch(root, be_env, ("f", (root / "f").read_text()), patch, "MISMATCH")
 
 
+def test_a_hunk_adding_one_more_copy_of_the_lines_after_it_says_it_may_be_applied_and_force_adds_it(
+    root, be_env
+):
+    """Found by an attack: a hunk adding a third `"slow",` to a list that holds it twice was refused
+    as applied, with the hint "it already holds this change", which is false, and --force did not
+    get past it (git apply adds it). The file cannot tell the two apart: the refusal now says the
+    patch may be applied, and --force adds the line."""
+    before = 'retries = [\n    "fast",\n    "slow",\n    "slow",\n]\n'
+    (root / "conf.py").write_text(before)
+    patch = '--- a/conf.py\n+++ b/conf.py\n@@ -2,2 +2,3 @@\n     "fast",\n+    "slow",\n     "slow",\n'
+    error = refused_patch(root, be_env, ("conf.py", before), patch, "MISMATCH")
+    assert "may be applied already" in error["message"] and "call again with force" in error["hint"], error
+    done, answer = run_json("patch", "--force", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0, answer
+    assert (root / "conf.py").read_text() == before.replace('"slow",\n', '"slow",\n    "slow",\n', 1)
+
+
 def test_a_crlf_patch_of_a_crlf_file_saved_with_crlf_writes_no_stray_cr(root, be_env):
     """Found by an attack: git's diff of a CRLF file, saved with CRLF line endings, ends each line
     with \r\r: one \r was cut, the other matched as trailing whitespace, and `+inserted\r` wrote
