@@ -12151,7 +12151,8 @@ def tool_replace(ctx, args):
     alone (found in the file), `content`, `viewed_code_id`, `encoding`, `preview`, `brief`, `format`.
     Result: `start`, `end` (old lines), `removed`, `added`, `total`, `diff`, `balance`, `event_id`."""
     _replace_arguments(args)
-    return edit_file(ctx, "replace", args, lambda opened: _replace_change(ctx, args, opened))
+    args, said = _rescued_args(ctx, args, "be-replace")
+    return edit_file(ctx, "replace", args, lambda opened: _said(_replace_change(ctx, args, opened), said))
 
 
 def _replace_arguments(args):
@@ -12430,7 +12431,8 @@ def tool_insert(ctx, args):
     `viewed_code_id`, `encoding`, `preview`, `brief`, `format`. Result: `after_line`, `added`,
     `total`, `diff`, `balance`, `event_id`."""
     _insert_arguments(args)
-    return edit_file(ctx, "insert", args, lambda opened: _insert_change(ctx, args, opened))
+    args, said = _rescued_args(ctx, args, "be-insert")
+    return edit_file(ctx, "insert", args, lambda opened: _said(_insert_change(ctx, args, opened), said))
 
 
 def _insert_arguments(args):
@@ -12591,8 +12593,23 @@ def _rewritten_bytes(text, content):
     return text.to_bytes(new_body), new_body
 
 
-def _rescued_content(ctx, args, warnings):
-    """`content` of a write; over MCP, a double-escaped one unescaped, its original kept as a chip
+def _rescued_args(ctx, args, tool, preview=None):
+    """(args, warnings) of an edit whose `content` _rescued_content() unescaped; else (args, [])."""
+    said = []
+    if isinstance(args.get("content"), str):
+        content = _rescued_content(ctx, dict(args, preview=preview or args.get("preview")), said, tool)
+        args = dict(args, content=content) if said else args
+    return args, said
+
+
+def _said(change, warnings):
+    """`change` with `warnings` first among its own."""
+    change.warnings[:0] = warnings
+    return change
+
+
+def _rescued_content(ctx, args, warnings, tool="be-write"):
+    """`content` of an edit; over MCP, a double-escaped one unescaped, its original kept as a chip
     (warnings say so)."""
     content = args["content"]
     if not (ctx.mcp and looks_double_escaped(content)):
@@ -12600,7 +12617,7 @@ def _rescued_content(ctx, args, warnings):
     if args.get("preview"):
         warnings.append(("w.rescued_preview", {}))
     else:
-        chip_id, chip_warnings = ChipStore(ctx).save("be-write", dict(args), "", content)
+        chip_id, chip_warnings = ChipStore(ctx).save(tool, dict(args), "", content)
         warnings += chip_warnings
         warnings.append(("w.rescued", {"id": chip_id or "-"}))
     return unescape_content(content)
@@ -13379,7 +13396,13 @@ def _new_text(encoding):
 
 
 def _item_change(ctx, args, item, opened, exists):
-    op, item_args = item["op"], dict(item["args"], force=args.get("force"))
+    item_args = dict(item["args"], force=args.get("force"))
+    item_args, said = _rescued_args(ctx, item_args, "be-edit", preview=args.get("preview"))
+    return _said(_item_change_of(ctx, args, item, opened, exists, item_args), said)
+
+
+def _item_change_of(ctx, args, item, opened, exists, item_args):
+    op = item["op"]
     if op == "patch":
         item["force"] = args.get("force")
         return item["plan"](ctx, opened, exists)

@@ -1711,6 +1711,30 @@ def test_write_rescues_double_escaped_content(serve, root):
     assert json.loads((root / "data.json").read_text())["greeting"] == "hello\nworld"
 
 
+def test_every_content_of_an_mcp_edit_is_rescued_as_be_write_does(serve, root):
+    """Found by an attack: content encoded twice (`def f(x):\\n    return 2\\n`) was unescaped by
+    be-write but written as one line holding literal `\\n` by a be-edit write item, be-replace and
+    be-insert, with no warning. Each now unescapes it the same way, keeps the original as a chip
+    and says so."""
+    server = serve()
+    twice = "def f(x):\\n    return 2\\n"
+    want = "def f(x):\n    return 2\n"
+    calls = [
+        ("be-replace", {"file": "r.py", "start": 2, "end": 3, "content": twice}, "a\n" + want + "z\n"),
+        ("be-replace", {"file": "r.py", "old": "x\ny\n", "content": twice}, "a\n" + want + "z\n"),
+        ("be-insert", {"file": "r.py", "after_line": 1, "content": twice}, "a\n" + want + "x\ny\nz\n"),
+        ("be-edit", {"edits": [{"file": "r.py", "op": "write", "content": twice}]}, want),
+        ("be-edit", {"edits": [{"file": "r.py", "after_line": 3, "content": twice}]}, "a\nx\ny\n" + want + "z\n"),
+    ]
+    for tool, args, after in calls:
+        (root / "r.py").write_text("a\nx\ny\nz\n")
+        result = server.ok(tool, args)
+        assert (root / "r.py").read_text() == after, (tool, args)
+        [warning] = [w for w in result["warnings"] if "double-escaped" in w]
+        chip_id = CHIP_RE.search(warning).group(1)
+        assert server.ok("be-insert-chip", {"from": f"chip://{chip_id}"})["text"] == twice
+
+
 def test_write_never_unescapes_backslashes_no_json_encoder_makes(serve, root):
     """Found by an attack: one-line LaTeX (`\\newcommand{\\R}...`) or a Windows path
     (`C:\\data\\new\\notes`) was taken for double-escaped and its `\\n` became line breaks. Sent
