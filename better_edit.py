@@ -467,6 +467,14 @@ MESSAGES = {
         "items {first} ({first_file}) and {second} ({second_file}) touch overlapping lines of the same file",
         "条目 {first}（{first_file}）与 {second}（{second_file}）修改了同一文件中重叠的行",
     ),
+    "edit_repeated": (
+        "items {first} and {second} ({file}) insert the same lines at the same place",
+        "条目 {first} 与 {second}（{file}）在同一位置插入相同的行",
+    ),
+    "edit_repeated.hint": (
+        "drop the copy: an item's lines are added once; to add them twice, put them twice in one item",
+        "请删除重复的条目：一个条目的行只添加一次；若要添加两次，请在一个条目中写两遍",
+    ),
     "edit_file_and_folder": (
         "items {first} ({first_file}) and {second} ({second_file}) use {first_file} both as a file and as a folder",
         "条目 {first}（{first_file}）与 {second}（{second_file}）把 {first_file} 既当作文件又当作文件夹",
@@ -13443,10 +13451,26 @@ def _overlaps(changes, file):
     found = []
     for n, (item, change) in enumerate(changes):
         for other, other_change in changes[n + 1 :]:
+            one, two = sorted((item, other), key=lambda i: i["index"])
             if "write" in (item["op"], other["op"]) or _ranges_overlap(change, other_change):
-                one, two = sorted((item, other), key=lambda i: i["index"])
                 found.append((two["index"], two["file"], _overlap_error(one, two)))
+            elif _same_insert(item, change, other, other_change):
+                fields = {"first": one["index"], "second": two["index"], "file": two["file"]}
+                error = ToolError(
+                    "INVALID_ARGUMENT",
+                    "edit_repeated",
+                    data={"items": [one["index"], two["index"]]},
+                    **fields,
+                )
+                found.append((two["index"], two["file"], error))
     return found
+
+
+def _same_insert(item, change, other, other_change):
+    """Whether two insert items of one file add the same lines at the same place (a retry or a
+    copy: a patch's repeated hunk is refused the same way)."""
+    same = item["op"] == other["op"] == "insert" and change.first == other_change.first
+    return same and item["args"].get("content") == other["args"].get("content")
 
 
 def _overlap_error(one, two):

@@ -1724,7 +1724,11 @@ def test_every_content_of_an_mcp_edit_is_rescued_as_be_write_does(serve, root):
         ("be-replace", {"file": "r.py", "old": "x\ny\n", "content": twice}, "a\n" + want + "z\n"),
         ("be-insert", {"file": "r.py", "after_line": 1, "content": twice}, "a\n" + want + "x\ny\nz\n"),
         ("be-edit", {"edits": [{"file": "r.py", "op": "write", "content": twice}]}, want),
-        ("be-edit", {"edits": [{"file": "r.py", "after_line": 3, "content": twice}]}, "a\nx\ny\n" + want + "z\n"),
+        (
+            "be-edit",
+            {"edits": [{"file": "r.py", "after_line": 3, "content": twice}]},
+            "a\nx\ny\n" + want + "z\n",
+        ),
     ]
     for tool, args, after in calls:
         (root / "r.py").write_text("a\nx\ny\nz\n")

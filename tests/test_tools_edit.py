@@ -700,6 +700,28 @@ def test_an_append_after_its_context_sent_twice_is_refused(root, be_env):
     refused_patch(root, be_env, ("f", (root / "f").read_text()), patch, "MISMATCH")
 
 
+def test_the_same_insert_item_twice_is_refused_as_a_repeated_hunk_is(root, be_env):
+    """Found by an attack: two identical insert items in one edit (a retry, a copy) inserted the
+    lines twice with status ok, where the same two hunks of a patch are refused. Refused the same
+    way now; inserts of other lines, or at another place, still land in item order."""
+    (root / "a.py").write_text("import os\nx = 1\n")
+    item = {"file": "a.py", "after_line": 1, "content": "import sys"}
+    done, answer = run_json(
+        "edit", "--edits-file", "-", input=json.dumps([item, item]).encode(), cwd=root, env=be_env
+    )
+    assert done.returncode == 2 and answer["error"]["code"] == "INVALID_ARGUMENT", answer
+    assert "items 0 and 1 (a.py) insert the same lines at the same place" in answer["error"]["message"], (
+        answer
+    )
+    assert (root / "a.py").read_text() == "import os\nx = 1\n"
+    items = [item, dict(item, content="import re"), dict(item, after_line=2)]
+    done, answer = run_json(
+        "edit", "--edits-file", "-", input=json.dumps(items).encode(), cwd=root, env=be_env
+    )
+    assert done.returncode == 0, answer
+    assert (root / "a.py").read_text() == "import os\nimport sys\nimport re\nx = 1\nimport sys\n"
+
+
 def test_a_hunk_adding_one_more_copy_of_the_lines_after_it_says_it_may_be_applied_and_force_adds_it(
     root, be_env
 ):

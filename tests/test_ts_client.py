@@ -64,6 +64,8 @@ CASES = [
     # a rename (git apply's), and text with no diff in it: each says what to do instead
     ("patch-rename", "INVALID_ARGUMENT", "be-edit", {"patch": "diff --git a/three.txt b/four.txt\nsimilarity index 100%\nrename from three.txt\nrename to four.txt\n"}),
     ("patch-no-hunk", "INVALID_ARGUMENT", "be-edit", {"patch": "no diff here\n"}),
+    # one insert item sent twice (a retry or a copy): its lines would stand twice
+    ("edit-insert-twice", "INVALID_ARGUMENT", "be-edit", {"edits": [{"file": "three.txt", "after_line": 1, "content": "x"}] * 2}),
     ("old-twice", "AMBIGUOUS", "be-replace", {"file": "twice.txt", "old": "dup", "content": "x"}),
     ("changed-since-read", "STALE_VIEW", "be-replace", {"file": "stale.txt", "start": 1, "content": "x", "viewed_code_id": VIEW}),
     ("delete-lone-brace", "UNBALANCED", "be-delete", {"file": "open.js", "start": 1, "end": 1}),
