@@ -1093,6 +1093,18 @@ MESSAGES = {
         "indentation too: it was written once, not twice",
         "old 从第 {line} 行的缩进之后开始，而 content 的第一行也以该缩进开头：缩进只写入一次，而非两次",
     ),
+    "w.last_line_repeated": (
+        "content's last line {text} is also line {line}, right after the replaced lines {start}-{end}: "
+        "it now stands twice (was the range meant to end at line {line}?)",
+        "content 的最后一行 {text} 也是第 {line} 行，紧接在被替换的第 {start}-{end} 行之后："
+        "它现在出现了两次（范围是否本应结束于第 {line} 行？）",
+    ),
+    "w.first_line_repeated": (
+        "content's first line {text} is also line {line}, right before the replaced lines {start}-{end}: "
+        "it now stands twice (was the range meant to start at line {line}?)",
+        "content 的第一行 {text} 也是第 {line} 行，紧挨在被替换的第 {start}-{end} 行之前："
+        "它现在出现了两次（范围是否本应开始于第 {line} 行？）",
+    ),
     "w.read_prefixes_content": (
         "old and content still had the line-number prefixes of a read; they named lines {start}-{end}, "
         "which hold that text, so the edit was applied there, with content's prefixes taken off",
@@ -12212,7 +12224,32 @@ def _replace_lines(ctx, args, opened):
     fields = {"start": start, "end": end, "removed": end - start + 1, "added": len(lines)}
     if moved:
         fields["relocated"] = moved
+    if "old" not in args and lines:  # (old checked the lines: the agent knows what it replaces)
+        warnings += _edges_repeated(text, (start, end), lines, total)
     return Change(text, plan, start, end, len(lines), fields, warnings, at=a, raw=(a, block, b))
+
+
+def _edges_repeated(text, lines_replaced, lines, total):
+    """Warnings for a content whose last line is the line right after the replaced lines, or whose
+    first is the one right before (a line with six or more characters, a letter or a digit): a
+    range one line off, whose edge line now stands twice."""
+    start, end = lines_replaced
+    said = []
+    for key, edge, line, inside in (
+        ("w.last_line_repeated", lines[-1], end + 1, end),
+        ("w.first_line_repeated", lines[0], start - 1, start),
+    ):
+        if not 1 <= line <= total or len(edge.strip()) < 6 or not _ALNUM_TEXT.search(edge):
+            continue
+        beside, replaced = (_line_text(text, n).strip() for n in (line, inside))
+        if beside == edge.strip() != replaced:  # (a line the file held twice already is no news)
+            said.append((key, {"text": _show(edge.strip()), "line": line, "start": start, "end": end}))
+    return said
+
+
+def _line_text(text, line):
+    a, b = line_span(text.body, line, line)
+    return text.body[a:b].decode(text.codec)
 
 
 _READ_PREFIX = _LazyPattern(r"([0-9]{1,15})\t(.*)")

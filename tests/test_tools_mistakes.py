@@ -291,6 +291,42 @@ def test_old_without_its_indentation_and_content_with_it_indent_once(root, be_en
         assert any("written once, not twice" in w for w in result.get("warnings", [])) == said, result
 
 
+def test_a_range_one_line_off_whose_edge_line_now_stands_twice_is_said(root, be_env):
+    """Found by an attack: `replace -s 2 -e 3` with content ending in line 4's text (the agent took
+    the range to end at 4) left `return x` twice, with no word. A content whose last line is the
+    line right after the range, or whose first is the one right before, now gets a warning naming
+    it; short lines (`}`, `end`), a range checked by `old`, and lines the file held twice already
+    get none."""
+    source = "def f(x):\n    if x:\n        y()\n    return x\n"
+    cases = [
+        (["-s", "2", "-e", "3", "-c", "    if x:\n        z()\n    return x"], "also line 4, right after"),
+        (["-s", "2", "-e", "3", "-c", "def f(x):\n    if x:\n        z()"], "also line 1, right before"),
+        (["-s", "2", "-e", "3", "-c", "    if x:\n        z()"], None),
+        (
+            [
+                "-s",
+                "2",
+                "-e",
+                "3",
+                "--old",
+                "    if x:\n        y()",
+                "-c",
+                "    if x:\n        z()\n    return x",
+            ],
+            None,
+        ),
+    ]
+    for args, said in cases:
+        (root / "f.py").write_text(source)
+        done, result = run_json("replace", "-f", "f.py", *args, cwd=root, env=be_env)
+        assert done.returncode == 0, result
+        found = [w for w in result.get("warnings", []) if "now stands twice" in w]
+        assert (found and said in found[0]) if said else not found, (args, result)
+    (root / "d.py").write_text("a\n    return x\n    return x\n")  # (twice already)
+    done, result = run_json("replace", "-f", "d.py", "-s", "2", "-c", "    return x", cwd=root, env=be_env)
+    assert done.returncode == 0 and "now stands twice" not in " ".join(result.get("warnings", [])), result
+
+
 # ---- a lean, truthful tool list --------------------------------------------------------------------
 
 
