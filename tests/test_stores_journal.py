@@ -732,6 +732,21 @@ def first_step_where(root, cache_dir, env, args, reset, holds):
     raise AssertionError("no step made it hold")
 
 
+def written_into_after_f1(root, env, args, how, other):
+    """Run the edit `args`, stopped right after it put f1 in place; another program appends to f1
+    (and, for "conflict", to `other`, which the edit then refuses), or it gets SIGTERM ("sigterm");
+    then it goes on. (process, its output)."""
+    proc = stopped_at(root, env, args, "applied:STOP")
+    for name in ("f1.txt", other) if how == "conflict" else ("f1.txt",):
+        with open(root / name, "ab") as handle:
+            handle.write(b"other program\n")
+    if how == "sigterm":
+        os.kill(proc.pid, signal.SIGTERM)
+    os.kill(proc.pid, signal.SIGCONT)
+    out, _err = proc.communicate(timeout=60)
+    return proc, out
+
+
 @pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
 def test_a_file_written_into_after_its_rename_while_the_edit_fails_keeps_its_old_text(
     root, cache_dir, be_env
@@ -747,14 +762,7 @@ def test_a_file_written_into_after_its_rename_while_the_edit_fails_keeps_its_old
     old = b"a\nb\nc\n"
     for how in ("conflict", "sigterm"):
         reset_tree(root, {"f1.txt": old, "f2.txt": old})
-        proc = stopped_at(root, be_env, args, "applied:STOP")  # (f1 renamed into place)
-        for n in (1, 2) if how == "conflict" else (1,):
-            with open(root / f"f{n}.txt", "ab") as handle:
-                handle.write(b"other program\n")
-        if how == "sigterm":
-            os.kill(proc.pid, signal.SIGTERM)
-        os.kill(proc.pid, signal.SIGCONT)
-        out, _err = proc.communicate(timeout=60)
+        proc, out = written_into_after_f1(root, be_env, args, how, "f2.txt")  # (f1 renamed into place)
         [kept] = [p for p in root.iterdir() if p.name.startswith(".f1.txt.be-")]
         assert kept.read_bytes() == old, how
         assert (root / "f1.txt").read_bytes() == b"NEW1\nb\nc\nother program\n", how
@@ -795,14 +803,7 @@ def test_a_file_written_in_place_then_by_another_program_while_the_edit_fails_ke
     old = b"a\nb\nc\n"
     for how in ("conflict", "sigterm"):
         reset_tree(root, {"f1.txt": old, "f3.txt": old}, links=[("f1.txt", "l1.txt"), ("f3.txt", "l3.txt")])
-        proc = stopped_at(root, be_env, args, "applied:STOP")  # (f1 written in place)
-        for n in (1, 3) if how == "conflict" else (1,):
-            with open(root / f"f{n}.txt", "ab") as handle:
-                handle.write(b"other program\n")
-        if how == "sigterm":
-            os.kill(proc.pid, signal.SIGTERM)
-        os.kill(proc.pid, signal.SIGCONT)
-        out, _err = proc.communicate(timeout=60)
+        proc, out = written_into_after_f1(root, be_env, args, how, "f3.txt")  # (f1 written in place)
         assert (root / "f1.txt").read_bytes() == b"NEW1\nb\nc\nother program\n", how
         assert (root / "l1.txt").samefile(root / "f1.txt"), how
         if how == "conflict":
