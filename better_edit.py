@@ -717,6 +717,15 @@ MESSAGES = {
         "编辑期间 {file} 被其他程序修改；未写入任何内容",
     ),
     "conflict.hint": ("read the file again and redo the edit", "请重新读取文件后再编辑"),
+    "conflict_rollback": (
+        "{file} was changed by another program while this rollback ran; nothing was rolled back",
+        "回滚进行期间 {file} 被其他程序修改；未回滚任何内容",
+    ),
+    "conflict_rollback.hint": (
+        "read the file: the other program's change stands; roll back again to undo the event, with "
+        "force to write over that change",
+        "请读取该文件：其他程序的修改保持不变；如仍要撤销该事件请再次回滚，加 force 则覆盖该修改",
+    ),
     "lock_busy": (
         "{file} is locked by another better-edit-tools process (pid {pid}); this call waited {seconds} s "
         "for the lock; nothing was written",
@@ -10373,6 +10382,7 @@ class _CommitRun:
         self.many = len(files) > _OPEN_FOLDERS  # (folders closed between steps: bounded descriptors)
         self.record, self.warnings, self.applied, self.current, self.writing = None, [], [], None, None
         self.recorded = True  # False when the state directory cannot hold a record at all
+        self.tool = None  # (the call's tool, once prepared: a rollback's conflict says so)
 
     def through_commit_point(self, event, tool):
         """Prepare, apply, record the snapshots, reach the commit point: (event id, warnings,
@@ -10397,7 +10407,7 @@ class _CommitRun:
                 fc.place.release()
 
     def prepare(self, event, tool):
-        self.id = os.urandom(6).hex()
+        self.id, self.tool = os.urandom(6).hex(), tool
         try:
             _private_dir(self.journal.dir)
         except OSError as exc:  # no cache: the commit is still undone on failure, not after a kill
@@ -10451,12 +10461,19 @@ class _CommitRun:
 
     def _failure(self, exc, left):
         """The error of a call whose files were put back, except those `left` ((path, why))."""
-        if isinstance(exc, OSError):
-            where = self.current.real if isinstance(self.current, FileCommit) else None
-            exc = os_error(exc, where or self.journal.dir)
-        exc = _undo_left(self.ctx, exc, left)
+        exc = _undo_left(self.ctx, self._said(exc), left)
         if isinstance(exc, ToolError) and len(self.files) > 1:
             exc.data["restored"] = [path for path in self.applied if path not in dict(left)]
+        return exc
+
+    def _said(self, exc):
+        """`exc` as the call's error: an OSError named by the file it was about, a rollback's
+        conflict as a rollback's."""
+        if isinstance(exc, OSError):
+            where = self.current.real if isinstance(self.current, FileCommit) else None
+            return os_error(exc, where or self.journal.dir)
+        if isinstance(exc, ToolError) and exc.key == "conflict" and self.tool == "rollback":
+            return ToolError("CONFLICT", "conflict_rollback", **exc.fields)
         return exc
 
 
@@ -12943,9 +12960,10 @@ def tool_trx_rollback(ctx, args):
                 if _still_listed(store, chosen, last=attempt + 1 == _ROLLBACK_CHOICES):
                     continue  # (an event whose commit was saving its snapshots: choose again, whole)
                 _same_files(places)
-                warnings = _check_rollback(args, chosen, places)
+                seen = {}  # (path -> its stat before its bytes were checked: a save since is CONFLICT)
+                warnings = _check_rollback(args, chosen, places, seen)
                 result = {"status": "ok", "rolled_back": list(dict.fromkeys(r["event_id"] for r in chosen))}
-                warnings += _restore_all(ctx, store, chosen, places, result, forced=bool(warnings))
+                warnings += _restore_all(ctx, store, chosen, (places, seen), result, forced=bool(warnings))
                 break
         finally:
             for place in places.values():
@@ -13069,13 +13087,15 @@ def _current_sha(place):
     return None if data is None else _sha256(data)
 
 
-def _check_rollback(args, chosen, places):
+def _check_rollback(args, chosen, places, seen):
     """Every file must hold exactly what its newest snapshot wrote, else CONFLICT and nothing undone;
-    with `force`, one warning for each file that did not (so no warning: nothing was forced)."""
+    with `force`, one warning for each file that did not (so no warning: nothing was forced). Into
+    `seen`: each file's stat taken before its bytes were read."""
     state, warnings = {}, []
     for record in chosen:
         path = record["file"]
         if path not in state:
+            seen[path] = places[path].lstat()
             try:
                 state[path] = _current_sha(places[path])
             except ToolError:  # a FIFO or device now: no longer what the edit left
@@ -13101,12 +13121,13 @@ def _before_sha(record):
         return "unreadable"
 
 
-def _restore_all(ctx, store, chosen, places, result, forced=False):
+def _restore_all(ctx, store, chosen, located, result, forced=False):
     """Put every chosen snapshot's file back as one journaled commit (all or nothing: a failure
     part way puts back what was restored, and every snapshot is kept); the snapshots are dropped
     once the files are back (docs/transactions.md). `forced`: some file held what others wrote
     since, and the files' current bytes are kept as a new snapshot event, whose id goes into
-    `result`. Returns the warnings."""
+    `result`. Returns the warnings. `located`: (path -> place, path -> its stat when checked)."""
+    places, seen = located
     kept = result if forced else None
     final = {}  # file -> the record whose "before" it gets back (the oldest chosen)
     for record in chosen:
@@ -13114,7 +13135,7 @@ def _restore_all(ctx, store, chosen, places, result, forced=False):
     files = []
     for path, record in final.items():
         places[path] = _reopened(ctx, places[path])
-        restore = _restore_commit(store, record, places[path], kept is not None)
+        restore = _restore_commit(store, record, places[path], seen[path], kept is not None)
         if restore is not None:
             files.append(restore)
             if record["before"] == "absent":  # (the folders made for it go too, once the rollback stands)
@@ -13147,21 +13168,22 @@ def _commit_restores(ctx, files, kept, chosen):
     return warnings
 
 
-def _restore_commit(store, record, place, keep=False):
+def _restore_commit(store, record, place, st, keep=False):
     """The FileCommit that puts `record`'s bytes before back into its file (None: it had none,
-    and has none now); with `keep`, its current bytes go with it, for the snapshot."""
+    and has none now); with `keep`, its current bytes go with it, for the snapshot. `st`: the
+    file's stat when its bytes were checked: a file saved since then is CONFLICT, checked right
+    before its rename as an edit's files are."""
     try:
         before = store.before_bytes(record)
     except OSError as exc:
         raise os_error(exc, record["_base"] + ".bin") from None
-    st = place.lstat()
     if st is not None:
         _require_regular(st, place.file)
     if before is None and st is None:
         return None
     raw = _current_bytes(place) if st is not None and (keep or written_in_place(place, st)) else None
     payload = None if before is None else payload_of(before)
-    commit = FileCommit(place, st, raw, payload, check=False)
+    commit = FileCommit(place, st, raw, payload)
     commit.mode = _restored_mode(record, st)
     return commit
 

@@ -869,6 +869,46 @@ def test_a_recovery_that_cannot_write_a_file_back_keeps_its_record_and_copy(root
 
 
 @pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
+def test_a_file_saved_while_a_rollback_runs_is_never_overwritten(root, cache_dir, be_env):
+    """Found by an attack: a rollback of a two-file edit put `a` back; an editor then saved `b`,
+    and the rollback wrote b's old bytes over the save with status ok (it checked the files'
+    bytes before it began, never right before each rename, and a rollback that is not forced
+    keeps no snapshot of what it overwrites). It is now CONFLICT, `a` is put back as the edit
+    left it, and the save stands."""
+    (root / "a").write_text("a1\n")
+    (root / "b").write_text("b1\n")
+    edits = [{"file": name, "start": 1, "content": name.upper() + "1"} for name in ("a", "b")]
+    run_cli("edit", "--edits-file", "-", cwd=root, env=be_env, input=json.dumps(edits).encode())
+    proc = spawn([], root, dict(be_env, BETTER_EDIT_FAULT="applied:STOP"))
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    calls = [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "be-trx-rollback", "arguments": {}},
+        },
+    ]
+    proc.stdin.write("".join(json.dumps(call) + "\n" for call in calls).encode())
+    proc.stdin.close()
+    wait_stopped(proc)  # (a is back to a1)
+    (root / "b").write_text("B1 and the user's new work\n")
+    while True:
+        os.kill(proc.pid, signal.SIGCONT)
+        _pid, status = os.waitpid(proc.pid, os.WUNTRACED)
+        if not os.WIFSTOPPED(status):
+            break
+    answer = json.loads(proc.stdout.read().splitlines()[-1])["result"]
+    error = answer["structuredContent"]["error"]
+    assert (
+        answer["isError"] and error["code"] == "CONFLICT" and "while this rollback ran" in error["message"]
+    ), answer
+    assert (root / "b").read_text() == "B1 and the user's new work\n"
+    assert (root / "a").read_text() == "A1\n"
+
+
+@pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
 def test_a_file_saved_by_another_program_during_an_edit_is_never_overwritten(root, cache_dir, be_env):
     """Found by an attack: an editor saved f1 (by rename, or in place) after the edit had checked
     every file and before it renamed f1's temporary over it; the edit said ok and the save was
