@@ -9958,6 +9958,10 @@ def _prepare_file(ctx, fc):
         if fc.keep is not None:
             _Faults.step("write")
             _write_private(fc.keep, fc.raw)
+            _Faults.step(
+                "write"
+            )  # (and the new bytes: an undo after a kill tells a cut write of ours by them)
+            _write_private(fc.keep + ".new", b"".join(memoryview(s)[a:b] for s, a, b, _o in fc.payload))
 
 
 def _write_temp(fc, folder, name):
@@ -10052,8 +10056,8 @@ def _apply_file(fc):
 
 
 def _drop_copy(copy_path):
-    """An in-place file's copy and its marks (_mark_writing) removed, those that are there."""
-    for path in (copy_path, copy_path + ".w", copy_path + ".u"):
+    """An in-place file's copy, its new bytes and its marks (_mark_writing) removed, those that are there."""
+    for path in (copy_path, copy_path + ".new", copy_path + ".w", copy_path + ".u"):
         with _suppress_os():
             os.unlink(path)
 
@@ -10225,24 +10229,44 @@ def _ours_or_undoing(fd, before, new_bytes, copy_path):
     """_ours(), or an undo of ours that began writing the copy back and was cut short (`COPY.u`)."""
     if os.path.exists(copy_path + ".u"):
         return True
-    return _ours(fd, before, new_bytes, os.path.exists(copy_path + ".w"))
+    if not os.path.exists(copy_path + ".w"):
+        return _ours(fd, before, new_bytes)
+    try:
+        with open(copy_path + ".new", "rb") as handle:
+            return _ours(fd, before, new_bytes, handle.read())
+    except FileNotFoundError:
+        return _ours(fd, before, new_bytes)
 
 
-def _ours(fd, before, new_bytes, marked):
-    """Whether the file `fd`, which does not hold `before`, may hold what an in-place write of ours
-    left: all its new bytes (`new_bytes`: size, SHA-256), or, when a kill came while it ran
-    (`marked`: _mark_writing), new bytes written over the start of `before` (never longer than
-    both, and `before`'s own bytes past the new size)."""
+def _ours(fd, before, new_bytes, new=None):
+    """Whether the file `fd`, which does not hold `before`, holds what an in-place write of ours
+    left: all its new bytes (`new_bytes`: size, SHA-256), or, when a kill came while it ran (`new`:
+    those bytes, kept beside the copy), the start of them written over the start of `before`."""
     size, sha256 = new_bytes
     now = os.fstat(fd).st_size
     if now == size and _fd_sha256(fd) == sha256:
         return True
-    if not marked or now < len(before):  # (a write of ours truncates only once it is whole)
+    if new is None or now < len(before):  # (a write of ours truncates only once it is whole)
         return False
-    if now > len(before):
-        return now <= size  # (the start of the new bytes alone)
-    os.lseek(fd, min(size, now), os.SEEK_SET)
-    return io.FileIO(fd, "rb", closefd=False).readall() == before[size:]
+    os.lseek(fd, 0, os.SEEK_SET)
+    held = io.FileIO(fd, "rb", closefd=False).readall()
+    if len(held) > len(before):
+        return new.startswith(held)  # (the start of the new bytes alone)
+    same = _common_start(held, new)
+    return held[same:] == before[same:]
+
+
+def _common_start(one, two):
+    """How many bytes `one` and `two` start with in common."""
+    one, two = memoryview(one), memoryview(two)  # (slices without copies)
+    low, high = 0, min(len(one), len(two))
+    while low < high:  # (the longest equal start, found by halves: slices compare in C)
+        middle = (low + high + 1) // 2
+        if one[:middle] == two[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 def _remove_folders(folders, root=None):
@@ -10513,8 +10537,7 @@ def _clean_kept(ctx, files):
             elif fc.how == "in_place" and fc.keep:
                 _Faults.step("unlink")
                 os.unlink(fc.keep)
-                with _suppress_os():  # (its mark, if a failure during the write left it)
-                    os.unlink(fc.keep + ".w")
+                _drop_copy(fc.keep)  # (its new bytes, and its mark if a failure during the write left it)
         except (OSError, ToolError):
             cleaned = False
         if len(files) > _OPEN_FOLDERS:
@@ -10769,7 +10792,7 @@ def _sweep_copies(journal, names):
     named = None
     for name in names:
         match = re.fullmatch(
-            r"([0-9]+)-[0-9a-f]{8}-[0-9]+\.copy(?:\.[0-9a-f]{8}\.tmp|\.[wu])?|([0-9]+)\.tmp",
+            r"([0-9]+)-[0-9a-f]{8}-[0-9]+\.copy(?:\.new)?(?:\.[0-9a-f]{8}\.tmp|\.[wu])?|([0-9]+)\.tmp",
             name.split(".json.")[-1],
         )
         pid = match and (match.group(1) or match.group(2))
@@ -10785,7 +10808,8 @@ def _sweep_copies(journal, names):
 def _named_copies(journal):
     """The in-place copies the journal's records name, and their marks (_mark_writing)."""
     copies = [e.get("keep") for e in _record_entries(journal) if isinstance(e, dict)]
-    return {name for keep in copies if isinstance(keep, str) for name in (keep, f"{keep}.w", f"{keep}.u")}
+    marks = ("", ".new", ".w", ".u")
+    return {keep + mark for keep in copies if isinstance(keep, str) for mark in marks}
 
 
 def _record_entries(journal):

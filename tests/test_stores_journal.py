@@ -830,6 +830,40 @@ def test_a_file_written_in_place_then_by_another_program_while_the_edit_fails_ke
         assert Path(kept.group(1)).read_bytes() == old and journal_records(cache_dir) == [], how
 
 
+def test_a_save_after_a_kill_during_an_in_place_write_is_never_taken_for_ours(root, cache_dir, be_env):
+    """Found by an attack: an edit of a hard-linked file (written in place) was killed while it
+    wrote; the user then saved 19 bytes into it, a size between the old (14) and the new (21). The
+    next call took any such size for new bytes of ours written over the start of the old ones,
+    wrote the old bytes over the save and said only "was undone". A file that holds the start of
+    the new bytes and then the old ones is ours, nothing else: the save now stands, named, and the
+    old text is kept where the warning says. Bytes of ours, cut anywhere, are still put back."""
+    old, new = b"one\ntwo\nthree\n", b"one\nUNREPORTED\nthree\n"
+    args = ["replace", "-f", "f", "-s", "2", "-c", "UNREPORTED", "--brief"]
+    reset_tree(root, {"f": old}, links=[("f", "f.link")])
+    done = run_cli(*args, cwd=root, env=with_fault(be_env, 0, "count"))
+    steps = int(re.search(rb"fault steps: (\d+)", done.stderr).group(1))
+    killed_writing = 0
+    for k in range(1, steps + 1):
+        for save in (None, b"ONE\nTWO\nTHREE\nfour\n", new[:9] + old[9:]):
+            reset_tree(root, {"f": old}, links=[("f", "f.link")])
+            run_cli(*args, cwd=root, env=with_fault(be_env, k, "KILL"))
+            if not [p for p in (cache_dir / "journal").rglob("*.copy.w")]:
+                break  # (not killed during its in-place write)
+            killed_writing += save is None
+            if save is not None:
+                (root / "f").write_bytes(save)
+            _done, answer = cli_json(root, be_env, "read", "-f", "f.link")
+            said = " ".join(answer.get("warnings", []))
+            if save is None or save.startswith(new[:9]):  # (bytes ours could be: put back)
+                assert (root / "f").read_bytes() == old and "except" not in said, (k, save, said)
+            else:
+                assert (root / "f").read_bytes() == save, (k, said)
+                kept = re.search(r"changed by another program since; its old text is kept as (\S+)\)", said)
+                assert kept and Path(kept.group(1)).read_bytes() == old, (k, said)
+            assert journal_records(cache_dir) == [], k
+    assert killed_writing, "no kill came during the in-place write"
+
+
 def test_a_recovery_that_cannot_write_a_file_back_keeps_its_record_and_copy(root, cache_dir, be_env):
     """Found by reading the recovery: an edit of a.txt and of h.txt (hard-linked: written in place)
     killed after h.txt was written; the next call, under a file-size limit below h.txt's old size,
