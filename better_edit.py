@@ -717,6 +717,11 @@ MESSAGES = {
         "编辑期间 {file} 被其他程序修改；未写入任何内容",
     ),
     "conflict.hint": ("read the file again and redo the edit", "请重新读取文件后再编辑"),
+    "stood_signal": (
+        "the change was written in full before the signal ({signal}) came: it stands (event {event_id}); "
+        "roll it back to undo it",
+        "在信号（{signal}）到来之前变更已完整写入：它保持有效（事件 {event_id}）；如需撤销请回滚",
+    ),
     "conflict_rollback": (
         "{file} was changed by another program while this rollback ran; nothing was rolled back",
         "回滚进行期间 {file} 被其他程序修改；未回滚任何内容",
@@ -10355,7 +10360,7 @@ def commit_files(ctx, tool, files, summary=None, snapshot=True, rolls_back=None)
         if done is not None:
             run.journal.finish(*done, cleaned)
     finally:
-        _end_of_commit()
+        _end_of_commit((ctx.lang, event_id))
     return event_id, warnings
 
 
@@ -10388,12 +10393,23 @@ def _unwind(run, exc, event):
         raise error from None
 
 
-def _end_of_commit():
-    """After a commit: fault injection off, and a signal that came while it ran acted on."""
+def _end_of_commit(stood=None):
+    """After a commit: fault injection off, and a signal that came while it ran acted on. `stood`:
+    (language, event id) of a commit past its commit point: dying, it says on stderr that the
+    change stands, as the output that never comes would have."""
     _Faults.armed = False
     _Faults.report()
     _SIGNAL_STATE["commit"] = 0
     pending, _SIGNAL_STATE["pending"] = _SIGNAL_STATE["pending"], None
+    if pending and stood:
+        import signal
+
+        said = tr(stood[0], "stood_signal", signal=signal.Signals(pending).name, event_id=stood[1] or "-")
+        try:
+            _print_error(f"{PROGRAM}: {said}")
+            sys.stderr.flush()
+        except (OSError, ValueError, AttributeError):  # (stderr closed: nothing to say it on)
+            pass
     if pending:
         _die_by(pending)
 

@@ -864,6 +864,24 @@ def test_a_save_after_a_kill_during_an_in_place_write_is_never_taken_for_ours(ro
     assert killed_writing, "no kill came during the in-place write"
 
 
+@pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
+def test_a_signal_after_the_commit_point_says_the_change_stands(root, cache_dir, be_env):
+    """Found by an attack: SIGTERM after the commit point (while the kept names were removed) ended
+    the CLI with status 143 and no word, although the change stood and nothing later mentioned
+    it. The process still dies by the signal, and says on stderr first that the change stands."""
+    args = ["replace", "-f", "a.txt", "-s", "1", "-c", "NEW", "-o", "json"]
+    reset_tree(root, {"a.txt": b"old\n"})
+    done = run_cli(*args, cwd=root, env=with_fault(be_env, 0, "count"))
+    steps = int(re.search(rb"fault steps: (\d+)", done.stderr).group(1))
+    reset_tree(root, {"a.txt": b"old\n"})
+    proc = stopped_at(root, be_env, args, f"{steps}:STOP")  # (the last step: removing a kept name)
+    os.kill(proc.pid, signal.SIGTERM)
+    os.kill(proc.pid, signal.SIGCONT)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGTERM and (root / "a.txt").read_bytes() == b"NEW\n"
+    assert b"was written in full before the signal (SIGTERM) came: it stands" in err, err
+
+
 def test_a_recovery_that_cannot_write_a_file_back_keeps_its_record_and_copy(root, cache_dir, be_env):
     """Found by reading the recovery: an edit of a.txt and of h.txt (hard-linked: written in place)
     killed after h.txt was written; the next call, under a file-size limit below h.txt's old size,
