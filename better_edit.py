@@ -421,6 +421,10 @@ MESSAGES = {
         "was changed",
         "请将其重新挂载为可读写（mount -o remount,rw），或在可写的文件系统上编辑副本。未做任何更改",
     ),
+    "permission_sticky.hint": (
+        "ask its owner (or root) to delete it. Nothing was changed",
+        "请让其所有者（或 root）删除它。未做任何修改",
+    ),
     "permission_eperm.hint": (
         "the system refused the operation itself: the file or its folder may be immutable or "
         "append-only (lsattr shows i or a), or the folder sticky and owned by another user. Nothing "
@@ -8659,6 +8663,15 @@ def check_writable(place, st):
         _check_folder_writable(place.folder)
 
 
+def _check_deletable(place, st):
+    """PERMISSION unless the file may be removed from its folder: the folder writable, and not
+    another user's file in a folder with the sticky bit (its kept name, made first, would stay)."""
+    _check_folder_writable(place.folder)
+    if _rename_refused(place, st):
+        detail = "another user's file in a folder with the sticky bit (as /tmp): only its owner may delete it"
+        raise ToolError("PERMISSION", "permission", "permission_sticky.hint", path=place.real, detail=detail)
+
+
 def _check_folder_writable(folder):
     st = folder.stat()
     if st is not None and (not folder.access(".") or not st.st_mode & 0o222):
@@ -9953,6 +9966,8 @@ def _prepare_file(ctx, fc):
     if fc.st is not None and place.lstat() is None:  # read, and gone: another program removed it
         raise ToolError("CONFLICT", "conflict", file=fc.file)
     check_writable(place, fc.st)
+    if fc.how == "delete":  # (a deletion needs the folder, also of a file written in place)
+        _check_deletable(place, fc.st)
     if fc.how in ("rename", "create"):
         _write_temp(fc, place.folder, place.name)
     if fc.how in ("rename", "delete"):

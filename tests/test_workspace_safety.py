@@ -1857,3 +1857,44 @@ def test_another_users_file_in_a_sticky_folder_is_written_in_place_leaving_no_na
             assert any("sticky bit" in w for w in answer["warnings"]), answer
             assert sorted(p.name for p in folder.iterdir()) == ["f.txt"], line
         assert (folder / "f.txt").read_text() == "X\nY\n" and os.stat(folder / "f.txt").st_nlink == 1
+        # (found by an attack: its deletion made the kept name first, then failed, and the name stayed)
+        done = subprocess.run(
+            [SYSTEM_PYTHON, "-S", str(REPO / "better_edit.py"), "patch", "-o", "json"],
+            input=b"--- a/f.txt\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-X\n-Y\n",
+            cwd=folder, env=env, preexec_fn=as_nobody, capture_output=True, timeout=60,
+        )  # fmt: skip
+        error = json.loads(done.stdout)["error"]
+        assert done.returncode == 1 and error["code"] == "PERMISSION" and "sticky bit" in error["message"], (
+            error
+        )
+        assert (
+            sorted(p.name for p in folder.iterdir()) == ["f.txt"] and os.stat(folder / "f.txt").st_nlink == 1
+        )
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="root passes the access checks that refuse others")
+def test_a_hard_linked_file_in_a_read_only_folder_is_not_deleted(root, be_env):
+    """Found by an attack (as root): a patch deleting a file of a folder with no write bit was
+    refused, but the same deletion of a hard-linked file went through (a file with two names is
+    written in place, which needs no folder; a deletion always does), and its rollback was then
+    refused: it could not be undone. Both are refused now."""
+    (root / "ro").mkdir()
+    (root / "ro" / "x").write_text("x1\n")
+    os.link(root / "ro" / "x", root / "x2")
+    os.chmod(root / "ro", 0o555)
+    try:
+        done = run_cli(
+            "patch",
+            "-o",
+            "json",
+            cwd=root,
+            env=be_env,
+            input=b"--- a/ro/x\n+++ /dev/null\n@@ -1 +0,0 @@\n-x1\n",
+        )
+        error = json.loads(done.stdout)["error"]
+        assert (
+            done.returncode == 1 and error["code"] == "PERMISSION" and "read-only folder" in error["message"]
+        ), error
+        assert (root / "ro" / "x").read_text() == "x1\n"
+    finally:
+        os.chmod(root / "ro", 0o755)
