@@ -9044,18 +9044,19 @@ class _Folder:
         self.close()
         return _Folder(os.path.join(self.path, name), fd)
 
-    def link(self, name, target):
-        """Hard-link the file `name` (never a symlink's target) to the absolute path `target`.
-        (The caller checks that the link is the inode it read, so the by-name fallback of
-        platforms without linkat cannot keep the wrong file.)"""
+    def link(self, name, target, beside=False):
+        """Hard-link the file `name` (never a symlink's target) to the absolute path `target`, or
+        (`beside`) to the name `target` in this folder. (The caller checks that the link is the
+        inode it read, so the by-name fallback of platforms without linkat cannot keep the wrong file.)"""
         _Faults.step("link")
         if self.fd is not None:
             try:
-                os.link(name, target, src_dir_fd=self.fd, follow_symlinks=False)
+                dst_fd = self.fd if beside else None
+                os.link(name, target, src_dir_fd=self.fd, dst_dir_fd=dst_fd, follow_symlinks=False)
                 return
             except (NotImplementedError, TypeError):
                 pass
-        os.link(os.path.join(self.path, name), target)
+        os.link(os.path.join(self.path, name), os.path.join(self.path, target) if beside else target)
 
     def unlink(self, name):
         with _suppress_os():
@@ -9065,23 +9066,12 @@ class _Folder:
         path, kwargs = self._at(name)
         os.unlink(path, **kwargs)
 
-    def link_beside(self, name, new):
-        """A second name `new` in this folder for the file `name` (never a symlink's target)."""
-        if self.fd is not None:
-            try:
-                os.link(name, new, src_dir_fd=self.fd, dst_dir_fd=self.fd, follow_symlinks=False)
-                return
-            except (NotImplementedError, TypeError):
-                pass
-        os.link(os.path.join(self.path, name), os.path.join(self.path, new))
-
     def create_name(self, temp, name, file):
         """The new file `temp` gets the name `name` only while no file has it: a file another
         program made there since we looked stays, and the commit is CONFLICT (a hard link cannot
         replace a name, a rename would). A file system without hard links gets the rename."""
         try:
-            _Faults.step("link")
-            self.link_beside(temp, name)
+            self.link(temp, name, beside=True)
         except FileExistsError:
             raise ToolError("CONFLICT", "conflict", file=file) from None
         except OSError:  # (FAT, some network file systems: no hard links)
@@ -10019,8 +10009,7 @@ def _keep_old_name(fc, folder, name):
     """A second name (`fc.keep`) for the old file, which must be the file read; a copy where the
     filesystem has no hard links."""
     try:
-        _Faults.step("link")
-        folder.link_beside(name, fc.keep)
+        folder.link(name, fc.keep, beside=True)
     except OSError as exc:
         if _errno_name(exc) not in _NO_HARD_LINKS:
             raise
