@@ -12783,7 +12783,7 @@ def tool_balance(ctx, args):
     return result
 
 
-def _structure_request(ctx, args, what):
+def _structure_request(ctx, args, what, missing, find, *options):
     file = args["file"]
     real, text = read_declared(ctx, file, args.get("encoding"))
     total = text.total()
@@ -12795,27 +12795,22 @@ def _structure_request(ctx, args, what):
     language = _language_of(real, text)
     if language is None:
         raise ToolError("NOT_FOUND", "not_checkable", "range.hint", file=file, what=what)
-    return file, real, text, line, language
+    found = find(text.decode(), language, line, *options)
+    if not found:
+        raise ToolError("NOT_FOUND", missing, "range.hint", file=file, line=line)
+    return dict({"status": "ok", "file": file, "path": real}, **found, language=language)
 
 
 def tool_func_range(ctx, args):
     """The function around a line. Arguments: `file`, `line`, `outer`, `encoding`. Result: `start`,
     `end`, `kind`, `name`, `language`."""
-    file, real, text, line, language = _structure_request(ctx, args, "function")
-    found = function_range(text.decode(), language, line, bool(args.get("outer")))
-    if not found:
-        raise ToolError("NOT_FOUND", "no_function", "range.hint", file=file, line=line)
-    return dict({"status": "ok", "file": file, "path": real}, **found, language=language)
+    return _structure_request(ctx, args, "function", "no_function", function_range, bool(args.get("outer")))
 
 
 def tool_tag_range(ctx, args):
     """The markup element around a line. Arguments: `file`, `line`, `encoding`. Result: `start`,
     `end`, `tag`, `language`."""
-    file, real, text, line, language = _structure_request(ctx, args, "tag")
-    found = tag_range(text.decode(), language, line)
-    if not found:
-        raise ToolError("NOT_FOUND", "no_tag", "range.hint", file=file, line=line)
-    return dict({"status": "ok", "file": file, "path": real}, **found, language=language)
+    return _structure_request(ctx, args, "tag", "no_tag", tag_range)
 
 
 # --- chips (docs/chips.md) ------------------------------------------------------------------------
