@@ -4726,13 +4726,11 @@ class _State:
 
     def same_as(self, saved, moved):
         """Whether this state equals `saved` of the text before an edit, its offsets moved."""
-        if self.missing_heredocs or len(self.stack) != len(saved.stack):
-            return False
-        if len(self.templates) != len(saved.templates):
-            return False
-        if any(now != (moved(offset), code) for now, (offset, code) in zip(self.stack, saved.stack)):
-            return False
-        return all(now == moved(then) for now, then in zip(self.templates, saved.templates))
+        return (
+            not self.missing_heredocs
+            and tuple(self.stack) == self.moved_stack(saved.stack, moved)
+            and tuple(self.templates) == tuple(map(moved, saved.templates))
+        )
 
 
 _SPEC_CACHE = {}
@@ -5881,12 +5879,7 @@ class _MarkupState:
         return tuple((key, name, moved(start)) for key, name, start in stack)
 
     def same_as(self, saved, moved):
-        if len(self.stack) != len(saved.stack):
-            return False
-        return all(
-            key == old_key and name == old_name and start == moved(old_start)
-            for (key, name, start), (old_key, old_name, old_start) in zip(self.stack, saved.stack)
-        )
+        return tuple(self.stack) == self.moved_stack(saved.stack, moved)
 
 
 def _scan_markup(text, language, start, end, stop_after=None, counting=True, marks=None, stack=None):
