@@ -12871,18 +12871,14 @@ def _list_chips(ctx, needle):
         )
         if needle and needle.lower() not in haystack.lower():
             continue
-        summary = (text or json.dumps(record.get("args"), ensure_ascii=False)).strip().split("\n")[0][:80]
+        shown = text or json.dumps(record.get("args"), ensure_ascii=False)
         items.append(
             {
                 "id": record["id"],
                 "tool": record.get("tool"),
                 "created_at": record["created_at"],
-                "bytes": len(
-                    (text or json.dumps(record.get("args"), ensure_ascii=False)).encode(
-                        "utf-8", "surrogatepass"
-                    )
-                ),
-                "summary": summary,
+                "bytes": len(shown.encode("utf-8", "surrogatepass")),
+                "summary": shown.strip().split("\n")[0][:80],
                 "err_msg": record.get("err_msg") or "",
             }
         )
