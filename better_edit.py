@@ -30,6 +30,7 @@ Sections (code only uses what is above it):
 import collections  # (already loaded by functools: costs nothing)
 import functools
 import io
+import itertools  # (already loaded by collections: costs nothing)
 import os
 import re
 import sys
@@ -2485,36 +2486,6 @@ def _sequence_matcher(*args, **kwargs):
     return SequenceMatcher(*args, **kwargs)
 
 
-def _log(value):
-    import math
-
-    return math.log(value)
-
-
-def _bisect_right(items, value):
-    from bisect import bisect_right
-
-    return bisect_right(items, value)
-
-
-def _nlargest(count, items, key):
-    from heapq import nlargest
-
-    return nlargest(count, items, key=key)
-
-
-def _accumulate(items):
-    from itertools import accumulate
-
-    return accumulate(items)
-
-
-def _groupby(items):
-    from itertools import groupby
-
-    return groupby(items)
-
-
 KINDS = (
     "indentation",
     "trailing_whitespace",
@@ -2823,9 +2794,11 @@ class _File:
         return value
 
     def line_of_offset(self, offset):
+        from bisect import bisect_right
+
         if self._starts is None:
-            self._starts = [0, *_accumulate(len(s) + 1 for s in self.flines)]
-        return _bisect_right(self._starts, offset) - 1
+            self._starts = [0, *itertools.accumulate(len(s) + 1 for s in self.flines)]
+        return bisect_right(self._starts, offset) - 1
 
 
 class _Votes:
@@ -2837,7 +2810,9 @@ class _Votes:
         self.total = total
 
     def idf(self, hits):
-        return _log((self.total + 1) / max(hits, 1)) + 0.1
+        from math import log
+
+        return log((self.total + 1) / max(hits, 1)) + 0.1
 
     def add(self, start, weight):
         self.weight[start] += weight
@@ -2971,7 +2946,9 @@ def _windows(file, old, pairs, fallback=True):
         def smoothed(s):
             return (weights[s] + 0.5 * (weights.get(s - 1, 0) + weights.get(s + 1, 0)), -s)
 
-        starts = _nlargest(max(2, min(Closest.TOP_STARTS, Closest.SCALE // n)), weights, key=smoothed)
+        from heapq import nlargest
+
+        starts = nlargest(max(2, min(Closest.TOP_STARTS, Closest.SCALE // n)), weights, key=smoothed)
     elif fallback and total * n <= Closest.SCAN_ALL:  # nothing to anchor on (`}`, `b = 3`): a small file is
         starts = range(total)  # tried at every start, ranked by the same bound below
     else:
@@ -3205,7 +3182,7 @@ def _quote(text, limit=60):
 def _ws_words(lang, ws):
     """A run of spaces and tabs in words: "4 spaces", "a tab and 2 spaces"."""
     runs = []
-    for ch, group in _groupby(ws):
+    for ch, group in itertools.groupby(ws):
         n, unit = len(list(group)), {" ": "space", "\t": "tab"}.get(ch, "char")
         runs.append(tr(lang, f"diff.{'one' if n == 1 else 'many'}.{unit}", n=n, char=repr(ch)))
     if len(runs) <= 2:
