@@ -13242,9 +13242,10 @@ def _patch_path_inside(ctx, file):
         raise ToolError("SANDBOX", "patch_outside", file=file)
 
 
-def _json_value(value):
-    """A value sent as a JSON string holding an array or object is decoded (like `arguments`)."""
-    if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
+def _json_value(value, opens=("[", "{")):
+    """A value sent as a JSON string holding an array or object (one that `opens` with one of
+    those) is decoded (like `arguments`); one too deep to decode stays the text it is."""
+    if isinstance(value, str) and value.strip()[:1] in opens:
         import json
 
         try:
@@ -14572,13 +14573,7 @@ def _as_target(name, value):
 
 def _target_object(value):
     """A target as sent: a JSON text of an object is decoded, "KIND:VALUE" split; else as it is."""
-    if isinstance(value, str) and value.strip().startswith("{"):  # sent as a JSON string
-        import json
-
-        try:
-            value = json.loads(value)
-        except (ValueError, RecursionError):  # (too deep to decode: as any text that is no target)
-            pass
+    value = _json_value(value, ("{",))  # sent as a JSON string
     if isinstance(value, str) and ":" in value:
         kind, _, rest = value.partition(":")
         value = {"kind": kind.strip(), "value": rest}
