@@ -9502,12 +9502,6 @@ class SnapshotStore:
             with _suppress_os():
                 os.chmod(record["_base"] + ".bin", 0o600)
 
-    def discard(self, record):
-        if self.ctx.persist_snapshots and record.get("_base"):
-            for ext in (".bin", ".json"):
-                with _suppress_os():
-                    os.unlink(record["_base"] + ext)
-
     def _evict(self, items):
         """Drop the oldest events of `items` [(event_id, size, record)] beyond the count and byte
         bounds; the records of one event (several files) go together."""
@@ -10632,9 +10626,7 @@ class _EventSnapshots:
 
     def discard(self):
         for pending in self.pendings:
-            self.store.discard(pending)
-            if not self.ctx.persist_snapshots:
-                self.store.remove(pending)
+            self.store.remove(pending)
 
 
 def recover_interrupted(ctx):
