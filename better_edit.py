@@ -15671,36 +15671,20 @@ def _global_options(parser, lang, defaults=True, tool=None):
     matter to it: not the server's naming flags, nor --max-chips where nothing is kept as a chip."""
     import argparse
 
-    default = (lambda value: value) if defaults else (lambda value: argparse.SUPPRESS)
     server_only = argparse.SUPPRESS if tool is not None else None
     no_chips = argparse.SUPPRESS if tool is not None and tool.read_only else None
     once = getattr(parser, "once", "store")
-    parser.add_argument(
-        "--lang", choices=("en", "zh"), default=default(None), action=once, help=tr(lang, "g.lang")
-    )
-    parser.add_argument(
-        "--no-prefix",
-        action="store_true",
-        default=default(False),
-        help=server_only or tr(lang, "g.no_prefix"),
-    )
-    parser.add_argument(
-        "--underscore-names",
-        action="store_true",
-        default=default(False),
-        help=server_only or tr(lang, "g.underscore"),
-    )
-    parser.add_argument("--root", metavar="DIR", default=default(None), action=once, help=tr(lang, "g.root"))
-    parser.add_argument(
-        "--max-chips",
-        metavar="N",
-        default=default(None),
-        action=once,
-        help=no_chips or tr(lang, "g.max_chips"),
-    )
-    parser.add_argument(
-        "--encoding", metavar="NAME", default=default(None), action=once, help=tr(lang, "p.encoding")
-    )
+    for flag, options, help_key, hidden in (
+        ("--lang", {"choices": ("en", "zh"), "action": once}, "g.lang", None),
+        ("--no-prefix", {"action": "store_true"}, "g.no_prefix", server_only),
+        ("--underscore-names", {"action": "store_true"}, "g.underscore", server_only),
+        ("--root", {"metavar": "DIR", "action": once}, "g.root", None),
+        ("--max-chips", {"metavar": "N", "action": once}, "g.max_chips", no_chips),
+        ("--encoding", {"metavar": "NAME", "action": once}, "p.encoding", None),
+    ):
+        value = False if options["action"] == "store_true" else None
+        default = value if defaults else argparse.SUPPRESS
+        parser.add_argument(flag, default=default, help=hidden or tr(lang, help_key), **options)
 
 
 # argparse's own words, for --lang zh. argparse looks them up through a module-level gettext `_`;
