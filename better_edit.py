@@ -5667,7 +5667,7 @@ def _rescan(old, new, regions, old_length, line_ends, line_befores):
     starts = [min(a - _SETTLE, before) for (a, _b, _n), before in zip(regions, line_befores)]
     clean = _clean_gaps(regions, line_ends, starts, old_length)
     saved, moves = old.saved, _Moves(regions)
-    order = [i for i, one in enumerate(saved) if _in_gap(one.pos, clean)]
+    order = [i for i, one in enumerate(saved) if any(first <= one.pos <= last for first, last in clean)]
     resume = _last_before(saved, starts[0])
     point = saved[resume] if resume is not None else None
     states = list(saved[: resume + 1]) if resume is not None else []
@@ -5720,10 +5720,6 @@ def _rescan_brackets(old, new, resume, states, plan):
             problems += _moved_problems(old.problems[saved[resume].problems :], settle)
             return _BalanceScan.made(old.language, problems, states, None, None)
         point = saved[resume]  # the next part: resume from the old state before it
-
-
-def _in_gap(pos, clean):
-    return any(first <= pos <= last for first, last in clean)
 
 
 def _last_before(saved, limit):
@@ -7352,8 +7348,8 @@ def _decorated_start(text, definition, spans, starts, start):
     cursor = top = head
     while cursor > start:
         line_start = max(start, text.rfind("\n", start, cursor - 1) + 1)
-        if _inside(spans, starts, line_start):
-            i = _span_index(spans, starts, line_start)
+        i = _span_at(spans, starts, line_start)
+        if i is not None:
             line_start = max(start, text.rfind("\n", start, spans[i][0]) + 1)
         content = text[line_start : cursor - 1]
         stripped = content.lstrip()
@@ -7365,12 +7361,6 @@ def _decorated_start(text, definition, spans, starts, start):
             continue
         break
     return top
-
-
-def _span_index(spans, starts, pos):
-    import bisect
-
-    return bisect.bisect_right(starts, pos) - 1
 
 
 def _keyword_definitions(text, language, start, end, spans, past=None):
@@ -13079,11 +13069,6 @@ def _current_bytes(place):
         return handle.read()
 
 
-def _current_sha(place):
-    data = _current_bytes(place)
-    return None if data is None else _sha256(data)
-
-
 def _check_rollback(args, chosen, places, seen):
     """Every file must hold exactly what its newest snapshot wrote, else CONFLICT and nothing undone;
     with `force`, one warning for each file that did not (so no warning: nothing was forced). Into
@@ -13094,7 +13079,8 @@ def _check_rollback(args, chosen, places, seen):
         if path not in state:
             seen[path] = places[path].lstat()
             try:
-                state[path] = _current_sha(places[path])
+                data = _current_bytes(places[path])
+                state[path] = None if data is None else _sha256(data)
             except ToolError:  # a FIFO or device now: no longer what the edit left
                 state[path] = "not a regular file"
         expected = None if record["after_sha256"] == "absent" else record["after_sha256"]
@@ -13861,15 +13847,11 @@ def _commit_groups(ctx, groups):
     return commit_files(ctx, "edit", files, summary)
 
 
-def _file_bytes(group):
-    return group.opened.text.to_bytes(group.new_body)
-
-
 def _items_payload(opened, group):
     """The new file as pieces; unchanged stretches are ranges of the old file (copied in the kernel)."""
     text, raw = opened.text, opened.raw
     if text.wire or raw is None:
-        return payload_of(_file_bytes(group))
+        return payload_of(text.to_bytes(group.new_body))
     offset, pieces = len(text.bom), [(raw, 0, len(text.bom), 0)]
     for source, start, stop in reversed(group.pieces):
         if source is None:
@@ -14497,12 +14479,9 @@ def _hunk_starts(lines, old, stated, loose):
     alone when it is there, else every one."""
     if _lines_match(lines, stated - 1, old, loose):
         return [stated - 1]
-    return [n for n in _candidates(lines, old[0], loose) if _lines_match(lines, n, old, loose)]
-
-
-def _candidates(lines, first, loose):
-    key = first.rstrip() if loose else first
-    return [n for n, line in enumerate(lines) if (line.rstrip() if loose else line) == key]
+    key = old[0].rstrip() if loose else old[0]
+    found = (n for n, line in enumerate(lines) if (line.rstrip() if loose else line) == key)
+    return [n for n in found if _lines_match(lines, n, old, loose)]
 
 
 def _hunk_mismatch(opened, item, lines, old, stated, key="patch_mismatch", guess=True, **fields):
