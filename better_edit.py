@@ -9917,15 +9917,19 @@ def _prepare_file(ctx, fc):
     if fc.how in ("rename", "delete"):
         _keep_old_name(fc, place.folder, place.name)
     elif fc.how == "in_place":
-        if fc.raw is None:  # (callers pass the bytes they read; never overwrite without them)
-            raise ToolError("CONFLICT", "conflict", file=fc.file)
-        if fc.keep is not None:
-            _Faults.step("write")
-            _write_private(fc.keep, fc.raw)
-            _Faults.step(
-                "write"
-            )  # (and the new bytes: an undo after a kill tells a cut write of ours by them)
-            _write_private(fc.keep + ".new", b"".join(memoryview(s)[a:b] for s, a, b, _o in fc.payload))
+        _keep_copies(fc)
+
+
+def _keep_copies(fc):
+    """The copies an in-place write keeps in the journal: its old bytes, for the undo, and its new
+    bytes, by which an undo after a kill tells a write of ours cut short from another program's."""
+    if fc.raw is None:  # (callers pass the bytes they read; never overwrite without them)
+        raise ToolError("CONFLICT", "conflict", file=fc.file)
+    if fc.keep is not None:
+        _Faults.step("write")
+        _write_private(fc.keep, fc.raw)
+        _Faults.step("write")
+        _write_private(fc.keep + ".new", b"".join(memoryview(s)[a:b] for s, a, b, _o in fc.payload))
 
 
 def _write_temp(fc, folder, name):
