@@ -10173,6 +10173,8 @@ def _open_if_same(folder, name, old):
 def _keep_old_copy(copy_path, name):
     """The copy of an in-place file that an undo leaves, moved out of the journal to the state
     directory's `kept` folder, where no record's end removes it; the words that say where."""
+    if not re.fullmatch(r"[0-9]+-[0-9a-f]{8}-[0-9]+\.copy", os.path.basename(copy_path)):
+        return ""  # (a record read from disk names a copy of ours, nothing else, to move)
     kept = _kept_path(copy_path, name)
     _private_dir(os.path.dirname(kept))
     os.replace(copy_path, kept)
@@ -10869,8 +10871,8 @@ def _undo_record(ctx, journal, record):
     places = []
     try:
         _Faults.point("undo")
-        _record_places(bare, entries, places)
-        left = _undo_places(bare, places, prepared)
+        missing = _record_places(bare, entries, places, prepared)
+        left = missing + _undo_places(bare, places, prepared)
     finally:
         for place, _entry in places:
             place.folder.close()
@@ -10895,22 +10897,40 @@ def _drop_copies_and_folders(entries):
     _remove_folders(sorted(folders, key=lambda folder: folder.count(os.sep)))
 
 
-def _record_places(bare, entries, places):
+def _record_places(bare, entries, places, prepared=True):
     """Into `places`: (place, entry) of each file a record names that is still where it says. Of
     more than _OPEN_FOLDERS files each folder is closed until its file's turn, as in the commit
-    (an undo needs no more descriptors than the call it undoes)."""
-    many = len(entries) > _OPEN_FOLDERS
+    (an undo needs no more descriptors than the call it undoes). Returns the words for each file
+    that stood there and does not now (its folder moved or removed since): left as it is, its old
+    text kept where they say."""
+    many, missing = len(entries) > _OPEN_FOLDERS, []
     for entry in entries:
         try:
             place = locate(bare, str(entry.get("path")))
         except ToolError:
-            continue
-        if place.real != entry.get("path") or place.pending:
-            place.folder.close()
+            place = None
+        if place is None or place.real != entry.get("path") or place.pending:
+            if place is not None:
+                place.folder.close()
+            if prepared and entry.get("old"):  # (a file that stood there: not a file to create)
+                missing.append(f"{entry.get('path')} ({_moved_away(entry)})")
             continue
         if many:
             place.release()
         places.append((place, entry))
+    return missing
+
+
+def _moved_away(entry):
+    """Why a file of a record is left: not where it was; where its old text is kept."""
+    why, keep = "not found where it was: its folder was moved or removed since", entry.get("keep")
+    if not isinstance(keep, str):
+        return why
+    if entry.get("how") != "in_place":
+        return f"{why}; its old text may stand beside it as {keep}"
+    return (
+        why + _keep_old_copy(keep, os.path.basename(str(entry.get("path")))) if os.path.exists(keep) else why
+    )
 
 
 def _undo_places(bare, places, prepared):

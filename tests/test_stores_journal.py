@@ -882,6 +882,40 @@ def test_a_signal_after_the_commit_point_says_the_change_stands(root, cache_dir,
     assert b"was written in full before the signal (SIGTERM) came: it stands" in err, err
 
 
+def test_a_killed_edit_whose_folder_moved_away_is_named_with_where_its_old_text_is(root, cache_dir, be_env):
+    """Found by an attack: an edit of sub/r (renamed) and sub/f (hard-linked: written in place) was
+    killed after both writes; the user then moved `sub`. The next call could not find the files,
+    skipped them, said the change "was undone", and deleted the record and the only copy of f's
+    old text. Each such file is now named as not found where it was, f's old text kept where the
+    warning says, r's kept name given."""
+    edits = json.dumps(
+        [{"file": "sub/r", "start": 1, "content": "R1"}, {"file": "sub/f", "start": 2, "content": "NEW"}]
+    )
+    files = {"sub/f": b"one\ntwo\nthree\n", "sub/r": b"r1\nr2\n"}
+    for k in range(1, 60):
+        reset_tree(root, files, links=[("sub/f", "f_link")])
+        run_cli(
+            "edit", "--edits-file", "-", cwd=root, env=with_fault(be_env, k, "KILL"), input=edits.encode()
+        )
+        if (root / "sub/f").read_bytes() == b"one\nNEW\nthree\n" and (
+            root / "sub/r"
+        ).read_bytes() == b"R1\nr2\n":
+            if journal_records(cache_dir):
+                break  # (killed after both writes, before the commit point)
+    else:
+        raise AssertionError("no kill came after both writes and before the commit point")
+    (root / "sub").rename(root / "moved")
+    _done, answer = cli_json(root, be_env, "read", "-f", "moved/r")
+    said = " ".join(answer.get("warnings", []))
+    assert "was undone, except" in said and "not found where it was" in said, answer
+    kept = re.search(r"sub/f \(not found where it was[^)]*its old text is kept as (\S+)\)", said)
+    assert kept and Path(kept.group(1)).read_bytes() == files["sub/f"], said
+    assert re.search(r"sub/r \(not found where it was[^)]*beside it as \.r\.be-", said), said
+    assert [p for p in (root / "moved").iterdir() if p.name.startswith(".r.be-")][0].read_bytes() == files[
+        "sub/r"
+    ]
+
+
 def test_a_recovery_that_cannot_write_a_file_back_keeps_its_record_and_copy(root, cache_dir, be_env):
     """Found by reading the recovery: an edit of a.txt and of h.txt (hard-linked: written in place)
     killed after h.txt was written; the next call, under a file-size limit below h.txt's old size,
