@@ -13050,6 +13050,15 @@ def _locate_each(ctx, paths, places):
                 places[path].release()
 
 
+def _file_keys(places):
+    """{path: the first of `places`' paths that names the same file}: hard links are one file."""
+    first, keys = {}, {}
+    for path, place in places.items():
+        identity = _identity(place.lstat()) or path
+        keys[path] = first.setdefault(identity, path)
+    return keys
+
+
 def _one_name_each(places):
     """The places to lock: two names of one file (hard links) are one file."""
     seen, out = set(), []
@@ -13097,9 +13106,9 @@ def _check_rollback(args, chosen, places, seen):
     """Every file must hold exactly what its newest snapshot wrote, else CONFLICT and nothing undone;
     with `force`, one warning for each file that did not (so no warning: nothing was forced). Into
     `seen`: each file's stat taken before its bytes were read."""
-    state, warnings = {}, []
+    state, warnings, keys = {}, [], _file_keys(places)
     for record in chosen:
-        path = record["file"]
+        path = keys[record["file"]]  # (two names of one file are one file: their events chain)
         if path not in state:
             seen[path] = places[path].lstat()
             try:
@@ -13136,9 +13145,9 @@ def _restore_all(ctx, store, chosen, located, result, forced=False):
     `result`. Returns the warnings. `located`: (path -> place, path -> its stat when checked)."""
     places, seen = located
     kept = result if forced else None
-    final = {}  # file -> the record whose "before" it gets back (the oldest chosen)
+    final, keys = {}, _file_keys(places)  # file -> the record whose "before" it gets back (the oldest chosen)
     for record in chosen:
-        final[record["file"]] = record
+        final[keys[record["file"]]] = record
     files = []
     for path, record in final.items():
         places[path] = _reopened(ctx, places[path])

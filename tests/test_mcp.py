@@ -1313,6 +1313,23 @@ def test_a_forced_rollback_keeps_what_it_overwrote(serve, root):
     assert [s["event_id"] for s in one.ok("be-trx-status")["snapshots"]] == [result["event_id"]]
 
 
+def test_edits_through_two_names_of_one_file_roll_back_as_one_file(serve, root):
+    """Found by an attack: f edited (event 1), then g, a hard link to f (event 2). Rolling back both
+    said CONFLICT ("f no longer holds what event 1 wrote": event 2 had changed it, through g); with
+    force it said both were rolled back, and the file kept event 1's change. Two names of one file
+    are one file: the events chain, and the file gets back what it held before event 1."""
+    for force in (False, True):
+        (root / "g").unlink(missing_ok=True)
+        (root / "f").write_text("one\ntwo\nthree\n")
+        os.link(root / "f", root / "g")
+        server = serve()
+        server.ok("be-replace", file="f", start=1, content="ONE")
+        server.ok("be-replace", file="g", start=3, content="THREE")
+        result = server.ok("be-trx-rollback", steps=2, force=force)
+        assert len(result["rolled_back"]) == 2 and "warnings" not in result, result
+        assert (root / "f").read_text() == "one\ntwo\nthree\n" and (root / "g").samefile(root / "f")
+
+
 def test_rollback_conflict_when_file_deleted(serve, root):
     a = root / "a.txt"
     a.write_text("a0\n")
