@@ -10626,8 +10626,30 @@ class _EventSnapshots:
 
 
 def recover_interrupted(ctx):
-    """Undo the commits whose process died before their commit point (docs/behaviour.md#journaled-commits);
-    returns warnings naming each. A record still locked belongs to a running call: left alone."""
+    """Undo the commits whose process died before their commit point (docs/behaviour.md#journaled-commits),
+    those of every workspace (a file is one file to all of them, as its lock is); returns warnings
+    naming each. A record still locked belongs to a running call: left alone."""
+    warnings = []
+    for each in _journal_contexts(ctx):
+        warnings += _recover_journal(each)
+    return warnings
+
+
+def _journal_contexts(ctx):
+    """`ctx`, then one like it for each other workspace whose journal folder (BASE/journal/WSID)
+    is there."""
+    import copy
+
+    yield ctx
+    for name in sorted(_listdir(os.path.join(ctx.cache_base, "journal"))):
+        if name != ctx.workspace_id and re.fullmatch(r"[0-9a-f]{16}", name):
+            other = copy.copy(ctx)
+            other._workspace_id = name
+            yield other
+
+
+def _recover_journal(ctx):
+    """recover_interrupted() of the journal of `ctx`'s workspace."""
     journal = Journal(ctx)
     warnings = []
     names = sorted(_listdir(journal.dir))
@@ -10715,11 +10737,10 @@ def _commit_in_the_way(ctx, places, recovered):
     `places`), or the path of a record another process holds that names one of `places`. No
     running call holds a record of a file whose locks this call holds, so that is a recovery
     undoing a dead writer's commit, waiting for these locks; None when nothing is."""
-    journal_dir = ctx.store_dir("journal")
-    names = [n for n in _listdir(journal_dir) if n.endswith(_RECORD_ENDINGS)]
+    journals = [each.store_dir("journal") for each in _journal_contexts(ctx)]
+    names = [os.path.join(d, n) for d in journals for n in _listdir(d) if n.endswith(_RECORD_ENDINGS)]
     mine = {place.real for place in places}
-    for name in names:
-        path = os.path.join(journal_dir, name)
+    for path in names:
         dead = _dead_record(path)
         if dead is not None:
             os.close(dead[0])
@@ -15275,14 +15296,12 @@ def _cut_diff_lines(ctx, result):
 
 
 def _journal_may_hold(ctx):
-    """Whether this workspace's journal may hold a record, found without importing platformdirs
+    """Whether a workspace's journal may hold a record, found without importing platformdirs
     (user_cache_base()) on POSIX systems. On Windows: True (the full look costs the import)."""
     if os.name != "posix":
         return True
-    try:
-        return bool(os.listdir(os.path.join(user_cache_base(), "journal", ctx.workspace_id)))
-    except OSError:
-        return False
+    base = os.path.join(user_cache_base(), "journal")
+    return any(_listdir(os.path.join(base, name)) for name in _listdir(base))
 
 
 def _recover(ctx, tool):

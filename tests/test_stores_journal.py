@@ -916,6 +916,34 @@ def test_a_killed_edit_whose_folder_moved_away_is_named_with_where_its_old_text_
     ]
 
 
+def test_a_killed_edit_is_undone_by_the_next_call_of_any_workspace(root, cache_dir, be_env):
+    """Found by an attack: an edit from workspace A was killed after writing f; a call from
+    workspace B (another folder, the same cache) edited f and said ok, building on the half-done
+    change, because only A's calls looked at A's journal. Any call now undoes it first."""
+    old = b"one\ntwo\nthree\n"
+    (root / "a").mkdir()
+    (root / "b").mkdir()
+    env_a, env_b = (
+        dict(be_env, BETTER_EDIT_WORKSPACE=str(root / "a")),
+        dict(be_env, BETTER_EDIT_WORKSPACE=str(root / "b")),
+    )
+    args = ["replace", "-f", "f", "-s", "2", "-c", "UNREPORTED", "--brief"]
+    for k in range(1, 60):
+        (root / "a" / "f").write_bytes(old)
+        run_cli(*args, cwd=root / "a", env=with_fault(env_a, k, "KILL"))
+        if (root / "a" / "f").read_bytes() != old and journal_records(cache_dir):
+            break  # (killed after the write, before the commit point)
+        for record in journal_records(cache_dir):
+            record.unlink()
+    else:
+        raise AssertionError("no kill came between the write and the commit point")
+    done, answer = cli_json(root / "b", env_b, "replace", "-f", "../a/f", "-s", "1", "-c", "ONE")
+    assert done.returncode == 0, answer
+    assert any("was undone" in w for w in answer.get("warnings", [])), answer
+    assert (root / "a" / "f").read_bytes() == b"ONE\ntwo\nthree\n"
+    assert journal_records(cache_dir) == []
+
+
 def test_a_recovery_that_cannot_write_a_file_back_keeps_its_record_and_copy(root, cache_dir, be_env):
     """Found by reading the recovery: an edit of a.txt and of h.txt (hard-linked: written in place)
     killed after h.txt was written; the next call, under a file-size limit below h.txt's old size,
