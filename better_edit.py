@@ -10195,33 +10195,41 @@ def _kept_words(kept):
 
 
 def _ours_or_undoing(fd, before, new_bytes, copy_path):
-    """_ours(), or an undo of ours that began writing the copy back and was cut short (`COPY.u`)."""
-    if os.path.exists(copy_path + ".u"):
-        return True
-    if not os.path.exists(copy_path + ".w"):
+    """_ours() of an in-place file with the marks beside its copy: its write under way (`COPY.w`),
+    or an undo of ours that began writing the copy back and was cut short (`COPY.u`)."""
+    undoing = os.path.exists(copy_path + ".u")
+    if not undoing and not os.path.exists(copy_path + ".w"):
         return _ours(fd, before, new_bytes)
     try:
         with open(copy_path + ".new", "rb") as handle:
-            return _ours(fd, before, new_bytes, handle.read())
+            return _ours(fd, before, new_bytes, handle.read(), undoing)
     except FileNotFoundError:
         return _ours(fd, before, new_bytes)
 
 
-def _ours(fd, before, new_bytes, new=None):
+def _ours(fd, before, new_bytes, new=None, undoing=False):
     """Whether the file `fd`, which does not hold `before`, holds what an in-place write of ours
     left: all its new bytes (`new_bytes`: size, SHA-256), or, when a kill came while it ran (`new`:
-    those bytes, kept beside the copy), the start of them written over the start of `before`."""
+    those bytes, kept beside the copy), the start of them written over the start of `before`; with
+    `undoing`, after the start of `before` an undo wrote back over either."""
     size, sha256 = new_bytes
     now = os.fstat(fd).st_size
     if now == size and _fd_sha256(fd) == sha256:
         return True
-    if new is None or now < len(before):  # (a write of ours truncates only once it is whole)
+    if new is None or (
+        now < len(before) and not undoing
+    ):  # (a write of ours truncates only once it is whole)
         return False
     os.lseek(fd, 0, os.SEEK_SET)
     held = io.FileIO(fd, "rb", closefd=False).readall()
+    start = _common_start(held, before) if undoing else 0  # (what an undo wrote back: before's start)
+    if held[start:] == new[start:] and len(held) in (len(new), start):
+        return True  # (the new bytes whole, under the start of `before`)
+    if len(held) < len(before):
+        return False
+    same = start + _common_start(memoryview(held)[start:], memoryview(new)[start:])
     if len(held) > len(before):
-        return new.startswith(held)  # (the start of the new bytes alone)
-    same = _common_start(held, new)
+        return same == len(held)  # (the start of the new bytes alone)
     return held[same:] == before[same:]
 
 
