@@ -10221,7 +10221,12 @@ def _ours(fd, before, new_bytes, new=None, undoing=False):
     ):  # (a write of ours truncates only once it is whole)
         return False
     os.lseek(fd, 0, os.SEEK_SET)
-    held = io.FileIO(fd, "rb", closefd=False).readall()
+    return _left_by_us(io.FileIO(fd, "rb", closefd=False).readall(), before, new, undoing)
+
+
+def _left_by_us(held, before, new, undoing):
+    """Whether the bytes `held` are what an in-place write of `new` over `before` left, cut short
+    anywhere, and with `undoing` what an undo cut short then left of that."""
     start = _common_start(held, before) if undoing else 0  # (what an undo wrote back: before's start)
     if held[start:] == new[start:] and len(held) in (len(new), start):
         return True  # (the new bytes whole, under the start of `before`)
@@ -10745,10 +10750,8 @@ def _commit_in_the_way(ctx, places, recovered):
     `places`), or the path of a record another process holds that names one of `places`. No
     running call holds a record of a file whose locks this call holds, so that is a recovery
     undoing a dead writer's commit, waiting for these locks; None when nothing is."""
-    journals = [each.store_dir("journal") for each in _journal_contexts(ctx)]
-    names = [os.path.join(d, n) for d in journals for n in _listdir(d) if n.endswith(_RECORD_ENDINGS)]
     mine = {place.real for place in places}
-    for path in names:
+    for path in _record_files(ctx):
         dead = _dead_record(path)
         if dead is not None:
             os.close(dead[0])
@@ -10759,6 +10762,12 @@ def _commit_in_the_way(ctx, places, recovered):
         elif mine.intersection(_record_paths(path)):
             return path
     return None
+
+
+def _record_files(ctx):
+    """The commit records in the journals of every workspace (_journal_contexts)."""
+    journals = [each.store_dir("journal") for each in _journal_contexts(ctx)]
+    return [os.path.join(d, n) for d in journals for n in _listdir(d) if n.endswith(_RECORD_ENDINGS)]
 
 
 def _record_paths(path):
