@@ -12246,8 +12246,7 @@ def tool_replace(ctx, args):
     alone (found in the file), `content`, `viewed_code_id`, `encoding`, `preview`, `brief`, `format`.
     Result: `start`, `end` (old lines), `removed`, `added`, `total`, `diff`, `balance`, `event_id`."""
     _replace_arguments(args)
-    args, said = _rescued_args(ctx, args, "be-replace")
-    return edit_file(ctx, "replace", args, lambda opened: _said(_replace_change(ctx, args, opened), said))
+    return edit_file(ctx, "replace", args, lambda opened: _replace_change(ctx, args, opened))
 
 
 def _replace_arguments(args):
@@ -12551,8 +12550,7 @@ def tool_insert(ctx, args):
     `viewed_code_id`, `encoding`, `preview`, `brief`, `format`. Result: `after_line`, `added`,
     `total`, `diff`, `balance`, `event_id`."""
     _insert_arguments(args)
-    args, said = _rescued_args(ctx, args, "be-insert")
-    return edit_file(ctx, "insert", args, lambda opened: _said(_insert_change(ctx, args, opened), said))
+    return edit_file(ctx, "insert", args, lambda opened: _insert_change(ctx, args, opened))
 
 
 def _insert_arguments(args):
@@ -12711,21 +12709,6 @@ def _rewritten_bytes(text, content):
     eol = dominant_eol(text.body).decode()
     new_body = text.encode(normalize_newlines(content).replace("\n", eol))
     return text.to_bytes(new_body), new_body
-
-
-def _rescued_args(ctx, args, tool, preview=None):
-    """(args, warnings) of an edit whose `content` _rescued_content() unescaped; else (args, [])."""
-    said = []
-    if isinstance(args.get("content"), str):
-        content = _rescued_content(ctx, dict(args, preview=preview or args.get("preview")), said, tool)
-        args = dict(args, content=content) if said else args
-    return args, said
-
-
-def _said(change, warnings):
-    """`change` with `warnings` first among its own."""
-    change.warnings[:0] = warnings
-    return change
 
 
 def _rescued_content(ctx, args, warnings, tool="be-write"):
@@ -13518,13 +13501,7 @@ def _new_text(encoding):
 
 
 def _item_change(ctx, args, item, opened, exists):
-    item_args = dict(item["args"], force=args.get("force"))
-    item_args, said = _rescued_args(ctx, item_args, "be-edit", preview=args.get("preview"))
-    return _said(_item_change_of(ctx, args, item, opened, exists, item_args), said)
-
-
-def _item_change_of(ctx, args, item, opened, exists, item_args):
-    op = item["op"]
+    op, item_args = item["op"], dict(item["args"], force=args.get("force"))
     if op == "patch":
         item["force"] = args.get("force")
         return item["plan"](ctx, opened, exists)
@@ -13539,7 +13516,11 @@ def _item_change_of(ctx, args, item, opened, exists, item_args):
     if op == "delete":
         _delete_arguments(item_args)
         return _delete_change(ctx, item_args, opened)
-    return _write_change(item_args, opened, exists)
+    said = []  # (a whole-file write item: its content rescued as be-write's is)
+    content = _rescued_content(ctx, dict(item_args, preview=args.get("preview")), said, "be-edit")
+    change = _write_change(dict(item_args, content=content), opened, exists)
+    change.warnings[:0] = said
+    return change
 
 
 def _write_change(args, opened, exists):
