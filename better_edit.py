@@ -12390,18 +12390,18 @@ def _replace_prefixed(ctx, args, opened):
     current = _strip_one_newline(normalize_newlines(opened.text.body[a:b].decode(opened.text.codec)))
     if current != stripped:
         return None
-    content, key = _content_unprefixed(args["content"], first)
+    content, key = _content_unprefixed(args["content"], first, stripped)
     change = _replace_lines(ctx, dict(args, start=first, end=last, old=stripped, content=content), opened)
     change.warnings.append((key, {"start": first, "end": last}))
     return change
 
 
-def _content_unprefixed(content, first):
+def _content_unprefixed(content, first, lines):
     """(content, warning key) of a replace whose `old` carried read prefixes from line `first`: a
     content copied from the same read, each line prefixed and numbered on from `first`, without
-    its prefixes."""
+    its prefixes; unless the file's `lines` there are numbered so themselves (a column of ids)."""
     found = _read_prefixed(content) if content else None
-    if found is None or found[0] != first:
+    if found is None or found[0] != first or (_read_prefixed(lines) or (None,))[0] == first:
         return content, "w.read_prefixes"
     return found[1] + ("\n" if content.endswith(("\n", "\r")) else ""), "w.read_prefixes_content"
 

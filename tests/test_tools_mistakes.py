@@ -268,6 +268,13 @@ def test_content_copied_from_the_same_read_loses_its_prefixes_too(root, be_env):
         assert (root / "a.py").read_text() == "def f(x):\n    if x:\n" + want + "\n", content
         said = " ".join(result["warnings"])
         assert ("content's prefixes taken off" in said) == (not want.startswith("7")), said
+    # (the regression pass: rows of a file whose first column counts like its line numbers are data)
+    (root / "fruit.tsv").write_text("1\tapple\n2\tbanana\n3\tcherry\n")
+    done, result = run_json(
+        "replace", "-f", "fruit.tsv", "--old", "2\t2\tbanana", "-c", "2\tblueberry", cwd=root, env=be_env
+    )
+    assert done.returncode == 0, result
+    assert (root / "fruit.tsv").read_text() == "1\tapple\n2\tblueberry\n3\tcherry\n"
 
 
 def test_old_without_its_indentation_and_content_with_it_indent_once(root, be_env):
