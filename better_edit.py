@@ -12313,12 +12313,22 @@ def _edges_repeated(text, lines_replaced, lines, total):
         ("w.last_line_repeated", lines[-1], end + 1, end),
         ("w.first_line_repeated", lines[0], start - 1, start),
     ):
-        if not 1 <= line <= total or len(edge.strip()) < 6 or not _ALNUM_TEXT.search(edge):
+        if (
+            not 1 <= line <= total
+            or len(edge.strip()) < 6
+            or not _ALNUM_TEXT.search(edge)
+            or _CLOSER.match(edge)
+        ):
             continue
         beside, replaced = (_line_text(text, n).strip() for n in (line, inside))
         if beside == edge.strip() != replaced:  # (a line the file held twice already is no news)
             said.append((key, {"text": _show(edge.strip()), "line": line, "start": start, "end": end}))
     return said
+
+
+_CLOSER = _LazyPattern(
+    r"\s*(?:</|#\s*end|\\end\b|(?:end|fi|done|esac)\b|[\])}])"
+)  # (`</div>` twice is nesting)
 
 
 def _line_text(text, line):

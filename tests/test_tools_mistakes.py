@@ -329,6 +329,20 @@ def test_a_range_one_line_off_whose_edge_line_now_stands_twice_is_said(root, be_
         assert done.returncode == 0, result
         found = [w for w in result.get("warnings", []) if "now stands twice" in w]
         assert (found and said in found[0]) if said else not found, (args, result)
+    for name, source, content in [  # (the regression pass: a closer twice is nesting, not a slip)
+        ("p.html", "<div>\n  <p>a</p>\n</div>\n", "  <p>a</p>\n  <div>\n    <a>b</a>\n  </div>"),
+        ("h.c", "#ifdef A\n#include <a.h>\n#endif\n", "#include <a.h>\n#ifdef B\n#include <b.h>\n#endif"),
+        (
+            "t.tex",
+            "\\begin{itemize}\n  \\item a\n\\end{itemize}\n",
+            "  \\item a\n  \\begin{itemize}\n  \\end{itemize}",
+        ),
+    ]:
+        (root / name).write_text(source)
+        done, result = run_json(
+            "replace", "-f", name, "-s", "2", "-e", "2", "-c", content, cwd=root, env=be_env
+        )
+        assert done.returncode == 0 and "now stands twice" not in " ".join(result.get("warnings", [])), result
     (root / "d.py").write_text("a\n    return x\n    return x\n")  # (twice already)
     done, result = run_json("replace", "-f", "d.py", "-s", "2", "-c", "    return x", cwd=root, env=be_env)
     assert done.returncode == 0 and "now stands twice" not in " ".join(result.get("warnings", [])), result
