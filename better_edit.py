@@ -13575,7 +13575,8 @@ def _same_insert(item, change, other, other_change):
     """Whether two insert items of one file add the same lines at the same place (a retry or a
     copy: a patch's repeated hunk is refused the same way)."""
     same = item["op"] == other["op"] == "insert" and change.first == other_change.first
-    return same and item["args"].get("content") == other["args"].get("content")
+    one, two = (_strip_one_newline(normalize_newlines(i["args"].get("content", ""))) for i in (item, other))
+    return same and one == two  # (`log()` and `log()\n` are one line)
 
 
 def _overlap_error(one, two):
