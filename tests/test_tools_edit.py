@@ -719,8 +719,9 @@ def test_the_same_insert_item_twice_is_refused_as_a_repeated_hunk_is(root, be_en
     way now; inserts of other lines, or at another place, still land in item order."""
     (root / "a.py").write_text("import os\nx = 1\n")
     item = {"file": "a.py", "after_line": 1, "content": "import sys"}
+    again = dict(item, content="import sys\n")  # (one line, as `import sys` is)
     done, answer = run_json(
-        "edit", "--edits-file", "-", input=json.dumps([item, item]).encode(), cwd=root, env=be_env
+        "edit", "--edits-file", "-", input=json.dumps([item, again]).encode(), cwd=root, env=be_env
     )
     assert done.returncode == 2 and answer["error"]["code"] == "INVALID_ARGUMENT", answer
     assert "items 0 and 1 (a.py) insert the same lines at the same place" in answer["error"]["message"], (
