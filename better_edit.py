@@ -9050,8 +9050,8 @@ class _Folder:
         """A hard-linked file: its new bytes written into the same inode, so the links stay shared
         (its old bytes are in the commit's copy, for the undo)."""
         fd = self.open(fc.place.name, os.O_RDWR | _NOFOLLOW | _NONBLOCK)
-        try:
-            if _identity(os.fstat(fd)) != _identity(fc.st):
+        try:  # (checked again here, with no step between the check and the write)
+            if file_signature(os.fstat(fd)) != file_signature(fc.st):
                 raise ToolError("CONFLICT", "conflict", file=fc.file)
             _rewrite(fd, fc.payload, fc.real)
         finally:

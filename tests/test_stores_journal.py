@@ -1034,6 +1034,23 @@ def test_a_file_saved_while_a_rollback_runs_is_never_overwritten(root, cache_dir
 
 
 @pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
+def test_a_save_into_a_hard_linked_file_right_before_its_write_is_never_overwritten(root, cache_dir, be_env):
+    """Found by the regression pass: a hard-linked file (written in place) was checked for another
+    program's save two steps before its write, and then only for its inode: a save in between
+    was overwritten, with status ok. It is checked again right before the write, size and mtime
+    too: CONFLICT, and the save stands."""
+    reset_tree(root, {"h.txt": b"h1\n"}, links=[("h.txt", "h2.txt")])
+    args = ["replace", "-f", "h.txt", "-s", "1", "-c", "H1", "-o", "json"]
+    proc = stopped_at(root, be_env, args, "create:STOP")  # (its mark made: the write comes next)
+    time.sleep(0.01)  # (a later mtime, on a file system that keeps coarse times)
+    (root / "h2.txt").write_bytes(b"the user's save\n")
+    os.kill(proc.pid, signal.SIGCONT)
+    out, _err = proc.communicate(timeout=60)
+    assert json.loads(out)["error"]["code"] == "CONFLICT", out
+    assert (root / "h.txt").read_bytes() == b"the user's save\n"
+
+
+@pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
 def test_a_file_saved_by_another_program_during_an_edit_is_never_overwritten(root, cache_dir, be_env):
     """Found by an attack: an editor saved f1 (by rename, or in place) after the edit had checked
     every file and before it renamed f1's temporary over it; the edit said ok and the save was
