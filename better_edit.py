@@ -13066,9 +13066,19 @@ def _same_files(places):
 
 
 def _events_of_file(records, real):
-    """The records of the events that touched the file `real`, each event with all its files."""
-    touched = {r["event_id"] for r in records if r["file"] == real}
+    """The records of the events that touched the file `real`, each event with all its files; an
+    event that touched it through another name (a hard link) too."""
+    names = {r["file"] for r in records}
+    same = {name for name in names if name == real or _same_file(name, real)}
+    touched = {r["event_id"] for r in records if r["file"] in same}
     return [r for r in records if r["event_id"] in touched]
+
+
+def _same_file(one, two):
+    try:
+        return os.path.samefile(one, two)
+    except (OSError, ValueError):
+        return False
 
 
 def _locate_each(ctx, paths, places):

@@ -1328,6 +1328,11 @@ def test_edits_through_two_names_of_one_file_roll_back_as_one_file(serve, root):
         result = server.ok("be-trx-rollback", steps=2, force=force)
         assert len(result["rolled_back"]) == 2 and "warnings" not in result, result
         assert (root / "f").read_text() == "one\ntwo\nthree\n" and (root / "g").samefile(root / "f")
+    # (the regression pass: `file` naming one name chose only the events made through that name)
+    server.ok("be-replace", file="f", start=1, content="ONE")
+    server.ok("be-replace", file="g", start=3, content="THREE")
+    result = server.ok("be-trx-rollback", file="f", steps=1)
+    assert (root / "f").read_text() == "ONE\ntwo\nthree\n", result  # (the newest, made through g)
 
 
 def test_rollback_conflict_when_file_deleted(serve, root):
