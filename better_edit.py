@@ -10288,11 +10288,11 @@ def _undo_files(ctx, files, applied=None):
                 continue  # (its name was never touched: only a temporary is left, for a later sweep)
             errors.append(_restore_failed(ctx, fc, exc))
             continue
+        if fc.how == "in_place" and fc.keep:
+            _drop_copy(fc.keep)  # (one left was moved to kept/ first: its new bytes and marks go)
         if why is not None:
             left.append((fc.real, why))
             continue
-        if fc.how == "in_place" and fc.keep:
-            _drop_copy(fc.keep)
         _remove_folders(fc.place.created)
         if len(files) > _OPEN_FOLDERS:
             fc.place.release()
@@ -10473,7 +10473,8 @@ class _CommitRun:
         if event:
             event.discard()
         if self.record is not None:  # kept when a file could not be put back: the next call retries
-            self.journal.drop(*self.record, keep=bool(errors or left))  # (or says what was left)
+            dying = isinstance(exc, _Interrupted)  # (a signal's death says nothing: the next call says it)
+            self.journal.drop(*self.record, keep=bool(errors or (left and dying)))
         return errors[0] if errors else self._failure(exc, left)
 
     def _failure(self, exc, left):
