@@ -12443,7 +12443,7 @@ def _replace_old(ctx, args, opened):
     region = split_decoded(replaced)
     eol = dominant_eol(body).decode()
     replacement = _match_trailing_newline(normalize_newlines(args["content"]), col_e == -1).replace("\n", eol)
-    replacement = _indented_once(region[0][0], col_s, replacement, warnings, line_s)
+    replacement = _indented_once(region[0][0], col_s, (replacement, args["old"]), warnings, line_s)
     new_region = replace_in_lines(region, col_s, col_e, replacement)
     placeholder_guard(args, opened, args["content"], replaced, result=new_region)
     plan = (a, text.encode(new_region, new=replacement), b)
@@ -12456,16 +12456,20 @@ def _replace_old(ctx, args, opened):
     return Change(text, plan, line_s, line_e, added, fields, warnings, at=a)
 
 
-def _indented_once(first_text, col_s, replacement, warnings, line):
+def _indented_once(first_text, col_s, sides, warnings, line):
     """`replacement` without the indentation its first line repeats: `old` began at the first
     non-blank character of its line, and the content's first line begins with the same indentation
-    (copied as a whole line), which would otherwise stand twice."""
+    (copied as a whole line), which would otherwise stand twice. Not when the content is `old`
+    itself with that indentation in front: then the indentation is what is meant to change."""
+    replacement, old = sides
     head = first_text[:col_s]
     if (
         not head
         or head.strip()
         or not first_text[col_s : col_s + 1].strip()
         or not replacement.startswith(head)
+        or _strip_one_newline(normalize_newlines(replacement[len(head) :]))
+        == _strip_one_newline(normalize_newlines(old))
     ):
         return replacement
     warnings.append(("w.indent_once", {"line": line}))

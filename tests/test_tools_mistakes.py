@@ -288,13 +288,18 @@ def test_old_without_its_indentation_and_content_with_it_indent_once(root, be_en
         ("if x:\n        y()", "    if x:\n        z()", "    if x:\n        z()\n", True),
         ("return x", "return x + 1", "    return x + 1\n", False),
         ("  return x", "  return x + 1", "    return x + 1\n", False),  # (old began in the indentation)
+        ("return x", "    return x", "        return x\n", False),  # (only indented: that is the change)
     ]
     for old, content, want, said in cases:
         (root / "a.py").write_text(source)
         done, result = run_json("replace", "-f", "a.py", "--old", old, "-c", content, cwd=root, env=be_env)
         assert done.returncode == 0, result
         text = (root / "a.py").read_text()
-        assert want in text and "        return" not in text and "        if" not in text, (old, text)
+        assert (
+            want in text
+            and ("        if" not in text)
+            and (content == "    return x") == ("        return" in text)
+        ), (old, text)
         assert any("written once, not twice" in w for w in result.get("warnings", [])) == said, result
 
 
