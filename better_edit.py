@@ -13003,7 +13003,7 @@ def tool_trx_rollback(ctx, args):
         try:
             _locate_each(ctx, [record["file"] for record in chosen], places)
             with Locks(ctx) as locks:
-                locks.take_all(_one_name_each(places.values()))
+                locks.take_all([places[path] for path in dict.fromkeys(_file_keys(places).values())])
                 if _still_listed(store, chosen, last=attempt + 1 == _ROLLBACK_CHOICES):
                     continue  # (an event whose commit was saving its snapshots: choose again, whole)
                 _same_files(places)
@@ -13103,17 +13103,6 @@ def _file_keys(places):
         identity = _identity(place.lstat()) or path
         keys[path] = first.setdefault(identity, path)
     return keys
-
-
-def _one_name_each(places):
-    """The places to lock: two names of one file (hard links) are one file."""
-    seen, out = set(), []
-    for place in places:
-        identity = _identity(place.lstat()) or place.real
-        if identity not in seen:
-            seen.add(identity)
-            out.append(place)
-    return out
 
 
 def _rollback_selection(args, records):
