@@ -8947,6 +8947,10 @@ _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # (a FIFO put where a file was is not waited on)
 
 
+# errnos of a link(2) that this filesystem (FAT, some network shares) or this file cannot have
+_NO_HARD_LINKS = ("EPERM", "EOPNOTSUPP", "ENOTSUP", "ENOSYS", "EMLINK", "EXDEV")
+
+
 class _Folder:
     """The folder of a file: a descriptor used with dir_fd=... (POSIX), else its path (Windows)."""
 
@@ -9034,7 +9038,9 @@ class _Folder:
             self.link(temp, name, beside=True)
         except FileExistsError:
             raise ToolError("CONFLICT", "conflict", file=file) from None
-        except OSError:  # (FAT, some network file systems: no hard links)
+        except OSError as exc:  # (FAT, some network file systems: no hard links)
+            if _errno_name(exc) not in _NO_HARD_LINKS:
+                raise  # (a full disk, an I/O error: a rename might replace a file made meanwhile)
             self.rename(temp, name)
             return
         _Faults.step("unlink")
@@ -9975,10 +9981,6 @@ def _keep_old_name(fc, folder, name):
     else:
         if _identity(folder.lstat(fc.keep)) != _identity(fc.st):
             raise ToolError("CONFLICT", "conflict", file=fc.file)
-
-
-# errnos of a link(2) that this filesystem (FAT, some network shares) or this file cannot have
-_NO_HARD_LINKS = ("EPERM", "EOPNOTSUPP", "ENOTSUP", "ENOSYS", "EMLINK", "EXDEV")
 
 
 def _keep_copy(folder, fc):

@@ -1863,6 +1863,22 @@ def test_the_server_undoes_a_killed_call_as_it_starts(root, cache_dir, be_env):
     assert {entry["event_id"] for entry in first["snapshots"]} == listed  # not the undone call's
 
 
+def test_a_new_file_whose_name_cannot_be_linked_for_lack_of_space_is_not_renamed_over(root, be_env):
+    """Found by the second regression pass: a new file gets its name by a hard link (a rename would
+    replace a file another program made there meanwhile); a link that failed for any reason, a full
+    disk too, fell back to that rename. Only a file system without hard links gets it now; a full
+    disk is IO, and nothing is written."""
+    done, answer = cli_json(
+        root, dict(be_env, BETTER_EDIT_FAULT="link:ENOSPC"), "write", "-f", "new.txt", "-c", "x"
+    )
+    assert done.returncode == 1 and answer["error"]["code"] == "IO", answer
+    assert sorted(p.name for p in root.iterdir()) == []
+    done, answer = cli_json(
+        root, dict(be_env, BETTER_EDIT_FAULT="link:EPERM"), "write", "-f", "new.txt", "-c", "x"
+    )
+    assert done.returncode == 0 and (root / "new.txt").read_text() == "x", answer
+
+
 def test_a_filesystem_without_hard_links_keeps_copies_and_still_undoes(root, be_env):
     """Where link(2) fails (FAT, some network shares; simulated with BETTER_EDIT_FAULT=link:EPERM),
     the old bytes are kept as a copy beside the file: edits work, and a failed call is still undone
