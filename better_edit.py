@@ -10466,7 +10466,10 @@ class _CommitRun:
                 self.warnings.append(_in_place_warning(fc))
             folders.add(fc.place.folder.path)
         for path in sorted(folders):
-            _fsync_folder_strict(path)
+            try:
+                _fsync_folder_strict(path)
+            except OSError as exc:  # (named by the folder, not by the last file written)
+                raise os_error(exc, path) from None
         self.current = "journal"
 
     def undo(self, exc, event):

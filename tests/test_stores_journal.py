@@ -1879,6 +1879,37 @@ def test_a_new_file_whose_name_cannot_be_linked_for_lack_of_space_is_not_renamed
     assert done.returncode == 0 and (root / "new.txt").read_text() == "x", answer
 
 
+def test_a_failed_fsync_of_a_folder_names_that_folder(root, cache_dir, be_env):
+    """Found by the second regression pass: the fsync of a folder the commit wrote into (new/sub)
+    failed, and the error named the last file written (h.txt, in another folder)."""
+    edits = json.dumps(
+        [
+            {"file": "a.txt", "old": "a2", "content": "A2"},
+            {"file": "h.txt", "old": "h2", "content": "H2"},
+            {"op": "write", "file": "new/sub/c.txt", "content": "c1\n"},
+        ]
+    )
+    files = {"a.txt": b"a1\na2\n", "h.txt": b"h1\nh2\n"}
+    reset_tree(root, files, links=[("h.txt", "h2.txt")])
+    done = run_cli(
+        "edit", "--edits-file", "-", cwd=root, env=with_fault(be_env, 0, "count"), input=edits.encode()
+    )
+    steps = int(re.search(rb"fault steps: (\d+)", done.stderr).group(1))
+    named = set()
+    for k in range(1, steps + 1):
+        reset_tree(root, files, links=[("h.txt", "h2.txt")])
+        done, answer = cli_json(
+            root, with_fault(be_env, k, "EIO"), "edit", "--edits-file", "-", input=edits.encode()
+        )
+        said = re.match(
+            r"I/O error on (\S+): .*injected at fsync", (answer.get("error") or {}).get("message", "")
+        )
+        named.add(said and said.group(1))
+        for record in journal_records(cache_dir):
+            record.unlink()
+    assert str(root / "new" / "sub") in named, named
+
+
 def test_a_filesystem_without_hard_links_keeps_copies_and_still_undoes(root, be_env):
     """Where link(2) fails (FAT, some network shares; simulated with BETTER_EDIT_FAULT=link:EPERM),
     the old bytes are kept as a copy beside the file: edits work, and a failed call is still undone
