@@ -10956,7 +10956,7 @@ def _record_places(bare, entries, places, prepared=True):
         if place is None or place.real != entry.get("path") or place.pending:
             if place is not None:
                 place.folder.close()
-            if prepared and entry.get("old"):  # (a file that stood there: not a file to create)
+            if prepared and (entry.get("old") or entry.get("new")):  # (one that stood there, or was made)
                 missing.append(f"{entry.get('path')} ({_moved_away(entry)})")
             continue
         if many:
@@ -10968,6 +10968,8 @@ def _record_places(bare, entries, places, prepared=True):
 def _moved_away(entry):
     """Why a file of a record is left: not where it was; where its old text is kept."""
     why, keep = "not found where it was: its folder was moved or removed since", entry.get("keep")
+    if entry.get("how") == "create":
+        return f"{why}; this call created it, and it may stand there still"
     if not isinstance(keep, str):
         return why
     if entry.get("how") != "in_place":

@@ -888,7 +888,11 @@ def test_a_killed_edit_whose_folder_moved_away_is_named_with_where_its_old_text_
     old text. Each such file is now named as not found where it was, f's old text kept where the
     warning says, r's kept name given."""
     edits = json.dumps(
-        [{"file": "sub/r", "start": 1, "content": "R1"}, {"file": "sub/f", "start": 2, "content": "NEW"}]
+        [
+            {"file": "sub/r", "start": 1, "content": "R1"},
+            {"file": "sub/f", "start": 2, "content": "NEW"},
+            {"op": "write", "file": "sub/new/c.txt", "content": "c"},
+        ]
     )
     files = {"sub/f": b"one\ntwo\nthree\n", "sub/r": b"r1\nr2\n"}
     for k in range(1, 60):
@@ -910,6 +914,10 @@ def test_a_killed_edit_whose_folder_moved_away_is_named_with_where_its_old_text_
     kept = re.search(r"sub/f \(not found where it was[^)]*its old text is kept as (\S+)\)", said)
     assert kept and Path(kept.group(1)).read_bytes() == files["sub/f"], said
     assert re.search(r"sub/r \(not found where it was[^)]*beside it as \.r\.be-", said), said
+    assert (
+        "sub/new/c.txt (not found where it was: its folder was moved or removed since; this call created it"
+        in said
+    )
     assert [p for p in (root / "moved").iterdir() if p.name.startswith(".r.be-")][0].read_bytes() == files[
         "sub/r"
     ]
