@@ -10956,8 +10956,7 @@ def _record_places(bare, entries, places, prepared=True):
         if place is None or place.real != entry.get("path") or place.pending:
             if place is not None:
                 place.folder.close()
-            if prepared and (entry.get("old") or entry.get("new")):  # (one that stood there, or was made)
-                missing.append(f"{entry.get('path')} ({_moved_away(entry)})")
+            missing += _moved_away(entry) if prepared else []
             continue
         if many:
             place.release()
@@ -10966,7 +10965,14 @@ def _record_places(bare, entries, places, prepared=True):
 
 
 def _moved_away(entry):
-    """Why a file of a record is left: not where it was; where its old text is kept."""
+    """[words] of a file of a record that is not where it was, and where its old text is kept; []
+    for one that never stood there (a file to create, not made)."""
+    if not (entry.get("old") or entry.get("new")):
+        return []
+    return [f"{entry.get('path')} ({_moved_words(entry)})"]
+
+
+def _moved_words(entry):
     why, keep = "not found where it was: its folder was moved or removed since", entry.get("keep")
     if entry.get("how") == "create":
         return f"{why}; this call created it, and it may stand there still"
@@ -13010,7 +13016,7 @@ def tool_trx_rollback(ctx, args):
         try:
             _locate_each(ctx, [record["file"] for record in chosen], places)
             with Locks(ctx) as locks:
-                locks.take_all([places[path] for path in dict.fromkeys(_file_keys(places).values())])
+                locks.take_all(_one_place_each(places))
                 if _still_listed(store, chosen, last=attempt + 1 == _ROLLBACK_CHOICES):
                     continue  # (an event whose commit was saving its snapshots: choose again, whole)
                 _same_files(places)
@@ -13101,6 +13107,11 @@ def _locate_each(ctx, paths, places):
             places[path] = locate(ctx, path)
             if len(places) > _OPEN_FOLDERS:
                 places[path].release()
+
+
+def _one_place_each(places):
+    """The places to lock: two names of one file (hard links) are one file."""
+    return [places[path] for path in dict.fromkeys(_file_keys(places).values())]
 
 
 def _file_keys(places):
