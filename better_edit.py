@@ -10218,9 +10218,7 @@ def _ours(fd, before, new_bytes, new=None, undoing=False):
     now = os.fstat(fd).st_size
     if now == size and _fd_sha256(fd) == sha256:
         return True
-    if new is None or (
-        now < len(before) and not undoing
-    ):  # (a write of ours truncates only once it is whole)
+    if new is None or (now < len(before) and not undoing):  # (our write truncates only once whole)
         return False
     os.lseek(fd, 0, os.SEEK_SET)
     return _left_by_us(io.FileIO(fd, "rb", closefd=False).readall(), before, new, undoing)
@@ -10980,9 +10978,9 @@ def _moved_words(entry):
         return why
     if entry.get("how") != "in_place":
         return f"{why}; its old text may stand beside it as {keep}"
-    return (
-        why + _keep_old_copy(keep, os.path.basename(str(entry.get("path")))) if os.path.exists(keep) else why
-    )
+    if not os.path.exists(keep):
+        return why
+    return why + _keep_old_copy(keep, os.path.basename(str(entry.get("path"))))
 
 
 def _undo_places(bare, places, prepared):
@@ -12340,9 +12338,8 @@ def _edges_repeated(text, lines_replaced, lines, total):
     return said
 
 
-_CLOSER = _LazyPattern(
-    r"\s*(?:</|#\s*end|\\end\b|(?:end|fi|done|esac)\b|[\])}])"
-)  # (`</div>` twice is nesting)
+# a line that closes a block (`</div>`, `#endif`, `\end{x}`, `end`, `}`): nested blocks repeat it
+_CLOSER = _LazyPattern(r"\s*(?:</|#\s*end|\\end\b|(?:end|fi|done|esac)\b|[\])}])")
 
 
 def _line_text(text, line):
