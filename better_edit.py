@@ -11964,7 +11964,8 @@ def _settled_stat(ctx, place, st, listings=None):
             place.folder.sweep_temps(place.name, listings=listings)
         return st
     dropped = place.folder.sweep_temps(place.name, st, listings)
-    dropped = SnapshotStore(ctx).drop_stray_links(st) or dropped
+    for each in _journal_contexts(ctx):  # (a call of any workspace may have left one: its lock is ours)
+        dropped = SnapshotStore(each).drop_stray_links(st) or dropped
     return place.lstat() if dropped else st
 
 

@@ -951,6 +951,40 @@ def test_a_killed_edit_is_undone_by_the_next_call_of_any_workspace(root, cache_d
     assert journal_records(cache_dir) == []
 
 
+def test_a_snapshot_link_a_killed_call_left_is_dropped_by_a_call_of_any_workspace(root, cache_dir, be_env):
+    """Found by the second regression pass: a replace killed right after it linked its snapshot's
+    .bin to the file left that link; a call from another workspace then took the file for a
+    hard-linked one, wrote it in place and said "has 2 hard links". Such a link is dropped by the
+    next edit of the file from any workspace, as from its own."""
+    (root / "w").mkdir()
+    (root / "other").mkdir()
+    env_w = dict(be_env, BETTER_EDIT_WORKSPACE=str(root / "w"))
+    env_o = dict(be_env, BETTER_EDIT_WORKSPACE=str(root / "other"))
+    for k in range(1, 40):
+        (root / "w" / "a.txt").unlink(missing_ok=True)
+        (root / "w" / "a.txt").write_text("a1\na2\n")
+        run_cli(
+            "replace",
+            "-f",
+            "a.txt",
+            "--old",
+            "a2",
+            "-c",
+            "A2",
+            cwd=root / "w",
+            env=with_fault(env_w, k, "KILL"),
+        )
+        if [p for p in (cache_dir / "snapshots").rglob("*.bin") if p.stat().st_nlink > 1]:
+            break  # (killed with the snapshot's link made)
+        for leftover in journal_records(cache_dir):
+            leftover.unlink()
+    else:
+        raise AssertionError("no kill came right after the snapshot's link")
+    done, answer = cli_json(root / "other", env_o, "replace", "-f", "../w/a.txt", "--old", "a2", "-c", "B2")
+    assert done.returncode == 0 and not any("hard link" in w for w in answer.get("warnings", [])), answer
+    assert os.stat(root / "w" / "a.txt").st_nlink == 1 and (root / "w" / "a.txt").read_text() == "a1\nB2\n"
+
+
 def test_a_recovery_that_cannot_write_a_file_back_keeps_its_record_and_copy(root, cache_dir, be_env):
     """Found by reading the recovery: an edit of a.txt and of h.txt (hard-linked: written in place)
     killed after h.txt was written; the next call, under a file-size limit below h.txt's old size,
