@@ -10119,9 +10119,13 @@ def _undo_rename(folder, name, keep, old, new, new_signature=None):
         if not written and now in (None, new):  # applied (or the name is gone): the old one goes back
             folder.rename(keep, name)
             return None
-        return f"changed by another program since; its old text is kept as {os.path.join(folder.path, keep)}"
+        return "changed by another program since" + _kept_words(os.path.join(folder.path, keep))
     _delete_quietly(folder, keep)
     return None
+
+
+# an in-place file's copy in the journal: PID-COMMIT-N.copy (_CommitRun.prepare)
+_COPY_NAME = r"([0-9]+)-[0-9a-f]{8}-[0-9]+\.copy"
 
 
 def _undo_in_place(folder, name, copy_path, old, before=None, new_bytes=None):
@@ -10157,7 +10161,7 @@ def _copy_bytes(copy_path, name):
             return handle.read()
     except FileNotFoundError:
         kept = _kept_path(copy_path, name)
-        return f"changed by another program since{_kept_words(kept)}" if os.path.exists(kept) else None
+        return "changed by another program since" + _kept_words(kept) if os.path.exists(kept) else None
 
 
 def _open_if_same(folder, name, old):
@@ -10175,7 +10179,7 @@ def _open_if_same(folder, name, old):
 def _keep_old_copy(copy_path, name):
     """The copy of an in-place file that an undo leaves, moved out of the journal to the state
     directory's `kept` folder, where no record's end removes it; the words that say where."""
-    if not re.fullmatch(r"[0-9]+-[0-9a-f]{8}-[0-9]+\.copy", os.path.basename(copy_path)):
+    if not re.fullmatch(_COPY_NAME, os.path.basename(copy_path)):
         return ""  # (a record read from disk names a copy of ours, nothing else, to move)
     kept = _kept_path(copy_path, name)
     _private_dir(os.path.dirname(kept))
@@ -10812,7 +10816,7 @@ def _sweep_copies(journal, names):
     named = None
     for name in names:
         match = re.fullmatch(
-            r"([0-9]+)-[0-9a-f]{8}-[0-9]+\.copy(?:\.new)?(?:\.[0-9a-f]{8}\.tmp|\.[wu])?|([0-9]+)\.tmp",
+            _COPY_NAME + r"(?:\.new)?(?:\.[0-9a-f]{8}\.tmp|\.[wu])?|([0-9]+)\.tmp",
             name.split(".json.")[-1],
         )
         pid = match and (match.group(1) or match.group(2))
