@@ -13022,10 +13022,10 @@ def tool_trx_rollback(ctx, args):
                 if _still_listed(store, chosen, last=attempt + 1 == _ROLLBACK_CHOICES):
                     continue  # (an event whose commit was saving its snapshots: choose again, whole)
                 _same_files(places)
-                seen = {}  # (path -> its stat before its bytes were checked: a save since is CONFLICT)
-                warnings = _check_rollback(args, chosen, places, seen)
+                located = (places, {}, _file_keys(places))  # (the stats checked: filled in by the check)
+                warnings = _check_rollback(args, chosen, located)
                 result = {"status": "ok", "rolled_back": list(dict.fromkeys(r["event_id"] for r in chosen))}
-                warnings += _restore_all(ctx, store, chosen, (places, seen), result, forced=bool(warnings))
+                warnings += _restore_all(ctx, store, chosen, located, result, forced=bool(warnings))
                 break
         finally:
             for place in places.values():
@@ -13157,11 +13157,12 @@ def _current_bytes(place):
         return handle.read()
 
 
-def _check_rollback(args, chosen, places, seen):
+def _check_rollback(args, chosen, located):
     """Every file must hold exactly what its newest snapshot wrote, else CONFLICT and nothing undone;
-    with `force`, one warning for each file that did not (so no warning: nothing was forced). Into
-    `seen`: each file's stat taken before its bytes were read."""
-    state, warnings, keys = {}, [], _file_keys(places)
+    with `force`, one warning for each file that did not (so no warning: nothing was forced).
+    `located`: (path -> place, path -> stat, path -> the path that names its file first); into the
+    stats: each file's, taken before its bytes were read."""
+    (places, seen, keys), state, warnings = located, {}, []
     for record in chosen:
         path = keys[record["file"]]  # (two names of one file are one file: their events chain)
         if path not in state:
@@ -13197,10 +13198,10 @@ def _restore_all(ctx, store, chosen, located, result, forced=False):
     part way puts back what was restored, and every snapshot is kept); the snapshots are dropped
     once the files are back (docs/transactions.md). `forced`: some file held what others wrote
     since, and the files' current bytes are kept as a new snapshot event, whose id goes into
-    `result`. Returns the warnings. `located`: (path -> place, path -> its stat when checked)."""
-    places, seen = located
+    `result`. Returns the warnings. `located`: as _check_rollback() left it."""
+    places, seen, keys = located
     kept = result if forced else None
-    final, keys = {}, _file_keys(places)  # file -> the record whose "before" it gets back (the oldest chosen)
+    final = {}  # file -> the record whose "before" it gets back (the oldest chosen)
     for record in chosen:
         final[keys[record["file"]]] = record
     files = []
