@@ -951,6 +951,52 @@ def test_a_killed_edit_is_undone_by_the_next_call_of_any_workspace(root, cache_d
     assert journal_records(cache_dir) == []
 
 
+def test_empty_journal_folders_of_other_workspaces_go(root, cache_dir, be_env):
+    """Found by measuring: every call reads the journal folder of every workspace ever used, and
+    an empty one was never removed (2,000 of them made a read 26 -> 50 ms, an insert 32 -> 81 ms).
+    A writing call now removes the empty folders of other workspaces; a folder holding a record
+    stays."""
+    (root / "w").mkdir()
+    (root / "w" / "f").write_text("one\n")
+    journal = cache_dir / "journal"
+    empty = [journal / f"{n:016x}" for n in range(1, 41)]
+    for folder in empty:
+        folder.mkdir(parents=True)
+    busy = journal / "00000000000000aa"
+    busy.mkdir()
+    (busy / "note.txt").write_text("not ours to remove")
+    env = dict(be_env, BETTER_EDIT_WORKSPACE=str(root / "w"))
+    done, answer = cli_json(root / "w", env, "insert", "-f", "f", "--after-line", "1", "-c", "two")
+    assert done.returncode == 0, answer
+    assert [f for f in empty if f.exists()] == []
+    assert (busy / "note.txt").read_text() == "not ours to remove"
+    assert (root / "w" / "f").read_text() == "one\ntwo\n"
+
+
+def test_a_commit_whose_empty_journal_folder_another_workspace_removed_still_commits(root, cache_dir, be_env):
+    """The race the removal above opens: a commit made its journal folder and, before it wrote its
+    record there, a call of another workspace removed the folder (empty). The commit makes it
+    again and goes through."""
+    for name in ("a", "b"):
+        (root / name).mkdir()
+        (root / name / "f").write_text("one\n")
+    env_a, env_b = (dict(be_env, BETTER_EDIT_WORKSPACE=str(root / n)) for n in ("a", "b"))
+    proc = stopped_at(root / "a", env_a, ["replace", "-f", "f", "--old", "one", "-c", "ONE"], "journal:STOP")
+    try:
+        folders = [p for p in (cache_dir / "journal").iterdir() if not any(p.iterdir())]
+        assert folders, "the stopped commit made its journal folder"
+        done, answer = cli_json(root / "b", env_b, "replace", "-f", "f", "--old", "one", "-c", "uno")
+        assert done.returncode == 0, answer
+        assert [f for f in folders if f.exists()] == [], "the other workspace's call removed it"
+    finally:
+        os.kill(proc.pid, signal.SIGCONT)
+    _out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err.decode()
+    assert (root / "a" / "f").read_text() == "ONE\n"
+    assert (root / "b" / "f").read_text() == "uno\n"
+    assert journal_records(cache_dir) == []
+
+
 def test_a_snapshot_link_a_killed_call_left_is_dropped_by_a_call_of_any_workspace(root, cache_dir, be_env):
     """Found by the second regression pass: a replace killed right after it linked its snapshot's
     .bin to the file left that link; a call from another workspace then took the file for a
