@@ -69,6 +69,7 @@ DEFAULT_MAX_SNAPSHOTS = 30
 SNAPSHOT_TOTAL_BYTES = 100 * 1024 * 1024
 CHIP_MIN_ARGS_BYTES = 50  # failed calls with shorter argument JSON are not worth a chip
 VIEW_MEMORY = 256  # viewed texts the server remembers for STALE_VIEW diffs
+VIEW_MEMORY_CHARS = 32 << 20  # ... and their characters at most (full reads of large files add up)
 VIEW_UNIQUE_BYTES = 1 << 20  # files up to this size get views that may move after an edit too
 READ_MAX_LINES = 2000  # MCP default; the CLI default is 0 (no limit)
 READ_MAX_CHARS = 100_000  # MCP: characters of file text a reply shows unless max_lines is 0 (docs/mcp.md)
@@ -7791,6 +7792,7 @@ class Context:
         self._workspace = workspace
         self._workspace_id = None
         self.views = {}  # viewed_code_id -> rendered text, newest last (server memory, docs/behaviour.md#viewed_code_id)
+        self.view_chars = 0  # (their characters)
         self.memory_snapshots = []  # used when snapshots are not persisted
         self.recovered = []  # warnings of interrupted commits undone, for the next result
         self._scan_memory = None  # scans kept for the next edit (scan_memory())
@@ -7830,10 +7832,21 @@ class Context:
         return os.path.join(self.cache_base, kind, self.workspace_id)
 
     def remember_view(self, token, text):
-        self.views.pop(token, None)
+        """Keep the text a view showed, for STALE_VIEW's diff: the last VIEW_MEMORY views, and of
+        them no more than VIEW_MEMORY_CHARS characters (the oldest go first). Full reads of a
+        16 MB file after each edit grew the server by 18 MB a read."""
+        self._forget_view(token)
+        if len(text) > VIEW_MEMORY_CHARS:
+            return
         self.views[token] = text
-        while len(self.views) > VIEW_MEMORY:
-            self.views.pop(next(iter(self.views)))
+        self.view_chars += len(text)
+        while len(self.views) > VIEW_MEMORY or self.view_chars > VIEW_MEMORY_CHARS:
+            self._forget_view(next(iter(self.views)))
+
+    def _forget_view(self, token):
+        text = self.views.pop(token, None)
+        if text is not None:
+            self.view_chars -= len(text)
 
 
 def _git_top(start):

@@ -1113,6 +1113,32 @@ def test_stale_view_refuses_and_explains(serve, root, tool, arguments):
     assert server.ok("be-trx-status")["snapshots"] == []
 
 
+def test_the_server_remembers_views_up_to_a_budget_of_characters(serve, root):
+    """Found by measuring: a server remembered the text of its last 256 reads whatever their size,
+    and full reads of a 16 MB file after each edit grew it by 18 MB a read. Views are now also
+    bounded by characters (32 Mi): the oldest is forgotten first, and its STALE_VIEW then comes
+    without the diff, while a newer one still has it."""
+    path = root / "big.txt"
+    path.write_text(
+        "".join(f"{n:07d} a line of a large file, long enough to add up quickly\n" for n in range(200_000))
+    )
+    server = serve()
+    tokens = []
+    for n in range(3):  # three views of about 14 million characters each
+        tokens.append(server.ok("be-read", file="big.txt", max_lines=0, brief=True)["viewed_code_id"])
+        server.ok("be-replace", file="big.txt", start=1, content=f"edit {n}", brief=True)
+    oldest = server.err(
+        "be-insert", "STALE_VIEW", file="big.txt", after_line=1, content="x", viewed_code_id=tokens[0]
+    )
+    newest = server.err(
+        "be-insert", "STALE_VIEW", file="big.txt", after_line=1, content="x", viewed_code_id=tokens[2]
+    )
+    assert "changes" not in oldest
+    assert newest["changes"].splitlines()[2:] == ["@@ -1,4 +1,4 @@", "-1\tedit 1", "+1\tedit 2"] + [
+        f" {k}\t{k - 1:07d} a line of a large file, long enough to add up quickly" for k in (2, 3, 4)
+    ]
+
+
 def test_stale_view_when_the_viewed_range_is_gone(serve, root):
     path = root / "a.txt"
     path.write_text(numbered(6))
