@@ -9543,14 +9543,16 @@ class SnapshotStore:
         return [("w.snapshot_evicted", dict(bounds, id=event_id)) for event_id, _size, _r in dropped]
 
     def _sweep_orphans(self, age=600):
-        """Remove .bin files whose snapshot never got its .json (a killed process), once old."""
+        """Remove .bin files whose snapshot never got its .json (a killed process), once old: dated
+        by their inode's change time, which the link made to keep the old file's bytes sets (their
+        mtime is the user's last save: a snapshot another call was saving was taken for old)."""
         now = _now()
         names = set(_listdir(self.dir))
         for name in names:
             if name.endswith((".bin", ".tmp")) and name.split(".")[0] + ".json" not in names:
                 path = os.path.join(self.dir, name)
                 with _suppress_os():
-                    if now - os.lstat(path).st_mtime > age:
+                    if now - os.lstat(path).st_ctime > age:
                         os.unlink(path)
 
     def _evict_files(self):

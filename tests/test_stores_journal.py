@@ -1723,6 +1723,50 @@ def test_a_rollback_chosen_while_an_edit_commits_rolls_back_its_event_whole(root
 
 
 @pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
+def test_a_snapshot_being_saved_is_no_orphan_to_another_call(root, cache_dir, be_env):
+    """Found by an attack: an edit of a file last saved an hour ago, stopped after its rename and
+    before its snapshot's record was written; another call of the same workspace meanwhile took
+    the snapshot's .bin (a link to the old file, with its hour-old mtime) for a killed call's
+    orphan and removed it. The edit said ok with its event, whose rollback then failed: the old
+    text was gone. Orphans are now dated by the time their link was made."""
+    (root / "a.txt").write_text("original\n")
+    hour_ago = time.time() - 3600
+    os.utime(root / "a.txt", (hour_ago, hour_ago))
+    proc = stopped_at(
+        root, be_env, ["replace", "-f", "a.txt", "-s", "1", "-c", "edited", "-o", "json"], "applied:STOP"
+    )
+    try:
+        for n in range(16):  # (a file in another lock bucket than a.txt's: no waiting for it)
+            (root / f"b{n}.txt").write_text("b\n")
+            other = run_cli(
+                "replace",
+                "-f",
+                f"b{n}.txt",
+                "-s",
+                "1",
+                "-c",
+                "B",
+                cwd=root,
+                env=dict(be_env, BETTER_EDIT_LOCK_WAIT="0"),
+            )
+            if other.returncode == 0:
+                break
+        assert other.returncode == 0, other.stderr
+    finally:
+        os.kill(proc.pid, signal.SIGCONT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err.decode()
+    event = json.loads(out)["event_id"]
+    server = Server(root, be_env)
+    try:
+        server.initialize()
+        result, error = server.call("be-trx-rollback", {"event_id": event})
+    finally:
+        server.close()
+    assert error is None, error
+    assert (root / "a.txt").read_text() == "original\n"
+
+
 def test_a_rollback_that_waited_for_another_says_its_event_went(root, cache_dir, be_env):
     """Found by an attack: a rollback that waited for the locks of another rollback of the same
     event went on with what it had chosen before: CONFLICT blaming an outside edit, or, with
