@@ -336,9 +336,9 @@ MESSAGES = {
         "请使用 {root} 之内的路径",
     ),
     "sandbox_state": (
-        "{file} is among the snapshots, chips and commit records better-edit-tools keeps in {base}: "
-        "written over, they could no longer undo anything",
-        "{file} 位于 better-edit-tools 在 {base} 中保存的快照、chip 和提交记录之中：改写它们后将无法再撤销任何修改",
+        "{file} is among the snapshots, chips, commit records and kept old texts better-edit-tools "
+        "keeps in {base}: written over, they could no longer undo anything",
+        "{file} 位于 better-edit-tools 在 {base} 中保存的快照、chip、提交记录和保留的旧文本之中：改写它们后将无法再撤销任何修改",
     ),
     "sandbox_state.hint": (
         "edit the files of your project; the tool keeps these itself. Nothing was changed",
@@ -10368,7 +10368,7 @@ def commit_files(ctx, tool, files, summary=None, snapshot=True, rolls_back=None)
     return event_id, warnings
 
 
-_STATE_FOLDERS = ("snapshots", "chips", "locks", "journal", "scans")  # in BASE (docs/behaviour.md)
+_STATE_FOLDERS = ("snapshots", "chips", "locks", "journal", "scans", "kept")  # in BASE (docs/behaviour.md)
 
 
 def _refuse_state_files(ctx, files):

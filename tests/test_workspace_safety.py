@@ -1898,3 +1898,21 @@ def test_a_hard_linked_file_in_a_read_only_folder_is_not_deleted(root, be_env):
         assert (root / "ro" / "x").read_text() == "x1\n"
     finally:
         os.chmod(root / "ro", 0o755)
+
+
+@pytest.mark.parametrize("folder", ["snapshots", "chips", "locks", "journal", "scans", "kept"])
+def test_no_call_writes_into_the_tools_own_state(folder, root, be_env):
+    """A server started in the home folder has the cache inside its root: a write over a snapshot,
+    a commit record or the old text an undo kept (BASE/kept, found missing by an attack) would take
+    away what undoes an edit. Each is SANDBOX, the file untouched; reading it is allowed."""
+    base = root / ".cache" / "be"
+    kept = base / folder / "0123456789abcdef" / "app.py.123-abcd1234-0.old"
+    kept.parent.mkdir(parents=True)
+    kept.write_text("old text kept after an undo\n")
+    env = dict(be_env, BETTER_EDIT_CACHE_DIR=str(base))
+    rel = str(kept.relative_to(root))
+    done = run_cli("--root", ".", "write", "-f", rel, "-c", "overwritten", "-o", "json", cwd=root, env=env)
+    assert done.returncode != 0 and json.loads(done.stdout)["error"]["code"] == "SANDBOX", done.stdout
+    assert kept.read_text() == "old text kept after an undo\n"
+    read = run_cli("--root", ".", "read", "-f", rel, cwd=root, env=env)
+    assert read.returncode == 0 and b"old text kept" in read.stdout
