@@ -9963,9 +9963,12 @@ def _keep_copies(fc):
 
 def _write_temp(fc, folder, name):
     """The temporary beside the file, with the new bytes (pieces of the old file copied from it,
-    which must still be the file read), its owner and mode, fsynced and read back."""
+    which must still be the file read), its owner and mode, fsynced and read back. It is made
+    readable by us alone until then: made with the umask's 0644, a 0600 file's new text could be
+    opened by another user while it was written, and read through that descriptor for good."""
     _LIVE_TEMPS[id(fc)] = (folder, fc.temp)
-    fd = folder.open(fc.temp, os.O_RDWR | os.O_CREAT | os.O_EXCL | _NOFOLLOW)
+    private = fc.st is not None or fc.mode is not None  # (made 0600: its mode comes once it is whole)
+    fd = folder.open(fc.temp, os.O_RDWR | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600 if private else 0o666)
     src_fd = None
     try:
         if fc.st is not None and any(piece[3] is not None for piece in fc.payload):

@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 import pytest
-from harness import FROZEN, REPO, Server, close_all, run_cli, scaled
+from harness import FROZEN, REPO, Server, be_command_prefix, close_all, run_cli, scaled
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -1916,3 +1916,28 @@ def test_no_call_writes_into_the_tools_own_state(folder, root, be_env):
     assert kept.read_text() == "old text kept after an undo\n"
     read = run_cli("--root", ".", "read", "-f", rel, cwd=root, env=env)
     assert read.returncode == 0 and b"old text kept" in read.stdout
+
+
+def test_a_temp_holding_new_text_is_ours_alone_until_it_has_the_files_mode(root, be_env):
+    """Found by an attack: the temporary beside a 0600 file was made with the umask's 0644 and only
+    given the file's mode after the new text was in it; another user who opened it meanwhile read
+    the new secret through the descriptor it kept. At every write step of the edit, a temporary
+    that exists has no group or other bits."""
+    (root / "secrets.env").write_text("API_KEY=old\n")
+    os.chmod(root / "secrets.env", 0o600)
+    env = dict(be_env, BETTER_EDIT_FAULT="write:STOP")
+    proc = subprocess.Popen(
+        [*be_command_prefix(), "replace", "-f", "secrets.env", "--old", "old", "-c", "new-secret"],
+        cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=os.setsid,
+    )  # fmt: skip
+    seen = []
+    while True:
+        _pid, status = os.waitpid(proc.pid, os.WUNTRACED)
+        if not os.WIFSTOPPED(status):
+            break
+        seen += [stat.S_IMODE(p.lstat().st_mode) for p in root.glob(".secrets.env.be-*.tmp")]
+        os.kill(proc.pid, signal.SIGCONT)
+    assert os.WEXITSTATUS(status) == 0
+    assert seen and all(mode & 0o077 == 0 for mode in seen), [oct(m) for m in seen]
+    assert (root / "secrets.env").read_text() == "API_KEY=new-secret\n"
+    assert stat.S_IMODE((root / "secrets.env").stat().st_mode) == 0o600
