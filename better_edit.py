@@ -7939,6 +7939,7 @@ def locate(ctx, file):
     parts = [p for p in full.split(os.sep) if p]
     stack = [(os.open(os.sep, _DIR_FLAGS), "")]  # (fd, name) of each folder from "/"
     links = 0
+    linked = False  # (the name given was a symlink this walk followed)
     try:
         while True:
             name = _walk_folders(stack, parts, file)
@@ -7947,7 +7948,7 @@ def locate(ctx, file):
             target = _readlink_at(stack[-1][0], name)
             if target is None:
                 break
-            links += 1
+            links, linked = links + 1, True
             if links > _MAX_SYMLINKS:
                 raise _link_loop(full)
             parts[:] = _splice_link(stack, target, [])
@@ -7964,7 +7965,7 @@ def locate(ctx, file):
     finally:
         for fd, _name in stack:
             os.close(fd)
-    return Place(file, folder, name, pending)
+    return Place(file, folder, name, pending, linked)
 
 
 # what opening a folder with O_NOFOLLOW | O_DIRECTORY says of a symlink (ELOOP; EMLINK on FreeBSD)
@@ -8065,6 +8066,7 @@ def _locate_by_name(ctx, file, full):
         raise ToolError("INVALID_ARGUMENT", "is_directory", file=file)
     if os.path.islink(real):  # (realpath leaves a link it could not resolve: a loop)
         raise _link_loop(file)
+    linked = os.path.islink(full)
     folder, name = os.path.split(real)
     pending = []
     while not os.path.isdir(folder):
@@ -8073,7 +8075,7 @@ def _locate_by_name(ctx, file, full):
             raise ToolError("NOT_FOUND", "not_found_parent", "not_found.hint_path", file=file, part=part)
         folder, missing = os.path.split(folder)
         pending.insert(0, missing)
-    return Place(file, _Folder(folder, None), name, pending)
+    return Place(file, _Folder(folder, None), name, pending, linked)
 
 
 def resolve_path(ctx, file):
@@ -8129,10 +8131,11 @@ class Place:
     Use as a context manager (the handle is closed at the end).
     """
 
-    __slots__ = ("file", "folder", "name", "pending", "created", "released")
+    __slots__ = ("file", "folder", "name", "pending", "created", "released", "linked")
 
-    def __init__(self, file, folder, name, pending=()):
+    def __init__(self, file, folder, name, pending=(), linked=False):
         self.file, self.folder, self.name, self.pending = file, folder, name, list(pending)
+        self.linked = linked  # the name given was a symbolic link, followed to `name`
         self.created = []  # folders made by make_folders(), outermost first
         self.released = False  # its folder handle was closed to bound descriptors (_reopened walks again)
 
@@ -14397,7 +14400,7 @@ def _hunk_deletion(ctx, item, opened, lines, old):
     """The Change of a hunk that deletes its file (`+++ /dev/null`): its lines must be the file's
     whole content, and the file no symbolic link (the file it points to would go, the link stay)."""
     file = item["file"]
-    if os.path.islink(_full_path(ctx, file)):
+    if opened.place.linked or os.path.islink(_full_path(ctx, file)):  # (a link when walked, or now)
         hunk = item.get("hunk", item["index"] + 1)
         raise ToolError("INVALID_ARGUMENT", "patch_delete_link", hunk=hunk, file=file, path=opened.real)
     if not _lines_match(lines, 0, old, True) or len(lines) != len(old):

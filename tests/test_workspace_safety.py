@@ -1925,11 +1925,9 @@ def test_a_temp_holding_new_text_is_ours_alone_until_it_has_the_files_mode(root,
     that exists has no group or other bits."""
     (root / "secrets.env").write_text("API_KEY=old\n")
     os.chmod(root / "secrets.env", 0o600)
-    env = dict(be_env, BETTER_EDIT_FAULT="write:STOP")
-    proc = subprocess.Popen(
-        [*be_command_prefix(), "replace", "-f", "secrets.env", "--old", "old", "-c", "new-secret"],
-        cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=os.setsid,
-    )  # fmt: skip
+    proc = stopping(
+        root, be_env, "write:STOP", "replace", "-f", "secrets.env", "--old", "old", "-c", "new-secret"
+    )
     seen = []
     while True:
         _pid, status = os.waitpid(proc.pid, os.WUNTRACED)
@@ -1941,3 +1939,42 @@ def test_a_temp_holding_new_text_is_ours_alone_until_it_has_the_files_mode(root,
     assert seen and all(mode & 0o077 == 0 for mode in seen), [oct(m) for m in seen]
     assert (root / "secrets.env").read_text() == "API_KEY=new-secret\n"
     assert stat.S_IMODE((root / "secrets.env").stat().st_mode) == 0o600
+
+
+def stopping(root, be_env, fault, *args, input=None):
+    """The CLI started with BETTER_EDIT_FAULT=`fault` (it stops itself there: os.waitpid with
+    WUNTRACED sees it, SIGCONT resumes it)."""
+    proc = subprocess.Popen(
+        [*be_command_prefix(), *args],
+        cwd=root,
+        env=dict(be_env, BETTER_EDIT_FAULT=fault),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    if input is not None:
+        proc.stdin.write(input)
+    proc.stdin.close()
+    return proc
+
+
+def test_a_patch_deletion_of_a_name_that_was_a_link_when_walked_deletes_nothing(root, be_env):
+    """Found by an attack: a patch deleting f.txt, a symlink to precious.txt, checked whether f.txt
+    was a link by its path, after the walk had followed it; the link replaced by a plain file
+    meanwhile (here while the call held its locks), the call deleted precious.txt, the link's
+    target, and f.txt stayed. The walk now says whether it followed a link: INVALID_ARGUMENT, and
+    both files stay."""
+    (root / "precious.txt").write_text("line1\nline2\n")
+    (root / "f.txt").symlink_to("precious.txt")
+    patch = b"--- a/f.txt\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-line1\n-line2\n"
+    proc = stopping(root, be_env, "locked:STOP", "patch", "-o", "json", input=patch)
+    _pid, status = os.waitpid(proc.pid, os.WUNTRACED)
+    assert os.WIFSTOPPED(status), proc.stderr.read()
+    (root / "f.txt").unlink()
+    (root / "f.txt").write_text("line1\nline2\n")
+    os.kill(proc.pid, signal.SIGCONT)
+    out = proc.stdout.read()
+    proc.wait(timeout=30)
+    assert proc.returncode != 0 and json.loads(out)["error"]["code"] == "INVALID_ARGUMENT", out
+    assert (root / "precious.txt").read_text() == "line1\nline2\n"
+    assert (root / "f.txt").read_text() == "line1\nline2\n"
