@@ -8840,7 +8840,8 @@ class _Faults:
     link, unlink or mkdir of a commit), a KIND of step (every one of them) or a named point outside
     commits (`recover`: a commit record just opened by the recovery; `undo`: its undo about to
     start; `locked`: a call's file locks just taken; `journal`: a commit's journal folder made,
-    its record not yet; `applied`: a commit's file just written). WHAT is an errno name
+    its record not yet; `applied`: a commit's file just written; `items`: an edit's or patch's
+    items checked, their files not yet walked to). WHAT is an errno name
     (ENOSPC by default; EIO, EPERM...), KILL (SIGKILL there) or STOP (SIGSTOP there, for a test to
     interleave two processes and SIGCONT this one). "count" writes `fault steps: N` to stderr
     after each commit. Unset (the only case outside tests), step() and point() only return."""
@@ -13331,6 +13332,8 @@ def tool_edit(ctx, args):
         if not ctx.root and not args.get("unsafe_paths"):
             for item in items:  # (without a root, the CLI keeps a patch in the current folder)
                 _patch_path_inside(ctx, item["file"])
+            inside = os.path.realpath(ctx.cwd)  # (and its walk, which a swapped folder could lead out)
+            return apply_items(ctx, args, items, failures, len(items), inside)
     return apply_items(ctx, args, items, failures, len(items) + len(failures))
 
 
@@ -13445,13 +13448,15 @@ class _FileGroup:
 _ItemPlan = collections.namedtuple("_ItemPlan", "a block b item change")
 
 
-def apply_items(ctx, args, items, failures, total):
-    """Plan every item against the files as they are, then write all files or none."""
+def apply_items(ctx, args, items, failures, total, inside=None):
+    """Plan every item against the files as they are, then write all files or none. `inside`: a
+    folder every file must be in, as its walk finds it (SANDBOX)."""
     failures = list(failures)
     groups = {}
     many = len(items) > _OPEN_FOLDERS  # (folders are closed between steps: bounded descriptors)
     try:
-        _group_by_file(ctx, items, groups, failures, many)
+        _Faults.point("items")
+        _group_by_file(ctx, items, groups, failures, many, inside)
         ordered = sorted(groups.values(), key=lambda g: g.place.real)  # the write order
         failures.extend(_file_and_folder(ordered))
         with Locks(ctx) as locks:
@@ -13490,13 +13495,16 @@ def _file_and_folder(ordered):
     return found
 
 
-def _group_by_file(ctx, items, groups, failures, many):
+def _group_by_file(ctx, items, groups, failures, many, inside=None):
     """Into `groups` (identity -> _FileGroup): the items of each file, two names of one file (hard
-    links) as one; an item whose file cannot be walked to goes into `failures`. `many`: each
-    folder closed until it is needed again."""
+    links) as one; an item whose file cannot be walked to (or, walked, is not `inside`) goes into
+    `failures`. `many`: each folder closed until it is needed again."""
     for item in items:
         try:
             place = locate(ctx, item["file"])
+            if inside is not None and not is_inside(place.real, inside):
+                place.folder.close()
+                raise ToolError("SANDBOX", "patch_outside", file=item["file"])
             st = place.lstat()
         except ToolError as exc:
             failures.append((item["index"], item["file"], exc))

@@ -1978,3 +1978,26 @@ def test_a_patch_deletion_of_a_name_that_was_a_link_when_walked_deletes_nothing(
     assert proc.returncode != 0 and json.loads(out)["error"]["code"] == "INVALID_ARGUMENT", out
     assert (root / "precious.txt").read_text() == "line1\nline2\n"
     assert (root / "f.txt").read_text() == "line1\nline2\n"
+
+
+def test_a_patch_whose_folder_is_swapped_for_a_link_after_its_check_writes_nothing_outside(tmp_path, be_env):
+    """Found by an attack: without --root, a patch's paths were checked to stay in the current
+    folder (realpath), and then walked again with nothing to check: a folder swapped for a link to
+    outside in between sent the write outside, with status ok. The walk itself is now checked."""
+    ws, out = tmp_path / "ws", tmp_path / "outside"
+    (ws / "sub").mkdir(parents=True)
+    out.mkdir()
+    (ws / "sub" / "x.txt").write_text("one\n")
+    (out / "x.txt").write_text("one\n")
+    patch = b"--- a/sub/x.txt\n+++ b/sub/x.txt\n@@ -1 +1 @@\n-one\n+PATCHED\n"
+    proc = stopping(ws, be_env, "items:STOP", "patch", "-o", "json", input=patch)
+    _pid, status = os.waitpid(proc.pid, os.WUNTRACED)
+    assert os.WIFSTOPPED(status), proc.stderr.read()
+    (ws / "sub").rename(ws / "sub.moved")
+    (ws / "sub").symlink_to("../outside")
+    os.kill(proc.pid, signal.SIGCONT)
+    answer = proc.stdout.read()
+    proc.wait(timeout=30)
+    assert proc.returncode != 0 and b'"SANDBOX"' in answer, answer
+    assert (out / "x.txt").read_text() == "one\n"
+    assert (ws / "sub.moved" / "x.txt").read_text() == "one\n"
