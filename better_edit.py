@@ -9511,10 +9511,21 @@ class SnapshotStore:
         return warnings
 
     def seal(self, record):
-        """Once the edit stands: the old inode kept as .bin is no longer the user's file."""
+        """Once the edit stands: the old inode kept as .bin is no longer the user's file, unless
+        another program gave it a name of its own while the edit ran (a backup's hard link):
+        then that name keeps the inode, its mode and its bytes, and the .bin becomes a copy with
+        the same size and mtime (made 0600, that name's mode went; written into later as a
+        hard-linked file, the snapshot did)."""
         if self.ctx.persist_snapshots and record.get("_base") and record["before"] == "bytes":
+            path = record["_base"] + ".bin"
             with _suppress_os():
-                os.chmod(record["_base"] + ".bin", 0o600)
+                st = os.lstat(path)
+                if st.st_nlink == 1:
+                    os.chmod(path, 0o600)
+                elif [st.st_size, st.st_mtime_ns] == record.get("before_signature"):
+                    with open(path, "rb") as handle:
+                        _write_private(path, handle.read())
+                    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
 
     def _evict(self, items):
         """Drop the oldest events of `items` [(event_id, size, record)] beyond the count and byte

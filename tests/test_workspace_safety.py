@@ -2001,3 +2001,40 @@ def test_a_patch_whose_folder_is_swapped_for_a_link_after_its_check_writes_nothi
     assert proc.returncode != 0 and b'"SANDBOX"' in answer, answer
     assert (out / "x.txt").read_text() == "one\n"
     assert (ws / "sub.moved" / "x.txt").read_text() == "one\n"
+
+
+def test_a_hard_link_made_while_an_edit_runs_keeps_its_mode_and_leaves_the_snapshot_alone(
+    root, cache_dir, be_env
+):
+    """Found by an attack: a backup's hard link to a.txt (`cp -al`, `rsync --link-dest`) made while
+    an edit of a.txt ran kept the old inode, which was also the snapshot's .bin: the edit made it
+    0600, and a later edit of the backup, a hard-linked file written in place, wrote into the
+    snapshot, so the first edit could no longer be rolled back. The backup now keeps its mode and
+    its old text, and the snapshot is a file of its own."""
+    (root / "a.txt").write_text("old\n")
+    os.chmod(root / "a.txt", 0o644)
+    proc = stopping(
+        root, be_env, "1:STOP", "replace", "-f", "a.txt", "--old", "old", "-c", "new", "-o", "json"
+    )
+    _pid, status = os.waitpid(proc.pid, os.WUNTRACED)
+    assert os.WIFSTOPPED(status), proc.stderr.read()
+    os.link(root / "a.txt", root / "backup.txt")
+    os.kill(proc.pid, signal.SIGCONT)
+    answer = json.loads(proc.stdout.read())
+    proc.wait(timeout=30)
+    assert proc.returncode == 0, answer
+    assert (root / "a.txt").read_text() == "new\n" and (root / "backup.txt").read_text() == "old\n"
+    assert stat.S_IMODE((root / "backup.txt").stat().st_mode) == 0o644
+    (snapshot,) = cache_dir.glob(f"snapshots/*/*-{answer['event_id']}.bin")
+    assert snapshot.stat().st_nlink == 1 and stat.S_IMODE(snapshot.stat().st_mode) == 0o600
+    backup = run_cli(
+        "replace", "-f", "backup.txt", "--old", "old", "-c", "backup edited", cwd=root, env=be_env
+    )
+    assert backup.returncode == 0 and b"hard link" not in backup.stderr, backup.stderr
+    server = Server(root, be_env)
+    try:
+        server.initialize()
+        server.ok("be-trx-rollback", {"event_id": answer["event_id"]})
+    finally:
+        server.close()
+    assert (root / "a.txt").read_text() == "old\n"
