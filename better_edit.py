@@ -1073,6 +1073,11 @@ MESSAGES = {
         "replaced: written in place",
         "{path} 是另一用户的文件，位于设置了粘滞位的文件夹（如 /tmp）中，无法被替换：已原地写入",
     ),
+    "w.other_owner": (
+        "{path} belongs to another user (uid {uid}), who would not own a new file replacing it: "
+        "written in place, so it keeps its owner and group",
+        "{path} 属于另一用户（uid {uid}），替换它的新文件将不归其所有：已原地写入，以保留其所有者和组",
+    ),
     "w.mount_point": (
         "{path} is a mount point of its own (a file mounted into this folder): written in place",
         "{path} 自身是一个挂载点（挂载到此文件夹的文件）：已原地写入",
@@ -8584,10 +8589,17 @@ def written_in_place(place, st):
     it has other names (hard links, which must stay shared), or it is a mount point of its own (a
     file bind-mounted from another file system, as containers mount one: a rename over it fails
     with EBUSY, so such a file could not be edited at all)."""
-    if st.st_nlink > 1 or _rename_refused(place, st):
+    if st.st_nlink > 1 or _rename_refused(place, st) or _owned_by_another(st):
         return True
     device = place.folder.device()
     return device is not None and st.st_dev != device and _listed_as_mount(place.real)
+
+
+def _owned_by_another(st):
+    """Whether the file `st` is of belongs to another user and we are not root: a new file that
+    replaced it would be ours, and its owner (and group, if we are not in it) locked out of it."""
+    euid = os.geteuid() if hasattr(os, "geteuid") else 0
+    return euid != 0 and st.st_uid != euid
 
 
 def _rename_refused(place, st):
@@ -9206,8 +9218,11 @@ def _set_mode(fd, temp, mode):
 
 def _copy_owner_and_mode(fd, temp, old_stat):
     if hasattr(os, "fchown"):
-        with _suppress_os():  # not permitted: the new file keeps our owner
+        try:
             os.fchown(fd, old_stat.st_uid, old_stat.st_gid)
+        except OSError:  # not permitted: the new file keeps our owner, and the group if we are in it
+            with _suppress_os():
+                os.fchown(fd, -1, old_stat.st_gid)
     _set_mode(fd, temp, old_stat.st_mode & 0o7777)
 
 
@@ -10564,6 +10579,8 @@ def _in_place_warning(fc):
         return ("w.hardlinks", {"path": fc.real, "count": fc.st.st_nlink})
     if _rename_refused(fc.place, fc.st):
         return ("w.sticky_folder", {"path": fc.real})
+    if _owned_by_another(fc.st):
+        return ("w.other_owner", {"path": fc.real, "uid": fc.st.st_uid})
     return ("w.mount_point", {"path": fc.real})
 
 

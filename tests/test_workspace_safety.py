@@ -1872,6 +1872,49 @@ def test_another_users_file_in_a_sticky_folder_is_written_in_place_leaving_no_na
         )
 
 
+@pytest.mark.skipif(
+    os.name != "posix"
+    or os.geteuid() != 0
+    or not os.access(SYSTEM_PYTHON, os.X_OK)
+    or bool(os.environ.get("BE_EXE")),
+    reason="needs root (to run as another user) and a system Python",
+)
+def test_another_users_group_writable_file_keeps_its_owner_and_group(tmp_path):
+    """Found by an attack: uid 1002, in group 1500, edited f.txt (1001:1500, 0660) in a shared
+    folder: the new file replaced the old one by a rename and was 1002:1002, and uid 1001 could no
+    longer read its own file; no warning. It is now written in place and keeps 1001:1500."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(dir="/tmp") as base:
+        os.chmod(base, 0o755)
+        folder, cache = Path(base) / "proj", Path(base) / "cache"
+        folder.mkdir(mode=0o777)
+        os.chmod(folder, 0o777)
+        cache.mkdir()
+        os.chown(cache, 1002, 1002)
+        (folder / "f.txt").write_text("owner text\n")
+        os.chown(folder / "f.txt", 1001, 1500)
+        os.chmod(folder / "f.txt", 0o660)
+
+        def as_group_member():
+            os.setgroups([1500])
+            os.setgid(1002)
+            os.setuid(1002)
+
+        env = {"PATH": "/usr/bin:/bin", "BETTER_EDIT_CACHE_DIR": str(cache), "LANG": "C.UTF-8"}
+        done = subprocess.run(
+            [SYSTEM_PYTHON, "-S", str(REPO / "better_edit.py"), "replace", "-f", "f.txt", "-s", "1", "-c", "edited", "-o", "json"],
+            cwd=folder, env=env, preexec_fn=as_group_member, capture_output=True, timeout=60,
+        )  # fmt: skip
+        answer = json.loads(done.stdout)
+        assert done.returncode == 0, answer
+        assert any("belongs to another user (uid 1001)" in w for w in answer["warnings"]), answer
+        st = os.stat(folder / "f.txt")
+        assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (1001, 1500, 0o660)
+        assert (folder / "f.txt").read_text() == "edited\n"
+        assert sorted(p.name for p in folder.iterdir()) == ["f.txt"]
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="root passes the access checks that refuse others")
 def test_a_hard_linked_file_in_a_read_only_folder_is_not_deleted(root, be_env):
     """Found by an attack (as root): a patch deleting a file of a folder with no write bit was
