@@ -1000,6 +1000,11 @@ MESSAGES = {
         "未知的 cursor：工具列表只有一页，没有 nextCursor",
     ),
     "rpc.bad_version": ('jsonrpc must be "2.0"', 'jsonrpc 必须是 "2.0"'),
+    "rpc.too_deep": (
+        "the message nests arrays and objects too deeply to be read (about 1000 levels; arguments may "
+        "nest 64); nothing was done",
+        "该消息中数组和对象的嵌套过深，无法读取（约 1000 层；arguments 最多嵌套 64 层）；未做任何操作",
+    ),
     "rpc.no_method": ("method must be a string", "method 必须是字符串"),
     "args_too_deep": (
         "arguments nest arrays and objects more than {limit} levels deep",
@@ -1502,6 +1507,10 @@ MESSAGES = {
     "mcp.parse_error": (
         "parse error: the line is not JSON (first problem at character {position})",
         "解析错误：该行不是 JSON（第一个问题位于第 {position} 个字符）",
+    ),
+    "mcp.parse_utf8": (
+        "parse error: the line is not UTF-8 (first bad byte at byte {position})",
+        "解析错误：该行不是 UTF-8（第一个错误字节位于第 {position} 个字节）",
     ),
     "mcp.too_large": (
         "a request line did not fit in this server's memory; it was read to its end and dropped",
@@ -15561,6 +15570,34 @@ def _request_fault(message):
     return None if message.get("jsonrpc") == "2.0" else "rpc.bad_version"
 
 
+_JSON_TOKEN = _LazyPattern(r'"(?:[^"\\]|\\.)*"|[][{}:,]')
+
+
+def _top_level_id(line):
+    """The `id` of a JSON object too deeply nested for json to read, found without recursion: the
+    value after the key "id" at the top level, when it is a string or an integer; else None."""
+    import json
+
+    text, depth, key = line.decode("utf-8", "replace"), 0, None
+    for m in _JSON_TOKEN.finditer(text):
+        token = m.group()
+        if token in "[{":
+            depth += 1
+        elif token in "]}":
+            depth -= 1
+        elif depth == 1 and token == ":" and key == '"id"':
+            at = m.end()
+            while text[at : at + 1] in (" ", "\t", "\r", "\n"):
+                at += 1
+            try:
+                found = json.JSONDecoder(parse_int=_json_int).raw_decode(text, at)[0]
+            except (ValueError, RecursionError):
+                return None
+            return None if isinstance(found, bool) or not isinstance(found, (str, int, LongNumber)) else found
+        key = token if depth == 1 and token[0] == '"' else None
+    return None
+
+
 def _rpc_error(request_id, code, message, data=None):
     error = {"code": code, "message": message}
     if data is not None:
@@ -15608,7 +15645,10 @@ class Server:
             return None
         try:
             message = json.loads(line, parse_int=_json_int)
-        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        except RecursionError:  # (valid JSON, maybe, but too deep for json: its id, if found, is answered)
+            detail = tr(self.ctx.lang, "mcp.invalid_request", detail_key="rpc.too_deep")
+            return _rpc_error(_top_level_id(line), -32600, detail)
+        except (ValueError, UnicodeDecodeError) as exc:
             return self._parse_error(line, exc)
         except MemoryError:
             return self._too_large()
@@ -15644,7 +15684,10 @@ class Server:
         return _rpc_error(None, -32600, tr(self.ctx.lang, "mcp.too_large"))
 
     def _parse_error(self, line, exc):
-        message = tr(self.ctx.lang, "mcp.parse_error", position=getattr(exc, "pos", None) or 0)
+        if isinstance(exc, UnicodeDecodeError):
+            message = tr(self.ctx.lang, "mcp.parse_utf8", position=exc.start)
+        else:
+            message = tr(self.ctx.lang, "mcp.parse_error", position=getattr(exc, "pos", None) or 0)
         if len(line) > CHIP_MIN_ARGS_BYTES:
             raw = line.decode("utf-8", "replace")
             chip_id, warnings = ChipStore(self.ctx).save("jsonrpc", None, message, raw)

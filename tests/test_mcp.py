@@ -261,8 +261,30 @@ def test_invalid_utf8_line_is_a_parse_error(serve):
     server.send_line(b'{"jsonrpc":"2.0","id":1,"method":"ping","x":"\xff\xfe"}')
     reply = server.recv()
     assert reply["id"] is None and reply["error"]["code"] == -32700
+    assert "not UTF-8 (first bad byte at byte 45)" in reply["error"]["message"]  # (it said character 0)
     server.send_line(b"\xef\xbb\xbf\x80\x81 not utf-8 at all")
     assert server.recv()["error"]["code"] == -32700
+    assert server.request("ping")["result"] == {}
+
+
+@pytest.mark.parametrize("request_id", [7, "seven", None])
+def test_a_request_too_deep_for_json_is_answered_with_its_id(serve, root, request_id):
+    """Found by an attack: a request whose arguments nested 1000 arrays (valid JSON, too deep for
+    Python's json) was a -32700 parse error, "not JSON (first problem at character 0)", with id
+    null: the client waiting for id 7 was never answered. It is now -32600 for that id, saying
+    why, and nothing is done."""
+    (root / "a.txt").write_text("one\n")
+    server = serve()
+    shown = "" if request_id is None else f'"id":{json.dumps(request_id)},'
+    deep = "[" * 1000 + "]" * 1000
+    server.send_line(
+        f'{{"jsonrpc":"2.0",{shown}"method":"tools/call","params":{{"name":"be-write",'
+        f'"arguments":{{"file":"a.txt","content":"x","target":{deep}}}}}}}'
+    )
+    reply = server.recv()
+    assert reply["id"] == request_id and reply["error"]["code"] == -32600, reply
+    assert "too deeply" in reply["error"]["message"]
+    assert (root / "a.txt").read_text() == "one\n"
     assert server.request("ping")["result"] == {}
 
 
