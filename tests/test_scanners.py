@@ -1449,9 +1449,7 @@ def test_the_language_tables_agree():
         words = [word for lang in be.LANGUAGE_TABLE for word in getattr(lang, attribute)]
         assert len(words) == len(set(words)), f"a word in {attribute} names two languages"
     for lang in be.LANGUAGE_TABLE:
-        assert lang.family in be._FAMILY_FUNCTIONS or lang.ranges == "markup" or lang.id == "markdown", (
-            lang.id
-        )
+        assert lang.family is not None or lang.ranges == "markup" or lang.id == "markdown", lang.id
         assert lang.ranges in ("brace", "indent", "markup", None), lang.id
         for ext in lang.extensions:
             assert be.detect_language(f"x.{ext}") == lang.id
@@ -1654,16 +1652,13 @@ def test_a_regex_literal_decided_in_the_regex_engine_is_the_one_the_handler_deci
     before, so the tokenizer matches it itself instead of calling _h_slash: every scan finds what
     it found when the handler decided each `/`."""
     text = "".join(f"{before}{space}{slash} (1)\n" for before, space, slash in parts)
-    fast = (be._balance_problems(text, language, 0, len(text), None), be.check_balance(text, language))
+    fast = (be.check_balance(text, language, verbose=True), be.check_balance(text, language))
     ranges = [be.function_range(text, language, line) for line in range(1, text.count("\n") + 2)]
     with monkeypatch.context() as patch:
         patch.setattr(be, "_regex_literal", lambda: "(?!)")  # (matches nothing: the handler decides)
         patch.setattr(be, "_SPEC_CACHE", {})
         patch.setattr(be, "_QUICK_CACHE", {})
-        assert (
-            be._balance_problems(text, language, 0, len(text), None),
-            be.check_balance(text, language),
-        ) == fast
+        assert (be.check_balance(text, language, verbose=True), be.check_balance(text, language)) == fast
         assert [be.function_range(text, language, line) for line in range(1, text.count("\n") + 2)] == ranges
 
 
@@ -1679,7 +1674,7 @@ def test_the_corpus_scans_alike_whether_the_engine_or_the_handler_decides_a_rege
     assert len(texts) >= 4
 
     def scans():
-        return [(be._BalanceScan(t, lang).problems, be.check_balance(t, lang)) for lang, t in texts]
+        return [(be.check_balance(t, lang, verbose=True), be.check_balance(t, lang)) for lang, t in texts]
 
     fast = scans()
     with monkeypatch.context() as patch:
