@@ -104,6 +104,17 @@ def edits(draw):
     return name, language, text, a, b, "".join(pieces)
 
 
+def full_scan(text, language):
+    """What a whole check_balance() of `text` reports: sorted (line, column, symbol, problem)."""
+    found = be.check_balance(text, language)["unmatched"]
+    return sorted((u["line"], u["column"], u["symbol"], u["problem"]) for u in found)
+
+
+def located(text, problems):
+    """A scan's problems (offset, symbol, problem) placed in `text` as check_balance() places them."""
+    return sorted((text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at), s, p) for at, s, p in problems)
+
+
 def problems_after(old, text, new, a, b):
     """The resumed scan (be._rescan) of `new`, which is `text` with text[a:b] replaced, from the
     scan `old` of `text`."""
@@ -117,9 +128,8 @@ def test_resumed_scan_equals_a_full_rescan(case):
     name, language, text, a, b, block = case
     old = be._BalanceScan(text, language)
     new = text[:a] + block + text[b:]
-    full = be._balance_problems(new, language, 0, len(new), None)[0]
     after = problems_after(old, text, new, a, b)
-    assert sorted(after.problems) == sorted(full)
+    assert located(new, after.problems) == full_scan(new, language)
     want = be.new_problems(be.check_balance(text, language), be.check_balance(new, language))
     assert be.problems_introduced(old, after, new) == want
     # the scan put together for the new text serves the next edit as a real scan of it would
@@ -389,9 +399,7 @@ def test_a_rescan_of_several_parts_equals_a_full_rescan(case):
     # and the next edit starts from the saved states put together for `new`
     c = len(new) // 3
     newer = new[:c] + "{" + new[c:]
-    assert sorted(problems_after(after, new, newer, c, c).problems) == sorted(
-        be._balance_problems(newer, language, 0, len(newer), None)[0]
-    )
+    assert located(newer, problems_after(after, new, newer, c, c).problems) == full_scan(newer, language)
 
 
 def test_a_saved_state_after_a_tag_that_failed_is_no_resume_point():
@@ -410,9 +418,7 @@ def test_a_saved_state_after_a_tag_that_failed_is_no_resume_point():
     rescan = be._BalanceScan(new, "html")
     c, d = a + len(block) // 2, a + len(block) + 50
     newer = new[:c] + "}\n" + new[d:]
-    assert sorted(problems_after(rescan, new, newer, c, d).problems) == sorted(
-        be._balance_problems(newer, "html", 0, len(newer), None)[0]
-    )
+    assert located(newer, problems_after(rescan, new, newer, c, d).problems) == full_scan(newer, "html")
 
 
 @pytest.mark.parametrize(
@@ -440,10 +446,10 @@ def test_an_edit_that_ends_a_construct_opened_far_above_is_checked_from_before_i
     old = be._BalanceScan(text, language)
     new = text + "(\n" + closer
     after = problems_after(old, text, new, len(text), len(text))
-    assert sorted(after.problems) == sorted(be._balance_problems(new, language, 0, len(new), None)[0])
+    assert located(new, after.problems) == full_scan(new, language)
     newer = "foo(\n" + new
     again = problems_after(after, new, newer, 0, 0)
-    assert sorted(again.problems) == sorted(be._balance_problems(newer, language, 0, len(newer), None)[0])
+    assert located(newer, again.problems) == full_scan(newer, language)
 
 
 @pytest.mark.parametrize("language", ["html", "javascript"])
@@ -462,11 +468,11 @@ def test_an_edit_that_makes_the_scan_uncertain_keeps_no_old_state_after_it(langu
     at = text.index("\n") + 1
     new = text[:at] + first + text[at:]
     after = problems_after(be._BalanceScan(text, language), text, new, at, at)
-    assert sorted(after.problems) == sorted(be._balance_problems(new, language, 0, len(new), None)[0])
+    assert located(new, after.problems) == full_scan(new, language)
     end = len(new) - len(new.rstrip("\n").rsplit("\n", 1)[-1]) - 1
     newer = new[:end] + second + new[end:]
     again = problems_after(after, new, newer, end, end)
-    assert sorted(again.problems) == sorted(be._balance_problems(newer, language, 0, len(newer), None)[0])
+    assert located(newer, again.problems) == full_scan(newer, language)
 
 
 def test_a_shell_string_whose_nested_read_failed_saves_no_state_after_it():
@@ -481,7 +487,7 @@ def test_a_shell_string_whose_nested_read_failed_saves_no_state_after_it():
     c, d = a + len(block) // 2, a + len(block) + 50
     newer = new[:c] + "}\n" + new[d:]
     after = problems_after(be._BalanceScan(new, "shell"), new, newer, c, d)
-    assert sorted(after.problems) == sorted(be._balance_problems(newer, "shell", 0, len(newer), None)[0])
+    assert located(newer, after.problems) == full_scan(newer, "shell")
 
 
 @pytest.mark.parametrize("size", [0, 1000, (1 << 20) + 7])
