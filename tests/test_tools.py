@@ -388,19 +388,27 @@ def test_snapshots_kept_in_memory_are_reported_on_every_edit(root, tmp_path, mon
     assert (root / "f.txt").read_text() == "a\n"
 
 
-def test_the_global_options_known_to_the_command_line_reader_are_the_parsers():
-    import argparse
-
-    parser = argparse.ArgumentParser()
-    be._global_options(parser, "en")
-    taking_values = {
-        s
-        for action in parser._actions
-        if action.nargs is None
-        for s in action.option_strings
-        if s[:2] == "--"
-    }
-    assert taking_values == set(be._GLOBAL_VALUE_FLAGS) - {"--dump-tools"}
+def test_the_global_options_known_to_the_command_line_reader_are_the_parsers(
+    root, cache_dir, monkeypatch, capsys
+):
+    """main() finds the command word before argparse runs, skipping the value of each global option
+    that takes one: every option the usage line shows goes before the command, its value (if it
+    takes one) included. A value not skipped would be taken for the command; an option wrongly
+    skipped past would swallow the command word."""
+    (root / "a.txt").write_text("hello\n")
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("BETTER_EDIT_CACHE_DIR", str(cache_dir))
+    with pytest.raises(SystemExit) as done:
+        be.main(["--help"])
+    assert done.value.code == 0
+    usage = capsys.readouterr().out.split("\n\n")[0]
+    options = re.findall(r"\[(--[\w-]+)(?: ([^\]]+))?\]", usage)
+    values = {"--lang": "en", "--root": str(root), "--max-chips": "5", "--encoding": "utf-8"}
+    assert len(options) >= 6 and {flag for flag, taking in options if taking} == set(values), options
+    for flag, taking in options:
+        argv = [flag, values[flag]] if taking else [flag]
+        assert be.main([*argv, "read", "-f", "a.txt", "-o", "json"]) == 0, argv
+        assert json.loads(capsys.readouterr().out)["content"] == "1\thello", argv
 
 
 def test_the_public_surface_is_declared_and_documented():
