@@ -17,7 +17,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from harness import Server, run_cli, run_json, scaled
+from harness import FROZEN, Server, be_command_prefix, run_cli, run_json, scaled
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
@@ -1216,21 +1216,31 @@ def test_similarity_is_one_only_for_an_identical_block():
     assert be.closest_block(["same line", "next"], ["same line"])["similarity"] == 1.0
 
 
-def test_a_file_removed_during_a_call_is_a_conflict(root, cache_dir, monkeypatch):
-    """Another program removes the file between the read and the write (injected right before
-    the commit prepares it): CONFLICT, not an I/O error, and nothing is created."""
-    ctx = _ctx(root, cache_dir)
+@pytest.mark.skipif(os.name == "nt", reason="SIGSTOP")
+@pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
+def test_a_file_removed_during_a_call_is_a_conflict(root, be_env):
+    """Another program removes the file between the read and the write (the CLI stopped by
+    BETTER_EDIT_FAULT=journal:STOP right before the commit prepares it): CONFLICT, not an I/O
+    error, and nothing is created."""
+    import signal
+
     (root / "f.txt").write_text("a\nb\n")
-    original = be._prepare_file
-
-    def removed_first(ctx, fc):
+    proc = subprocess.Popen(
+        [*be_command_prefix(), "replace", "-f", "f.txt", "-s", "1", "-c", "A", "-o", "json"],
+        cwd=root,
+        env=dict(be_env, BETTER_EDIT_FAULT="journal:STOP"),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        _pid, status = os.waitpid(proc.pid, os.WUNTRACED)
+        assert os.WIFSTOPPED(status), f"ended with status {status}: {proc.stderr.read().decode()}"
         os.unlink(root / "f.txt")
-        return original(ctx, fc)
-
-    monkeypatch.setattr(be, "_prepare_file", removed_first)
-    with pytest.raises(be.ToolError) as err:
-        call(ctx, "replace", file="f.txt", start=1, content="A")
-    assert err.value.code == "CONFLICT"
+    finally:
+        proc.send_signal(signal.SIGCONT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1 and json.loads(out)["error"]["code"] == "CONFLICT", err
     assert os.listdir(root) == []
 
 
