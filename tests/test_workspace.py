@@ -809,8 +809,14 @@ def test_core_edit_suites_pass_on_the_portable_code_paths(tmp_path):
         timeout=600,
     )
     assert done.returncode == 0, done.stdout.decode()[-3000:]
-    probe = subprocess.run(
-        [sys.executable, "-c", "import better_edit as be; print(be._use_dir_fd(), be.PORTABLE_FALLBACKS)"],
+    probe = subprocess.run(  # (and the module did take them: locate() reaches a folder by name, no dir_fd)
+        [
+            sys.executable,
+            "-c",
+            "import better_edit as be\n"
+            "with be.locate(be.Context(), 'README.md') as place:\n"
+            "    print(place.folder.fd is not None, be.PORTABLE_FALLBACKS)",
+        ],
         cwd=REPO,
         env=env,
         capture_output=True,
