@@ -856,7 +856,7 @@ MESSAGES = {
     ),
     "target_none.hint": ("the file holds no named {kind}", "文件中没有带名称的 {kind}"),
     "occurrence_range": (
-        "occurrence {value} is out of range: {kind} {target!r} occurs {count} times",
+        "occurrence {value} is out of range: {kind} {target!r} occurs {count} time(s)",
         "occurrence {value} 超出范围：{kind} {target!r} 出现 {count} 次",
     ),
     "view_bad": (
@@ -11297,11 +11297,14 @@ def _edit_range(args, total, file=None):
         return start, given
     end = total + 1 + given
     if start >= 1 and end < start:
-        fields = {"file": file, "start": start, "end": given, "total": total}
-        raise ToolError(
-            "OUT_OF_RANGE", "end_back_before_start", "out_of_range.hint", {"total": total}, **fields
-        )
+        raise _end_back_before_start(file, start, given, total)
     return start, end
+
+
+def _end_back_before_start(file, start, end, total):
+    """OUT_OF_RANGE for a negative `end` that counts back to before `start` in this short file."""
+    fields = {"file": file, "start": start, "end": end, "total": total}
+    return ToolError("OUT_OF_RANGE", "end_back_before_start", "out_of_range.hint", {"total": total}, **fields)
 
 
 # --- viewed_code_id (docs/behaviour.md#viewed_code_id) --------------------------------------------
@@ -11743,7 +11746,9 @@ def _one_of(file, kind, value, occurrence, found, ambiguous=True):
     on several lines, a function defined several times: an edit must not guess)."""
     if occurrence is not None:
         occurrence = _as_int("occurrence", occurrence)
-        if not 1 <= occurrence <= len(found):
+        if occurrence < 1:  # (never right, in any file)
+            raise invalid("line_below_one", name="occurrence", value=occurrence)
+        if occurrence > len(found):
             raise ToolError(
                 "OUT_OF_RANGE", "occurrence_range", "arg.hint", value=occurrence, kind=kind,
                 target=_clip(value), count=len(found),
@@ -12307,7 +12312,7 @@ def _range_end(file, start, end, total, warnings):
     of `total` lines: past its end it is clamped (warnings say so)."""
     last = total + 1 + end if end < 0 else end
     if last < start:  # a negative end before start: valid in general, beyond this short file
-        raise out_of_range(file, start, end, total)
+        raise _end_back_before_start(file, start, end, total)
     if last > total:
         warnings.append(("w.clamped", {"end": last, "total": total}))
         return total

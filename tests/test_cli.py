@@ -1632,3 +1632,38 @@ def test_an_immutable_file_is_named_as_such_not_as_read_only(run_be, root, flag,
     finally:
         subprocess.run([chattr, "-" + flag[1:], str(root / target)])
     assert path.read_text() == "a\n"
+
+
+def test_a_read_whose_negative_end_counts_back_before_its_start_says_so(cli, root):
+    """Found by an attack: `read -s 2 -e -5` of a 3-line file said "lines 2--5 are outside f.txt";
+    replace and delete said what happened, as the docs do. A read now says it too."""
+    path = write(root / "f.txt", "a\nb\nc\n")
+    error = fails(cli, path, "read", "-f", "f.txt", "-s", "2", "-e", "-5", code="OUT_OF_RANGE")
+    assert (
+        error["message"] == "end -5 counts back from the end of f.txt, which has 3 lines, to before start 2"
+    )
+
+
+@pytest.mark.parametrize("occurrence", ["0", "-1"])
+def test_an_occurrence_below_one_is_invalid_not_out_of_range(cli, root, occurrence):
+    """Found by an attack: `--occurrence 0` was OUT_OF_RANGE (exit 1: "the file changed") while a
+    number that can never be right is INVALID_ARGUMENT (exit 2), as `--start 0` is."""
+    path = write(root / "f.txt", "a\nb\n")
+    error = fails(
+        cli,
+        path,
+        "read",
+        "-f",
+        "f.txt",
+        "--target",
+        "marker:b",
+        "--occurrence",
+        occurrence,
+        code="INVALID_ARGUMENT",
+        status=2,
+    )
+    assert error["message"] == f"occurrence must be 1 or more, got {occurrence}"
+    error = fails(
+        cli, path, "read", "-f", "f.txt", "--target", "marker:b", "--occurrence", "2", code="OUT_OF_RANGE"
+    )
+    assert error["message"] == "occurrence 2 is out of range: marker 'b' occurs 1 time(s)"

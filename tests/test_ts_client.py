@@ -53,6 +53,8 @@ CASES = [
     ("missing-snapshot", "NOT_FOUND", "be-trx-rollback", {"event_id": "000000"}),
     ("missing-file-near-name", "NOT_FOUND", "be-read", {"file": "Three.txt"}),
     ("replace-line-99", "OUT_OF_RANGE", "be-replace", {"file": "three.txt", "start": 99, "content": "x"}),
+    ("read-end-back-before-start", "OUT_OF_RANGE", "be-read", {"file": "three.txt", "start": 2, "end": -5}),
+    ("occurrence-zero", "INVALID_ARGUMENT", "be-read", {"file": "three.txt", "target": {"kind": "marker", "value": "two", "occurrence": 0}}),
     ("insert-after-99", "OUT_OF_RANGE", "be-insert", {"file": "three.txt", "after_line": 99, "content": "x"}),
     ("old-not-found", "MISMATCH", "be-replace", {"file": "three.txt", "old": "four", "content": "x"}),
     ("old-differs-at-start", "MISMATCH", "be-replace", {"file": "three.txt", "start": 2, "old": "TWO", "content": "x"}),
