@@ -14941,6 +14941,10 @@ MESSAGES.update(
             "用目标代替行号：{{kind: line|function|marker|tag, value, occurrence}}；命令行写作 KIND:VALUE",
         ),
         "p.content": ('the new text ("" = no lines)', '新文本（"" 表示零行）'),
+        "p.insert_content": (
+            'the lines to insert, not empty ("\\n" is one empty line)',
+            '要插入的行，不能为空（"\\n" 表示一个空行）',
+        ),
         "p.line": ("a line inside the block (1-based)", "块内的某一行（从 1 开始）"),
         "p.max_lines": ("at most this many lines (0 = no limit)", "最多返回的行数（0 不限）"),
         "p.old": (
@@ -15173,6 +15177,10 @@ P_CONTENT = Param(
     "content", "string", "p.content", True, ("--content", "-c"), metavar="TEXT",
     cli_also=(("file", "--content-file", "p.content_file"),), shared=True,
 )  # fmt: skip
+P_INSERT_CONTENT = Param(  # (not shared: for insert, "" is no edit at all)
+    "content", "string", "p.insert_content", True, ("--content", "-c"), metavar="TEXT",
+    cli_also=(("file", "--content-file", "p.content_file"),),
+)  # fmt: skip
 P_LINE = Param("line", "integer", "p.line", True, ("--line", "-l"), metavar="N")
 P_FILE_OPT = Param("file", "string", "p.trx_file", metavar="PATH")
 P_FORCE = Param("force", "boolean", "p.force_placeholder", flags=("--force",), shared=True)
@@ -15230,7 +15238,7 @@ TOOLS = [
         [
             P_FILE,
             Param("after_line", "integer", "p.after_line", True, ("--after-line", "--after"), metavar="N"),
-            P_CONTENT, P_VIEW, P_FORCE, P_PREVIEW, P_BRIEF, P_FORMAT, P_ENCODING,
+            P_INSERT_CONTENT, P_VIEW, P_FORCE, P_PREVIEW, P_BRIEF, P_FORMAT, P_ENCODING,
         ],
         "Insert lines", _EDIT_OUT, cli_summary=("cli.insert_summary", "cli.verb.insert"),
     ),  # fmt: skip

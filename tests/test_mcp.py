@@ -2078,3 +2078,16 @@ def test_a_missing_file_is_answered_with_the_names_it_nearly_named(serve, root):
     assert error["did_you_mean"] == ["sub/../README.md"], error
     error = server.err("be-read", "NOT_FOUND", file="nothing.txt")
     assert "did_you_mean" not in error and error["hint"].startswith("check the path")
+
+
+def test_the_insert_schema_says_what_insert_takes(serve, root):
+    """Found by an attack: be-insert's `content` was described as `new text ("" = no lines)`, the
+    words of replace and write, and an insert of "" was then refused. Its schema now says so."""
+    (root / "a.txt").write_text("one\n")
+    server = serve()
+    (insert,) = [t for t in server.tools() if t["name"] == "be-insert"]
+    words = insert["inputSchema"]["properties"]["content"]["description"]
+    assert "not empty" in words and '""' not in words
+    error = server.err("be-insert", "INVALID_ARGUMENT", file="a.txt", after_line=1, content="")
+    assert "must not be empty" in error["message"]
+    assert (root / "a.txt").read_text() == "one\n"
