@@ -15043,17 +15043,18 @@ class Param:
 
     __slots__ = (
         "name", "type", "help", "required", "flags", "choices", "default", "metavar", "cli_default",
-        "cli_words", "cli_also", "shared",
+        "cli_words", "cli_also", "shared", "cli_required",
     )  # fmt: skip
 
     def __init__(
         self, name, type, help, required=False, flags=(), choices=None, default=None, metavar=None,
-        cli_default=None, cli_words=None, cli_also=(), shared=False,
+        cli_default=None, cli_words=None, cli_also=(), shared=False, cli_required=False,
     ):  # fmt: skip
         self.name, self.type, self.help, self.required = name, type, help, required
         self.flags, self.choices, self.default, self.metavar = flags, choices, default, metavar
         self.cli_default, self.cli_words, self.cli_also = cli_default, cli_words or {}, cli_also
         self.shared = shared  # described once in the server's instructions, not in every tool
+        self.cli_required = cli_required  # (its cli_also option: the command's only input)
 
     def schema(self, lang, full=False):
         """The JSON schema of this argument: one `type` each (alternatives as `anyOf`, which strict
@@ -15326,7 +15327,10 @@ TOOLS = [
     Tool(
         "edit", tool_edit,
         [
-            Param("edits", "array", "p.edits", cli_also=(("file", "--edits-file", "p.edits_file"),)),
+            Param(
+                "edits", "array", "p.edits", cli_also=(("file", "--edits-file", "p.edits_file"),),
+                cli_required=True,
+            ),  # fmt: skip
             Param("patch", "string", "p.patch"),
             Param("force", "boolean", "p.edit_force", flags=("--force",)),
             P_ENCODING, P_PREVIEW, P_BRIEF, P_FORMAT,
@@ -16054,7 +16058,12 @@ def _command_arguments(sub, tool, lang, defaults):
         for kind, flag, help_key, *_default in param.cli_also:
             metavar = "PATH|-" if kind == "file" else "N"
             sub.add_argument(
-                flag, dest=_also_dest(flag), metavar=metavar, action=once, help=tr(lang, help_key)
+                flag,
+                dest=_also_dest(flag),
+                metavar=metavar,
+                action=once,
+                help=tr(lang, help_key),
+                required=param.cli_required,
             )
     output = {"choices": ("text", "json"), "default": "text", "action": getattr(sub, "once", "store")}
     sub.add_argument("-o", "--output", help=tr(lang, "p.output"), **output)

@@ -1667,3 +1667,11 @@ def test_an_occurrence_below_one_is_invalid_not_out_of_range(cli, root, occurren
         cli, path, "read", "-f", "f.txt", "--target", "marker:b", "--occurrence", "2", code="OUT_OF_RANGE"
     )
     assert error["message"] == "occurrence 2 is out of range: marker 'b' occurs 1 time(s)"
+
+
+def test_edit_without_its_edits_file_names_the_option(run_be, root):
+    """Found by an attack: `edit` with no --edits-file said "give exactly one of edits or patch",
+    the server's words, naming neither the option nor a thing the CLI's edit takes."""
+    done = run_be("edit", input=b"")
+    assert done.returncode == 2
+    assert b"the following arguments are required: --edits-file" in done.stderr, done.stderr
