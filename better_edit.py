@@ -10398,11 +10398,11 @@ def commit_files(ctx, tool, files, summary=None, snapshot=True, rolls_back=None)
         raise
     _SIGNAL_STATE["commit"] = 2  # (past the commit point: a signal waits until the kept names are gone)
     try:
-        if event:
-            event.seal()
         for record in rolls_back or []:
             SnapshotStore(ctx).remove(record)
         cleaned = _clean_kept(ctx, files)  # (its steps are injection points too: the next call finishes)
+        if event:
+            event.seal()  # (once the kept names are gone: a .bin with another name is another program's)
         if done is not None:
             run.journal.finish(*done, cleaned)
     finally:
@@ -15521,8 +15521,13 @@ def error_details(error, lang="en", limit=30, chars=4000):
     closest = error.get("closest")
     if isinstance(closest, dict):
         out.append(_closest_detail(closest, lang))
-    if error.get("actual") not in (None, "") and not (closest and "start" not in error):
-        out.append(tr(lang, "detail.actual", text=cut(error["actual"])))  # (with start: the lines named)
+    named = (
+        error.get("start"),
+        error.get("end"),
+    )  # (the lines `actual` holds: shown unless closest names them)
+    same = isinstance(closest, dict) and named in ((None, None), (closest.get("start"), closest.get("end")))
+    if error.get("actual") not in (None, "") and not same:
+        out.append(tr(lang, "detail.actual", text=cut(error["actual"])))
     out += _span_details(error, lang)
     if error.get("changes"):
         out.append(tr(lang, "detail.changes", text=cut(error["changes"])))

@@ -763,7 +763,7 @@ def test_the_tools_own_snapshots_are_never_written_by_a_call(serve, root):
         ),
     ]:
         error = server.err(name, "SANDBOX", args)
-        assert "snapshots, chips and commit records" in error["message"], error
+        assert "snapshots, chips, commit records and kept old texts" in error["message"], error
     assert (root / snapshot).read_bytes() == before and (root / "a.txt").read_text() == "A\n"
     assert not (root / ".cache-be" / "journal" / "new.json").exists()
     assert server.ok("be-read", file=snapshot)["total"] == 1
@@ -2091,3 +2091,15 @@ def test_the_insert_schema_says_what_insert_takes(serve, root):
     error = server.err("be-insert", "INVALID_ARGUMENT", file="a.txt", after_line=1, content="")
     assert "must not be empty" in error["message"]
     assert (root / "a.txt").read_text() == "one\n"
+
+
+def test_a_mismatch_text_names_the_closest_block_once(serve, root):
+    """Found by an attack: a MISMATCH of `old` searched in the whole file printed `closest:` and
+    then `actual:` with the same block, which the docs say comes only when there is no closest."""
+    (root / "calc.py").write_text("\n\n\ndef add(a, b):\n    return a + b\n")
+    server = serve()
+    result = server.tool_result(
+        "be-replace", {"file": "calc.py", "old": "def add(a, b):\n  return a + b", "content": "x"}
+    )
+    text = result["content"][0]["text"]
+    assert result["isError"] and "\nclosest: lines 4-5" in text and "\nactual:" not in text, text
