@@ -643,9 +643,9 @@ MESSAGES = {
         "第 {other} 行的旧内容是另一份副本",
     ),
     "patch_applied_here": (
-        "hunk {hunk} of {file} adds lines that already stand right after its context at line {at}: "
+        "hunk {hunk} of {file} adds lines that already stand beside its context at line {at}: "
         "the patch may be applied already, and applying it again would add them twice",
-        "{file} 的第 {hunk} 块要添加的行已紧跟在第 {at} 行的上下文之后：该补丁可能已应用过，再次应用会重复添加",
+        "{file} 的第 {hunk} 块要添加的行已紧挨着第 {at} 行的上下文：该补丁可能已应用过，再次应用会重复添加",
     ),
     "patch_applied.hint": (
         "read the file: it already holds this change; make the diff again if more is needed",
@@ -14470,6 +14470,16 @@ def _hunk_insertion(ctx, item, opened, total, old_start, new):
         hunk = item.get("hunk", item["index"] + 1)
         fields = {"hunk": hunk, "file": file, "line": old_start, "total": total}
         raise ToolError("OUT_OF_RANGE", "patch_past_end", data={"total": total}, **fields)
+    lines = _file_lines(opened)
+    if (
+        not item.get("force")
+        and any(map(_ALNUM_TEXT.search, new))
+        and _lines_match(lines, old_start, new, False)
+    ):
+        # (sent twice: the lines it adds stand right after that line already)
+        raise _hunk_mismatch(
+            opened, item, lines, [], old_start, "patch_applied_here", guess=False, at=old_start
+        )
     insert = {"file": file, "after_line": old_start, "content": "".join(line + "\n" for line in new)}
     return _insert_change(ctx, dict(insert, force=item.get("force")), opened)
 
@@ -14560,6 +14570,8 @@ def _hunk_placed(opened, item, lines, hunk, stated, start):
             _refuse_applied(opened, item, lines, sides, stated, start, here=True)
         return []
     _refuse_applied(opened, item, lines, sides, stated, start)
+    if not removed and not item.get("force"):
+        _refuse_added_twice(opened, item, lines, sides, start)
     _refuse_a_copy(opened, item, lines, sides[0], stated, start, removed)
     _refuse_a_later_section(opened, item, sides[0], stated, start)
     fields = {"hunk": str(item.get("hunk", item["index"] + 1)), "file": opened.file, "line": start}
@@ -14624,6 +14636,19 @@ def _refuse_applied(opened, item, lines, sides, stated, start, here=False):
         if (len(new) > len(old) if here else bool(new)) and _lines_match(lines, at - 1, new, not here):
             key = "patch_applied_here" if here else "patch_applied"
             raise _hunk_mismatch(opened, item, lines, old, stated, key, guess=False, at=at, other=start)
+
+
+def _refuse_added_twice(opened, item, lines, sides, start):
+    """MISMATCH (patch_applied_here) for a hunk that only adds lines, found at `start`, away from
+    its stated place, when its whole new side stands there already, its context lines on the
+    lines found: a patch applied, then sent again after lines were added above (a retry), added
+    its lines twice."""
+    old, new = sides
+    before = next(k for k, (sign, _line) in enumerate(item["tagged"]) if sign == " ")  # (+ lines above)
+    if _lines_match(lines, start - 1 - before, new, False):
+        raise _hunk_mismatch(
+            opened, item, lines, old, item["old_start"], "patch_applied_here", guess=False, at=start
+        )
 
 
 def _refuse_a_copy(opened, item, lines, old, stated, start, removed=()):

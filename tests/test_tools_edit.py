@@ -1348,3 +1348,42 @@ def test_a_later_section_that_cannot_stand_on_an_earlier_ones_lines_is_applied(r
     for old, new in changes:
         text = text.replace(old, new, 1)
     assert (root / "m.py").read_text() == text
+
+
+@pytest.mark.parametrize(
+    "before, patch, moved",
+    [
+        # an append after its context, then a line added on top, then the same patch again
+        (
+            "import x\na = 1\nb = 2\nc = 3\n",
+            "@@ -2,3 +2,4 @@\n a = 1\n b = 2\n c = 3\n+d = 4\n",
+            "import y\n",
+        ),
+        # a line put before the file's first lines, then a shebang added, then the same patch again
+        (
+            "a = 1\nb = 2\nc = 3\n",
+            "@@ -1,3 +1,4 @@\n+NEW = 0\n a = 1\n b = 2\n c = 3\n",
+            "#!/usr/bin/env python3\n",
+        ),
+        # a hunk without context (-U0), sent twice
+        ("import os\nprint(1)\n", "@@ -1,0 +2 @@\n+import sys\n", ""),
+    ],
+)
+def test_a_patch_that_adds_lines_sent_again_after_the_file_moved_adds_nothing(
+    root, be_env, before, patch, moved
+):
+    """Found by an attack: a patch applied, then sent again after a line was added above it (a
+    retry), found its context one line lower and added its lines a second time; a -U0 hunk
+    sent twice did so without the line moving at all. Both are the MISMATCH of a patch applied
+    already ("may be applied already": --force adds the lines again)."""
+    patch = "--- a/f.py\n+++ b/f.py\n" + patch
+    (root / "f.py").write_text(before)
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0, answer
+    once = moved + (root / "f.py").read_text()
+    error = refused_patch(root, be_env, ("f.py", once), patch, "MISMATCH")
+    assert "may be applied already" in error["message"], error
+    done, answer = run_json("patch", "--force", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0, answer  # (force: the lines once more, as asked)
+    added = [line for line in patch.splitlines()[2:] if line.startswith("+")]
+    assert len((root / "f.py").read_text().splitlines()) == len(once.splitlines()) + len(added)
