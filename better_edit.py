@@ -13684,7 +13684,10 @@ def _overlaps(changes, file):
 
 def _same_insert(item, change, other, other_change):
     """Whether two insert items of one file add the same lines at the same place (a retry or a
-    copy: a patch's repeated hunk is refused the same way)."""
+    copy: a patch's repeated hunk is refused the same way, and so is one sent for two names of
+    one file, `f` and `./f`, which _repeated_hunks, reading names, cannot tell)."""
+    if "tagged" in item and "tagged" in other:
+        return (item["old_start"], item["tagged"]) == (other["old_start"], other["tagged"])
     same = item["op"] == other["op"] == "insert" and change.first == other_change.first
     one, two = (_strip_one_newline(normalize_newlines(i["args"].get("content", ""))) for i in (item, other))
     return same and one == two  # (`log()` and `log()\n` are one line)

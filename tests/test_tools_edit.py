@@ -1387,3 +1387,14 @@ def test_a_patch_that_adds_lines_sent_again_after_the_file_moved_adds_nothing(
     assert done.returncode == 0, answer  # (force: the lines once more, as asked)
     added = [line for line in patch.splitlines()[2:] if line.startswith("+")]
     assert len((root / "f.py").read_text().splitlines()) == len(once.splitlines()) + len(added)
+
+
+@pytest.mark.parametrize("other", ["./f", "link"])
+def test_one_hunk_without_context_sent_for_two_names_of_one_file_is_refused(root, be_env, other):
+    """Found by an attack: the same -U0 hunk for `f` and for `./f` (or a link to f) added its line
+    twice; for one name it is refused as a repeated hunk, and `edit` refuses two such inserts
+    across names. Now a patch does too."""
+    (root / "link").symlink_to("f")
+    section = "--- a/{0}\n+++ b/{0}\n@@ -2,0 +3 @@\n+X\n"
+    patch = section.format("f") + section.format(other)
+    refused_patch(root, be_env, ("f", "a\nb\nc\n"), patch, "INVALID_ARGUMENT", status=2)
