@@ -876,6 +876,12 @@ MESSAGES = {
         "reaches past them: only an edit inside lines that moved follows them",
         "{file} 的第 {start}-{end} 行自读取以来已移动（viewed_code_id {id}），而本次编辑超出了这些行：只有在移动的行之内的编辑才会跟随它们",
     ),
+    "view_end_moved": (
+        "{file} changed since lines {start}-{end} were read (viewed_code_id {id}): lines were added or "
+        "removed below them, so a line counted from the end of the file is not the one it was then",
+        "自读取第 {start}-{end} 行以来 {file} 已被修改（viewed_code_id {id}）：其下方有行被增删，"
+        "从文件末尾倒数的行已不是当时那一行",
+    ),
     "view_shifted": (
         "{file} changed since lines {start}-{end} were read (viewed_code_id {id}): they still stand "
         "there, but the same lines stand elsewhere too, and with lines added or removed above or "
@@ -11456,9 +11462,33 @@ def _relocation(viewed, d, edit, now, insert):
 def _view_lines(args, total):
     """The highest line an edit with a viewed_code_id may name before its view is checked: the
     line count the view saw, when it may have moved since, or the file's (`total`)."""
-    token = args.get("viewed_code_id")
-    fingerprint = parse_view_id(token)[3] if token is not None else None
-    return max(total, fingerprint[3] or 0) if fingerprint else total
+    seen = _view_total(args.get("viewed_code_id"))
+    return total if seen is None else max(total, seen)
+
+
+def _view_total(token):
+    """The line count of the file a view was read from, as its token keeps it (a unique view's
+    fingerprint, or the `:n` mark of one that stands elsewhere too); None for none or an old token."""
+    if token is None:
+        return None
+    fingerprint = parse_view_id(token)[3]
+    if fingerprint:
+        return fingerprint[3]
+    marked = _VIEW_NEIGHBOURS.search(token.strip())
+    return int(marked.group(1)) if marked else None
+
+
+def _end_still_meant(ctx, args, opened, d):
+    """STALE_VIEW for an edit with a view whose end is counted from the end of the file (end -1)
+    when lines were added or removed below the viewed ones since (more than the view moved by,
+    d): the end names another line than when they were read (end -1 deleted a line appended
+    since, which nobody had read). An insert at the end (after_line -1) loses nothing: it goes
+    after them."""
+    token, total = args.get("viewed_code_id"), opened.text.total()
+    seen = _view_total(token)
+    if seen is not None and total - seen != d:
+        vstart, vend = parse_view_id(token)[:2]
+        raise _stale_view(ctx, token, opened, vstart, vend, "view_end_moved")
 
 
 def _viewed_lines(ctx, args, opened, start, end, located):
@@ -11469,6 +11499,8 @@ def _viewed_lines(ctx, args, opened, start, end, located):
     from_end = not located and (args.get("end") or 0) < 0
     _check_range(file, start, end, total if located else _view_lines(args, total))
     warnings, d = check_view(ctx, args, opened, start, end, now=(located, located or from_end))
+    if from_end:
+        _end_still_meant(ctx, args, opened, d)
     if d and not located:
         start, end = start + d, end + (0 if from_end else d)
     _check_range(file, start, end, total)

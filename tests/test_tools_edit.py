@@ -1398,3 +1398,61 @@ def test_one_hunk_without_context_sent_for_two_names_of_one_file_is_refused(root
     section = "--- a/{0}\n+++ b/{0}\n@@ -2,0 +3 @@\n+X\n"
     patch = section.format("f") + section.format(other)
     refused_patch(root, be_env, ("f", "a\nb\nc\n"), patch, "INVALID_ARGUMENT", status=2)
+
+
+def test_an_end_counted_from_the_end_with_a_view_never_reaches_lines_added_below_it(root, be_env):
+    """Found by an attack: lines 3-4 of a 4-line file read, a line appended by someone else, then
+    `replace -s 3 -e -1` with the view: the view still held, -1 was the new last line, and the
+    appended line was deleted unseen. That is STALE_VIEW now; the file keeps the line."""
+    path = root / "f.py"
+    path.write_text("import os\n\ndef old():\n    return 1\n")
+    done, answer = run_json("read", "-f", "f.py", "-s", "3", "-e", "4", cwd=root, env=be_env)
+    token = answer["viewed_code_id"]
+    path.write_text(path.read_text() + "KEEP_ME = True\n")
+    before = path.read_text()
+    for command in (["replace", "-c", "def new():\n    return 2"], ["delete"]):
+        done, answer = run_json(
+            *command, "-f", "f.py", "-s", "3", "-e", "-1", "--viewed-code-id", token, cwd=root, env=be_env
+        )
+        assert done.returncode == 1 and answer["error"]["code"] == "STALE_VIEW", answer
+        assert "counted from the end" in answer["error"]["message"]
+        assert path.read_text() == before
+    path.write_text(
+        "# a line added above\n" + before.replace("KEEP_ME = True\n", "")
+    )  # (moved alone: still right)
+    done, answer = run_json(
+        "delete", "-f", "f.py", "-s", "3", "-e", "-1", "--viewed-code-id", token, cwd=root, env=be_env
+    )
+    assert done.returncode == 0, answer
+    assert path.read_text() == "# a line added above\nimport os\n\n"
+
+
+def test_a_view_of_lines_that_stand_elsewhere_too_numbers_past_the_end_of_a_shorter_file_as_the_view(
+    root, be_env
+):
+    """Found by an attack: a view of a line that stands elsewhere too (`}`), the file one line
+    shorter since: an edit of the viewed line number was OUT_OF_RANGE ("lines 6-6 are outside"),
+    not STALE_VIEW, as the numbers of a view are checked against the view first."""
+    path = root / "f.py"
+    path.write_text("import os\nx = 1\n}\ny = 2\nz = 3\n}\n")
+    done, answer = run_json("read", "-f", "f.py", "-s", "6", "-e", "6", cwd=root, env=be_env)
+    token = answer["viewed_code_id"]
+    assert ":n6." in token
+    path.write_text("x = 1\n}\ny = 2\nz = 3\n}\n")
+    done, answer = run_json(
+        "replace",
+        "-f",
+        "f.py",
+        "-s",
+        "6",
+        "-e",
+        "6",
+        "-c",
+        "};",
+        "--viewed-code-id",
+        token,
+        cwd=root,
+        env=be_env,
+    )
+    assert done.returncode == 1 and answer["error"]["code"] == "STALE_VIEW", answer
+    assert path.read_text() == "x = 1\n}\ny = 2\nz = 3\n}\n"
