@@ -632,6 +632,28 @@ MESSAGES = {
         "give the hunk more context lines, or correct its line numbers",
         "请给该块更多上下文行，或修正其行号",
     ),
+    "patch_other_place": (
+        "hunk {hunk} of {file} matches at its line {line}, and also at line {other}, where the diff "
+        "points as well (the end of the file, for a hunk with no context below its change; or where "
+        "an earlier hunk of the file moved to): which one it was made for cannot be told",
+        "{file} 的第 {hunk} 块在其第 {line} 行匹配，也在第 {other} 行匹配，而 diff 同样指向那里（对下方没有上下文的块是文件末尾；"
+        "或是该文件前面某块移动到的位置）：无法判断它是为哪一处生成的",
+    ),
+    "patch_other_place.hint": (
+        "read the file and make the diff again, or give the hunk more context lines",
+        "请读取该文件并重新生成 diff，或给该块更多上下文行",
+    ),
+    "patch_insert_moved": (
+        "hunk {hunk} of {file} has no context lines, and an earlier hunk of the file was found "
+        "{offset} lines from its stated line: whether this one moved too cannot be told (stated: "
+        "after line {line})",
+        "{file} 的第 {hunk} 块没有上下文行，而该文件前面的某块在距其所述行 {offset} 行处找到：无法判断本块是否也随之移动"
+        "（所述位置：第 {line} 行之后）",
+    ),
+    "patch_insert_moved.hint": (
+        "make the diff again with context lines (git diff without -U0), or against the file as it is now",
+        "请带上下文行重新生成 diff（git diff 不加 -U0），或基于文件当前内容重新生成",
+    ),
     "patch_mismatch": (
         "hunk {hunk} of {file} does not match the file at line {line} or anywhere else",
         "{file} 的第 {hunk} 块在第 {line} 行及其他位置都不匹配",
@@ -8304,12 +8326,13 @@ class Opened:
     done with it), its stat and raw bytes when it was read (None: it does not exist yet), and the
     decoded Text."""
 
-    __slots__ = ("file", "real", "place", "st", "raw", "text", "lines", "_norm")
+    __slots__ = ("file", "real", "place", "st", "raw", "text", "lines", "_norm", "moved")
 
     def __init__(self, file, real, text, place=None, st=None, raw=None):
         self.file, self.real, self.text = file, real, text
         self.place, self.st, self.raw = place, st, raw
         self.lines = None  # the decoded lines, when a patch needs them
+        self.moved = []  # the offsets a patch's earlier hunks of this file were found at
         self._norm = None
 
     def normalized(self):
@@ -14505,6 +14528,12 @@ def _hunk_insertion(ctx, item, opened, total, old_start, new):
         hunk = item.get("hunk", item["index"] + 1)
         fields = {"hunk": hunk, "file": file, "line": old_start, "total": total}
         raise ToolError("OUT_OF_RANGE", "patch_past_end", data={"total": total}, **fields)
+    if any(opened.moved):  # (its context-free place moved too, or not: nothing tells)
+        hunk = item.get("hunk", item["index"] + 1)
+        offset = f"{next(d for d in opened.moved if d):+d}"
+        raise ToolError(
+            "AMBIGUOUS", "patch_insert_moved", hunk=hunk, file=file, line=old_start, offset=offset
+        )
     lines = _file_lines(opened)
     if (
         not item.get("force")
@@ -14588,11 +14617,42 @@ def _hunk_position(opened, item, lines, sides, stated, removed=()):
             )
         if found:
             start = found[0] + 1
+            if start == stated:
+                _refuse_another_place(opened, item, lines, old, stated, loose)
             warnings = _hunk_placed(opened, item, lines, (sides, removed), stated, start)
             if loose:
                 warnings.append(("w.hunk_whitespace", {"hunk": hunk, "file": file}))
+            if start != stated:
+                opened.moved.append(start - stated)
             return start, warnings
     raise _hunk_mismatch(opened, item, lines, old, stated)
+
+
+def _context_edges(tagged):
+    """(context lines above a hunk's first change, context lines below its last)."""
+    signs = [sign for sign, _line in tagged]
+    above = next((k for k, sign in enumerate(signs) if sign != " "), len(signs))
+    below = next((k for k, sign in enumerate(reversed(signs)) if sign != " "), len(signs))
+    return above, below
+
+
+def _refuse_another_place(opened, item, lines, old, stated, loose):
+    """AMBIGUOUS for a hunk whose old lines stand at its stated line and at a place the diff
+    points to as well: the end of the file, for a hunk with context above its change and none
+    below (a diff gives it none only there: a copy of its lines at the stated line got the change
+    meant for the file's last lines), or its stated line moved by the offset an earlier hunk of
+    the file was found at (lines added above both since: the stated line now holds another copy)."""
+    above, below = _context_edges(item["tagged"])
+    places = [len(lines) - len(old)] if below < above else []
+    places += [stated - 1 + d for d in dict.fromkeys(opened.moved) if d]
+    other = next((at for at in places if at != stated - 1 and _lines_match(lines, at, old, loose)), None)
+    if other is not None:
+        hunk = str(item.get("hunk", item["index"] + 1))
+        candidates = [{"start": n + 1, "end": n + len(old)} for n in (stated - 1, other)]
+        raise ToolError(
+            "AMBIGUOUS", "patch_other_place", data={"candidates": candidates}, hunk=hunk, file=opened.file,
+            line=stated, other=other + 1,
+        )  # fmt: skip
 
 
 def _hunk_placed(opened, item, lines, hunk, stated, start):
@@ -14673,6 +14733,11 @@ def _refuse_applied(opened, item, lines, sides, stated, start, here=False):
             raise _hunk_mismatch(opened, item, lines, old, stated, key, guess=False, at=at, other=start)
 
 
+def _same_alnum(one, two):
+    """Whether two lines are one line (trailing whitespace aside) with a letter or a digit."""
+    return one.rstrip() == two.rstrip() and bool(_ALNUM_TEXT.search(two))
+
+
 def _refuse_added_twice(opened, item, lines, sides, start):
     """MISMATCH (patch_applied_here) for a hunk that only adds lines, found at `start`, away from
     its stated place, when its whole new side stands there already, its context lines on the
@@ -14692,6 +14757,11 @@ def _refuse_a_copy(opened, item, lines, old, stated, start, removed=()):
     then a copy the diff was not made for (docs/cli.md#patch)."""
     here = lines[max(0, stated - 1) : stated - 1 + len(old)] if stated >= 1 else []
     edge = _changed_in_place(here, old)
+    above, below = _context_edges(item["tagged"])
+    if (
+        edge is None and stated <= 1 and above < below
+    ):  # (it starts the file: any of its lines left there tells)
+        edge = next((k for k, line in enumerate(old) if k < len(here) and _same_alnum(here[k], line)), None)
     if edge is None:
         edge = next(
             (

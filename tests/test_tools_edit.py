@@ -1456,3 +1456,48 @@ def test_a_view_of_lines_that_stand_elsewhere_too_numbers_past_the_end_of_a_shor
     )
     assert done.returncode == 1 and answer["error"]["code"] == "STALE_VIEW", answer
     assert path.read_text() == "x = 1\n}\ny = 2\nz = 3\n}\n"
+
+
+def test_a_hunk_that_starts_the_file_is_not_moved_to_a_copy_when_the_files_first_lines_changed(root, be_env):
+    """Found by an attack: a hunk at line 1 (no context above its change, as a diff of a file's
+    first lines has) no longer matched there, lines 1-2 having been edited since, and was applied
+    to an identical function lower down ("offset +5"). Lines of it that still stand at the top
+    say the diff was made for there: MISMATCH, as git apply refuses it."""
+    before = "def f(x, y):\n    if x or y:\n        return 1\n    return 0\n\ndef f(x):\n    if x:\n        return 1\n    return 0\n"
+    patch = "--- a/m.py\n+++ b/m.py\n@@ -1,4 +1,4 @@\n-def f(x):\n+def f(x):  # renamed\n     if x:\n         return 1\n     return 0\n"
+    error = refused_patch(root, be_env, ("m.py", before), patch, "MISMATCH")
+    assert "still stands at line 3" in error["message"], error
+
+
+def test_a_hunk_that_ends_the_file_is_ambiguous_when_a_copy_of_its_lines_stands_at_its_line(root, be_env):
+    """Found by an attack: a hunk changing a file's last line (context above, none below: a diff
+    gives none only at the end) was applied without a word to a copy of its lines that now stood
+    at its stated line, a function added above since; the end of the file holds them too. That is
+    AMBIGUOUS, naming both places; with the copy gone it applies at the end."""
+    seen = "// util.js\nfunction a(x) {\n  if (x) {\n    log(x);\n  }\n  return x;\n}\n"
+    current = (
+        "// util.js\nfunction c(x) {\n  while (x) {\n    x--;\n  }\n  return x;\n}\n" + seen.split("\n", 1)[1]
+    )
+    patch = "--- a/util.js\n+++ b/util.js\n@@ -5,3 +5,3 @@\n   }\n   return x;\n-}\n+} // end of a\n"
+    error = refused_patch(root, be_env, ("util.js", current), patch, "AMBIGUOUS")
+    assert [c["start"] for c in error["candidates"]] == [5, 11], error
+    (root / "util.js").write_text(seen)
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0 and (root / "util.js").read_text().endswith("  return x;\n} // end of a\n")
+
+
+def test_a_later_hunk_whose_lines_stand_where_an_earlier_hunk_moved_to_is_ambiguous(root, be_env):
+    """Found by an attack: 4 lines added on top since the diff; hunk 1 was found 4 lines lower,
+    and hunk 2, whose line stood at its stated line (another function's copy now) and 4 lines
+    lower (where the diff was made for), was applied at its stated line, in the wrong function.
+    That is AMBIGUOUS; and a hunk without context after a hunk that moved cannot tell either."""
+    seen = '"""Loaders."""\nimport json\n\ndef a():\n    x = load()\n    return x\n\ndef b():\n    x = load()\n    return x\n'
+    current = "# SPDX-License-Identifier: MIT\n# (c) 2024\n# generated, do not edit\n\n" + seen
+    first = '@@ -1,3 +1,3 @@\n """Loaders."""\n-import json\n+import json, logging\n \n'
+    for second, code in (
+        ("@@ -9 +9 @@\n-    x = load()\n+    x = load(strict=True)\n", "AMBIGUOUS"),
+        ("@@ -9,0 +10 @@\n+    y = 2\n", "AMBIGUOUS"),
+    ):
+        patch = "--- a/m.py\n+++ b/m.py\n" + first + second
+        error = refused_patch(root, be_env, ("m.py", current), patch, code)
+        assert "hunk 2 of m.py" in error["message"], error
