@@ -1190,6 +1190,16 @@ MESSAGES = {
         "the file has it: nothing to write for it",
         "{file} 的第 {hunk} 块只改变文件末尾是否有换行；编辑会保持文件原样：此块无需写入",
     ),
+    "w.hunk_newline_kept": (
+        "hunk {hunk} of {file} also changes whether the file ends with a newline, which edits keep "
+        "as the file has it: that part of it was not applied",
+        "{file} 的第 {hunk} 块还改变了文件末尾是否有换行，编辑会保持文件原样：这一部分未应用",
+    ),
+    "w.hunk_bom_kept": (
+        "hunk {hunk} of {file} adds or removes the byte order mark at the start of the file, which edits "
+        "keep as the file has it: that part of it was not applied",
+        "{file} 的第 {hunk} 块在文件开头添加或删除字节顺序标记（BOM），编辑会保持文件原样：这一部分未应用",
+    ),
     "w.hunk_offset": (
         "hunk {hunk} of {file} applied at line {line} (offset {offset})",
         "{file} 的第 {hunk} 块应用于第 {line} 行（偏移 {offset}）",
@@ -14339,7 +14349,7 @@ def _patch_hunk(lines, pos, file, number):
     match = _PATCH_HUNK.match(header)
     old_start = int(match.group(1))
     counts = tuple(int(match.group(n)) if match.group(n) is not None else 1 for n in (2, 4))
-    entries, no_newline = [], False  # (sign, text, was an empty line)
+    entries, no_newline = [], set()  # (sign, text, was an empty line); the sides that end without a newline
     pos += 1
     while pos < len(lines):
         raw = lines[pos]
@@ -14348,8 +14358,10 @@ def _patch_hunk(lines, pos, file, number):
         if end is not None:
             pos = end
             break
-        if line.startswith("\\"):
-            no_newline = True
+        if line.startswith("\\"):  # (of the line above: old side, new side or both)
+            no_newline |= {"-": {"old"}, "+": {"new"}, " ": {"old", "new"}}[
+                entries[-1][0] if entries else " "
+            ]
         elif line[:1] in ("-", "+", " ") or line == "":
             entries.append((line[:1] or " ", line[1:], line == ""))
         else:
@@ -14445,6 +14457,11 @@ def _hunk_change(ctx, item, opened, exists, hunk):
     if cut[1] != hunk[1] and change.first > 1:  # (a line with the BOM is line 1, or nowhere)
         raise _hunk_mismatch(opened, item, _file_lines(opened), cut[1], 1, guess=False)
     change.warnings = list(item.get("warnings") or []) + change.warnings
+    old, new = hunk[1][:1], hunk[2][:1]  # (the BOM is kept apart: one side's alone is not applied)
+    if cut is not hunk and old and new and old[0].startswith("\ufeff") != new[0].startswith("\ufeff"):
+        change.warnings.append(
+            ("w.hunk_bom_kept", {"hunk": item.get("hunk", item["index"] + 1), "file": item["file"]})
+        )
     return change
 
 
@@ -14496,10 +14513,14 @@ def _hunk_plan(ctx, item, opened, exists, hunk):
     kept = "\n".join(line for sign, line in tagged if sign != "+")
     placeholder_guard(item, opened, "\n".join(line for sign, line in tagged if sign != "-"), kept)
     change = _hunk_splice(opened, start, start + len(old) - 1, tagged)
+    where = {"hunk": item.get("hunk", item["index"] + 1), "file": file}
     if no_newline and old == new:
-        where = {"hunk": item.get("hunk", item["index"] + 1), "file": file}
         warnings.append(("w.hunk_newline_only", where))
         change.newline_only = True
+    elif len(no_newline) == 1 and start + len(old) - 1 == len(
+        lines
+    ):  # (it ends the file, and one side has it)
+        warnings.append(("w.hunk_newline_kept", where))
     change.warnings += warnings
     return change
 

@@ -1501,3 +1501,21 @@ def test_a_later_hunk_whose_lines_stand_where_an_earlier_hunk_moved_to_is_ambigu
         patch = "--- a/m.py\n+++ b/m.py\n" + first + second
         error = refused_patch(root, be_env, ("m.py", current), patch, code)
         assert "hunk 2 of m.py" in error["message"], error
+
+
+def test_a_hunk_whose_newline_or_bom_change_is_not_applied_says_so(root, be_env):
+    """Found by an attack: a hunk that changed lines and gave the file a final newline (a real
+    git diff of this repository) was applied without its newline and without a word; a hunk that
+    removed the BOM left it and said "the files already hold this text". Edits keep both as the
+    file has them (docs/cli.md#patch), and now each says what it did not apply."""
+    (root / "f.json").write_text('{\n "a": 1\n}')
+    patch = '--- a/f.json\n+++ b/f.json\n@@ -1,3 +1,4 @@\n {\n- "a": 1\n-}\n\\ No newline at end of file\n+ "a": 1,\n+ "b": 2\n+}\n'
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0, answer
+    assert (root / "f.json").read_text() == '{\n "a": 1,\n "b": 2\n}'
+    assert any("also changes whether the file ends with a newline" in w for w in answer["warnings"]), answer
+    (root / "b.txt").write_bytes(b"\xef\xbb\xbfa\nb\n")
+    patch = "--- a/b.txt\n+++ b/b.txt\n@@ -1,2 +1,2 @@\n-\ufeffa\n+A\n b\n"
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0 and (root / "b.txt").read_bytes() == b"\xef\xbb\xbfA\nb\n", answer
+    assert any("byte order mark" in w for w in answer["warnings"]), answer
