@@ -131,6 +131,10 @@ MESSAGES = {
         "did you mean {near}? (see 'did_you_mean'; relative paths resolve against {base})",
         "是否指 {near}？（见 did_you_mean；相对路径以 {base} 为基准）",
     ),
+    "not_found_near.hint.cli": (
+        "did you mean {near}? (relative paths resolve against {base})",
+        "是否指 {near}？（相对路径以 {base} 为基准）",
+    ),
     "is_directory": ("{file} is a directory, not a file", "{file} 是目录，不是文件"),
     "path_names_folder": (
         "{file} ends with /, so it names a folder, not a file",
@@ -827,10 +831,20 @@ MESSAGES = {
         "all of it; pass force: true if the line is meant to end there",
         "请用 old 只替换要改的部分，或以 max_lines 0 读取整行后完整发送；若该行确应到此结束，请传 force: true",
     ),
+    "cut_line.hint.cli": (
+        "replace by --old with only the part you change, or read the line whole (--max-lines 0) and "
+        "send all of it; pass --force if the line is meant to end there",
+        "请用 --old 只替换要改的部分，或以 --max-lines 0 读取整行后完整发送；若该行确应到此结束，请加 --force",
+    ),
     "placeholder.hint": (
         "send the real lines instead of the placeholder (edit a smaller range to keep the rest), or pass "
         "force: true if the line is meant literally",
         "请发送真实的代码行而不是占位行（缩小编辑范围以保留其余部分），若该行确为原文请传 force: true",
+    ),
+    "placeholder.hint.cli": (
+        "send the real lines instead of the placeholder (edit a smaller range to keep the rest), or pass "
+        "--force if the line is meant literally",
+        "请发送真实的代码行而不是占位行（缩小编辑范围以保留其余部分），若该行确为原文请加 --force",
     ),
     "mismatch_closest.hint": (
         "see 'closest': the most similar block, its first difference and a viewed_code_id to retry with",
@@ -848,6 +862,10 @@ MESSAGES = {
         "add surrounding lines to old, or pass start/end",
         "请在 old 中加入上下文行，或传入 start/end",
     ),
+    "ambiguous.hint.cli": (
+        "add surrounding lines to --old, or pass --start/--end",
+        "请在 --old 中加入上下文行，或传入 --start/--end",
+    ),
     "marker_ambiguous": (
         "marker {value!r} occurs on {count} lines of {file} ({where})",
         "标记 {value!r} 在 {file} 中出现于 {count} 行（{where}）",
@@ -859,6 +877,10 @@ MESSAGES = {
     "marker_ambiguous.hint": (
         "add occurrence N to the target to pick one",
         "请在 target 中加入 occurrence N 指定其一",
+    ),
+    "marker_ambiguous.hint.cli": (
+        "add --occurrence N to pick one",
+        "请加 --occurrence N 指定其一",
     ),
     "target_missing": (
         "{kind} {value!r} not found in {file}",
@@ -938,6 +960,11 @@ MESSAGES = {
     "not_checkable": (
         "{file}: the language is not known, so {what} cannot be found",
         "{file}：无法识别语言，无法查找{what}",
+    ),
+    "not_checkable.hint": (
+        "the language is told by the file's name (its extension, or a name such as Makefile) or its "
+        "first line (#!); read the file and give the lines by number",
+        "语言由文件名（扩展名，或 Makefile 之类的文件名）或首行（#!）判断；请读取文件并按行号指定",
     ),
     "chip_missing": ("chip {id} not found", "找不到 chip {id}"),
     "chip_missing.hint": (
@@ -1620,10 +1647,12 @@ class ToolError(Exception):
         """The error object; `names` are the tool names as the server lists them (for {trx_status}
         and the like in texts: tool_names())."""
         fields = dict(names or tool_names(prefix=False), **self.fields)  # (default: the CLI's words)
+        hint = self.hint_key  # (a hint naming arguments has the CLI's options in KEY.cli)
+        hint = hint + ".cli" if names is None and hint + ".cli" in MESSAGES else hint
         error = {
             "code": self.code,
             "message": tr(lang, self.key, **fields),
-            "hint": tr(lang, self.hint_key, **fields),
+            "hint": tr(lang, hint, **fields),
         }
         for name, value in self.data.items():
             error.setdefault(name, value)
@@ -11714,7 +11743,7 @@ def _named_span(opened, kind, value, occurrence, warnings=None):
     file, text = opened.file, opened.text
     language = _language_of(opened.real, text)
     if language is None:
-        raise ToolError("NOT_FOUND", "not_checkable", "range.hint", file=file, what=kind)
+        raise ToolError("NOT_FOUND", "not_checkable", file=file, what=kind)
     string = text.decode()
     if kind == "function":
         spans = _function_spans(string, language, value)
@@ -12965,7 +12994,7 @@ def _structure_request(ctx, args, what, missing, find, *options):
         raise out_of_range(file, line, line, total)
     language = _language_of(real, text)
     if language is None:
-        raise ToolError("NOT_FOUND", "not_checkable", "range.hint", file=file, what=what)
+        raise ToolError("NOT_FOUND", "not_checkable", file=file, what=what)
     found = find(text.decode(), language, line, *options)
     if not found:
         raise ToolError("NOT_FOUND", missing, "range.hint", file=file, line=line)

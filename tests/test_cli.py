@@ -1675,3 +1675,34 @@ def test_edit_without_its_edits_file_names_the_option(run_be, root):
     done = run_be("edit", input=b"")
     assert done.returncode == 2
     assert b"the following arguments are required: --edits-file" in done.stderr, done.stderr
+
+
+def test_hints_on_the_command_line_name_its_options(cli, root):
+    """Found by an attack: the CLI's hints used the server's argument syntax ("pass force: true",
+    "add occurrence N to the target", "see 'did_you_mean'", which its text never shows), and
+    func-range of a file of no known language said "try another line"."""
+    write(root / "f.txt", "x = 1\nx = 1\n")
+    error = fails(
+        cli, root / "f.txt", "replace", "-f", "f.txt", "--old", "x = 1", "-c", "y", code="AMBIGUOUS"
+    )
+    assert error["hint"] == "add surrounding lines to --old, or pass --start/--end"
+    error = fails(cli, root / "f.txt", "read", "-f", "f.txt", "--target", "marker:x", code="AMBIGUOUS")
+    assert error["hint"] == "add --occurrence N to pick one"
+    error = fails(
+        cli,
+        root / "f.txt",
+        "insert",
+        "-f",
+        "f.txt",
+        "--after-line",
+        "1",
+        "-c",
+        "  // ... existing code ...",
+        code="PLACEHOLDER",
+    )
+    assert "pass --force if the line is meant literally" in error["hint"]
+    error = fails(cli, root / "f.txt", "read", "-f", "F.txt", code="NOT_FOUND")
+    assert "did_you_mean" not in error["hint"] and "did you mean" in error["hint"]
+    write(root / "notes.xyz", "a\n")
+    error = fails(cli, root / "notes.xyz", "func-range", "-f", "notes.xyz", "-l", "1", code="NOT_FOUND")
+    assert "another line" not in error["hint"] and "language is told by the file's name" in error["hint"]
