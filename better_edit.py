@@ -9294,13 +9294,17 @@ def _set_mode(fd, temp, mode):
 
 
 def _copy_owner_and_mode(fd, temp, old_stat):
+    _copy_owner(fd, old_stat.st_uid, old_stat.st_gid)
+    _set_mode(fd, temp, old_stat.st_mode & 0o7777)
+
+
+def _copy_owner(fd, uid, gid):
     if hasattr(os, "fchown"):
         try:
-            os.fchown(fd, old_stat.st_uid, old_stat.st_gid)
+            os.fchown(fd, uid, gid)
         except OSError:  # not permitted: the new file keeps our owner, and the group if we are in it
             with _suppress_os():
-                os.fchown(fd, -1, old_stat.st_gid)
-    _set_mode(fd, temp, old_stat.st_mode & 0o7777)
+                os.fchown(fd, -1, gid)
 
 
 # ====================================================================================================
@@ -9437,6 +9441,7 @@ def _add_record_facts(record, place, old_stat, files):
         record["created_folders"] = list(place.created)
     if old_stat is not None:
         record["before_mode"] = old_stat.st_mode & 0o7777
+        record["before_owner"] = [old_stat.st_uid, old_stat.st_gid]
 
 
 class SnapshotStore:
@@ -9841,6 +9846,7 @@ class FileCommit:
         "new_bytes",
         "after_folders",
         "mode",
+        "owner",
     )
 
     def __init__(self, place, st, raw, payload, check=True):
@@ -9855,6 +9861,7 @@ class FileCommit:
         self.temp = self.keep = self.new_id = self.new_signature = self.new_bytes = None
         self.after_folders = []  # (made for a file a rollback deletes: removed once it stands)
         self.mode = None  # (permission bits a rollback gives the file it restores, when set)
+        self.owner = None  # (and its owner and group: (uid, gid), where allowed)
 
     def name_parts(self, copy_path):
         """Choose the names the commit will make for this file, before making any (the intent
@@ -10088,6 +10095,8 @@ def _write_temp(fc, folder, name):
             _copy_owner_and_mode(fd, os.path.join(folder.path, fc.temp), fc.st)
             if _XATTRS:
                 _copy_xattrs(folder, name, fd, src_fd)
+        if fc.st is None and fc.owner is not None:
+            _copy_owner(fd, *fc.owner)
         if fc.mode is not None:
             _set_mode(fd, os.path.join(folder.path, fc.temp), fc.mode)
         _Faults.step("fsync")
@@ -13430,6 +13439,14 @@ def _restore_commit(store, record, place, st, keep=False):
     payload = None if before is None else payload_of(before)
     commit = FileCommit(place, st, raw, payload)
     commit.mode = _restored_mode(record, st)
+    owner = record.get("before_owner")
+    if (
+        st is None
+        and isinstance(owner, list)
+        and len(owner) == 2
+        and all(type(n) is int and n >= 0 for n in owner)
+    ):
+        commit.owner = tuple(owner)  # (a file made again: its owner too, as far as we may)
     return commit
 
 

@@ -2081,3 +2081,34 @@ def test_a_hard_link_made_while_an_edit_runs_keeps_its_mode_and_leaves_the_snaps
     finally:
         server.close()
     assert (root / "a.txt").read_text() == "old\n"
+
+
+@pytest.mark.skipif(
+    os.name != "posix" or os.geteuid() != 0, reason="needs root to give a file to another user"
+)
+def test_a_rollback_that_makes_a_deleted_file_again_gives_it_its_owner(root, be_env):
+    """Found by an attack (as root): a patch deleted notes.txt (uid 1001, mode 0600), and its
+    rollback made it again 0600 but root's: its owner could no longer read it. The snapshot keeps
+    the owner and group, and the rollback gives them back where it may."""
+    path = root / "notes.txt"
+    path.write_text("private\n")
+    os.chown(path, 1001, 1001)
+    os.chmod(path, 0o600)
+    done = run_cli(
+        "patch",
+        "-o",
+        "json",
+        input=b"--- a/notes.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-private\n",
+        cwd=root,
+        env=be_env,
+    )
+    assert done.returncode == 0 and not path.exists(), done.stdout
+    server = Server(root, be_env)
+    try:
+        server.initialize()
+        server.ok("be-trx-rollback", {})
+    finally:
+        server.close()
+    st = path.stat()
+    assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (1001, 1001, 0o600)
+    assert path.read_text() == "private\n"
