@@ -10004,9 +10004,15 @@ def _lock_record(fd, block):
     return True
 
 
-def _fsync_folder_strict(path):
-    """fsync a folder (POSIX); an error is raised, not swallowed: a commit must know."""
+def _fsync_folder_strict(path, folder=None):
+    """fsync a folder (POSIX), through the handle of a _Folder still open (a path longer than the
+    system takes, in a deep tree walked by handles, cannot be opened by name); an error is
+    raised, not swallowed: a commit must know."""
     if os.name == "nt":
+        return
+    if folder is not None and folder.fd is not None:
+        _Faults.step("fsync")
+        os.fsync(folder.fd)
         return
     fd = os.open(path, os.O_RDONLY | _CLOEXEC)
     try:
@@ -10599,7 +10605,7 @@ class _CommitRun:
                 self.id, dict(self.header, tool=tool, event_id=event_id), self.files, sync=True
             )
             os.close(intent[1])  # (its lock went with the name the prepared record replaced)
-        folders = set()
+        folders = {}
         for fc in self._each():
             if fc.check and not _same_signature(fc.place, fc.st):  # (saved by another program since prepare)
                 raise ToolError("CONFLICT", "conflict", file=fc.file)
@@ -10609,10 +10615,10 @@ class _CommitRun:
             _Faults.point("applied")
             if fc.how == "in_place":
                 self.warnings.append(_in_place_warning(fc))
-            folders.add(fc.place.folder.path)
-        for path in sorted(folders):
+            folders.setdefault(fc.place.folder.path, fc.place.folder)
+        for path, folder in sorted(folders.items()):
             try:
-                _fsync_folder_strict(path)
+                _fsync_folder_strict(path, folder)
             except OSError as exc:  # (named by the folder, not by the last file written)
                 raise os_error(exc, path) from None
         self.current = "journal"

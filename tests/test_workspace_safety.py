@@ -2112,3 +2112,30 @@ def test_a_rollback_that_makes_a_deleted_file_again_gives_it_its_owner(root, be_
     st = path.stat()
     assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (1001, 1001, 0o600)
     assert path.read_text() == "private\n"
+
+
+def test_a_file_deeper_than_the_systems_path_limit_can_be_edited(tmp_path, be_env):
+    """Found by an attack: a file whose whole path is longer than the 4096 bytes a path may have
+    (a short argument in a deep tree under --root) is walked to by folder handles, but the commit
+    then fsynced its folder by path: every edit failed, saying a name was longer than 255 bytes.
+    The folder is now fsynced through its handle."""
+    name = "d" * 200  # (10 folders of 200 bytes in the root's path, 11 in the argument's: 4,300 in all)
+    root = tmp_path.joinpath(*[name] * 10)
+    root.mkdir(parents=True)
+    fd = os.open(root, os.O_RDONLY)
+    for _ in range(11):
+        os.mkdir(name, dir_fd=fd)
+        fd, old = os.open(name, os.O_RDONLY, dir_fd=fd), fd
+        os.close(old)
+    os.close(os.open("x.txt", os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fd))
+    deep = "/".join([name] * 11)
+    for args in (
+        ["write", "-f", deep + "/new/y.txt", "-c", "hello"],
+        ["write", "-f", deep + "/x.txt", "-c", "a"],
+    ):
+        done = run_cli("--root", str(root), *args, cwd=root, env=be_env)
+        assert done.returncode == 0, done.stderr
+    assert sorted(os.listdir(fd)) == ["new", "x.txt"]
+    with open(os.open("x.txt", os.O_RDONLY, dir_fd=fd)) as handle:
+        assert handle.read() == "a"
+    os.close(fd)
