@@ -1647,8 +1647,7 @@ class ToolError(Exception):
         """The error object; `names` are the tool names as the server lists them (for {trx_status}
         and the like in texts: tool_names())."""
         fields = dict(names or tool_names(prefix=False), **self.fields)  # (default: the CLI's words)
-        hint = self.hint_key  # (a hint naming arguments has the CLI's options in KEY.cli)
-        hint = hint + ".cli" if names is None and hint + ".cli" in MESSAGES else hint
+        hint = self.hint_key if names else cli_words(self.hint_key)
         error = {
             "code": self.code,
             "message": tr(lang, self.key, **fields),
@@ -1657,6 +1656,12 @@ class ToolError(Exception):
         for name, value in self.data.items():
             error.setdefault(name, value)
         return error
+
+
+def cli_words(key):
+    """The message key of the CLI's words for `key`: KEY.cli where its text names options
+    (`--occurrence N`) instead of the server's JSON arguments (`occurrence N to the target`)."""
+    return key + ".cli" if key + ".cli" in MESSAGES else key
 
 
 def display_text(text):
@@ -15060,6 +15065,13 @@ MESSAGES.update(
             "参数同对应工具；省略时自动推断），或 `patch` 为统一格式 diff。行号均指调用前的文件；先检查全部条目，"
             "全部通过才写入（否则 `failed` 列出每个失败条目）。整个调用是一个可回滚事件。",
         ),
+        "d.edit.cli": (
+            "Several edits as one atomic change: a JSON array of items {{op, file, ...}} (--edits-file) taking "
+            "the arguments of replace, insert, delete or write. Line numbers are those before the call; nothing "
+            "is written unless every item passes (`failed` lists each failing item). One event for rollback.",
+            "多处编辑作为一次原子修改：JSON 条目数组 {{op, file, ...}}（--edits-file），参数同 replace、insert、delete 或 write；"
+            "行号均指调用前的文件；全部条目通过才写入（否则 `failed` 列出每个失败条目）。整个调用是一个可回滚事件。",
+        ),
         "d.patch": (
             "Apply a unified diff (git diff, diff -u) to the files it names, all hunks or none.",
             "应用统一格式 diff（git diff、diff -u）到其中的文件，全部块都成功才写入。",
@@ -15092,9 +15104,20 @@ MESSAGES.update(
             "允许补丁指向当前文件夹之外的文件（绝对路径或经由 ..）",
         ),
         "p.edit_force": (
+            "apply despite a placeholder line in content, a delete item whose brackets do not balance, or "
+            "lines a patch adds that may stand there already",
+            "即使内容中有占位行、删除条目的括号不配对，或补丁要添加的行可能已在该处，也执行",
+        ),
+        "p.edit_force.cli": (
             "apply despite a placeholder line in content or a delete item whose brackets do not balance",
             "即使内容中有占位行或删除条目的括号不配对也执行",
         ),
+        "p.patch_force": (
+            "apply despite a placeholder line among the added lines, or add lines that may stand there "
+            "already (a patch applied before)",
+            "即使添加的行中有占位行，或要添加的行可能已在该处（补丁已应用过），也执行",
+        ),
+        "p.version": ("show the version and exit", "显示版本并退出"),
         "p.default": ("default {value}", "默认 {value}"),
         "p.op": (
             "inferred when omitted: insert with after_line, replace with content, else delete",
@@ -15142,6 +15165,11 @@ MESSAGES.update(
         "p.target": (
             "what to address instead of lines: {{kind: line|function|marker|tag, value, occurrence}}; CLI KIND:VALUE",
             "用目标代替行号：{{kind: line|function|marker|tag, value, occurrence}}；命令行写作 KIND:VALUE",
+        ),
+        "p.target.cli": (
+            "what to address instead of lines, as KIND:VALUE, KIND one of line, function, marker, tag "
+            "(--occurrence picks among several)",
+            "用目标代替行号，写作 KIND:VALUE，KIND 为 line、function、marker 或 tag（多个时用 --occurrence 选择）",
         ),
         "p.content": ('the new text ("" = no lines)', '新文本（"" 表示零行）'),
         "p.insert_content": (
@@ -15545,7 +15573,7 @@ TOOLS = [
         "patch", tool_edit,
         [
             Param("patch", "string", "p.patch", cli_also=(("file", "--patch-file", "p.patch_file", "-"),)),
-            Param("force", "boolean", "p.edit_force", flags=("--force",)),
+            Param("force", "boolean", "p.patch_force", flags=("--force",)),
             Param("unsafe_paths", "boolean", "p.unsafe_paths", flags=("--unsafe-paths",)),
             P_ENCODING, P_PREVIEW, P_BRIEF, P_FORMAT,
         ],
@@ -16220,8 +16248,8 @@ def build_parser(lang):
 def _add_command(commands, tool, lang, formatter):
     sub = commands.add_parser(
         tool.cli,
-        help=tr(lang, "d." + tool.name).split(". ")[0],
-        description=tr(lang, "d." + tool.name),
+        help=tr(lang, cli_words("d." + tool.name)).split(". ")[0],
+        description=tr(lang, cli_words("d." + tool.name)),
         epilog=tr(lang, "x." + tool.name),
         formatter_class=formatter,
     )
@@ -16232,16 +16260,15 @@ def _command_parser(lang, tool):
     """The parser of one command on its own: it takes the command line without the command word,
     global options anywhere, and names the command in its errors (argparse builds no parser of
     parsers: start-up time matters)."""
-    import argparse
 
     parser_class, formatter = _parser_class(lang)
     parser = parser_class(
         prog=f"{PROGRAM} {tool.cli}",
-        description=tr(lang, "d." + tool.name),
+        description=tr(lang, cli_words("d." + tool.name)),
         epilog=tr(lang, "x." + tool.name),
         formatter_class=formatter,
     )
-    parser.add_argument("-V", "--version", action="version", version=__version__, help=argparse.SUPPRESS)
+    parser.add_argument("-V", "--version", action="version", version=__version__, help=tr(lang, "p.version"))
     _command_arguments(parser, tool, lang, defaults=True)
     parser.set_defaults(command=tool.cli, dump_tools=None)
     return parser
@@ -16253,7 +16280,7 @@ def _command_arguments(sub, tool, lang, defaults):
     for param in tool.params:
         if param.name == "encoding":
             continue  # a global option, accepted here too
-        kwargs = {"dest": param.name, "help": tr(lang, param.help)}
+        kwargs = {"dest": param.name, "help": tr(lang, cli_words(param.help))}
         if param.type == "boolean":
             sub.add_argument(*param.flags, action="store_true", default=None, **kwargs)
             continue

@@ -1706,3 +1706,17 @@ def test_hints_on_the_command_line_name_its_options(cli, root):
     write(root / "notes.xyz", "a\n")
     error = fails(cli, root / "notes.xyz", "func-range", "-f", "notes.xyz", "-l", "1", code="NOT_FOUND")
     assert "another line" not in error["hint"] and "language is told by the file's name" in error["hint"]
+
+
+def test_command_help_is_written_for_the_command_line(run_be):
+    """Found by an attack: command help reused the server's words, wrong on the command line:
+    `edit` offered a `patch` argument it does not take, `patch --force` spoke of delete items,
+    `--target` showed the JSON form, and -V/--version, which every command takes, was not listed."""
+    edit = run_be("edit", "--help").stdout.decode()
+    assert "`patch`" not in edit and "--edits-file" in edit.split("options:")[0]
+    patch = run_be("patch", "--help").stdout.decode()
+    assert "delete item" not in patch and "may stand there already" in patch
+    read = " ".join(run_be("read", "--help").stdout.decode().split())
+    assert (
+        "{kind:" not in read and "as KIND:VALUE" in read and "-V, --version show the version and exit" in read
+    )

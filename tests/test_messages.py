@@ -87,7 +87,7 @@ def test_every_defined_key_is_used():
             named(key)
             or key.startswith(COMPOSED)
             or (key.endswith(".hint") and named(key[:-5]))
-            or (key.endswith(".hint.cli") and key[:-4] in be.MESSAGES)  # (the CLI's words of a hint)
+            or (key.endswith(".cli") and key[:-4] in be.MESSAGES)  # (the CLI's words of a message: cli_words)
         )
     ]
     assert unused == []
