@@ -639,19 +639,19 @@ MESSAGES = {
     "patch_other_place": (
         "hunk {hunk} of {file} matches at its line {line}, and also at line {other}, where the diff "
         "points as well (the end of the file, for a hunk with no context below its change; or where "
-        "an earlier hunk of the file moved to): which one it was made for cannot be told",
+        "another hunk of the file moved to): which one it was made for cannot be told",
         "{file} 的第 {hunk} 块在其第 {line} 行匹配，也在第 {other} 行匹配，而 diff 同样指向那里（对下方没有上下文的块是文件末尾；"
-        "或是该文件前面某块移动到的位置）：无法判断它是为哪一处生成的",
+        "或是该文件另一块移动到的位置）：无法判断它是为哪一处生成的",
     ),
     "patch_other_place.hint": (
         "read the file and make the diff again, or give the hunk more context lines",
         "请读取该文件并重新生成 diff，或给该块更多上下文行",
     ),
     "patch_insert_moved": (
-        "hunk {hunk} of {file} has no context lines, and an earlier hunk of the file was found "
+        "hunk {hunk} of {file} has no context lines, and another hunk of the file was found "
         "{offset} lines from its stated line: whether this one moved too cannot be told (stated: "
         "after line {line})",
-        "{file} 的第 {hunk} 块没有上下文行，而该文件前面的某块在距其所述行 {offset} 行处找到：无法判断本块是否也随之移动"
+        "{file} 的第 {hunk} 块没有上下文行，而该文件的另一块在距其所述行 {offset} 行处找到：无法判断本块是否也随之移动"
         "（所述位置：第 {line} 行之后）",
     ),
     "patch_insert_moved.hint": (
@@ -13712,7 +13712,7 @@ def _plan_group(ctx, args, group, failures):
             failures.append((item["index"], file, exc))
     group.changes = changes
     group.delete_file = any(item.get("delete_file") for item in group.items)
-    failures.extend(_overlaps(changes, file))
+    failures.extend(_overlaps(changes, file) + _after_moved_hunks(group.opened, changes))
 
 
 def _two_encodings(file, named, failures):
@@ -14606,12 +14606,6 @@ def _hunk_insertion(ctx, item, opened, total, old_start, new):
         hunk = item.get("hunk", item["index"] + 1)
         fields = {"hunk": hunk, "file": file, "line": old_start, "total": total}
         raise ToolError("OUT_OF_RANGE", "patch_past_end", data={"total": total}, **fields)
-    if any(opened.moved):  # (its context-free place moved too, or not: nothing tells)
-        hunk = item.get("hunk", item["index"] + 1)
-        offset = f"{next(d for d in opened.moved if d):+d}"
-        raise ToolError(
-            "AMBIGUOUS", "patch_insert_moved", hunk=hunk, file=file, line=old_start, offset=offset
-        )
     lines = _file_lines(opened)
     if (
         not item.get("force")
@@ -14715,22 +14709,59 @@ def _context_edges(tagged):
 
 
 def _refuse_another_place(opened, item, lines, old, stated, loose):
-    """AMBIGUOUS for a hunk whose old lines stand at its stated line and at a place the diff
-    points to as well: the end of the file, for a hunk with context above its change and none
-    below (a diff gives it none only there: a copy of its lines at the stated line got the change
-    meant for the file's last lines), or its stated line moved by the offset an earlier hunk of
-    the file was found at (lines added above both since: the stated line now holds another copy)."""
+    """AMBIGUOUS for a hunk with context above its change and none below (a diff gives it none
+    only at the end of the file) whose old lines stand at its stated line and at the end of the
+    file: a copy of its lines at the stated line got the change meant for the file's last lines."""
     above, below = _context_edges(item["tagged"])
-    places = [len(lines) - len(old)] if below < above else []
-    places += [stated - 1 + d for d in dict.fromkeys(opened.moved) if d]
-    other = next((at for at in places if at != stated - 1 and _lines_match(lines, at, old, loose)), None)
-    if other is not None:
-        hunk = str(item.get("hunk", item["index"] + 1))
-        candidates = [{"start": n + 1, "end": n + len(old)} for n in (stated - 1, other)]
-        raise ToolError(
-            "AMBIGUOUS", "patch_other_place", data={"candidates": candidates}, hunk=hunk, file=opened.file,
-            line=stated, other=other + 1,
-        )  # fmt: skip
+    other = len(lines) - len(old)
+    if below < above and other != stated - 1 and _lines_match(lines, other, old, loose):
+        raise _other_place(opened, item, old, stated, other)
+
+
+def _other_place(opened, item, old, stated, other):
+    """AMBIGUOUS naming a hunk's stated line and the 0-based line `other` the diff points to."""
+    hunk = str(item.get("hunk", item["index"] + 1))
+    candidates = [{"start": n + 1, "end": n + len(old)} for n in (stated - 1, other)]
+    return ToolError(
+        "AMBIGUOUS", "patch_other_place", data={"candidates": candidates}, hunk=hunk, file=opened.file,
+        line=stated, other=other + 1,
+    )  # fmt: skip
+
+
+def _after_moved_hunks(opened, changes):
+    """[(index, file, error)] for a patch's hunks that stayed at their stated line in a file where
+    another of its hunks was found d lines away: one without context lines (whether it moved too,
+    nothing tells), or one whose old lines stand d lines away as well (lines added above both
+    since: its stated line may hold another copy). Looked at once every hunk of the file is
+    placed, as a later hunk may be the one that moved."""
+    moved = [d for d in dict.fromkeys(opened.moved) if d]
+    found = []
+    for item, change in changes if moved else ():
+        if "tagged" not in item or change.first != item["old_start"] + (not _hunk_old(item)):
+            continue  # (not a hunk, or one that moved itself)
+        old, stated = _hunk_old(item), item["old_start"]
+        if not old:
+            offset = f"{moved[0]:+d}"
+            error = ToolError(
+                "AMBIGUOUS",
+                "patch_insert_moved",
+                hunk=item["hunk"],
+                file=opened.file,
+                line=stated,
+                offset=offset,
+            )
+            found.append((item["index"], item["file"], error))
+            continue
+        lines = _file_lines(opened)
+        other = next((stated - 1 + d for d in moved if _lines_match(lines, stated - 1 + d, old, True)), None)
+        if other is not None:
+            found.append((item["index"], item["file"], _other_place(opened, item, old, stated, other)))
+    return found
+
+
+def _hunk_old(item):
+    """A hunk item's old lines (its context and `-` lines)."""
+    return [line for sign, line in item["tagged"] if sign != "+"]
 
 
 def _hunk_placed(opened, item, lines, hunk, stated, start):

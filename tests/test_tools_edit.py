@@ -1519,3 +1519,32 @@ def test_a_hunk_whose_newline_or_bom_change_is_not_applied_says_so(root, be_env)
     done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
     assert done.returncode == 0 and (root / "b.txt").read_bytes() == b"\xef\xbb\xbfA\nb\n", answer
     assert any("byte order mark" in w for w in answer["warnings"]), answer
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        "@@ -2,0 +3 @@\n+NEW = 1\n",  # (no context: whether it moved too, nothing tells)
+        "@@ -5 +5 @@\n-    x = load()\n+    x = load(strict=True)\n",  # (its line stands 2 lines lower too)
+    ],
+)
+def test_an_earlier_hunk_that_stayed_while_a_later_one_moved_is_ambiguous(root, be_env, first):
+    """Found by an attack (the -U0 stale-base fuzz: 46 of 2,000 put at the wrong place, GNU patch
+    right): a hunk placed at its stated line before a later hunk of its file was found 2 lines
+    lower. Every hunk of the file is placed first, then those that stayed are looked at again."""
+    seen = [
+        "a = 1",
+        "b = 2",
+        "    x = load()",
+        "c = 3",
+        "    x = load()",
+        "d = 4",
+        "e = 5",
+        "f = 6",
+        "g = 7",
+        "h = 8",
+    ]
+    current = "# header 1\n# header 2\n" + "".join(line + "\n" for line in seen)
+    patch = "--- a/m.py\n+++ b/m.py\n" + first + "@@ -9 +9 @@\n-g = 7\n+g = 70\n"
+    error = refused_patch(root, be_env, ("m.py", current), patch, "AMBIGUOUS")
+    assert error["failed"][0]["message"].startswith("hunk 1 of m.py"), error
