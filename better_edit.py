@@ -1142,6 +1142,11 @@ MESSAGES = {
         "{path} is a mount point of its own (a file mounted into this folder): written in place",
         "{path} 自身是一个挂载点（挂载到此文件夹的文件）：已原地写入",
     ),
+    "w.hardlinks_rooted": (
+        "{path} has {count} hard links: written in place so they stay shared; their other names may "
+        "lie outside the root (a package store's or a backup's), and they hold the edit too",
+        "{path} 有 {count} 个硬链接：已原地写入以保持共享；其他名称可能位于根目录之外（如包缓存或备份），它们也包含此次修改",
+    ),
     "w.hardlinks": (
         "{path} has {count} hard links: written in place so they stay shared",
         "{path} 有 {count} 个硬链接：已原地写入以保持共享",
@@ -8051,7 +8056,7 @@ def locate(ctx, file):
     finally:
         for fd, _name in stack:
             os.close(fd)
-    return Place(file, folder, name, pending, linked)
+    return Place(file, folder, name, pending, linked, bool(ctx.root))
 
 
 # what opening a folder with O_NOFOLLOW | O_DIRECTORY says of a symlink (ELOOP; EMLINK on FreeBSD)
@@ -8161,7 +8166,7 @@ def _locate_by_name(ctx, file, full):
             raise ToolError("NOT_FOUND", "not_found_parent", "not_found.hint_path", file=file, part=part)
         folder, missing = os.path.split(folder)
         pending.insert(0, missing)
-    return Place(file, _Folder(folder, None), name, pending, linked)
+    return Place(file, _Folder(folder, None), name, pending, linked, bool(ctx.root))
 
 
 def resolve_path(ctx, file):
@@ -8217,11 +8222,12 @@ class Place:
     Use as a context manager (the handle is closed at the end).
     """
 
-    __slots__ = ("file", "folder", "name", "pending", "created", "released", "linked")
+    __slots__ = ("file", "folder", "name", "pending", "created", "released", "linked", "confined")
 
-    def __init__(self, file, folder, name, pending=(), linked=False):
+    def __init__(self, file, folder, name, pending=(), linked=False, confined=False):
         self.file, self.folder, self.name, self.pending = file, folder, name, list(pending)
         self.linked = linked  # the name given was a symbolic link, followed to `name`
+        self.confined = confined  # reached under a root (a hard link's other names may lie past it)
         self.created = []  # folders made by make_folders(), outermost first
         self.released = False  # its folder handle was closed to bound descriptors (_reopened walks again)
 
@@ -10673,7 +10679,8 @@ def _undo_left(ctx, exc, left):
 def _in_place_warning(fc):
     """The warning of a file written into its own inode, saying why (written_in_place())."""
     if fc.st.st_nlink > 1:
-        return ("w.hardlinks", {"path": fc.real, "count": fc.st.st_nlink})
+        key = "w.hardlinks_rooted" if fc.place.confined else "w.hardlinks"
+        return (key, {"path": fc.real, "count": fc.st.st_nlink})
     if _rename_refused(fc.place, fc.st):
         return ("w.sticky_folder", {"path": fc.real})
     if _owned_by_another(fc.st):

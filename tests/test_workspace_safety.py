@@ -2139,3 +2139,33 @@ def test_a_file_deeper_than_the_systems_path_limit_can_be_edited(tmp_path, be_en
     with open(os.open("x.txt", os.O_RDONLY, dir_fd=fd)) as handle:
         assert handle.read() == "a"
     os.close(fd)
+
+
+def test_a_hard_linked_file_under_a_root_says_its_other_names_may_lie_outside(tmp_path, be_env):
+    """Found by an attack: under --root, a file hard-linked to one outside the root (pnpm's store,
+    uv's cache) is written in place, as every hard-linked file is (its links stay shared), so the
+    edit reaches the name outside too; the warning did not say so. It does now."""
+    project, store = tmp_path / "project", tmp_path / "store"
+    (project / "node_modules" / "pkg").mkdir(parents=True)
+    store.mkdir()
+    (store / "index.js").write_text("module.exports = 1;\n")
+    os.link(store / "index.js", project / "node_modules" / "pkg" / "index.js")
+    done = run_cli(
+        "--root",
+        str(project),
+        "replace",
+        "-f",
+        "node_modules/pkg/index.js",
+        "-s",
+        "1",
+        "-c",
+        "module.exports = 2;",
+        "-o",
+        "json",
+        cwd=project,
+        env=be_env,
+    )
+    answer = json.loads(done.stdout)
+    assert done.returncode == 0, answer
+    assert any("may lie outside the root" in w for w in answer["warnings"]), answer
+    assert (store / "index.js").read_text() == "module.exports = 2;\n"  # (shared, as the warning says)
