@@ -10108,14 +10108,7 @@ def _write_temp(fc, folder, name):
                 raise ToolError("CONFLICT", "conflict", file=fc.file)
         _Faults.step("write")
         _write_payload(fd, fc.payload, src_fd)
-        if fc.st is not None:
-            _copy_owner_and_mode(fd, os.path.join(folder.path, fc.temp), fc.st)
-            if _XATTRS:
-                _copy_xattrs(folder, name, fd, src_fd)
-        if fc.st is None and fc.owner is not None:
-            _copy_owner(fd, *fc.owner)
-        if fc.mode is not None:
-            _set_mode(fd, os.path.join(folder.path, fc.temp), fc.mode)
+        _temp_owner_and_mode(fc, fd, folder, name, src_fd)
         _Faults.step("fsync")
         os.fsync(fd)
         if not _holds(fd, fc.payload):
@@ -10126,6 +10119,20 @@ def _write_temp(fc, folder, name):
         os.close(fd)
         if src_fd is not None:
             os.close(src_fd)
+
+
+def _temp_owner_and_mode(fc, fd, folder, name, src_fd):
+    """The temporary of `fc`, its bytes written, gets the old file's owner, mode and extended
+    attributes, or, made again by a rollback, the owner and mode its snapshot kept."""
+    temp = os.path.join(folder.path, fc.temp)
+    if fc.st is not None:
+        _copy_owner_and_mode(fd, temp, fc.st)
+        if _XATTRS:
+            _copy_xattrs(folder, name, fd, src_fd)
+    elif fc.owner is not None:
+        _copy_owner(fd, *fc.owner)
+    if fc.mode is not None:
+        _set_mode(fd, temp, fc.mode)
 
 
 def _keep_old_name(fc, folder, name):
@@ -13457,15 +13464,16 @@ def _restore_commit(store, record, place, st, keep=False):
     payload = None if before is None else payload_of(before)
     commit = FileCommit(place, st, raw, payload)
     commit.mode = _restored_mode(record, st)
-    owner = record.get("before_owner")
-    if (
-        st is None
-        and isinstance(owner, list)
-        and len(owner) == 2
-        and all(type(n) is int and n >= 0 for n in owner)
-    ):
-        commit.owner = tuple(owner)  # (a file made again: its owner too, as far as we may)
+    commit.owner = None if st is not None else _restored_owner(record)  # (a file made again)
     return commit
+
+
+def _restored_owner(record):
+    """The (uid, gid) a restore that makes its file again gives it, where it may; None when the
+    record kept none."""
+    owner = record.get("before_owner")
+    ids = isinstance(owner, list) and len(owner) == 2 and all(type(n) is int and n >= 0 for n in owner)
+    return tuple(owner) if ids else None
 
 
 def _restored_mode(record, st):
@@ -14554,15 +14562,20 @@ def _without_bom(opened, hunk):
     return old_start, old, new, no_newline, cut
 
 
+def _hunk_creation(item, opened, exists, new, no_newline):
+    """The Change of a hunk that creates its file (`--- /dev/null`)."""
+    if exists:
+        raise ToolError("INVALID_ARGUMENT", "patch_exists", file=item["file"])
+    eol = item.get("eol", "\n")  # (a file created by a diff of a CRLF file is one too)
+    content = eol.join(new) + ("" if no_newline or not new else eol)
+    return _write_change({"content": content, "force": item.get("force")}, opened, exists=False)
+
+
 def _hunk_plan(ctx, item, opened, exists, hunk):
     old_start, old, new, no_newline, tagged = hunk
     file = item["file"]
     if item["create"]:
-        if exists:
-            raise ToolError("INVALID_ARGUMENT", "patch_exists", file=file)
-        eol = item.get("eol", "\n")  # (a file created by a diff of a CRLF file is one too)
-        content = eol.join(new) + ("" if no_newline or not new else eol)
-        return _write_change({"content": content, "force": item.get("force")}, opened, exists=False)
+        return _hunk_creation(item, opened, exists, new, no_newline)
     if not exists:
         raise not_found(file, ctx.root or ctx.cwd, opened.real)
     lines = _file_lines(opened)
@@ -14577,16 +14590,20 @@ def _hunk_plan(ctx, item, opened, exists, hunk):
     kept = "\n".join(line for sign, line in tagged if sign != "+")
     placeholder_guard(item, opened, "\n".join(line for sign, line in tagged if sign != "-"), kept)
     change = _hunk_splice(opened, start, start + len(old) - 1, tagged)
-    where = {"hunk": item.get("hunk", item["index"] + 1), "file": file}
-    if no_newline and old == new:
-        warnings.append(("w.hunk_newline_only", where))
-        change.newline_only = True
-    elif len(no_newline) == 1 and start + len(old) - 1 == len(
-        lines
-    ):  # (it ends the file, and one side has it)
-        warnings.append(("w.hunk_newline_kept", where))
-    change.warnings += warnings
+    change.warnings += warnings + _newline_words(item, change, hunk, start + len(old) - 1 == len(lines))
     return change
+
+
+def _newline_words(item, change, hunk, at_end):
+    """The warning of a hunk whose `\\ No newline` marker is not applied (the file keeps its
+    final-newline state): all it changes (nothing is written for it), or a part of what it does,
+    when it ends the file (`at_end`) and one side of it has the marker."""
+    _old_start, old, new, no_newline, _tagged = hunk
+    where = {"hunk": item.get("hunk", item["index"] + 1), "file": item["file"]}
+    if no_newline and old == new:
+        change.newline_only = True
+        return [("w.hunk_newline_only", where)]
+    return [("w.hunk_newline_kept", where)] if len(no_newline) == 1 and at_end else []
 
 
 def _hunk_deletion(ctx, item, opened, lines, old):
@@ -14696,13 +14713,9 @@ def _hunk_position(opened, item, lines, sides, stated, removed=()):
             )
         if found:
             start = found[0] + 1
-            if start == stated:
-                _refuse_another_place(opened, item, lines, old, stated, loose)
             warnings = _hunk_placed(opened, item, lines, (sides, removed), stated, start)
             if loose:
                 warnings.append(("w.hunk_whitespace", {"hunk": hunk, "file": file}))
-            if start != stated:
-                opened.moved.append(start - stated)
             return start, warnings
     raise _hunk_mismatch(opened, item, lines, old, stated)
 
@@ -14715,13 +14728,13 @@ def _context_edges(tagged):
     return above, below
 
 
-def _refuse_another_place(opened, item, lines, old, stated, loose):
+def _refuse_another_place(opened, item, lines, old, stated):
     """AMBIGUOUS for a hunk with context above its change and none below (a diff gives it none
     only at the end of the file) whose old lines stand at its stated line and at the end of the
     file: a copy of its lines at the stated line got the change meant for the file's last lines."""
     above, below = _context_edges(item["tagged"])
     other = len(lines) - len(old)
-    if below < above and other != stated - 1 and _lines_match(lines, other, old, loose):
+    if below < above and other != stated - 1 and _lines_match(lines, other, old, True):
         raise _other_place(opened, item, old, stated, other)
 
 
@@ -14744,26 +14757,27 @@ def _after_moved_hunks(opened, changes):
     moved = [d for d in dict.fromkeys(opened.moved) if d]
     found = []
     for item, change in changes if moved else ():
-        if "tagged" not in item or change.first != item["old_start"] + (not _hunk_old(item)):
-            continue  # (not a hunk, or one that moved itself)
-        old, stated = _hunk_old(item), item["old_start"]
-        if not old:
-            offset = f"{moved[0]:+d}"
-            error = ToolError(
-                "AMBIGUOUS",
-                "patch_insert_moved",
-                hunk=item["hunk"],
-                file=opened.file,
-                line=stated,
-                offset=offset,
-            )
+        error = _stayed_where_moved(opened, item, change, moved)
+        if error is not None:
             found.append((item["index"], item["file"], error))
-            continue
-        lines = _file_lines(opened)
-        other = next((stated - 1 + d for d in moved if _lines_match(lines, stated - 1 + d, old, True)), None)
-        if other is not None:
-            found.append((item["index"], item["file"], _other_place(opened, item, old, stated, other)))
     return found
+
+
+def _stayed_where_moved(opened, item, change, moved):
+    """The AMBIGUOUS of one item of _after_moved_hunks, or None (no hunk, or one that moved)."""
+    if "tagged" not in item:
+        return None
+    old, stated = _hunk_old(item), item["old_start"]
+    if change.first != stated + (not old):  # (a hunk without old lines goes after its line)
+        return None
+    if not old:
+        offset = f"{moved[0]:+d}"
+        return ToolError(
+            "AMBIGUOUS", "patch_insert_moved", hunk=item["hunk"], file=opened.file, line=stated, offset=offset
+        )
+    lines = _file_lines(opened)
+    other = next((stated - 1 + d for d in moved if _lines_match(lines, stated - 1 + d, old, True)), None)
+    return None if other is None else _other_place(opened, item, old, stated, other)
 
 
 def _hunk_old(item):
@@ -14777,9 +14791,11 @@ def _hunk_placed(opened, item, lines, hunk, stated, start):
     new) lines, the indexes of its `-` lines among the old)."""
     sides, removed = hunk
     if start == stated:  # (an append after its context, sent twice; a last line's newline too)
+        _refuse_another_place(opened, item, lines, sides[0], stated)
         if not item.get("force"):  # (or one more copy of the lines after it: force says so)
             _refuse_applied(opened, item, lines, sides, stated, start, here=True)
         return []
+    opened.moved.append(start - stated)  # (for the file's hunks that stayed: _after_moved_hunks)
     _refuse_applied(opened, item, lines, sides, stated, start)
     if not removed and not item.get("force"):
         _refuse_added_twice(opened, item, lines, sides, start)
@@ -14869,24 +14885,15 @@ def _refuse_added_twice(opened, item, lines, sides, start):
 
 def _refuse_a_copy(opened, item, lines, old, stated, start, removed=()):
     """MISMATCH when the hunk's lines were changed at its stated place (_changed_in_place), or one
-    of its `-` lines (with a letter or a digit) still stands there: the same lines at `start` are
-    then a copy the diff was not made for (docs/cli.md#patch)."""
+    of its `-` lines (with a letter or a digit; of a hunk that starts the file, any of its lines)
+    still stands there: the same lines at `start` are then a copy the diff was not made for
+    (docs/cli.md#patch)."""
     here = lines[max(0, stated - 1) : stated - 1 + len(old)] if stated >= 1 else []
     edge = _changed_in_place(here, old)
-    above, below = _context_edges(item["tagged"])
-    if (
-        edge is None and stated <= 1 and above < below
-    ):  # (it starts the file: any of its lines left there tells)
-        edge = next((k for k, line in enumerate(old) if k < len(here) and _same_alnum(here[k], line)), None)
-    if edge is None:
-        edge = next(
-            (
-                k
-                for k in removed
-                if k < len(here) and here[k].rstrip() == old[k].rstrip() and _ALNUM_TEXT.search(old[k])
-            ),
-            None,
-        )
+    if edge is None:  # (a hunk that starts the file, no context above its change: any line of it tells)
+        above, below = _context_edges(item["tagged"])
+        tells = range(len(old)) if stated <= 1 and above < below else removed
+        edge = next((k for k in tells if k < len(here) and _same_alnum(here[k], old[k])), None)
     if edge is not None:
         raise _hunk_mismatch(
             opened, item, lines, old, stated, "patch_changed_in_place", guess=False,
@@ -15867,26 +15874,27 @@ _JSON_TOKEN = _LazyPattern(r'"(?:[^"\\]|\\.)*"|[][{}:,]')
 def _top_level_id(line):
     """The `id` of a JSON object too deeply nested for json to read, found without recursion: the
     value after the key "id" at the top level, when it is a string or an integer; else None."""
-    import json
-
     text, depth, key = line.decode("utf-8", "replace"), 0, None
     for m in _JSON_TOKEN.finditer(text):
         token = m.group()
-        if token in "[{":
-            depth += 1
-        elif token in "]}":
-            depth -= 1
-        elif depth == 1 and token == ":" and key == '"id"':
-            at = m.end()
-            while text[at : at + 1] in (" ", "\t", "\r", "\n"):
-                at += 1
-            try:
-                found = json.JSONDecoder(parse_int=_json_int).raw_decode(text, at)[0]
-            except (ValueError, RecursionError):
-                return None
-            return None if isinstance(found, bool) or not isinstance(found, (str, int, LongNumber)) else found
+        depth += (token in "[{") - (token in "]}")
+        if depth == 1 and token == ":" and key == '"id"':
+            return _json_id_at(text, m.end())
         key = token if depth == 1 and token[0] == '"' else None
     return None
+
+
+def _json_id_at(text, at):
+    """The JSON value at `at` (after spaces) when it is a request id (a string or an integer)."""
+    import json
+
+    while text[at : at + 1] in (" ", "\t", "\r", "\n"):
+        at += 1
+    try:
+        found = json.JSONDecoder(parse_int=_json_int).raw_decode(text, at)[0]
+    except (ValueError, RecursionError):
+        return None
+    return None if isinstance(found, bool) or not isinstance(found, (str, int, LongNumber)) else found
 
 
 def _rpc_error(request_id, code, message, data=None):
@@ -15936,10 +15944,7 @@ class Server:
             return None
         try:
             message = json.loads(line, parse_int=_json_int)
-        except RecursionError:  # (valid JSON, maybe, but too deep for json: its id, if found, is answered)
-            detail = tr(self.ctx.lang, "mcp.invalid_request", detail_key="rpc.too_deep")
-            return _rpc_error(_top_level_id(line), -32600, detail)
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             return self._parse_error(line, exc)
         except MemoryError:
             return self._too_large()
@@ -15975,6 +15980,11 @@ class Server:
         return _rpc_error(None, -32600, tr(self.ctx.lang, "mcp.too_large"))
 
     def _parse_error(self, line, exc):
+        """-32700 for a line that is no JSON (kept as a chip when long), or not UTF-8; -32600 with
+        its id for one too deeply nested for json (valid JSON, maybe: its id, if found, is answered)."""
+        if isinstance(exc, RecursionError):
+            detail = tr(self.ctx.lang, "mcp.invalid_request", detail_key="rpc.too_deep")
+            return _rpc_error(_top_level_id(line), -32600, detail)
         if isinstance(exc, UnicodeDecodeError):
             message = tr(self.ctx.lang, "mcp.parse_utf8", position=exc.start)
         else:
