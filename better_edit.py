@@ -623,6 +623,13 @@ MESSAGES = {
         "{file} 的第 {hunk} 块位于该文件的第二个 ---/+++ 段中：其行不在块头所指的第 {line} 行，而在第 {other} 行，"
         "且前面的段添加了类似的行，这些段可能是要依次应用的",
     ),
+    "patch_sections_insert": (
+        "hunk {hunk} of {file} has no context lines and is in a second ---/+++ section for that file, "
+        "whose earlier sections add or remove lines above its line {line}: the sections may be meant one "
+        "after the other, and its line would then be another",
+        "{file} 的第 {hunk} 块没有上下文行，且位于该文件的第二个 ---/+++ 段中，而前面的段在其第 {line} 行之上增删了行："
+        "这些段可能是要依次应用的，那样它的行就是另一行",
+    ),
     "patch_sections.hint": (
         "send one ---/+++ section per file (a diff of the whole change), or apply the sections as "
         "separate patches",
@@ -1231,6 +1238,11 @@ MESSAGES = {
         "hunk {hunk} of {file} adds or removes the byte order mark at the start of the file, which edits "
         "keep as the file has it: that part of it was not applied",
         "{file} 的第 {hunk} 块在文件开头添加或删除字节顺序标记（BOM），编辑会保持文件原样：这一部分未应用",
+    ),
+    "w.hunk_maybe_twice": (
+        "hunk {hunk} of {file} adds lines that stand right after line {line} already: if the patch "
+        "was applied before, they now stand twice (a rollback of this change takes them out again)",
+        "{file} 的第 {hunk} 块要添加的行已紧跟在第 {line} 行之后：若该补丁之前已应用过，这些行现在重复出现（回滚此次修改即可去掉）",
     ),
     "w.hunk_offset": (
         "hunk {hunk} of {file} applied at line {line} (offset {offset})",
@@ -14254,8 +14266,11 @@ def _read_hunk(lines, pos, items, header, sections):
 
 def _note_earlier_sections(items):
     """Each hunk of a later ---/+++ section of its file gets the earlier sections' hunks (`earlier`,
-    for _refuse_a_later_section)."""
-    for item in items:
+    for _refuse_a_later_section); each hunk says whether a later hunk of its section follows it
+    (`followed`: then it is not the one at the end of the file, _refuse_another_place)."""
+    for n, item in enumerate(items):
+        section = (item["file"], item.get("section", 1))
+        item["followed"] = any((i["file"], i.get("section", 1)) == section for i in items[n + 1 :])
         if item.get("section", 1) > 1:
             earlier = [
                 i for i in items if i["file"] == item["file"] and i.get("section", 1) < item["section"]
@@ -14630,18 +14645,26 @@ def _hunk_insertion(ctx, item, opened, total, old_start, new):
         hunk = item.get("hunk", item["index"] + 1)
         fields = {"hunk": hunk, "file": file, "line": old_start, "total": total}
         raise ToolError("OUT_OF_RANGE", "patch_past_end", data={"total": total}, **fields)
-    lines = _file_lines(opened)
-    if (
-        not item.get("force")
-        and any(map(_ALNUM_TEXT.search, new))
-        and _lines_match(lines, old_start, new, False)
-    ):
-        # (sent twice: the lines it adds stand right after that line already)
-        raise _hunk_mismatch(
-            opened, item, lines, [], old_start, "patch_applied_here", guess=False, at=old_start
-        )
+    _refuse_a_section_insertion(item, old_start)
     insert = {"file": file, "after_line": old_start, "content": "".join(line + "\n" for line in new)}
-    return _insert_change(ctx, dict(insert, force=item.get("force")), opened)
+    change = _insert_change(ctx, dict(insert, force=item.get("force")), opened)
+    if any(map(_ALNUM_TEXT.search, new)) and _lines_match(_file_lines(opened), old_start, new, False):
+        # (sent twice, or git's own diff of a line duplicated: it puts the copy above the line)
+        fields = {"hunk": item.get("hunk", item["index"] + 1), "file": file, "line": old_start}
+        change.warnings.append(("w.hunk_maybe_twice", fields))
+    return change
+
+
+def _refuse_a_section_insertion(item, stated):
+    """AMBIGUOUS for a hunk without context in a later ---/+++ section of its file when the
+    earlier sections add or remove lines above its line: the sections may be meant one after the
+    other (`git diff A B; git diff B C`), as git apply reads them, and its line is then another."""
+    earlier = item.get("earlier")
+    if earlier and _in_turn(earlier, stated) != stated:
+        hunk, file = str(item.get("hunk", item["index"] + 1)), item["file"]
+        raise ToolError(
+            "AMBIGUOUS", "patch_sections_insert", "patch_sections.hint", hunk=hunk, file=file, line=stated
+        )
 
 
 def _hunk_splice(opened, first, last, tagged):
@@ -14729,12 +14752,15 @@ def _context_edges(tagged):
 
 
 def _refuse_another_place(opened, item, lines, old, stated):
-    """AMBIGUOUS for a hunk with context above its change and none below (a diff gives it none
-    only at the end of the file) whose old lines stand at its stated line and at the end of the
-    file: a copy of its lines at the stated line got the change meant for the file's last lines."""
+    """AMBIGUOUS for the last hunk of its file, with context above its change and none below (a
+    diff gives it none only at the end of the file), whose old lines (one with a letter or a
+    digit) stand at its stated line and at the end of the file: a copy of its lines at the stated
+    line got the change meant for the file's last lines."""
     above, below = _context_edges(item["tagged"])
     other = len(lines) - len(old)
-    if below < above and other != stated - 1 and _lines_match(lines, other, old, True):
+    if below >= above or item.get("followed") or not any(map(_ALNUM_TEXT.search, old)):
+        return  # (hand-written hunks end without context anywhere: a later hunk, or `}` alone, says so)
+    if other != stated - 1 and _lines_match(lines, other, old, True):
         raise _other_place(opened, item, old, stated, other)
 
 

@@ -1365,17 +1365,14 @@ def test_a_later_section_that_cannot_stand_on_an_earlier_ones_lines_is_applied(r
             "@@ -1,3 +1,4 @@\n+NEW = 0\n a = 1\n b = 2\n c = 3\n",
             "#!/usr/bin/env python3\n",
         ),
-        # a hunk without context (-U0), sent twice
-        ("import os\nprint(1)\n", "@@ -1,0 +2 @@\n+import sys\n", ""),
     ],
 )
 def test_a_patch_that_adds_lines_sent_again_after_the_file_moved_adds_nothing(
     root, be_env, before, patch, moved
 ):
     """Found by an attack: a patch applied, then sent again after a line was added above it (a
-    retry), found its context one line lower and added its lines a second time; a -U0 hunk
-    sent twice did so without the line moving at all. Both are the MISMATCH of a patch applied
-    already ("may be applied already": --force adds the lines again)."""
+    retry), found its context one line lower and added its lines a second time. That is the
+    MISMATCH of a patch applied already ("may be applied already": --force adds the lines again)."""
     patch = "--- a/f.py\n+++ b/f.py\n" + patch
     (root / "f.py").write_text(before)
     done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
@@ -1548,3 +1545,41 @@ def test_an_earlier_hunk_that_stayed_while_a_later_one_moved_is_ambiguous(root, 
     patch = "--- a/m.py\n+++ b/m.py\n" + first + "@@ -9 +9 @@\n-g = 7\n+g = 70\n"
     error = refused_patch(root, be_env, ("m.py", current), patch, "AMBIGUOUS")
     assert error["failed"][0]["message"].startswith("hunk 1 of m.py"), error
+
+
+def test_a_hunk_without_context_whose_lines_stand_after_its_line_applies_and_says_so(root, be_env):
+    """Found by an attack: a -U0 hunk sent twice added its line twice without a word. Refusing it
+    (a first fix) refused git's own -U0 diff of a duplicated line on its exact base, which puts
+    the copy above the line it copies: the file cannot tell the two apart, and a hunk without
+    context has nothing more to go by. It applies, and the warning says the lines may now stand
+    twice."""
+    (root / "a.py").write_text("def three(self):\n    x = 1\n    y = 2\n")
+    patch = "--- a/a.py\n+++ b/a.py\n@@ -1,0 +2 @@\n+    x = 1\n"  # (git diff -U0 of x = 1 duplicated)
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0, answer
+    assert (root / "a.py").read_text() == "def three(self):\n    x = 1\n    x = 1\n    y = 2\n"
+    assert any("if the patch was applied before, they now stand twice" in w for w in answer["warnings"]), (
+        answer
+    )
+
+
+def test_a_hunk_without_context_in_a_second_section_after_lines_added_above_is_ambiguous(root, be_env):
+    """Found by an attack: two ---/+++ sections of one file made one after the other (git diff A B;
+    git diff B C), both -U0: the second's insertion after line 4 of B was put after line 4 of A
+    and reported as success. Whether its line is A's or B's cannot be told: AMBIGUOUS."""
+    patch = "--- a/f\n+++ b/f\n@@ -0,0 +1,2 @@\n+n1\n+n2\n--- a/f\n+++ b/f\n@@ -4,0 +5 @@\n+X\n"
+    refused_patch(root, be_env, ("f", "l1\nl2\nl3\nl4\nl5\n"), patch, "AMBIGUOUS")
+
+
+def test_a_hand_written_last_hunk_ending_without_context_applies_at_its_stated_line(root, be_env):
+    """Found by a regression attack: a hand-written hunk with `}` above its change and nothing
+    below, at its right stated line, was AMBIGUOUS because the file also ends with `}` (a diff
+    gives no context below only at the end of the file; models do so anywhere); also with a
+    later hunk of the file after it. Only lines with a letter or a digit at the end, of the last
+    hunk of its file, count."""
+    before = "function a(){\n  return 1;\n}\n\nfunction b(){\n  return 2;\n}\n"
+    patch = "--- a/f.js\n+++ b/f.js\n@@ -3,1 +3,4 @@\n }\n+function c() {\n+  return 3;\n+}\n"
+    (root / "f.js").write_text(before)
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0, answer
+    assert (root / "f.js").read_text() == before.replace("}\n\n", "}\nfunction c() {\n  return 3;\n}\n\n", 1)
