@@ -199,15 +199,27 @@ MESSAGES = {
         "use 0-{total}, or -1 to append at the end",
         "请使用 0-{total}，或 -1 追加到末尾",
     ),
+    "after_out_of_range.hint.cli": (
+        "use --after-line 0-{total}, or -1 to append at the end",
+        "请使用 --after-line 0-{total}，或 -1 追加到末尾",
+    ),
     "empty_file_range": ("{file} is empty: it has no lines to edit", "{file} 是空文件，没有可编辑的行"),
     "empty_file_range.hint": (
         "use insert with after_line 0, or write",
         "请用 insert（after_line 为 0）或 write",
     ),
+    "empty_file_range.hint.cli": (
+        "use insert --after-line 0, or write",
+        "请用 insert --after-line 0 或 write",
+    ),
     "old_empty": ("old must not be empty", "old 不能为空"),
     "old_empty.hint": (
         "pass the exact text to replace, or start/end line numbers",
         "请传入要替换的原文，或 start/end 行号",
+    ),
+    "old_empty.hint.cli": (
+        "pass the exact text to replace with --old, or line numbers with --start/--end",
+        "请用 --old 传入要替换的原文，或用 --start/--end 给出行号",
     ),
     "need_lines_or_old": (
         "replace needs start (line numbers), old (the text to find) or target (a function, tag, marker or line)",
@@ -384,6 +396,10 @@ MESSAGES = {
     "too_large_memory.hint": (
         "read a smaller range with start/end, or free memory",
         "请用 start/end 读取较小的范围，或释放内存",
+    ),
+    "too_large_memory.hint.cli": (
+        "read a smaller range with --start/--end, or free memory",
+        "请用 --start/--end 读取较小的范围，或释放内存",
     ),
     "readback_temp": (
         "read-back check failed for {path}: the disk did not keep the bytes just written",
@@ -689,6 +705,11 @@ MESSAGES = {
         "once more (another copy of lines that stand there), call again with force",
         "请读取该文件：如已包含此修改则无需操作；如确要再添加一份这些行（与已有行相同的副本），请加 force 重试",
     ),
+    "patch_applied_here.hint.cli": (
+        "read the file: if it holds this change already, there is nothing to do; to add the lines "
+        "once more (another copy of lines that stand there), run it again with --force",
+        "请读取该文件：如已包含此修改则无需操作；如确要再添加一份这些行（与已有行相同的副本），请加 --force 重试",
+    ),
     "patch_changed_in_place": (
         "hunk {hunk} of {file} does not match at line {line}, yet its line {text} still stands at line "
         "{at}: the lines were changed there, and the same lines at line {other} are another copy, not "
@@ -816,6 +837,10 @@ MESSAGES = {
         "see 'actual' for those lines now and make old from them; a copy of old elsewhere is other code",
         "参见 actual 中这些行的现状，并据此重写 old；别处与 old 相同的内容是另一段代码",
     ),
+    "mismatch_in_place.hint.cli": (
+        "see actual: for those lines now and make --old from them; a copy of old elsewhere is other code",
+        "参见 actual: 中这些行的现状，并据此重写 --old；别处与 old 相同的内容是另一段代码",
+    ),
     "mismatch_none": ("old was not found in {file}", "在 {file} 中找不到 old"),
     "placeholder": (
         "content line {line} looks like a placeholder for code that is kept: {text!r}; writing it would "
@@ -901,6 +926,10 @@ MESSAGES = {
         "name its lines by number (read it first), or pick another with occurrence",
         "请用行号指定这些行（先读取），或用 occurrence 选择另一个",
     ),
+    "tag_unclosed.hint.cli": (
+        "name its lines by number (read it first), or pick another with --occurrence",
+        "请用行号指定这些行（先读取），或用 --occurrence 选择另一个",
+    ),
     "target_missing.hint": (
         "the {kind}s in the file, nearest first: {nearest}",
         "文件中的 {kind}，最接近的在前：{nearest}",
@@ -917,6 +946,10 @@ MESSAGES = {
     "view_bad.hint": (
         "pass the viewed_code_id that read returned, or leave the argument out",
         "请传入 read 返回的 viewed_code_id，或不传该参数",
+    ),
+    "view_bad.hint.cli": (
+        "pass the --viewed-code-id that read printed, or leave the option out",
+        "请传入 read 输出的 --viewed-code-id，或不加该选项",
     ),
     "stale_view": (
         "{file} changed since lines {start}-{end} were read (viewed_code_id {id})",
@@ -957,6 +990,10 @@ MESSAGES = {
     "unbalanced.hint": (
         "widen the range to whole blocks ({func_range} helps), or pass force",
         "请把范围扩大到完整的代码块（可用 {func_range}），或传入 force",
+    ),
+    "unbalanced.hint.cli": (
+        "widen the range to whole blocks ({func_range} helps), or pass --force",
+        "请把范围扩大到完整的代码块（可用 {func_range}），或加 --force",
     ),
     "no_function": (
         "no function, method or class encloses line {line} of {file}",
@@ -1102,6 +1139,11 @@ MESSAGES = {
         "convert its line breaks first (tr '\\r' '\\n' < FILE > NEW, then move NEW over FILE), or "
         "replace by old, which matches the text exactly",
         "请先转换换行符（tr '\\r' '\\n' < FILE > NEW，再用 NEW 替换 FILE），或按 old 替换（按原文精确匹配）",
+    ),
+    "cr_only_lines.hint.cli": (
+        "convert its line breaks first (tr '\\r' '\\n' < FILE > NEW, then move NEW over FILE), or "
+        "replace by --old, which matches the text exactly",
+        "请先转换换行符（tr '\\r' '\\n' < FILE > NEW，再用 NEW 替换 FILE），或按 --old 替换（按原文精确匹配）",
     ),
     "w.unmatched_cut": (
         "unmatched lists the first {listed} of {found} problems (counts has every bracket)",

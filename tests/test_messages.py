@@ -100,3 +100,24 @@ def test_every_message_formats_with_its_own_fields():
         for template in pair:
             fields = {name: 7 for name in _fields(template)}
             assert template.format(**fields), key
+
+
+MCP_ONLY_HINTS = {"conflict_rollback.hint", "rollback_conflict.hint", "snapshot_changed.hint"}  # (be-trx-*)
+
+
+def test_every_hint_that_tells_the_cli_to_pass_an_argument_names_its_option():
+    """Found by an attack: CLI hints said "pass force", "pick another with occurrence", "use
+    insert with after_line 0": the server's JSON arguments, not the options a shell user types.
+    A hint that tells to pass, use, add or pick an argument has a KEY.cli text (cli_words) that
+    names the option, in both languages."""
+    telling = re.compile(
+        r"\b(pass|with|use|add|pick)\b[^.;:]*\b(force|occurrence|after_line|start/end|max_lines|viewed_code_id)\b"
+        r"|\b(by|make) old\b"
+    )
+    told = [
+        key
+        for key, (english, _chinese) in be.MESSAGES.items()
+        if key.endswith(".hint") and key not in MCP_ONLY_HINTS and telling.search(english)
+    ]
+    assert [key for key in told if key + ".cli" not in be.MESSAGES] == []
+    assert [key for key in told if not all("--" in text for text in be.MESSAGES[key + ".cli"])] == []
