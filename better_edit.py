@@ -15936,33 +15936,52 @@ def _request_fault(message):
     return None if message.get("jsonrpc") == "2.0" else "rpc.bad_version"
 
 
-_JSON_TOKEN = _LazyPattern(r'"(?:[^"\\]|\\.)*"|[][{}:,]')
+_JSON_LEXEME = _LazyPattern(  # (a string, a scalar, or a bracket, colon or comma; spaces before it)
+    r'[ \t\n\r]*(?:("(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*")'
+    r"|(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null|NaN|-?Infinity)|([][{}:,]))"
+)
+_JSON_MOVES = {  # (what is expected, the token) -> what is expected next; "+X" opens X, "-" closes
+    ("value", "v"): "after", ("value", "{"): "+{", ("value", "["): "+[",
+    ("first", "v"): "after", ("first", "{"): "+{", ("first", "["): "+[", ("first", "]"): "-",
+    ("key", "}"): "-", ("key", "s"): "colon", ("key2", "s"): "colon", ("colon", ":"): "value",
+    ("next{", ","): "key2", ("next{", "}"): "-", ("next[", ","): "value", ("next[", "]"): "-",
+}  # fmt: skip
 
 
 def _top_level_id(line):
-    """The `id` of a JSON object too deeply nested for json to read, found without recursion: the
-    value after the key "id" at the top level, when it is a string or an integer; else None."""
-    text, depth, key = line.decode("utf-8", "replace"), 0, None
-    for m in _JSON_TOKEN.finditer(text):
-        token = m.group()
-        depth += (token in "[{") - (token in "]}")
-        if depth == 1 and token == ":" and key == '"id"':
-            return _json_id_at(text, m.end())
-        key = token if depth == 1 and token[0] == '"' else None
-    return None
-
-
-def _json_id_at(text, at):
-    """The JSON value at `at` (after spaces) when it is a request id (a string or an integer)."""
+    """(whether `line` is one JSON value, the `id` of its top-level object) for a line too deeply
+    nested for json to read, read without recursion: a request of valid JSON is answered for
+    its id (a string or an integer: else None; the last `id` key, as json keeps), any other line
+    is no JSON."""
     import json
 
-    while text[at : at + 1] in (" ", "\t", "\r", "\n"):
-        at += 1
-    try:
-        found = json.JSONDecoder(parse_int=_json_int).raw_decode(text, at)[0]
-    except (ValueError, RecursionError):
+    text, stack, state, pos, key, found = line.decode("utf-8", "replace"), [], "value", 0, None, None
+    while state != "end" and (m := _JSON_LEXEME.match(text, pos)):
+        pos, token = m.end(), m.group(1) or m.group(2) or m.group(3)
+        kind = "s" if m.group(1) else "v" if m.group(2) else token
+        if state == "value" and len(stack) == 1 and key == "id":
+            found = json.loads(token, parse_int=_json_int) if kind in "sv" else None
+        state = _json_move(state, kind, stack)
+        if state is None:
+            return False, None
+        key = json.loads(token) if state == "colon" else key
+    valid = state == "end" and not text[pos:].strip()
+    return valid, None if isinstance(found, (bool, float)) or found is None else found
+
+
+def _json_move(state, kind, stack):
+    """What a JSON reader expects after `kind` (s: a string, v: another scalar, or a bracket,
+    colon or comma) where it expected `state`; None when the token cannot stand there."""
+    move = _JSON_MOVES.get((state, kind)) or (kind == "s" and _JSON_MOVES.get((state, "v")))
+    if not move:
         return None
-    return None if isinstance(found, bool) or not isinstance(found, (str, int, LongNumber)) else found
+    if move[0] == "+":
+        stack.append(move[1])
+        return "key" if move[1] == "{" else "first"
+    if move == "-":
+        stack.pop()
+        move = "after"
+    return move if move != "after" else ("next" + stack[-1] if stack else "end")
 
 
 def _rpc_error(request_id, code, message, data=None):
@@ -16050,9 +16069,10 @@ class Server:
     def _parse_error(self, line, exc):
         """-32700 for a line that is no JSON (kept as a chip when long), or not UTF-8; -32600 with
         its id for one too deeply nested for json (valid JSON, maybe: its id, if found, is answered)."""
-        if isinstance(exc, RecursionError):
+        valid, request_id = _top_level_id(line) if isinstance(exc, RecursionError) else (False, None)
+        if valid:
             detail = tr(self.ctx.lang, "mcp.invalid_request", detail_key="rpc.too_deep")
-            return _rpc_error(_top_level_id(line), -32600, detail)
+            return _rpc_error(request_id, -32600, detail)
         if isinstance(exc, UnicodeDecodeError):
             message = tr(self.ctx.lang, "mcp.parse_utf8", position=exc.start)
         else:

@@ -2103,3 +2103,40 @@ def test_a_mismatch_text_names_the_closest_block_once(serve, root):
     )
     text = result["content"][0]["text"]
     assert result["isError"] and "\nclosest: lines 4-5" in text and "\nactual:" not in text, text
+
+
+@pytest.mark.parametrize(
+    "line, code, request_id",
+    [
+        (
+            '{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{"x":' + "[" * 5000,
+            -32700,
+            None,
+        ),  # cut short
+        (
+            '{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{"x":' + "[" * 5000 + "]" * 5000 + "}} x",
+            -32700,
+            None,
+        ),
+        (
+            '{"jsonrpc":"2.0","id":1,"id":2,"method":"ping","params":' + "[" * 5000 + "]" * 5000 + "}",
+            -32600,
+            2,
+        ),
+        (
+            '{"jsonrpc":"2.0","\\u0069d":"e","method":"ping","params":' + "[" * 5000 + "]" * 5000 + "}",
+            -32600,
+            "e",
+        ),
+    ],
+)
+def test_a_line_too_deep_for_json_is_answered_as_json_would_read_it(serve, line, code, request_id):
+    """Found by a regression attack on the fix above: a deep line that is no JSON at all (cut
+    short, junk after it) got -32600 "too deeply to be read" with an id; a shallow one is a parse
+    error, id null. And a repeated "id" key answered the first (json keeps the last), an escaped
+    key none. The deep line is now read as json would read it, without recursion."""
+    server = serve()
+    server.send_line(line)
+    reply = server.recv()
+    assert reply["error"]["code"] == code and reply["id"] == request_id, reply
+    assert server.request("ping")["result"] == {}
