@@ -15957,16 +15957,29 @@ def _top_level_id(line):
 
     text, stack, state, pos, key, found = line.decode("utf-8", "replace"), [], "value", 0, None, None
     while state != "end" and (m := _JSON_LEXEME.match(text, pos)):
-        pos, token = m.end(), m.group(1) or m.group(2) or m.group(3)
-        kind = "s" if m.group(1) else "v" if m.group(2) else token
+        pos, (token, kind) = m.end(), _json_lexeme(m)
         if state == "value" and len(stack) == 1 and key == "id":
-            found = json.loads(token, parse_int=_json_int) if kind in "sv" else None
+            found = _json_id(token, kind)
         state = _json_move(state, kind, stack)
         if state is None:
             return False, None
         key = json.loads(token) if state == "colon" else key
-    valid = state == "end" and not text[pos:].strip()
-    return valid, None if isinstance(found, (bool, float)) or found is None else found
+    return state == "end" and not text[pos:].strip(), found
+
+
+def _json_lexeme(m):
+    """(text, kind) of a _JSON_LEXEME match: s a string, v another scalar, else the character."""
+    if m.group(1):
+        return m.group(1), "s"
+    return (m.group(2), "v") if m.group(2) else (m.group(3), m.group(3))
+
+
+def _json_id(token, kind):
+    """The request id a JSON token is (a string or an integer), else None."""
+    import json
+
+    value = json.loads(token, parse_int=_json_int) if kind in ("s", "v") else None
+    return None if isinstance(value, (bool, float)) else value
 
 
 def _json_move(state, kind, stack):
