@@ -8995,7 +8995,8 @@ class _Faults:
     commits (`recover`: a commit record just opened by the recovery; `undo`: its undo about to
     start; `locked`: a call's file locks just taken; `journal`: a commit's journal folder made,
     its record not yet; `applied`: a commit's file just written; `items`: an edit's or patch's
-    items checked, their files not yet walked to). WHAT is an errno name
+    items checked, their files not yet walked to; `committed`: a commit over, its result not yet
+    out). WHAT is an errno name
     (ENOSPC by default; EIO, EPERM...), KILL (SIGKILL there) or STOP (SIGSTOP there, for a test to
     interleave two processes and SIGCONT this one). "count" writes `fault steps: N` to stderr
     after each commit. Unset (the only case outside tests), step() and point() only return."""
@@ -9060,7 +9061,12 @@ def _remove_live_temps():
         _LIVE_TEMPS.pop(key, None)
 
 
-_SIGNAL_STATE = {"commit": 0, "pending": None}  # 1: in a commit (undo possible), 2: undoing
+_SIGNAL_STATE = {
+    "commit": 0,
+    "pending": None,
+    "stood": None,
+}  # commit 1: in a commit (undo possible), 2: undoing;
+# stood: (language, event id) of a change that stands and whose result is not out yet
 
 
 def _die_cleanly(signum, _frame):
@@ -9073,6 +9079,8 @@ def _die_cleanly(signum, _frame):
     if _SIGNAL_STATE["commit"]:
         _SIGNAL_STATE["pending"] = _SIGNAL_STATE["pending"] or signum
         return
+    if _SIGNAL_STATE["stood"]:  # (after a commit, before its result is out: the change stands)
+        _say_stood(_SIGNAL_STATE["stood"], signum)
     _die_by(signum)
 
 
@@ -10562,6 +10570,7 @@ def commit_files(ctx, tool, files, summary=None, snapshot=True, rolls_back=None)
             run.journal.finish(*done, cleaned)
     finally:
         _end_of_commit((ctx.lang, event_id))
+    _Faults.point("committed")
     return event_id, warnings
 
 
@@ -10603,16 +10612,28 @@ def _end_of_commit(stood=None):
     _SIGNAL_STATE["commit"] = 0
     pending, _SIGNAL_STATE["pending"] = _SIGNAL_STATE["pending"], None
     if pending and stood:
-        import signal
-
-        said = tr(stood[0], "stood_signal", signal=signal.Signals(pending).name, event_id=stood[1] or "-")
-        try:
-            _print_error(f"{PROGRAM}: {said}")
-            sys.stderr.flush()
-        except (OSError, ValueError, AttributeError):  # (stderr closed: nothing to say it on)
-            pass
+        _say_stood(stood, pending)
     if pending:
         _die_by(pending)
+    _SIGNAL_STATE["stood"] = stood  # (until the call's result is out: _result_is_out)
+
+
+def _say_stood(stood, signum):
+    """On stderr, that the change (language, event id) stands although the process dies by
+    `signum` before its output: the output that never comes would have said so."""
+    import signal
+
+    said = tr(stood[0], "stood_signal", signal=signal.Signals(signum).name, event_id=stood[1] or "-")
+    try:
+        _print_error(f"{PROGRAM}: {said}")
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):  # (stderr closed: nothing to say it on)
+        pass
+
+
+def _result_is_out():
+    """The result of the call is written: a signal from now on has nothing more to say."""
+    _SIGNAL_STATE["stood"] = None
 
 
 class _CommitRun:
@@ -16234,6 +16255,7 @@ class Server:
             if reply is not None:
                 stdout.write(encode_message(reply))
                 stdout.flush()
+            _result_is_out()
         return 0
 
 
@@ -16643,7 +16665,9 @@ def run_cli(ctx, tool, args, output):
         error = ToolError("INTERNAL", "internal", detail=f"{type(exc).__name__}: {exc}").to_dict(ctx.lang)
         print_error(ctx.lang, error, output)
         return 1
-    return _show_result(ctx, tool, result, output)
+    status = _show_result(ctx, tool, result, output)
+    _result_is_out()
+    return status
 
 
 def _show_result(ctx, tool, result, output):

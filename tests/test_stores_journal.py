@@ -881,6 +881,21 @@ def test_a_signal_after_the_commit_point_says_the_change_stands(root, cache_dir,
     assert b"was written in full before the signal (SIGTERM) came: it stands" in err, err
 
 
+@pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_after_the_commit_but_before_its_result_says_the_change_stands(root, cache_dir, be_env, sig):
+    """Found by an attack: a signal in the moments after a commit was over and before its result
+    was printed ended the CLI with no word at all, although the change stood (the message above
+    came only for a signal during the commit). The process says so there too."""
+    reset_tree(root, {"a.txt": b"old\n"})
+    proc = stopped_at(root, be_env, ["replace", "-f", "a.txt", "-s", "1", "-c", "NEW"], "committed:STOP")
+    os.kill(proc.pid, sig)
+    os.kill(proc.pid, signal.SIGCONT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == -sig and (root / "a.txt").read_bytes() == b"NEW\n"
+    assert f"before the signal ({sig.name}) came: it stands".encode() in err and out == b"", err
+
+
 def test_a_killed_edit_whose_folder_moved_away_is_named_with_where_its_old_text_is(root, cache_dir, be_env):
     """Found by an attack: an edit of sub/r (renamed) and sub/f (hard-linked: written in place) was
     killed after both writes; the user then moved `sub`. The next call could not find the files,
