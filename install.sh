@@ -123,22 +123,33 @@ pick_downloader() {
     fi
 }
 
-# download URL FILE: fails (non-zero) on HTTP errors, refused connections and cut-off bodies.
+# download URL FILE: fails (non-zero) on HTTP errors, refused connections, cut-off bodies and a
+# server that stops sending for 60 s; what the downloader said is kept in $work/why for the error.
+# Neither reads the user's ~/.curlrc or ~/.wgetrc (one that turns TLS checks off would apply).
 download() {
     case "$DOWNLOADER" in
-        curl) curl --fail --silent --show-error --location --proto '=https,http' --retry 2 \
-            --connect-timeout 20 --output "$2" "$1" ;;
-        wget) wget --quiet --tries=1 --timeout=60 --output-document="$2" "$1" ;;
+        curl) curl -q --fail --silent --show-error --location --proto '=https,http' --retry 2 \
+            --connect-timeout 20 --speed-limit 1 --speed-time 60 --output "$2" "$1" 2>"$work/why" ;;
+        wget)
+            no_config=""
+            if wget --help 2>&1 | grep -q -- '--no-config'; then no_config=--no-config; fi
+            wget $no_config --no-verbose --tries=1 --timeout=60 --output-document="$2" "$1" 2>"$work/why" ;;
     esac
 }
 
+# why: what the downloader said about its failure, indented, or nothing.
+why() {
+    if [ -s "$work/why" ]; then sed -e 's/^/  /' "$work/why" | tail -n 3; fi
+}
+
 sha256_of() {
+    # (read from stdin: a name with a backslash makes sha256sum put a \ before the hash)
     if have sha256sum; then
-        sha256sum "$1" | awk '{print $1}'
+        sha256sum <"$1" | awk '{print $1}'
     elif have shasum; then
-        shasum -a 256 "$1" | awk '{print $1}'
+        shasum -a 256 <"$1" | awk '{print $1}'
     elif have openssl; then
-        openssl dgst -sha256 "$1" | awk '{print $NF}'
+        openssl dgst -sha256 <"$1" | awk '{print $NF}'
     else
         die "no SHA-256 tool found (sha256sum, shasum or openssl); cannot verify the download"
     fi
@@ -149,13 +160,19 @@ sha256_of() {
 # checksum_for NAME FILE: the hash recorded for NAME in a sha256sum-style file ("HASH  NAME" or
 # "HASH *NAME"), or nothing.
 checksum_for() {
-    awk -v name="$1" '$2 == name || $2 == ("*" name) { print tolower($1); exit }' "$2"
+    awk -v name="$1" '{ sub(/\r$/, "") } $2 == name || $2 == ("*" name) { print tolower($1); exit }' "$2"
+}
+
+# is_checksum_list FILE: whether FILE holds at least one "HASH  NAME" line (not an error page).
+is_checksum_list() {
+    awk '{ sub(/\r$/, "") } NR == 1 { sub(/^\357\273\277/, "") }
+        $1 ~ /^[0-9A-Fa-f]+$/ && length($1) == 64 && NF == 2 { found = 1 } END { exit !found }' "$1"
 }
 
 # latest_asset_name OS ARCH FILE: the one asset name in checksums.txt built for OS/ARCH.
 latest_asset_name() {
     awk -v suffix="_$1_$2.tar.gz" -v prefix="${PROGRAM}_" '
-        { name = $2; sub(/^\*/, "", name) }
+        { sub(/\r$/, ""); name = $2; sub(/^\*/, "", name) }
         substr(name, 1, length(prefix)) == prefix &&
         length(name) > length(prefix suffix) &&
         substr(name, length(name) - length(suffix) + 1) == suffix { print name; exit }' "$3"
@@ -179,6 +196,10 @@ wants_chinese() {
         fi
     done
     return 1
+}
+
+sh_quote() {
+    printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"
 }
 
 json_string() {
@@ -220,6 +241,7 @@ main() {
     trap cleanup EXIT
     trap 'exit 130' INT
     trap 'exit 143' TERM
+    trap 'exit 129' HUP
 
     if [ -n "$version" ]; then
         asset="${PROGRAM}_${version}_${os}_${arch}.tar.gz"
@@ -232,7 +254,12 @@ main() {
 
     download "$release_url/checksums.txt" "$work/checksums.txt" ||
         die "could not download $release_url/checksums.txt
-  (no such release, or the network failed). Nothing was installed."
+  (no such release, or the network failed):
+$(why)
+  Nothing was installed."
+    is_checksum_list "$work/checksums.txt" ||
+        die "$release_url/checksums.txt is not a list of SHA-256 checksums (an error page of the
+  server or a proxy?). Nothing was installed."
 
     if [ -z "$version" ]; then
         asset=$(latest_asset_name "$os" "$arch" "$work/checksums.txt")
@@ -248,7 +275,9 @@ main() {
     say "Downloading $release_url/$asset"
     download "$release_url/$asset" "$work/$asset" ||
         die "could not download $release_url/$asset
-  (missing asset, or the download was cut off). Nothing was installed."
+  (missing asset, the download was cut off, or no room for it in ${TMPDIR:-/tmp}):
+$(why)
+  Nothing was installed."
 
     actual=$(sha256_of "$work/$asset")
     [ "$actual" = "$expected" ] || die "checksum mismatch for $asset:
@@ -260,12 +289,18 @@ main() {
     mkdir "$work/unpacked"
     tar -xzf "$work/$asset" -C "$work/unpacked" ||
         die "could not unpack $asset. Nothing was installed."
-    [ -f "$work/unpacked/$PROGRAM" ] ||
-        die "$asset does not hold '$PROGRAM' at its top level. Nothing was installed."
+    [ -f "$work/unpacked/$PROGRAM" ] && [ ! -L "$work/unpacked/$PROGRAM" ] ||
+        die "$asset does not hold '$PROGRAM' as a plain file at its top level. Nothing was installed."
 
     mkdir -p "$install_dir" || die "cannot create $install_dir"
-    install_dir=$(cd "$install_dir" && pwd -P) || die "cannot enter $install_dir"
+    # (CDPATH unset: a relative folder is this one; the x keeps a name that ends in a newline)
+    resolved=$(CDPATH='' cd -- "$install_dir" && pwd -P && printf x) || die "cannot enter $install_dir"
+    install_dir=${resolved%?x}
     target="$install_dir/$PROGRAM"
+    if [ -d "$target" ] || { [ -e "$target" ] && [ ! -f "$target" ]; }; then
+        die "$target is a folder (or no plain file): move it away and run install.sh again.
+  Nothing was installed."
+    fi
 
     # Stage beside the target so the final rename stays on one filesystem (atomic replace).
     staged="$install_dir/.$PROGRAM.new.$$"
@@ -294,7 +329,7 @@ main() {
     case ":${PATH:-}:" in
         *":$install_dir:"*) ;;
         *) say "" "Not on your PATH. To use it from a shell, add this line to your shell's profile:" \
-            "  export PATH=\"$install_dir:\$PATH\"" ;;
+            "  export PATH=$(sh_quote "$install_dir")\":\$PATH\"" ;;
     esac
     say "" "MCP client configuration (add it to your client's settings yourself; install.sh changes none):"
     print_snippet "$target"

