@@ -160,7 +160,8 @@ sha256_of() {
 # checksum_for NAME FILE: the hash recorded for NAME in a sha256sum-style file ("HASH  NAME" or
 # "HASH *NAME"), or nothing.
 checksum_for() {
-    awk -v name="$1" '{ sub(/\r$/, "") } $2 == name || $2 == ("*" name) { print tolower($1); exit }' "$2"
+    awk -v name="$1" '{ sub(/\r$/, "") } NR == 1 { sub(/^\357\273\277/, "") }
+        $2 == name || $2 == ("*" name) { print tolower($1); exit }' "$2"
 }
 
 # is_checksum_list FILE: whether FILE holds at least one "HASH  NAME" line (not an error page).
@@ -203,7 +204,9 @@ sh_quote() {
 }
 
 json_string() {
-    printf '"%s"' "$(printf '%s' "$1" | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g')"
+    # (a backslash, a quote, a tab, a CR or a line break in a folder name is escaped)
+    printf '"%s"' "$(printf '%s' "$1" | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' |
+        awk 'BEGIN { ORS = "" } { gsub(/\t/, "\\t"); gsub(/\r/, "\\r"); if (NR > 1) print "\\n"; print }')"
 }
 
 print_snippet() {

@@ -90,8 +90,9 @@ def write_release(
     if unlisted:
         lines = checksums.read_text().splitlines(keepends=True)
         checksums.write_text("".join(line for line in lines if not line.rstrip().endswith(unlisted)))
-    if crlf:
-        checksums.write_bytes(b"\xef\xbb\xbf" + checksums.read_bytes().replace(b"\n", b"\r\n"))
+    if crlf:  # (the line install.sh looks for first, where the BOM is)
+        lines = sorted(checksums.read_bytes().splitlines(), key=lambda line: b"linux_amd64" not in line)
+        checksums.write_bytes(b"\xef\xbb\xbf" + b"".join(line + b"\r\n" for line in lines))
     if page:
         checksums.write_text("<!DOCTYPE html>\n<html><body>Sign in to continue</body></html>\n")
     if linked:
@@ -530,3 +531,13 @@ def test_the_users_downloader_settings_do_not_apply(install, home, tmp_path, dow
     result = install(downloader=downloader)
     assert result.returncode == 0, result.stderr
     assert installed(tmp_path).read_bytes() == fake_program(LATEST)
+
+
+def test_an_install_folder_whose_name_ends_in_a_line_break_is_the_one_used(install, tmp_path):
+    """A folder name ending in a line break installed into another folder (the shell drops the
+    trailing line break of `$(cd … && pwd -P)`), and the printed snippet was no valid JSON."""
+    result = install(BETTER_EDIT_INSTALL_DIR=str(tmp_path / "odd\n"))
+    assert result.returncode == 0, result.stderr
+    target = tmp_path / "odd\n" / PROGRAM
+    assert target.read_bytes() == fake_program(LATEST)
+    assert snippet_of(result.stdout)["mcpServers"][PROGRAM]["command"] == str(target)
