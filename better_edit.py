@@ -1706,7 +1706,7 @@ class ToolError(Exception):
         """The error object; `names` are the tool names as the server lists them (for {trx_status}
         and the like in texts: tool_names())."""
         fields = dict(names or tool_names(prefix=False), **self.fields)  # (default: the CLI's words)
-        hint = self.hint_key if names else cli_words(self.hint_key)
+        hint = self.hint_key if names else _cli_key(self.hint_key)
         error = {
             "code": self.code,
             "message": tr(lang, self.key, **fields),
@@ -1717,7 +1717,7 @@ class ToolError(Exception):
         return error
 
 
-def cli_words(key):
+def _cli_key(key):
     """The message key of the CLI's words for `key`: KEY.cli where its text names options
     (`--occurrence N`) instead of the server's JSON arguments (`occurrence N to the target`)."""
     return key + ".cli" if key + ".cli" in MESSAGES else key
@@ -16419,8 +16419,8 @@ def build_parser(lang):
 def _add_command(commands, tool, lang, formatter):
     sub = commands.add_parser(
         tool.cli,
-        help=tr(lang, cli_words("d." + tool.name)).split(". ")[0],
-        description=tr(lang, cli_words("d." + tool.name)),
+        help=tr(lang, _cli_key("d." + tool.name)).split(". ")[0],
+        description=tr(lang, _cli_key("d." + tool.name)),
         epilog=tr(lang, "x." + tool.name),
         formatter_class=formatter,
     )
@@ -16435,7 +16435,7 @@ def _command_parser(lang, tool):
     parser_class, formatter = _parser_class(lang)
     parser = parser_class(
         prog=f"{PROGRAM} {tool.cli}",
-        description=tr(lang, cli_words("d." + tool.name)),
+        description=tr(lang, _cli_key("d." + tool.name)),
         epilog=tr(lang, "x." + tool.name),
         formatter_class=formatter,
     )
@@ -16451,7 +16451,7 @@ def _command_arguments(sub, tool, lang, defaults):
     for param in tool.params:
         if param.name == "encoding":
             continue  # a global option, accepted here too
-        kwargs = {"dest": param.name, "help": tr(lang, cli_words(param.help))}
+        kwargs = {"dest": param.name, "help": tr(lang, _cli_key(param.help))}
         if param.type == "boolean":
             sub.add_argument(*param.flags, action="store_true", default=None, **kwargs)
             continue

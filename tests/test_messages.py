@@ -108,7 +108,7 @@ MCP_ONLY_HINTS = {"conflict_rollback.hint", "rollback_conflict.hint", "snapshot_
 def test_every_hint_that_tells_the_cli_to_pass_an_argument_names_its_option():
     """Found by an attack: CLI hints said "pass force", "pick another with occurrence", "use
     insert with after_line 0": the server's JSON arguments, not the options a shell user types.
-    A hint that tells to pass, use, add or pick an argument has a KEY.cli text (cli_words) that
+    A hint that tells to pass, use, add or pick an argument has a KEY.cli text (_cli_key) that
     names the option, in both languages."""
     telling = re.compile(
         r"\b(pass|with|use|add|pick)\b[^.;:]*\b(force|occurrence|after_line|start/end|max_lines|viewed_code_id)\b"
