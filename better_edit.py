@@ -9061,12 +9061,9 @@ def _remove_live_temps():
         _LIVE_TEMPS.pop(key, None)
 
 
-_SIGNAL_STATE = {
-    "commit": 0,
-    "pending": None,
-    "stood": None,
-}  # commit 1: in a commit (undo possible), 2: undoing;
-# stood: (language, event id) of a change that stands and whose result is not out yet
+# commit: 1 in a commit (undo possible), 2 undoing; pending: a signal that came meanwhile; stood:
+# (language, event id) of a change that stands and whose result is not out yet (_say_stood)
+_SIGNAL_STATE = {"commit": 0, "pending": None, "stood": None}
 
 
 def _die_cleanly(signum, _frame):
@@ -14331,9 +14328,12 @@ def _note_earlier_sections(items):
     """Each hunk of a later ---/+++ section of its file gets the earlier sections' hunks (`earlier`,
     for _refuse_a_later_section); each hunk says whether a later hunk of its section follows it
     (`followed`: then it is not the one at the end of the file, _refuse_another_place)."""
-    for n, item in enumerate(items):
+    later = set()  # (the sections of the hunks after it)
+    for item in reversed(items):
         section = (item["file"], item.get("section", 1))
-        item["followed"] = any((i["file"], i.get("section", 1)) == section for i in items[n + 1 :])
+        item["followed"] = section in later
+        later.add(section)
+    for item in items:
         if item.get("section", 1) > 1:
             earlier = [
                 i for i in items if i["file"] == item["file"] and i.get("section", 1) < item["section"]
