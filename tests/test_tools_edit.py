@@ -748,7 +748,7 @@ def test_a_hunk_adding_one_more_copy_of_the_lines_after_it_says_it_may_be_applie
     (root / "conf.py").write_text(before)
     patch = '--- a/conf.py\n+++ b/conf.py\n@@ -2,2 +2,3 @@\n     "fast",\n+    "slow",\n     "slow",\n'
     error = refused_patch(root, be_env, ("conf.py", before), patch, "MISMATCH")
-    assert "may be applied already" in error["message"] and "call again with force" in error["hint"], error
+    assert "may be applied already" in error["message"] and "run it again with --force" in error["hint"], error
     done, answer = run_json("patch", "--force", input=patch.encode(), cwd=root, env=be_env)
     assert done.returncode == 0, answer
     assert (root / "conf.py").read_text() == before.replace('"slow",\n', '"slow",\n    "slow",\n', 1)
