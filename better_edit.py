@@ -13792,6 +13792,7 @@ def _plan_group(ctx, args, group, failures):
         group.changes = []
         return
     changes = []
+    _note_earlier_sections(group.items)
     for item in group.items:
         try:
             changes.append((item, _item_change(ctx, args, item, group.opened, exists)))
@@ -14291,7 +14292,6 @@ def parse_patch(patch):
         raise invalid("patch_empty")
     _whole_file_hunks_alone(items)
     _repeated_hunks(items)
-    _note_earlier_sections(items)
     return items
 
 
@@ -14319,26 +14319,24 @@ def _read_hunk(lines, pos, items, header, sections):
     hunk, pos, warnings = _patch_hunk(lines, pos, file, number)
     item = _hunk_item(len(items), old_path, new_path, hunk, number)
     item.update(warnings=warnings + _mode_warnings(git, file), new_start=new_start)
-    item.update(eol=_added_eol(lines, start, pos), section=sections[file])
+    item.update(eol=_added_eol(lines, start, pos), section=sum(sections.values()))  # (its header's number)
     items.append(item)
     return pos
 
 
 def _note_earlier_sections(items):
-    """Each hunk of a later ---/+++ section of its file gets the earlier sections' hunks (`earlier`,
-    for _refuse_a_later_section); each hunk says whether a later hunk of its section follows it
-    (`followed`: then it is not the one at the end of the file, _refuse_another_place)."""
+    """The hunks of one file (`items`, in patch order, whatever names they gave it: `f`, `./f`, a
+    link): each of a later ---/+++ section gets the earlier sections' hunks (`earlier`, for
+    _refuse_a_later_section and _refuse_a_section_insertion); each says whether a later hunk of
+    its section follows it (`followed`: then it is not the one at the end of the file,
+    _refuse_another_place)."""
+    hunks = [item for item in items if "section" in item]
     later = set()  # (the sections of the hunks after it)
-    for item in reversed(items):
-        section = (item["file"], item.get("section", 1))
-        item["followed"] = section in later
-        later.add(section)
-    for item in items:
-        if item.get("section", 1) > 1:
-            earlier = [
-                i for i in items if i["file"] == item["file"] and i.get("section", 1) < item["section"]
-            ]
-            item["earlier"] = [i for i in earlier if "tagged" in i]
+    for item in reversed(hunks):
+        item["followed"] = item["section"] in later
+        later.add(item["section"])
+    for item in hunks:
+        item["earlier"] = [i for i in hunks if i["section"] < item["section"]]
 
 
 def _added_eol(lines, header, end):
@@ -14722,8 +14720,9 @@ def _refuse_a_section_insertion(item, stated):
     """AMBIGUOUS for a hunk without context in a later ---/+++ section of its file when the
     earlier sections add or remove lines above its line: the sections may be meant one after the
     other (`git diff A B; git diff B C`), as git apply reads them, and its line is then another."""
-    earlier = item.get("earlier")
-    if earlier and _in_turn(earlier, stated) != stated:
+    twin = (item["old_start"], item["tagged"])  # (the same hunk again: _same_insert names it)
+    earlier = [hunk for hunk in item.get("earlier") or () if (hunk["old_start"], hunk["tagged"]) != twin]
+    if any(_moves_the_place(hunk, stated) for hunk in earlier):
         hunk, file = str(item.get("hunk", item["index"] + 1)), item["file"]
         raise ToolError(
             "AMBIGUOUS", "patch_sections_insert", "patch_sections.hint", hunk=hunk, file=file, line=stated
@@ -14926,6 +14925,20 @@ def _stands_on_added(side, old, at):
 def _new_side(hunk):
     """[(line, whether the hunk adds it)] of a hunk item's new side."""
     return [(line.rstrip(), sign == "+") for sign, line in hunk["tagged"] if sign != "-"]
+
+
+def _moves_the_place(hunk, line):
+    """Whether an earlier section's `hunk` makes "after line `line`" of the file it leaves another
+    place than "after line `line`" of the file as it is: it adds or removes lines above that
+    place, its new lines reach across it, or it only adds lines right after it (which of the two
+    insertions comes first would be a guess)."""
+    new, old = len(_new_side(hunk)), sum(sign != "+" for sign, _line in hunk["tagged"])
+    start = hunk["new_start"]
+    if new == 0:  # (`+N,0`: its lines went from after line N)
+        return start < line
+    if start + new - 1 <= line:
+        return new != old
+    return start <= line or (start == line + 1 and old == 0)
 
 
 def _in_turn(earlier, stated):

@@ -748,7 +748,9 @@ def test_a_hunk_adding_one_more_copy_of_the_lines_after_it_says_it_may_be_applie
     (root / "conf.py").write_text(before)
     patch = '--- a/conf.py\n+++ b/conf.py\n@@ -2,2 +2,3 @@\n     "fast",\n+    "slow",\n     "slow",\n'
     error = refused_patch(root, be_env, ("conf.py", before), patch, "MISMATCH")
-    assert "may be applied already" in error["message"] and "run it again with --force" in error["hint"], error
+    assert "may be applied already" in error["message"] and "run it again with --force" in error["hint"], (
+        error
+    )
     done, answer = run_json("patch", "--force", input=patch.encode(), cwd=root, env=be_env)
     assert done.returncode == 0, answer
     assert (root / "conf.py").read_text() == before.replace('"slow",\n', '"slow",\n    "slow",\n', 1)
@@ -1583,3 +1585,31 @@ def test_a_hand_written_last_hunk_ending_without_context_applies_at_its_stated_l
     done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
     assert done.returncode == 0, answer
     assert (root / "f.js").read_text() == before.replace("}\n\n", "}\nfunction c() {\n  return 3;\n}\n\n", 1)
+
+
+@pytest.mark.parametrize(
+    "patch, result",
+    [
+        # the same place twice: which of the two goes first would be a guess (git: a b Y x c d)
+        ("--- a/f\n+++ b/f\n@@ -2,0 +3 @@\n+x\n--- a/f\n+++ b/f\n@@ -2,0 +3 @@\n+Y\n", None),
+        # the second section names the file `./f`: one file all the same
+        ("--- a/f\n+++ b/f\n@@ -0,0 +1,2 @@\n+n1\n+n2\n--- a/./f\n+++ b/./f\n@@ -4,0 +5 @@\n+X\n", None),
+        # a line removed below the place: both readings put X after a
+        ("--- a/f\n+++ b/f\n@@ -2 +1,0 @@\n-b\n--- a/f\n+++ b/f\n@@ -1,0 +2 @@\n+X\n", "a\nX\nc\nd\n"),
+    ],
+)
+def test_a_hunk_without_context_in_a_later_section_goes_where_both_readings_agree(
+    root, be_env, patch, result
+):
+    """Found by a regression attack on the rule above: an insertion at the place an earlier
+    section inserted at was applied after it (git puts it before); naming the file `./f` in the
+    second section went round the rule; and a line removed below the place made it AMBIGUOUS,
+    saying lines were removed above. The sections of one file are now those of the file its
+    names reach, and a place is another only when lines change above it or at it."""
+    if result is None:
+        refused_patch(root, be_env, ("f", "a\nb\nc\nd\n"), patch, "AMBIGUOUS")
+        return
+    (root / "f").write_text("a\nb\nc\nd\n")
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0, answer
+    assert (root / "f").read_text() == result
