@@ -782,6 +782,10 @@ MESSAGES = {
         "roll it back to undo it",
         "在信号（{signal}）到来之前变更已完整写入：它保持有效（事件 {event_id}）；如需撤销请回滚",
     ),
+    "stood_signal_no_event": (
+        "the change was written in full before the signal ({signal}) came: it stands",
+        "在信号（{signal}）到来之前变更已完整写入：它保持有效",
+    ),
     "conflict_rollback": (
         "{file} was changed by another program while this rollback ran; nothing was rolled back",
         "回滚进行期间 {file} 被其他程序修改；未回滚任何内容",
@@ -10606,13 +10610,13 @@ def _end_of_commit(stood=None):
     change stands, as the output that never comes would have."""
     _Faults.armed = False
     _Faults.report()
+    _SIGNAL_STATE["stood"] = stood  # (first: until the call's result is out, _result_is_out)
     _SIGNAL_STATE["commit"] = 0
     pending, _SIGNAL_STATE["pending"] = _SIGNAL_STATE["pending"], None
     if pending and stood:
         _say_stood(stood, pending)
     if pending:
         _die_by(pending)
-    _SIGNAL_STATE["stood"] = stood  # (until the call's result is out: _result_is_out)
 
 
 def _say_stood(stood, signum):
@@ -10620,7 +10624,8 @@ def _say_stood(stood, signum):
     `signum` before its output: the output that never comes would have said so."""
     import signal
 
-    said = tr(stood[0], "stood_signal", signal=signal.Signals(signum).name, event_id=stood[1] or "-")
+    key = "stood_signal" if stood[1] else "stood_signal_no_event"  # (a rollback: nothing to roll back)
+    said = tr(stood[0], key, signal=signal.Signals(signum).name, event_id=stood[1])
     try:
         _print_error(f"{PROGRAM}: {said}")
         sys.stderr.flush()
@@ -15970,6 +15975,7 @@ def _request_fault(message):
     return None if message.get("jsonrpc") == "2.0" else "rpc.bad_version"
 
 
+_DEEP_LINE_READ = 1 << 20  # bytes of a line too deep for json read without it (about 1 s a MiB)
 _JSON_LEXEME = _LazyPattern(  # (a string, a scalar, or a bracket, colon or comma; spaces before it)
     r'[ \t\n\r]*(?:("(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*")'
     r"|(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null|NaN|-?Infinity)|([][{}:,]))"
@@ -15989,16 +15995,16 @@ def _top_level_id(line):
     is no JSON."""
     import json
 
-    text, stack, state, pos, key, found = line.decode("utf-8", "replace"), [], "value", 0, None, None
+    text, stack, state, pos, key, found = line.decode("utf-8-sig", "replace"), [], "value", 0, None, None
     while state != "end" and (m := _JSON_LEXEME.match(text, pos)):
         pos, (token, kind) = m.end(), _json_lexeme(m)
-        if state == "value" and len(stack) == 1 and key == "id":
+        if state == "value" and stack == ["{"] and key == "id":
             found = _json_id(token, kind)
         state = _json_move(state, kind, stack)
         if state is None:
             return False, None
         key = json.loads(token) if state == "colon" else key
-    return state == "end" and not text[pos:].strip(), found
+    return state == "end" and not text[pos:].strip(" \t\n\r"), found  # (json's whitespace only)
 
 
 def _json_lexeme(m):
@@ -16116,7 +16122,8 @@ class Server:
     def _parse_error(self, line, exc):
         """-32700 for a line that is no JSON (kept as a chip when long), or not UTF-8; -32600 with
         its id for one too deeply nested for json (valid JSON, maybe: its id, if found, is answered)."""
-        valid, request_id = _top_level_id(line) if isinstance(exc, RecursionError) else (False, None)
+        deep = isinstance(exc, RecursionError) and len(line) <= _DEEP_LINE_READ
+        valid, request_id = _top_level_id(line) if deep else (False, None)
         if valid:
             detail = tr(self.ctx.lang, "mcp.invalid_request", detail_key="rpc.too_deep")
             return _rpc_error(request_id, -32600, detail)

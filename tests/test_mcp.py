@@ -2128,6 +2128,18 @@ def test_a_mismatch_text_names_the_closest_block_once(serve, root):
             -32600,
             "e",
         ),
+        # (found by a second regression pass: a BOM json takes, whitespace it does not, a batch)
+        (
+            '\ufeff{"jsonrpc":"2.0","id":6,"method":"ping","params":' + "[" * 5000 + "]" * 5000 + "}",
+            -32600,
+            6,
+        ),
+        (
+            '{"jsonrpc":"2.0","id":7,"method":"ping","params":' + "[" * 5000 + "]" * 5000 + "}\u00a0",
+            -32700,
+            None,
+        ),
+        ('[{"id":1},99,' + "[" * 5000 + "]" * 5000 + "]", -32600, None),
     ],
 )
 def test_a_line_too_deep_for_json_is_answered_as_json_would_read_it(serve, line, code, request_id):

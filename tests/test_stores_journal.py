@@ -2287,3 +2287,26 @@ def test_a_file_another_program_creates_meanwhile_is_never_replaced(how, root, c
     assert (root / "new.txt").read_text() == "theirs\n" and (root / "other.txt").read_text() == "o\n"
     assert sorted(p.name for p in root.iterdir()) == ["new.txt", "other.txt"]
     assert journal_records(cache_dir) == []
+
+
+@pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
+def test_a_signal_after_a_rollback_commits_does_not_advise_rolling_back(root, cache_dir, be_env):
+    """Found by a regression attack: SIGTERM after a rollback's commit said "it stands (event -);
+    roll it back to undo it"; a plain rollback records no event, so rolling back again undid the
+    edit before it too. It now says the change stands, and no more."""
+    reset_tree(root, {"a.txt": b"one\n"})
+    done = run_cli("replace", "-f", "a.txt", "-s", "1", "-c", "two", cwd=root, env=be_env)
+    assert done.returncode == 0, done.stderr
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "be-trx-rollback", "arguments": {}}},
+    ]  # fmt: skip
+    proc = spawn([], root, dict(be_env, BETTER_EDIT_FAULT="committed:STOP"))
+    proc.stdin.write("".join(json.dumps(r) + "\n" for r in requests).encode())
+    proc.stdin.flush()
+    wait_stopped(proc)
+    os.kill(proc.pid, signal.SIGTERM)
+    os.kill(proc.pid, signal.SIGCONT)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGTERM and (root / "a.txt").read_bytes() == b"one\n"
+    assert b"came: it stands" in err and b"roll it back" not in err, err
