@@ -15904,11 +15904,9 @@ def error_details(error, lang="en", limit=30, chars=4000):
     closest = error.get("closest")
     if isinstance(closest, dict):
         out.append(_closest_detail(closest, lang))
-    named = (
-        error.get("start"),
-        error.get("end"),
-    )  # (the lines `actual` holds: shown unless closest names them)
-    same = isinstance(closest, dict) and named in ((None, None), (closest.get("start"), closest.get("end")))
+    # (`actual` is shown, unless it is the closest block itself: `old` searched in the whole file)
+    named = (error.get("start"), error.get("end"))
+    same = isinstance(closest, dict) and named == (closest.get("start"), closest.get("end"))
     if error.get("actual") not in (None, "") and not same:
         out.append(tr(lang, "detail.actual", text=cut(error["actual"])))
     out += _span_details(error, lang)

@@ -2103,6 +2103,10 @@ def test_a_mismatch_text_names_the_closest_block_once(serve, root):
     )
     text = result["content"][0]["text"]
     assert result["isError"] and "\nclosest: lines 4-5" in text and "\nactual:" not in text, text
+    (root / "two.txt").write_text("one\ntwo\nthree\n")  # (found by a regression attack: the lines named
+    result = server.tool_result("be-replace", {"file": "two.txt", "start": 1, "old": "three", "content": "x"})
+    text = result["content"][0]["text"]  # by number, closest elsewhere: the hint says see 'actual')
+    assert "\nclosest: lines 3-3" in text and "\nactual:\none" in text, text
 
 
 @pytest.mark.parametrize(
