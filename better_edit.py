@@ -16672,7 +16672,10 @@ def run_cli(ctx, tool, args, output):
     try:
         result = call_tool(ctx, tool, args)
     except ToolError as exc:
-        print_error(ctx.lang, exc.to_dict(ctx.lang), output)
+        # (edit's items are JSON objects: their errors name JSON keys, as the server's do)
+        print_error(
+            ctx.lang, exc.to_dict(ctx.lang, tool_names(prefix=False) if tool.name == "edit" else None), output
+        )
         return 2 if exc.code == "INVALID_ARGUMENT" else 1
     except MemoryError:
         print_error(ctx.lang, _out_of_memory(tool.cli).to_dict(ctx.lang), output)

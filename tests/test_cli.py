@@ -1720,3 +1720,12 @@ def test_command_help_is_written_for_the_command_line(run_be):
     assert (
         "{kind:" not in read and "as KIND:VALUE" in read and "-V, --version show the version and exit" in read
     )
+
+
+def test_edit_item_errors_name_the_items_json_keys(cli, root):
+    """Found by a regression attack: `edit --edits-file` errors took the CLI's words, telling to
+    use --old and --start/--end, which edit does not have: its items are JSON objects."""
+    path = write(root / "a.py", "x = 1\ny = 2\nx = 1\n")
+    items = json.dumps([{"op": "replace", "file": "a.py", "old": "x = 1", "content": "z"}]).encode()
+    error = fails(cli, path, "edit", "--edits-file", "-", input=items, code="AMBIGUOUS")
+    assert error["hint"] == "add surrounding lines to old, or pass start/end", error
