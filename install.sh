@@ -204,9 +204,14 @@ sh_quote() {
 }
 
 json_string() {
-    # (a backslash, a quote, a tab, a CR or a line break in a folder name is escaped)
-    printf '"%s"' "$(printf '%s' "$1" | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' |
-        awk 'BEGIN { ORS = "" } { gsub(/\t/, "\\t"); gsub(/\r/, "\\r"); if (NR > 1) print "\\n"; print }')"
+    # (a backslash, a quote, a line break and every other control character of a folder name is
+    # escaped: JSON takes none of them as it is; the backslashes awk writes are made with %c, as
+    # awks differ in how they read them in strings)
+    printf '"%s"' "$(printf '%s' "$1" | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' | awk '
+        BEGIN { ORS = ""; for (i = 1; i < 32; i++) esc[sprintf("%c", i)] = sprintf("%cu%04x", 92, i) }
+        { out = ""; for (k = 1; k <= length($0); k++) { c = substr($0, k, 1); out = out ((c in esc) ? esc[c] : c) }
+          if (NR > 1) printf "%cn", 92
+          print out }')"
 }
 
 print_snippet() {

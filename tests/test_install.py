@@ -533,11 +533,13 @@ def test_the_users_downloader_settings_do_not_apply(install, home, tmp_path, dow
     assert installed(tmp_path).read_bytes() == fake_program(LATEST)
 
 
-def test_an_install_folder_whose_name_ends_in_a_line_break_is_the_one_used(install, tmp_path):
+@pytest.mark.parametrize("name", ["odd\n", "odd\x1b[0m\f"])
+def test_an_install_folder_whose_name_ends_in_a_line_break_is_the_one_used(install, tmp_path, name):
     """A folder name ending in a line break installed into another folder (the shell drops the
-    trailing line break of `$(cd … && pwd -P)`), and the printed snippet was no valid JSON."""
-    result = install(BETTER_EDIT_INSTALL_DIR=str(tmp_path / "odd\n"))
+    trailing line break of `$(cd … && pwd -P)`), and the printed snippet was no valid JSON; nor was
+    it for an escape or form feed character (a second regression pass)."""
+    result = install(BETTER_EDIT_INSTALL_DIR=str(tmp_path / name))
     assert result.returncode == 0, result.stderr
-    target = tmp_path / "odd\n" / PROGRAM
+    target = tmp_path / name / PROGRAM
     assert target.read_bytes() == fake_program(LATEST)
     assert snippet_of(result.stdout)["mcpServers"][PROGRAM]["command"] == str(target)
