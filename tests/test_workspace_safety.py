@@ -1817,13 +1817,27 @@ def test_fifty_megabyte_jsonrpc_line(root, servers):
 SYSTEM_PYTHON = "/usr/bin/python3"  # (one another user can run: the test interpreter may sit under /root)
 
 
-@pytest.mark.skipif(
+def folder_for_another_user(base, name, mode, uid):
+    """BASE/NAME with `mode`, and BASE/cache owned by `uid`, the user the test then runs as."""
+    os.chmod(base, 0o755)
+    folder, cache = Path(base) / name, Path(base) / "cache"
+    folder.mkdir(mode=0o777)
+    os.chmod(folder, mode)
+    cache.mkdir()
+    os.chown(cache, uid, uid)
+    return folder, cache
+
+
+AS_ANOTHER_USER = pytest.mark.skipif(
     os.name != "posix"
     or os.geteuid() != 0
     or not os.access(SYSTEM_PYTHON, os.X_OK)
     or bool(os.environ.get("BE_EXE")),
     reason="needs root (to run as another user) and a system Python",
 )
+
+
+@AS_ANOTHER_USER
 def test_another_users_file_in_a_sticky_folder_is_written_in_place_leaving_no_name(tmp_path):
     """Found by an attack: as `nobody`, a root-owned 0666 file in a 1777 folder (as /tmp). The old
     file got its second name, then the rename over it failed (EPERM: the sticky bit), and that
@@ -1832,12 +1846,7 @@ def test_another_users_file_in_a_sticky_folder_is_written_in_place_leaving_no_na
     import tempfile
 
     with tempfile.TemporaryDirectory(dir="/tmp") as base:
-        os.chmod(base, 0o755)
-        folder, cache = Path(base) / "sticky", Path(base) / "cache"
-        folder.mkdir(mode=0o777)
-        os.chmod(folder, 0o1777)
-        cache.mkdir()
-        os.chown(cache, 65534, 65534)
+        folder, cache = folder_for_another_user(base, "sticky", 0o1777, 65534)
         (folder / "f.txt").write_text("a\nb\n")
         os.chmod(folder / "f.txt", 0o666)
 
@@ -1872,13 +1881,7 @@ def test_another_users_file_in_a_sticky_folder_is_written_in_place_leaving_no_na
         )
 
 
-@pytest.mark.skipif(
-    os.name != "posix"
-    or os.geteuid() != 0
-    or not os.access(SYSTEM_PYTHON, os.X_OK)
-    or bool(os.environ.get("BE_EXE")),
-    reason="needs root (to run as another user) and a system Python",
-)
+@AS_ANOTHER_USER
 def test_another_users_group_writable_file_keeps_its_owner_and_group(tmp_path):
     """Found by an attack: uid 1002, in group 1500, edited f.txt (1001:1500, 0660) in a shared
     folder: the new file replaced the old one by a rename and was 1002:1002, and uid 1001 could no
@@ -1886,12 +1889,7 @@ def test_another_users_group_writable_file_keeps_its_owner_and_group(tmp_path):
     import tempfile
 
     with tempfile.TemporaryDirectory(dir="/tmp") as base:
-        os.chmod(base, 0o755)
-        folder, cache = Path(base) / "proj", Path(base) / "cache"
-        folder.mkdir(mode=0o777)
-        os.chmod(folder, 0o777)
-        cache.mkdir()
-        os.chown(cache, 1002, 1002)
+        folder, cache = folder_for_another_user(base, "proj", 0o777, 1002)
         (folder / "f.txt").write_text("owner text\n")
         os.chown(folder / "f.txt", 1001, 1500)
         os.chmod(folder / "f.txt", 0o660)
