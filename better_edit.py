@@ -1222,6 +1222,11 @@ MESSAGES = {
         "最旧的 chip {id} 已被移除（队列上限 {max}）",
     ),
     "w.chip_not_saved": ("could not save a chip: {detail}", "无法保存 chip：{detail}"),
+    "w.snapshot_too_large": (
+        "the old bytes of this change ({mib} MiB) are more than the snapshots may hold ({limit} MiB): "
+        "they were not kept, and the change cannot be rolled back",
+        "此次修改的旧内容（{mib} MiB）超过快照可保存的上限（{limit} MiB）：未被保存，此修改无法回滚",
+    ),
     "w.snapshot_evicted": (
         "oldest snapshot {id} was dropped (limit {max} snapshots, {mib} MiB)",
         "最旧的快照 {id} 已被丢弃（上限 {max} 个、{mib} MiB）",
@@ -9653,32 +9658,42 @@ class SnapshotStore:
                 os.unlink(target)
         _write_private(target, raw)
 
-    def commit(self, record, after_sha256, tidy=True):
-        """Record the finished edit; returns warnings (evictions, persistence failures).
-
-        `after_sha256` is a function: hashing a large file is skipped when nobody can use the
-        snapshot (not persisted, and no server process left to roll it back). `tidy`: evict
-        beyond the bounds and sweep orphans now (an event of several files does it once, at
-        its last file: each pass lists the whole store).
-        """
-        warnings = []
+    def commit(self, records, after_sha256s):
+        """Record the records of one finished edit (an event) under one hold of the store lock,
+        so another process's eviction sees all of them or none (written one by one, an eviction
+        between two took the event's first records, and a rollback then undid only the rest);
+        returns warnings (persistence failures). `after_sha256s` are functions: hashing a large
+        file is skipped when nobody can use the snapshot (not persisted, and no server process
+        left to roll it back). The bounds are kept by tidy(), once the edit stands."""
         if not self.ctx.persist_snapshots:
-            if not self.ctx.mcp:
-                return warnings  # a CLI process ends here: its in-memory snapshot would die with it
+            if self.ctx.mcp:  # (a CLI process ends here: its in-memory snapshot would die with it)
+                for record, after_sha256 in zip(records, after_sha256s):
+                    record["after_sha256"] = after_sha256()
+                    self.ctx.memory_snapshots.append(record)
+            return []
+        for record, after_sha256 in zip(records, after_sha256s):
             record["after_sha256"] = after_sha256()
-            self.ctx.memory_snapshots.append(record)
-            memory = self.ctx.memory_snapshots
-            return warnings + self._evict([(r["event_id"], r["before_size"], r) for r in memory])
-        record["after_sha256"] = after_sha256()
-        meta = {k: v for k, v in record.items() if not k.startswith("_")}
         try:
             with self.lock():
-                _write_private(record["_base"] + ".json", _snapshot_json(meta))
-                if tidy:
-                    warnings += self._evict_files()
-                    self._sweep_orphans()
+                for record in records:
+                    meta = {k: v for k, v in record.items() if not k.startswith("_")}
+                    _write_private(record["_base"] + ".json", _snapshot_json(meta))
         except OSError as exc:
-            warnings.append(("w.snapshot_not_saved", {"detail": exc.strerror or str(exc)}))
+            return [("w.snapshot_not_saved", {"detail": exc.strerror or str(exc)})]
+        return []
+
+    def tidy(self):
+        """Evict beyond the bounds and sweep orphans: after an edit's commit point (done before
+        it, a failed edit had dropped an older snapshot); returns warnings."""
+        if not self.ctx.persist_snapshots:
+            memory = self.ctx.memory_snapshots
+            return self._evict([(r["event_id"], r["before_size"], r) for r in memory])
+        try:
+            with self.lock():
+                warnings = self._evict_files()
+                self._sweep_orphans()
+        except OSError:  # (the next edit tries again)
+            return []
         return warnings
 
     def seal(self, record):
@@ -9703,6 +9718,8 @@ class SnapshotStore:
         bounds; the records of one event (several files) go together."""
         leaving = self.ctx.leaving_events  # (a rollback's events: they go once it stands)
         items = [item for item in _by_event(items) if item[0] not in leaving]
+        too_large = items[-1:] if items and items[-1][1] > SNAPSHOT_TOTAL_BYTES else []
+        items = items[: len(items) - len(too_large)]  # (the newest alone over the bound: it goes alone)
         total = sum(size for _eid, size, _records in items)
         drop = 0  # one pass: however many there are, each is looked at once
         while drop < len(items) and (
@@ -9710,7 +9727,7 @@ class SnapshotStore:
         ):
             total -= items[drop][1]
             drop += 1
-        for _event_id, _size, records in items[:drop]:
+        for _event_id, _size, records in items[:drop] + too_large:
             for record in records:
                 self.remove(record)
         return self._evicted_warnings(items[:drop])
@@ -10567,6 +10584,8 @@ def commit_files(ctx, tool, files, summary=None, snapshot=True, rolls_back=None)
         cleaned = _clean_kept(ctx, files)  # (its steps are injection points too: the next call finishes)
         if event:
             event.seal()  # (once the kept names are gone: a .bin with another name is another program's)
+            warnings = warnings + event.tidy()  # (the bounds: evicted now that the change stands)
+            event_id = event.event_id
         if done is not None:
             run.journal.finish(*done, cleaned)
     finally:
@@ -10846,17 +10865,30 @@ class _EventSnapshots:
 
     def commit(self, files):
         warnings = self.warnings
-        for number, (fc, pending) in enumerate(zip(files, self.pendings), 1):
-            after = functools.partial(self._after_sha256, fc)
-            said = self.store.commit(pending, after, tidy=number == len(self.pendings))
-            if any(item[0] == "w.snapshot_not_saved" for item in said) and self._in_memory(files):
-                return warnings + [("w.snapshots_in_memory", said[-1][1])]
-            warnings += said
-            if any(item[0] == "w.snapshot_not_saved" for item in said):
-                self.discard()  # (the files saved would make an event that rolls back only them)
-                self.event_id = None
-                break
-        return warnings
+        said = self.store.commit(self.pendings, [functools.partial(self._after_sha256, fc) for fc in files])
+        if said and self._in_memory(files):
+            return warnings + [("w.snapshots_in_memory", said[-1][1])]
+        if said:  # (w.snapshot_not_saved: the records saved would roll back only their files)
+            self.discard()
+            self.event_id = None
+        return warnings + said
+
+    def tidy(self):
+        """Once the edit stands: the store's bounds kept (tidy); returns warnings. An event whose
+        old bytes alone are more than the bound is not kept at all: its id is then no handle."""
+        said = self.store.tidy()
+        if self.event_id is None or not self.pendings:
+            return said
+        kept = self.ctx.memory_snapshots if not self.ctx.persist_snapshots else None
+        ids = {r["event_id"] for r in kept} if kept is not None else {e for _s, e, _b in self.store.entries()}
+        if self.event_id in ids:
+            return said
+        size = sum(p["before_size"] for p in self.pendings)
+        said.append(
+            ("w.snapshot_too_large", {"mib": -(-size // (1 << 20)), "limit": SNAPSHOT_TOTAL_BYTES >> 20})
+        )
+        self.event_id = None
+        return said
 
     def _after_sha256(self, fc):
         """What a snapshot record says its file holds after the edit: "absent", or the SHA-256 of

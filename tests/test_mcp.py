@@ -2156,3 +2156,20 @@ def test_a_line_too_deep_for_json_is_answered_as_json_would_read_it(serve, line,
     reply = server.recv()
     assert reply["error"]["code"] == code and reply["id"] == request_id, reply
     assert server.request("ping")["result"] == {}
+
+
+def test_a_change_whose_old_bytes_pass_the_store_bound_keeps_the_other_snapshots(serve, root):
+    """Found by an attack: an edit of a file of more than 100 MiB (the snapshots' bound) dropped
+    every older snapshot to make room, then its own, and still answered its event_id, with a
+    warning calling it the oldest. It now drops only its own and says it cannot be rolled back."""
+    for name in ("a", "b", "c"):
+        (root / f"{name}.txt").write_text("x\n")
+    (root / "big.txt").write_bytes(b"line\n" * (21 << 20))  # (105 MiB)
+    server = serve()
+    for name in ("a", "b", "c"):
+        server.ok("be-replace", file=f"{name}.txt", start=1, content=name.upper())
+    result = server.ok("be-replace", file="big.txt", start=1, content="first", brief=True)
+    assert "event_id" not in result or result["event_id"] is None, result
+    assert any("cannot be rolled back" in w for w in result["warnings"]), result
+    assert not any("oldest snapshot" in w for w in result["warnings"]), result
+    assert len(server.ok("be-trx-status")["snapshots"]) == 3

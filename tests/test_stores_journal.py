@@ -2310,3 +2310,26 @@ def test_a_signal_after_a_rollback_commits_does_not_advise_rolling_back(root, ca
     _out, err = proc.communicate(timeout=60)
     assert proc.returncode == -signal.SIGTERM and (root / "a.txt").read_bytes() == b"one\n"
     assert b"came: it stands" in err and b"roll it back" not in err, err
+
+
+def test_an_edit_that_fails_drops_no_older_snapshot(root, cache_dir, be_env):
+    """Found by an attack: the store's bounds were kept before the commit point, so an edit that
+    then failed (here an I/O error at each of its steps in turn) had already dropped the oldest
+    snapshot: "the file was not changed", and the edit before it could no longer be undone. The
+    bounds are kept once the change stands."""
+    env = dict(be_env, BETTER_EDIT_MAX_SNAPSHOTS="1")
+    args = ["replace", "-f", "b.txt", "-s", "1", "-c", "B"]
+    reset_tree(root, {"a.txt": b"a\n", "b.txt": b"b\n"})
+    done = run_cli(*args, cwd=root, env=with_fault(env, 0, "count"))
+    steps = int(re.search(rb"fault steps: (\d+)", done.stderr).group(1))
+    failed = 0
+    for k in range(1, steps + 1):
+        shutil.rmtree(cache_dir / "snapshots", ignore_errors=True)
+        reset_tree(root, {"a.txt": b"a\n", "b.txt": b"b\n"})
+        first, answer = cli_json(root, env, "replace", "-f", "a.txt", "-s", "1", "-c", "A")
+        assert first.returncode == 0, answer
+        done = run_cli(*args, cwd=root, env=with_fault(env, k, "EIO"))
+        if done.returncode != 0 and (root / "b.txt").read_bytes() == b"b\n":
+            failed += 1
+            assert list(cache_dir.glob(f"snapshots/*/*-{answer['event_id']}.json")), k
+    assert failed
