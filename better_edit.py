@@ -13302,19 +13302,15 @@ def _events(records):
     return [group for _eid, _size, group in _by_event((r["event_id"], 0, r) for r in records)]
 
 
-def _snapshots_of(ctx, store, file):
-    records = store.list()
-    if file is not None:  # (an empty one is refused: it named no file, and it acted on all of them)
-        real = resolve_path(ctx, file)
-        records = [r for r in records if r["file"] == real]
-    return records
-
-
 def tool_trx_commit(ctx, args):
-    """Forget pending snapshots. Arguments: `file` (only that file's). Result: `committed` (count)."""
+    """Forget pending snapshots. Arguments: `file` (the events that touched it, each whole, as a
+    rollback selects them: forgetting one file's part of an event left a rollback that undid only
+    its other files). Result: `committed` (count of records)."""
     store = SnapshotStore(ctx)
     with store.lock():
-        records = _snapshots_of(ctx, store, args.get("file"))
+        records = store.list()
+        if args.get("file") is not None:
+            records = _events_of_file(_events_in_root(ctx, records), resolve_path(ctx, args["file"]))
         for record in records:
             store.remove(record)
     return {"status": "ok", "committed": len(records)}

@@ -2173,3 +2173,18 @@ def test_a_change_whose_old_bytes_pass_the_store_bound_keeps_the_other_snapshots
     assert any("cannot be rolled back" in w for w in result["warnings"]), result
     assert not any("oldest snapshot" in w for w in result["warnings"]), result
     assert len(server.ok("be-trx-status")["snapshots"]) == 3
+
+
+def test_committing_one_file_of_an_event_forgets_the_event_whole(serve, root):
+    """Found by an attack: be-trx-commit {file: a.txt} forgot only a.txt's part of an event of a,
+    b and c; a rollback of that event then undid b and c and said ok, a keeping the edit. A commit
+    by file now takes the events that touched it whole, as a rollback by file does."""
+    for name in "abc":
+        (root / f"{name}.txt").write_text(f"{name}\n")
+    server = serve()
+    edits = [{"file": f"{name}.txt", "start": 1, "content": name.upper()} for name in "abc"]
+    event = server.ok("be-edit", edits=edits)["event_id"]
+    assert server.ok("be-trx-commit", file="a.txt")["committed"] == 3
+    assert server.ok("be-trx-status")["snapshots"] == []
+    server.err("be-trx-rollback", "NOT_FOUND", event_id=event)
+    assert [(root / f"{name}.txt").read_text() for name in "abc"] == ["A\n", "B\n", "C\n"]
