@@ -15229,8 +15229,8 @@ MESSAGES.update(
             "列出最近编辑的快照，最新的在前（仅元数据）。",
         ),
         "d.trx-commit": (
-            "Forget snapshots (all, or of one file): the edits can no longer be rolled back.",
-            "丢弃快照（全部或某个文件的）：之后这些编辑无法回滚。",
+            "Forget snapshots (all, or the events that touched one file, whole): the edits can no longer be rolled back.",
+            "丢弃快照（全部，或涉及某个文件的整个事件）：之后这些编辑无法回滚。",
         ),
         "d.trx-rollback": (
             "Undo edits: the last steps, or down to an event_id, for all files or one. Refuses with CONFLICT, "
@@ -15383,7 +15383,7 @@ MESSAGES.update(
             "list only chips whose tool, error or content contains this",
             "只列出工具名、错误或内容包含此文本的 chip",
         ),
-        "p.trx_file": ("only snapshots of this file", "只处理此文件的快照"),
+        "p.trx_file": ("only the events that touched this file", "只处理涉及此文件的事件"),
         "p.steps": ("how many edits to undo (default 1)", "撤销的编辑次数（默认 1）"),
         "p.event_id": ("undo down to and including this event", "撤销到此事件（含）为止"),
         "p.rollback_force": (
