@@ -12208,13 +12208,13 @@ def finish_edit(ctx, tool, args, opened, change):
     elif not changed:  # nothing to write: no snapshot, no event, no chip
         warnings.append(("w.unchanged", {}))
     else:
-        if change.chip_text is not None:
-            warnings += _keep_as_chip(ctx, tool, args, change.chip_text, result)
         summary = _summary(tool, change)
         payload = _edit_payload(text, opened.raw, change)
         event_id, write_warnings = commit_bytes(ctx, tool, opened, payload, summary)
         warnings += write_warnings
         _put_event(result, event_id)
+        if change.chip_text is not None:  # (once the text is gone: a failed delete kept no chip)
+            warnings += _keep_as_chip(ctx, tool, args, change.chip_text, result)
     if warnings:
         result["warnings"] = _local_warnings(ctx, warnings)
     return result
@@ -14121,10 +14121,9 @@ def _commit_items(ctx, groups, result):
     """Write the files that change, as one event (its id into `result`); the warnings: what was
     kept as chips and written, or that nothing changed (a newline-only hunk said what it did)."""
     if result["changed"]:
-        warnings = _keep_deleted(ctx, groups)
         event_id, write_warnings = _commit_groups(ctx, [g for g in groups if g.changed])
         _put_event(result, event_id)
-        return warnings + write_warnings
+        return write_warnings + _keep_deleted(ctx, groups)  # (once the text is gone)
     if all(change.newline_only for group in groups for _item, change in group.changes):
         return []
     return [("w.unchanged", {})]

@@ -2333,3 +2333,15 @@ def test_an_edit_that_fails_drops_no_older_snapshot(root, cache_dir, be_env):
             failed += 1
             assert list(cache_dir.glob(f"snapshots/*/*-{answer['event_id']}.json")), k
     assert failed
+
+
+def test_a_delete_that_fails_keeps_no_chip(root, cache_dir, be_env):
+    """Found by an attack: a delete that failed ("the file was not changed") had already kept the
+    lines it meant to delete as a chip, and with the queue full it dropped the oldest real chip
+    without a word. The chip is kept once the lines are gone."""
+    reset_tree(root, {"a.txt": b"one\ntwo\nthree\n"})
+    done = run_cli("delete", "-f", "a.txt", "-s", "2", cwd=root, env=with_fault(be_env, 1, "EIO"))
+    assert done.returncode != 0 and (root / "a.txt").read_bytes() == b"one\ntwo\nthree\n", done.stderr
+    assert not list(cache_dir.glob("chips/*/*.json"))
+    done = run_cli("delete", "-f", "a.txt", "-s", "2", cwd=root, env=be_env)
+    assert done.returncode == 0 and len(list(cache_dir.glob("chips/*/*.json"))) == 1, done.stderr
