@@ -16270,8 +16270,8 @@ class Server:
     def _keep_arguments(self, tool, arguments, error):
         import json
 
-        if nesting(arguments) > MAX_NESTING:  # (a chip that could not be read back)
-            return None, []
+        if tool.name == "insert-chip" or nesting(arguments) > MAX_NESTING:
+            return None, []  # (a chip's own arguments hold no text, and keeping them could drop it)
         try:
             size = len(json.dumps(arguments, ensure_ascii=False).encode("utf-8", "surrogatepass"))
         except (TypeError, ValueError):

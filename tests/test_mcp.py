@@ -2188,3 +2188,20 @@ def test_committing_one_file_of_an_event_forgets_the_event_whole(serve, root):
     assert server.ok("be-trx-status")["snapshots"] == []
     server.err("be-trx-rollback", "NOT_FOUND", event_id=event)
     assert [(root / f"{name}.txt").read_text() for name in "abc"] == ["A\n", "B\n", "C\n"]
+
+
+def test_a_failed_insert_chip_keeps_no_chip_and_drops_none(serve, root):
+    """Found by an attack: with the queue of chips full, a be-insert-chip that failed (a line past
+    the end) was kept as a chip itself, and that dropped the oldest: the very chip it was putting
+    back. The retry found nothing. A failed be-insert-chip keeps no chip."""
+    name = "src/components/widget_controller.py"  # (arguments long enough to be kept: over 50 bytes)
+    (root / "src" / "components").mkdir(parents=True)
+    (root / name).write_text("a\nb\nc\nd\ne\n")
+    server = serve(env={"BETTER_EDIT_MAX_CHIPS": "3"})
+    deleted = server.ok("be-delete", file=name, start=2, end=3)["chip"]
+    for n in range(2):  # (the queue full: 3 chips, the deleted text the oldest)
+        server.err("be-replace", "MISMATCH", file=name, old=f"nothing like this {n} " * 3, content="x")
+    target = {"from": f"chip://{deleted}", "to": f"{name}:99"}
+    server.err("be-insert-chip", "OUT_OF_RANGE", target)
+    server.ok("be-insert-chip", dict(target, to=f"{name}:1"))
+    assert (root / name).read_text() == "a\nb\nc\nd\ne\n"
