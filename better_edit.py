@@ -13568,7 +13568,7 @@ def _restore_commit(store, record, place, st, keep=False):
     raw = _current_bytes(place) if st is not None and (keep or written_in_place(place, st)) else None
     payload = None if before is None else payload_of(before)
     commit = FileCommit(place, st, raw, payload)
-    commit.mode = _restored_mode(record, st)
+    commit.mode = _restored_mode(record, st, forced=keep)
     commit.owner = None if st is not None else _restored_owner(record)  # (a file made again)
     return commit
 
@@ -13581,11 +13581,13 @@ def _restored_owner(record):
     return tuple(owner) if ids else None
 
 
-def _restored_mode(record, st):
-    """The permission bits a restore gives its file: those the snapshot record kept, and into a
-    file there now (`st`) no bit the old file did not have (None: none kept, or not a mode)."""
+def _restored_mode(record, st, forced=False):
+    """The permission bits a restore gives its file (None: it keeps its own): those the snapshot
+    record kept for a file made again; a file there now keeps its own as any edit does (a bit its
+    user added since, `chmod +x`, went), except in a forced rollback, which puts in no bit the old
+    file did not have (its text into a file another program made more open)."""
     mode = record.get("before_mode")
-    if not (isinstance(mode, int) and 0 <= mode <= 0o7777):
+    if not (isinstance(mode, int) and 0 <= mode <= 0o7777) or (st is not None and not forced):
         return None
     return mode if st is None else st.st_mode & 0o7777 & mode
 

@@ -2205,3 +2205,17 @@ def test_a_failed_insert_chip_keeps_no_chip_and_drops_none(serve, root):
     server.err("be-insert-chip", "OUT_OF_RANGE", target)
     server.ok("be-insert-chip", dict(target, to=f"{name}:1"))
     assert (root / name).read_text() == "a\nb\nc\nd\ne\n"
+
+
+def test_a_rollback_keeps_a_mode_bit_added_since_the_edit(serve, root):
+    """Found by an attack: run.sh edited, then made executable (chmod 755) by its user; a rollback
+    (the file held what the edit wrote) put its old text back at 0644, without a word. A file
+    that is there keeps its own mode, as any edit keeps it."""
+    path = root / "run.sh"
+    path.write_text("echo one\n")
+    os.chmod(path, 0o644)
+    server = serve()
+    server.ok("be-replace", file="run.sh", start=1, content="echo two")
+    os.chmod(path, 0o755)
+    server.ok("be-trx-rollback")
+    assert path.read_text() == "echo one\n" and os.stat(path).st_mode & 0o777 == 0o755
