@@ -9861,8 +9861,7 @@ class ChipStore:
         try:
             _private_dir(self.dir)
             with FileLock(self.ctx, "store:" + self.dir):
-                for old in self.list(expired=True):
-                    self._unlink(old["id"])
+                self._drop_expired()
                 existing = self.list()
                 chip_id = _new_id({r["id"] for r in existing})
                 seq = max([time.time_ns()] + [r.get("seq", 0) + 1 for r in existing])
@@ -9886,6 +9885,21 @@ class ChipStore:
         except (OSError, ToolError, ValueError) as exc:
             detail = getattr(exc, "strerror", None) or str(exc)
             return None, [("w.chip_not_saved", {"detail": detail})]
+
+    def sweep(self):
+        """The chips older than BETTER_EDIT_CHIP_TTL deleted (a listing or an inspection of chips
+        does it first: a deleted secret was to go with its TTL, not when the next chip came)."""
+        if not self.ctx.chip_ttl:
+            return
+        try:
+            with FileLock(self.ctx, "store:" + self.dir):
+                self._drop_expired()
+        except (OSError, ToolError):  # (a busy or unusable store: the next call deletes them)
+            pass
+
+    def _drop_expired(self):
+        for old in self.list(expired=True):
+            self._unlink(old["id"])
 
     def _unlink(self, chip_id):
         with _suppress_os():
@@ -13164,6 +13178,7 @@ def tool_insert_chip(ctx, args):
     `to` (FILE:LINE), `as` (text or annotated), `filter`, `preview`. Result: the chip list
     (`chips`, `items`), one chip's record, or an insert's result plus `from`."""
     source, target = args.get("from"), args.get("to")
+    ChipStore(ctx).sweep()
     if not source:
         if target:
             raise invalid("to_without_from")

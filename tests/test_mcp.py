@@ -2219,3 +2219,16 @@ def test_a_rollback_keeps_a_mode_bit_added_since_the_edit(serve, root):
     os.chmod(path, 0o755)
     server.ok("be-trx-rollback")
     assert path.read_text() == "echo one\n" and os.stat(path).st_mode & 0o777 == 0o755
+
+
+def test_expired_chips_go_when_chips_are_listed(serve, root, cache_dir):
+    """Found by an attack: with BETTER_EDIT_CHIP_TTL, a listing of chips left out the expired ones
+    but left them on disk, a deleted secret with them, until some later call saved a new chip;
+    the docs say a listing deletes them. It does."""
+    (root / "a.env").write_text("x\nAPI_KEY=secret\n")
+    server = serve(env={"BETTER_EDIT_CHIP_TTL": "1"})
+    server.ok("be-delete", file="a.env", start=2)
+    assert len(list(cache_dir.glob("chips/*/*.json"))) == 1
+    time.sleep(1.5)
+    assert server.ok("be-insert-chip")["chips"] == []
+    assert list(cache_dir.glob("chips/*/*.json")) == []
