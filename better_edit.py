@@ -1015,6 +1015,14 @@ MESSAGES = {
         "语言由文件名（扩展名，或 Makefile 之类的文件名）或首行（#!）判断；请读取文件并按行号指定",
     ),
     "chip_missing": ("chip {id} not found", "找不到 chip {id}"),
+    "chip_no_comments": (
+        "{file} is JSON, which has no comments: an annotated chip would be no JSON any more",
+        "{file} 是 JSON，没有注释语法：带注释的 chip 会使其不再是合法 JSON",
+    ),
+    "chip_no_comments.hint": (
+        "insert the chip's text (as: text), or put the annotated chip into another file",
+        "请插入 chip 的原文（as: text），或把带注释的 chip 放入其他文件",
+    ),
     "chip_missing.hint": (
         "list chips with {insert_chip} and no arguments",
         "不带参数调用 {insert_chip} 可列出所有 chip",
@@ -3641,6 +3649,8 @@ class Language:
     def __init__(
         self, id, extensions, family, ranges, comment="//", filenames="", interpreters="", fences=""
     ):
+        # (`comment`: how a line comment starts, or "START END" of a comment that must end on
+        # its line, as CSS's /* */ and markup's <!-- -->; "" for none, as JSON has)
         self.id, self.family, self.ranges, self.comment = id, family, ranges, comment
         self.extensions, self.filenames = extensions.split(), filenames.split()
         self.interpreters, self.fences = interpreters.split(), fences.split()
@@ -3687,20 +3697,21 @@ LANGUAGE_TABLE = (
     Language("sql", "sql psql", "sql", None, "--"),
     Language("lua", "lua", "lua", "indent", "--", interpreters="lua luajit"),
     Language("haskell", "hs", "haskell", None, "--", interpreters="runhaskell runghc", fences="haskell"),
-    Language("css", "css", "css", "brace"),
+    Language("css", "css", "css", "brace", "/* */"),
     Language("scss", "scss less", "css", "brace"),
-    Language("json", "json jsonc json5 geojson webmanifest", "json", None, fences="json jsonc"),
-    Language("html", "html htm xhtml shtml", None, "markup", fences="html"),
+    Language("json", "json jsonc json5 geojson webmanifest", "json", None, "", fences="json jsonc"),
+    Language("html", "html htm xhtml shtml", None, "markup", "<!-- -->", fences="html"),
     Language(
         "xml",
         "xml xsd xsl xslt svg plist csproj vbproj fsproj props targets resx xaml wsdl rss atom fxml kml gpx nuspec",
         None,
         "markup",
+        "<!-- -->",
         fences="xml",
     ),
-    Language("vue", "vue", None, "markup", fences="vue"),
-    Language("svelte", "svelte", None, "markup", fences="svelte"),
-    Language("markdown", "md markdown mkd mdown mdx", None, None, fences="markdown"),
+    Language("vue", "vue", None, "markup", "<!-- -->", fences="vue"),
+    Language("svelte", "svelte", None, "markup", "<!-- -->", fences="svelte"),
+    Language("markdown", "md markdown mkd mdown mdx", None, None, "<!-- -->", fences="markdown"),
 )  # fmt: skip
 
 LANGUAGES = tuple(lang.id for lang in LANGUAGE_TABLE)
@@ -13274,14 +13285,18 @@ def _annotated(ctx, record, path):
     import json
 
     language = detect_language(os.path.basename(path), "")
-    prefix = _COMMENT_PREFIX.get(language, "#")
+    start, _space, end = _COMMENT_PREFIX.get(language, "#").partition(" ")
+    if not start:
+        raise invalid("chip_no_comments", file=path)
     arguments = json.dumps(record.get("args"), ensure_ascii=False, indent=2)
-    lines = [f'{prefix} Chip {record.get("id")} from tool "{record.get("tool")}"']
+    lines = [f'Chip {record.get("id")} from tool "{record.get("tool")}"']
     if record.get("err_msg"):
-        lines.append(f"{prefix} Error: {record['err_msg']}")
-    lines.append(f"{prefix} Original arguments:")
-    lines += [f"{prefix} {line}" for line in arguments.split("\n")]
-    return "\n".join(lines) + "\n"
+        lines.append(f"Error: {record['err_msg']}")
+    lines += ["Original arguments:", *arguments.split("\n")]
+    if end:  # (a comment that ends on its line: its end, and in markup any --, never inside it)
+        inside, spaced = ("--", "- -") if end == "-->" else (end, " ".join(end))
+        return "".join(f"{start} {line.replace(inside, spaced)} {end}\n" for line in lines)
+    return "".join(f"{start} {line}\n" for line in lines)
 
 
 # --- transactions (docs/transactions.md) ----------------------------------------------------------

@@ -2232,3 +2232,36 @@ def test_expired_chips_go_when_chips_are_listed(serve, root, cache_dir):
     time.sleep(1.5)
     assert server.ok("be-insert-chip")["chips"] == []
     assert list(cache_dir.glob("chips/*/*.json")) == []
+
+
+@pytest.mark.parametrize(
+    "name, first",
+    [
+        ("s.css", '/* Chip {id} from tool "be-delete" */'),
+        ("p.html", '<!-- Chip {id} from tool "be-delete" -->'),
+        ("n.md", '<!-- Chip {id} from tool "be-delete" -->'),
+        ("a.py", '# Chip {id} from tool "be-delete"'),
+    ],
+)
+def test_an_annotated_chip_is_a_comment_of_the_files_language(serve, root, name, first):
+    """Found by an attack: `as: annotated` put `//` before each line in CSS, HTML, XML and
+    Markdown, where it is no comment: the "comment" became content. JSON, which has no comments,
+    is refused."""
+    (root / "src.txt").write_text("one\ntwo --> */ -- x\n")
+    (root / name).write_text("")
+    (root / "d.json").write_text("{}\n")
+    server = serve()
+    chip = server.ok("be-delete", file="src.txt", start=2)["chip"]
+    server.ok("be-insert-chip", {"from": f"chip://{chip}", "to": f"{name}:0", "as": "annotated"})
+    lines = (root / name).read_text().splitlines()
+    assert lines[0] == first.format(id=chip)
+    if not name.endswith(".py"):
+        end = "*/" if name.endswith(".css") else "-->"
+        assert all(line.endswith(" " + end) and line.count(end) == 1 for line in lines), lines
+        assert not name.endswith((".html", ".md")) or all(line[4:-4].count("--") == 0 for line in lines), (
+            lines
+        )
+    server.err(
+        "be-insert-chip", "INVALID_ARGUMENT", {"from": f"chip://{chip}", "to": "d.json:0", "as": "annotated"}
+    )
+    assert (root / "d.json").read_text() == "{}\n"
