@@ -1393,6 +1393,11 @@ MESSAGES = {
         "forced: {file} did not hold what event {event_id} wrote; its current content was overwritten",
         "已强制：{file} 不是事件 {event_id} 写入后的内容；当前内容已被覆盖",
     ),
+    "w.rollback_forced_gone": (
+        "forced: {file} was gone, not as event {event_id} left it; it was made again with its text "
+        "before that event",
+        "已强制：{file} 已不存在，并非事件 {event_id} 留下的状态；已按该事件之前的内容重新创建",
+    ),
     "w.rollback_deleted": (
         "event {event_id} created {file}: the file was deleted",
         "事件 {event_id} 创建了 {file}：已删除该文件",
@@ -13520,9 +13525,19 @@ def _check_rollback(args, chosen, located):
                 raise ToolError(
                     "CONFLICT", "rollback_conflict", file=record["file"], event_id=record["event_id"]
                 )
-            warnings.append(("w.rollback_forced", {"file": record["file"], "event_id": record["event_id"]}))
+            warnings += _forced_words(record, state[path])
         state[path] = None if record["before"] == "absent" else _before_sha(record)
     return warnings
+
+
+def _forced_words(record, now):
+    """The warning of a file a forced rollback restores although it no longer holds what the
+    event wrote: its content overwritten, or, gone (`now` None), made again; nothing when the event
+    made it and it is gone (the rollback has nothing to do there)."""
+    fields = {"file": record["file"], "event_id": record["event_id"]}
+    if now is None:
+        return [] if record["before"] == "absent" else [("w.rollback_forced_gone", fields)]
+    return [("w.rollback_forced", fields)]
 
 
 def _before_sha(record):
@@ -13546,7 +13561,7 @@ def _restore_all(ctx, store, chosen, located, result, forced=False):
     final = {}  # file -> the record whose "before" it gets back (the oldest chosen)
     for record in chosen:
         final[keys[record["file"]]] = record
-    files = []
+    files, deleted = [], []
     for path, record in final.items():
         places[path] = _reopened(ctx, places[path])
         restore = _restore_commit(store, record, places[path], seen[path], kept is not None)
@@ -13554,11 +13569,13 @@ def _restore_all(ctx, store, chosen, located, result, forced=False):
             files.append(restore)
             if record["before"] == "absent":  # (the folders made for it go too, once the rollback stands)
                 restore.after_folders = record.get("created_folders") or []
+                deleted.append(record)
     warnings = _commit_restores(ctx, files, kept, chosen)
     for record in final.values():
         if record["before"] == "absent":
             _remove_folders(record.get("created_folders"), ctx.root)
-            warnings.append(("w.rollback_deleted", {"event_id": record["event_id"], "file": record["file"]}))
+    for record in deleted:  # (not a file the event made that was gone already)
+        warnings.append(("w.rollback_deleted", {"event_id": record["event_id"], "file": record["file"]}))
     return warnings
 
 

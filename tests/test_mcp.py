@@ -2265,3 +2265,21 @@ def test_an_annotated_chip_is_a_comment_of_the_files_language(serve, root, name,
         "be-insert-chip", "INVALID_ARGUMENT", {"from": f"chip://{chip}", "to": "d.json:0", "as": "annotated"}
     )
     assert (root / "d.json").read_text() == "{}\n"
+
+
+def test_a_forced_rollback_of_files_already_gone_says_what_it_did(serve, root):
+    """Found by an attack: a forced rollback of a file an event made and the user deleted since
+    said "its current content was overwritten" and "the file was deleted", though it did neither;
+    one of an edited file deleted since said it overwrote it, though it made it again."""
+    server = serve()
+    server.ok("be-write", file="new.txt", content="made\n")
+    (root / "new.txt").unlink()
+    result = server.ok("be-trx-rollback", force=True)
+    assert not any("overwritten" in w or "was deleted" in w for w in result.get("warnings", [])), result
+    (root / "old.txt").write_text("one\n")
+    server.ok("be-replace", file="old.txt", start=1, content="two")
+    (root / "old.txt").unlink()
+    result = server.ok("be-trx-rollback", force=True)
+    assert any("was gone" in w and "made again" in w for w in result["warnings"]), result
+    assert not any("overwritten" in w for w in result["warnings"]), result
+    assert (root / "old.txt").read_text() == "one\n"
