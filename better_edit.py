@@ -9539,6 +9539,16 @@ def _add_record_facts(record, place, old_stat, files):
         record["before_owner"] = [old_stat.st_uid, old_stat.st_gid]
 
 
+def _beyond_bounds(items, most):
+    """How many of the oldest `items` [(event_id, size, records)], oldest first, must go for the
+    rest to be at most `most` events and SNAPSHOT_TOTAL_BYTES (one pass: each looked at once)."""
+    total, drop = sum(size for _eid, size, _records in items), 0
+    while drop < len(items) and (len(items) - drop > most or total > SNAPSHOT_TOTAL_BYTES):
+        total -= items[drop][1]
+        drop += 1
+    return drop
+
+
 class SnapshotStore:
     """Snapshots of files before each edit, persisted per workspace (docs/behaviour.md#snapshots).
 
@@ -9736,13 +9746,7 @@ class SnapshotStore:
         items = [item for item in _by_event(items) if item[0] not in leaving]
         too_large = items[-1:] if items and items[-1][1] > SNAPSHOT_TOTAL_BYTES else []
         items = items[: len(items) - len(too_large)]  # (the newest alone over the bound: it goes alone)
-        total = sum(size for _eid, size, _records in items)
-        drop = 0  # one pass: however many there are, each is looked at once
-        while drop < len(items) and (
-            len(items) - drop > self.ctx.max_snapshots or total > SNAPSHOT_TOTAL_BYTES
-        ):
-            total -= items[drop][1]
-            drop += 1
+        drop = _beyond_bounds(items, self.ctx.max_snapshots)
         for _event_id, _size, records in items[:drop] + too_large:
             for record in records:
                 self.remove(record)
