@@ -10911,11 +10911,7 @@ class _EventSnapshots:
         """Once the edit stands: the store's bounds kept (tidy); returns warnings. An event whose
         old bytes alone are more than the bound is not kept at all: its id is then no handle."""
         said = self.store.tidy()
-        if self.event_id is None or not self.pendings:
-            return said
-        kept = self.ctx.memory_snapshots if not self.ctx.persist_snapshots else None
-        ids = {r["event_id"] for r in kept} if kept is not None else {e for _s, e, _b in self.store.entries()}
-        if self.event_id in ids:
+        if self.event_id is None or not self.pendings or self._still_kept():
             return said
         size = sum(p["before_size"] for p in self.pendings)
         said.append(
@@ -10923,6 +10919,13 @@ class _EventSnapshots:
         )
         self.event_id = None
         return said
+
+    def _still_kept(self):
+        """Whether the store (or the server's memory) still holds this event after tidy(); True
+        where nothing is kept to look for (a CLI process keeps no snapshot in memory)."""
+        if not self.ctx.persist_snapshots:
+            return not self.ctx.mcp or self.event_id in {r["event_id"] for r in self.ctx.memory_snapshots}
+        return self.event_id in {event_id for _seq, event_id, _base in self.store.entries()}
 
     def _after_sha256(self, fc):
         """What a snapshot record says its file holds after the edit: "absent", or the SHA-256 of
