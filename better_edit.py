@@ -14423,8 +14423,11 @@ def _note_earlier_sections(items):
     for item in reversed(hunks):
         item["followed"] = item["section"] in later
         later.add(item["section"])
+    before = {}  # (each section: the hunks of the file before its first, in patch order)
+    for n, item in enumerate(hunks):
+        before.setdefault(item["section"], hunks[:n])
     for item in hunks:
-        item["earlier"] = [i for i in hunks if i["section"] < item["section"]]
+        item["earlier"] = before[item["section"]]
 
 
 def _added_eol(lines, header, end):
