@@ -1055,6 +1055,11 @@ MESSAGES = {
         "事件 {event_id} 保存的 {file} 旧内容在此后被改写：某个仍打开着旧文件的程序写入了它，因此它已不是 {file} "
         "当时的内容；未撤销任何内容",
     ),
+    "snapshot_bytes_gone": (
+        "the old bytes of {file} kept by event {event_id} are gone from the snapshot folder (removed "
+        "since); nothing was undone",
+        "事件 {event_id} 保存的 {file} 旧内容已不在快照文件夹中（此后被删除）；未撤销任何内容",
+    ),
     "snapshot_changed.hint": (
         "read the file and restore what you need by hand; roll back other events with event_id",
         "请读取该文件并手动恢复所需内容；其他事件可用 event_id 回滚",
@@ -13613,6 +13618,14 @@ def _restore_commit(store, record, place, st, keep=False):
     before its rename as an edit's files are."""
     try:
         before = store.before_bytes(record)
+    except FileNotFoundError:  # (removed by hand, or by a cleaner of caches: no free space to find)
+        raise ToolError(
+            "NOT_FOUND",
+            "snapshot_bytes_gone",
+            "snapshot_changed.hint",
+            file=record["file"],
+            event_id=record["event_id"],
+        ) from None
     except OSError as exc:
         raise os_error(exc, record["_base"] + ".bin") from None
     if st is not None:

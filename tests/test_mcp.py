@@ -2283,3 +2283,18 @@ def test_a_forced_rollback_of_files_already_gone_says_what_it_did(serve, root):
     assert any("was gone" in w and "made again" in w for w in result["warnings"]), result
     assert not any("overwritten" in w for w in result["warnings"]), result
     assert (root / "old.txt").read_text() == "one\n"
+
+
+def test_a_rollback_whose_kept_bytes_are_gone_says_so(serve, root, cache_dir):
+    """Found by an attack: a rollback whose snapshot's .bin had been removed (by hand, or by a
+    cleaner of caches) was an I/O error whose hint said to check free space."""
+    (root / "a.txt").write_text("one\n")
+    server = serve()
+    server.ok("be-replace", file="a.txt", start=1, content="two")
+    (kept,) = cache_dir.glob("snapshots/*/*.bin")
+    kept.unlink()
+    error = server.err("be-trx-rollback", "NOT_FOUND")
+    assert "are gone from the snapshot folder" in error["message"] and "free space" not in error["hint"], (
+        error
+    )
+    assert (root / "a.txt").read_text() == "two\n"
