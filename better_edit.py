@@ -2062,7 +2062,11 @@ def decode_file(raw, file, encoding=None):
     """Detect how `raw` file bytes are encoded and return a Text, or raise BINARY_FILE / ENCODING.
 
     UTF-8 with BOM and UTF-16 with BOM are detected; otherwise the bytes must be UTF-8, or
-    `encoding` names a codec through which the whole file round-trips exactly.
+    `encoding` names a codec through which the whole file round-trips exactly. A file with
+    characters beyond ASCII that is UTF-8 is read as UTF-8 whatever `encoding` names (an
+    ASCII-compatible one): it names the encoding of files that are not, and an edit of a UTF-8
+    file read as cp1252 wrote its new line in cp1252, two encodings in one file. (A file of ASCII
+    alone is either: it takes the one named, as its project's other files do.)
     """
     for bom, name in _BOMS:
         if raw.startswith(bom):
@@ -2075,6 +2079,12 @@ def decode_file(raw, file, encoding=None):
     nul = raw.find(b"\0", 0, BINARY_SNIFF_BYTES)
     if nul >= 0:
         raise ToolError("BINARY_FILE", "binary", file=file, offset=nul)
+    if codec != "utf-8" and not raw.isascii():  # (the encoding of files that are not UTF-8)
+        try:
+            return _decode_ascii_compatible(raw, file, "utf-8", "utf-8", b"")
+        except ToolError as exc:
+            if exc.key != "not_utf8":
+                raise
     return _decode_ascii_compatible(raw, file, codec, codec if encoding else "utf-8", b"")
 
 

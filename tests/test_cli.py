@@ -1729,3 +1729,14 @@ def test_edit_item_errors_name_the_items_json_keys(cli, root):
     items = json.dumps([{"op": "replace", "file": "a.py", "old": "x = 1", "content": "z"}]).encode()
     error = fails(cli, path, "edit", "--edits-file", "-", input=items, code="AMBIGUOUS")
     assert error["hint"] == "add surrounding lines to old, or pass start/end", error
+
+
+@pytest.mark.parametrize("codec", ["cp1252", "gbk", "latin-1"])
+def test_a_utf8_file_stays_utf8_whatever_encoding_is_named(cli, root, codec):
+    """Found by an attack: with --encoding cp1252 (or BETTER_EDIT_ENCODING), a UTF-8 file holding
+    `café` was read as cp1252 (`cafÃ©`) and an insert wrote its line in cp1252: two encodings in
+    one file, with status ok. The encoding named is that of files that are not UTF-8."""
+    path = write(root / "notes.txt", "café\n".encode())
+    rc, out = cli("--encoding", codec, "insert", "-f", "notes.txt", "--after-line", "-1", "-c", "thé")
+    assert rc == 0, out
+    assert path.read_bytes() == "café\nthé\n".encode()
