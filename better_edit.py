@@ -12825,7 +12825,8 @@ def _replace_old(ctx, args, opened):
     replaced = body[a:b].decode(text.codec)
     region = split_decoded(replaced)
     eol = dominant_eol(body).decode()
-    replacement = _match_trailing_newline(normalize_newlines(args["content"]), col_e == -1).replace("\n", eol)
+    content = _no_second_bom(text, a + col_s, args["content"])  # (at the start of a file with a BOM)
+    replacement = _match_trailing_newline(normalize_newlines(content), col_e == -1).replace("\n", eol)
     replacement = _indented_once(region[0][0], col_s, (replacement, args["old"]), warnings, line_s)
     new_region = replace_in_lines(region, col_s, col_e, replacement)
     placeholder_guard(args, opened, args["content"], replaced, result=new_region)
@@ -13969,7 +13970,7 @@ def _item_change(ctx, args, item, opened, exists):
 def _write_change(args, opened, exists):
     """A whole-file write as a Change replacing every line (keeps encoding, BOM, line endings)."""
     text = opened.text
-    content = args["content"]
+    content = _no_second_bom(text, 0, args["content"])  # (as the write command drops it)
     placeholder_guard(args, opened, content, text.decode() if exists else "")
     if exists:
         eol = dominant_eol(text.body).decode()

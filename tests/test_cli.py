@@ -1740,3 +1740,15 @@ def test_a_utf8_file_stays_utf8_whatever_encoding_is_named(cli, root, codec):
     rc, out = cli("--encoding", codec, "insert", "-f", "notes.txt", "--after-line", "-1", "-c", "thé")
     assert rc == 0, out
     assert path.read_bytes() == "café\nthé\n".encode()
+
+
+def test_text_starting_with_a_bom_never_gives_a_file_a_second_one(cli, root):
+    """Found by an attack: a replace by --old at the start of a file with a BOM, of content that
+    starts with U+FEFF, and an edit's write item of such content, wrote a second BOM; insert and
+    the write command drop it, as the text model says."""
+    path = write(root / "bom.txt", b"\xef\xbb\xbfa\nb\n")
+    rc, out = cli("replace", "-f", "bom.txt", "--old", "a", "-c", "\ufeffz")
+    assert rc == 0 and path.read_bytes() == b"\xef\xbb\xbfz\nb\n", out
+    items = json.dumps([{"op": "write", "file": "bom.txt", "content": "\ufeffw\n"}]).encode()
+    rc, out = cli("edit", "--edits-file", "-", input=items)
+    assert rc == 0 and path.read_bytes() == b"\xef\xbb\xbfw\n", out
