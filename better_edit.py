@@ -14868,12 +14868,25 @@ def _hunk_splice(opened, first, last, tagged):
             out.append(text.encode(line) + eol)
         added += sign != "-"
     block = b"".join(out)
-    if b == len(body) and body and not body.endswith(b"\n") and block.endswith(b"\n"):
-        cut = block[: -len(eol)] if block.endswith(eol) else block[:-1]
-        if cut and not cut.endswith(b"\n"):
-            block = cut  # the file did not end with a line terminator: it still does not
+    if b == len(body) and body and not body.endswith(b"\n"):  # (it reaches the unterminated end)
+        kept = next((sign for sign, _line in reversed(tagged) if sign != "-"), None) == " "
+        a, block = _unterminated_end(body, a, block, eol, kept)
     fields = {"start": first, "end": last, "removed": last - first + 1, "added": added}
     return Change(text, (a, block, b), first, last, added, fields, at=a)
+
+
+def _unterminated_end(body, a, block, eol, kept):
+    """(a, block) of a hunk that reaches the end of a file without a final line terminator: it
+    still has none. The block's last terminator goes, the one it has (a context line kept whole,
+    `kept`, may end with CRLF in a file of LF: a lone CR stayed); a hunk that only deletes the
+    last lines takes the terminator of the line left last (it gave the file a final newline)."""
+    if not block:
+        return (_last_line_terminator_cut(body, a) if a > 0 else a), block
+    if block.endswith(b"\n"):
+        size = 2 if kept and block.endswith(b"\r\n") else len(eol) if block.endswith(eol) else 1
+        if block[:-size] and not block[:-size].endswith(b"\n"):
+            block = block[:-size]  # the file did not end with a line terminator: it still does not
+    return a, block
 
 
 def _file_lines(opened):

@@ -1613,3 +1613,24 @@ def test_a_hunk_without_context_in_a_later_section_goes_where_both_readings_agre
     done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
     assert done.returncode == 0, answer
     assert (root / "f").read_text() == result
+
+
+@pytest.mark.parametrize(
+    "before, patch, after",
+    [
+        # a real git diff of removing the last line of a file of mixed line ends, no final newline
+        (b"x\na\r\nb", "@@ -1,3 +1,2 @@\n x\n a\r\n-b\n\\ No newline at end of file\n", b"x\na"),
+        # a hunk without context removing the last line of a file without a final newline
+        (b"a\nb", "@@ -2 +1,0 @@\n-b\n", b"a"),
+        (b"x\na\nb", "@@ -2,2 +1,0 @@\n-a\n-b\n", b"x"),
+    ],
+)
+def test_a_hunk_reaching_the_unterminated_end_leaves_it_unterminated(root, be_env, before, patch, after):
+    """Found by an attack: the last terminator of such a hunk was cut by the file's line ending
+    (LF), so a kept CRLF line ended in a lone CR; and a hunk without context lines removing the
+    last lines gave the file a final newline. The file keeps its final-newline state, as delete
+    keeps it."""
+    (root / "f").write_bytes(before)
+    done, answer = run_json("patch", input=("--- a/f\n+++ b/f\n" + patch).encode(), cwd=root, env=be_env)
+    assert done.returncode == 0, answer
+    assert (root / "f").read_bytes() == after
