@@ -2074,6 +2074,7 @@ def decode_file(raw, file, encoding=None):
                 return _decode_ascii_compatible(raw[3:], file, "utf-8", name, bom)
             return _decode_utf16(raw[len(bom) :], file, name, bom)
     codec = _lookup_codec(encoding) if encoding else "utf-8"
+    codec = "utf-8" if codec == "utf-8-sig" else codec  # (its BOM was looked for above: UTF-8 without one)
     if codec.startswith(("utf-16", "utf-32")):
         return _decode_utf16(raw, file, codec, b"", _UTF16_CODECS.get(codec, codec))
     nul = raw.find(b"\0", 0, BINARY_SNIFF_BYTES)

@@ -1752,3 +1752,12 @@ def test_text_starting_with_a_bom_never_gives_a_file_a_second_one(cli, root):
     items = json.dumps([{"op": "write", "file": "bom.txt", "content": "\ufeffw\n"}]).encode()
     rc, out = cli("edit", "--edits-file", "-", input=items)
     assert rc == 0 and path.read_bytes() == b"\xef\xbb\xbfw\n", out
+
+
+@pytest.mark.parametrize("data", [b"plain ascii\n", "caf\u00e9\n".encode(), b""])
+def test_utf8_sig_named_reads_utf8_files_without_a_bom(cli, root, data):
+    """Found by an attack: `--encoding utf-8-sig` refused every UTF-8 file without a BOM (and
+    empty files) as not round-tripping: utf-8-sig names UTF-8, with or without its BOM."""
+    path = write(root / "f.txt", data)
+    rc, out = cli("--encoding", "utf-8-sig", "write", "-f", "f.txt", "-c", "new\n")
+    assert rc == 0 and path.read_bytes() == b"new\n", out
