@@ -955,6 +955,11 @@ MESSAGES = {
         "pass the --viewed-code-id that read printed, or leave the option out",
         "请传入 read 输出的 --viewed-code-id，或不加该选项",
     ),
+    "changed_while_read": (
+        "{file} changed while it was read (it is read in two passes, its size or time changed between them)",
+        "{file} 在读取过程中被修改（分两遍读取，两遍之间其大小或时间发生了变化）",
+    ),
+    "changed_while_read.hint": ("read it again", "请重新读取"),
     "stale_view": (
         "{file} changed since lines {start}-{end} were read (viewed_code_id {id})",
         "自读取第 {start}-{end} 行以来 {file} 已被修改（viewed_code_id {id}）",
@@ -9037,7 +9042,7 @@ class _Faults:
     start; `locked`: a call's file locks just taken; `journal`: a commit's journal folder made,
     its record not yet; `applied`: a commit's file just written; `items`: an edit's or patch's
     items checked, their files not yet walked to; `committed`: a commit over, its result not yet
-    out). WHAT is an errno name
+    out; `streamed`: a large file's read between its two passes). WHAT is an errno name
     (ENOSPC by default; EIO, EPERM...), KILL (SIGKILL there) or STOP (SIGSTOP there, for a test to
     interleave two processes and SIGCONT this one). "count" writes `fault steps: N` to stderr
     after each commit. Unset (the only case outside tests), step() and point() only return."""
@@ -12481,7 +12486,7 @@ def _streamable(ctx, args):
 def _read_streaming(ctx, args, place):
     """tool_read for a large file in two passes of bounded memory: count lines (checking UTF-8 and
     line endings), then cut out the range. None when the file is UTF-16/32 (read whole instead)."""
-    fd, _st = place.open()
+    fd, st = place.open()
     with open(fd, "rb", closefd=True) as handle:
         sample = handle.read(BINARY_SNIFF_BYTES)
         refuse_binary(sample, place.file)
@@ -12495,8 +12500,11 @@ def _read_streaming(ctx, args, place):
         warnings = []
         opened = Opened(place.file, place.real, text)
         start, end = _read_window(ctx, args, opened, total, warnings)
+        _Faults.point("streamed")
         handle.seek(len(bom))
         chunk = _cut_lines(handle, start, end) if total else b""
+        if _size_and_mtime(os.fstat(handle.fileno())) != _size_and_mtime(st):  # (written between the passes)
+            raise ToolError("CONFLICT", "changed_while_read", file=place.file)
     end, chunk, shown = _read_fit(ctx, args, chunk, "utf-8", start, end, warnings)
     return _read_result(ctx, args, opened, (start, end, total), chunk, shape, warnings, shown=shown)
 

@@ -2167,3 +2167,23 @@ def test_a_hard_linked_file_under_a_root_says_its_other_names_may_lie_outside(tm
     assert done.returncode == 0, answer
     assert any("may lie outside the root" in w for w in answer["warnings"]), answer
     assert (store / "index.js").read_text() == "module.exports = 2;\n"  # (shared, as the warning says)
+
+
+def test_a_streamed_read_of_a_file_written_between_its_passes_is_a_conflict(root, be_env):
+    """Found by an attack: a file over 64 MiB is read in two passes (count, then cut); another
+    program that rewrote part of it in between, with bytes that are not UTF-8, made the read an
+    INTERNAL error ("a bug"). The file is looked at again after the second pass: CONFLICT."""
+    path = root / "log.txt"
+    path.write_bytes(b"a line of a large log file\n" * (65 * 1024 * 1024 // 27 + 1))
+    proc = stopping(
+        root, be_env, "streamed:STOP", "read", "-f", "log.txt", "-s", "1", "-e", "3", "-o", "json"
+    )
+    _pid, status = os.waitpid(proc.pid, os.WUNTRACED)
+    assert os.WIFSTOPPED(status), proc.stderr.read()
+    with open(path, "r+b") as other:  # (another program, writing in place between the passes)
+        other.write(b"\xff\xfe" + b"x" * 10)
+    os.kill(proc.pid, signal.SIGCONT)
+    answer = json.loads(proc.stdout.read())
+    proc.wait(timeout=60)
+    assert proc.returncode == 1 and answer["error"]["code"] == "CONFLICT", answer
+    path.unlink()
