@@ -248,6 +248,14 @@ MESSAGES = {
         "{file} 看起来是二进制文件（偏移 {offset} 处有 NUL 字节），不能作为文本编辑",
     ),
     "binary.hint": ("edit text files only", "只能编辑文本文件"),
+    "binary_utf16.hint_le": (
+        "it looks like UTF-16 without a BOM: name its encoding (encoding utf-16-le, or --encoding utf-16-le)",
+        "它看起来是没有 BOM 的 UTF-16：请指明编码（encoding utf-16-le，或 --encoding utf-16-le）",
+    ),
+    "binary_utf16.hint_be": (
+        "it looks like UTF-16 without a BOM: name its encoding (encoding utf-16-be, or --encoding utf-16-be)",
+        "它看起来是没有 BOM 的 UTF-16：请指明编码（encoding utf-16-be，或 --encoding utf-16-be）",
+    ),
     "not_utf8": (
         "{file} is not valid UTF-8 (byte 0x{byte:02x} at offset {offset})",
         "{file} 不是有效的 UTF-8（偏移 {offset} 处字节 0x{byte:02x}）",
@@ -2060,7 +2068,17 @@ def refuse_binary(sample, file, encoding=None):
         return
     nul = sample.find(b"\0", 0, BINARY_SNIFF_BYTES)
     if nul >= 0:
-        raise ToolError("BINARY_FILE", "binary", file=file, offset=nul)
+        raise ToolError("BINARY_FILE", "binary", _utf16_hint(sample), file=file, offset=nul)
+
+
+def _utf16_hint(sample):
+    """The hint of a file with NUL bytes: UTF-16 without a BOM, when every other byte of its start
+    is NUL (text of ASCII in UTF-16: it can be read as such when named), else binary."""
+    head = sample[: len(sample) // 2 * 2][:512]
+    for parity, key in ((1, "binary_utf16.hint_le"), (0, "binary_utf16.hint_be")):
+        if head and head[parity::2].count(0) == len(head) // 2 and head[1 - parity :: 2].count(0) == 0:
+            return key
+    return None
 
 
 def decode_file(raw, file, encoding=None):

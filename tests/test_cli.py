@@ -1761,3 +1761,13 @@ def test_utf8_sig_named_reads_utf8_files_without_a_bom(cli, root, data):
     path = write(root / "f.txt", data)
     rc, out = cli("--encoding", "utf-8-sig", "write", "-f", "f.txt", "-c", "new\n")
     assert rc == 0 and path.read_bytes() == b"new\n", out
+
+
+def test_utf16_without_a_bom_is_refused_with_the_encoding_to_name(cli, root):
+    """Found by an attack: a UTF-16 file without a BOM was BINARY_FILE with the hint "edit text
+    files only", though naming its encoding reads and edits it. The hint says so."""
+    path = write(root / "u.txt", "hello\nworld\n".encode("utf-16-le"))
+    error = fails(cli, path, "read", "-f", "u.txt", code="BINARY_FILE")
+    assert "--encoding utf-16-le" in error["hint"], error
+    rc, out = cli("--encoding", "utf-16-le", "read", "-f", "u.txt")
+    assert rc == 0 and out["content"] == "1\thello\n2\tworld", out
