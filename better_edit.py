@@ -2103,13 +2103,20 @@ def decode_file(raw, file, encoding=None):
     nul = raw.find(b"\0", 0, BINARY_SNIFF_BYTES)
     if nul >= 0:
         raise ToolError("BINARY_FILE", "binary", file=file, offset=nul)
-    if codec != "utf-8" and not raw.isascii():  # (the encoding of files that are not UTF-8)
+    return _decode_named(raw, file, codec)
+
+
+def _decode_named(raw, file, codec):
+    """decode_file of a file without a BOM in an ASCII-compatible `codec`: UTF-8 first when the
+    codec is another and the file holds characters beyond ASCII (it names the encoding of files
+    that are not UTF-8)."""
+    if codec != "utf-8" and not raw.isascii():
         try:
             return _decode_ascii_compatible(raw, file, "utf-8", "utf-8", b"")
         except ToolError as exc:
             if exc.key != "not_utf8":
                 raise
-    return _decode_ascii_compatible(raw, file, codec, codec if encoding else "utf-8", b"")
+    return _decode_ascii_compatible(raw, file, codec, codec, b"")
 
 
 _XML_ENCODING = _LazyPattern(rb"""<\?xml\s[^>]*?\bencoding\s*=\s*["']([A-Za-z][\w.-]*)["']""")
@@ -13654,18 +13661,7 @@ def _restore_commit(store, record, place, st, keep=False):
     and has none now); with `keep`, its current bytes go with it, for the snapshot. `st`: the
     file's stat when its bytes were checked: a file saved since then is CONFLICT, checked right
     before its rename as an edit's files are."""
-    try:
-        before = store.before_bytes(record)
-    except FileNotFoundError:  # (removed by hand, or by a cleaner of caches: no free space to find)
-        raise ToolError(
-            "NOT_FOUND",
-            "snapshot_bytes_gone",
-            "snapshot_changed.hint",
-            file=record["file"],
-            event_id=record["event_id"],
-        ) from None
-    except OSError as exc:
-        raise os_error(exc, record["_base"] + ".bin") from None
+    before = _kept_before(store, record)
     if st is not None:
         _require_regular(st, place.file)
     if before is None and st is None:
@@ -13676,6 +13672,17 @@ def _restore_commit(store, record, place, st, keep=False):
     commit.mode = _restored_mode(record, st, forced=keep)
     commit.owner = None if st is not None else _restored_owner(record)  # (a file made again)
     return commit
+
+
+def _kept_before(store, record):
+    """The bytes a snapshot record kept of its file before its event (None: it had none)."""
+    try:
+        return store.before_bytes(record)
+    except FileNotFoundError:  # (removed by hand, or by a cleaner of caches: no free space to find)
+        fields = {"file": record["file"], "event_id": record["event_id"]}
+        raise ToolError("NOT_FOUND", "snapshot_bytes_gone", "snapshot_changed.hint", **fields) from None
+    except OSError as exc:
+        raise os_error(exc, record["_base"] + ".bin") from None
 
 
 def _restored_owner(record):
