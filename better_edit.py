@@ -319,6 +319,15 @@ MESSAGES = {
         "remove those characters or convert the file to UTF-8 first",
         "请去掉这些字符，或先把文件转换为 UTF-8",
     ),
+    "content_surrogate": (
+        "the content holds U+{point}, half of a UTF-16 pair, which is no character (a \\u escape "
+        "of a pair was cut, or sent alone)",
+        "内容含有 U+{point}，它是 UTF-16 代理对的一半，不是字符（某个代理对的 \\u 转义被截断或单独发送）",
+    ),
+    "content_surrogate.hint": (
+        "send the character itself, or both halves of its pair",
+        "请直接发送该字符，或发送代理对的两半",
+    ),
     "content_nul": (
         "the new text holds a NUL character (U+0000) on its line {line}: the file would turn binary "
         "and no later call could read or edit it",
@@ -2006,6 +2015,8 @@ class Text:
             data = string.encode(self.codec)
         except UnicodeError as exc:  # (a codec may fail as a whole: no .start then)
             char = exc.object[exc.start] if isinstance(exc, UnicodeEncodeError) else string[:1]
+            if "\ud800" <= char <= "\udfff":  # (half of a UTF-16 pair: no character of any file)
+                raise ToolError("INVALID_ARGUMENT", "content_surrogate", point=f"{ord(char):04X}") from None
             raise ToolError("ENCODING", "encoding_content", encoding=self.encoding, char=char) from None
         if self.codec != "utf-8":  # e.g. raw_unicode_escape reads "\\u0041" back as "A"
             try:

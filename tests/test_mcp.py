@@ -2298,3 +2298,18 @@ def test_a_rollback_whose_kept_bytes_are_gone_says_so(serve, root, cache_dir):
         error
     )
     assert (root / "a.txt").read_text() == "two\n"
+
+
+def test_a_lone_surrogate_in_content_is_named_as_such(serve, root):
+    """Found by an attack: content holding "\\ud800" (a cut JSON escape of a pair) was refused
+    as characters utf-8 cannot encode, with the hint to convert the file to UTF-8, which it was."""
+    (root / "a.txt").write_text("one\n")
+    server = serve()
+    arguments = '{"file": "a.txt", "start": 1, "content": "x\\ud800"}'  # (escaped, as JSON sends it)
+    server.send_line(
+        f'{{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {{"name": "be-replace", "arguments": {arguments}}}}}'
+    )
+    error = server.recv()["result"]["structuredContent"]["error"]
+    assert error["code"] == "INVALID_ARGUMENT", error
+    assert "U+D800, half of a UTF-16 pair" in error["message"] and "convert" not in error["hint"], error
+    assert (root / "a.txt").read_text() == "one\n"
