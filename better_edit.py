@@ -12401,6 +12401,7 @@ def tool_read(ctx, args):
     Result: `start`, `end`, `total`, `content`, `eol`, `encoding`, `viewed_code_id`, `truncated`
     and `next_start` when `max_lines` cut the range, `warnings`."""
     file = args["file"]
+    _read_arguments(args)  # (before a large file is read: 0.84 s for 100 MiB to say start 0 is wrong)
     if _streamable(ctx, args):
         with locate(ctx, file) as place:
             if place.stat(ctx).st_size > STREAM_READ_BYTES:
@@ -12420,6 +12421,15 @@ def tool_read(ctx, args):
     shape["cr_only"] = not crlf and not lf and b"\r" in body  # (classic Mac OS line breaks)
     unique = (body, a, view_unique(body, chunk, a))
     return _read_result(ctx, args, opened, (start, end, total), chunk, shape, warnings, unique, shown)
+
+
+def _read_arguments(args):
+    """INVALID_ARGUMENT for numbers of a read that can never be right, whatever the file holds."""
+    start, end = args.get("start", 1), args.get("end")
+    if start < 1:
+        raise invalid("line_below_one", name="start", value=start)
+    if end is not None and 0 < end < start:
+        raise invalid("end_before_start", start=start, end=end)
 
 
 def _read_window(ctx, args, opened, total, warnings):

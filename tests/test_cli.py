@@ -1771,3 +1771,12 @@ def test_utf16_without_a_bom_is_refused_with_the_encoding_to_name(cli, root):
     assert "--encoding utf-16-le" in error["hint"], error
     rc, out = cli("--encoding", "utf-16-le", "read", "-f", "u.txt")
     assert rc == 0 and out["content"] == "1\thello\n2\tworld", out
+
+
+def test_a_read_with_a_start_that_can_never_be_right_is_refused_before_the_file_is_read(cli, root):
+    """Found by an attack: `read -s 0` read and decoded the whole file before it said start must
+    be 1 or more (a 100 MiB file: 0.84 s and 458 MB); a file it cannot decode got that error
+    instead. The numbers are checked first."""
+    path = write(root / "latin.txt", b"caf\xe9\n")
+    error = fails(cli, path, "read", "-f", "latin.txt", "-s", "0", code="INVALID_ARGUMENT", status=2)
+    assert error["message"] == "start must be 1 or more, got 0"
