@@ -12855,11 +12855,25 @@ def _content_unprefixed(content, first, lines):
     return found[1] + ("\n" if content.endswith(("\n", "\r")) else ""), "w.read_prefixes_content"
 
 
+def _the_one_with_crlf(raw, old, spans):
+    """Of the places `old` stands once line endings are set aside (`spans`), the one where it
+    stands byte for byte, CRLF and all, when there is exactly one such; else all of them (an
+    `old` copied with its CRLF from a file of mixed line endings was AMBIGUOUS with its LF twin)."""
+    hits = find_all(raw, old)
+    if len(hits) != 1:
+        return spans
+    line = raw.count("\n", 0, hits[0]) + 1
+    column = hits[0] - (raw.rfind("\n", 0, hits[0]) + 1)
+    return [span for span in spans if span[:2] == (line, column)] or spans
+
+
 def _replace_old(ctx, args, opened):
     file, text = opened.file, opened.text
     body = text.body
     norm = opened.normalized()
     tier, spans = locate_old(norm, args["old"])
+    if len(spans) > 1 and tier == "exact" and "\r" in args["old"]:
+        spans = _the_one_with_crlf(text.decode(), args["old"], spans)
     if len(spans) > 1:
         where = ", ".join(f"{s[0]}-{s[2]}" if s[2] != s[0] else str(s[0]) for s in spans[:20])
         raise ToolError(

@@ -1780,3 +1780,14 @@ def test_a_read_with_a_start_that_can_never_be_right_is_refused_before_the_file_
     path = write(root / "latin.txt", b"caf\xe9\n")
     error = fails(cli, path, "read", "-f", "latin.txt", "-s", "0", code="INVALID_ARGUMENT", status=2)
     assert error["message"] == "start must be 1 or more, got 0"
+
+
+def test_an_old_with_crlf_that_stands_once_byte_for_byte_is_that_one(cli, root):
+    """Found by an attack: in a file of mixed line endings, an `old` copied with its CRLF that
+    stands once byte for byte was AMBIGUOUS with its LF twin (the search sets line endings aside
+    first). The one that matches byte for byte is taken; two such stay AMBIGUOUS."""
+    path = write(root / "m.txt", b"x = 1\r\ny = 2\nx = 1\ny = 2\n")
+    rc, out = cli("replace", "-f", "m.txt", "--old", "x = 1\r\ny = 2", "-c", "z")
+    assert rc == 0 and path.read_bytes() == b"z\nx = 1\ny = 2\n", out
+    path = write(root / "m.txt", b"x = 1\r\ny = 2\nx = 1\r\ny = 2\n")
+    fails(cli, path, "replace", "-f", "m.txt", "--old", "x = 1\r\ny = 2", "-c", "z", code="AMBIGUOUS")
