@@ -2015,9 +2015,7 @@ class Text:
             data = string.encode(self.codec)
         except UnicodeError as exc:  # (a codec may fail as a whole: no .start then)
             char = exc.object[exc.start] if isinstance(exc, UnicodeEncodeError) else string[:1]
-            if "\ud800" <= char <= "\udfff":  # (half of a UTF-16 pair: no character of any file)
-                raise ToolError("INVALID_ARGUMENT", "content_surrogate", point=f"{ord(char):04X}") from None
-            raise ToolError("ENCODING", "encoding_content", encoding=self.encoding, char=char) from None
+            raise _unencodable(char, self.encoding) from None
         if self.codec != "utf-8":  # e.g. raw_unicode_escape reads "\\u0041" back as "A"
             try:
                 back = data.decode(self.codec)
@@ -2027,6 +2025,14 @@ class Text:
                 char = next((x for x, y in zip(string, back) if x != y), string[len(back) : len(back) + 1])
                 raise ToolError("ENCODING", "encoding_content", encoding=self.encoding, char=char)
         return data
+
+
+def _unencodable(char, encoding):
+    """The error of content whose character `char` the file's `encoding` cannot hold: half of a
+    UTF-16 pair is no character of any file (a cut `\\u` escape), anything else is ENCODING."""
+    if "\ud800" <= char <= "\udfff":
+        return ToolError("INVALID_ARGUMENT", "content_surrogate", point=f"{ord(char):04X}")
+    return ToolError("ENCODING", "encoding_content", encoding=encoding, char=char)
 
 
 def _lookup_codec(name):
@@ -12855,6 +12861,22 @@ def _content_unprefixed(content, first, lines):
     return found[1] + ("\n" if content.endswith(("\n", "\r")) else ""), "w.read_prefixes_content"
 
 
+def _not_one_old(opened, old, spans):
+    """AMBIGUOUS naming the places `old` stands (`spans`), or, none, MISMATCH."""
+    if not spans:
+        return _no_match(opened.file, opened.normalized(), old, opened)
+    where = ", ".join(f"{s[0]}-{s[2]}" if s[2] != s[0] else str(s[0]) for s in spans[:20])
+    candidates = [{"start": s[0], "end": s[2]} for s in spans]
+    return ToolError(
+        "AMBIGUOUS",
+        "ambiguous",
+        data={"candidates": candidates},
+        file=opened.file,
+        count=len(spans),
+        where=where,
+    )
+
+
 def _the_one_with_crlf(raw, old, spans):
     """Of the places `old` stands once line endings are set aside (`spans`), the one where it
     stands byte for byte, CRLF and all, when there is exactly one such; else all of them (an
@@ -12868,24 +12890,14 @@ def _the_one_with_crlf(raw, old, spans):
 
 
 def _replace_old(ctx, args, opened):
-    file, text = opened.file, opened.text
+    text = opened.text
     body = text.body
     norm = opened.normalized()
     tier, spans = locate_old(norm, args["old"])
     if len(spans) > 1 and tier == "exact" and "\r" in args["old"]:
         spans = _the_one_with_crlf(text.decode(), args["old"], spans)
-    if len(spans) > 1:
-        where = ", ".join(f"{s[0]}-{s[2]}" if s[2] != s[0] else str(s[0]) for s in spans[:20])
-        raise ToolError(
-            "AMBIGUOUS",
-            "ambiguous",
-            data={"candidates": [{"start": s[0], "end": s[2]} for s in spans]},
-            file=file,
-            count=len(spans),
-            where=where,
-        )
-    if not spans:
-        raise _no_match(file, norm, args["old"], opened)
+    if len(spans) != 1:
+        raise _not_one_old(opened, args["old"], spans)
     line_s, col_s, line_e, col_e = spans[0]
     warnings, moved = check_view(ctx, args, opened, line_s, line_e, now=(True, True))
     if tier == "loose":
