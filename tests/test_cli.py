@@ -1742,6 +1742,19 @@ def test_a_utf8_file_stays_utf8_whatever_encoding_is_named(cli, root, codec):
     assert path.read_bytes() == "café\nthé\n".encode()
 
 
+def test_a_gbk_file_whose_bytes_are_also_utf8_stays_gbk(cli, root):
+    """Found by an attack: a GBK file whose only Chinese word, 状态, is valid UTF-8 too (U+05F4
+    U+032C) was read and edited as UTF-8 under --encoding gbk: the new line went in as UTF-8, two
+    encodings in one file."""
+    path = write(root / "a.py", "status = 1  # 状态\nname = ''\n".encode("gbk"))
+    rc, out = cli("read", "-f", "a.py", "--encoding", "gbk")
+    assert rc == 0 and out["content"] == "1\tstatus = 1  # 状态\n2\tname = ''" and out["encoding"] == "gbk", (
+        out
+    )
+    rc, out = cli("replace", "-f", "a.py", "--encoding", "gbk", "-s", "2", "-c", "name = '名称'")
+    assert rc == 0 and path.read_bytes() == "status = 1  # 状态\nname = '名称'\n".encode("gbk"), out
+
+
 def test_text_starting_with_a_bom_never_gives_a_file_a_second_one(cli, root):
     """Found by an attack: a replace by --old at the start of a file with a BOM, of content that
     starts with U+FEFF, and an edit's write item of such content, wrote a second BOM; insert and

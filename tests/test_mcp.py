@@ -2267,6 +2267,28 @@ def test_an_annotated_chip_is_a_comment_of_the_files_language(serve, root, name,
     assert (root / "d.json").read_text() == "{}\n"
 
 
+def test_an_annotated_chip_in_markup_holds_no_dashes_pair_and_jsonc_takes_one(serve, root):
+    """Found by an attack: the arguments of an annotated chip holding `---` (a Markdown rule) or
+    `--->` kept a `--` after the escape, which ends no comment in XML but breaks it (minidom
+    refused the page); and `.jsonc` / `.json5` files, made for `//` comments, were refused as
+    JSON."""
+    import xml.dom.minidom
+
+    (root / "src.txt").write_text("---\nA ---> B ---- C\n")
+    (root / "page.xml").write_text("<root>\n</root>\n")
+    (root / "tsconfig.jsonc").write_text("{\n}\n")
+    server = serve()
+    chip = server.ok("be-delete", file="src.txt", start=1, end=2)["chip"]
+    server.ok("be-insert-chip", {"from": f"chip://{chip}", "to": "page.xml:1", "as": "annotated"})
+    text = (root / "page.xml").read_text()
+    xml.dom.minidom.parseString(text)  # (raises on a comment holding --)
+    comments = [line for line in text.splitlines() if line.startswith("<!--")]
+    assert comments and all("--" not in line[4:-3] for line in comments), comments
+    server.ok("be-insert-chip", {"from": f"chip://{chip}", "to": "tsconfig.jsonc:1", "as": "annotated"})
+    lines = (root / "tsconfig.jsonc").read_text().splitlines()
+    assert lines[0] == "{" and lines[-1] == "}" and all(line.startswith("// ") for line in lines[1:-1]), lines
+
+
 def test_a_forced_rollback_of_files_already_gone_says_what_it_did(serve, root):
     """Found by an attack: a forced rollback of a file an event made and the user deleted since
     said "its current content was overwritten" and "the file was deleted", though it did neither;
