@@ -2117,7 +2117,8 @@ def refuse_binary(sample, file, encoding=None):
 def _utf16_hint(sample):
     """The hint of a file with NUL bytes: UTF-16 without a BOM, when every other byte of its start
     is NUL (text of ASCII in UTF-16: it can be read as such when named), else binary."""
-    head = sample[: len(sample) // 2 * 2][:512]
+    head = sample[:512]
+    head = head[: len(head) // 2 * 2]
     for parity, key in ((1, "binary_utf16.hint_le"), (0, "binary_utf16.hint_be")):
         if head and head[parity::2].count(0) == len(head) // 2 and head[1 - parity :: 2].count(0) == 0:
             return key
@@ -2143,9 +2144,7 @@ def decode_file(raw, file, encoding=None):
     codec = "utf-8" if codec == "utf-8-sig" else codec  # (its BOM was looked for above: UTF-8 without one)
     if codec.startswith(("utf-16", "utf-32")):
         return _decode_utf16(raw, file, codec, b"", _UTF16_CODECS.get(codec, codec))
-    nul = raw.find(b"\0", 0, BINARY_SNIFF_BYTES)
-    if nul >= 0:
-        raise ToolError("BINARY_FILE", "binary", file=file, offset=nul)
+    refuse_binary(raw, file)  # (no BOM, no UTF-16 named: a NUL makes it binary)
     return _decode_named(raw, file, codec)
 
 
