@@ -14817,6 +14817,11 @@ def _recount(entries, counts, header, file, number):
     return body, [("w.hunk_recounted", fields)]
 
 
+def _hunk_number(item):
+    """The number a message gives a patch's hunk item (its place in its file's section)."""
+    return item.get("hunk", item["index"] + 1)
+
+
 def _hunk_item(index, old_path, new_path, hunk, number=1):
     file = new_path if new_path is not None else old_path
     item = {"index": index, "op": "patch", "file": file, "args": {"file": file}, "hunk": number}
@@ -14836,9 +14841,7 @@ def _hunk_change(ctx, item, opened, exists, hunk):
     change.warnings = list(item.get("warnings") or []) + change.warnings
     old, new = hunk[1][:1], hunk[2][:1]  # (the BOM is kept apart: one side's alone is not applied)
     if cut is not hunk and old and new and old[0].startswith("\ufeff") != new[0].startswith("\ufeff"):
-        change.warnings.append(
-            ("w.hunk_bom_kept", {"hunk": item.get("hunk", item["index"] + 1), "file": item["file"]})
-        )
+        change.warnings.append(("w.hunk_bom_kept", {"hunk": _hunk_number(item), "file": item["file"]}))
     return change
 
 
@@ -14904,7 +14907,7 @@ def _newline_words(item, change, hunk, at_end):
     final-newline state): all it changes (nothing is written for it), or a part of what it does,
     when it ends the file (`at_end`) and one side of it has the marker."""
     _old_start, old, new, no_newline, _tagged = hunk
-    where = {"hunk": item.get("hunk", item["index"] + 1), "file": item["file"]}
+    where = {"hunk": _hunk_number(item), "file": item["file"]}
     if no_newline and old == new:
         change.newline_only = True
         return [("w.hunk_newline_only", where)]
@@ -14916,7 +14919,7 @@ def _hunk_deletion(ctx, item, opened, lines, old):
     whole content, and the file no symbolic link (the file it points to would go, the link stay)."""
     file = item["file"]
     if opened.place.linked or os.path.islink(_full_path(ctx, file)):  # (a link when walked, or now)
-        hunk = item.get("hunk", item["index"] + 1)
+        hunk = _hunk_number(item)
         raise ToolError("INVALID_ARGUMENT", "patch_delete_link", hunk=hunk, file=file, path=opened.real)
     if not _lines_match(lines, 0, old, True) or len(lines) != len(old):
         raise _hunk_mismatch(opened, item, lines, old, 1, "patch_delete_mismatch", count=len(lines))
@@ -14932,7 +14935,7 @@ def _hunk_insertion(ctx, item, opened, total, old_start, new):
     clamped to the end of the file (docs/cli.md#edit-and-patch)."""
     file = item["file"]
     if old_start > total:
-        hunk = item.get("hunk", item["index"] + 1)
+        hunk = _hunk_number(item)
         fields = {"hunk": hunk, "file": file, "line": old_start, "total": total}
         raise ToolError("OUT_OF_RANGE", "patch_past_end", data={"total": total}, **fields)
     _refuse_a_section_insertion(item, old_start)
@@ -14940,7 +14943,7 @@ def _hunk_insertion(ctx, item, opened, total, old_start, new):
     change = _insert_change(ctx, dict(insert, force=item.get("force")), opened)
     if any(map(_ALNUM_TEXT.search, new)) and _lines_match(_file_lines(opened), old_start, new, False):
         # (sent twice, or git's own diff of a line duplicated: it puts the copy above the line)
-        fields = {"hunk": item.get("hunk", item["index"] + 1), "file": file, "line": old_start}
+        fields = {"hunk": _hunk_number(item), "file": file, "line": old_start}
         change.warnings.append(("w.hunk_maybe_twice", fields))
     return change
 
@@ -14952,7 +14955,7 @@ def _refuse_a_section_insertion(item, stated):
     twin = (item["old_start"], item["tagged"])  # (the same hunk again: _same_insert names it)
     earlier = [hunk for hunk in item.get("earlier") or () if (hunk["old_start"], hunk["tagged"]) != twin]
     if any(_moves_the_place(hunk, stated) for hunk in earlier):
-        hunk, file = str(item.get("hunk", item["index"] + 1)), item["file"]
+        hunk, file = str(_hunk_number(item)), item["file"]
         raise ToolError(
             "AMBIGUOUS", "patch_sections_insert", "patch_sections.hint", hunk=hunk, file=file, line=stated
         )
@@ -15022,7 +15025,7 @@ def _hunk_position(opened, item, lines, sides, stated, removed=()):
     """1-based line where the hunk applies, and warnings (offset, trailing whitespace); `sides`:
     the hunk's (old lines, new lines); `removed`: the indexes in `old` of the hunk's `-` lines."""
     file, old = opened.file, sides[0]
-    hunk = str(item.get("hunk", item["index"] + 1))
+    hunk = str(_hunk_number(item))
     if _lines_match(lines, stated - 1, old, True) and not _lines_match(lines, stated - 1, old, False):
         return stated, [("w.hunk_whitespace", {"hunk": hunk, "file": file})]  # (before a copy elsewhere)
     for loose in (False, True):
@@ -15070,7 +15073,7 @@ def _refuse_another_place(opened, item, lines, old, stated):
 
 def _other_place(opened, item, old, stated, other):
     """AMBIGUOUS naming a hunk's stated line and the 0-based line `other` the diff points to."""
-    hunk = str(item.get("hunk", item["index"] + 1))
+    hunk = str(_hunk_number(item))
     candidates = [{"start": n + 1, "end": n + len(old)} for n in (stated - 1, other)]
     return ToolError(
         "AMBIGUOUS", "patch_other_place", data={"candidates": candidates}, hunk=hunk, file=opened.file,
@@ -15131,7 +15134,7 @@ def _hunk_placed(opened, item, lines, hunk, stated, start):
         _refuse_added_twice(opened, item, lines, sides, start)
     _refuse_a_copy(opened, item, lines, sides[0], stated, start, removed)
     _refuse_a_later_section(opened, item, sides[0], stated, start)
-    fields = {"hunk": str(item.get("hunk", item["index"] + 1)), "file": opened.file, "line": start}
+    fields = {"hunk": str(_hunk_number(item)), "file": opened.file, "line": start}
     return [("w.hunk_offset", dict(fields, offset=f"{start - stated:+d}"))]
 
 
@@ -15143,7 +15146,7 @@ def _refuse_a_later_section(opened, item, old, stated, start):
     where its lines are in the file as it is (_in_turn)."""
     earlier = item.get("earlier")
     if earlier and _in_turn(earlier, stated) != start and _on_added_lines(old, earlier):
-        hunk, file = str(item.get("hunk", item["index"] + 1)), opened.file
+        hunk, file = str(_hunk_number(item)), opened.file
         raise ToolError("AMBIGUOUS", "patch_sections", hunk=hunk, file=file, line=stated, other=start)
 
 
@@ -15265,7 +15268,7 @@ def _hunk_mismatch(opened, item, lines, old, stated, key="patch_mismatch", guess
         "MISMATCH",
         key,
         data={"actual": actual, "found_at": [], "closest": closest},
-        hunk=item.get("hunk", item["index"] + 1),
+        hunk=_hunk_number(item),
         file=file,
         line=stated,
         **fields,
