@@ -12933,7 +12933,7 @@ def _replace_old(ctx, args, opened):
     eol = dominant_eol(body).decode()
     content = _no_second_bom(text, a + col_s, args["content"])  # (at the start of a file with a BOM)
     replacement = _match_trailing_newline(normalize_newlines(content), col_e == -1).replace("\n", eol)
-    replacement = _indented_once(region[0][0], col_s, (replacement, args["old"]), warnings, line_s)
+    replacement = _indented_once(region[0][0], col_s, replacement, args["old"], warnings, line_s)
     new_region = replace_in_lines(region, col_s, col_e, replacement)
     placeholder_guard(args, opened, args["content"], replaced, result=new_region)
     plan = (a, text.encode(new_region, new=replacement), b)
@@ -12946,12 +12946,11 @@ def _replace_old(ctx, args, opened):
     return Change(text, plan, line_s, line_e, added, fields, warnings, at=a)
 
 
-def _indented_once(first_text, col_s, sides, warnings, line):
+def _indented_once(first_text, col_s, replacement, old, warnings, line):
     """`replacement` without the indentation its first line repeats: `old` began at the first
     non-blank character of its line, and the content's first line begins with the same indentation
     (copied as a whole line), which would otherwise stand twice. Not when the content is `old`
     itself with that indentation in front: then the indentation is what is meant to change."""
-    replacement, old = sides
     head = first_text[:col_s]
     if (
         not head
