@@ -1784,6 +1784,9 @@ def test_utf16_without_a_bom_is_refused_with_the_encoding_to_name(cli, root):
     assert "--encoding utf-16-le" in error["hint"], error
     rc, out = cli("--encoding", "utf-16-le", "read", "-f", "u.txt")
     assert rc == 0 and out["content"] == "1\thello\n2\tworld", out
+    code = write(root / "u.py", "def f():\n    pass\n".encode("utf-16-be"))
+    error = fails(cli, code, "func-range", "-f", "u.py", "-l", "2", code="BINARY_FILE")
+    assert "--encoding utf-16-be" in error["hint"], error
 
 
 def test_a_read_with_a_start_that_can_never_be_right_is_refused_before_the_file_is_read(cli, root):
