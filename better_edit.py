@@ -5049,6 +5049,7 @@ def _scan_brackets(
     state=None,
     until_empty=False,
     skipped=None,
+    skip_until=None,
 ):
     """Run the tokenizer over text[start:end]; returns the final _State.
 
@@ -5062,7 +5063,9 @@ def _scan_brackets(
     `until_empty`, the scan stops where a handler's resumption leaves the stack empty (the end of
     a template literal the quick check handed over) and `state.stopped` says where. With
     `skipped` (a list), every string, comment or other token the scan skips is appended as
-    (start, end, group).
+    (start, end, group); with `skip_until` too, the scan stops at the first such token starting at
+    or after that offset, and `state.stopped` says where (the tokens before it are those a scan to
+    `end` reads: each is matched against the whole text).
     """
     if state is None:
         state = _State(text, spec, start, end, pairs)
@@ -5072,6 +5075,7 @@ def _scan_brackets(
     limit = end + 1 if stop_after is None else stop_after
     mark = end + 1 if marks is None else marks.next
     lookahead = _SIGNATURE_LOOKAHEAD
+    skip_until = end + 1 if skip_until is None else skip_until
     state.stopped = None
     roles, tokens = spec.roles, _Tokens(spec, text, start, end)
     for m in tokens:
@@ -5103,6 +5107,9 @@ def _scan_brackets(
                     skipped.append((m.start(), resume, k))
                 tokens.resume = resume
         elif role is _HANDLED:
+            if skipped is not None and m.start() >= skip_until:
+                state.stopped = m.start()
+                break
             handler, arg = handlers[k]
             resume = handler(state, m, arg)
             if skipped is not None:
@@ -5110,6 +5117,9 @@ def _scan_brackets(
             tokens.resume = resume
         else:  # a string, a comment, a template literal without `${`: skipped
             if skipped is not None:
+                if m.start() >= skip_until:
+                    state.stopped = m.start()
+                    break
                 skipped.append((m.start(), m.end(), k))
             continue
         if until_empty and resume is not None and not stack:
@@ -7658,18 +7668,25 @@ def _lua_definition(m):
     return _Definition(m.start(), len(m.group(1)), kind, name, m.end(group) - len(name))
 
 
-def _multiline_tokens(text, language, start, end):
-    """(spans, their starts, whether each is a comment) of the strings, heredocs and comments of
-    text[start:end] that hold a newline, in order."""
+_Multiline = collections.namedtuple("_Multiline", "spans starts comments known_to")
+
+
+def _multiline_tokens(text, language, start, end, until=None):
+    """The strings, heredocs and comments of text[start:end] that hold a newline, in order: their
+    (start, end) spans, their starts, whether each is a comment, and the offset before which this
+    is all there is (`end`; with `until`, the first token starting at or after it, if any)."""
     spec, skipped = _token_spec(language, ""), []  # (no bracket: the same tokens, 20 % sooner)
-    _scan_brackets(text, spec, start, end, skipped=skipped)
+    state = _scan_brackets(text, spec, start, end, skipped=skipped, skip_until=until)
     kept = [(s, e, spec.kinds[k] == "comment") for s, e, k in skipped if text.find("\n", s, e) >= 0]
-    return [(s, e) for s, e, _ in kept], [s for s, _, _ in kept], [c for _, _, c in kept]
+    known_to = end if state.stopped is None else state.stopped
+    return _Multiline(
+        [(s, e) for s, e, _ in kept], [s for s, _, _ in kept], [c for _, _, c in kept], known_to
+    )
 
 
 def _in_comment(spans, pos):
-    i = _span_at(spans[0], spans[1], pos)
-    return i is not None and spans[2][i]
+    i = _span_at(spans.spans, spans.starts, pos)
+    return i is not None and spans.comments[i]
 
 
 def _keyword_extent(text, definition, start, end, spans):
@@ -7681,16 +7698,18 @@ def _keyword_extent(text, definition, start, end, spans):
         return first, first
     indent = text[first : first + definition.indent]
     closers = re.compile(r"^" + re.escape(indent) + r"end\b", re.M)
-    where = _span_at(spans[0], spans[1], definition.pos)
+    where = _span_at(spans.spans, spans.starts, definition.pos)
     for closer in closers.finditer(text, line_end, end):
-        if _span_at(spans[0], spans[1], closer.start()) == where:
+        if _span_at(spans.spans, spans.starts, closer.start()) == where:
             return first, closer.start()
-        if where is not None and closer.start() > spans[0][where][1]:
+        if where is not None and closer.start() > spans.spans[where][1]:
             break
     return None
 
 
 _KEYWORD_WINDOW = 1 << 16  # characters before a Ruby or Lua line whose definitions are read first
+_LOOKAHEAD = 1 << 16  # characters after the line read first for the end of its function (Python, Ruby)
+_CUT = "cut"  # (a part of the text read that ends before the function asked for)
 
 
 def _indented_chain(defs, line_start, line_end, extent, end_key=None):
@@ -7736,30 +7755,55 @@ def _chain_candidates(defs, line_end):
 
 
 def _keyword_chain(text, language, line_start, line_end, start, end):
-    """_indented_chain of a Ruby or Lua line, from the definitions of the last 64 KiB before the
-    line, then of 16 times more, until the outermost one around the line is at indentation 0 or
-    the part read starts where the text does. A definition outside strings and comments ends at the
+    """_indented_chain of a Ruby or Lua line. A definition outside strings and comments ends at the
     first `end` after its line with its indentation, outside strings and comments: an earlier one
-    with the same indentation ends at the same `end` or before (its key for _indented_chain)."""
+    with the same indentation ends at the same `end` or before (its key for _indented_chain). The
+    strings and comments are read from a restart point of the quick walk before the line
+    (docs/behaviour.md#balance-speed) to _LOOKAHEAD past it when that gives a chain whose outermost
+    definition is at indentation 0 (no earlier definition can hold the line then); else from
+    `start`, and the definitions of the last 64 KiB before the line, then of 16 times more, until
+    the outermost one around the line is at indentation 0 or the part read starts where the text
+    does."""
+    for at in _walk_restarts(text, language, start, end, line_start, _RESTART_EVERY):
+        for until in dict.fromkeys((min(end, line_end + _LOOKAHEAD), end)):
+            chain = _keyword_chain_from(text, language, (line_start, line_end), (at, until), end)
+            if chain is not _CUT:
+                break
+        if chain and chain[0][0].indent == 0:
+            return chain
     spans = _multiline_tokens(text, language, start, end)
-
-    def end_key(d):
-        if _span_at(spans[0], spans[1], d.pos) is not None:
-            return None
-        first = text.rfind("\n", start, d.pos) + 1
-        return text[first : first + d.indent]
-
-    extent = functools.partial(_keyword_extent, text, start=start, end=end, spans=spans)
     size = _KEYWORD_WINDOW
     while True:
         at = (
             max(start, text.rfind("\n", start, line_start - size) + 1) if line_start - start > size else start
         )
-        defs = _keyword_definitions(text, language, at, end, spans, past=line_end)
-        chain = _indented_chain(defs, line_start, line_end, extent, end_key)
+        chain = _keyword_chain_from(text, language, (line_start, line_end), (at, end), end, spans)
         if at == start or (chain and chain[0][0].indent == 0):
             return chain
         size *= 16
+
+
+def _keyword_chain_from(text, language, lines, read, end, spans=None):
+    """The chain of the line `lines` (its start and end) from the definitions after `read`[0];
+    without `spans`, the strings and comments are read from there to `read`[1] or on to the first
+    token after it: _CUT when a definition on or before the line looked for its `end` past that."""
+    (line_start, line_end), (at, until) = lines, read
+    spans = _multiline_tokens(text, language, at, end, until) if spans is None else spans
+    cut = []
+
+    def end_key(d):
+        inside = _span_at(spans.spans, spans.starts, d.pos) is not None
+        return None if inside else text[d.pos : d.pos + d.indent]  # (d.pos: the start of its line)
+
+    def extent(d):
+        found = _keyword_extent(text, d, at, end, spans)
+        if d.pos <= line_end and spans.known_to < end and (found is None or found[1] >= spans.known_to):
+            cut.append(d)
+        return found
+
+    defs = _keyword_definitions(text, language, at, end, spans, past=line_end)
+    chain = _indented_chain(defs, line_start, line_end, extent, end_key)
+    return _CUT if cut else chain
 
 
 def _indented_function_range(text, language, line_start, outer, start, end):
@@ -7778,16 +7822,12 @@ def _indented_function_range(text, language, line_start, outer, start, end):
     return first, last, kind, definition.name
 
 
-_PY_LOOKAHEAD = 1 << 16  # characters after the line read first for the end of its function
-_CUT = "cut"  # (a part of the text read that ends before the function asked for)
-
-
 def _python_chain(text, line_start, line_end, start, end):
     """_indented_chain of a Python line. Its spans and definitions are read from a restart point
-    of the quick walk before the line (docs/behaviour.md#balance-speed), to _PY_LOOKAHEAD past
+    of the quick walk before the line (docs/behaviour.md#balance-speed), to _LOOKAHEAD past
     it, when that is sure to give the answer a read of the whole text gives; else from `start`."""
     for at in [*_python_restarts(text, start, end, line_start), start]:
-        for stop in dict.fromkeys((min(end, line_end + _PY_LOOKAHEAD), end)):
+        for stop in dict.fromkeys((min(end, line_end + _LOOKAHEAD), end)):
             chain = _python_chain_from(text, (line_start, line_end), (at, stop), (start, end))
             if chain is None:
                 break  # (a definition may start before `at`: an earlier restart)
@@ -7800,14 +7840,16 @@ def _python_restarts(text, start, end, line_start):
     """Up to _RESTARTS_TRIED offsets before the line, latest first, where no bracket is open and
     no string or comment runs: the starts of joins of the quick walk with nothing open. None at
     all when the walk gives up (a stray closer, an unterminated string...)."""
-    found = _python_walk_restarts(text, start, end, line_start, _RESTART_EVERY)
+    found = _walk_restarts(text, "python", start, end, line_start, _RESTART_EVERY)
     if found:  # a second, finer walk from the latest one finds some nearer the line, so less is read
-        found = _python_walk_restarts(text, found[0], end, line_start, _RESTART_FINE) + found
+        found = _walk_restarts(text, "python", found[0], end, line_start, _RESTART_FINE) + found
     return found
 
 
-def _python_walk_restarts(text, start, end, line_start, every):
-    quick = _quick_spec("python")
+def _walk_restarts(text, language, start, end, line_start, every):
+    """Up to _RESTARTS_TRIED starts of joins of the quick walk (`every` pieces a join) before the
+    line, latest first, where nothing is open; none when the language has no quick walk or it gives up."""
+    quick = _quick_spec(language)
     walked = _quick_walk(text, quick, start, end, stop=line_start, every=every) if quick else None
     if walked is None:
         return []

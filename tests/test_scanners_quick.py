@@ -219,17 +219,17 @@ def test_a_python_range_read_from_a_restart_point_is_the_one_read_from_the_start
     case, outer, every, fine, ahead, monkeypatch
 ):
     """Python func-range reads spans and definitions from the last point before the line where the
-    quick walk has nothing open, to _PY_LOOKAHEAD past the line; when a definition could start
+    quick walk has nothing open, to _LOOKAHEAD past the line; when a definition could start
     before that point, or the one asked for does not end before the part read does, it reads more.
     The range equals a read of the whole text."""
     text, line = case
     monkeypatch.setattr(be, "_RESTART_EVERY", every)  # (1: a join per token, many restart points)
     monkeypatch.setattr(be, "_RESTART_FINE", fine)  # (the second walk's joins, from the latest one)
-    monkeypatch.setattr(be, "_PY_LOOKAHEAD", ahead)  # (1: every function ends past the part read first)
+    monkeypatch.setattr(be, "_LOOKAHEAD", ahead)  # (1: every function ends past the part read first)
     found = be.function_range(text, "python", line, outer)
     with monkeypatch.context() as patch:
         patch.setattr(be, "_python_restarts", lambda *args: [])
-        patch.setattr(be, "_PY_LOOKAHEAD", 1 << 40)
+        patch.setattr(be, "_LOOKAHEAD", 1 << 40)
         assert be.function_range(text, "python", line, outer) == found
 
 
@@ -343,7 +343,8 @@ KEYWORD_PIECES = {
         "module M\n", "class C < B\n", "  def f(a)\n", "    x = 1\n", "  end\n", "end\n", "def g; end\n",
         "\tdef t\n", "\tend\n", "    def h\n", "    end\n", "  private def p\n", "# def c\n", "=begin\ndef d\n=end\n",
         "  s = <<~RUBY\n    def in_string\n    end\nend\n  RUBY\n", "class_eval <<-RUBY\ndef e\nend\n  RUBY\n",
-        'puts "end"\n', "\n", "  x = [1,\n  2]\n",
+        'puts "end"\n', "\n", "  x = [1,\n  2]\n", 's = "a #{b(\n"end")}\nend"\n', "f(<<A, <<B) # x\nA\nend\nB\n",
+        "w = %w[\n  end\n]\n", "x = 2 / 3 # end\n", "r = /\nend/\n",
     ],
     "lua": [
         "function f(a)\n", "local function g()\n", "  function M.h()\n", "  return 1\n", "  end\n", "end\n",
@@ -361,22 +362,32 @@ def keyword_lines(draw):
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(case=keyword_lines(), outer=st.booleans(), window=st.sampled_from([1, 20, 100]))
-@example(case=("ruby", "module M\ndef g; end\n\nend\n", 3), outer=False, window=1)  # (an end on its line)
-@example(case=("ruby", "\tdef t\nmodule M\n\tend\n", 2), outer=False, window=1)  # (another indentation)
+@given(
+    case=keyword_lines(),
+    outer=st.booleans(),
+    window=st.sampled_from([1, 20, 100]),
+    every=st.sampled_from([1, 3, 512]),
+    ahead=st.sampled_from([1, 40, 65536]),
+)
+@example(case=("ruby", "module M\ndef g; end\n\nend\n", 3), outer=False, window=1, every=1, ahead=1)
+@example(case=("ruby", "\tdef t\nmodule M\n\tend\n", 2), outer=False, window=1, every=1, ahead=1)
 def test_a_ruby_or_lua_range_read_from_the_definitions_before_the_line_is_the_one_read_from_all(
-    case, outer, window, monkeypatch
+    case, outer, window, every, ahead, monkeypatch
 ):
     """Ruby and Lua func-range read the definitions of a part before the line that grows until the
     outermost one around the line is at indentation 0, and the walk up passes over definitions
-    that a later one with the same indentation rules out. The range equals a walk over every
-    definition of the text that looks at each."""
+    that a later one with the same indentation rules out. Ruby reads its strings and comments
+    first from a point of the quick walk before the line where nothing is open, to _LOOKAHEAD
+    past the line. The range equals a walk over every definition of the text that looks at each."""
     language, text, line = case
     monkeypatch.setattr(be, "_KEYWORD_WINDOW", window)
+    monkeypatch.setattr(be, "_RESTART_EVERY", every)  # (1: a join per token, many restart points)
+    monkeypatch.setattr(be, "_LOOKAHEAD", ahead)  # (1: every definition ends past the part read first)
     found = be.function_range(text, language, line, outer)
     original = be._indented_chain
     with monkeypatch.context() as patch:
         patch.setattr(be, "_KEYWORD_WINDOW", 1 << 40)
+        patch.setattr(be, "_walk_restarts", lambda *args: [])
         patch.setattr(
             be, "_indented_chain", lambda defs, a, b, extent, key=None: original(defs, a, b, extent)
         )
