@@ -863,6 +863,20 @@ MESSAGES = {
         "参见 actual: 中这些行的现状，并据此重写 --old；别处与 old 相同的内容是另一段代码",
     ),
     "mismatch_none": ("old was not found in {file}", "在 {file} 中找不到 old"),
+    "old_in_word": (
+        "old cuts a word at line {line} of {file}: it has {ours!r} where the file has {word!r}",
+        "old 在 {file} 第 {line} 行截断了一个词：old 中为 {ours!r}，文件中是 {word!r}",
+    ),
+    "old_in_word.hint": (
+        "make old start and end where words do (send the whole word), or pass force: true to change "
+        "part of a word",
+        "请让 old 在词的边界开始和结束（发送整个词），若确要修改词的一部分请传 force: true",
+    ),
+    "old_in_word.hint.cli": (
+        "make --old start and end where words do (send the whole word), or pass --force to change "
+        "part of a word",
+        "请让 --old 在词的边界开始和结束（发送整个词），若确要修改词的一部分请加 --force",
+    ),
     "placeholder": (
         "content line {line} looks like a placeholder for code that is kept: {text!r}; writing it would "
         "delete what it stands for",
@@ -12972,6 +12986,8 @@ def _replace_old(ctx, args, opened):
     a, b = line_span(body, line_s, line_e)
     replaced = body[a:b].decode(text.codec)
     region = split_decoded(replaced)
+    if not args.get("force"):
+        _refuse_cut_word(opened.file, region, spans[0])
     eol = dominant_eol(body).decode()
     content = _no_second_bom(text, a + col_s, args["content"])  # (at the start of a file with a BOM)
     replacement = _match_trailing_newline(normalize_newlines(content), col_e == -1).replace("\n", eol)
@@ -12986,6 +13002,48 @@ def _replace_old(ctx, args, opened):
     if moved:
         fields["relocated"] = moved
     return Change(text, plan, line_s, line_e, added, fields, warnings, at=a)
+
+
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def _refuse_cut_word(file, region, span):
+    """MISMATCH when the one place `old` stands (`span` of the lines `region`) starts or ends inside
+    a word of letters, digits and `_` (ASCII: CJK text has no spaces between words): `port: 80`
+    found in `port: 8080` would turn it into `port: 44380` (docs/cli.md#replace)."""
+    line_s, col_s, line_e, col_e = span
+    first, last = region[0][0], region[-1][0]
+    if _inside_word(first, col_s):
+        one_line_end = col_e if line_e == line_s and col_e is not None and col_e >= 0 else len(first)
+        line, text, cut, ours = line_s, first, col_s, (col_s, one_line_end)
+    elif col_e is not None and _inside_word(last, col_e):
+        line, text, cut, ours = line_e, last, col_e, (col_s if line_e == line_s else 0, col_e)
+    else:
+        return
+    a, b = _word_around(text, cut)
+    raise ToolError(
+        "MISMATCH",
+        "old_in_word",
+        data={"start": line_s, "end": line_e},
+        file=file,
+        line=line,
+        ours=text[max(a, ours[0]) : min(b, ours[1])],
+        word=text[a:b],
+    )
+
+
+def _inside_word(text, at):
+    return 0 < at < len(text) and text[at - 1] in _WORD_CHARS and text[at] in _WORD_CHARS
+
+
+def _word_around(text, at):
+    """(start, end) of the run of word characters in `text` around the offset `at`."""
+    a = b = at
+    while a > 0 and text[a - 1] in _WORD_CHARS:
+        a -= 1
+    while b < len(text) and text[b] in _WORD_CHARS:
+        b += 1
+    return a, b
 
 
 def _indented_once(first_text, col_s, replacement, old, warnings, line):
@@ -15537,9 +15595,9 @@ MESSAGES.update(
             "允许补丁指向当前文件夹之外的文件（绝对路径或经由 ..）",
         ),
         "p.edit_force": (
-            "apply despite a placeholder line in content, a delete item whose brackets do not balance, or "
-            "lines a patch adds that may stand there already",
-            "即使内容中有占位行、删除条目的括号不配对，或补丁要添加的行可能已在该处，也执行",
+            "apply despite a placeholder line in content, an old that starts or ends inside a word, a delete "
+            "item whose brackets do not balance, or lines a patch adds that may stand there already",
+            "即使内容中有占位行、old 在词中间开始或结束、删除条目的括号不配对，或补丁要添加的行可能已在该处，也执行",
         ),
         "p.edit_force.cli": (
             "apply despite a placeholder line in content or a delete item whose brackets do not balance",
@@ -15618,8 +15676,9 @@ MESSAGES.update(
         "p.after_line": ("insert after this line: 0 = top, -1 = end", "插入到此行之后：0 为开头，-1 为末尾"),
         "p.force": ("delete even if the range's brackets do not balance", "即使范围内括号不配对也删除"),
         "p.force_placeholder": (
-            "write content even if a line looks like a placeholder for kept code",
-            "即使内容中有像“省略原有代码”的占位行也写入",
+            "write content even if a line looks like a placeholder for kept code (replace: or old starts or "
+            "ends inside a word)",
+            "即使内容中有像“省略原有代码”的占位行也写入（replace：或 old 在词中间开始或结束）",
         ),
         "p.verbose": ("also list the matched pairs", "同时列出已配对的符号"),
         "p.outer": ("give the outermost top-level block instead", "改为给出最外层的顶级块"),

@@ -688,7 +688,7 @@ def test_new_text_with_a_nul_character_is_refused(serve, root, be_command, be_en
         ("be-write", {"file": "a.txt", "content": "a\nb\nc\u0000"}, 3),
         ("be-write", {"file": "new.txt", "content": "\u0000"}, 1),
         ("be-edit", {"edits": [{"file": "a.txt", "start": 2, "content": "\u0000"}]}, 1),
-        ("be-replace", {"file": "a.txt", "old": "tw", "content": "ok\nt\u0000"}, 2),
+        ("be-replace", {"file": "a.txt", "old": "two", "content": "ok\nt\u0000o"}, 2),
         ("be-edit", {"patch": "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n-one\n+o\u0000e\n two\n"}, 1),
     ]
     for name, args, line in calls:

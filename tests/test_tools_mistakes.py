@@ -1000,3 +1000,56 @@ def test_old_that_stands_in_the_file_with_its_tab_is_not_taken_for_a_read_prefix
     (root / "g.txt").write_text("x\napple\n")  # (not in the file as given: a read's prefix)
     done, result = run_json("replace", "-f", "g.txt", "--old", "2\tapple", "-c", "PEAR", cwd=root, env=be_env)
     assert done.returncode == 0 and (root / "g.txt").read_text() == "x\nPEAR\n", result
+
+
+@pytest.mark.parametrize(
+    "body, old, content, ours, word",
+    [
+        ("server:\n  port: 8080\n", "port: 80", "port: 443", "80", "8080"),  # old ends inside a number
+        ("RETRIES = 5\ntimeout = 30\n", "timeout = 3", "timeout = 5", "3", "30"),
+        ("MAX_RETRIES = 10\n", "RETRIES = 10", "RETRIES = 3", "RETRIES", "MAX_RETRIES"),  # starts inside
+        (
+            "def get_user_by_id(x):\n    pass\n",
+            "def get_user",
+            "def fetch_user",
+            "get_user",
+            "get_user_by_id",
+        ),
+    ],
+)
+def test_old_that_starts_or_ends_inside_a_word_is_refused(
+    server, root, be_env, body, old, content, ours, word
+):
+    """`port: 80` stands once in `port: 8080`, but replacing it gave `port: 44380`: an `old` whose one
+    place starts or ends inside a word (letters, digits, `_`) is MISMATCH naming the word, through
+    the CLI, the server and a be-edit item; force changes part of a word."""
+    (root / "f.txt").write_text(body)
+    done, answer = run_json("replace", "-f", "f.txt", "--old", old, "-c", content, cwd=root, env=be_env)
+    assert done.returncode == 1 and answer["error"]["code"] == "MISMATCH", answer
+    assert f"it has {ours!r} where the file has {word!r}" in answer["error"]["message"]
+    assert "--force" in answer["error"]["hint"]
+    error = server.err("be-replace", "MISMATCH", {"file": "f.txt", "old": old, "content": content})
+    assert "force: true" in error["hint"] and repr(word) in error["message"]
+    item = {"file": "f.txt", "old": old, "content": content}
+    assert server.err("be-edit", "MISMATCH", {"edits": [item]})["index"] == 0
+    assert (root / "f.txt").read_text() == body
+    done, answer = run_json(
+        "replace", "-f", "f.txt", "--old", old, "-c", content, "--force", cwd=root, env=be_env
+    )
+    assert done.returncode == 0 and (root / "f.txt").read_text() == body.replace(old, content, 1)
+
+
+@pytest.mark.parametrize(
+    "body, old",
+    [
+        ("a = foo(1)\n", "foo(1"),  # ends at a bracket
+        ("x = 10\n", "x = 10"),  # the whole line
+        ("名前状态码\n", "状态"),  # CJK has no spaces between words
+        ("port: 8080\n", "port: 8080\n"),
+        ("a-b c\n", "b c"),
+    ],
+)
+def test_old_at_the_edges_of_words_is_applied(root, be_env, body, old):
+    (root / "f.txt").write_text(body)
+    done = run_cli("replace", "-f", "f.txt", "--old", old, "-c", "Z", cwd=root, env=be_env)
+    assert done.returncode == 0, done.stderr
