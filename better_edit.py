@@ -11414,12 +11414,15 @@ def _record_places(bare, entries, places, prepared=True):
     more than _OPEN_FOLDERS files each folder is closed until its file's turn, as in the commit
     (an undo needs no more descriptors than the call it undoes). Returns the words for each file
     that stood there and does not now (its folder moved or removed since): left as it is, its old
-    text kept where they say."""
+    text kept where they say. Only a name that is not there counts: any other error (too few
+    descriptors, a folder it may not search) raises, and the record stays for the next call."""
     many, missing = len(entries) > _OPEN_FOLDERS, []
     for entry in entries:
         try:
             place = locate(bare, str(entry.get("path")))
-        except ToolError:
+        except ToolError as exc:
+            if exc.code != "NOT_FOUND":
+                raise
             place = None
         if place is None or place.real != entry.get("path") or place.pending:
             if place is not None:

@@ -2350,3 +2350,41 @@ def test_a_delete_that_fails_keeps_no_chip(root, cache_dir, be_env):
     assert not list(cache_dir.glob("chips/*/*.json"))
     done = run_cli("delete", "-f", "a.txt", "-s", "2", cwd=root, env=be_env)
     assert done.returncode == 0 and len(list(cache_dir.glob("chips/*/*.json"))) == 1, done.stderr
+
+
+def test_a_recovery_short_of_descriptors_keeps_its_record_and_undoes_later(root, cache_dir, be_env):
+    """Found by the resource attack: a two-file edit killed after its first file was renamed into
+    place; the next call, under `ulimit -n 6`, could not open the other file's folder (EMFILE),
+    took that for "its folder was moved or removed", dropped the record and left the edit half
+    applied for good. Only a folder that is gone counts as moved now: under every limit the
+    record stays (or the undo is whole), and the next call puts both files back."""
+    edits = json.dumps(
+        [{"file": "a.txt", "start": 1, "content": "A1"}, {"file": "d1/d2/b.txt", "start": 1, "content": "B1"}]
+    )
+    files = {"a.txt": b"a1\na2\n", "d1/d2/b.txt": b"b1\nb2\n", "x.txt": b"x\n"}
+
+    def killed_between_the_writes(k):
+        reset_tree(root, files)
+        run_cli(
+            "edit", "--edits-file", "-", cwd=root, env=with_fault(be_env, k, "KILL"), input=edits.encode()
+        )
+        half = (root / "a.txt").read_bytes() == b"A1\na2\n" and (
+            root / "d1/d2/b.txt"
+        ).read_bytes() == b"b1\nb2\n"
+        return half and bool(journal_records(cache_dir))
+
+    step = next((k for k in range(1, 60) if killed_between_the_writes(k)), None)
+    assert step, "no kill came between the two writes"
+    for limit in range(4, 16):
+        assert killed_between_the_writes(step)
+
+        def limited(limit=limit):
+            restore_sigint()
+            resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+
+        _done, answer = cli_json(root, be_env, "read", "-f", "x.txt", preexec_fn=limited)
+        said = " ".join(answer.get("warnings", []) if isinstance(answer, dict) else [])
+        assert "not found where it was" not in said, (limit, answer)
+        _done, answer = cli_json(root, be_env, "read", "-f", "x.txt")
+        assert {name: (root / name).read_bytes() for name in files} == files, (limit, answer)
+        assert not journal_records(cache_dir), (limit, answer)
