@@ -1405,6 +1405,10 @@ MESSAGES = {
         "the snapshot was not persisted ({detail}); this edit cannot be rolled back by another process",
         "快照未能持久化（{detail}）；其他进程无法回滚本次编辑",
     ),
+    "w.snapshot_lost": (
+        "the snapshot was not persisted ({detail}); this edit has no snapshot and cannot be rolled back",
+        "快照未能持久化（{detail}）；本次编辑没有快照，无法回滚",
+    ),
     "w.not_checked_delete": (
         "the language of {file} is not known: the deleted range was not checked for balance",
         "无法识别 {file} 的语言：未检查删除范围的括号配对",
@@ -9849,7 +9853,7 @@ class SnapshotStore:
                     meta = {k: v for k, v in record.items() if not k.startswith("_")}
                     _write_private(record["_base"] + ".json", _snapshot_json(meta))
         except OSError as exc:
-            return [("w.snapshot_not_saved", {"detail": exc.strerror or str(exc)})]
+            return [_not_saved(self.ctx, exc)]
         return []
 
     def tidy(self):
@@ -11005,6 +11009,12 @@ def _reopened(ctx, place):
     return again
 
 
+def _not_saved(ctx, exc):
+    """The warning of a snapshot the cache could not take: a server still holds it in memory, a CLI
+    process has none left."""
+    return ("w.snapshot_not_saved" if ctx.mcp else "w.snapshot_lost", {"detail": exc.strerror or str(exc)})
+
+
 class _EventSnapshots:
     """The snapshot event of one commit: every file's old bytes, kept as the files are prepared.
     If the cache cannot take them, the event is kept in this process's memory for the rest of the
@@ -11017,7 +11027,8 @@ class _EventSnapshots:
         self.digests = {}  # the new bytes' SHA-256, hashed beside the write when someone can use it
         self.event_id = None
         if ctx.persist_failure:
-            self.warnings.append(("w.snapshots_in_memory", {"detail": ctx.persist_failure}))
+            key = "w.snapshots_in_memory" if ctx.mcp else "w.snapshot_lost"
+            self.warnings.append((key, {"detail": ctx.persist_failure}))
 
     def keep(self, fc):
         self.kept.append(fc)
@@ -11027,7 +11038,7 @@ class _EventSnapshots:
             self._prepare(fc)
         except OSError as exc:  # the edit goes on; only its rollback by another process is lost
             self.discard()
-            self.warnings.append(("w.snapshot_not_saved", {"detail": exc.strerror or str(exc)}))
+            self.warnings.append(_not_saved(self.ctx, exc))
             self.ctx.persist_snapshots, self.ctx.persist_failure = False, exc.strerror or str(exc)
             self.store, self.pendings = SnapshotStore(self.ctx), []
             for kept in self.kept:
@@ -11053,8 +11064,12 @@ class _EventSnapshots:
 
     def tidy(self):
         """Once the edit stands: the store's bounds kept (tidy); returns warnings. An event whose
-        old bytes alone are more than the bound is not kept at all: its id is then no handle."""
+        old bytes alone are more than the bound is not kept at all: its id is then no handle; nor is
+        the id of a CLI process's event not persisted (no memory outlives the command)."""
         said = self.store.tidy()
+        if not self.ctx.persist_snapshots and not self.ctx.mcp:
+            self.event_id = None
+            return said
         if self.event_id is None or not self.pendings or self._still_kept():
             return said
         size = sum(p["before_size"] for p in self.pendings)
@@ -11065,10 +11080,9 @@ class _EventSnapshots:
         return said
 
     def _still_kept(self):
-        """Whether the store (or the server's memory) still holds this event after tidy(); True
-        where nothing is kept to look for (a CLI process keeps no snapshot in memory)."""
+        """Whether the store (or the server's memory) still holds this event after tidy()."""
         if not self.ctx.persist_snapshots:
-            return not self.ctx.mcp or self.event_id in {r["event_id"] for r in self.ctx.memory_snapshots}
+            return self.event_id in {r["event_id"] for r in self.ctx.memory_snapshots}
         return self.event_id in {event_id for _seq, event_id, _base in self.store.entries()}
 
     def _after_sha256(self, fc):

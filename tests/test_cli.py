@@ -1045,6 +1045,9 @@ def test_unreadable_content_file_is_a_usage_error(cli, root):
 
 
 def test_an_unusable_cache_does_not_stop_an_edit(run_be, root, tmp_path):
+    """The edit stands without a snapshot. Found by the resource attack: the CLI answered an
+    `event_id` for a snapshot kept nowhere (a command keeps no memory), and said only "another
+    process" could not roll it back; it has no id now, and says it cannot be rolled back."""
     f = write(root / "f.txt", "a\n")
     blocker = write(tmp_path / "not-a-folder", "x")
     proc = run_be(
@@ -1060,7 +1063,11 @@ def test_an_unusable_cache_does_not_stop_an_edit(run_be, root, tmp_path):
         env={"BETTER_EDIT_CACHE_DIR": str(blocker)},
     )
     assert proc.returncode == 0, proc.stderr
-    assert f.read_bytes() == b"b\n" and any("not persisted" in w for w in json.loads(proc.stdout)["warnings"])
+    answer = json.loads(proc.stdout)
+    assert f.read_bytes() == b"b\n" and "event_id" not in answer, answer
+    assert any(
+        "not persisted" in w and "has no snapshot and cannot be rolled back" in w for w in answer["warnings"]
+    )
 
 
 def test_delete_inside_a_multiline_string_is_not_a_false_alarm(cli, root):
