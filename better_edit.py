@@ -152,8 +152,12 @@ MESSAGES = {
         "请指定普通文件：FIFO、套接字和设备文件不会被打开，因此不会阻塞",
     ),
     "arg_unknown": (
-        "unknown argument {name!r} for {tool}; accepted: {accepted}",
-        "{tool} 不接受参数 {name!r}；可用参数：{accepted}",
+        "unknown argument {name} for {tool}; accepted: {accepted}",
+        "{tool} 不接受参数 {name}；可用参数：{accepted}",
+    ),
+    "arg_unknown_meant": (
+        "unknown argument {name} for {tool} (did you mean {meant}?); accepted: {accepted}",
+        "{tool} 不接受参数 {name}（是否指 {meant}？）；可用参数：{accepted}",
     ),
     "arg_missing": ("missing required argument {name!r} for {tool}", "{tool} 缺少必需参数 {name!r}"),
     "arg_type": (
@@ -13987,9 +13991,7 @@ def _edit_item(index, item):
         raise invalid("arg_choice", name="op", choices=", ".join(_EDIT_OPS), got=_show(op))
     tool = find_tool(op)
     accepted = sorted(({p.name for p in tool.params} & _ITEM_KEYS) | {"op"})
-    for name in item:
-        if name not in accepted:
-            raise invalid("arg_unknown", name=_clip(name), tool=op, accepted=", ".join(accepted))
+    _refuse_unknown(item, accepted, op, known=sorted(_ITEM_KEYS | {"op"}))  # (an op implied by the keys)
     args = validate_args(tool, {k: v for k, v in item.items() if k != "op"})
     return {"index": index, "op": op, "file": args["file"], "args": args}
 
@@ -15479,17 +15481,50 @@ def _arguments_object(args):
     return args
 
 
+_MEANT = {  # names other edit tools use for our arguments
+    "file": ("path", "file_path", "filepath", "filename", "target_file"),
+    "old": ("old_string", "old_str", "old_text", "search", "find", "original"),
+    "content": ("new_string", "new_str", "new_text", "new_content", "replacement", "replace", "text", "new"),
+    "start": ("start_line", "line", "line_start", "from_line", "line_number"),
+    "end": ("end_line", "line_end", "to_line"),
+    "after_line": ("insert_line", "insert_after", "after"),
+    "edits": ("changes", "operations"),
+}
+
+
+def _refuse_unknown(args, accepted, tool, known=None):
+    """INVALID_ARGUMENT naming every argument `tool` does not accept, with the name among `known`
+    (default: the accepted ones) each most likely means (`new_string` is `content`), so one retry
+    fixes them all."""
+    import difflib
+
+    unknown = [name for name in args if name not in accepted]
+    if not unknown:
+        return
+    meant = []
+    for name in unknown:
+        known = list(accepted) if known is None else known
+        near = [ours for ours, theirs in _MEANT.items() if name.lower() in theirs and ours in known]
+        near = near or difflib.get_close_matches(name.lower(), known, n=1, cutoff=0.75)
+        meant += [f"{_clip(name)!r} → {near[0]!r}"] if near else []
+    raise invalid(
+        "arg_unknown_meant" if meant else "arg_unknown",
+        "arg.hint",
+        name=", ".join(repr(_clip(name)) for name in unknown[:10]),
+        tool=tool,
+        meant=", ".join(meant),
+        accepted=", ".join(accepted) or "-",
+    )
+
+
 def validate_args(tool, args):
     """Check `args` against the tool's parameters; returns a new dict without nulls (docs/mcp.md)."""
     args = _arguments_object(args)
     accepted = {p.name: p for p in tool.params}
+    _refuse_unknown(args, accepted, tool.name)
     checked = {}
     for name, value in args.items():
-        param = accepted.get(name)
-        if param is None:
-            raise invalid(
-                "arg_unknown", name=_clip(name), tool=tool.name, accepted=", ".join(accepted) or "-"
-            )
+        param = accepted[name]
         if non_finite(value):
             raise invalid("arg_type", name=name, expected_key="type.finite", got=_show(value))
         if value is not None:

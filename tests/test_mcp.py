@@ -2335,3 +2335,21 @@ def test_a_lone_surrogate_in_content_is_named_as_such(serve, root):
     assert error["code"] == "INVALID_ARGUMENT", error
     assert "U+D800, half of a UTF-16 pair" in error["message"] and "convert" not in error["hint"], error
     assert (root / "a.txt").read_text() == "one\n"
+
+
+def test_every_unknown_argument_is_named_with_the_one_it_likely_means(serve, root):
+    """Found by the agent-mistakes attack: `{"path", "old_string", "new_string"}` named only `path`,
+    so three calls fixed three names; a be-edit item with `new_content` was taken for a delete
+    and told its accepted names, which made removing the key (deleting the line) look right."""
+    (root / "a.txt").write_text("one\ntwo\n")
+    server = serve()
+    args = {"path": "a.txt", "old_string": "one", "new_string": "ONE"}
+    message = server.err("be-replace", "INVALID_ARGUMENT", args)["message"]
+    assert "'path', 'old_string', 'new_string'" in message, message
+    assert "'path' → 'file', 'old_string' → 'old', 'new_string' → 'content'" in message, message
+    item = {"file": "a.txt", "start": 2, "end": 2, "new_content": "TWO"}
+    message = server.err("be-edit", "INVALID_ARGUMENT", {"edits": [item]})["message"]
+    assert "'new_content' → 'content'" in message, message
+    message = server.err("be-read", "INVALID_ARGUMENT", {"fiel": "a.txt", "zzz": 1})["message"]
+    assert "'fiel' → 'file'" in message and "'zzz' →" not in message, message
+    assert (root / "a.txt").read_text() == "one\ntwo\n"
