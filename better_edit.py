@@ -12888,10 +12888,12 @@ _READ_PREFIX = _LazyPattern(r"([0-9]{1,15})\t(.*)")
 
 def _where_old_is(opened, old):
     """(found_at, closest) of `old` in the file; an empty old names an empty line (it "occurred"
-    at every character before)."""
+    at every character before). No closest when old stands at several places: its retry token
+    would pick one of identical blocks, maybe not the one meant."""
     if _strip_one_newline(normalize_newlines(old)):
         _tier, spans = locate_old(opened.normalized(), old)
-        return [{"start": s[0], "end": s[2]} for s in spans], closest_of(opened, old)
+        closest = closest_of(opened, old) if len(spans) < 2 else None
+        return [{"start": s[0], "end": s[2]} for s in spans], closest
     empty = [n for n, line in enumerate(_file_lines(opened), 1) if not line.rstrip()]
     return [{"start": n, "end": n} for n in empty], None
 

@@ -1053,3 +1053,29 @@ def test_old_at_the_edges_of_words_is_applied(root, be_env, body, old):
     (root / "f.txt").write_text(body)
     done = run_cli("replace", "-f", "f.txt", "--old", old, "-c", "Z", cwd=root, env=be_env)
     assert done.returncode == 0, done.stderr
+
+
+def test_stale_lines_whose_old_stands_at_several_places_offer_no_retry_token(server, root):
+    """Found by the agent-mistakes attack: three tests end with the same two asserts; lines named
+    after 5 imports were added on top missed them all. The MISMATCH listed the three places and
+    also gave `closest`, the first of them with similarity 1.0 and a viewed_code_id: retrying with
+    it edited the first test, not the one meant. Several places give no closest: found_at lists
+    them, and start/end must pick one."""
+    tests = "".join(
+        f"def test_login_{n}():\n    resp = post({n!r})\n    assert resp.status == 200\n    assert resp.ok\n\n"
+        for n in ("ok", "bad_pw", "locked")
+    )
+    (root / "t.py").write_text("import a\nimport b\n\n" + tests)
+    old = "    assert resp.status == 200\n    assert resp.ok"
+    error = server.err(
+        "be-replace", "MISMATCH", {"file": "t.py", "start": 12, "end": 13, "old": old, "content": "x"}
+    )
+    assert [(f["start"], f["end"]) for f in error["found_at"]] == [(6, 7), (11, 12), (16, 17)], error
+    assert error["closest"] is None, error
+    alone = "import a\nimport b\n\n" + tests.replace("    assert resp.ok\n", "", 2)  # (one place left)
+    (root / "t.py").write_text(alone)
+    old = "    assert resp.status == 200\n    assert resp.ok"
+    error = server.err(
+        "be-replace", "MISMATCH", {"file": "t.py", "start": 2, "end": 3, "old": old, "content": "x"}
+    )
+    assert error["closest"]["start"] == 14 and error["closest"]["viewed_code_id"], error
