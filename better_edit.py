@@ -1316,6 +1316,10 @@ MESSAGES = {
         "lines moved by {d} since your read: edited {a}-{b} instead of {old_a}-{old_b}",
         "自你读取以来这些行移动了 {d} 行：已编辑第 {a}-{b} 行而不是第 {old_a}-{old_b} 行",
     ),
+    "w.created_near": (
+        "{file} was created, yet {near} is there: if you meant that one, write to it instead and remove {file}",
+        "已创建 {file}，但 {near} 已存在：若本意是它，请改为写入它并移除 {file}",
+    ),
     "w.unchanged": (
         "the files already hold this text: nothing was written",
         "文件已是该内容：未写入任何内容",
@@ -13303,6 +13307,8 @@ def tool_write(ctx, args):
             st = raw = text = None
             placeholder_guard(args, Opened(file, real, Text(b"")), content, "")
             data, new_body = _new_file_bytes(ctx, args, content)
+            near = _near_new_file(place)
+            warnings += [("w.created_near", {"file": file, "near": _show(near)})] if near else []
         changed = not exists or data != raw
         result = {"status": "ok", "file": file, "path": real, "created": not exists, "changed": changed}
         result.update(lines=line_count(new_body), bytes=len(data))
@@ -13321,6 +13327,32 @@ def tool_write(ctx, args):
     if warnings:
         result["warnings"] = _local_warnings(ctx, warnings)
     return result
+
+
+def _near_new_file(place):
+    """For a file to create: the name a slip of the hand would have meant that exists (the file
+    given, with its first missing folder spelled as one beside it: `component/` for `components/`;
+    or, with no folder to make, one differing only in case or extension: `utils.js` for `utils.ts`)
+    as the caller wrote the path; None when there is none."""
+    import difflib
+
+    parts = re.split(r"[\\/]" if os.name == "nt" else "/", place.file)
+    if place.pending:
+        try:
+            folders = [
+                e.name for e in itertools.islice(os.scandir(place.folder.path), _NEAR_LOOKS) if e.is_dir()
+            ]
+        except OSError:
+            return None
+        near = difflib.get_close_matches(place.pending[0], folders, n=1, cutoff=0.8)
+        if not near or len(parts) <= len(place.pending):
+            return None
+        tail = [near[0], *place.pending[1:], place.name]
+        if not os.path.exists(os.path.join(place.folder.path, *tail)):
+            return None
+        return "/".join(parts[: -len(place.pending) - 1] + tail)
+    like = _names_like(place.folder.path, place.name)
+    return "/".join(parts[:-1] + [like[0]]) if like else None
 
 
 def _no_second_bom(text, at, content):

@@ -1079,3 +1079,23 @@ def test_stale_lines_whose_old_stands_at_several_places_offer_no_retry_token(ser
         "be-replace", "MISMATCH", {"file": "t.py", "start": 2, "end": 3, "old": old, "content": "x"}
     )
     assert error["closest"]["start"] == 14 and error["closest"]["viewed_code_id"], error
+
+
+def test_a_file_created_beside_the_one_likely_meant_says_so(server, root, be_env):
+    """Found by the agent-mistakes attack: `write` to `src/component/Button.tsx` while
+    `src/components/Button.tsx` exists made a new folder and file without a word (a read of the
+    same name suggests the near one). The file is still created (a new name is a new file), with
+    a warning naming the one that exists; a new name with nothing like it beside it says nothing."""
+    (root / "src/components").mkdir(parents=True)
+    (root / "src/components/Button.tsx").write_text("old\n")
+    (root / "lib").mkdir()
+    (root / "lib/utils.ts").write_text("old\n")
+    done, answer = run_json("write", "-f", "src/component/Button.tsx", "-c", "new", cwd=root, env=be_env)
+    assert done.returncode == 0 and (root / "src/component/Button.tsx").read_text() == "new"
+    assert any('yet "src/components/Button.tsx" is there' in w for w in answer["warnings"]), answer
+    result = server.ok("be-write", {"file": "lib/utils.js", "content": "new"})
+    assert any('yet "lib/utils.ts" is there' in w for w in result["warnings"]), result
+    for fresh in ("lib/other.js", "src/components/New.tsx", "docs/new/guide.md"):
+        result = server.ok("be-write", {"file": fresh, "content": "new"})
+        assert "warnings" not in result, result
+    assert (root / "src/components/Button.tsx").read_text() == "old\n" == (root / "lib/utils.ts").read_text()
