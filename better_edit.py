@@ -1306,6 +1306,11 @@ MESSAGES = {
         "content 的第一行 {text} 也是第 {line} 行，紧挨在被替换的第 {start}-{end} 行之前："
         "它现在出现了两次（范围是否本应开始于第 {line} 行？）",
     ),
+    "w.content_prefixes": (
+        "content had the line-number prefixes of a read, numbered from line {start} as the lines it "
+        "replaces: they were taken off",
+        "content 带着读取结果的行号前缀，且从第 {start} 行起编号，与被替换的行一致：已去掉这些前缀",
+    ),
     "w.read_prefixes_content": (
         "old and content still had the line-number prefixes of a read; they named lines {start}-{end}, "
         "which hold that text, so the edit was applied there, with content's prefixes taken off",
@@ -12842,9 +12847,13 @@ def _replace_lines(ctx, args, opened):
         wanted = _strip_one_newline(normalize_newlines(args["old"]))
         if current != wanted:
             raise _lines_mismatch(opened, args["old"], current, wanted, start, end)
-    placeholder_guard(args, opened, args["content"], body[a:b].decode(text.codec))
+    content = args["content"]
+    if "old" not in args:  # (with old, _replace_prefixed took them off)
+        content, said = _content_without_prefixes(content, start, body[a:b].decode(text.codec))
+        warnings += [("w.content_prefixes", {"start": start})] if said else []
+    placeholder_guard(args, opened, content, body[a:b].decode(text.codec))
     eol = dominant_eol(body)
-    lines = content_lines(_no_second_bom(text, a, args["content"]))
+    lines = content_lines(_no_second_bom(text, a, content))
     block = encode_block(text, lines, eol)
     plan = splice_plan(body, a, b, block, eol)
     fields = {"start": start, "end": end, "removed": end - start + 1, "added": len(lines)}
@@ -12960,13 +12969,19 @@ def _replace_prefixed(ctx, args, opened):
 
 
 def _content_unprefixed(content, first, lines):
-    """(content, warning key) of a replace whose `old` carried read prefixes from line `first`: a
-    content copied from the same read, each line prefixed and numbered on from `first`, without
-    its prefixes; unless the file's `lines` there are numbered so themselves (a column of ids)."""
+    """(content, warning key) of a replace whose `old` carried read prefixes from line `first`."""
+    content, said = _content_without_prefixes(content, first, lines)
+    return content, "w.read_prefixes_content" if said else "w.read_prefixes"
+
+
+def _content_without_prefixes(content, first, lines):
+    """(content, whether prefixes were taken off): a content copied from a read, each line prefixed
+    and numbered on from `first` (the first line it replaces), without its prefixes; unless the
+    file's `lines` there are numbered so themselves (a column of ids)."""
     found = _read_prefixed(content) if content else None
     if found is None or found[0] != first or (_read_prefixed(lines) or (None,))[0] == first:
-        return content, "w.read_prefixes"
-    return found[1] + ("\n" if content.endswith(("\n", "\r")) else ""), "w.read_prefixes_content"
+        return content, False
+    return found[1] + ("\n" if content.endswith(("\n", "\r")) else ""), True
 
 
 def _not_one_old(opened, old, spans):

@@ -277,6 +277,30 @@ def test_content_copied_from_the_same_read_loses_its_prefixes_too(root, be_env):
     assert (root / "fruit.tsv").read_text() == "1\tapple\n2\tblueberry\n3\tcherry\n"
 
 
+def test_content_copied_from_a_read_over_the_lines_it_replaces_loses_its_prefixes(server, root, be_env):
+    """Found by the agent-mistakes attack: `replace -s 2 -e 3` with content `2<TAB>    x = ...` and
+    `3<TAB>    y = ...` (the read's prefixes, numbered as the lines replaced) wrote the prefixes into
+    the file. They go, with a warning; numbers that are not those lines', and a file whose lines
+    are numbered so themselves, keep the content as sent."""
+    source = "def a():\n    x = load()\n    y = parse(x)\n    return y\n"
+    for content, want in [
+        (
+            "2\t    x = load(strict=True)\n3\t    y = parse(x)",
+            "    x = load(strict=True)\n    y = parse(x)\n",
+        ),
+        ("2\t    x = 1\n3\t    y = 2\n4\t    z = 3\n", "    x = 1\n    y = 2\n    z = 3\n"),
+        ("5\t    x = 1\n6\t    y = 2", "5\t    x = 1\n6\t    y = 2\n"),  # (not these lines' numbers)
+    ]:
+        (root / "a.py").write_text(source)
+        result = server.ok("be-replace", {"file": "a.py", "start": 2, "end": 3, "content": content})
+        assert (root / "a.py").read_text() == "def a():\n" + want + "    return y\n", content
+        said = " ".join(result.get("warnings", []))
+        assert ("prefixes of a read" in said) == (not want.startswith("5")), said
+    (root / "ids.tsv").write_text("1\tone\n2\ttwo\n")
+    done = run_cli("replace", "-f", "ids.tsv", "-s", "2", "-c", "2\tTWO", cwd=root, env=be_env)
+    assert done.returncode == 0 and (root / "ids.tsv").read_text() == "1\tone\n2\tTWO\n"
+
+
 def test_old_without_its_indentation_and_content_with_it_indent_once(root, be_env):
     """Found by an attack: `--old 'return x' -c '    return x + 1'` (old copied without the line's
     indentation, content as a whole line) gave `        return x + 1`, moving the return into the
