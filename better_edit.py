@@ -1321,6 +1321,11 @@ MESSAGES = {
         "lines moved by {d} since your read: edited {a}-{b} instead of {old_a}-{old_b}",
         "自你读取以来这些行移动了 {d} 行：已编辑第 {a}-{b} 行而不是第 {old_a}-{old_b} 行",
     ),
+    "w.escaped_twice": (
+        "content was written as one line holding {count} \\n sequences: if they were "
+        "meant as line breaks, it was escaped twice; send it again with real newlines",
+        "content 作为一行写入，其中有 {count} 处 \\n：若它们本应是换行，说明内容被转义了两次；请用真实换行重新发送",
+    ),
     "w.created_near": (
         "{file} was created, yet {near} is there: if you meant that one, write to it instead and remove {file}",
         "已创建 {file}，但 {near} 已存在：若本意是它，请改为写入它并移除 {file}",
@@ -12821,6 +12826,10 @@ def _replace_arguments(args):
 
 
 def _replace_change(ctx, args, opened):
+    return _maybe_escaped_twice(ctx, args, _replace_change_of(ctx, args, opened))
+
+
+def _replace_change_of(ctx, args, opened):
     if "target" in args:  # the lines the target names: a function, an element, a marker line
         start, end = resolve_target(ctx, opened, args["target"])
         return _replace_lines(ctx, dict(args, start=start, end=end), opened)
@@ -12831,6 +12840,15 @@ def _replace_change(ctx, args, opened):
     if "start" in args:
         return _replace_lines(ctx, args, opened)
     return _replace_old(ctx, args, opened)
+
+
+def _maybe_escaped_twice(ctx, args, change):
+    """`change` with a warning when the server's content looks escaped twice (no line break, `\\n`
+    outside strings): one line of replace or insert is written as sent (real code holds `\\n`
+    more often than a model's newlines arrive escaped), but the model is told how to fix it."""
+    if ctx.mcp and looks_double_escaped(args.get("content") or ""):
+        change.warnings.append(("w.escaped_twice", {"count": args["content"].count("\\n")}))
+    return change
 
 
 def _replace_lines(ctx, args, opened):
@@ -13230,7 +13248,8 @@ def _insert_change(ctx, args, opened):
     fields = {"after_line": after, "added": len(lines)}
     if moved:
         fields["relocated"] = moved
-    return Change(text, plan, after + 1, after, len(lines), fields, warnings, at=a, raw=(a, block, a))
+    change = Change(text, plan, after + 1, after, len(lines), fields, warnings, at=a, raw=(a, block, a))
+    return _maybe_escaped_twice(ctx, args, change)
 
 
 def _after_out_of_range(file, after, total):

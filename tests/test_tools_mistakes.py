@@ -1123,3 +1123,24 @@ def test_a_file_created_beside_the_one_likely_meant_says_so(server, root, be_env
         result = server.ok("be-write", {"file": fresh, "content": "new"})
         assert "warnings" not in result, result
     assert (root / "src/components/Button.tsx").read_text() == "old\n" == (root / "lib/utils.ts").read_text()
+
+
+def test_one_line_content_that_looks_escaped_twice_is_written_as_sent_with_a_warning(server, root, be_env):
+    """Found by the agent-mistakes attack: a replace, an insert and a be-edit line item whose
+    content arrived escaped twice (`import sys\\nimport json\\nimport re`) wrote one literal line
+    without a word. One line of these tools is still written as sent (real code holds `\\n`:
+    `split(/\\n\\n+/)`), with a warning that says how to fix it; the CLI's content is verbatim."""
+    escaped = "import sys\\nimport json\\nimport re"
+    (root / "a.py").write_text("x = 1\n")
+    for name, args in [
+        ("be-insert", {"file": "a.py", "after_line": 1, "content": escaped}),
+        ("be-replace", {"file": "a.py", "start": 2, "content": escaped}),
+        ("be-edit", {"edits": [{"file": "a.py", "start": 2, "content": escaped}]}),
+    ]:
+        result = server.ok(name, args)
+        assert any("escaped twice" in w for w in result["warnings"]), (name, result)
+        assert (root / "a.py").read_text() == "x = 1\n" + escaped + "\n"
+    result = server.ok("be-replace", {"file": "a.py", "start": 2, "content": 'print("a\\nb", "c\\nd")'})
+    assert not any("escaped twice" in w for w in result.get("warnings", [])), result  # (in strings)
+    done, answer = run_json("replace", "-f", "a.py", "-s", "2", "-c", escaped, cwd=root, env=be_env)
+    assert done.returncode == 0 and not any("escaped twice" in w for w in answer.get("warnings", []))
