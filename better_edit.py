@@ -6650,6 +6650,8 @@ def _header_lines(lines, language, partial_first, originals=None):
         if not previous:
             return i
         if above == i - 1 and _continues(previous, current, language):
+            if language in ("javascript", "typescript") and _js_starts_here(current, depth):
+                return i
             i -= 1
             depth += _paren_excess(lines[i])
             continue
@@ -6713,6 +6715,19 @@ def _opener_line(lines, i, closer):
 # a function expression after an operator on its line: `cond ? function (o) {`, `}) : function () {`,
 # `(function (o, v) {`: an operand of a larger expression, whose header starts at that line
 _JS_EXPRESSION_FUNCTION = _LazyPattern(r"[?:(,!&|]\s*(?:async\s+)?function\b")
+# a function expression that is a branch of `?:` on its own line: `  ? function getProto(O) {`
+_JS_BRANCH_FUNCTION = _LazyPattern(
+    r"\s*[?:]\s*\(?\s*(?:async\s+)?(?:function\b|(?:\([^()]*\)|[A-Za-z_$][\w$]*)\s*=>)"
+)
+
+
+def _js_starts_here(line, depth):
+    """Whether a JavaScript header line that continues the line above holds the function's own
+    start: a callback inside a call opened on it (`depth` < 0: `.add("b", () => {` in a chain), or
+    a branch of `?:` (`? function getProto(O) {`). Climbing further put the chain's receiver or
+    the previous callback's `})` into the range, and a statement that goes on after the function
+    (`: null;`) lost its first lines."""
+    return depth < 0 or _JS_BRANCH_FUNCTION.match(line) is not None
 
 
 def _js_operand_start(lines, language):

@@ -1705,3 +1705,30 @@ def test_check_balance_refuses_what_is_not_text():
     for value in (b"def f(:\n", None, 3):
         with pytest.raises(TypeError):
             be.check_balance(value, "python")
+
+
+CHAIN = 'suite\n  .add("a", () => {\n    run(1);\n  })\n  .add("b", () => {\n    run(2);\n  });\n'
+BRANCH = "module.exports = $WeakMap\n  ? function getChannel() {\n    return 1;\n  }\n  : null;\n"
+
+
+@pytest.mark.parametrize(
+    "text, line, want",
+    [
+        (CHAIN, 3, (2, 4)),  # (it started at the chain's receiver `suite`)
+        (CHAIN, 4, (2, 4)),  # (the `})` line was taken for the next callback's first line)
+        (CHAIN, 6, (5, 7)),
+        ("const p = load()\n  .then((data) => {\n    use(data);\n  });\n", 3, (2, 4)),
+        (BRANCH, 3, (2, 4)),  # (the statement goes on after it: `: null;` lost its first lines)
+        ("var T = cond\n  ? (function () {\n    return 1;\n  }())\n  : other;\n", 3, (2, 4)),
+        ("const mapper = m ||\n  function (x) {\n    return x;\n  };\n", 3, (1, 4)),  # (the statement's end)
+        ("items.forEach((\n  a,\n  b,\n) => {\n  use(a, b);\n});\n", 5, (1, 6)),
+    ],
+)
+def test_a_javascript_callback_or_branch_function_starts_on_its_own_line(text, line, want):
+    """Found by a differential test against @babel/parser on 3,340 npm files: a callback in a
+    multi-line method chain started at the chain's receiver or on the previous callback's `})`
+    line (replacing it cut that callback's end), and a function that is a branch of `?:` started
+    at the statement, which goes on after the function. Such a function starts on its own line."""
+    found = function_range(text, "javascript", line)
+    assert (found["start"], found["end"]) == want, found
+    assert function_range(text, "typescript", line) == found
