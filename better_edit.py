@@ -6715,9 +6715,10 @@ def _opener_line(lines, i, closer):
 # a function expression after an operator on its line: `cond ? function (o) {`, `}) : function () {`,
 # `(function (o, v) {`: an operand of a larger expression, whose header starts at that line
 _JS_EXPRESSION_FUNCTION = _LazyPattern(r"[?:(,!&|]\s*(?:async\s+)?function\b")
-# a function expression that is a branch of `?:` on its own line: `  ? function getProto(O) {`
+# a function expression that is a branch of `?:` on its own line: `  ? function getProto(O) {`, or
+# an arrow whose `{` follows it (TypeScript's conditional types hold `? (a: A) => R` too)
 _JS_BRANCH_FUNCTION = _LazyPattern(
-    r"\s*[?:]\s*\(?\s*(?:async\s+)?(?:function\b|(?:\([^()]*\)|[A-Za-z_$][\w$]*)\s*=>)"
+    r"\s*[?:]\s*\(?\s*(?:async\s+)?(?:function\b|(?:\([^()]*\)|[A-Za-z_$][\w$]*)\s*=>\s*$)"
 )
 
 

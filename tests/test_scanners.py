@@ -1732,3 +1732,14 @@ def test_a_javascript_callback_or_branch_function_starts_on_its_own_line(text, l
     found = function_range(text, "javascript", line)
     assert (found["start"], found["end"]) == want, found
     assert function_range(text, "typescript", line) == found
+
+
+def test_a_conditional_return_type_is_no_branch_function():
+    """The regression check of the rule above on zod: `? (...args) => R` in a TypeScript
+    conditional return type is a type, not a branch function: the method starts at its name."""
+    text = (
+        "class Z {\n  implement<F>(\n    func: F\n  ): F extends R\n    ? (...args: A) => F\n"
+        "    : Outer<A, R> {\n    return func;\n  }\n}\n"
+    )
+    found = function_range(text, "typescript", 7)
+    assert (found["start"], found["end"], found["name"]) == (2, 8, "implement"), found
