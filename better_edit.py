@@ -6945,8 +6945,8 @@ _KOTLIN_COMPANION = _LazyPattern(r"\s*(?:[a-z]\w*\s+)*?companion\s+object\b")
 # a name, or an operator's symbols (`static func < (lhs: N, rhs: N)`)
 _SWIFT_FUNC = _LazyPattern(r"\bfunc\s+([^\s(<]+|[-+*/%<>=!&|^~?.]+)|\b(init|deinit|subscript)\b")
 _JS_FUNCTION = _LazyPattern(r"\bfunction\b\s*\*?\s*([A-Za-z_$][\w$]*)?")
-_JS_ASSIGNED = _LazyPattern(
-    r"\b(?:const|let|var)\s+([A-Za-z_$][\w$]*)|([A-Za-z_$#][\w$]*)\s*[:=]\s*(?:async\b)?"
+_JS_ASSIGNED = _LazyPattern(  # (the `=` of `sig => {` is an arrow's: `sig` is its parameter, no name)
+    r"\b(?:const|let|var)\s+([A-Za-z_$][\w$]*)|([A-Za-z_$#][\w$]*)\s*(?::|=(?![=>]))\s*(?:async\b)?"
 )
 _JS_CLASS_EXPRESSION = _LazyPattern(
     r"(?:[=(,:?>]|\breturn)\s*class\b(?!\s*:)\s*(?!(?:extends|implements)\b)([A-Za-z_$][\w$]*)?"

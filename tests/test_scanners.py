@@ -4,7 +4,7 @@ import json
 import os
 
 import pytest
-from harness import scaled
+from harness import run_cli, scaled
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -1743,3 +1743,15 @@ def test_a_conditional_return_type_is_no_branch_function():
     )
     found = function_range(text, "typescript", 7)
     assert (found["start"], found["end"], found["name"]) == (2, 8, "implement"), found
+
+
+def test_a_bare_arrow_parameter_names_no_function(root, be_env):
+    """Found by the differential test (442 definitions in 190 npm files): `signals.forEach(sig => {`
+    was a definition named `sig`, so `--target function:sig` edited that callback (and a real
+    `function sig` elsewhere became AMBIGUOUS). The `=` of `=>` assigns nothing."""
+    text = "signals.forEach(sig => {\n  remove(sig);\n});\nconst f = sig => {\n  use(sig);\n};\n"
+    assert function_names(text, "javascript") == ["f"]
+    assert function_range(text, "javascript", 2) == {"start": 1, "end": 3, "kind": "function"}
+    (root / "s.js").write_text(text)
+    done = run_cli("read", "-f", "s.js", "--target", "function:sig", cwd=root, env=be_env)
+    assert done.returncode == 1 and b"NOT_FOUND" in done.stderr + done.stdout, done
