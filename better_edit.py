@@ -10918,7 +10918,15 @@ class _CommitRun:
             fc.name_parts(os.path.join(self.journal.dir, copy) if self.recorded else None)
         if self.recorded:
             self.current = "journal"
-            self.record = self.journal.write(self.id, dict(self.header, tool=tool), self.files, sync=False)
+            try:
+                self.record = self.journal.write(
+                    self.id, dict(self.header, tool=tool), self.files, sync=False
+                )
+            except OSError as exc:  # (a full or read-only cache: as when its folder cannot be made)
+                self.recorded = False
+                self.warnings.append(("w.journal_unusable", {"detail": exc.strerror or str(exc)}))
+                for fc in self.files:
+                    fc.name_parts(None)
         for fc in self._each():
             _prepare_or_conflict(self.ctx, fc)
             if event:
