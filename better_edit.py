@@ -1393,6 +1393,16 @@ MESSAGES = {
         "was interrupted: it stands",
         "一次被中断的变更（{count} 个文件，事件 {event_id}）在中断前已完整写入：保持不变",
     ),
+    "w.rollback_completed": (
+        "an interrupted rollback of event {events} ({count} file(s)) had been written in full before it "
+        "was interrupted: it stands, and that event is rolled back",
+        "一次被中断的回滚（事件 {events}，{count} 个文件）在中断前已完整写入：回滚有效，该事件已回滚",
+    ),
+    "w.rollback_undone": (
+        "an interrupted rollback of event {events} ({count} file(s)) was undone: those files hold the "
+        "edit again; roll it back again if you still want to",
+        "一次被中断的回滚（事件 {events}，{count} 个文件）已撤销：这些文件恢复为编辑后的内容；如仍需回滚请重新执行",
+    ),
     "w.undone": (
         "an interrupted change of {count} file(s) (event {event_id}) was undone",
         "一次被中断的变更（{count} 个文件，事件 {event_id}）已撤销",
@@ -11393,18 +11403,24 @@ def _finish_record(ctx, record):
     entries = [e for e in record["files"] if isinstance(e, dict)]
     for entry in entries:
         _finish_entry(bare, entry)
-    undone = _drop_undone_events(ctx, record.get("rolls_back"))
-    said = record.get("event_id") or ", ".join(dict.fromkeys(undone)) or "-"
-    return ("w.completed", {"count": len(entries), "event_id": said})
+    undone = _drop_undone_events(ctx, _rolled_back(record))
+    if undone:
+        return ("w.rollback_completed", {"count": len(entries), "events": ", ".join(dict.fromkeys(undone))})
+    return ("w.completed", {"count": len(entries), "event_id": record.get("event_id") or "-"})
 
 
 _EVENT_ID = _LazyPattern(r"[0-9a-f]{6,12}")  # (a record read from disk names nothing else)
 
 
-def _drop_undone_events(ctx, ids):
-    """The snapshots of the events a rollback undid (`ids`, as its record names them) removed;
-    returns those ids."""
-    undone = [one for one in ids or [] if isinstance(one, str) and _EVENT_ID.fullmatch(one)]
+def _rolled_back(record):
+    """The ids of the events the rollback a commit record is of undid (none for an edit's)."""
+    return [
+        one for one in record.get("rolls_back") or [] if isinstance(one, str) and _EVENT_ID.fullmatch(one)
+    ]
+
+
+def _drop_undone_events(ctx, undone):
+    """The snapshots of the events a rollback undid (`undone`: _rolled_back) removed; returns those ids."""
     store = SnapshotStore(ctx)
     for event_id in undone:
         store.drop_event(event_id)
@@ -11450,6 +11466,9 @@ def _undo_record(ctx, journal, record):
     if isinstance(event_id, str):
         SnapshotStore(ctx).drop_event(event_id)
     fields = {"count": len(entries), "event_id": event_id or "-"}
+    rolled = _rolled_back(record)
+    if rolled and not left:
+        return ("w.rollback_undone", {"count": len(entries), "events": ", ".join(dict.fromkeys(rolled))})
     if left:
         return ("w.undone_partly", dict(fields, left="; ".join(left)))
     return ("w.undone", fields)

@@ -304,7 +304,10 @@ def test_a_fault_at_every_step_of_a_rollback(forced, root, cache_dir, be_env):
 def test_a_rollback_killed_at_each_step_leaves_no_folder_of_the_file_it_deleted(root, cache_dir, be_env):
     """Found by an attack: a rollback of an edit that created new/deep/c.txt, killed after its
     commit point, deleted c.txt but left new/ and new/deep/ (they were removed only after the
-    commit, in process). The record now names them, and the next call removes them."""
+    commit, in process). The record now names them, and the next call removes them. Its warning
+    says a rollback of that event was undone or stands (the resource attack: it said "a change
+    (event -) was undone", or that the rolled-back edit's event "stands")."""
+    events, seen = [], set()
     edits = json.dumps(
         [
             {"file": "a.txt", "start": 1, "content": "A"},
@@ -317,6 +320,7 @@ def test_a_rollback_killed_at_each_step_leaves_no_folder_of_the_file_it_deleted(
         shutil.rmtree(cache_dir / "snapshots", ignore_errors=True)
         done, answer = cli_json(root, be_env, "edit", "--edits-file", "-", input=edits.encode())
         assert done.returncode == 0, answer
+        events.append(answer["event_id"])
         server = Server(root, env)
         try:
             server.initialize()
@@ -336,6 +340,17 @@ def test_a_rollback_killed_at_each_step_leaves_no_folder_of_the_file_it_deleted(
         undone = ({"a.txt": b"A\n", "new/deep/c.txt": b"c"}, {"new", "new/deep"})
         assert tree(root) in (whole, undone), (k, tree(root))
         assert journal_records(cache_dir) == []
+        said = " ".join(answer.get("warnings", []))
+        assert "an interrupted change" not in said, (k, said)
+        if said and tree(root) == whole:
+            assert (
+                f"an interrupted rollback of event {events[-1]} (2 file(s))" in said and "stands" in said
+            ), said
+            seen.add("stands")
+        elif said:
+            assert f"an interrupted rollback of event {events[-1]} (2 file(s)) was undone" in said, (k, said)
+            seen.add("undone")
+    assert seen == {"stands", "undone"}
 
 
 def test_every_step_killed_is_undone_by_the_next_command(root, cache_dir, be_env):
