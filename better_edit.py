@@ -1321,6 +1321,13 @@ MESSAGES = {
         "lines moved by {d} since your read: edited {a}-{b} instead of {old_a}-{old_b}",
         "自你读取以来这些行移动了 {d} 行：已编辑第 {a}-{b} 行而不是第 {old_a}-{old_b} 行",
     ),
+    "w.indent_style": (
+        "line {line} now indents with {theirs} where the lines around it indent with {ours}: check it "
+        "(Python stops with TabError, make with a recipe line indented by spaces)",
+        "第 {line} 行用{theirs}缩进，而周围的行用{ours}缩进：请检查（Python 会报 TabError，make 的规则行须用制表符缩进）",
+    ),
+    "indent.tabs": ("tabs", "制表符"),
+    "indent.spaces": ("spaces", "空格"),
     "w.escaped_twice": (
         "content was written as one line holding {count} \\n sequences: if they were "
         "meant as line breaks, it was escaped twice; send it again with real newlines",
@@ -12467,6 +12474,7 @@ def finish_edit(ctx, tool, args, opened, change):
     elif not changed:  # nothing to write: no snapshot, no event, no chip
         warnings.append(("w.unchanged", {}))
     else:
+        warnings += _other_indentation(text, change)
         summary = _summary(tool, change)
         payload = _edit_payload(text, opened.raw, change)
         event_id, write_warnings = commit_bytes(ctx, tool, opened, payload, summary)
@@ -12477,6 +12485,38 @@ def finish_edit(ctx, tool, args, opened, change):
     if warnings:
         result["warnings"] = _local_warnings(ctx, warnings)
     return result
+
+
+_INDENT_AROUND = 1 << 14  # bytes on each side of an edit whose lines say how the file indents
+
+
+def _other_indentation(text, change):
+    """w.indent_style when a line the edit wrote indents with tabs where the lines around it
+    indent with spaces, or the reverse (at least 3 of them, 10 to 1): a model's spaces in a
+    Makefile or a Go file, its tabs in Python."""
+    a, block, b = change.plan
+    if text.codec.startswith(("utf-16", "utf-32")) or not block:
+        return []
+    body = text.body
+    around = body[max(0, a - _INDENT_AROUND) : a] + b"\n" + body[b : b + _INDENT_AROUND]
+    tabs = len(re.findall(rb"(?m)^\t+\S", around))
+    spaces = len(re.findall(rb"(?m)^  +\S", around))
+    ours = (
+        "tabs"
+        if tabs >= 3 and tabs >= 10 * spaces
+        else "spaces"
+        if spaces >= 3 and spaces >= 10 * tabs
+        else None
+    )
+    if ours is None:
+        return []
+    other = rb"(?m)^  +\S" if ours == "tabs" else rb"(?m)^\t+\S"
+    m = re.search(other, block)
+    if m is None:
+        return []
+    line = change.first + block.count(b"\n", 0, m.start())
+    keys = ("indent.tabs", "indent.spaces") if ours == "tabs" else ("indent.spaces", "indent.tabs")
+    return [("w.indent_style", {"line": line, "ours_key": keys[0], "theirs_key": keys[1]})]
 
 
 def _keep_as_chip(ctx, tool, args, text, result):

@@ -1144,3 +1144,31 @@ def test_one_line_content_that_looks_escaped_twice_is_written_as_sent_with_a_war
     assert not any("escaped twice" in w for w in result.get("warnings", [])), result  # (in strings)
     done, answer = run_json("replace", "-f", "a.py", "-s", "2", "-c", escaped, cwd=root, env=be_env)
     assert done.returncode == 0 and not any("escaped twice" in w for w in answer.get("warnings", []))
+
+
+def test_a_line_indented_unlike_the_lines_around_it_is_named(server, root, be_env):
+    """Found by the agent-mistakes attack: spaces inserted into a Makefile's recipe (make rejects
+    it), tabs into a Python function indented with spaces (TabError), spaces into a Go file: all
+    written without a word, `balance` ok. The edit stands, and a warning names the line."""
+    (root / "Makefile").write_text("app: main.o\n\tcc -o app main.o\n\nclean:\n\trm -f *.o\n\trm -f app\n")
+    done, answer = run_json(
+        "insert", "-f", "Makefile", "--after-line", "6", "-c", "    rm -rf build/", cwd=root, env=be_env
+    )
+    assert done.returncode == 0 and (root / "Makefile").read_text().endswith(
+        "\trm -f app\n    rm -rf build/\n"
+    )
+    assert any(
+        "line 7 now indents with spaces where the lines around it indent with tabs" in w
+        for w in answer["warnings"]
+    )
+    body = "def f(rows):\n    out = []\n    n = 0\n    for r in rows:\n        out.append(r)\n    n += 1\n    return out\n"
+    (root / "f.py").write_text(body)
+    result = server.ok(
+        "be-replace", {"file": "f.py", "start": 4, "end": 5, "content": "\tfor r in rows:\n\t\tout.append(r)"}
+    )
+    assert any("line 4 now indents with tabs" in w for w in result["warnings"]), result
+    (root / "f.py").write_text(body)
+    result = server.ok(
+        "be-replace", {"file": "f.py", "start": 4, "end": 5, "content": "    for r in rows:\n        pass"}
+    )
+    assert not any("indents with" in w for w in result.get("warnings", [])), result
