@@ -7833,13 +7833,9 @@ def _keyword_chain(text, language, line_start, line_end, start, end):
     `start`, and the definitions of the last 64 KiB before the line, then of 16 times more, until
     the outermost one around the line is at indentation 0 or the part read starts where the text
     does."""
-    for at in _walk_restarts(text, language, start, end, line_start, _RESTART_EVERY):
-        for until in dict.fromkeys((min(end, line_end + _LOOKAHEAD), end)):
-            chain = _keyword_chain_from(text, language, (line_start, line_end), (at, until), end)
-            if chain is not _CUT:
-                break
-        if chain and chain[0][0].indent == 0:
-            return chain
+    chain = _keyword_chain_restarted(text, language, (line_start, line_end), start, end)
+    if chain is not None:
+        return chain
     spans = _multiline_tokens(text, language, start, end)
     size = _KEYWORD_WINDOW
     while True:
@@ -7850,6 +7846,19 @@ def _keyword_chain(text, language, line_start, line_end, start, end):
         if at == start or (chain and chain[0][0].indent == 0):
             return chain
         size *= 16
+
+
+def _keyword_chain_restarted(text, language, lines, start, end):
+    """_keyword_chain's answer from a restart point of the quick walk, or None when none gives one
+    whose outermost definition is at indentation 0."""
+    for at in _walk_restarts(text, language, start, end, lines[0], _RESTART_EVERY):
+        for until in dict.fromkeys((min(end, lines[1] + _LOOKAHEAD), end)):
+            chain = _keyword_chain_from(text, language, lines, (at, until), end)
+            if chain is not _CUT:
+                break
+        if chain and chain[0][0].indent == 0:
+            return chain
+    return None
 
 
 def _keyword_chain_from(text, language, lines, read, end, spans=None):
@@ -10934,16 +10943,7 @@ class _CommitRun:
             copy = f"{os.getpid()}-{self.id[:8]}-{number}.copy"
             fc.name_parts(os.path.join(self.journal.dir, copy) if self.recorded else None)
         if self.recorded:
-            self.current = "journal"
-            try:
-                self.record = self.journal.write(
-                    self.id, dict(self.header, tool=tool), self.files, sync=False
-                )
-            except OSError as exc:  # (a full or read-only cache: as when its folder cannot be made)
-                self.recorded = False
-                self.warnings.append(("w.journal_unusable", {"detail": exc.strerror or str(exc)}))
-                for fc in self.files:
-                    fc.name_parts(None)
+            self._write_intent(tool)
         for fc in self._each():
             _prepare_or_conflict(self.ctx, fc)
             if event:
@@ -10951,6 +10951,18 @@ class _CommitRun:
             if fc.check and not _still_same(fc.place, fc.st, fc.raw):
                 raise ToolError("CONFLICT", "conflict", file=fc.file)
         self.current = None
+
+    def _write_intent(self, tool):
+        """The intent record; a cache too full or read-only for it is met as one whose folder
+        cannot be made: the commit goes on unrecorded, undone on failure but not after a kill."""
+        self.current = "journal"
+        try:
+            self.record = self.journal.write(self.id, dict(self.header, tool=tool), self.files, sync=False)
+        except OSError as exc:
+            self.recorded = False
+            self.warnings.append(("w.journal_unusable", {"detail": exc.strerror or str(exc)}))
+            for fc in self.files:
+                fc.name_parts(None)
 
     def apply(self, event_id, tool):
         if self.recorded:
@@ -12498,16 +12510,7 @@ def _other_indentation(text, change):
     if text.codec.startswith(("utf-16", "utf-32")) or not block:
         return []
     body = text.body
-    around = body[max(0, a - _INDENT_AROUND) : a] + b"\n" + body[b : b + _INDENT_AROUND]
-    tabs = len(re.findall(rb"(?m)^\t+\S", around))
-    spaces = len(re.findall(rb"(?m)^  +\S", around))
-    ours = (
-        "tabs"
-        if tabs >= 3 and tabs >= 10 * spaces
-        else "spaces"
-        if spaces >= 3 and spaces >= 10 * tabs
-        else None
-    )
+    ours = _indented_with(body[max(0, a - _INDENT_AROUND) : a] + b"\n" + body[b : b + _INDENT_AROUND])
     if ours is None:
         return []
     other = rb"(?m)^  +\S" if ours == "tabs" else rb"(?m)^\t+\S"
@@ -12517,6 +12520,15 @@ def _other_indentation(text, change):
     line = change.first + block.count(b"\n", 0, m.start())
     keys = ("indent.tabs", "indent.spaces") if ours == "tabs" else ("indent.spaces", "indent.tabs")
     return [("w.indent_style", {"line": line, "ours_key": keys[0], "theirs_key": keys[1]})]
+
+
+def _indented_with(lines):
+    """ "tabs" or "spaces" when at least 3 of the indented `lines` (bytes) indent so, 10 to 1; else None."""
+    tabs = len(re.findall(rb"(?m)^\t+\S", lines))
+    spaces = len(re.findall(rb"(?m)^  +\S", lines))
+    if tabs >= 3 and tabs >= 10 * spaces:
+        return "tabs"
+    return "spaces" if spaces >= 3 and spaces >= 10 * tabs else None
 
 
 def _keep_as_chip(ctx, tool, args, text, result):
@@ -13424,8 +13436,7 @@ def tool_write(ctx, args):
             st = raw = text = None
             placeholder_guard(args, Opened(file, real, Text(b"")), content, "")
             data, new_body = _new_file_bytes(ctx, args, content)
-            near = _near_new_file(place)
-            warnings += [("w.created_near", {"file": file, "near": _show(near)})] if near else []
+            warnings += _created_near(place)
         changed = not exists or data != raw
         result = {"status": "ok", "file": file, "path": real, "created": not exists, "changed": changed}
         result.update(lines=line_count(new_body), bytes=len(data))
@@ -13444,6 +13455,12 @@ def tool_write(ctx, args):
     if warnings:
         result["warnings"] = _local_warnings(ctx, warnings)
     return result
+
+
+def _created_near(place):
+    """[w.created_near] when the file to create looks like a slip for one that exists, else []."""
+    near = _near_new_file(place)
+    return [("w.created_near", {"file": place.file, "near": _show(near)})] if near else []
 
 
 def _near_new_file(place):
@@ -15647,18 +15664,15 @@ def _refuse_unknown(args, accepted, tool, known=None):
     """INVALID_ARGUMENT naming every argument `tool` does not accept, with the name among `known`
     (default: the accepted ones) each most likely means (`new_string` is `content`), so one retry
     fixes them all."""
-    import difflib
-
     unknown = [name for name in args if name not in accepted]
-    if not unknown:
-        return
-    meant = []
-    for name in unknown:
-        known = list(accepted) if known is None else known
-        near = [ours for ours, theirs in _MEANT.items() if name.lower() in theirs and ours in known]
-        near = near or difflib.get_close_matches(name.lower(), known, n=1, cutoff=0.75)
-        meant += [f"{_clip(name)!r} → {near[0]!r}"] if near else []
-    raise invalid(
+    if unknown:
+        raise _unknown_arguments(unknown, accepted, tool, list(accepted) if known is None else known)
+
+
+def _unknown_arguments(unknown, accepted, tool, known):
+    meant = [(name, _meant_name(name, known)) for name in unknown]
+    meant = [f"{_clip(name)!r} → {near!r}" for name, near in meant if near]
+    return invalid(
         "arg_unknown_meant" if meant else "arg_unknown",
         "arg.hint",
         name=", ".join(repr(_clip(name)) for name in unknown[:10]),
@@ -15666,6 +15680,15 @@ def _refuse_unknown(args, accepted, tool, known=None):
         meant=", ".join(meant),
         accepted=", ".join(accepted) or "-",
     )
+
+
+def _meant_name(name, known):
+    """The name of `known` an unknown argument `name` likely means, or None."""
+    import difflib
+
+    near = [ours for ours, theirs in _MEANT.items() if name.lower() in theirs and ours in known]
+    near = near or difflib.get_close_matches(name.lower(), known, n=1, cutoff=0.75)
+    return near[0] if near else None
 
 
 def validate_args(tool, args):
