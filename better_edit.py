@@ -712,6 +712,15 @@ MESSAGES = {
         "{file} 的第 {hunk} 块在第 {line} 行不匹配，但其新内容已位于第 {at} 行：该补丁似乎已应用过，"
         "第 {other} 行的旧内容是另一份副本",
     ),
+    "patch_applied_nowhere": (
+        "hunk {hunk} of {file} does not match the file at line {line} or anywhere else, but its new "
+        "lines stand at line {at}: the patch looks applied already",
+        "{file} 的第 {hunk} 块在第 {line} 行及其他位置都不匹配，但其新内容已位于第 {at} 行：该补丁似乎已应用过",
+    ),
+    "patch_applied_nowhere.hint": (
+        "read the file: it already holds this change; make the diff again against it if more is needed",
+        "请读取该文件：它已包含此修改；如还需其他修改，请基于当前内容重新生成 diff",
+    ),
     "patch_applied_here": (
         "hunk {hunk} of {file} adds lines that already stand beside its context at line {at}: "
         "the patch may be applied already, and applying it again would add them twice",
@@ -15333,7 +15342,21 @@ def _hunk_position(opened, item, lines, sides, stated, removed=()):
             if loose:
                 warnings.append(("w.hunk_whitespace", {"hunk": hunk, "file": file}))
             return start, warnings
+    _refuse_applied_nowhere(opened, item, lines, sides, stated)
     raise _hunk_mismatch(opened, item, lines, old, stated)
+
+
+def _refuse_applied_nowhere(opened, item, lines, sides, stated):
+    """MISMATCH (patch_applied_nowhere) for a hunk whose old lines stand nowhere and whose new
+    lines (a change, with a letter or a digit) stand at one place: a patch sent twice. Its block
+    most like the old lines was the new text, and following it added the lines once more."""
+    old, new = sides
+    if new == old or not any(_ALNUM_TEXT.search(line) for line in new):
+        return
+    found = _hunk_starts(lines, new, item.get("new_start", stated), False)
+    if len(found) == 1:
+        at = found[0] + 1
+        raise _hunk_mismatch(opened, item, lines, old, stated, "patch_applied_nowhere", guess=False, at=at)
 
 
 def _context_edges(tagged):

@@ -1634,3 +1634,22 @@ def test_a_hunk_reaching_the_unterminated_end_leaves_it_unterminated(root, be_en
     done, answer = run_json("patch", input=("--- a/f\n+++ b/f\n" + patch).encode(), cwd=root, env=be_env)
     assert done.returncode == 0, answer
     assert (root / "f").read_bytes() == after
+
+
+def test_a_patch_sent_twice_says_it_looks_applied(root, be_env):
+    """Found by the agent-mistakes attack: a patch adding `import sys` after `import os`, sent a
+    second time, was "does not match anywhere else", with a `closest` block that the new text
+    made (its first difference "old has 'os' where the file has 'sys'"); following it added the
+    line twice. The new lines standing at one place say the patch looks applied already."""
+    (root / "ap.py").write_text("import os\n\nDEBUG = False\n")
+    patch = "--- a/ap.py\n+++ b/ap.py\n@@ -1,3 +1,4 @@\n import os\n+import sys\n \n DEBUG = False\n"
+    done = run_cli("patch", cwd=root, env=be_env, input=patch.encode())
+    assert done.returncode == 0 and (root / "ap.py").read_text() == "import os\nimport sys\n\nDEBUG = False\n"
+    done, answer = run_json("patch", cwd=root, env=be_env, input=patch.encode())
+    error = answer["error"]
+    assert done.returncode == 1 and error["code"] == "MISMATCH", answer
+    assert "its new lines stand at line 1: the patch looks applied already" in error["message"], error
+    assert (root / "ap.py").read_text() == "import os\nimport sys\n\nDEBUG = False\n"
+    (root / "ap.py").write_text("import re\n\nDEBUG = True\n")  # (neither side: the mismatch as before)
+    done, answer = run_json("patch", cwd=root, env=be_env, input=patch.encode())
+    assert done.returncode == 1 and "looks applied" not in answer["error"]["message"], answer
