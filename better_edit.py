@@ -1633,6 +1633,11 @@ MESSAGES = {
         "line {line}: old still carries read line-number prefixes ({number}{sep}); remove them",
         "第 {line} 行：old 仍带有读取结果的行号前缀（{number}{sep}）；请删除",
     ),
+    "diff.diff_prefixes": (
+        "line {line}: old's lines still start with the ' ', '+' and '-' of a diff; send the file's lines "
+        "without them (the ' ' and '-' lines are what the file holds before the change)",
+        "第 {line} 行：old 的各行仍以 diff 的 ' '、'+'、'-' 开头；请发送不带这些前缀的文件原文（' ' 和 '-' 行是修改前的内容）",
+    ),
     "diff.indent_none_old": (
         "{at}: old has no indentation, the file indents with {theirs}",
         "{at}：old 没有缩进，文件用 {theirs} 缩进",
@@ -2810,6 +2815,7 @@ KINDS = (
     "quotes",
     "escaping",
     "line_numbers",
+    "diff_prefixes",
     "case",
     "missing_line",
     "extra_line",
@@ -3393,6 +3399,8 @@ def _pair(e, a, line):
 
 def _first_difference(old, block, start, pairs):
     """(index in old, difference dict) of the first difference, or (None, None)."""
+    if _diff_prefixed(old, block):
+        return 0, _difference("diff_prefixes", start, 1, old[0], block[0])
     go, gb = [_g(s) for s in old], [_g(s) for s in block]
     for tag, i1, i2, j1, j2 in _sequence_matcher(None, go, gb).get_opcodes():
         if tag == "equal":
@@ -3415,6 +3423,18 @@ def _first_difference(old, block, start, pairs):
             "text", start + j1, 1, old[i1], block[j1]
         )
     return None, None
+
+
+def _diff_prefixed(old, block):
+    """Whether `old` was copied from a diff with its `' '`, `+` and `-` columns: every line starts
+    with one of them, some with `+` or `-`, and without that column most of its lines are lines of
+    `block` (a model reading a diff it was shown)."""
+    if len(old) < 2 or not all(line[:1] in (" ", "+", "-") for line in old):
+        return False
+    if not any(line[:1] in "+-" for line in old):
+        return False
+    theirs = {line.rstrip() for line in block}
+    return 2 * sum(line[1:].rstrip() in theirs for line in old) > len(old)
 
 
 def _expanded_first_difference(raw_old, expanded, block, start, pairs):
@@ -3557,6 +3577,10 @@ def _describe_line_numbers(lang, line, at, e, a, c):
     return tr(lang, "diff.line_numbers", line=line, number=number, sep=sep)
 
 
+def _describe_diff_prefixes(lang, line, at, e, a, c):
+    return tr(lang, "diff.diff_prefixes", line=line)
+
+
 def _describe_indentation(lang, line, at, e, a, c):
     ours, theirs = _ws_words(lang, _lead(e)), _ws_words(lang, _lead(a))
     key = "diff.indent_none_old" if not ours else "diff.indent_none_file" if not theirs else "diff.indent"
@@ -3606,6 +3630,7 @@ def _describe_text(lang, line, at, e, a, c):
 
 _DESCRIBE = {
     "extra_line": _describe_extra, "missing_line": _describe_missing, "line_numbers": _describe_line_numbers,
+    "diff_prefixes": _describe_diff_prefixes,
     "indentation": _describe_indentation, "trailing_whitespace": _describe_trailing, "quotes": _describe_quotes,
     "escaping": _describe_escaping, "case": _describe_case, "text": _describe_text,
 }  # fmt: skip

@@ -33,6 +33,7 @@ def server(root, be_env):
         ("\tresult = 0  \n\tfor item in items:", ("-s", "2", "-e", "3"), "trailing_whitespace"),
         ("\tRESULT = 0\n\tfor item in items:", (), "case"),
         ("3\t\tresult = 0\n4\t\tfor item in items:", (), "line_numbers"),  # prefixes naming wrong lines
+        (" \tresult = 0\n-\tfor item in items:\n+\tfor item in cart:", (), "diff_prefixes"),  # copied from a diff
         ("\tresult = 0\n\tfor item in items:\n\t\tresult += item.cost", (), "text"),
         ("\tresult = 0\n\tfor item in items:\n\t\tresult += item.price\n\t\tcount += 1", (), "missing_line"),
     ],
