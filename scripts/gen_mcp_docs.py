@@ -122,7 +122,7 @@ lines) was most likely copied from: its lines `start`..`end`, `similarity` (0 to
 `viewed_code_id` of those lines to retry with, and `first_difference`: `line` and `column` (1-based,
 in the file), `expected` (the line of `old`), `actual` (the file's line) and `kind`: `indentation`,
 `trailing_whitespace`, `quotes` (typographic for straight), `escaping` (escape sequences for the
-characters, or the reverse), `line_numbers` (the `N<TAB>` prefixes of a read left in `old`), `case`,
+characters, or the reverse), `line_numbers` (the `N<TAB>` prefixes of a read left in `old`), `diff_prefixes` (a diff's `' '`, `+` and `-` columns left in `old`), `case`,
 `missing_line` (`old` expects a line the file is missing), `extra_line` (the file has an extra line `old` lacks) or `text`.
 A line over 240 characters is shown cut: 200 characters of each line from 40 before the
 difference, with `shown_from` (the column of the first one shown); `column` stays the whole line's.
