@@ -7037,6 +7037,16 @@ _KR_PARAMETER = _LazyPattern(
 _CLASS_KINDS = {"namespace": "namespace", "mod": "namespace", "module": "namespace", "package": "namespace"}
 
 
+_JS_CONTROL_HEAD = _LazyPattern(r"\s*(?:else\s+)?(?:if|for|while|switch|catch|with)\s*(?:await\s*)?\(")
+
+
+def _js_statement_block(header):
+    """Whether a JavaScript block header is a statement's whose condition closed before the `{`,
+    though a function stands in it: `if (keys.every(function (k) {…})) {` (a callback's own `{`
+    is inside the condition's parentheses)."""
+    return _JS_CONTROL_HEAD.match(header) is not None and _paren_excess(header) >= 0
+
+
 def _classify(header, language, original=None, at=None, in_class=False):
     """(kind, name or None, name offset in header) of a block header (strings and comments
     blanked; `original` is the same text unblanked; `at` is (_GoTypeGroups or None, header offset);
@@ -7048,10 +7058,12 @@ def _classify(header, language, original=None, at=None, in_class=False):
     js = language in ("javascript", "typescript")
     if js and header.rstrip()[-1:] in _TYPE_CONTEXT_ENDS:
         return None  # `function f(): {`, `m(): Promise<{`: the `{` opens a type (or a value), the body comes after it
+    named_anyhow = js and (in_class or _js_method_named_anyhow(header, language))  # (no statement there)
+    if js and not named_anyhow and _js_statement_block(header):
+        return None
     found = _classify_specific(header, language, at) or _class_head(header, language)
     if found is not None:
         return found
-    named_anyhow = js and (in_class or _js_method_named_anyhow(header, language))  # (no statement there)
     if not named_anyhow and _statement_head(header, language):
         return None
     if js and not named_anyhow and _JS_CALL_THEN_BLOCK.search(header):

@@ -1734,6 +1734,34 @@ def test_a_javascript_callback_or_branch_function_starts_on_its_own_line(text, l
     assert function_range(text, "typescript", line) == found
 
 
+@pytest.mark.parametrize(
+    "text, line, want",
+    [
+        (
+            "function f(keys) {\n  if (keys.every(function (k) {\n    return k > 0;\n  })) {\n    x = 1;\n  }\n}\n",
+            5,
+            (1, 7),
+        ),
+        (
+            "function f(keys) {\n  if (keys.every(function (k) {\n    return k > 0;\n  })) {\n    x = 1;\n  }\n}\n",
+            3,
+            (2, 4),
+        ),
+        (
+            "function s() {\n  if (a ||\n      b.every(function (n) { return n; })) {\n    p++;\n  }\n}\n",
+            4,
+            (1, 6),
+        ),
+    ],
+)
+def test_a_statement_block_whose_condition_holds_a_function_is_no_function(text, line, want):
+    """Found by the differential test: `if (keys.every(function (k) {…})) {` was taken for a
+    function (from the `if` to its block's end), and `--target function:position` named such an
+    `if`. A statement's block whose condition closed before its `{` is no definition."""
+    found = function_range(text, "javascript", line)
+    assert (found["start"], found["end"]) == want, found
+
+
 def test_a_conditional_return_type_is_no_branch_function():
     """The regression check of the rule above on zod: `? (...args) => R` in a TypeScript
     conditional return type is a type, not a branch function: the method starts at its name."""
