@@ -6766,20 +6766,22 @@ def _opener_line(lines, i, closer):
 # a function expression after an operator on its line: `cond ? function (o) {`, `}) : function () {`,
 # `(function (o, v) {`: an operand of a larger expression, whose header starts at that line
 _JS_EXPRESSION_FUNCTION = _LazyPattern(r"[?:(,!&|]\s*(?:async\s+)?function\b")
-# a function expression that is a branch of `?:` on its own line: `  ? function getProto(O) {`, or
+# a function expression that is the first branch of `?:` on its own line: `  ? function getProto(O) {`, or
 # an arrow whose `{` follows it (TypeScript's conditional types hold `? (a: A) => R` too)
 _JS_BRANCH_FUNCTION = _LazyPattern(
-    r"\s*[?:]\s*\(?\s*(?:async\s+)?(?:function\b|(?:\([^()]*\)|[A-Za-z_$][\w$]*)\s*=>\s*$)"
+    r"\s*\?\s*\(?\s*(?:async\s+)?(?:function\b|(?:\([^()]*\)|[A-Za-z_$][\w$]*)\s*=>\s*$)"
 )
 
 
 def _js_starts_here(line, depth):
     """Whether a JavaScript header line that continues the line above holds the function's own
-    start: a callback inside a call opened on it (`depth` < 0: `.add("b", () => {` in a chain), or
-    a branch of `?:` (`? function getProto(O) {`). Climbing further put the chain's receiver or
-    the previous callback's `})` into the range, and a statement that goes on after the function
-    (`: null;`) lost its first lines."""
-    return depth < 0 or _JS_BRANCH_FUNCTION.match(line) is not None
+    start: a callback inside a call of a method chain opened on it (`depth` < 0: `.add("b", () => {`),
+    or the first branch of `?:` (`? function getProto(O) {`). Climbing further put the chain's
+    receiver or the previous callback's `})` into the range, and a statement that goes on after
+    the function (`: null;`) lost its first lines. Not after a line ending in `=` (`const x =` above
+    `createSelector(…, (t) => {`: the statement ends with the call), nor for the last branch (`:`)."""
+    stripped = line.lstrip()
+    return (depth < 0 and stripped.startswith(".")) or _JS_BRANCH_FUNCTION.match(line) is not None
 
 
 def _js_operand_start(lines, language):
@@ -7040,6 +7042,13 @@ _CLASS_KINDS = {"namespace": "namespace", "mod": "namespace", "module": "namespa
 _JS_CONTROL_HEAD = _LazyPattern(r"\s*(?:else\s+)?(?:if|for|while|switch|catch|with)\s*(?:await\s*)?\(")
 
 
+def _js_no_definition(header, named_anyhow):
+    """Whether a JavaScript block header is surely no definition's: its `{` opens a type (or a
+    value: `function f(): {`, `m(): Promise<{`; the body comes after it), or it is a statement's
+    block (_js_statement_block) where no method may be named like the statement."""
+    return header.rstrip()[-1:] in _TYPE_CONTEXT_ENDS or (not named_anyhow and _js_statement_block(header))
+
+
 def _js_statement_block(header):
     """Whether a JavaScript block header is a statement's whose condition closed before the `{`,
     though a function stands in it: `if (keys.every(function (k) {…})) {` (a callback's own `{`
@@ -7056,10 +7065,8 @@ def _classify(header, language, original=None, at=None, in_class=False):
     if language in ("css", "scss"):
         return _css_block(header, original if original is not None else header)
     js = language in ("javascript", "typescript")
-    if js and header.rstrip()[-1:] in _TYPE_CONTEXT_ENDS:
-        return None  # `function f(): {`, `m(): Promise<{`: the `{` opens a type (or a value), the body comes after it
     named_anyhow = js and (in_class or _js_method_named_anyhow(header, language))  # (no statement there)
-    if js and not named_anyhow and _js_statement_block(header):
+    if js and _js_no_definition(header, named_anyhow):
         return None
     found = _classify_specific(header, language, at) or _class_head(header, language)
     if found is not None:

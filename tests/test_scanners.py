@@ -1722,6 +1722,14 @@ BRANCH = "module.exports = $WeakMap\n  ? function getChannel() {\n    return 1;\
         ("var T = cond\n  ? (function () {\n    return 1;\n  }())\n  : other;\n", 3, (2, 4)),
         ("const mapper = m ||\n  function (x) {\n    return x;\n  };\n", 3, (1, 4)),  # (the statement's end)
         ("items.forEach((\n  a,\n  b,\n) => {\n  use(a, b);\n});\n", 5, (1, 6)),
+        # (the regression pass: a declaration wrapped after `=` keeps its line and its name)
+        ("export const sel =\n  createSelector([todos], (t) => {\n    return t;\n  });\n", 3, (1, 4)),
+        ("const f = (a, b) =>\n  stat(a).then(() => g(a), () => {\n    h(b);\n  });\n", 3, (1, 4)),
+        (
+            "const all = A\n  ? (x) => x\n  : (p) => {\n      return p;\n    };\n",
+            4,
+            (1, 5),
+        ),  # (the last branch)
     ],
 )
 def test_a_javascript_callback_or_branch_function_starts_on_its_own_line(text, line, want):
