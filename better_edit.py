@@ -11561,16 +11561,12 @@ def _record_places(bare, entries, places, prepared=True):
     more than _OPEN_FOLDERS files each folder is closed until its file's turn, as in the commit
     (an undo needs no more descriptors than the call it undoes). Returns the words for each file
     that stood there and does not now (its folder moved or removed since): left as it is, its old
-    text kept where they say. Only a name that is not there counts: any other error (too few
-    descriptors, a folder it may not search) raises, and the record stays for the next call."""
+    text kept where they say. Only a name that is not there (or leads into a loop of links) counts:
+    any other error (too few descriptors, a folder it may not search) raises, and the record stays
+    for the next call."""
     many, missing = len(entries) > _OPEN_FOLDERS, []
     for entry in entries:
-        try:
-            place = locate(bare, str(entry.get("path")))
-        except ToolError as exc:
-            if exc.code != "NOT_FOUND":
-                raise
-            place = None
+        place = _recorded_place(bare, entry)
         if place is None or place.real != entry.get("path") or place.pending:
             if place is not None:
                 place.folder.close()
@@ -11580,6 +11576,17 @@ def _record_places(bare, entries, places, prepared=True):
             place.release()
         places.append((place, entry))
     return missing
+
+
+def _recorded_place(bare, entry):
+    """The Place of a file a record names, or None when its name leads nowhere (or into a loop of
+    links); any other error raises."""
+    try:
+        return locate(bare, str(entry.get("path")))
+    except ToolError as exc:
+        if exc.code != "NOT_FOUND" and exc.hint_key != "io_link_loop.hint":
+            raise
+        return None
 
 
 def _moved_away(entry):
@@ -12994,9 +13001,22 @@ def _maybe_escaped_twice(ctx, args, change):
     """`change` with a warning when the server's content looks escaped twice (no line break, `\\n`
     outside strings): one line of replace or insert is written as sent (real code holds `\\n`
     more often than a model's newlines arrive escaped), but the model is told how to fix it."""
-    if ctx.mcp and looks_double_escaped(args.get("content") or ""):
+    if ctx.mcp and _lines_escaped_twice(args.get("content") or ""):
         change.warnings.append(("w.escaped_twice", {"count": args["content"].count("\\n")}))
     return change
+
+
+_BACKQUOTED = _LazyPattern(r"`[^`\n]*`")
+
+
+def _lines_escaped_twice(content):
+    """looks_double_escaped, and, outside quotes and backquotes (template literals, Markdown code),
+    at least two of the pieces after a `\\n` hold a letter or a digit: lines of code, not a regular
+    expression's `/\\n\\n+/` or `s/\\n+/\\n/g`."""
+    if not looks_double_escaped(content):
+        return False
+    pieces = _BACKQUOTED.sub("", _QUOTED_STRING.sub("", content)).split("\\n")[1:]
+    return sum(bool(_ALNUM_TEXT.search(piece)) for piece in pieces) >= 2
 
 
 def _replace_lines(ctx, args, opened):
@@ -13142,10 +13162,11 @@ def _content_unprefixed(content, first, lines):
 
 def _content_without_prefixes(content, first, lines):
     """(content, whether prefixes were taken off): a content copied from a read, each line prefixed
-    and numbered on from `first` (the first line it replaces), without its prefixes; unless the
-    file's `lines` there are numbered so themselves (a column of ids)."""
+    and numbered on from `first` (the first line it replaces), without its prefixes; unless one of
+    the file's `lines` there starts with a number and a tab itself (a column of ids: a row `2<TAB>bob`
+    of a table with a header line, rewritten as `3<TAB>bob`, lost its id)."""
     found = _read_prefixed(content) if content else None
-    if found is None or found[0] != first or (_read_prefixed(lines) or (None,))[0] == first:
+    if found is None or found[0] != first or any(_READ_PREFIX.match(line) for line in lines.split("\n")):
         return content, False
     return found[1] + ("\n" if content.endswith(("\n", "\r")) else ""), True
 
@@ -13229,10 +13250,11 @@ def _refuse_cut_word(file, region, span):
     else:
         return
     a, b = _word_around(text, cut)
+    place = {"start": line_s, "end": line_e}
     raise ToolError(
         "MISMATCH",
         "old_in_word",
-        data={"start": line_s, "end": line_e},
+        data=dict(place, actual=text, found_at=[place], closest=None),  # (the one place, cut)
         file=file,
         line=line,
         ours=text[max(a, ours[0]) : min(b, ours[1])],
@@ -13241,7 +13263,18 @@ def _refuse_cut_word(file, region, span):
 
 
 def _inside_word(text, at):
-    return 0 < at < len(text) and text[at - 1] in _WORD_CHARS and text[at] in _WORD_CHARS
+    """Whether offset `at` of `text` is inside a number (digits on both sides) or a name (letters
+    and `_` on both sides): `v|1.2.3`, `python|3.11` and an escape's letter (`\\n|Line`, `%d|ms`) are
+    edges."""
+    if not 0 < at < len(text) or at > 1 and text[at - 2] in "\\%":
+        return False
+    before, after = text[at - 1], text[at]
+    if before.isdigit() or after.isdigit():
+        return before in _DIGITS and after in _DIGITS
+    return before in _WORD_CHARS and after in _WORD_CHARS
+
+
+_DIGITS = frozenset("0123456789")
 
 
 def _word_around(text, at):
@@ -13517,29 +13550,57 @@ def _created_near(place):
 
 
 def _near_new_file(place):
-    """For a file to create: the name a slip of the hand would have meant that exists (the file
-    given, with its first missing folder spelled as one beside it: `component/` for `components/`;
-    or, with no folder to make, one differing only in case or extension: `utils.js` for `utils.ts`)
-    as the caller wrote the path; None when there is none."""
-    import difflib
-
+    """For a file to create: the name a slip of the hand would have meant that exists, as the
+    caller wrote the path, or None: its first missing folder spelled like a folder beside it but
+    for case or one letter (`component/` for `components/`; not `api_v2/` beside `api_v1/`); with
+    no folder to make, a file differing only in case, or in an extension of the same language
+    (`utils.js` for `utils.ts`; not `main.h` beside `main.c`, nor `.env` beside `.env.example`)."""
     parts = re.split(r"[\\/]" if os.name == "nt" else "/", place.file)
     if place.pending:
-        try:
-            folders = [
-                e.name for e in itertools.islice(os.scandir(place.folder.path), _NEAR_LOOKS) if e.is_dir()
-            ]
-        except OSError:
-            return None
-        near = difflib.get_close_matches(place.pending[0], folders, n=1, cutoff=0.8)
-        if not near or len(parts) <= len(place.pending):
-            return None
-        tail = [near[0], *place.pending[1:], place.name]
-        if not os.path.exists(os.path.join(place.folder.path, *tail)):
-            return None
-        return "/".join(parts[: -len(place.pending) - 1] + tail)
-    like = _names_like(place.folder.path, place.name)
-    return "/".join(parts[:-1] + [like[0]]) if like else None
+        return _near_folder(place, parts)
+    like = [one for one in _names_like(place.folder.path, place.name) if _same_kind(place.name, one)]
+    like.sort(key=lambda one: one.lower() != place.name.lower())  # (case alone first)
+    return "/".join(parts[:-1] + like[:1]) if like else None
+
+
+def _near_folder(place, parts):
+    """_near_new_file of a file whose first missing folder may be a slip for one beside it."""
+    try:
+        with os.scandir(place.folder.path) as entries:
+            folders = [e.name for e in itertools.islice(entries, _NEAR_LOOKS) if e.is_dir()]
+    except OSError:
+        return None
+    near = [name for name in folders if _one_slip(place.pending[0], name)]
+    tail = [*near[:1], *place.pending[1:], place.name]
+    if (
+        not near
+        or len(parts) <= len(place.pending)
+        or not os.path.exists(os.path.join(place.folder.path, *tail))
+    ):
+        return None
+    return "/".join(parts[: -len(place.pending) - 1] + tail)
+
+
+_SAME_LANGUAGE = ({".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs"}, {".yml", ".yaml"}, {".htm", ".html"})
+
+
+def _same_kind(name, other):
+    """Whether `other` differs from `name` in case only, or in an extension of the same language."""
+    (base, ext), (their_base, their_ext) = os.path.splitext(name.lower()), os.path.splitext(other.lower())
+    if base != their_base:
+        return False
+    return ext == their_ext or any(ext in kind and their_ext in kind for kind in _SAME_LANGUAGE)
+
+
+def _one_slip(name, other):
+    """Whether folder names `name` and `other` differ in case only, or by one letter more or less."""
+    a, b = sorted((name.lower(), other.lower()), key=len)
+    if a == b:
+        return name != other
+    if len(b) != len(a) + 1:
+        return False
+    i = next((k for k in range(len(a)) if a[k] != b[k]), len(a))
+    return b[i].isalpha() and a == b[:i] + b[i + 1 :]
 
 
 def _no_second_bom(text, at, content):
@@ -14212,7 +14273,8 @@ def _edit_item(index, item):
         raise invalid("arg_choice", name="op", choices=", ".join(_EDIT_OPS), got=_show(op))
     tool = find_tool(op)
     accepted = sorted(({p.name for p in tool.params} & _ITEM_KEYS) | {"op"})
-    _refuse_unknown(item, accepted, op, known=sorted(_ITEM_KEYS | {"op"}))  # (an op implied by the keys)
+    implied = "op" not in item  # (its keys chose the op: `new_content` made a replace a delete)
+    _refuse_unknown(item, accepted, op, known=sorted(_ITEM_KEYS | {"op"}) if implied else None)
     args = validate_args(tool, {k: v for k, v in item.items() if k != "op"})
     return {"index": index, "op": op, "file": args["file"], "args": args}
 
@@ -15722,7 +15784,7 @@ _MEANT = {  # names other edit tools use for our arguments
     "content": ("new_string", "new_str", "new_text", "new_content", "replacement", "replace", "text", "new"),
     "start": ("start_line", "line", "line_start", "from_line", "line_number"),
     "end": ("end_line", "line_end", "to_line"),
-    "after_line": ("insert_line", "insert_after", "after"),
+    "after_line": ("insert_line", "insert_after", "after", "line", "line_number", "start", "start_line"),
     "edits": ("changes", "operations"),
 }
 
@@ -15737,12 +15799,13 @@ def _refuse_unknown(args, accepted, tool, known=None):
 
 
 def _unknown_arguments(unknown, accepted, tool, known):
-    meant = [(name, _meant_name(name, known)) for name in unknown]
+    meant = [(name, _meant_name(name, known)) for name in unknown[:10]]
     meant = [f"{_clip(name)!r} → {near!r}" for name, near in meant if near]
     return invalid(
         "arg_unknown_meant" if meant else "arg_unknown",
         "arg.hint",
-        name=", ".join(repr(_clip(name)) for name in unknown[:10]),
+        name=", ".join(repr(_clip(name)) for name in unknown[:10])
+        + (f" (+{len(unknown) - 10})" if len(unknown) > 10 else ""),
         tool=tool,
         meant=", ".join(meant),
         accepted=", ".join(accepted) or "-",
@@ -15753,6 +15816,7 @@ def _meant_name(name, known):
     """The name of `known` an unknown argument `name` likely means, or None."""
     import difflib
 
+    known = [one for one in known if one != name]  # (a name the item's op does not take: no "start → start")
     near = [ours for ours, theirs in _MEANT.items() if name.lower() in theirs and ours in known]
     near = near or difflib.get_close_matches(name.lower(), known, n=1, cutoff=0.75)
     return near[0] if near else None

@@ -2350,6 +2350,13 @@ def test_every_unknown_argument_is_named_with_the_one_it_likely_means(serve, roo
     item = {"file": "a.txt", "start": 2, "end": 2, "new_content": "TWO"}
     message = server.err("be-edit", "INVALID_ARGUMENT", {"edits": [item]})["message"]
     assert "'new_content' → 'content'" in message, message
+    item = {"op": "insert", "file": "a.txt", "start": 1, "content": "x"}  # (the regression pass)
+    message = server.err("be-edit", "INVALID_ARGUMENT", {"edits": [item]})["message"]
+    assert "'start' → 'after_line'" in message and "'start' → 'start'" not in message, message
+    message = server.err("be-insert", "INVALID_ARGUMENT", {"file": "a.txt", "line": 1, "content": "x"})[
+        "message"
+    ]
+    assert "'line' → 'after_line'" in message, message
     message = server.err("be-read", "INVALID_ARGUMENT", {"fiel": "a.txt", "zzz": 1})["message"]
     assert "'fiel' → 'file'" in message and "'zzz' →" not in message, message
     assert (root / "a.txt").read_text() == "one\ntwo\n"

@@ -2426,3 +2426,29 @@ def test_a_cache_too_full_for_the_commit_record_still_edits_as_one_without_a_fol
     assert [(root / f"f{n}.txt").read_bytes() for n in range(2)] == [b"new 0\n", b"new 1\n"]
     assert any("commit record could not be kept (No space left on device" in w for w in answer["warnings"])
     assert not journal_records(cache_dir)
+
+
+def test_a_killed_edit_whose_folder_became_a_loop_of_links_is_named_and_dropped(root, cache_dir, be_env):
+    """The regression pass on the fix above: a folder of a killed edit replaced by a link to
+    itself made every later call keep the record ("too many levels of symbolic links") and refuse
+    edits of the other file for good. A loop is no folder: the file is named as not found where
+    it was, and the other file is put back."""
+    edits = json.dumps(
+        [{"file": "a.txt", "start": 1, "content": "A1"}, {"file": "d1/d2/b.txt", "start": 1, "content": "B1"}]
+    )
+    files = {"a.txt": b"a1\na2\n", "d1/d2/b.txt": b"b1\nb2\n", "x.txt": b"x\n"}
+    for k in range(1, 60):
+        reset_tree(root, files)
+        run_cli(
+            "edit", "--edits-file", "-", cwd=root, env=with_fault(be_env, k, "KILL"), input=edits.encode()
+        )
+        if (root / "a.txt").read_bytes() == b"A1\na2\n" and journal_records(cache_dir):
+            break
+    else:
+        raise AssertionError("no kill came after the first write")
+    shutil.rmtree(root / "d1" / "d2")
+    os.symlink("d2", root / "d1" / "d2")
+    _done, answer = cli_json(root, be_env, "read", "-f", "x.txt")
+    said = " ".join(answer.get("warnings", []))
+    assert "d1/d2/b.txt (not found where it was" in said, answer
+    assert (root / "a.txt").read_bytes() == b"a1\na2\n" and not journal_records(cache_dir)

@@ -33,7 +33,11 @@ def server(root, be_env):
         ("\tresult = 0  \n\tfor item in items:", ("-s", "2", "-e", "3"), "trailing_whitespace"),
         ("\tRESULT = 0\n\tfor item in items:", (), "case"),
         ("3\t\tresult = 0\n4\t\tfor item in items:", (), "line_numbers"),  # prefixes naming wrong lines
-        (" \tresult = 0\n-\tfor item in items:\n+\tfor item in cart:", (), "diff_prefixes"),  # copied from a diff
+        (
+            " \tresult = 0\n-\tfor item in items:\n+\tfor item in cart:",
+            (),
+            "diff_prefixes",
+        ),  # copied from a diff
         ("\tresult = 0\n\tfor item in items:\n\t\tresult += item.cost", (), "text"),
         ("\tresult = 0\n\tfor item in items:\n\t\tresult += item.price\n\t\tcount += 1", (), "missing_line"),
     ],
@@ -300,6 +304,9 @@ def test_content_copied_from_a_read_over_the_lines_it_replaces_loses_its_prefixe
     (root / "ids.tsv").write_text("1\tone\n2\ttwo\n")
     done = run_cli("replace", "-f", "ids.tsv", "-s", "2", "-c", "2\tTWO", cwd=root, env=be_env)
     assert done.returncode == 0 and (root / "ids.tsv").read_text() == "1\tone\n2\tTWO\n"
+    (root / "d.tsv").write_text("id\tname\n1\talice\n2\tbob\n")  # (the regression pass: a header line)
+    done = run_cli("replace", "-f", "d.tsv", "-s", "3", "-c", "3\tbob", cwd=root, env=be_env)
+    assert done.returncode == 0 and (root / "d.tsv").read_text() == "id\tname\n1\talice\n3\tbob\n"
 
 
 def test_old_without_its_indentation_and_content_with_it_indent_once(root, be_env):
@@ -1072,6 +1079,12 @@ def test_old_that_starts_or_ends_inside_a_word_is_refused(
         ("名前状态码\n", "状态"),  # CJK has no spaces between words
         ("port: 8080\n", "port: 8080\n"),
         ("a-b c\n", "b c"),
+        # (the regression pass: an escape's letter, a version after a letter, a number before one)
+        ('print("Line one\\nLine two")\n', '"Line one\\n'),
+        ('x = "%dms"\n', '"%d'),
+        ("tag: v1.2.3\n", "1.2.3"),
+        ("FROM python3.11\n", "3.11"),
+        ('v = "1.2.3rc1"\n', "1.2.3"),
     ],
 )
 def test_old_at_the_edges_of_words_is_applied(root, be_env, body, old):
@@ -1120,7 +1133,18 @@ def test_a_file_created_beside_the_one_likely_meant_says_so(server, root, be_env
     assert any('yet "src/components/Button.tsx" is there' in w for w in answer["warnings"]), answer
     result = server.ok("be-write", {"file": "lib/utils.js", "content": "new"})
     assert any('yet "lib/utils.ts" is there' in w for w in result["warnings"]), result
-    for fresh in ("lib/other.js", "src/components/New.tsx", "docs/new/guide.md"):
+    for name in (".env.example", "main.c", "index.html", "api_v1/handler.py"):  # (the regression pass)
+        (root / name).parent.mkdir(exist_ok=True)
+        (root / name).write_text("x\n")
+    for fresh in (
+        "lib/other.js",
+        "src/components/New.tsx",
+        "docs/new/guide.md",
+        ".env",
+        "main.h",
+        "index.css",
+        "api_v2/handler.py",
+    ):
         result = server.ok("be-write", {"file": fresh, "content": "new"})
         assert "warnings" not in result, result
     assert (root / "src/components/Button.tsx").read_text() == "old\n" == (root / "lib/utils.ts").read_text()
@@ -1141,8 +1165,9 @@ def test_one_line_content_that_looks_escaped_twice_is_written_as_sent_with_a_war
         result = server.ok(name, args)
         assert any("escaped twice" in w for w in result["warnings"]), (name, result)
         assert (root / "a.py").read_text() == "x = 1\n" + escaped + "\n"
-    result = server.ok("be-replace", {"file": "a.py", "start": 2, "content": 'print("a\\nb", "c\\nd")'})
-    assert not any("escaped twice" in w for w in result.get("warnings", [])), result  # (in strings)
+    for code in ['print("a\\nb", "c\\nd")', "text.split(/\\n\\n+/)", "s = `line1\\nline2\\n`;"]:
+        result = server.ok("be-replace", {"file": "a.py", "start": 2, "content": code})
+        assert not any("escaped twice" in w for w in result.get("warnings", [])), result  # (strings, a regex)
     done, answer = run_json("replace", "-f", "a.py", "-s", "2", "-c", escaped, cwd=root, env=be_env)
     assert done.returncode == 0 and not any("escaped twice" in w for w in answer.get("warnings", []))
 
