@@ -10990,7 +10990,7 @@ class _CommitRun:
             _private_dir(self.journal.dir)
         except OSError as exc:  # no cache: the commit is still undone on failure, not after a kill
             self.recorded = False
-            self.warnings.append(("w.journal_unusable", {"detail": exc.strerror or str(exc)}))
+            self.warnings.append(("w.journal_unusable", {"detail": _os_detail(exc, self.journal.dir)}))
         _Faults.point("journal")
         for number, fc in enumerate(self.files):
             copy = f"{os.getpid()}-{self.id[:8]}-{number}.copy"
@@ -11013,7 +11013,7 @@ class _CommitRun:
             self.record = self.journal.write(self.id, dict(self.header, tool=tool), self.files, sync=False)
         except OSError as exc:
             self.recorded = False
-            self.warnings.append(("w.journal_unusable", {"detail": exc.strerror or str(exc)}))
+            self.warnings.append(("w.journal_unusable", {"detail": _os_detail(exc, self.journal.dir)}))
             for fc in self.files:
                 fc.name_parts(None)
 
@@ -11136,7 +11136,8 @@ def _reopened(ctx, place):
 def _not_saved(ctx, exc):
     """The warning of a snapshot the cache could not take: a server still holds it in memory, a CLI
     process has none left."""
-    return ("w.snapshot_not_saved" if ctx.mcp else "w.snapshot_lost", {"detail": exc.strerror or str(exc)})
+    detail = _os_detail(exc, ctx.store_dir("snapshots"))
+    return ("w.snapshot_not_saved" if ctx.mcp else "w.snapshot_lost", {"detail": detail})
 
 
 class _EventSnapshots:
@@ -11554,6 +11555,12 @@ def _drop_copies_and_folders(entries):
             _drop_copy(entry["keep"])
     folders = {f for entry in entries for f in entry.get("folders") or [] if isinstance(f, str)}
     _remove_folders(sorted(folders, key=lambda folder: folder.count(os.sep)))
+
+
+def _os_detail(exc, path):
+    """An OSError's words with the path it met (a cache that is a file or a dangling link said only
+    "Not a directory")."""
+    return f"{exc.strerror or exc}: {exc.filename or path}"
 
 
 def _record_places(bare, entries, places, prepared=True):

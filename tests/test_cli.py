@@ -1068,6 +1068,10 @@ def test_an_unusable_cache_does_not_stop_an_edit(run_be, root, tmp_path):
     assert any(
         "not persisted" in w and "has no snapshot and cannot be rolled back" in w for w in answer["warnings"]
     )
+    said = " ".join(answer["warnings"])  # (the resource attack: "(Not a directory)" named no path)
+    assert (
+        f"could not be kept (Not a directory: {blocker}" in said and f"(Not a directory: {blocker}" in said
+    ), said
 
 
 def test_delete_inside_a_multiline_string_is_not_a_false_alarm(cli, root):
