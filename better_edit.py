@@ -930,6 +930,16 @@ MESSAGES = {
         "see 'closest': the most similar block, its first difference and a viewed_code_id to retry with",
         "参见 closest：最相似的块、第一处差异，以及可用于重试的 viewed_code_id",
     ),
+    "mismatch_closest_twins.hint": (
+        "see 'closest': the most similar block and its first difference; that block stands at several "
+        "places, so give start and end to say which one you mean",
+        "参见 closest：最相似的块及其第一处差异；该块在多处出现，请给出 start 和 end 指明是哪一处",
+    ),
+    "mismatch_closest_twins.hint.cli": (
+        "see closest: the most similar block and its first difference; that block stands at several "
+        "places, so give -s and -e to say which one you mean",
+        "参见 closest：最相似的块及其第一处差异；该块在多处出现，请用 -s 和 -e 指明是哪一处",
+    ),
     "mismatch_none_nohint.hint": (
         "read the file to see its current text",
         "请读取文件查看当前内容",
@@ -1600,6 +1610,10 @@ MESSAGES = {
     "detail.closest": (
         "closest: lines {start}-{end} (similarity {similarity}, viewed_code_id {viewed_code_id}): {words}",
         "最相似：第 {start}-{end} 行（相似度 {similarity}，viewed_code_id {viewed_code_id}）：{words}",
+    ),
+    "detail.closest_twins": (
+        "closest: lines {start}-{end} (similarity {similarity}; that block stands at several places): {words}",
+        "最相似：第 {start}-{end} 行（相似度 {similarity}；该块在多处出现）：{words}",
     ),
     "detail.actual": ("actual:\n{text}", "实际内容：\n{text}"),
     "detail.found_at": ("old occurs at lines: {where}", "old 出现在第 {where} 行"),
@@ -13362,12 +13376,16 @@ def _keeps_every_line(content, replaced):
 
 def closest_of(opened, old):
     """`closest` of a MISMATCH (docs/behaviour.md#errors): the block most like `old`, with the
-    viewed_code_id of that block so a corrected retry needs no read; None when nothing is similar."""
+    viewed_code_id of that block so a corrected retry needs no read (not when the block stands at
+    several places: the token would pick the first, maybe not the one meant); None when nothing is
+    similar."""
     old_lines = _strip_one_newline(normalize_newlines(old)).split("\n")
     found = closest_block(_file_lines(opened), old_lines)
     if found is not None:
         body, total = opened.text.body, opened.text.total()
         a, b = line_span(body, found["start"], found["end"])
+        if body.count(body[a:b]) > 1:
+            return found
         unique = (body, a, view_unique(body, body[a:b], a))
         found["viewed_code_id"] = make_view_id(
             opened.real, found["start"], found["end"], body[a:b], total, unique
@@ -13384,7 +13402,8 @@ def _no_match(file, norm, old, opened):
         start, end = closest["start"], closest["end"]
         data = {"actual": "\n".join(lines[start - 1 : end]), "start": start, "end": end}
         data.update(found_at=[], closest=closest)
-        return ToolError("MISMATCH", "mismatch_none", "mismatch_closest.hint", data=data, file=file)
+        hint = "mismatch_closest.hint" if "viewed_code_id" in closest else "mismatch_closest_twins.hint"
+        return ToolError("MISMATCH", "mismatch_none", hint, data=data, file=file)
     return ToolError(  # (nothing in the file is at least half like old: one shape, no guess)
         "MISMATCH",
         "mismatch_none",
@@ -16641,7 +16660,8 @@ def _closest_detail(closest, lang):
     """The line of an error's details that names the closest block and its first difference."""
     fields = {k: closest.get(k) for k in ("start", "end", "similarity", "viewed_code_id")}
     words = describe_difference(closest.get("first_difference"), lang)
-    return tr(lang, "detail.closest", words=words, **fields)
+    key = "detail.closest" if fields["viewed_code_id"] else "detail.closest_twins"
+    return tr(lang, key, words=words, **fields)
 
 
 class LongNumber:

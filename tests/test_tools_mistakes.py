@@ -1198,3 +1198,20 @@ def test_a_line_indented_unlike_the_lines_around_it_is_named(server, root, be_en
         "be-replace", {"file": "f.py", "start": 4, "end": 5, "content": "    for r in rows:\n        pass"}
     )
     assert not any("indents with" in w for w in result.get("warnings", [])), result
+
+
+def test_a_closest_block_standing_at_several_places_offers_no_retry_token(server, root, be_env):
+    """The regression pass: `return 3` found nowhere in a file with two `return 1` lines gave the
+    first of them as `closest`, with a viewed_code_id whose retry edits that one, maybe not the one
+    meant. Its first difference is still shown, without a token, and the hint asks for start/end."""
+    body = "def a():\n    return 1\n\ndef b():\n    return 1\n"
+    (root / "tw.py").write_text(body)
+    error = server.err("be-replace", "MISMATCH", {"file": "tw.py", "old": "    return 3", "content": "x"})
+    assert error["closest"]["first_difference"]["kind"] == "text", error
+    assert "viewed_code_id" not in error["closest"] and "several places" in error["hint"], error
+    done = run_cli("replace", "-f", "tw.py", "--old", "    return 3", "-c", "x", cwd=root, env=be_env)
+    assert b"that block stands at several places" in done.stderr + done.stdout
+    (root / "tw.py").write_text("def a():\n    return 1\n\ndef b():\n    return 2\n")  # (one place: a token)
+    error = server.err("be-replace", "MISMATCH", {"file": "tw.py", "old": "    return 3", "content": "x"})
+    assert error["closest"]["viewed_code_id"], error
+    assert (root / "tw.py").read_text().endswith("return 2\n")
