@@ -7018,8 +7018,9 @@ _JS_ASSIGNED = _LazyPattern(  # (the `=` of `sig => {` is an arrow's: `sig` is i
 _JS_CLASS_EXPRESSION = _LazyPattern(
     r"(?:[=(,:?>]|\breturn)\s*class\b(?!\s*:)\s*(?!(?:extends|implements)\b)([A-Za-z_$][\w$]*)?"
 )
-_JS_COMPUTED_NAME = _LazyPattern(
-    r"\s*(?:(?:static|async|get|set|public|private|protected|readonly|override|abstract)\s+)*\*?\s*\["
+_JS_COMPUTED_NAME = _LazyPattern(  # (group 1: the quote of a quoted name, `"~validate"(data) {`)
+    r"\s*(?:(?:static|async|get|set|public|private|protected|readonly|override|abstract)\s+)*\*?\s*"
+    r"(?:\[|([\"'])[^\"'\n]*\1)"
 )
 # type parameters, and short ones with parentheses in them: `args<I extends Parameters<(typeof T)["create"]>[0]>(`
 # (zod; bounded, so that a long line of `a < (b)` is not read again from each `<`)
@@ -7283,11 +7284,12 @@ def _js_class_expression(header):
 
 
 def _js_computed_method(header):
-    """A method with a computed name: `[Symbol.iterator]() {`, `static async *[key](a) {`."""
+    """A method with a computed or quoted name: `[Symbol.iterator]() {`, `static async *[key](a) {`,
+    `"~validate"(data) {` (zod: its lines were given the whole class)."""
     m = _JS_COMPUTED_NAME.match(header)
     if m is None:
         return None
-    close = _matching_paren(header, m.end() - 1)
+    close = _matching_paren(header, m.end() - 1) if m.group(1) is None else m.end() - 1
     params = _JS_PARAMS.match(header, close + 1) if close is not None else None
     close = _matching_paren(header, params.end() - 1) if params else None
     if close is None or not _FUNCTION_TAIL.fullmatch(header, close + 1):

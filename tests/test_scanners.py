@@ -1770,6 +1770,14 @@ def test_a_statement_block_whose_condition_holds_a_function_is_no_function(text,
     assert (found["start"], found["end"]) == want, found
 
 
+def test_a_method_with_a_quoted_name_is_a_method_not_its_class():
+    """Found by the differential test (zod's `"~validate"(data) {`): a line of such a method was
+    given the whole class, 294 lines."""
+    text = 'class A {\n  "~validate"(data) {\n    return data;\n  }\n  other() {\n    return 2;\n  }\n}\n'
+    assert function_range(text, "javascript", 3) == {"start": 2, "end": 4, "kind": "method"}
+    assert function_range(text, "typescript", 3) == {"start": 2, "end": 4, "kind": "method"}
+
+
 def test_a_conditional_return_type_is_no_branch_function():
     """The regression check of the rule above on zod: `? (...args) => R` in a TypeScript
     conditional return type is a type, not a branch function: the method starts at its name."""
