@@ -1420,14 +1420,14 @@ MESSAGES = {
         "一次被中断的变更（{count} 个文件，事件 {event_id}）在中断前已完整写入：保持不变",
     ),
     "w.rollback_completed": (
-        "an interrupted rollback of event {events} ({count} file(s)) had been written in full before it "
-        "was interrupted: it stands, and that event is rolled back",
+        "an interrupted rollback of event(s) {events} ({count} file(s)) had been written in full before "
+        "it was interrupted: it stands",
         "一次被中断的回滚（事件 {events}，{count} 个文件）在中断前已完整写入：回滚有效，该事件已回滚",
     ),
     "w.rollback_undone": (
-        "an interrupted rollback of event {events} ({count} file(s)) was undone: those files hold the "
-        "edit again; roll it back again if you still want to",
-        "一次被中断的回滚（事件 {events}，{count} 个文件）已撤销：这些文件恢复为编辑后的内容；如仍需回滚请重新执行",
+        "an interrupted rollback of event(s) {events} ({count} file(s)) was undone: those files hold what "
+        "they held before it; roll back again if you still want to",
+        "一次被中断的回滚（事件 {events}，{count} 个文件）已撤销：这些文件恢复为回滚前的内容；如仍需回滚请重新执行",
     ),
     "w.undone": (
         "an interrupted change of {count} file(s) (event {event_id}) was undone",
@@ -3443,12 +3443,12 @@ def _diff_prefixed(old, block):
     """Whether `old` was copied from a diff with its `' '`, `+` and `-` columns: every line starts
     with one of them, some with `+` or `-`, and without that column most of its lines are lines of
     `block` (a model reading a diff it was shown)."""
-    if len(old) < 2 or not all(line[:1] in (" ", "+", "-") for line in old):
-        return False
-    if not any(line[:1] in "+-" for line in old):
-        return False
     theirs = {line.rstrip() for line in block}
-    return 2 * sum(line[1:].rstrip() in theirs for line in old) > len(old)
+    changed = [line.rstrip() for line in old if line[:1] in "+-"]
+    if len(old) < 2 or not changed or not all(line[:1] in (" ", "+", "-") for line in old):
+        return False
+    listed = not theirs.isdisjoint(changed)  # (`- apples` of a list stands in the file as it is)
+    return not listed and 2 * sum(line[1:].rstrip() in theirs for line in old) > len(old)
 
 
 def _expanded_first_difference(raw_old, expanded, block, start, pairs):
@@ -7065,10 +7065,12 @@ def _js_no_definition(header, named_anyhow):
 
 
 def _js_statement_block(header):
-    """Whether a JavaScript block header is a statement's whose condition closed before the `{`,
-    though a function stands in it: `if (keys.every(function (k) {…})) {` (a callback's own `{`
-    is inside the condition's parentheses)."""
-    return _JS_CONTROL_HEAD.match(header) is not None and _paren_excess(header) >= 0
+    """Whether a JavaScript block header is a statement's whose condition closes right before the
+    `{`, though a function stands in it: `if (keys.every(function (k) {…})) {` (a callback's own
+    `{` is inside the condition's parentheses; `if (c) return (p) => {` is the arrow's)."""
+    m = _JS_CONTROL_HEAD.match(header)
+    close = _matching_paren(header, m.end() - 1) if m else None
+    return close is not None and not header[close + 1 :].strip()  # (`if (c) return (p) => {`: no)
 
 
 def _classify(header, language, original=None, at=None, in_class=False):
@@ -12569,7 +12571,8 @@ def finish_edit(ctx, tool, args, opened, change):
     elif not changed:  # nothing to write: no snapshot, no event, no chip
         warnings.append(("w.unchanged", {}))
     else:
-        warnings += _other_indentation(text, change)
+        if _language_of(real, text) != "markdown":  # (prose: code blocks of other files)
+            warnings += _other_indentation(text, change)
         summary = _summary(tool, change)
         payload = _edit_payload(text, opened.raw, change)
         event_id, write_warnings = commit_bytes(ctx, tool, opened, payload, summary)
@@ -12587,8 +12590,10 @@ _INDENT_AROUND = 1 << 14  # bytes on each side of an edit whose lines say how th
 
 def _other_indentation(text, change):
     """w.indent_style when a line the edit wrote indents with tabs where the lines around it
-    indent with spaces, or the reverse (at least 3 of them, 10 to 1): a model's spaces in a
-    Makefile or a Go file, its tabs in Python."""
+    indent with spaces, or the reverse (at least 3 of them, 3 to 1): a model's spaces in a
+    Makefile or a Go file, its tabs in Python. Not when a line it replaced, or the nearest indented
+    line above it, indents as the new line does (C's alignment of a continued signature, a
+    variable's continued list in a Makefile, a heredoc's body)."""
     a, block, b = change.plan
     if text.codec.startswith(("utf-16", "utf-32")) or not block:
         return []
@@ -12598,7 +12603,8 @@ def _other_indentation(text, change):
         return []
     other = rb"(?m)^  +\S" if ours == "tabs" else rb"(?m)^\t+\S"
     m = re.search(other, block)
-    if m is None:
+    above = re.findall(rb"(?m)^[ \t]+\S", body[max(0, a - 4096) : a])
+    if m is None or re.search(other, body[a:b]) or (above and re.match(other, above[-1])):
         return []
     line = change.first + block.count(b"\n", 0, m.start())
     keys = ("indent.tabs", "indent.spaces") if ours == "tabs" else ("indent.spaces", "indent.tabs")
@@ -12606,12 +12612,12 @@ def _other_indentation(text, change):
 
 
 def _indented_with(lines):
-    """ "tabs" or "spaces" when at least 3 of the indented `lines` (bytes) indent so, 10 to 1; else None."""
+    """ "tabs" or "spaces" when at least 3 of the indented `lines` (bytes) indent so, 3 to 1; else None."""
     tabs = len(re.findall(rb"(?m)^\t+\S", lines))
     spaces = len(re.findall(rb"(?m)^  +\S", lines))
-    if tabs >= 3 and tabs >= 10 * spaces:
+    if tabs >= 3 and tabs >= 3 * spaces:
         return "tabs"
-    return "spaces" if spaces >= 3 and spaces >= 10 * tabs else None
+    return "spaces" if spaces >= 3 and spaces >= 3 * tabs else None
 
 
 def _keep_as_chip(ctx, tool, args, text, result):
@@ -13286,18 +13292,17 @@ def _refuse_cut_word(file, region, span):
 
 
 def _inside_word(text, at):
-    """Whether offset `at` of `text` is inside a number (digits on both sides) or a name (letters
-    and `_` on both sides): `v|1.2.3`, `python|3.11` and an escape's letter (`\\n|Line`, `%d|ms`) are
-    edges."""
+    """Whether offset `at` of `text` is inside a number (digits on both sides) or a word (letters on
+    both sides): `v|1.2.3`, `python|3.11`, `user_|name`, camelCase's `handle|Recieve` and an
+    escape's letter (`\\n|Line`, `%d|ms`) are edges."""
     if not 0 < at < len(text) or at > 1 and text[at - 2] in "\\%":
         return False
-    before, after = text[at - 1], text[at]
-    if before.isdigit() or after.isdigit():
-        return before in _DIGITS and after in _DIGITS
-    return before in _WORD_CHARS and after in _WORD_CHARS
+    pair = text[at - 1 : at + 1]
+    return bool(_NUMBER_INSIDE.fullmatch(pair) or _WORD_INSIDE.fullmatch(pair))
 
 
-_DIGITS = frozenset("0123456789")
+_NUMBER_INSIDE = _LazyPattern(r"[0-9]{2}")
+_WORD_INSIDE = _LazyPattern(r"[a-z][a-z]|[A-Z][A-Za-z]")  # (`handle|Recieve`: camelCase's edge)
 
 
 def _word_around(text, at):
@@ -15487,6 +15492,8 @@ def _refuse_applied_nowhere(opened, item, lines, sides, stated):
     old, new = sides
     if new == old or not any(_ALNUM_TEXT.search(line) for line in new):
         return
+    if not any(sign == " " for sign, _line in item["tagged"]):
+        return  # (-U0: `+    return None` standing anywhere tells nothing)
     found = _hunk_starts(lines, new, item.get("new_start", stated), False)
     if len(found) == 1:
         at = found[0] + 1

@@ -1760,6 +1760,9 @@ def test_a_javascript_callback_or_branch_function_starts_on_its_own_line(text, l
             4,
             (1, 6),
         ),
+        # (the second regression pass: a braceless `if` before a function is the function's)
+        ("function o(x) {\n  if (x) return (p) => {\n    return x + p;\n  };\n}\n", 3, (2, 4)),
+        ("function o(x) {\n  if (x) h = function (e) {\n    log(e);\n  };\n}\n", 3, (2, 4)),
     ],
 )
 def test_a_statement_block_whose_condition_holds_a_function_is_no_function(text, line, want):

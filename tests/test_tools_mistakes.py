@@ -1039,14 +1039,8 @@ def test_old_that_stands_in_the_file_with_its_tab_is_not_taken_for_a_read_prefix
     [
         ("server:\n  port: 8080\n", "port: 80", "port: 443", "80", "8080"),  # old ends inside a number
         ("RETRIES = 5\ntimeout = 30\n", "timeout = 3", "timeout = 5", "3", "30"),
-        ("MAX_RETRIES = 10\n", "RETRIES = 10", "RETRIES = 3", "RETRIES", "MAX_RETRIES"),  # starts inside
-        (
-            "def get_user_by_id(x):\n    pass\n",
-            "def get_user",
-            "def fetch_user",
-            "get_user",
-            "get_user_by_id",
-        ),
+        ("xvalue = 10\n", "value = 10", "value = 3", "value", "xvalue"),  # starts inside a word of letters
+        ("def username(x):\n    pass\n", "def user", "def login", "user", "username"),
     ],
 )
 def test_old_that_starts_or_ends_inside_a_word_is_refused(
@@ -1085,6 +1079,11 @@ def test_old_that_starts_or_ends_inside_a_word_is_refused(
         ("tag: v1.2.3\n", "1.2.3"),
         ("FROM python3.11\n", "3.11"),
         ('v = "1.2.3rc1"\n', "1.2.3"),
+        # (the second regression pass: a typo fixed inside a camelCase or snake_case name)
+        ("def handleRecieve(msg):\n", "Recieve"),
+        ("user_naem = 1\n", "naem"),
+        ("MAX_RETRIES = 3\n", "MAX_"),
+        ("timeout_ms = 500\n", "_ms = 500"),
     ],
 )
 def test_old_at_the_edges_of_words_is_applied(root, be_env, body, old):
@@ -1215,3 +1214,41 @@ def test_a_closest_block_standing_at_several_places_offers_no_retry_token(server
     error = server.err("be-replace", "MISMATCH", {"file": "tw.py", "old": "    return 3", "content": "x"})
     assert error["closest"]["viewed_code_id"], error
     assert (root / "tw.py").read_text().endswith("return 2\n")
+
+
+def test_lines_indented_as_the_lines_they_replace_or_follow_are_not_named(server, root):
+    """The second regression pass on the warning above: C's alignment of a continued signature and
+    a Makefile variable's continued list (spaces among tabs, as they stood) were named; a line
+    indented as the line it replaces, or as the nearest indented line above, is not."""
+    (root / "d.c").write_text(
+        "int open_device(const char *path,\n                int flags)\n{\n\tint a;\n\tint b;\n\treturn a;\n}\n"
+    )
+    old = "int open_device(const char *path,\n                int flags)"
+    result = server.ok(
+        "be-replace", {"file": "d.c", "old": old, "content": old.replace("flags)", "flags, int m)")}
+    )
+    assert not any("indents with" in w for w in result.get("warnings", [])), result
+    (root / "Makefile").write_text("SRCS = a.c \\\n       b.c\n\nall:\n\tcc a\n\tcc b\n\tcc c\n")
+    result = server.ok(
+        "be-replace", {"file": "Makefile", "start": 1, "end": 2, "content": "SRCS = a.c \\\n       c.c"}
+    )
+    assert not any("indents with" in w for w in result.get("warnings", [])), result
+    result = server.ok("be-insert", {"file": "Makefile", "after_line": 7, "content": "    rm -f app"})
+    assert any("line 8 now indents with spaces" in w for w in result["warnings"]), result
+    (root / "R.md").write_text("# T\n\n- a\n  - b\n  - c\n  - d\n")  # (prose: a code block of another file)
+    result = server.ok(
+        "be-insert", {"file": "R.md", "after_line": 6, "content": "```go\nfunc f() {\n\treturn\n}\n```"}
+    )
+    assert not any("indents with" in w for w in result.get("warnings", [])), result
+
+
+def test_a_list_indented_one_space_off_is_no_diff(root, be_env):
+    """The second regression pass: `- apples` above `   - red` (a Markdown list one space off)
+    was named "the ' ', '+' and '-' of a diff"; its `-` line stands in the file as it is."""
+    (root / "n.md").write_text("# Notes\n\n- apples\n  - red\n  - green\n- pears\n")
+    done, answer = run_json(
+        "replace", "-f", "n.md", "--old", "- apples\n   - red\n   - green", "-c", "x", cwd=root, env=be_env
+    )
+    assert done.returncode == 1 and answer["error"]["closest"]["first_difference"]["kind"] == "indentation", (
+        answer
+    )
