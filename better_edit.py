@@ -13267,7 +13267,7 @@ _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012
 
 def _refuse_cut_word(file, region, span):
     """MISMATCH when the one place `old` stands (`span` of the lines `region`) starts or ends inside
-    a word of letters, digits and `_` (ASCII: CJK text has no spaces between words): `port: 80`
+    a number or a word (_inside_word; ASCII: CJK text has no spaces between words): `port: 80`
     found in `port: 8080` would turn it into `port: 44380` (docs/cli.md#replace)."""
     line_s, col_s, line_e, col_e = span
     first, last = region[0][0], region[-1][0]
