@@ -7054,7 +7054,9 @@ _KR_PARAMETER = _LazyPattern(
 _CLASS_KINDS = {"namespace": "namespace", "mod": "namespace", "module": "namespace", "package": "namespace"}
 
 
-_JS_CONTROL_HEAD = _LazyPattern(r"\s*(?:else\s+)?(?:if|for|while|switch|catch|with)\s*(?:await\s*)?\(")
+_JS_CONTROL_HEAD = _LazyPattern(
+    r"\s*(?:\}\s*)?(?:else\s+)?(?:if|for|while|switch|catch|with)\s*(?:await\s*)?\("
+)
 
 
 def _js_no_definition(header, named_anyhow):
@@ -12571,7 +12573,7 @@ def finish_edit(ctx, tool, args, opened, change):
     elif not changed:  # nothing to write: no snapshot, no event, no chip
         warnings.append(("w.unchanged", {}))
     else:
-        if _language_of(real, text) != "markdown":  # (prose: code blocks of other files)
+        if not _prose(real, text):  # (prose: code blocks of other files)
             warnings += _other_indentation(text, change)
         summary = _summary(tool, change)
         payload = _edit_payload(text, opened.raw, change)
@@ -12585,6 +12587,14 @@ def finish_edit(ctx, tool, args, opened, change):
     return result
 
 
+def _prose(real, text):
+    """Whether a file is prose (Markdown, or of no known language and no Makefile), whose code
+    blocks show other files' indentation."""
+    language = _language_of(real, text)
+    return language == "markdown" or (language is None and not _MAKEFILE.fullmatch(os.path.basename(real)))
+
+
+_MAKEFILE = _LazyPattern(r"(?i)(?:GNU)?makefile|.*\.(?:mk|mak)")
 _INDENT_AROUND = 1 << 14  # bytes on each side of an edit whose lines say how the file indents
 
 
@@ -12603,7 +12613,7 @@ def _other_indentation(text, change):
         return []
     other = rb"(?m)^  +\S" if ours == "tabs" else rb"(?m)^\t+\S"
     m = re.search(other, block)
-    above = re.findall(rb"(?m)^[ \t]+\S", body[max(0, a - 4096) : a])
+    above = re.findall(rb"(?m)(?<!\\\n)^[ \t]+\S", body[max(0, a - 4096) : a])  # (not a continued list's)
     if m is None or re.search(other, body[a:b]) or (above and re.match(other, above[-1])):
         return []
     line = change.first + block.count(b"\n", 0, m.start())
@@ -12613,8 +12623,8 @@ def _other_indentation(text, change):
 
 def _indented_with(lines):
     """ "tabs" or "spaces" when at least 3 of the indented `lines` (bytes) indent so, 3 to 1; else None."""
-    tabs = len(re.findall(rb"(?m)^\t+\S", lines))
-    spaces = len(re.findall(rb"(?m)^  +\S", lines))
+    tabs = len(re.findall(rb"(?m)(?<!\\\n)^\t+\S", lines))  # (not the lines of a list continued by `\`)
+    spaces = len(re.findall(rb"(?m)(?<!\\\n)^  +\S", lines))
     if tabs >= 3 and tabs >= 3 * spaces:
         return "tabs"
     return "spaces" if spaces >= 3 and spaces >= 3 * tabs else None
@@ -13114,13 +13124,13 @@ def _line_text(text, line):
 _READ_PREFIX = _LazyPattern(r"([0-9]{1,15})\t(.*)")
 
 
-def _where_old_is(opened, old):
+def _where_old_is(opened, old, asked=None):
     """(found_at, closest) of `old` in the file; an empty old names an empty line (it "occurred"
     at every character before). No closest when old stands at several places: its retry token
     would pick one of identical blocks, maybe not the one meant."""
     if _strip_one_newline(normalize_newlines(old)):
         _tier, spans = locate_old(opened.normalized(), old)
-        closest = closest_of(opened, old) if len(spans) < 2 else None
+        closest = closest_of(opened, old, asked) if len(spans) < 2 else None
         return [{"start": s[0], "end": s[2]} for s in spans], closest
     empty = [n for n, line in enumerate(_file_lines(opened), 1) if not line.rstrip()]
     return [{"start": n, "end": n} for n in empty], None
@@ -13131,7 +13141,7 @@ def _lines_mismatch(opened, old, current, wanted, start, end):
     `actual`, where old does occur (`found_at`) and the block most like it (`closest`), unless the
     lines were changed where old was copied from (_changed_in_place): then no candidate elsewhere,
     which would be other code (docs/cli.md#replace)."""
-    found_at, closest = _where_old_is(opened, old)
+    found_at, closest = _where_old_is(opened, old, (start, end))
     data = {"actual": current, "found_at": found_at, "closest": closest}
     then = wanted.split("\n")
     stands = _changed_in_place(current.split("\n"), then)
@@ -13292,17 +13302,15 @@ def _refuse_cut_word(file, region, span):
 
 
 def _inside_word(text, at):
-    """Whether offset `at` of `text` is inside a number (digits on both sides) or a word (letters on
-    both sides): `v|1.2.3`, `python|3.11`, `user_|name`, camelCase's `handle|Recieve` and an
-    escape's letter (`\\n|Line`, `%d|ms`) are edges."""
+    """Whether offset `at` of `text` is inside a number (digits on both sides) or a name (letters and
+    `_` on both sides: `HOST=` found in `DB_HOST=` edited another key): `v|1.2.3`, `python|3.11`
+    and an escape's letter (`\\n|Line`, `%d|ms`) are edges."""
     if not 0 < at < len(text) or at > 1 and text[at - 2] in "\\%":
         return False
-    pair = text[at - 1 : at + 1]
-    return bool(_NUMBER_INSIDE.fullmatch(pair) or _WORD_INSIDE.fullmatch(pair))
+    return _WORD_INSIDE.fullmatch(text[at - 1 : at + 1]) is not None
 
 
-_NUMBER_INSIDE = _LazyPattern(r"[0-9]{2}")
-_WORD_INSIDE = _LazyPattern(r"[a-z][a-z]|[A-Z][A-Za-z]")  # (`handle|Recieve`: camelCase's edge)
+_WORD_INSIDE = _LazyPattern(r"[0-9]{2}|[A-Za-z_]{2}")  # (`DB_|HOST`, `Connect|Timeout`: inside)
 
 
 def _word_around(text, at):
@@ -13381,18 +13389,25 @@ def _keeps_every_line(content, replaced):
     return bool(wanted) and wanted <= {line.strip() for line in content.split("\n")}
 
 
-def closest_of(opened, old):
+def closest_of(opened, old, asked=None):
     """`closest` of a MISMATCH (docs/behaviour.md#errors): the block most like `old`, with the
-    viewed_code_id of that block so a corrected retry needs no read (not when the block stands at
-    several places: the token would pick the first, maybe not the one meant); None when nothing is
-    similar."""
+    viewed_code_id of that block so a corrected retry needs no read. A block that stands at several
+    places is the one at the lines `asked` (start, end) when they hold it, else has no token (it
+    would pick the first, maybe not the one meant). None when nothing is similar."""
     old_lines = _strip_one_newline(normalize_newlines(old)).split("\n")
     found = closest_block(_file_lines(opened), old_lines)
     if found is not None:
         body, total = opened.text.body, opened.text.total()
         a, b = line_span(body, found["start"], found["end"])
         if body.count(body[a:b]) > 1:
-            return found
+            there = line_span(body, *asked) if asked else None
+            if there is None or body[there[0] : there[1]] != body[a:b]:
+                return found
+            shift = asked[0] - found["start"]
+            found.update(start=asked[0], end=asked[1])
+            if found.get("first_difference"):
+                found["first_difference"]["line"] += shift
+            a, b = there
         unique = (body, a, view_unique(body, body[a:b], a))
         found["viewed_code_id"] = make_view_id(
             opened.real, found["start"], found["end"], body[a:b], total, unique
@@ -15487,17 +15502,18 @@ def _hunk_position(opened, item, lines, sides, stated, removed=()):
 
 def _refuse_applied_nowhere(opened, item, lines, sides, stated):
     """MISMATCH (patch_applied_nowhere) for a hunk whose old lines stand nowhere and whose new
-    lines (a change, with a letter or a digit) stand at one place: a patch sent twice. Its block
+    lines (a change, with a letter or a digit) stand at its stated place: a patch sent twice. Its block
     most like the old lines was the new text, and following it added the lines once more."""
     old, new = sides
     if new == old or not any(_ALNUM_TEXT.search(line) for line in new):
         return
     if not any(sign == " " for sign, _line in item["tagged"]):
         return  # (-U0: `+    return None` standing anywhere tells nothing)
-    found = _hunk_starts(lines, new, item.get("new_start", stated), False)
-    if len(found) == 1:
-        at = found[0] + 1
-        raise _hunk_mismatch(opened, item, lines, old, stated, "patch_applied_nowhere", guess=False, at=at)
+    for at in dict.fromkeys((stated, item.get("new_start", stated))):  # (elsewhere: another copy)
+        if _lines_match(lines, at - 1, new, False):
+            raise _hunk_mismatch(
+                opened, item, lines, old, stated, "patch_applied_nowhere", guess=False, at=at
+            )
 
 
 def _context_edges(tagged):

@@ -1653,3 +1653,14 @@ def test_a_patch_sent_twice_says_it_looks_applied(root, be_env):
     (root / "ap.py").write_text("import re\n\nDEBUG = True\n")  # (neither side: the mismatch as before)
     done, answer = run_json("patch", cwd=root, env=be_env, input=patch.encode())
     assert done.returncode == 1 and "looks applied" not in answer["error"]["message"], answer
+    # (the regression passes: a -U0 hunk's new line standing anywhere, new lines with context standing
+    # at another copy tell nothing)
+    (root / "a.py").write_text("def f():\n    return None\n\n\ndef g(y):\n    y += 1\n    return y\n")
+    patch = "--- a/a.py\n+++ b/a.py\n@@ -7 +7 @@\n-    return y * 2\n+    return None\n"
+    done, answer = run_json("patch", cwd=root, env=be_env, input=patch.encode())
+    assert done.returncode == 1 and "looks applied" not in answer["error"]["message"], answer
+    body = "def load():\n    x = 0\n    retries = 3\n    return fetch(retries)\n\ndef save():\n    x = 0\n    retries = 5\n    return fetch(retries)\n"
+    (root / "svc.py").write_text(body)
+    patch = "--- a/svc.py\n+++ b/svc.py\n@@ -2,3 +2,3 @@\n     x = 0\n-    retries = 4\n+    retries = 5\n     return fetch(retries)\n"
+    done, answer = run_json("patch", cwd=root, env=be_env, input=patch.encode())
+    assert done.returncode == 1 and "looks applied" not in answer["error"]["message"], answer

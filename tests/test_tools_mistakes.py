@@ -1041,6 +1041,9 @@ def test_old_that_stands_in_the_file_with_its_tab_is_not_taken_for_a_read_prefix
         ("RETRIES = 5\ntimeout = 30\n", "timeout = 3", "timeout = 5", "3", "30"),
         ("xvalue = 10\n", "value = 10", "value = 3", "value", "xvalue"),  # starts inside a word of letters
         ("def username(x):\n    pass\n", "def user", "def login", "user", "username"),
+        # (the third regression pass: `_` and camelCase steps are inside a name: another key was edited)
+        ("DB_HOST=localhost\n", "HOST=localhost", "HOST=db", "HOST", "DB_HOST"),
+        ("c.ConnectTimeout = 30\n", "Timeout = 30", "Timeout = 5", "Timeout", "ConnectTimeout"),
     ],
 )
 def test_old_that_starts_or_ends_inside_a_word_is_refused(
@@ -1079,11 +1082,6 @@ def test_old_that_starts_or_ends_inside_a_word_is_refused(
         ("tag: v1.2.3\n", "1.2.3"),
         ("FROM python3.11\n", "3.11"),
         ('v = "1.2.3rc1"\n', "1.2.3"),
-        # (the second regression pass: a typo fixed inside a camelCase or snake_case name)
-        ("def handleRecieve(msg):\n", "Recieve"),
-        ("user_naem = 1\n", "naem"),
-        ("MAX_RETRIES = 3\n", "MAX_"),
-        ("timeout_ms = 500\n", "_ms = 500"),
     ],
 )
 def test_old_at_the_edges_of_words_is_applied(root, be_env, body, old):
@@ -1252,3 +1250,26 @@ def test_a_list_indented_one_space_off_is_no_diff(root, be_env):
     assert done.returncode == 1 and answer["error"]["closest"]["first_difference"]["kind"] == "indentation", (
         answer
     )
+
+
+def test_third_pass_a_continued_list_excuses_no_recipe_and_closest_prefers_the_lines_asked(server, root):
+    """The third regression pass: a Makefile recipe indented with spaces after a variable's list
+    continued with `\\` (spaces) was not named; with start/end naming one of two identical blocks,
+    `closest` named the other one."""
+    (root / "Makefile").write_text(
+        "all: app\n\tcc -o app main.c\n\tstrip app\n\tls -l app\n\nOBJS = a.o \\\n       b.o \\\n       c.o\n\ninstall: app\n"
+    )
+    result = server.ok(
+        "be-insert", {"file": "Makefile", "after_line": 10, "content": "    mkdir -p /usr/bin"}
+    )
+    assert any("line 11 now indents with spaces" in w for w in result["warnings"]), result
+    (root / "dup.py").write_text(
+        "def a():\n    x = compute(1)\n    return x\n\ndef b():\n    x = compute(1)\n    return x\n"
+    )
+    old = "    x = compute(2)\n    return x"
+    error = server.err(
+        "be-replace", "MISMATCH", {"file": "dup.py", "start": 6, "end": 7, "old": old, "content": "x"}
+    )
+    closest = error["closest"]
+    assert (closest["start"], closest["end"], closest["first_difference"]["line"]) == (6, 7, 6), error
+    assert closest["viewed_code_id"].startswith("v1:6-7:"), error
