@@ -96,6 +96,13 @@ CASES = [
     ("insert-placeholder", "PLACEHOLDER", "be-insert", {"file": "three.txt", "after_line": 1, "content": "// ... existing code ..."}),
     # (0.3, later) a second ---/+++ section of a file whose lines the first one adds, that would move
     ("patch-later-section", "AMBIGUOUS", "be-edit", {"patch": "--- a/sections.txt\n+++ b/sections.txt\n@@ -1,1 +1,3 @@\n top\n+b = 2\n+c = 3\n--- a/sections.txt\n+++ b/sections.txt\n@@ -2,2 +2,2 @@\n-b = 2\n+b = 20\n c = 3\n"}),
+    # (0.3, this session) an old cut inside a word; unknown names with the ones meant; a patch sent
+    # twice; a closest block standing twice (no retry token); an old copied with a diff's columns
+    ("old-cuts-a-word", "MISMATCH", "be-replace", {"file": "three.txt", "old": "on", "content": "x"}),
+    ("unknown-arguments-meant", "INVALID_ARGUMENT", "be-replace", {"path": "three.txt", "old_string": "one", "new_string": "x"}),
+    ("patch-applied-nowhere", "MISMATCH", "be-edit", {"patch": "--- a/three.txt\n+++ b/three.txt\n@@ -1,2 +1,2 @@\n one\n-TWO\n+two\n"}),
+    ("closest-stands-twice", "MISMATCH", "be-replace", {"file": "twice.txt", "old": "dux", "content": "x"}),
+    ("old-with-diff-columns", "MISMATCH", "be-replace", {"file": "diffcols.py", "old": " def f(a):\n-    b = a * 3\n+    b = a * 2\n     return b", "content": "x"}),
     # two bad items: line 99 of a 3-line file, and an `old` found twice; the first one's code leads
     ("edit-two-bad-items", "OUT_OF_RANGE", "be-edit", {"edits": [
         {"file": "three.txt", "start": 99, "content": "x"},
@@ -176,6 +183,7 @@ def prepare(root, cli):
     (root / "three.txt").write_text("one\ntwo\nthree\n")
     (root / "cut.txt").write_text(CUT_LINE + "\nend\n")
     (root / "twice.txt").write_text("dup\nmiddle\ndup\n")
+    (root / "diffcols.py").write_text("def f(a):\n    b = a * 3\n    return b\n")
     (root / "open.js").write_text("function f() {\n  return 1;\n}\n")
     (root / "appended.sql").write_text("SELECT 1;\nSELECT 2;\n-- end\n")
     (root / "pair.txt").write_text("one\n-- a/pair.txt\nthree\nfour\n")
@@ -322,6 +330,21 @@ def test_ts_sdk_returns_the_error_intact(outcomes, case_id, code):
     assert error["code"] == code, error
     assert error["message"].strip() and error["hint"].strip(), error
     assert outcome["text"].startswith(f"{code}: {error['message']}\nhint: {error['hint']}")
+
+
+def test_ts_sdk_carries_this_sessions_error_words(outcomes):
+    """The errors added in 0.3's late fixes reach a TypeScript client whole: the word an old cuts,
+    the names meant, a patch that looks applied, a closest block without a token, a diff's columns."""
+    errors = {case: outcomes["ts"][case]["structuredContent"]["error"] for case in (
+        "old-cuts-a-word", "unknown-arguments-meant", "patch-applied-nowhere", "closest-stands-twice",
+        "old-with-diff-columns",
+    )}  # fmt: skip
+    assert "it has 'on' where the file has 'one'" in errors["old-cuts-a-word"]["message"]
+    assert "'new_string' → 'content'" in errors["unknown-arguments-meant"]["message"]
+    assert "the patch looks applied already" in errors["patch-applied-nowhere"]["message"]
+    closest = errors["closest-stands-twice"]["closest"]
+    assert closest["first_difference"] and "viewed_code_id" not in closest, closest
+    assert errors["old-with-diff-columns"]["closest"]["first_difference"]["kind"] == "diff_prefixes"
 
 
 @pytest.mark.parametrize("case_id", [case[0] for case in CASES])
