@@ -7096,7 +7096,7 @@ def _classify(header, language, original=None, at=None, in_class=False):
         return None  # `f({...})`, a blank line, `{`: a call, then a block of its own
     if js:
         not_names = frozenset() if named_anyhow else _JS_NOT_METHOD_NAMES
-        return _js_computed_method(header) or _c_like_function(header, not_names)
+        return _js_computed_method(header, in_class) or _c_like_function(header, not_names)
     if language == "csharp":
         return _csharp_member(header)
     return _c_family_function(header, language)
@@ -7287,11 +7287,12 @@ def _js_class_expression(header):
     return "class", None, 0
 
 
-def _js_computed_method(header):
-    """A method with a computed or quoted name: `[Symbol.iterator]() {`, `static async *[key](a) {`,
-    `"~validate"(data) {` (zod: its lines were given the whole class)."""
+def _js_computed_method(header, in_class=False):
+    """A method with a computed name: `[Symbol.iterator]() {`, `static async *[key](a) {`; right
+    inside a class, a quoted one too: `"~validate"(data) {` (zod: its lines were given the whole
+    class). Elsewhere a blanked token may be a regular expression (`{ /> (/ (1) {`), not a name."""
     m = _JS_COMPUTED_NAME.match(header)
-    if m is None:
+    if m is None or (m.group(1) and not in_class):
         return None
     close = _matching_paren(header, m.end() - 1) if m.group(1) is None else m.end() - 1
     params = _JS_PARAMS.match(header, close + 1) if close is not None else None

@@ -1645,6 +1645,9 @@ REGEX_CONTEXTS += [
 )
 @example(parts=[("<a>", " ", "/> (/")], language="javascript")  # JSX `/>`: the handler says no literal
 @example(parts=[("return", " ", "/a(b/g")], language="javascript")  # a keyword: the handler says literal
+@example(
+    parts=[("{", "", "/> (/"), ("{", "", "/a(b/g")], language="javascript"
+)  # (a literal blanked as "…" is no quoted method name)
 def test_a_regex_literal_decided_in_the_regex_engine_is_the_one_the_handler_decides(
     parts, language, monkeypatch
 ):
