@@ -1356,6 +1356,10 @@ MESSAGES = {
         "{file} was created, yet {near} is there: if you meant that one, write to it instead and remove {file}",
         "已创建 {file}，但 {near} 已存在：若本意是它，请改为写入它并移除 {file}",
     ),
+    "w.created_near_preview": (
+        "{file} would be created, yet {near} is there: if you meant that one, write to it instead",
+        "将创建 {file}，但 {near} 已存在：若本意是它，请改为写入它",
+    ),
     "w.unchanged": (
         "the files already hold this text: nothing was written",
         "文件已是该内容：未写入任何内容",
@@ -13571,7 +13575,7 @@ def tool_write(ctx, args):
             st = raw = text = None
             placeholder_guard(args, Opened(file, real, Text(b"")), content, "")
             data, new_body = _new_file_bytes(ctx, args, content)
-            warnings += _created_near(place)
+            warnings += _created_near(place, args.get("preview"))
         changed = not exists or data != raw
         result = {"status": "ok", "file": file, "path": real, "created": not exists, "changed": changed}
         result.update(lines=line_count(new_body), bytes=len(data))
@@ -13592,10 +13596,14 @@ def tool_write(ctx, args):
     return result
 
 
-def _created_near(place):
-    """[w.created_near] when the file to create looks like a slip for one that exists, else []."""
+def _created_near(place, preview):
+    """[a warning] when the file to create looks like a slip for one that exists, else []."""
     near = _near_new_file(place)
-    return [("w.created_near", {"file": place.file, "near": _show(near)})] if near else []
+    if not near:
+        return []
+    return [
+        ("w.created_near_preview" if preview else "w.created_near", {"file": place.file, "near": _show(near)})
+    ]
 
 
 def _near_new_file(place):
@@ -14510,11 +14518,20 @@ def _new_text(encoding):
 
 def _item_change(ctx, args, item, opened, exists):
     op, item_args = item["op"], dict(item["args"], force=args.get("force"))
+    if not exists and op not in ("write", "patch"):
+        raise not_found(item["file"], ctx.root or ctx.cwd, opened.real)
+    change = _item_plan(ctx, args, item, item_args, opened, exists)
+    if not exists:
+        change.warnings += _created_near(opened.place, args.get("preview"))
+    return change
+
+
+def _item_plan(ctx, args, item, item_args, opened, exists):
+    """The Change of one be-edit item."""
+    op = item["op"]
     if op == "patch":
         item["force"] = args.get("force")
         return item["plan"](ctx, opened, exists)
-    if not exists and op != "write":
-        raise not_found(item["file"], ctx.root or ctx.cwd, opened.real)
     if op == "replace":
         _replace_arguments(item_args)
         return _replace_change(ctx, item_args, opened)

@@ -1147,6 +1147,24 @@ def test_a_file_created_beside_the_one_likely_meant_says_so(server, root, be_env
     assert (root / "src/components/Button.tsx").read_text() == "old\n" == (root / "lib/utils.ts").read_text()
 
 
+def test_a_be_edit_write_item_or_a_preview_beside_the_file_likely_meant_says_so(server, root):
+    """Left from the near-name warning: a be-edit `write` item to `lib/utils.js` beside
+    `lib/utils.ts` created the file without a word, and a preview said the file "was created"."""
+    (root / "lib").mkdir()
+    (root / "lib/utils.ts").write_text("old\n")
+    result = server.ok("be-write", {"file": "lib/utils.js", "content": "new", "preview": True})
+    assert any('lib/utils.js would be created, yet "lib/utils.ts"' in w for w in result["warnings"]), result
+    assert not (root / "lib/utils.js").exists()
+    edits = [
+        {"op": "write", "file": "lib/utils.js", "content": "new"},
+        {"op": "write", "file": "x.md", "content": "y"},
+    ]
+    result = server.ok("be-edit", {"edits": edits})
+    near = [w for w in result["warnings"] if 'yet "lib/utils.ts" is there' in w]
+    assert len(near) == 1 and "lib/utils.js was created" in near[0], result
+    assert (root / "lib/utils.js").read_text() == "new" and (root / "lib/utils.ts").read_text() == "old\n"
+
+
 def test_one_line_content_that_looks_escaped_twice_is_written_as_sent_with_a_warning(server, root, be_env):
     """Found by the agent-mistakes attack: a replace, an insert and a be-edit line item whose
     content arrived escaped twice (`import sys\\nimport json\\nimport re`) wrote one literal line
