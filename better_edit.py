@@ -7859,13 +7859,14 @@ _LOOKAHEAD = 1 << 16  # characters after the line read first for the end of its 
 _CUT = "cut"  # (a part of the text read that ends before the function asked for)
 
 
-def _indented_chain(defs, line_start, line_end, extent, end_key=None):
+def _indented_chain(defs, line_start, line_end, extent, end_key=None, ruled_out=None):
     """Definitions containing the line, outermost first: [(definition, first offset, last line offset)].
     Nested definitions are more indented, so walking up we only look at shallower ones. With
     `end_key` (Ruby, Lua): definitions with the same key end at the same `end` as a later one with
     it, or before; one on or before the line that ends before it, or never, at an `end` it looked
-    for (not on its own line) rules out every earlier one with its key."""
-    chain, shallowest, ruled_out = [], float("inf"), set()
+    for (not on its own line) rules out every earlier one with its key (the keys go into
+    `ruled_out`, when given)."""
+    chain, shallowest, ruled_out = [], float("inf"), set() if ruled_out is None else ruled_out
     for definition in _chain_candidates(defs, line_end):
         if definition.indent >= shallowest:
             continue
@@ -7928,21 +7929,42 @@ def _keyword_chain(text, language, line_start, line_end, start, end):
 
 def _keyword_chain_restarted(text, language, lines, start, end):
     """_keyword_chain's answer from a restart point of the quick walk, or None when none gives one
-    whose outermost definition is at indentation 0."""
+    that no definition before the point can change: its outermost definition is at indentation 0,
+    or every indentation shallower than it that a definition before the point may have is ruled
+    out by one after it (_indented_chain), as a line outside any definition usually finds."""
     for at in _walk_restarts(text, language, start, end, lines[0], _RESTART_EVERY):
+        ruled_out = set()
         for until in dict.fromkeys((min(end, lines[1] + _LOOKAHEAD), end)):
-            chain = _keyword_chain_from(text, language, lines, (at, until), end)
+            ruled_out.clear()
+            chain = _keyword_chain_from(text, language, lines, (at, until), end, ruled_out=ruled_out)
             if chain is not _CUT:
                 break
-        if chain and chain[0][0].indent == 0:
+        shallowest = chain[0][0].indent if chain else float("inf")
+        if shallowest == 0 or (
+            language == "ruby" and not _keys_before(text, start, at, shallowest) - ruled_out
+        ):
             return chain
     return None
 
 
-def _keyword_chain_from(text, language, lines, read, end, spans=None):
+_RUBY_KEYS = _LazyPattern(r"\n([ \t]*)(?:[a-z_]\w*[ \t]+)?(?:def|class|module)(?=[ \t\r\n])")
+
+
+def _keys_before(text, start, at, shallowest):
+    """The indentations (_keyword_chain_from's `end_key`s) shallower than `shallowest` of the lines
+    of text[start:at] that _RUBY_DEF may take for a definition (in a string or comment too)."""
+    keys = set(_RUBY_KEYS.findall(text, start, at))
+    first = _RUBY_DEF.match(text, start, at)
+    if first and (start == 0 or text[start - 1] == "\n"):
+        keys.add(first.group(1))
+    return {key for key in keys if len(key) < shallowest}
+
+
+def _keyword_chain_from(text, language, lines, read, end, spans=None, ruled_out=None):
     """The chain of the line `lines` (its start and end) from the definitions after `read`[0];
     without `spans`, the strings and comments are read from there to `read`[1] or on to the first
-    token after it: _CUT when a definition on or before the line looked for its `end` past that."""
+    token after it: _CUT when a definition on or before the line looked for its `end` past that.
+    The indentations that definitions after `read`[0] rule out go into `ruled_out`."""
     (line_start, line_end), (at, until) = lines, read
     spans = _multiline_tokens(text, language, at, end, until) if spans is None else spans
     cut = []
@@ -7958,7 +7980,7 @@ def _keyword_chain_from(text, language, lines, read, end, spans=None):
         return found
 
     defs = _keyword_definitions(text, language, at, end, spans, past=line_end)
-    chain = _indented_chain(defs, line_start, line_end, extent, end_key)
+    chain = _indented_chain(defs, line_start, line_end, extent, end_key, ruled_out)
     return _CUT if cut else chain
 
 
