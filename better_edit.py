@@ -881,9 +881,9 @@ MESSAGES = {
         "old 在 {file} 第 {line} 行截断了一个词：old 中为 {ours!r}，文件中是 {word!r}",
     ),
     "old_in_word.hint": (
-        "make old start and end where words do (send the whole word), or pass force: true to change "
+        "make old start and end where words do (send the whole word), or pass {force} to change "
         "part of a word",
-        "请让 old 在词的边界开始和结束（发送整个词），若确要修改词的一部分请传 force: true",
+        "请让 old 在词的边界开始和结束（发送整个词），若确要修改词的一部分请传 {force}",
     ),
     "old_in_word.hint.cli": (
         "make --old start and end where words do (send the whole word), or pass --force to change "
@@ -908,8 +908,8 @@ MESSAGES = {
     ),
     "cut_line.hint": (
         "replace by old with only the part you change, or read the line whole (max_lines 0) and send "
-        "all of it; pass force: true if the line is meant to end there",
-        "请用 old 只替换要改的部分，或以 max_lines 0 读取整行后完整发送；若该行确应到此结束，请传 force: true",
+        "all of it; pass {force} if the line is meant to end there",
+        "请用 old 只替换要改的部分，或以 max_lines 0 读取整行后完整发送；若该行确应到此结束，请传 {force}",
     ),
     "cut_line.hint.cli": (
         "replace by --old with only the part you change, or read the line whole (--max-lines 0) and "
@@ -918,8 +918,8 @@ MESSAGES = {
     ),
     "placeholder.hint": (
         "send the real lines instead of the placeholder (edit a smaller range to keep the rest), or pass "
-        "force: true if the line is meant literally",
-        "请发送真实的代码行而不是占位行（缩小编辑范围以保留其余部分），若该行确为原文请传 force: true",
+        "{force} if the line is meant literally",
+        "请发送真实的代码行而不是占位行（缩小编辑范围以保留其余部分），若该行确为原文请传 {force}",
     ),
     "placeholder.hint.cli": (
         "send the real lines instead of the placeholder (edit a smaller range to keep the rest), or pass "
@@ -1051,8 +1051,8 @@ MESSAGES = {
         "第 {start}-{end} 行含有不配对的 {symbols}；删除会破坏结构",
     ),
     "unbalanced.hint": (
-        "widen the range to whole blocks ({func_range} helps), or pass force",
-        "请把范围扩大到完整的代码块（可用 {func_range}），或传入 force",
+        "widen the range to whole blocks ({func_range} helps), or pass {force}",
+        "请把范围扩大到完整的代码块（可用 {func_range}），或传入 {force}",
     ),
     "unbalanced.hint.cli": (
         "widen the range to whole blocks ({func_range} helps), or pass --force",
@@ -1159,6 +1159,10 @@ MESSAGES = {
     "type.finite": ("a finite value (JSON has no NaN or Infinity)", "有限的值（JSON 没有 NaN 或 Infinity）"),
     "type.string": ("a string", "字符串"),
     "type.array": ("an array (or a JSON string holding one)", "数组（或内容为数组的 JSON 字符串）"),
+    "arg_json": (
+        "argument {name!r} is JSON text that does not parse ({problem}); send a valid JSON array",
+        "参数 {name!r} 是无法解析的 JSON 文本（{problem}）；请发送有效的 JSON 数组",
+    ),
     "type.boolean": ("true or false", "true 或 false"),
     "type.path": ("a non-empty path", "非空路径"),
     "rpc.not_object": (
@@ -1838,8 +1842,9 @@ class ToolError(Exception):
 
     def to_dict(self, lang, names=None):
         """The error object; `names` are the tool names as the server lists them (for {trx_status}
-        and the like in texts: tool_names())."""
-        fields = dict(names or tool_names(prefix=False), **self.fields)  # (default: the CLI's words)
+        and the like in texts: tool_names()), and how to pass {force} when not `force: true`."""
+        fields = {"force": "force: true" if names else "--force"}
+        fields.update(names or tool_names(prefix=False), **self.fields)  # (default: the CLI's words)
         hint = self.hint_key if names else _cli_key(self.hint_key)
         error = {
             "code": self.code,
@@ -15841,13 +15846,28 @@ def _coerce(param, value):
     if param.type == "array":
         value = _json_value(value)
         if not isinstance(value, list):
-            raise invalid("arg_type", name=param.name, expected_key="type.array", got=_show(value))
+            raise _not_an_array(param.name, value)
         return value
     if not isinstance(value, str):
         raise invalid("arg_type", name=param.name, expected_key="type.string", got=_show(value))
     if param.choices and value not in param.choices:
         raise invalid("arg_choice", name=param.name, choices=", ".join(param.choices), got=_clip(value))
     return value
+
+
+def _not_an_array(name, value):
+    """INVALID_ARGUMENT for a value that is no array; for JSON text of one that does not parse
+    (a trailing comma, a missing `]`), the parser's words say where."""
+    if isinstance(value, str) and value.strip()[:1] == "[":
+        import json
+
+        try:
+            json.loads(value)
+        except ValueError as exc:
+            return invalid("arg_json", name=name, problem=str(exc))
+        except RecursionError:
+            pass
+    return invalid("arg_type", name=name, expected_key="type.array", got=_show(value))
 
 
 def _arguments_object(args):
@@ -16048,8 +16068,9 @@ MESSAGES.update(
             "即使内容中有占位行、old 在词中间开始或结束、删除条目的括号不配对，或补丁要添加的行可能已在该处，也执行",
         ),
         "p.edit_force.cli": (
-            "apply despite a placeholder line in content or a delete item whose brackets do not balance",
-            "即使内容中有占位行或删除条目的括号不配对也执行",
+            "apply despite a placeholder line in content, an old that starts or ends inside a word, or a "
+            "delete item whose brackets do not balance",
+            "即使内容中有占位行、old 在词中间开始或结束，或删除条目的括号不配对，也执行",
         ),
         "p.patch_force": (
             "apply despite a placeholder line among the added lines, or add lines that may stand there "
@@ -16167,9 +16188,11 @@ MESSAGES.update(
             "示例：\n  better-edit-tools read -f app.py -s 10 -e 30\n  better-edit-tools read -f app.py -s 42 -e auto -o json",
         ),
         "x.replace": (
-            "example:\n  better-edit-tools replace -f app.py -s 12 -e 13 --old 'x = 1' -c 'x = 2'\n"
+            "example:\n  better-edit-tools replace -f app.py -s 12 -e 13 -c 'x = 2'\n"
+            "  better-edit-tools replace -f app.py -s 12 --old 'x = 1' -c 'x = 2'\n"
             "  printf 'new\\n' | better-edit-tools replace -f app.py --old 'old line' --content-file -",
-            "示例：\n  better-edit-tools replace -f app.py -s 12 -e 13 --old 'x = 1' -c 'x = 2'\n"
+            "示例：\n  better-edit-tools replace -f app.py -s 12 -e 13 -c 'x = 2'\n"
+            "  better-edit-tools replace -f app.py -s 12 --old 'x = 1' -c 'x = 2'\n"
             "  printf 'new\\n' | better-edit-tools replace -f app.py --old 'old line' --content-file -",
         ),
         "x.insert": (
@@ -17461,10 +17484,10 @@ def run_cli(ctx, tool, args, output):
     try:
         result = call_tool(ctx, tool, args)
     except ToolError as exc:
-        # (edit's items are JSON objects: their errors name JSON keys, as the server's do)
-        print_error(
-            ctx.lang, exc.to_dict(ctx.lang, tool_names(prefix=False) if tool.name == "edit" else None), output
-        )
+        # (edit's items are JSON objects: their errors name JSON keys, as the server's do; but
+        # `force` is no item key: the command's --force)
+        names = dict(tool_names(prefix=False), force="--force") if tool.name == "edit" else None
+        print_error(ctx.lang, exc.to_dict(ctx.lang, names), output)
         return 2 if exc.code == "INVALID_ARGUMENT" else 1
     except MemoryError:
         print_error(ctx.lang, _out_of_memory(tool.cli).to_dict(ctx.lang), output)

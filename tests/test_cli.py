@@ -1818,3 +1818,77 @@ def test_an_old_with_crlf_that_stands_once_byte_for_byte_is_that_one(cli, root):
     assert rc == 0 and path.read_bytes() == b"z\nx = 1\ny = 2\n", out
     path = write(root / "m.txt", b"x = 1\r\ny = 2\nx = 1\r\ny = 2\n")
     fails(cli, path, "replace", "-f", "m.txt", "--old", "x = 1\r\ny = 2", "-c", "z", code="AMBIGUOUS")
+
+
+def test_an_edit_item_hint_says_how_the_command_takes_force(root, be_env):
+    """Found by the newcomer review: an `edit` item refused for cutting a word, or for a
+    placeholder line, had the hint "pass force: true"; `force` is no item key (the item was then
+    refused as an unknown argument). The hint names the command's --force, and that works."""
+    (root / "cfg.yml").write_text("port: 8080\n")
+    (root / "e.json").write_text(json.dumps([{"file": "cfg.yml", "old": "port: 80", "content": "port: 443"}]))
+    done = run_cli("edit", "--edits-file", "e.json", cwd=root, env=be_env)
+    assert done.returncode == 1 and b"or pass --force to change part" in done.stderr, done.stderr
+    (root / "p.json").write_text(json.dumps([{"file": "cfg.yml", "start": 1, "content": "# ... existing code ..."}]))
+    done = run_cli("edit", "--edits-file", "p.json", cwd=root, env=be_env)
+    assert done.returncode == 1 and b"or pass --force if the line is meant" in done.stderr, done.stderr
+    assert (root / "cfg.yml").read_text() == "port: 8080\n"
+    done = run_cli("edit", "--edits-file", "e.json", "--force", cwd=root, env=be_env)
+    assert done.returncode == 0 and (root / "cfg.yml").read_text() == "port: 44380\n", done.stderr
+    help_text = run_cli("edit", "--help", cwd=root, env=be_env).stdout.decode()
+    assert "inside a word" in " ".join(help_text.split())
+
+
+def test_an_edits_file_whose_json_does_not_parse_says_where(root, be_env):
+    """Found by the newcomer review: a trailing comma in --edits-file was refused as "must be an
+    array", though it is one, without the place of the mistake."""
+    (root / "a.py").write_text("x = 1\ny = 2\n")
+    (root / "bad.json").write_text('[{"file": "a.py", "start": 2, "content": "y = 3"},]')
+    done = run_cli("edit", "--edits-file", "bad.json", cwd=root, env=be_env)
+    assert done.returncode == 2, done.stderr
+    assert b"is JSON text that does not parse (Expecting value: line 1 column 51 (char 50))" in done.stderr
+    assert (root / "a.py").read_text() == "x = 1\ny = 2\n"
+    server = Server(cwd=root, env=be_env)
+    try:
+        error = server.err("be-edit", "INVALID_ARGUMENT", {"edits": '[{"file": "a.py", "start": 2'})
+        assert "does not parse (Expecting" in error["message"], error
+        error = server.err("be-edit", "INVALID_ARGUMENT", {"edits": "a.py"})
+        assert "must be an array" in error["message"], error
+    finally:
+        server.close()
+
+
+HELP_FILES = {
+    "app.py": "import os\n\n\ndef old_helper():\n    return 1\n\n\n# old line\n\n\n\nx = 1\ny = 2\n"
+    + "def main():\n"
+    + "".join(f"    step_{n} = {n}\n" for n in range(15, 46)),
+    "draft.txt": "draft\n",
+    "app.js": "function f(a) {\n  return [a, {b: (1)}];\n}\n",
+    "index.html": "<html>\n<body>\n" + "<p>text</p>\n" * 12 + "<div>\n  <span>17</span>\n</div>\n</body>\n</html>\n",
+    "a.py": "a = 1\nb = 2\nc = 3\n",
+    "edits.json": json.dumps([{"file": "a.py", "start": 1, "content": "a = 0"}]),
+    "fix.diff": "--- a/a.py\n+++ b/a.py\n@@ -1,3 +1,3 @@\n a = 1\n-b = 2\n+b = 20\n c = 3\n",
+}
+
+
+def test_every_example_in_a_commands_help_runs(root, be_env, tmp_path):
+    """Found by the newcomer review: replace's example gave a two-line range with a one-line
+    `old`, which can never match. Each example line of each command's help runs, as printed, in a
+    folder that holds the files it names (`git diff` stands for a diff it gives: fix.diff)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    wrapper = bin_dir / "better-edit-tools"
+    wrapper.write_text('#!/bin/sh\nexec "$@"\n'.replace('"$@"', " ".join(be_command_prefix()) + ' "$@"'))
+    wrapper.chmod(0o755)
+    env = dict(be_env, PATH=f"{bin_dir}{os.pathsep}{be_env.get('PATH', os.environ['PATH'])}")
+    examples = []
+    for command in COMMANDS:
+        text = run_cli(command, "--help", cwd=root, env=be_env).stdout.decode()
+        examples += [line.strip() for line in text.split("example:")[1].splitlines() if line.strip()]
+    assert len(examples) >= len(COMMANDS), examples
+    for n, example in enumerate(examples):
+        folder = tmp_path / f"run{n}"
+        for name, data in HELP_FILES.items():
+            write(folder / name, data)
+        line = example.replace("git diff |", "cat fix.diff |")
+        done = subprocess.run(["sh", "-c", line], cwd=folder, env=env, capture_output=True, timeout=60)
+        assert done.returncode == 0, (example, done.stdout, done.stderr)
