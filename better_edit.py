@@ -60,7 +60,7 @@ __all__ = [  # the public surface: what scripts and tests may rely on
     "make_view_id", "parse_view_id", "check_view",
 ]  # fmt: skip
 
-__version__ = "0.1.0"
+__version__ = "0.3.0"
 PROGRAM = "better-edit-tools"
 CACHE_APP_NAME = "better-edit-tools-mcp"
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
@@ -17433,6 +17433,10 @@ def print_result(lang, tool, result, output):
         if entry.get("balance") not in (None, tr(lang, "b.ok")):
             lines.append(f"{entry['file']}: {entry['balance']}")
     lines += [f"{u['line']}:{u['column']}: {u['problem']} {u['symbol']}" for u in result.get("unmatched", [])]
+    lines += [  # (balance --verbose)
+        f"{p['start_line']}:{p['start_column']}-{p['end_line']}:{p['end_column']}: {p['open']} {p['close']}"
+        for p in result.get("pairs", [])
+    ]
     if result.get("reason"):
         lines.append(result["reason"])
     lines += [tr(lang, "cli.warning", text=w) for w in result.get("warnings", [])]
@@ -17632,9 +17636,10 @@ def _root_option(lang, ns, environ, mcp, cwd):
         raise UsageError(
             tr(lang, "cli.bad_env", name="--root", value="", why="empty; name a folder or leave it out")
         )
+    name = "--root" if getattr(ns, "root", None) else "BETTER_EDIT_ROOT"
     root = getattr(ns, "root", None) or environ.get("BETTER_EDIT_ROOT") or (cwd if mcp else None)
     if root and not os.path.isdir(root):
-        raise UsageError(tr(lang, "cli.bad_env", name="--root", value=root, why="not a directory"))
+        raise UsageError(tr(lang, "cli.bad_env", name=name, value=root, why="not a directory"))
     return root
 
 
@@ -17656,7 +17661,10 @@ def _encoding_option(lang, ns, environ, mcp):
             _lookup_codec(encoding)
         except ToolError as exc:
             if mcp or exc.code != "INVALID_ARGUMENT":
-                raise UsageError(tr(lang, exc.key, encoding=encoding)) from None
+                why = tr(lang, exc.key, encoding=encoding)
+                if not getattr(ns, "encoding", None):  # (say where it came from)
+                    why = tr(lang, "cli.bad_env", name="BETTER_EDIT_ENCODING", value=encoding, why=why)
+                raise UsageError(why) from None
     return encoding
 
 

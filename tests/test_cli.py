@@ -1828,7 +1828,9 @@ def test_an_edit_item_hint_says_how_the_command_takes_force(root, be_env):
     (root / "e.json").write_text(json.dumps([{"file": "cfg.yml", "old": "port: 80", "content": "port: 443"}]))
     done = run_cli("edit", "--edits-file", "e.json", cwd=root, env=be_env)
     assert done.returncode == 1 and b"or pass --force to change part" in done.stderr, done.stderr
-    (root / "p.json").write_text(json.dumps([{"file": "cfg.yml", "start": 1, "content": "# ... existing code ..."}]))
+    (root / "p.json").write_text(
+        json.dumps([{"file": "cfg.yml", "start": 1, "content": "# ... existing code ..."}])
+    )
     done = run_cli("edit", "--edits-file", "p.json", cwd=root, env=be_env)
     assert done.returncode == 1 and b"or pass --force if the line is meant" in done.stderr, done.stderr
     assert (root / "cfg.yml").read_text() == "port: 8080\n"
@@ -1863,7 +1865,9 @@ HELP_FILES = {
     + "".join(f"    step_{n} = {n}\n" for n in range(15, 46)),
     "draft.txt": "draft\n",
     "app.js": "function f(a) {\n  return [a, {b: (1)}];\n}\n",
-    "index.html": "<html>\n<body>\n" + "<p>text</p>\n" * 12 + "<div>\n  <span>17</span>\n</div>\n</body>\n</html>\n",
+    "index.html": "<html>\n<body>\n"
+    + "<p>text</p>\n" * 12
+    + "<div>\n  <span>17</span>\n</div>\n</body>\n</html>\n",
     "a.py": "a = 1\nb = 2\nc = 3\n",
     "edits.json": json.dumps([{"file": "a.py", "start": 1, "content": "a = 0"}]),
     "fix.diff": "--- a/a.py\n+++ b/a.py\n@@ -1,3 +1,3 @@\n a = 1\n-b = 2\n+b = 20\n c = 3\n",
@@ -1892,3 +1896,24 @@ def test_every_example_in_a_commands_help_runs(root, be_env, tmp_path):
         line = example.replace("git diff |", "cat fix.diff |")
         done = subprocess.run(["sh", "-c", line], cwd=folder, env=env, capture_output=True, timeout=60)
         assert done.returncode == 0, (example, done.stdout, done.stderr)
+
+
+def test_balance_verbose_lists_the_pairs_in_text_too(root, be_env):
+    """Found by the newcomer review: `balance -v` printed only "balanced" in text output, though
+    its help says it also lists the matched pairs (they were in `-o json` only)."""
+    write(root / "ok.js", "function f(a) {\n  return [a];\n}\n")
+    text = run_cli("balance", "-f", "ok.js", "-v", cwd=root, env=be_env).stdout.decode().splitlines()
+    assert text[1:] == ["1:11-1:13: ( )", "1:15-3:1: { }", "2:10-2:12: [ ]"], text
+    assert run_cli("balance", "-f", "ok.js", cwd=root, env=be_env).stdout.decode().count("\n") == 1
+
+
+def test_a_bad_setting_from_the_environment_is_named_as_such(root, be_env):
+    """Found by the newcomer review: BETTER_EDIT_ROOT naming no folder was reported as an invalid
+    --root (no --root was given), and BETTER_EDIT_ENCODING as a bare "unknown encoding"."""
+    write(root / "a.txt", "x\n")
+    done = run_cli("read", "-f", "a.txt", cwd=root, env=dict(be_env, BETTER_EDIT_ROOT=str(root / "none")))
+    assert done.returncode == 2 and b"invalid BETTER_EDIT_ROOT=" in done.stderr, done.stderr
+    done = run_cli("read", "-f", "a.txt", "--root", str(root / "none"), cwd=root, env=be_env)
+    assert done.returncode == 2 and b"invalid --root=" in done.stderr, done.stderr
+    done = run_cli("read", "-f", "a.txt", cwd=root, env=dict(be_env, BETTER_EDIT_ENCODING="nope"))
+    assert done.returncode == 2 and b"invalid BETTER_EDIT_ENCODING='nope'" in done.stderr, done.stderr

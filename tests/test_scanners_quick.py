@@ -388,7 +388,5 @@ def test_a_ruby_or_lua_range_read_from_the_definitions_before_the_line_is_the_on
     with monkeypatch.context() as patch:
         patch.setattr(be, "_KEYWORD_WINDOW", 1 << 40)
         patch.setattr(be, "_walk_restarts", lambda *args: [])
-        patch.setattr(
-            be, "_indented_chain", lambda defs, a, b, extent, *_keys: original(defs, a, b, extent)
-        )
+        patch.setattr(be, "_indented_chain", lambda defs, a, b, extent, *_keys: original(defs, a, b, extent))
         assert be.function_range(text, language, line, outer) == found
