@@ -39,7 +39,7 @@ every spelling. An unknown name is a JSON-RPC error `-32602` whose `data.closest
 
 ## The tool list and the instructions
 
-`tools/list` is kept short, because every session pays for it in context: about 13,100 characters
+`tools/list` is kept short, because every session pays for it in context: about 13,360 characters
 for the thirteen tools (`bench/bench_toollist.py`), where the official filesystem server's fourteen
 take about 13,400. It still stands on its own, since several hosts never show the `instructions` of
 the `initialize` answer to the model and some drop `default`: the arguments most tools share
@@ -134,7 +134,7 @@ a warning.
 
 **`PLACEHOLDER`**: a line of `content` that stands in for code it does not repeat
 (`// ... existing code ...`, `# rest unchanged`, a bare `// ...`) would delete that code, so
-`be-replace`, `be-insert`, `be-write`, `be-insert-chip` and every item and hunk of `be-edit` refuse
+`be-replace`, `be-insert`, `be-write` and every item and hunk of `be-edit` refuse
 it, naming the content's `line` and `text`, unless `force: true`. A line that the replaced text
 already holds (ignoring indentation) is the file's own and allowed. In Markdown and files of unknown
 language only an explicit phrase with an ellipsis (`// ... existing code ...`) counts.
@@ -181,7 +181,7 @@ Which tool returns what, beyond `INVALID_ARGUMENT`, `INTERNAL` and, for every to
 | `be-write` | `PLACEHOLDER`, `CONFLICT` |
 | `be-balance` | none: a binary or undecodable file is `not_checked` with a `reason` |
 | `be-func-range`, `be-tag-range` | `OUT_OF_RANGE`; `NOT_FOUND` when nothing encloses the line or the language is unknown |
-| `be-insert-chip` | `NOT_FOUND` (chip), and those of `be-insert` for the target file (it has no `force` for `PLACEHOLDER`) |
+| `be-insert-chip` | `NOT_FOUND` (chip), and those of `be-insert` for the target file but `PLACEHOLDER` (a chip's saved text goes back as it was, placeholder-like lines too) |
 | `be-trx-status` | none |
 | `be-trx-commit` | `SANDBOX` for a `file` outside the root |
 | `be-trx-rollback` | `NOT_FOUND` (no snapshot, unknown `event_id`), `CONFLICT` |
