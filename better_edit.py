@@ -242,6 +242,16 @@ MESSAGES = {
         'target must be {{"kind": K, "value": V}} with K one of line, function, marker, tag; got {got}',
         'target 应为 {{"kind": K, "value": V}}，K 为 line、function、marker、tag 之一；实际为 {got}',
     ),
+    "target_bad.hint": (
+        'send a target as {{"kind": "function", "value": "main"}} or as "function:main" (also line:42, '
+        "marker:TODO, tag:div)",
+        '请以 {{"kind": "function", "value": "main"}} 或 "function:main" 的形式传入 target（也可 line:42、'
+        "marker:TODO、tag:div）",
+    ),
+    "target_bad.hint.cli": (
+        "write --target KIND:VALUE, e.g. --target function:main (also line:42, marker:TODO, tag:div)",
+        "请写成 --target KIND:VALUE，例如 --target function:main（也可 line:42、marker:TODO、tag:div）",
+    ),
     "content_empty": ("content must not be empty for insert", "insert 的 content 不能为空"),
     "content_empty.hint": (
         "pass at least one line; to add an empty line pass a single newline",
@@ -8036,10 +8046,19 @@ def _walk_restarts(text, language, start, end, line_start, every):
     walked = _quick_walk(text, quick, start, end, stop=line_start, every=every) if quick else None
     if walked is None:
         return []
+    safe = _RESTART_TOKENS.get(language)
     found = [
-        at for at, open_before, _lowest in reversed(walked[0]) if not open_before and start < at <= line_start
+        at
+        for at, open_before, _lowest in reversed(walked[0])
+        if not open_before and start < at <= line_start and (safe is None or text[at] in safe)
     ]
     return found[:_RESTARTS_TRIED]
+
+
+# The first characters of the tokens a scan may restart at, where some tokens mean what the code
+# before them decides (Ruby's `/` regex or division, `%w[`, `?x`, `<<~EOS`): a scan that starts at
+# one of those lacks that code. Python's tokens (strings, comments) mean the same anywhere.
+_RESTART_TOKENS = {"ruby": "\"'#"}
 
 
 def _python_chain_from(text, lines, read, whole):

@@ -344,7 +344,8 @@ KEYWORD_PIECES = {
         "\tdef t\n", "\tend\n", "    def h\n", "    end\n", "  private def p\n", "# def c\n", "=begin\ndef d\n=end\n",
         "  s = <<~RUBY\n    def in_string\n    end\nend\n  RUBY\n", "class_eval <<-RUBY\ndef e\nend\n  RUBY\n",
         'puts "end"\n', "\n", "  x = [1,\n  2]\n", 's = "a #{b(\n"end")}\nend"\n', "f(<<A, <<B) # x\nA\nend\nB\n",
-        "w = %w[\n  end\n]\n", "x = 2 / 3 # end\n", "r = /\nend/\n",
+        "w = %w[\n  end\n]\n", "x = 2 / 3 # end\n", "r = /\nend/\n", "R = /\n  (['\"]?) # q\n/x\n",
+        "h = 7 /\n  2\n",
     ],
     "lua": [
         "function f(a)\n", "local function g()\n", "  function M.h()\n", "  return 1\n", "  end\n", "end\n",
@@ -371,6 +372,13 @@ def keyword_lines(draw):
 )
 @example(case=("ruby", "module M\ndef g; end\n\nend\n", 3), outer=False, window=1, every=1, ahead=1)
 @example(case=("ruby", "\tdef t\nmodule M\n\tend\n", 2), outer=False, window=1, every=1, ahead=1)
+@example(  # (a restart at the `/` of a regex read it as a division: its `'` opened a string)
+    case=("ruby", "a = \"1\"\nR = /\n  (['\"]?) # q\n/x\ndef b\n  y = '1'\nend\n", 5),
+    outer=False,
+    window=1,
+    every=1,
+    ahead=1,
+)
 def test_a_ruby_or_lua_range_read_from_the_definitions_before_the_line_is_the_one_read_from_all(
     case, outer, window, every, ahead, monkeypatch
 ):
