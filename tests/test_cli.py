@@ -1917,3 +1917,17 @@ def test_a_bad_setting_from_the_environment_is_named_as_such(root, be_env):
     assert done.returncode == 2 and b"invalid --root=" in done.stderr, done.stderr
     done = run_cli("read", "-f", "a.txt", cwd=root, env=dict(be_env, BETTER_EDIT_ENCODING="nope"))
     assert done.returncode == 2 and b"invalid BETTER_EDIT_ENCODING='nope'" in done.stderr, done.stderr
+
+
+def test_a_target_of_an_unknown_kind_gets_a_hint_in_the_callers_form(root, be_env):
+    """Found by the newcomer review: `--target foo:g` was answered with the JSON shape of a target
+    and the generic "correct the argument" hint; the hint now shows the form each caller writes."""
+    write(root / "a.py", "def g():\n    pass\n")
+    done = run_cli("read", "-f", "a.py", "--target", "foo:g", cwd=root, env=be_env)
+    assert done.returncode == 2 and b"hint: write --target KIND:VALUE" in done.stderr, done.stderr
+    server = Server(cwd=root, env=be_env)
+    try:
+        error = server.err("be-read", "INVALID_ARGUMENT", {"file": "a.py", "target": "fn"})
+        assert '"function:main"' in error["hint"], error
+    finally:
+        server.close()
