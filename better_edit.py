@@ -17119,13 +17119,16 @@ class UsageError(Exception):
     """A mistake in the command line or environment: message on stderr, exit 2."""
 
 
+_KEEPS_CHIPS = ("delete", "edit")  # the commands that keep text as chips (what they delete)
+
+
 def _global_options(parser, lang, defaults=True, tool=None):
     """The global flags; a command's parser (`tool`) accepts them all but shows only those that
     matter to it: not the server's naming flags, nor --max-chips where nothing is kept as a chip."""
     import argparse
 
     server_only = argparse.SUPPRESS if tool is not None else None
-    no_chips = argparse.SUPPRESS if tool is not None and tool.read_only else None
+    no_chips = argparse.SUPPRESS if tool is not None and tool.name not in _KEEPS_CHIPS else None
     once = getattr(parser, "once", "store")
     for flag, options, help_key, hidden in (
         ("--lang", {"choices": ("en", "zh"), "action": once}, "g.lang", None),
