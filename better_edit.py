@@ -1804,7 +1804,7 @@ def tr(lang, key, **fields):
     message).
     """
     pair = MESSAGES[key]
-    template = pair[1] if lang == "zh" else pair[0]
+    template = pair[1] if lang == "zh" else _singular(pair[0], fields)
     for name in [name for name in fields if name.endswith("_key")]:
         fields[name[:-4]] = tr(lang, fields.pop(name))
     for name, value in fields.items():  # (a value the caller sent is never sent back whole)
@@ -1814,6 +1814,21 @@ def tr(lang, key, **fields):
 
 
 _FIELD_MAX = 2000  # characters of one field of a message; the places that show names cut at 60
+_NOUNS = ("line", "item", "byte", "file", "character", "event")
+
+
+def _singular(template, fields):
+    """An English `template` whose counts name as many things as they are: where the field is 1,
+    `{total} lines` -> `{total} line` and `{count} file(s)` -> `{count} file`; else `file(s)` -> `files`."""
+    for name, value in fields.items():
+        if type(value) is int and "{" + name + "} " in template:
+            for noun in _NOUNS:
+                said = f"{{{name}}} {noun}"
+                if value == 1:
+                    template = template.replace(said + "s", said).replace(said + "(s)", said)
+                else:
+                    template = template.replace(said + "(s)", said + "s")
+    return template
 
 
 def detect_lang(flag=None, environ=None):

@@ -121,3 +121,15 @@ def test_every_hint_that_tells_the_cli_to_pass_an_argument_names_its_option():
     ]
     assert [key for key in told if key + ".cli" not in be.MESSAGES] == []
     assert [key for key in told if not all("--" in text for text in be.MESSAGES[key + ".cli"])] == []
+
+
+def test_a_count_of_one_names_one_thing_in_english():
+    """Found by the newcomer review: "created notes/todo.md: 1 lines" and "which has 1 lines"."""
+    from better_edit import tr
+
+    one = tr("en", "out_of_range", start=3, end=3, file="a.txt", total=1)
+    assert one.endswith("which has 1 line"), one
+    assert tr("en", "out_of_range", start=3, end=3, file="a.txt", total=2).endswith("which has 2 lines")
+    summary = tr("en", "cli.items_summary", verb="edited", count_files=1, count_items=3, event="")
+    assert summary == "edited 1 file, 3 items", summary
+    assert "1 行" in tr("zh", "out_of_range", start=3, end=3, file="a.txt", total=1)

@@ -344,11 +344,11 @@ def test_a_rollback_killed_at_each_step_leaves_no_folder_of_the_file_it_deleted(
         assert "an interrupted change" not in said, (k, said)
         if said and tree(root) == whole:
             assert (
-                f"an interrupted rollback of event(s) {events[-1]} (2 file(s))" in said and "stands" in said
+                f"an interrupted rollback of event(s) {events[-1]} (2 files)" in said and "stands" in said
             ), said
             seen.add("stands")
         elif said:
-            assert f"an interrupted rollback of event(s) {events[-1]} (2 file(s)) was undone" in said, (
+            assert f"an interrupted rollback of event(s) {events[-1]} (2 files) was undone" in said, (
                 k,
                 said,
             )
