@@ -5668,14 +5668,15 @@ def _quick_balance(text, language, start, end):
     return found, counts
 
 
-def _quick_walk(text, quick, start, end, stop=None, every=None):
+def _quick_walk(text, quick, start, end, stop=None, every=None, joins_at=None):
     """The walk of `quick` (a _Quick) over text[start:end], pairing the brackets it keeps.
 
     Returns (joins, the brackets left open, {symbol: count}, the _State of the substitutions
     scanned exactly, the substitutions of plain templates), or None when it gives up. joins are
     (where a join of pieces starts, the brackets open there, the lowest depth inside it), one per
-    `every` pieces (default _QUICK_FLUSH); a join starts where a token starts. With `stop`, the
-    walk ends at the first join starting after `stop` (what is left open is then open there).
+    `every` pieces (default _QUICK_FLUSH); a join starts where a token starts (with `joins_at`,
+    one whose first character is in it, _RESTART_TOKENS). With `stop`, the walk ends at the first
+    join starting after `stop` (what is left open is then open there).
     """
     every = _QUICK_FLUSH if every is None else every
     spec, delete = quick.exact, quick.delete
@@ -5695,7 +5696,7 @@ def _quick_walk(text, quick, start, end, stop=None, every=None):
         role = roles[k]
         add(text[gap:s])
         gap = m.end()
-        if len(pieces) > every:
+        if len(pieces) > every and (joins_at is None or text[s] in joins_at):
             paired = _quick_pair(left, pieces, delete, totals)
             if paired is None:
                 return None
@@ -8057,15 +8058,12 @@ def _python_restarts(text, start, end, line_start):
 def _walk_restarts(text, language, start, end, line_start, every):
     """Up to _RESTARTS_TRIED starts of joins of the quick walk (`every` pieces a join) before the
     line, latest first, where nothing is open; none when the language has no quick walk or it gives up."""
-    quick = _quick_spec(language)
-    walked = _quick_walk(text, quick, start, end, stop=line_start, every=every) if quick else None
+    quick, safe = _quick_spec(language), _RESTART_TOKENS.get(language)
+    walked = _quick_walk(text, quick, start, end, line_start, every, safe) if quick else None
     if walked is None:
         return []
-    safe = _RESTART_TOKENS.get(language)
     found = [
-        at
-        for at, open_before, _lowest in reversed(walked[0])
-        if not open_before and start < at <= line_start and (safe is None or text[at] in safe)
+        at for at, open_before, _lowest in reversed(walked[0]) if not open_before and start < at <= line_start
     ]
     return found[:_RESTARTS_TRIED]
 
@@ -10186,6 +10184,13 @@ def _valid_chip(record, name):
     )
 
 
+def _chip_to_evict(records):
+    """The index of the chip that goes when the store is full: the oldest one of a failed call or
+    of a line that was not JSON, else the oldest; text an edit deleted goes last (a flood of
+    failed calls, or a host sending garbage, must not take the only copy of deleted code)."""
+    return next((i for i, r in enumerate(records) if r.get("err_msg")), 0)
+
+
 class ChipStore:
     """Chips: failed calls' arguments and deleted text, FIFO, one `chip-ID.json` each (docs/behaviour.md#chips)."""
 
@@ -10243,11 +10248,11 @@ class ChipStore:
                 }
                 data = dumps_strict(record).encode("utf-8")
                 _write_private(os.path.join(self.dir, f"chip-{chip_id}.json"), data)
-                existing.append(record)
-                while len(existing) > self.ctx.max_chips:
-                    oldest = existing.pop(0)
+                while len(existing) >= self.ctx.max_chips:
+                    oldest = existing.pop(_chip_to_evict(existing))
                     self._unlink(oldest["id"])
                     warnings.append(("w.chip_evicted", {"id": oldest["id"], "max": self.ctx.max_chips}))
+                existing.append(record)
             return chip_id, warnings
         except (OSError, ToolError, ValueError) as exc:
             detail = getattr(exc, "strerror", None) or str(exc)

@@ -1749,6 +1749,25 @@ def test_max_chips_eviction_by_a_failed_call_is_reported(serve):
     assert f"oldest chip {first} was evicted (queue max 3)" in json.dumps(result)
 
 
+def test_failed_calls_and_garbage_lines_do_not_evict_the_chip_of_deleted_text(serve, root):
+    """Found by the protocol attack: 30 lines that were not JSON (a host garbling its output, or
+    another session in the folder) evicted the chip of code be-delete had just deleted, its only
+    copy; the eviction was said only in errors with id null, which hosts log. Chips of failed calls
+    and of garbage lines now go first; a chip of deleted text goes only when no other is left."""
+    (root / "victim.py").write_text("def precious():\n    return 42\n")
+    server = serve("--max-chips", "3")
+    deleted = server.ok("be-delete", file="victim.py", start=1, end=2)["chip"]
+    for n in range(4):
+        server.send_line(
+            '{"jsonrpc":"2.0","id":' + str(n) + ',"method":"tools/list" and then garbage from a host'
+        )
+        assert server.recv()["error"]["code"] == -32700
+    _failed_call_chip(server, "five")
+    assert deleted in server.ok("be-insert-chip")["chips"]
+    server.ok("be-insert-chip", {"from": f"chip://{deleted}", "to": "victim.py:0"})
+    assert (root / "victim.py").read_text() == "def precious():\n    return 42\n"
+
+
 def test_chips_are_shared_between_processes(serve, root):
     (root / "a.txt").write_text("x\n")
     first = serve()
