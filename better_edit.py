@@ -1790,6 +1790,11 @@ MESSAGES = {
     ),
     "mcp.parse_chip": (" - the line was saved as chip://{id}", " —— 该行已保存为 chip://{id}"),
     "mcp.invalid_request": ("invalid request: {detail}", "无效请求：{detail}"),
+    "mcp.invalid_params": ("invalid params: {detail}", "无效参数：{detail}"),
+    "mcp.no_tool_name": (
+        "tools/call names no tool: params.name must be one of the listed tools, such as {closest}",
+        "tools/call 未指定工具：params.name 必须是所列工具之一，例如 {closest}",
+    ),
     "mcp.unknown_method": ("method not found: {method}", "未知方法：{method}"),
     "mcp.args_chip": ("arguments saved as chip://{id}", "参数已保存为 chip://{id}"),
 }
@@ -16995,13 +17000,13 @@ class Server:
             result = {}
         elif method == "tools/list":
             if isinstance(params, dict) and params.get("cursor") is not None:  # (one page: none is issued)
-                message = tr(self.ctx.lang, "mcp.invalid_request", detail_key="rpc.bad_cursor")
+                message = tr(self.ctx.lang, "mcp.invalid_params", detail_key="rpc.bad_cursor")
                 return _rpc_error(request_id, -32602, message)
             result = {"tools": self.tool_list()}
         elif method == "tools/call":
             if not isinstance(params, dict):
                 return _rpc_error(
-                    request_id, -32602, tr(self.ctx.lang, "mcp.invalid_request", detail_key="rpc.bad_params")
+                    request_id, -32602, tr(self.ctx.lang, "mcp.invalid_params", detail_key="rpc.bad_params")
                 )
             tool = find_tool(params.get("name"))
             if tool is None:
@@ -17025,8 +17030,12 @@ class Server:
     def _unknown_tool(self, request_id, params):
         import difflib
 
-        name = _clip(str(params.get("name")))  # (no tool name is near one of 60 characters)
         names = [public_name(t, self.prefix, self.underscore) for t in TOOLS if t.mcp]
+        if not isinstance(params.get("name"), str):
+            closest = names[:3]
+            message = tr(self.ctx.lang, "mcp.no_tool_name", closest=", ".join(closest))
+            return _rpc_error(request_id, -32602, message, {"closest": closest})
+        name = _clip(params["name"])  # (no tool name is near one of 60 characters)
         closest = difflib.get_close_matches(name, names, n=3, cutoff=0.3) or names[:3]
         message = tr(self.ctx.lang, "mcp.unknown_tool", name=name, closest=", ".join(closest))
         return _rpc_error(request_id, -32602, message, {"closest": closest})

@@ -392,7 +392,18 @@ def test_a_cursor_the_server_never_issued_is_invalid_params(serve):
     for cursor in ("never-issued", 42):
         reply = server.request("tools/list", {"cursor": cursor})
         assert reply["error"]["code"] == -32602 and "cursor" in reply["error"]["message"], reply
+        assert reply["error"]["message"].startswith("invalid params: "), reply  # (not "invalid request")
     assert len(server.request("tools/list", {"cursor": None})["result"]["tools"]) == 13
+
+
+def test_a_tools_call_without_a_tool_name_says_so(serve):
+    """Found by the protocol attack: a tools/call with no `name` was "unknown tool 'None'"."""
+    server = serve()
+    for params in ({"arguments": {}}, {"name": 7}):
+        reply = server.request("tools/call", params)
+        assert reply["error"]["code"] == -32602, reply
+        assert "names no tool: params.name must be one of" in reply["error"]["message"], reply
+        assert "None" not in reply["error"]["message"] and reply["error"]["data"]["closest"], reply
 
 
 def test_eof_without_any_request_exits_zero(serve):
