@@ -1216,14 +1216,14 @@ MESSAGES = {
         "（按此 target 编辑时，不指明哪一个就会被拒绝）",
     ),
     "w.cr_only": (
-        "the file breaks its lines with CR alone (classic Mac OS): here it is one line; convert it "
-        "to LF or CRLF (e.g. tr '\\r' '\\n') before editing lines",
-        "文件只用 CR 换行（经典 Mac OS）：在这里它是一行；按行编辑前请先转换为 LF 或 CRLF（如 tr '\\r' '\\n'）",
+        "the file breaks its lines with CR alone (classic Mac OS), more often than with LF: here "
+        "lines broken so are one; convert it to LF or CRLF (e.g. tr '\\r' '\\n') before editing lines",
+        "文件多数行只用 CR 换行（经典 Mac OS）：在这里这些行算作一行；按行编辑前请先转换为 LF 或 CRLF（如 tr '\\r' '\\n'）",
     ),
     "cr_only_lines": (
-        "{file} breaks its lines with CR alone (classic Mac OS): here it is all one line, so an edit "
-        "by line numbers would change all of it",
-        "{file} 只用 CR 换行（经典 Mac OS）：在这里它整个是一行，按行号编辑会改动全部内容",
+        "{file} breaks its lines with CR alone (classic Mac OS), more often than with LF: here lines "
+        "broken so are one, so an edit by line numbers would change several of them",
+        "{file} 多数行只用 CR 换行（经典 Mac OS）：在这里这些行算作一行，按行号编辑会同时改动其中多行",
     ),
     "cr_only_lines.hint": (
         "convert its line breaks first (tr '\\r' '\\n' < FILE > NEW, then move NEW over FILE), or "
@@ -11916,11 +11916,19 @@ def _lines_window(text, body, first, last):
 
 
 def _lines_addressable(opened):
-    """INVALID_ARGUMENT for an edit by line numbers of a file whose lines are broken by CR alone:
-    its one line here is all of the file (a replace of "line 1" replaced every line)."""
+    """INVALID_ARGUMENT for an edit by line numbers of a file whose lines are broken by CR alone
+    (more often than by LF): its lines here hold several of its lines (a replace of "line 1"
+    replaced every line up to the first LF)."""
     body = opened.text.body
-    if b"\n" not in body and b"\r" in body:  # (the first test stops at the file's first newline)
+    if b"\r" in body and _breaks_with_cr(body.count(b"\r") - body.count(b"\r\n"), body.count(b"\n")):
         raise invalid("cr_only_lines", file=opened.file)
+
+
+def _breaks_with_cr(lone_cr, newlines):
+    """Whether a text with `lone_cr` CRs not followed by LF and `newlines` LFs breaks its lines
+    with CR alone (classic Mac OS), one LF appended by another editor or not: a CR inside a line
+    (a captured progress bar) is rarer than the lines around it."""
+    return lone_cr > newlines
 
 
 def _check_range(file, start, end, total):
@@ -12810,7 +12818,7 @@ def tool_read(ctx, args):
     end, chunk, shown = _read_fit(ctx, args, body[a:b], text.codec, start, end, warnings)
     crlf, lf = eol_counts(body, text.newlines())
     shape = {"crlf": crlf, "lf": lf, "final_newline": not body or body.endswith(b"\n")}
-    shape["cr_only"] = not crlf and not lf and b"\r" in body  # (classic Mac OS line breaks)
+    shape["cr_only"] = b"\r" in body and _breaks_with_cr(body.count(b"\r") - crlf, crlf + lf)
     unique = (body, a, view_unique(body, chunk, a))
     return _read_result(ctx, args, opened, (start, end, total), chunk, shape, warnings, unique, shown)
 
@@ -12952,8 +12960,8 @@ def _count_stream(handle, file, offset):
     import codecs
 
     decoder = codecs.getincrementaldecoder("utf-8")()
-    newlines = crlf = 0
-    previous, any_cr = b"", False
+    newlines = crlf = cr = 0
+    previous = b""
     for chunk in iter(lambda: handle.read(_STREAM_CHUNK), b""):
         try:
             if not chunk.isascii() or decoder.getstate()[0]:
@@ -12970,7 +12978,7 @@ def _count_stream(handle, file, offset):
         newlines += chunk.count(b"\n")
         if b"\r" in chunk or previous == b"\r":  # memchr: far cheaper than counting a pair
             crlf += chunk.count(b"\r\n") + (previous == b"\r" and chunk[:1] == b"\n")
-            any_cr = True
+            cr += chunk.count(b"\r")
         previous = chunk[-1:]
         offset += len(chunk)
     try:
@@ -12982,7 +12990,7 @@ def _count_stream(handle, file, offset):
         "crlf": crlf,
         "lf": newlines - crlf,
         "final_newline": previous in (b"", b"\n"),
-        "cr_only": any_cr and not newlines,  # (classic Mac OS line breaks: as _shape_warnings says)
+        "cr_only": _breaks_with_cr(cr - crlf, newlines),  # (classic Mac OS line breaks)
     }
 
 

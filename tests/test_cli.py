@@ -293,6 +293,24 @@ def test_an_edit_by_line_numbers_of_a_file_broken_by_cr_alone_is_refused(cli, ro
     assert rc == 0 and (root / "mac.txt").read_bytes() == b"a\rB\rc\r", out
 
 
+def test_a_classic_mac_file_with_one_lf_is_still_refused_by_line_numbers(cli, root):
+    """Found by the encodings attack: one LF anywhere (an editor appending a newline) turned the
+    guard off; `replace -s 1` of `line one\rline two\rline three\r\n` replaced all three lines
+    and `delete -s 1` emptied the file, without a warning. Lines broken by CR alone more often
+    than by LF now count as such a file."""
+    for data in (b"line one\rline two\rline three\r\n", b"line one\rline two\rline three\rappended\n"):
+        write(root / "mac.txt", data)
+        rc, out = cli("read", "-f", "mac.txt")
+        assert rc == 0 and any("CR alone" in w for w in out.get("warnings", [])), out
+        for args in (("replace", "-s", "1", "-c", "Q"), ("delete", "-s", "1")):
+            rc, out = cli(*args[:1], "-f", "mac.txt", *args[1:])
+            assert rc == 2 and "breaks its lines with CR alone" in out["error"]["message"], (args, out)
+        assert (root / "mac.txt").read_bytes() == data
+    write(root / "stray.txt", b"a\rb\nc\nd\n")  # (one CR inside a line of an LF file: lines as they are)
+    assert cli("delete", "-f", "stray.txt", "-s", "3")[0] == 0
+    assert (root / "stray.txt").read_bytes() == b"a\rb\nc\n"
+
+
 def test_read_empty_file(cli, root):
     write(root / "e.txt", b"")
     rc, out = cli("read", "-f", "e.txt")
