@@ -325,6 +325,23 @@ MESSAGES = {
         "name the file's real encoding",
         "请指定文件的真实编码",
     ),
+    "encoding_not_wide": (
+        "{file} does not read as {encoding}: {why}",
+        "{file} 不能按 {encoding} 读取：{why}",
+    ),
+    "encoding_not_wide.hint": (
+        "name the file's real encoding: utf-16-le or utf-16-be for UTF-16 without a BOM (the other "
+        "byte order), none for a UTF-8 file",
+        "请指定文件的真实编码：无 BOM 的 UTF-16 用 utf-16-le 或 utf-16-be（另一种字节序），UTF-8 文件则不要指定",
+    ),
+    "why.wide_newlines": (
+        "its 0x0A bytes are no line breaks in it (the other byte order, or a file of one byte a character?)",
+        "其中的 0x0A 字节在该编码下都不是换行（是另一种字节序，还是单字节编码的文件？）",
+    ),
+    "why.wide_ascii": (
+        "it is ASCII bytes without a NUL byte, which text in it would have",
+        "它全是不含 NUL 的 ASCII 字节，而该编码的文本会含有 NUL",
+    ),
     "encoding_content": (
         "the content has characters that {encoding} cannot encode (first: {char!r})",
         "内容中含有 {encoding} 无法编码的字符（首个：{char!r}）",
@@ -2263,9 +2280,24 @@ def decode_file(raw, file, encoding=None):
     codec = _lookup_codec(encoding) if encoding else "utf-8"
     codec = "utf-8" if codec == "utf-8-sig" else codec  # (its BOM was looked for above: UTF-8 without one)
     if codec.startswith(("utf-16", "utf-32")):
-        return _decode_utf16(raw, file, codec, b"", _UTF16_CODECS.get(codec, codec))
+        text = _decode_utf16(raw, file, codec, b"", _UTF16_CODECS.get(codec, codec))
+        _refuse_not_wide(raw, text, file, codec)
+        return text
     refuse_binary(raw, file)  # (no BOM, no UTF-16 named: a NUL makes it binary)
     return _decode_named(raw, file, codec)
+
+
+def _refuse_not_wide(raw, text, file, codec):
+    """ENCODING for a file without a BOM named UTF-16 or UTF-32 that is not: most bytes decode in
+    them, so the other byte order, or an ASCII file named so by mistake, read as one line of other
+    characters, and an edit wrote the whole file anew in that encoding."""
+    if b"\n" in raw and b"\n" not in text.body:
+        why = "why.wide_newlines"
+    elif raw.isascii() and b"\x00" not in raw:
+        why = "why.wide_ascii"
+    else:
+        return
+    raise ToolError("ENCODING", "encoding_not_wide", file=file, encoding=codec, why_key=why)
 
 
 def _decode_named(raw, file, codec):

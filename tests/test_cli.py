@@ -1818,6 +1818,53 @@ def test_utf16_without_a_bom_is_refused_with_the_encoding_to_name(cli, root):
     assert "--encoding utf-16-be" in error["hint"], error
 
 
+def test_a_file_named_utf16_that_is_not_is_refused_and_left_whole(cli, root, be_env):
+    """Found by the encodings attack: UTF-16 named for a file without a BOM was taken for any
+    bytes that decode, which most do: a big-endian file named utf-16 (little-endian) read as one
+    line, and `replace -s 1` rewrote the whole file in the other byte order; an ASCII file named
+    so by mistake became `x\x00 \x00=...`; a be-edit's top-level utf-16 did that to an ASCII file
+    beside a real UTF-16 one. Such a file is ENCODING now, naming what gives it away."""
+    big = write(root / "be.txt", "abc\ndef\n".encode("utf-16-be"))
+    error = fails(
+        cli, big, "--encoding", "utf-16", "replace", "-f", "be.txt", "-s", "1", "-c", "Q", code="ENCODING"
+    )
+    assert "0x0A bytes are no line breaks" in error["message"] and "utf-16-be" in error["hint"], error
+    ascii_file = write(root / "a.py", "x = 1\ny = 2\n")
+    fails(
+        cli,
+        ascii_file,
+        "--encoding",
+        "utf-16",
+        "replace",
+        "-f",
+        "a.py",
+        "-s",
+        "1",
+        "-c",
+        "Q",
+        code="ENCODING",
+    )
+    line = write(root / "one.txt", "no newline")
+    error = fails(cli, line, "--encoding", "utf-16-le", "read", "-f", "one.txt", code="ENCODING")
+    assert "ASCII bytes without a NUL byte" in error["message"], error
+    wide = write(root / "le.txt", "abc\ndef\n".encode("utf-16-le"))
+    server = Server(cwd=root, env=be_env)
+    try:
+        edits = [
+            {"file": "le.txt", "start": 1, "content": "ABC"},
+            {"file": "a.py", "start": 1, "content": "# x"},
+        ]
+        error = server.err("be-edit", "ENCODING", {"edits": edits, "encoding": "utf-16"})
+        assert "a.py does not read as utf-16" in error["message"], error
+    finally:
+        server.close()
+    assert ascii_file.read_text() == "x = 1\ny = 2\n" and wide.read_bytes() == "abc\ndef\n".encode(
+        "utf-16-le"
+    )
+    rc, out = cli("--encoding", "utf-16-le", "replace", "-f", "le.txt", "-s", "1", "-c", "ABC")
+    assert rc == 0 and wide.read_bytes() == "ABC\ndef\n".encode("utf-16-le"), out
+
+
 def test_a_read_with_a_start_that_can_never_be_right_is_refused_before_the_file_is_read(cli, root):
     """Found by an attack: `read -s 0` read and decoded the whole file before it said start must
     be 1 or more (a 100 MiB file: 0.84 s and 458 MB); a file it cannot decode got that error
