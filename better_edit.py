@@ -10086,6 +10086,8 @@ class SnapshotStore:
                 for record in records:
                     meta = {k: v for k, v in record.items() if not k.startswith("_")}
                     _write_private(record["_base"] + ".json", _snapshot_json(meta))
+        except LockBusy:
+            raise  # (another process holds the store: _EventSnapshots drops this event's snapshot)
         except OSError as exc:
             return [_not_saved(self.ctx, exc)]
         return []
@@ -11279,16 +11281,21 @@ class _EventSnapshots:
         self.store, self.pendings, self.kept, self.warnings = SnapshotStore(ctx), [], [], []
         self.digests = {}  # the new bytes' SHA-256, hashed beside the write when someone can use it
         self.event_id = None
+        self.busy = False  # the store was held by another process past the lock wait: no snapshot
         if ctx.persist_failure:
             key = "w.snapshots_in_memory" if ctx.mcp else "w.snapshot_lost"
             self.warnings.append((key, {"detail": ctx.persist_failure}))
 
     def keep(self, fc):
         self.kept.append(fc)
+        if self.busy:
+            return
         if fc.payload is not None and (self.ctx.persist_snapshots or self.ctx.mcp):
             self.digests[id(fc)] = payload_digest(fc.payload)
         try:
             self._prepare(fc)
+        except LockBusy as exc:
+            self._busy(exc)
         except OSError as exc:  # the edit goes on; only its rollback by another process is lost
             self.discard()
             self.warnings.append(_not_saved(self.ctx, exc))
@@ -11305,9 +11312,24 @@ class _EventSnapshots:
         self.pendings.append(pending)
         self.event_id = pending["event_id"]
 
+    def _busy(self, exc):
+        """Another process held the store past the lock wait: this event keeps no snapshot (the
+        edit goes on), and the next one uses the store again (a busy lock is no broken cache)."""
+        self.discard()
+        self.busy, self.pendings, self.event_id = True, [], None
+        self.warnings.append(("w.snapshot_lost", {"detail": f"{exc.strerror}: {self.store.dir}"}))
+
     def commit(self, files):
         warnings = self.warnings
-        said = self.store.commit(self.pendings, [functools.partial(self._after_sha256, fc) for fc in files])
+        if self.busy:
+            return warnings
+        try:
+            said = self.store.commit(
+                self.pendings, [functools.partial(self._after_sha256, fc) for fc in files]
+            )
+        except LockBusy as exc:
+            self._busy(exc)
+            return self.warnings
         if said and self._in_memory(files):
             return warnings + [("w.snapshots_in_memory", said[-1][1])]
         if said:  # (w.snapshot_not_saved: the records saved would roll back only their files)

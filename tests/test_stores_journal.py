@@ -2455,3 +2455,36 @@ def test_a_killed_edit_whose_folder_became_a_loop_of_links_is_named_and_dropped(
     said = " ".join(answer.get("warnings", []))
     assert "d1/d2/b.txt (not found where it was" in said, answer
     assert (root / "a.txt").read_bytes() == b"a1\na2\n" and not journal_records(cache_dir)
+
+
+def test_a_snapshot_store_held_by_another_process_costs_one_snapshot_not_the_session(root, cache_dir, be_env):
+    """Found by the races attack: a busy store lock (another process suspended inside its commit,
+    or BETTER_EDIT_LOCK_WAIT=0 and a neighbour's edit) was taken for a broken cache: the server
+    kept its snapshots in memory for the rest of its life, said "the cache failed ... restart", and
+    no other process saw its edits again. The edit that met the busy store keeps no snapshot and
+    says so; the next one uses the store again."""
+    import fcntl
+    import hashlib
+
+    (root / "agent.txt").write_text("x\n")
+    server = Server(cwd=root, env=dict(be_env, BETTER_EDIT_LOCK_WAIT="1"))
+    try:
+        server.ok("be-insert", {"file": "agent.txt", "after_line": -1, "content": "a1"})
+        (store,) = [p for p in (cache_dir / "snapshots").iterdir() if p.is_dir()]  # (this workspace's)
+        key = hashlib.sha256(("store:" + str(store)).encode()).hexdigest()[:24]
+        with open(cache_dir / "locks" / f"{key}.lock", "a+b") as held:
+            fcntl.flock(held, fcntl.LOCK_EX)  # (another process holds the store)
+            busy = server.ok("be-insert", {"file": "agent.txt", "after_line": -1, "content": "a2"})
+        assert "event_id" not in busy, busy
+        assert any("has no snapshot and cannot be rolled back" in w for w in busy["warnings"]), busy
+        later = server.ok("be-insert", {"file": "agent.txt", "after_line": -1, "content": "a3"})
+        assert later.get("event_id") and not any("memory" in w for w in later.get("warnings", [])), later
+        other = Server(cwd=root, env=be_env)
+        try:
+            events = [s["event_id"] for s in other.ok("be-trx-status")["snapshots"]]
+        finally:
+            other.close()
+        assert events[0] == later["event_id"] and len(events) == 2, events
+    finally:
+        server.close()
+    assert (root / "agent.txt").read_text() == "x\na1\na2\na3\n"
