@@ -1494,6 +1494,13 @@ MESSAGES = {
         "the snapshot was not persisted ({detail}); this edit cannot be rolled back by another process",
         "快照未能持久化（{detail}）；其他进程无法回滚本次编辑",
     ),
+    "w.rollback_elsewhere": (
+        "event {event_id} ({summary}) was made by another process (a CLI command or another server "
+        "in this workspace), not by this one: it is undone too; if that was not meant, tell its "
+        "author",
+        "事件 {event_id}（{summary}）由另一个进程（CLI 命令或此工作区的另一个服务器）而非本进程做出：它也已被撤销；"
+        "若非本意，请告知其作者",
+    ),
     "w.snapshot_lost": (
         "the snapshot was not persisted ({detail}); this edit has no snapshot and cannot be rolled back",
         "快照未能持久化（{detail}）；本次编辑没有快照，无法回滚",
@@ -8346,6 +8353,7 @@ class Context:
         self.views = {}  # viewed_code_id -> rendered text, newest last (server memory, docs/behaviour.md#viewed_code_id)
         self.view_chars = 0  # (their characters)
         self.memory_snapshots = []  # used when snapshots are not persisted
+        self.session = os.urandom(6).hex()  # marks this process's snapshots (a rollback names others')
         self.recovered = []  # warnings of interrupted commits undone, for the next result
         self._scan_memory = None  # scans kept for the next edit (scan_memory())
 
@@ -10022,6 +10030,7 @@ class SnapshotStore:
             "before_size": 0 if raw is None else len(raw),
             "created_at": _now(),
             "summary": summary,
+            "session": self.ctx.session,
         }
         _add_record_facts(record, place, old_stat, files)
         if not self.ctx.persist_snapshots:
@@ -14102,6 +14111,7 @@ def tool_trx_rollback(ctx, args):
                 warnings = _check_rollback(args, chosen, located)
                 result = {"status": "ok", "rolled_back": list(dict.fromkeys(r["event_id"] for r in chosen))}
                 warnings += _restore_all(ctx, store, chosen, located, result, forced=bool(warnings))
+                warnings += _made_elsewhere(ctx, chosen)
                 break
         finally:
             for place in places.values():
@@ -14110,6 +14120,19 @@ def tool_trx_rollback(ctx, args):
     if warnings:
         result["warnings"] = _local_warnings(ctx, warnings)
     return result
+
+
+def _made_elsewhere(ctx, chosen):
+    """A warning for each undone event another process made (a CLI command, another server in the
+    workspace): a rollback is the workspace's, and a model asking to undo "its" last edit may
+    have undone someone else's, which that one is never told of."""
+    said = {}
+    for record in chosen:
+        if record.get("session") not in (None, ctx.session):
+            said.setdefault(
+                record["event_id"], {"event_id": record["event_id"], "summary": record.get("summary")}
+            )
+    return [("w.rollback_elsewhere", fields) for fields in said.values()]
 
 
 def _events_in_root(ctx, records):

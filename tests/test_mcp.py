@@ -1308,6 +1308,23 @@ def test_rollback_by_steps_event_id_and_file(serve, root):
     server.err("be-trx-rollback", "NOT_FOUND", event_id="abcdef")
 
 
+def test_a_rollback_that_undoes_another_processs_edit_says_so(serve, root):
+    """Found by the races attack: with two servers in one workspace, `be-trx-rollback {}` from A
+    undid B's later edit of another file, answered ok, and neither A's model nor B was told whose
+    edit that was. The rollback is still the workspace's (docs/transactions.md); each undone event
+    another process made is named in a warning. Its own edits give none."""
+    (root / "a.txt").write_text("a\n")
+    (root / "b.txt").write_text("b\n")
+    one, two = serve(), serve()
+    one.ok("be-replace", file="a.txt", start=1, content="A")
+    theirs = two.ok("be-replace", file="b.txt", start=1, content="B")["event_id"]
+    result = one.ok("be-trx-rollback")
+    assert result["rolled_back"] == [theirs] and (root / "b.txt").read_text() == "b\n", result
+    assert any(f"event {theirs} (" in w and "another process" in w for w in result["warnings"]), result
+    mine = one.ok("be-trx-rollback")
+    assert (root / "a.txt").read_text() == "a\n" and "warnings" not in mine, mine
+
+
 def test_rollback_conflict_rolls_back_nothing_then_force(serve, root):
     a, b = root / "a.txt", root / "b.txt"
     a.write_text("a0\n")
