@@ -9202,6 +9202,8 @@ def check_writable(place, st):
     """
     if st is not None and (not place.folder.access(place.name) or not st.st_mode & 0o222):
         if _bits_allow_writing(st):
+            if place.lstat() is None:  # (moved away just now: not the system refusing)
+                raise ToolError("CONFLICT", "conflict", file=place.file)
             raise _refused_anyway(place.real)
         raise ToolError("PERMISSION", "permission", path=place.real, detail="read-only (no write permission)")
     if st is None or not written_in_place(place, st):  # (a rename needs the folder)

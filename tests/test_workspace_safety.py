@@ -2187,3 +2187,34 @@ def test_a_streamed_read_of_a_file_written_between_its_passes_is_a_conflict(root
     proc.wait(timeout=60)
     assert proc.returncode == 1 and answer["error"]["code"] == "CONFLICT", answer
     path.unlink()
+
+
+def test_a_file_moved_away_for_a_moment_is_never_called_immutable(root, be_env):
+    """Found by the races attack: a file another program renamed away and back (an editor's save, a
+    sync tool) was refused as PERMISSION "the system refuses writes although the permission bits
+    allow them ... immutable or append-only" in about one edit of ten: the check of its write
+    access met the name gone. Such an edit is CONFLICT or NOT_FOUND now; none is PERMISSION."""
+    (root / "a.txt").write_text("L0\n")
+    stop = threading.Event()
+
+    def move_around():
+        while not stop.is_set():
+            os.rename(root / "a.txt", root / "b.txt")
+            time.sleep(0.0002)
+            os.rename(root / "b.txt", root / "a.txt")
+            time.sleep(0.0005)
+
+    mover = threading.Thread(target=move_around)
+    server = Server(cwd=root, env=be_env)
+    codes = {}
+    mover.start()
+    try:
+        for n in range(scaled(150, 600)):
+            result = server.tool_result("be-insert", {"file": "a.txt", "after_line": -1, "content": f"i{n}"})
+            code = result["structuredContent"].get("error", {}).get("code", "ok")
+            codes[code] = codes.get(code, 0) + 1
+    finally:
+        stop.set()
+        mover.join()
+        server.close()
+    assert set(codes) <= {"ok", "CONFLICT", "NOT_FOUND"}, codes
