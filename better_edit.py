@@ -853,9 +853,10 @@ MESSAGES = {
         "请读取该文件：其他程序的修改保持不变；如仍要撤销该事件请再次回滚，加 force 则覆盖该修改",
     ),
     "lock_busy": (
-        "{file} is locked by another better-edit-tools process (pid {pid}); this call waited {seconds} s "
-        "for the lock; nothing was written",
-        "{file} 被另一个 better-edit-tools 进程（pid {pid}）锁定；本次调用等待了 {seconds} 秒；未写入任何内容",
+        "{file} is locked by another better-edit-tools process (pid {pid}), which edits it or a file "
+        "that shares its lock (one of {locks}); this call waited {seconds} s for the lock; nothing was written",
+        "{file} 被另一个 better-edit-tools 进程（pid {pid}）锁定（它在编辑此文件，或与其共用一把锁的文件，共 {locks} 把）；"
+        "本次调用等待了 {seconds} 秒；未写入任何内容",
     ),
     "lock_busy.hint": (
         "call again when that process has finished; if it hangs, end it (kill {pid}): the next call "
@@ -864,9 +865,10 @@ MESSAGES = {
         "BETTER_EDIT_LOCK_WAIT=秒数 可设置等待时长",
     ),
     "lock_busy_unknown": (
-        "{file} is locked by another better-edit-tools process; this call waited {seconds} s for the "
-        "lock; nothing was written",
-        "{file} 被另一个 better-edit-tools 进程锁定；本次调用等待了 {seconds} 秒；未写入任何内容",
+        "{file} is locked by another better-edit-tools process, which edits it or a file that shares "
+        "its lock (one of {locks}); this call waited {seconds} s for the lock; nothing was written",
+        "{file} 被另一个 better-edit-tools 进程锁定（它在编辑此文件，或与其共用一把锁的文件，共 {locks} 把）；"
+        "本次调用等待了 {seconds} 秒；未写入任何内容",
     ),
     "lock_busy_unknown.hint": (
         "call again when that process has finished. BETTER_EDIT_LOCK_WAIT=SECONDS sets how long to wait",
@@ -9109,8 +9111,9 @@ def _lock_busy(file, pid, seconds):
     """The CONFLICT of a call that waited its whole lock_wait for another process (`pid`: None when
     it is not known; a recovery undoing a dead writer's commit holds its record, not its pid)."""
     if pid is None:
-        return ToolError("CONFLICT", "lock_busy_unknown", file=file, seconds=seconds)
-    return ToolError("CONFLICT", "lock_busy", data={"pid": pid}, file=file, pid=pid, seconds=seconds)
+        return ToolError("CONFLICT", "lock_busy_unknown", file=file, seconds=seconds, locks=LOCK_BUCKETS)
+    fields = {"file": file, "pid": pid, "seconds": seconds, "locks": LOCK_BUCKETS}
+    return ToolError("CONFLICT", "lock_busy", data={"pid": pid}, **fields)
 
 
 def lock_file(ctx, place):

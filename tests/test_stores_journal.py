@@ -1859,6 +1859,8 @@ def test_a_lock_a_stopped_process_holds_is_waited_for_a_bounded_time_and_named(r
         assert done.returncode == 1 and answer["error"]["code"] == "CONFLICT", answer
         assert 2 <= waited < 20, waited
         assert f"pid {holder.pid}" in answer["error"]["message"], answer
+        # (the races attack: unrelated files share lock slots; the message said only "locked by")
+        assert "which edits it or a file that shares its lock (one of 64)" in answer["error"]["message"]
         assert (
             f"kill {holder.pid}" in answer["error"]["hint"]
             and "BETTER_EDIT_LOCK_WAIT" in answer["error"]["hint"]
