@@ -13220,8 +13220,11 @@ def _replace_lines(ctx, args, opened):
     start, end, warnings, moved = _viewed_lines(ctx, args, opened, start, end, "target" in args)
     a, b = line_span(body, start, end)
     if "old" in args:
-        current = _strip_one_newline(normalize_newlines(body[a:b].decode(text.codec)))
+        lines_text = body[a:b].decode(text.codec)
+        current = _strip_one_newline(normalize_newlines(lines_text))
         wanted = _strip_one_newline(normalize_newlines(args["old"]))
+        if wanted.endswith("\r") and lines_text.endswith("\r\n") and not current.endswith("\r"):
+            wanted = wanted[:-1]  # (old kept the CR of its last CRLF line: that is its line ending)
         if current != wanted:
             raise _lines_mismatch(opened, args["old"], current, wanted, start, end)
     content = args["content"]

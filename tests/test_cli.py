@@ -1996,3 +1996,19 @@ def test_a_target_of_an_unknown_kind_gets_a_hint_in_the_callers_form(root, be_en
         assert '"function:main"' in error["hint"], error
     finally:
         server.close()
+
+
+def test_an_old_that_kept_the_cr_of_its_last_crlf_line_matches_its_lines(root, be_env):
+    """Found by the encodings attack: `old` "x = 1\\r\\ny = 2\\r" at lines 1-2 of a CRLF file was
+    MISMATCH, whose closest block was those very lines "exactly (line endings aside)", with a
+    token that failed the same way: an agent looped. The CR is the last line's ending."""
+    write(root / "c.py", b"x = 1\r\ny = 2\r\nz = 3\r\n")
+    server = Server(cwd=root, env=be_env)
+    try:
+        server.ok(
+            "be-replace", {"file": "c.py", "start": 1, "end": 2, "old": "x = 1\r\ny = 2\r", "content": "Q"}
+        )
+        assert (root / "c.py").read_bytes() == b"Q\r\nz = 3\r\n"
+        server.err("be-replace", "MISMATCH", {"file": "c.py", "start": 1, "old": "Q\r\r", "content": "R"})
+    finally:
+        server.close()
