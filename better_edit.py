@@ -13416,7 +13416,7 @@ def _replace_old(ctx, args, opened):
     replacement = _match_trailing_newline(normalize_newlines(content), col_e == -1).replace("\n", eol)
     replacement = _indented_once(region[0][0], col_s, replacement, args["old"], warnings, line_s)
     new_region = replace_in_lines(region, col_s, col_e, replacement)
-    placeholder_guard(args, opened, args["content"], replaced, result=new_region)
+    placeholder_guard(args, opened, args["content"], replaced, cut=(args["content"], args["old"]))
     plan = (a, text.encode(new_region, new=replacement), b)
     if not new_region:  # whole lines deleted: at the end of a file without a final newline, as delete does
         plan = splice_plan(body, a, b, b"", eol.encode())
@@ -13511,10 +13511,11 @@ def _match_trailing_newline(content, old_ends_a_line):
     return content
 
 
-def placeholder_guard(args, opened, content, replaced, result=None, insert=False):
+def placeholder_guard(args, opened, content, replaced, cut=None, insert=False):
     """PLACEHOLDER when `content` has a line standing in for kept code ("// ... existing code ...")
-    that `replaced` does not hold, or when the text standing in place of `replaced` (`result`:
-    by default `content`) was built from a long line shown cut (find_cut_line); unless `force`
+    that `replaced` does not hold, or when the text standing in place of a text (`cut`: the pair,
+    by default `content` and `replaced`; a replace by old: content and old, as the rest of its lines
+    stays) was built from a long line shown cut (find_cut_line); unless `force`
     (docs/cli.md#replace). In documentation and plain text (where examples use "// ..." in
     earnest), in an `insert`, which deletes nothing (a heading "// Existing tests" above new
     code is no stand-in there), and in content that keeps every line it replaces, only explicit
@@ -13532,7 +13533,7 @@ def placeholder_guard(args, opened, content, replaced, result=None, insert=False
         raise ToolError(
             "PLACEHOLDER", key, "placeholder.hint", data={"line": line, "text": text}, line=line, text=text
         )
-    cut = find_cut_line(content if result is None else result, replaced)
+    cut = find_cut_line(*(cut or (content, replaced)))
     if cut is not None:
         raise ToolError("PLACEHOLDER", "cut_line", data={"line": cut[0]}, line=cut[0], length=cut[1])
 

@@ -591,6 +591,18 @@ def test_an_edit_built_from_a_cut_line_is_refused_before_it_deletes_the_rest(ser
     assert (root / "min.js").read_text() == f"{shown}\nend\n"
 
 
+def test_a_replace_by_old_at_the_end_of_a_long_line_is_no_cut_line(serve, root):
+    """Found by the encodings attack: `old` 'version="1.0.0"' at the end of a 150,000-character
+    line (a minified bundle) was PLACEHOLDER "built from a replaced line ... but lacks its end":
+    the guard compared the whole new line with the old one, whose end the edit itself changed.
+    A replace by old keeps the rest of its lines; what stands in place of old is its content."""
+    line = "var a=" + "x" * 150_000 + ';version="1.0.0"'
+    (root / "min.js").write_text(line + "\n")
+    server = serve()
+    server.ok("be-replace", {"file": "min.js", "old": 'version="1.0.0"', "content": 'version="1.0.1"'})
+    assert (root / "min.js").read_text() == line.replace("1.0.0", "1.0.1") + "\n"
+
+
 def test_a_read_of_long_lines_is_cut_in_characters_as_in_lines(serve, root, be_command, be_env):
     """A minified file of one 3 MB line came back whole, twice (the text and the structured
     content): 6 MB of a model's context for a default read. The server's read stops at 100,000
