@@ -1047,6 +1047,13 @@ MESSAGES = {
         "{file} changed since lines {start}-{end} were read (viewed_code_id {id})",
         "自读取第 {start}-{end} 行以来 {file} 已被修改（viewed_code_id {id}）",
     ),
+    "stale_view_unseen": (
+        "{file} changed since lines {start}-{end} were read (viewed_code_id {id}) where a read does not "
+        "show it: their text is the same, but a line ending, the final newline or the bytes around them "
+        "changed",
+        "自读取第 {start}-{end} 行以来 {file} 在读取结果看不到之处被修改（viewed_code_id {id}）：这些行的文本相同，"
+        "但换行符、末尾换行或其周围的字节变了",
+    ),
     "view_moved_past": (
         "lines {start}-{end} of {file} moved since they were read (viewed_code_id {id}), and the edit "
         "reaches past them: only an edit inside lines that moved follows them",
@@ -12164,6 +12171,8 @@ def _stale_view(ctx, token, opened, vstart, vend, key="stale_view"):
             remembered.split("\n"), current.split("\n"), "viewed", "current", lineterm=""
         )
         data["changes"] = "\n".join(changes)
+        if remembered == current and key == "stale_view":
+            key = "stale_view_unseen"  # (an empty diff said nothing of what changed)
     return ToolError(
         "STALE_VIEW", key, "stale_view.hint", data=data, file=opened.file, start=vstart, end=vend, id=token
     )

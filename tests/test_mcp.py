@@ -591,6 +591,25 @@ def test_an_edit_built_from_a_cut_line_is_refused_before_it_deletes_the_rest(ser
     assert (root / "min.js").read_text() == f"{shown}\nend\n"
 
 
+def test_a_stale_view_whose_lines_read_the_same_says_what_changed(serve, root):
+    """Found by the encodings attack: a file converted from LF to CRLF by another program (or given
+    a final newline) made a viewed_code_id STALE_VIEW with an empty `changes` diff and the same
+    `current`: nothing said what changed. The message now says it is where a read does not show."""
+    (root / "a.txt").write_bytes(b"a\nb\n")
+    server = serve()
+    view = server.ok("be-read", {"file": "a.txt"})["viewed_code_id"]
+    (root / "a.txt").write_bytes(b"a\r\nb\r\n")
+    error = server.err(
+        "be-replace", "STALE_VIEW", {"file": "a.txt", "start": 1, "content": "A", "viewed_code_id": view}
+    )
+    assert "their text is the same, but a line ending" in error["message"], error
+    (root / "a.txt").write_bytes(b"a\nB\n")
+    error = server.err(
+        "be-replace", "STALE_VIEW", {"file": "a.txt", "start": 1, "content": "A", "viewed_code_id": view}
+    )
+    assert "their text is the same" not in error["message"] and "+2\tB" in error["changes"], error
+
+
 def test_a_replace_by_old_at_the_end_of_a_long_line_is_no_cut_line(serve, root):
     """Found by the encodings attack: `old` 'version="1.0.0"' at the end of a 150,000-character
     line (a minified bundle) was PLACEHOLDER "built from a replaced line ... but lacks its end":
