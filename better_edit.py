@@ -16804,10 +16804,20 @@ def _recovery_said(ctx):
 
 
 def encode_message(message):
-    """One line of JSON-RPC: a reply, or a batch's list of them."""
-    if isinstance(message, list):
-        return ("[" + ",".join(map(_reply_text, message)) + "]").encode("utf-8") + b"\n"
-    return _reply_text(message).encode("utf-8") + b"\n"
+    """One line of JSON-RPC: a reply, or a batch's list of them. U+0085, U+2028 and U+2029 go
+    escaped: valid in JSON as they are, a client that splits lines the Unicode way (Python's
+    str.splitlines) would cut the reply there."""
+    text = (
+        "[" + ",".join(map(_reply_text, message)) + "]" if isinstance(message, list) else _reply_text(message)
+    )
+    if not text.isascii():
+        for char, escaped in _LINE_BREAKS_ESCAPED:
+            if char in text:
+                text = text.replace(char, escaped)
+    return text.encode("utf-8") + b"\n"
+
+
+_LINE_BREAKS_ESCAPED = (("\x85", "\\u0085"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
 
 
 def _reply_text(reply):

@@ -610,6 +610,18 @@ def test_a_stale_view_whose_lines_read_the_same_says_what_changed(serve, root):
     assert "their text is the same" not in error["message"] and "+2\tB" in error["changes"], error
 
 
+def test_a_reply_holds_no_character_a_unicode_line_splitter_breaks_on(serve, root):
+    """Found by the encodings attack: a read of a line holding U+2028, U+2029 or U+0085 sent them
+    raw; valid JSON, but a client splitting lines with str.splitlines cut the reply into pieces."""
+    (root / "a.txt").write_text("a\u2028b\u0085c\u2029d\n", encoding="utf-8")
+    server = serve()
+    assert server.ok("be-read", {"file": "a.txt"})["content"] == "1\ta\u2028b\u0085c\u2029d"
+    server.close()
+    lines = [x.decode("utf-8") if isinstance(x, bytes) else x for x in server.stdout_lines]
+    (raw,) = [line for line in lines if '"content":"1\\ta' in line]  # (the read's reply)
+    assert len(raw.splitlines()) == 1 and "\\u2028" in raw and "\\u0085" in raw, raw
+
+
 def test_a_replace_by_old_at_the_end_of_a_long_line_is_no_cut_line(serve, root):
     """Found by the encodings attack: `old` 'version="1.0.0"' at the end of a 150,000-character
     line (a minified bundle) was PLACEHOLDER "built from a replaced line ... but lacks its end":
