@@ -17532,6 +17532,9 @@ def cli_arguments(lang, tool, ns):
     _one_stdin(lang, tool, ns)
     for param in tool.params:
         value = _cli_value(param, ns)
+        if param.name in ("content", "old") and isinstance(value, str) and _UNDECODED.search(value):
+            # (bytes of the command line that are not UTF-8: no text to write in the file's encoding)
+            raise ToolError("INVALID_ARGUMENT", "content_not_utf8", "arg.hint", source=param.flags[0])
         if value is not None:
             args[param.name] = value
         for kind, flag, _help, *default in param.cli_also:
@@ -17542,6 +17545,9 @@ def cli_arguments(lang, tool, ns):
     if ns.encoding:
         args["encoding"] = ns.encoding
     return args
+
+
+_UNDECODED = _LazyPattern("[\udc80-\udcff]")  # (how Python hands over argv bytes that are not UTF-8)
 
 
 def _cli_value(param, ns):

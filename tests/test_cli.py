@@ -2012,3 +2012,31 @@ def test_an_old_that_kept_the_cr_of_its_last_crlf_line_matches_its_lines(root, b
         server.err("be-replace", "MISMATCH", {"file": "c.py", "start": 1, "old": "Q\r\r", "content": "R"})
     finally:
         server.close()
+
+
+def test_command_line_text_that_is_not_utf8_is_named_as_such(root, be_env):
+    """Found by the encodings attack: `-c $'th\\xe9'` (a Latin-1 byte on the command line) was
+    refused as "the content holds U+DCE9, half of a UTF-16 pair ... (a \\u escape of a pair was
+    cut)", words for a JSON client. It now says the option's text is not UTF-8."""
+    write(root / "lat.txt", b"caf\xe9\n")
+    for option in ("-c", "--old"):
+        args = ["-c", "x"] if option == "--old" else []
+        done = subprocess.run(
+            [
+                *be_command_prefix(),
+                "--encoding",
+                "latin-1",
+                "replace",
+                "-f",
+                "lat.txt",
+                option.encode(),
+                b"th\xe9",
+                *args,
+            ],
+            cwd=root,
+            env=be_env,
+            capture_output=True,
+        )
+        assert done.returncode == 2 and b"is not valid UTF-8" in done.stderr, done.stderr
+        assert b"UTF-16" not in done.stderr
+    assert (root / "lat.txt").read_bytes() == b"caf\xe9\n"
