@@ -2506,14 +2506,20 @@ def render_numbered(lines, first):
 
 
 def content_lines(content):
-    """docs/behaviour.md#text-model: "" is no line; drop one trailing terminator; split on \\r\\n or \\n."""
+    """docs/behaviour.md#text-model: "" is no line; drop one trailing terminator; split on \\n with
+    the CRs before it (content_newlines); a lone CR is text (`x\\r` as a last line keeps it)."""
     if content == "":
         return []
-    if content.endswith("\r\n"):
-        content = content[:-2]
-    elif content.endswith("\n"):
-        content = content[:-1]
-    return re.split(r"\r?\n", content)
+    if "\r" in content:
+        return re.split(r"\r*\n", re.sub(r"\r*\n\Z", "", content, count=1))
+    return content[:-1].split("\n") if content.endswith("\n") else content.split("\n")
+
+
+def content_newlines(content):
+    """`content` with its line breaks as LF: CRLF, and CRs doubled before an LF (a client that
+    turned \\n into \\r\\n in text that had \\r\\n already sends \\r\\r\\n), are line breaks
+    the file's own line ending replaces, not CRs to keep in it."""
+    return re.sub(r"\r+\n", "\n", content) if "\r" in content else content
 
 
 def encode_block(text, lines, eol):
@@ -13422,7 +13428,7 @@ def _replace_old(ctx, args, opened):
         _refuse_cut_word(opened.file, region, spans[0])
     eol = dominant_eol(body).decode()
     content = _no_second_bom(text, a + col_s, args["content"])  # (at the start of a file with a BOM)
-    replacement = _match_trailing_newline(normalize_newlines(content), col_e == -1).replace("\n", eol)
+    replacement = _match_trailing_newline(content_newlines(content), col_e == -1).replace("\n", eol)
     replacement = _indented_once(region[0][0], col_s, replacement, args["old"], warnings, line_s)
     new_region = replace_in_lines(region, col_s, col_e, replacement)
     placeholder_guard(args, opened, args["content"], replaced, cut=(args["content"], args["old"]))
@@ -13831,7 +13837,7 @@ def _rewritten_bytes(text, content):
     that starts the content would be a second) and dominant line ending kept."""
     content = _no_second_bom(text, 0, content)
     eol = dominant_eol(text.body).decode()
-    new_body = text.encode(normalize_newlines(content).replace("\n", eol))
+    new_body = text.encode(content_newlines(content).replace("\n", eol))
     return text.to_bytes(new_body), new_body
 
 
@@ -14729,7 +14735,7 @@ def _write_change(args, opened, exists):
     placeholder_guard(args, opened, content, text.decode() if exists else "")
     if exists:
         eol = dominant_eol(text.body).decode()
-        new_body = text.encode(normalize_newlines(content).replace("\n", eol))
+        new_body = text.encode(content_newlines(content).replace("\n", eol))
     elif text.wire:
         text.encode(content)  # (refuses what the file's encoding cannot hold)
         new_body = content.encode("utf-8", "surrogatepass")

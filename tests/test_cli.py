@@ -369,6 +369,29 @@ def test_a_lone_cr_ending_new_last_text_stays_in_a_file_without_a_final_newline(
     assert f.read_bytes() == b"a\r\nB"
 
 
+def test_content_whose_line_breaks_carry_a_doubled_cr_gets_the_files_line_ending(root, be_env):
+    """Found by the encodings attack: content `p\r\r\nq\r\r\n` (a client turned \\n into \\r\\n in
+    text that had \\r\\n already) made an LF file CRLF: the write kept `\\r` + the file's LF, the
+    diff showed nothing of it, and replace, insert and be-edit did the same line by line."""
+    server = Server(cwd=root, env=be_env)
+    try:
+        for name, args in (
+            ("be-write", {"content": "p\r\r\nq\r\r\n"}),
+            ("be-replace", {"start": 2, "content": "B\r\r\n"}),
+            ("be-insert", {"after_line": 1, "content": "new\r\r\nline\r\r\n"}),
+            ("be-edit", {"edits": [{"file": "f.txt", "start": 2, "content": "B\r\r\n"}]}),
+            ("be-replace", {"old": "b", "content": "B\r\r\nC"}),
+        ):
+            write(root / "f.txt", b"a\nb\n")
+            server.ok(name, dict(args, file="f.txt") if name != "be-edit" else args)
+            assert b"\r" not in (root / "f.txt").read_bytes(), (name, (root / "f.txt").read_bytes())
+    finally:
+        server.close()
+    write(root / "w.txt", b"a\r\nb\r\n")  # (a CRLF file gets CRLF, one CR each)
+    rc = run_cli("replace", "-f", "w.txt", "-s", "1", "-c", "A\r\r\nZ", cwd=root, env=be_env).returncode
+    assert rc == 0 and (root / "w.txt").read_bytes() == b"A\r\nZ\r\nb\r\n"
+
+
 def test_replace_keeps_crlf_bom_and_missing_final_newline(cli, root):
     f = write(root / "f.txt", b"\xef\xbb\xbfa\r\nb\r\nc")
     cli("replace", "-f", "f.txt", "-s", "3", "-c", "C\nD\n")
