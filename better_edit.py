@@ -44,8 +44,8 @@ __all__ = [  # the public surface: what scripts and tests may rely on
     "main", "__version__", "PROGRAM", "TOOLS", "Tool", "find_tool", "tool_names", "call_tool",
     "validate_args", "Context", "user_cache_base", "ToolError", "MESSAGES", "tr",
     # text
-    "Text", "decode_file", "read_text", "content_lines", "encode_block", "split_decoded", "line_count",
-    "line_span", "line_start", "skip_lines", "splice_plan", "join_splice", "eol_counts", "eol_name",
+    "Text", "decode_file", "read_text", "content_lines", "content_newlines", "encode_block", "split_decoded",
+    "line_count", "line_span", "line_start", "skip_lines", "splice_plan", "join_splice", "eol_counts", "eol_name",
     "dominant_eol", "normalize_newlines", "locate_old", "unified_hunk", "looks_double_escaped",
     "unescape_content",
     # diagnostics
