@@ -7949,7 +7949,11 @@ _LOOKAHEAD = 1 << 16  # characters after the line read first for the end of its 
 _CUT = "cut"  # (a part of the text read that ends before the function asked for)
 
 
-def _indented_chain(defs, line_start, line_end, extent, end_key=None, ruled_out=None):
+def _no_key(_definition):
+    return None
+
+
+def _indented_chain(defs, line_start, line_end, extent, end_key=_no_key, ruled_out=None):
     """Definitions containing the line, outermost first: [(definition, first offset, last line offset)].
     Nested definitions are more indented, so walking up we only look at shallower ones. With
     `end_key` (Ruby, Lua): definitions with the same key end at the same `end` as a later one with
@@ -7960,11 +7964,11 @@ def _indented_chain(defs, line_start, line_end, extent, end_key=None, ruled_out=
     for definition in _chain_candidates(defs, line_end):
         if definition.indent >= shallowest:
             continue
-        key = end_key(definition) if end_key else None
+        key = end_key(definition)
         if key in ruled_out:
             continue
         found = extent(definition)
-        if found and found[0] <= line_start <= found[1]:
+        if _extends_over(found, line_start):
             chain.insert(0, (definition, found[0], found[1]))
             shallowest = definition.indent
             if shallowest == 0:
@@ -7972,6 +7976,11 @@ def _indented_chain(defs, line_start, line_end, extent, end_key=None, ruled_out=
         elif key is not None and _ends_at_an_end_before(definition, found, line_end):
             ruled_out.add(key)
     return chain
+
+
+def _extends_over(found, line_start):
+    """Whether an extent (first offset, offset of the last line), or None, holds the line."""
+    return bool(found) and found[0] <= line_start <= found[1]
 
 
 def _ends_at_an_end_before(definition, found, line_end):
@@ -13212,6 +13221,16 @@ def _maybe_escaped_twice(ctx, args, change):
     return change
 
 
+def _old_at_lines(opened, old, lines_text, start, end):
+    """MISMATCH unless `old` is the text of lines start..end (`lines_text`), line endings aside."""
+    current = _strip_one_newline(normalize_newlines(lines_text))
+    wanted = _strip_one_newline(normalize_newlines(old))
+    if wanted.endswith("\r") and lines_text.endswith("\r\n") and not current.endswith("\r"):
+        wanted = wanted[:-1]  # (old kept the CR of its last CRLF line: that is its line ending)
+    if current != wanted:
+        raise _lines_mismatch(opened, old, current, wanted, start, end)
+
+
 _BACKQUOTED = _LazyPattern(r"`[^`\n]*`")
 
 
@@ -13235,13 +13254,7 @@ def _replace_lines(ctx, args, opened):
     start, end, warnings, moved = _viewed_lines(ctx, args, opened, start, end, "target" in args)
     a, b = line_span(body, start, end)
     if "old" in args:
-        lines_text = body[a:b].decode(text.codec)
-        current = _strip_one_newline(normalize_newlines(lines_text))
-        wanted = _strip_one_newline(normalize_newlines(args["old"]))
-        if wanted.endswith("\r") and lines_text.endswith("\r\n") and not current.endswith("\r"):
-            wanted = wanted[:-1]  # (old kept the CR of its last CRLF line: that is its line ending)
-        if current != wanted:
-            raise _lines_mismatch(opened, args["old"], current, wanted, start, end)
+        _old_at_lines(opened, args["old"], body[a:b].decode(text.codec), start, end)
     content = args["content"]
     if "old" not in args:  # (with old, _replace_prefixed took them off)
         content, said = _content_without_prefixes(content, start, body[a:b].decode(text.codec))
@@ -17538,9 +17551,7 @@ def cli_arguments(lang, tool, ns):
     _one_stdin(lang, tool, ns)
     for param in tool.params:
         value = _cli_value(param, ns)
-        if param.name in ("content", "old") and isinstance(value, str) and _UNDECODED.search(value):
-            # (bytes of the command line that are not UTF-8: no text to write in the file's encoding)
-            raise ToolError("INVALID_ARGUMENT", "content_not_utf8", "arg.hint", source=param.flags[0])
+        _refuse_undecoded(param, value)
         if value is not None:
             args[param.name] = value
         for kind, flag, _help, *default in param.cli_also:
@@ -17554,6 +17565,13 @@ def cli_arguments(lang, tool, ns):
 
 
 _UNDECODED = _LazyPattern("[\udc80-\udcff]")  # (how Python hands over argv bytes that are not UTF-8)
+
+
+def _refuse_undecoded(param, value):
+    """INVALID_ARGUMENT for text of --content or --old holding bytes of the command line that are
+    not UTF-8: there is no text to write in the file's encoding."""
+    if param.name in ("content", "old") and isinstance(value, str) and _UNDECODED.search(value):
+        raise ToolError("INVALID_ARGUMENT", "content_not_utf8", "arg.hint", source=param.flags[0])
 
 
 def _cli_value(param, ns):
@@ -17608,15 +17626,20 @@ def print_result(lang, tool, result, output):
             lines.append(entry["diff"])
         if entry.get("balance") not in (None, tr(lang, "b.ok")):
             lines.append(f"{entry['file']}: {entry['balance']}")
-    lines += [f"{u['line']}:{u['column']}: {u['problem']} {u['symbol']}" for u in result.get("unmatched", [])]
-    lines += [  # (balance --verbose)
-        f"{p['start_line']}:{p['start_column']}-{p['end_line']}:{p['end_column']}: {p['open']} {p['close']}"
-        for p in result.get("pairs", [])
-    ]
+    lines += _balance_lines(result)
     if result.get("reason"):
         lines.append(result["reason"])
     lines += [tr(lang, "cli.warning", text=w) for w in result.get("warnings", [])]
     _print("\n".join(lines))
+
+
+def _balance_lines(result):
+    """balance's unmatched symbols and (with --verbose) its pairs, one line each."""
+    lines = [f"{u['line']}:{u['column']}: {u['problem']} {u['symbol']}" for u in result.get("unmatched", [])]
+    return lines + [
+        f"{p['start_line']}:{p['start_column']}-{p['end_line']}:{p['end_column']}: {p['open']} {p['close']}"
+        for p in result.get("pairs", [])
+    ]
 
 
 def _summary_line(lang, tool, result):
