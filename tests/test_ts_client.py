@@ -103,6 +103,9 @@ CASES = [
     ("patch-applied-nowhere", "MISMATCH", "be-edit", {"patch": "--- a/three.txt\n+++ b/three.txt\n@@ -1,2 +1,2 @@\n one\n-TWO\n+two\n"}),
     ("closest-stands-twice", "MISMATCH", "be-replace", {"file": "twice.txt", "old": "dux", "content": "x"}),
     ("old-with-diff-columns", "MISMATCH", "be-replace", {"file": "diffcols.py", "old": " def f(a):\n-    b = a * 3\n+    b = a * 2\n     return b", "content": "x"}),
+    # (0.3, a later session) an ASCII file named UTF-16; a JSON array that does not parse
+    ("named-utf16-not-utf16", "ENCODING", "be-read", {"file": "three.txt", "encoding": "utf-16"}),
+    ("edits-json-does-not-parse", "INVALID_ARGUMENT", "be-edit", {"edits": '[{"file": "three.txt", "start": 1,]'}),
     # two bad items: line 99 of a 3-line file, and an `old` found twice; the first one's code leads
     ("edit-two-bad-items", "OUT_OF_RANGE", "be-edit", {"edits": [
         {"file": "three.txt", "start": 99, "content": "x"},
@@ -345,6 +348,16 @@ def test_ts_sdk_carries_this_sessions_error_words(outcomes):
     closest = errors["closest-stands-twice"]["closest"]
     assert closest["first_difference"] and "viewed_code_id" not in closest, closest
     assert errors["old-with-diff-columns"]["closest"]["first_difference"]["kind"] == "diff_prefixes"
+
+
+def test_ts_sdk_carries_the_words_of_the_later_errors(outcomes):
+    """Errors added after that: a file named UTF-16 that is not, and edits whose JSON does not
+    parse, reach a TypeScript client whole, naming what gives them away."""
+    errors = {case: outcomes["ts"][case]["structuredContent"]["error"] for case in (
+        "named-utf16-not-utf16", "edits-json-does-not-parse",
+    )}  # fmt: skip
+    assert "0x0A bytes are no line breaks" in errors["named-utf16-not-utf16"]["message"]
+    assert "does not parse (Expecting" in errors["edits-json-does-not-parse"]["message"]
 
 
 @pytest.mark.parametrize("case_id", [case[0] for case in CASES])
