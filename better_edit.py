@@ -11199,6 +11199,8 @@ class _CommitRun:
             _apply_file(fc)
             self.applied.append(fc.real)
             _Faults.point("applied")
+            if fc.how == "rename" and not _old_as_read(fc):  # (undone: the old file comes back)
+                raise ToolError("CONFLICT", "conflict", file=fc.file)
             if fc.how == "in_place":
                 self.warnings.append(_in_place_warning(fc))
             folders.setdefault(fc.place.folder.path, fc.place.folder)
@@ -11235,6 +11237,18 @@ class _CommitRun:
         if isinstance(exc, ToolError) and exc.key == "conflict" and self.tool == "rollback":
             return ToolError("CONFLICT", "conflict_rollback", **exc.fields)
         return exc
+
+
+def _old_as_read(fc):
+    """Whether the old file a rename replaced, now under its kept name alone, still is what was
+    read: another program that saved into it in place after the last check, before the rename
+    (an editor writing through the file it holds open), would have lost that save without a word.
+    True where it cannot tell (the kept name is a copy: a filesystem without hard links)."""
+    try:
+        st = fc.place.folder.lstat(fc.keep)
+    except OSError:
+        return True
+    return _identity(st) != _identity(fc.st) or file_signature(st) == file_signature(fc.st)
 
 
 def _undo_left(ctx, exc, left):

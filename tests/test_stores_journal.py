@@ -2490,3 +2490,26 @@ def test_a_snapshot_store_held_by_another_process_costs_one_snapshot_not_the_ses
     finally:
         server.close()
     assert (root / "agent.txt").read_text() == "x\na1\na2\na3\n"
+
+
+@pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
+def test_a_save_into_the_old_file_just_before_the_rename_undoes_the_edit(root, be_env):
+    """Found by the races attack: an editor that saved in place (through the file it held open)
+    between the last check and the rename lost that save: the edit answered ok, and the saved
+    lines lived on only in the snapshot. After its rename the commit looks at the old file once
+    more; written into since it was read, the edit is undone (CONFLICT) and the save stands."""
+    (root / "f.txt").write_text("a\nb\n")
+    with open(root / "f.txt", "ab") as editor:  # (the editor holds the old file open)
+        proc = stopped_at(
+            root, be_env, ["replace", "-f", "f.txt", "-s", "1", "-c", "X", "-o", "json"], "applied:STOP"
+        )
+        editor.write(b"saved by the editor\n")
+        editor.flush()
+        os.fsync(editor.fileno())
+    proc.send_signal(signal.SIGCONT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 1 and json.loads(out)["error"]["code"] == "CONFLICT", (out, err)
+    assert (root / "f.txt").read_bytes() == b"a\nb\nsaved by the editor\n"
+    assert sorted(p.name for p in root.iterdir()) == ["f.txt"]
+    done, answer = cli_json(root, be_env, "replace", "-f", "f.txt", "-s", "1", "-c", "X")
+    assert done.returncode == 0 and (root / "f.txt").read_bytes() == b"X\nb\nsaved by the editor\n", answer
