@@ -339,8 +339,8 @@ MESSAGES = {
         "其中的 0x0A 字节在该编码下都不是换行（是另一种字节序，还是单字节编码的文件？）",
     ),
     "why.wide_ascii": (
-        "it is ASCII bytes without a NUL byte, which text in it would have",
-        "它全是不含 NUL 的 ASCII 字节，而该编码的文本会含有 NUL",
+        "it is ASCII text of several lines without a NUL byte, which such text in it would have",
+        "它是多行且不含 NUL 的 ASCII 文本，而该编码下这样的文本会含有 NUL",
     ),
     "encoding_content": (
         "the content has characters that {encoding} cannot encode (first: {char!r})",
@@ -2306,14 +2306,29 @@ def decode_file(raw, file, encoding=None):
 def _refuse_not_wide(raw, text, file, codec):
     """ENCODING for a file without a BOM named UTF-16 or UTF-32 that is not: most bytes decode in
     them, so the other byte order, or an ASCII file named so by mistake, read as one line of other
-    characters, and an edit wrote the whole file anew in that encoding."""
-    if b"\n" in raw and b"\n" not in text.body:
+    characters, and an edit wrote the whole file anew in that encoding. Only on strong evidence:
+    the file breaks no line in this encoding and does in the other byte order, or it is ASCII text
+    of several lines and no NUL (a line of UTF-16 characters alone can be ASCII bytes holding a
+    0x0A too: one in `上海`, every other one in Gurmukhi's `ਪੰਜਾਬੀ`, lines no text has)."""
+    if not raw or b"\n" not in raw or b"\n" in text.body:
+        return
+    if "\n" in _other_byte_order(raw, codec):
         why = "why.wide_newlines"
-    elif raw.isascii() and b"\x00" not in raw:
+    elif raw.isascii() and b"\x00" not in raw and 2 <= raw.count(b"\n") <= len(raw) // 4:
         why = "why.wide_ascii"
     else:
         return
     raise ToolError("ENCODING", "encoding_not_wide", file=file, encoding=codec, why_key=why)
+
+
+def _other_byte_order(raw, codec):
+    """`raw` decoded in the other byte order of a UTF-16 `codec` ("" where that does not decode)."""
+    wire = _UTF16_CODECS.get(codec, codec)
+    other = {"utf-16-le": "utf-16-be", "utf-16-be": "utf-16-le"}.get(wire)
+    try:
+        return raw.decode(other) if other else ""
+    except UnicodeDecodeError:
+        return ""
 
 
 def _decode_named(raw, file, codec):

@@ -1867,9 +1867,20 @@ def test_a_file_named_utf16_that_is_not_is_refused_and_left_whole(cli, root, be_
         "Q",
         code="ENCODING",
     )
-    line = write(root / "one.txt", "no newline")
-    error = fails(cli, line, "--encoding", "utf-16-le", "read", "-f", "one.txt", code="ENCODING")
-    assert "ASCII bytes without a NUL byte" in error["message"], error
+    error = fails(cli, ascii_file, "--encoding", "utf-16-le", "read", "-f", "a.py", code="ENCODING")
+    assert "ASCII text of several lines without a NUL byte" in error["message"], error
+    # (the regression pass: genuine UTF-16 without a BOM whose bytes hold a 0x0A or are all ASCII)
+    write(root / "empty.txt", b"")
+    for name, text, codec in (
+        ("sh.txt", "上海", "utf-16-le"),
+        ("pa.txt", "ਪੰਜਾਬੀ", "utf-16-le"),
+        ("jp.txt", "あいう", "utf-16-be"),
+    ):
+        write(root / name, text.encode(codec))
+        rc, out = cli("--encoding", codec, "replace", "-f", name, "-s", "1", "-c", text + "!")
+        assert rc == 0 and (root / name).read_bytes() == (text + "!").encode(codec), out
+    rc, out = cli("--encoding", "utf-16-le", "write", "-f", "empty.txt", "-c", "上")
+    assert rc == 0 and (root / "empty.txt").read_bytes() == "上".encode("utf-16-le"), out
     wide = write(root / "le.txt", "abc\ndef\n".encode("utf-16-le"))
     server = Server(cwd=root, env=be_env)
     try:
