@@ -12045,9 +12045,9 @@ def _lines_addressable(opened):
 
 def _breaks_with_cr(lone_cr, newlines):
     """Whether a text with `lone_cr` CRs not followed by LF and `newlines` LFs breaks its lines
-    with CR alone (classic Mac OS), one LF appended by another editor or not: a CR inside a line
-    (a captured progress bar) is rarer than the lines around it."""
-    return lone_cr > newlines
+    with CR alone (classic Mac OS), one LF appended by another editor or not. A text of several
+    LF lines is not, however many CRs its lines hold (a log of progress bars: `10%\\r20%\\r…`)."""
+    return lone_cr > newlines and newlines <= 1
 
 
 def _check_range(file, start, end, total):

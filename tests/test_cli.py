@@ -309,6 +309,13 @@ def test_a_classic_mac_file_with_one_lf_is_still_refused_by_line_numbers(cli, ro
     write(root / "stray.txt", b"a\rb\nc\nd\n")  # (one CR inside a line of an LF file: lines as they are)
     assert cli("delete", "-f", "stray.txt", "-s", "3")[0] == 0
     assert (root / "stray.txt").read_bytes() == b"a\rb\nc\n"
+    # (the regression pass: a log of progress bars holds more CRs than LFs, in lines of its own)
+    log = b"".join(b"step %d: 10%%\r20%%\r50%%\r100%%\n" % n for n in range(5))
+    write(root / "log.txt", log)
+    rc, out = cli("read", "-f", "log.txt")
+    assert rc == 0 and not any("CR alone" in w for w in out.get("warnings", [])), out
+    assert cli("delete", "-f", "log.txt", "-s", "5")[0] == 0
+    assert (root / "log.txt").read_bytes() == log[: log.index(b"step 4")]
 
 
 def test_read_empty_file(cli, root):
