@@ -1333,6 +1333,11 @@ MESSAGES = {
         "oldest chip {id} was evicted (queue max {max})",
         "最旧的 chip {id} 已被移除（队列上限 {max}）",
     ),
+    "w.chip_evicted_failed": (
+        "chip {id}, the oldest of a failed call or of a line that was not JSON, was evicted (queue max "
+        "{max}, half of it held by such chips)",
+        "chip {id}（失败调用或非 JSON 行的 chip 中最旧的一个）已被移除（队列上限 {max}，其中一半为此类 chip）",
+    ),
     "w.chip_not_saved": ("could not save a chip: {detail}", "无法保存 chip：{detail}"),
     "w.snapshot_too_large": (
         "the old bytes of this change ({mib} MiB) are more than the snapshots may hold ({limit} MiB): "
@@ -10275,10 +10280,12 @@ def _valid_chip(record, name):
 
 
 def _chip_to_evict(records):
-    """The index of the chip that goes when the store is full: the oldest one of a failed call or
-    of a line that was not JSON, else the oldest; text an edit deleted goes last (a flood of
-    failed calls, or a host sending garbage, must not take the only copy of deleted code)."""
-    return next((i for i, r in enumerate(records) if r.get("err_msg")), 0)
+    """The index of the chip that goes when the store is full: the oldest, unless chips of failed
+    calls and of lines that were not JSON fill half the queue: then the oldest of those. A flood of
+    them (a host sending garbage) takes at most half the chips of text edits deleted, and a failed
+    call's chip outlives the next few deletes."""
+    failed = [i for i, r in enumerate(records) if r.get("err_msg")]
+    return failed[0] if 2 * len(failed) >= len(records) else 0
 
 
 class ChipStore:
@@ -10339,9 +10346,11 @@ class ChipStore:
                 data = dumps_strict(record).encode("utf-8")
                 _write_private(os.path.join(self.dir, f"chip-{chip_id}.json"), data)
                 while len(existing) >= self.ctx.max_chips:
-                    oldest = existing.pop(_chip_to_evict(existing))
-                    self._unlink(oldest["id"])
-                    warnings.append(("w.chip_evicted", {"id": oldest["id"], "max": self.ctx.max_chips}))
+                    index = _chip_to_evict(existing)
+                    gone = existing.pop(index)
+                    self._unlink(gone["id"])
+                    key = "w.chip_evicted_failed" if index else "w.chip_evicted"
+                    warnings.append((key, {"id": gone["id"], "max": self.ctx.max_chips}))
                 existing.append(record)
             return chip_id, warnings
         except (OSError, ToolError, ValueError) as exc:

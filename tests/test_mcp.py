@@ -1837,6 +1837,13 @@ def test_failed_calls_and_garbage_lines_do_not_evict_the_chip_of_deleted_text(se
     assert deleted in server.ok("be-insert-chip")["chips"]
     server.ok("be-insert-chip", {"from": f"chip://{deleted}", "to": "victim.py:0"})
     assert (root / "victim.py").read_text() == "def precious():\n    return 42\n"
+    # (the regression pass: a failed call's chip, the newest among deleted text, outlives the next delete)
+    (root / "more.py").write_text("a = 1\nb = 2\nc = 3\n")
+    kept = [server.ok("be-delete", file="more.py", start=1)["chip"] for _ in range(2)]
+    failed = _failed_call_chip(server, "six")
+    result = server.ok("be-delete", file="more.py", start=1)
+    assert failed in server.ok("be-insert-chip")["chips"], result
+    assert f"oldest chip {kept[0]} was evicted" in " ".join(result["warnings"]), result
 
 
 def test_chips_are_shared_between_processes(serve, root):
