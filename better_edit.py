@@ -11414,7 +11414,10 @@ class _EventSnapshots:
     def tidy(self):
         """Once the edit stands: the store's bounds kept (tidy); returns warnings. An event whose
         old bytes alone are more than the bound is not kept at all: its id is then no handle; nor is
-        the id of a CLI process's event not persisted (no memory outlives the command)."""
+        the id of a CLI process's event not persisted (no memory outlives the command). Not while
+        another process holds the store (it was waited for once: the next edit tidies)."""
+        if self.busy:
+            return []
         said = self.store.tidy()
         if not self.ctx.persist_snapshots and not self.ctx.mcp:
             self.event_id = None

@@ -2477,6 +2477,9 @@ def test_a_snapshot_store_held_by_another_process_costs_one_snapshot_not_the_ses
         with open(cache_dir / "locks" / f"{key}.lock", "a+b") as held:
             fcntl.flock(held, fcntl.LOCK_EX)  # (another process holds the store)
             busy = server.ok("be-insert", {"file": "agent.txt", "after_line": -1, "content": "a2"})
+            env = dict(be_env, BETTER_EDIT_LOCK_WAIT="2")  # (the regression pass: it waited twice)
+            done = run_cli("insert", "-f", "agent.txt", "--after-line", "0", "-c", "c0", cwd=root, env=env)
+            assert done.returncode == 0 and done.stderr.count(b"waiting up to 2 s") == 1, done.stderr
         assert "event_id" not in busy, busy
         assert any("has no snapshot and cannot be rolled back" in w for w in busy["warnings"]), busy
         later = server.ok("be-insert", {"file": "agent.txt", "after_line": -1, "content": "a3"})
@@ -2489,7 +2492,7 @@ def test_a_snapshot_store_held_by_another_process_costs_one_snapshot_not_the_ses
         assert events[0] == later["event_id"] and len(events) == 2, events
     finally:
         server.close()
-    assert (root / "agent.txt").read_text() == "x\na1\na2\na3\n"
+    assert (root / "agent.txt").read_text() == "c0\nx\na1\na2\na3\n"
 
 
 @pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
