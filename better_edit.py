@@ -649,7 +649,7 @@ MESSAGES = {
         "请为每个文件各写一个 diff --git 文件头，或按 git diff 的原样发送补丁",
     ),
     "patch_no_old_lines": (
-        "hunk {hunk} of {file} counts {count} old line(s) but holds only + lines: nothing tells where "
+        "hunk {hunk} of {file} counts {count} lines of old text but holds only + lines: nothing tells where "
         "they go",
         "{file} 的第 {hunk} 块声明有 {count} 行旧内容，却只有 + 行：无法确定这些行应放在哪里",
     ),
@@ -1414,7 +1414,8 @@ MESSAGES = {
         "{file}：补丁设置的权限 {mode} 未应用（补丁只改文本）；请用 chmod",
     ),
     "w.hunk_recounted": (
-        "hunk {hunk} of {file}: the header counts {header}, the body has {old} and {new} lines: recounted",
+        "hunk {hunk} of {file}: the header counts {header}, the body holds {old} lines before and {new} "
+        "after: recounted",
         "{file} 的第 {hunk} 块：头部计数为 {header}，正文有 {old} 行旧内容和 {new} 行新内容：已按正文重新计数",
     ),
     "w.hunk_newline_only": (
@@ -1857,7 +1858,12 @@ def tr(lang, key, **fields):
 
 
 _FIELD_MAX = 2000  # characters of one field of a message; the places that show names cut at 60
-_NOUNS = ("line", "item", "byte", "file", "character", "event")
+_NOUNS = ("line", "item", "byte", "file", "character", "event", "time", "snapshot")
+
+
+def _counted(count, noun):
+    """`count` and an English `noun`, plural unless one (a snapshot's summary: `write: 1 line`)."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _singular(template, fields):
@@ -12881,7 +12887,7 @@ def _written_view(opened, change):
 def _summary(tool, change):
     if change.last < change.first:
         return f"{tool}: +{change.added} after line {change.first - 1}"
-    return f"{tool}: lines {change.first}-{change.last} -> {change.added} lines"
+    return f"{tool}: lines {change.first}-{change.last} -> {_counted(change.added, 'line')}"
 
 
 def _edit_payload(text, raw, change):
@@ -13806,7 +13812,7 @@ def tool_write(ctx, args):
         elif not changed:
             warnings.append(("w.unchanged", {}))
         else:
-            summary = f"write: {result['lines']} lines" + (" (created)" if not exists else "")
+            summary = f"write: {_counted(result['lines'], 'line')}" + (" (created)" if not exists else "")
             opened = Opened(file, real, text, place, st, raw)
             event_id, write_warnings = commit_bytes(ctx, "write", opened, payload_of(data), summary)
             warnings += write_warnings
@@ -15148,7 +15154,9 @@ def _shift_hunk(line, old_offset, new_offset):
 def _commit_groups(ctx, groups):
     """Every changed file of a be-edit as one journaled commit and one snapshot event
     (docs/transactions.md): all written, or none."""
-    summary = f"edit: {len(groups)} file(s), {sum(len(g.changes) for g in groups)} item(s)"
+    summary = (
+        f"edit: {_counted(len(groups), 'file')}, {_counted(sum(len(g.changes) for g in groups), 'item')}"
+    )
     files, listings = [], {}
     for group in groups:
         opened = group.opened

@@ -1725,7 +1725,7 @@ def test_an_occurrence_below_one_is_invalid_not_out_of_range(cli, root, occurren
     error = fails(
         cli, path, "read", "-f", "f.txt", "--target", "marker:b", "--occurrence", "2", code="OUT_OF_RANGE"
     )
-    assert error["message"] == "occurrence 2 is out of range: marker 'b' occurs 1 time(s)"
+    assert error["message"] == "occurrence 2 is out of range: marker 'b' occurs 1 time"
 
 
 def test_edit_without_its_edits_file_names_the_option(run_be, root):

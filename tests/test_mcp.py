@@ -2457,3 +2457,14 @@ def test_every_unknown_argument_is_named_with_the_one_it_likely_means(serve, roo
     message = server.err("be-read", "INVALID_ARGUMENT", {"fiel": "a.txt", "zzz": 1})["message"]
     assert "'fiel' → 'file'" in message and "'zzz' →" not in message, message
     assert (root / "a.txt").read_text() == "one\ntwo\n"
+
+
+def test_a_snapshots_summary_counts_in_english(serve, root):
+    """Found by the regression pass: summaries built outside the message table said
+    `write: 1 lines`, `-> 1 lines` and `edit: 1 file(s), 1 item(s)`."""
+    server = serve()
+    server.ok("be-write", {"file": "a.txt", "content": "one"})
+    server.ok("be-replace", {"file": "a.txt", "start": 1, "content": "two"})
+    server.ok("be-edit", {"edits": [{"file": "a.txt", "start": 1, "content": "x\ny"}]})
+    summaries = [s["summary"] for s in server.ok("be-trx-status")["snapshots"]]
+    assert summaries == ["edit: 1 file, 1 item", "replace: lines 1-1 -> 1 line", "write: 1 line (created)"]

@@ -850,7 +850,7 @@ def test_a_hunk_counting_old_lines_but_holding_only_added_ones_is_refused(root, 
     patch = "--- a/f.txt\n+++ b/f.txt\n@@ -1,1 +1,1 @@\n+x\n"
     done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
     assert done.returncode == 2 and answer["error"]["code"] == "INVALID_ARGUMENT", answer
-    assert "counts 1 old line(s) but holds only + lines" in answer["error"]["message"], answer
+    assert "counts 1 line of old text but holds only + lines" in answer["error"]["message"], answer
     assert (root / "f.txt").read_text() == "a\nb\n"
 
 
@@ -969,7 +969,8 @@ def test_a_hunk_whose_header_miscounts_its_body_is_recounted_with_a_warning(root
     assert done.returncode == 0, answer
     assert (root / "f.txt").read_text() == "A\nB\nC\nd\n"
     assert any(
-        "the header counts -1,2 +1,2, the body has 3 and 3 lines: recounted" in w for w in answer["warnings"]
+        "the header counts -1,2 +1,2, the body holds 3 lines before and 3 after: recounted" in w
+        for w in answer["warnings"]
     )
 
 
