@@ -1510,11 +1510,11 @@ MESSAGES = {
         "快照未能持久化（{detail}）；其他进程无法回滚本次编辑",
     ),
     "w.rollback_elsewhere": (
-        "event {event_id} ({summary}) was made by another process (a CLI command or another server "
-        "in this workspace), not by this one: it is undone too; if that was not meant, tell its "
-        "author",
-        "事件 {event_id}（{summary}）由另一个进程（CLI 命令或此工作区的另一个服务器）而非本进程做出：它也已被撤销；"
-        "若非本意，请告知其作者",
+        "event {event_id} ({summary}) was not made by this server process (a CLI command, another "
+        "server in this workspace, or this one before it restarted): it is undone too; if that was "
+        "not meant, tell its author",
+        "事件 {event_id}（{summary}）不是由本服务器进程做出（而是 CLI 命令、此工作区的另一个服务器，或重启前的本服务器）："
+        "它也已被撤销；若非本意，请告知其作者",
     ),
     "w.snapshot_lost": (
         "the snapshot was not persisted ({detail}); this edit has no snapshot and cannot be rolled back",
@@ -17908,9 +17908,10 @@ def _encoding_option(lang, ns, environ, mcp):
         try:
             _lookup_codec(encoding)
         except ToolError as exc:
-            if mcp or exc.code != "INVALID_ARGUMENT":
+            from_env = not getattr(ns, "encoding", None)
+            if mcp or from_env or exc.code != "INVALID_ARGUMENT":
                 why = tr(lang, exc.key, encoding=encoding)
-                if not getattr(ns, "encoding", None):  # (say where it came from)
+                if from_env:  # (say where it came from: no argument named it)
                     why = tr(lang, "cli.bad_env", name="BETTER_EDIT_ENCODING", value=encoding, why=why)
                 raise UsageError(why) from None
     return encoding

@@ -2081,3 +2081,11 @@ def test_command_line_text_that_is_not_utf8_is_named_as_such(root, be_env):
         assert done.returncode == 2 and b"is not valid UTF-8" in done.stderr, done.stderr
         assert b"UTF-16" not in done.stderr
     assert (root / "lat.txt").read_bytes() == b"caf\xe9\n"
+
+
+def test_a_non_text_codec_from_the_environment_is_named_as_such(root, be_env):
+    """Found by the regression pass: BETTER_EDIT_ENCODING=rot13 was an INVALID_ARGUMENT "correct the
+    argument", though no argument named it."""
+    write(root / "a.txt", "x\n")
+    done = run_cli("read", "-f", "a.txt", cwd=root, env=dict(be_env, BETTER_EDIT_ENCODING="rot13"))
+    assert done.returncode == 2 and b"invalid BETTER_EDIT_ENCODING='rot13'" in done.stderr, done.stderr
