@@ -1588,6 +1588,11 @@ MESSAGES = {
         "unknown command {word!r}; valid commands: {commands} (no command starts the MCP server)",
         "未知命令 {word!r}；可用命令：{commands}（不带命令则启动 MCP 服务器）",
     ),
+    "cli.option_first": (
+        "{option} {word} comes before the command {command}: its options go after it "
+        "(better-edit-tools {command} ... {option} {word})",
+        "{option} {word} 写在了命令 {command} 之前：命令的选项应写在命令之后（better-edit-tools {command} ... {option} {word}）",
+    ),
     "cli.bad_env": ("invalid {name}={value!r}: {why}", "无效的 {name}={value!r}：{why}"),
     "cli.lock_waiting": (
         "waiting up to {seconds} s for a lock another better-edit-tools process holds",
@@ -17957,13 +17962,20 @@ def _print_version():
     return 0
 
 
-def _command_tool(lang, word):
-    """The tool of the command `word` (the tool table is the list of commands); None, said, if none."""
+def _command_tool(lang, argv, position):
+    """The tool of the command at `position` (the tool table is the list of commands); None, said,
+    if none: a command's option put before it (`-o json read`) took its value for the command."""
+    word = argv[position]
     for tool in TOOLS:
         if tool.cli and tool.cli == word:
             return tool
-    commands = ", ".join(tool.cli for tool in TOOLS if tool.cli)
-    _print_error(f"{PROGRAM}: " + tr(lang, "cli.bad_command", word=word, commands=commands))
+    names = [tool.cli for tool in TOOLS if tool.cli]
+    command = next((arg for arg in argv[position + 1 :] if arg in names), None)
+    if command and position and argv[position - 1].startswith("-"):
+        said = tr(lang, "cli.option_first", option=argv[position - 1], word=word, command=command)
+    else:
+        said = tr(lang, "cli.bad_command", word=word, commands=", ".join(names))
+    _print_error(f"{PROGRAM}: " + said)
     return None
 
 
@@ -17972,7 +17984,7 @@ def _main_command(lang, argv, position):
     if position is None:
         return _print_version()
     word = argv[position]
-    tool = _command_tool(lang, word)
+    tool = _command_tool(lang, argv, position)
     if tool is None:
         return 2
     ns = _command_parser(lang, tool).parse_args(argv[:position] + argv[position + 1 :])  # (exits 2, or 0)

@@ -2089,3 +2089,13 @@ def test_a_non_text_codec_from_the_environment_is_named_as_such(root, be_env):
     write(root / "a.txt", "x\n")
     done = run_cli("read", "-f", "a.txt", cwd=root, env=dict(be_env, BETTER_EDIT_ENCODING="rot13"))
     assert done.returncode == 2 and b"invalid BETTER_EDIT_ENCODING='rot13'" in done.stderr, done.stderr
+
+
+def test_a_command_option_before_the_command_is_named_so(root, be_env):
+    """Found by the newcomer review: `better-edit-tools -o json read -f a.txt` said "unknown command
+    'json'". The option's value was taken for the command; the message says where it goes."""
+    write(root / "a.txt", "x\n")
+    done = run_cli("-o", "json", "read", "-f", "a.txt", cwd=root, env=be_env)
+    assert done.returncode == 2 and b"-o json comes before the command read" in done.stderr, done.stderr
+    done = run_cli("frob", "-f", "a.txt", cwd=root, env=be_env)
+    assert done.returncode == 2 and b"unknown command 'frob'" in done.stderr, done.stderr
