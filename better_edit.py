@@ -1241,6 +1241,12 @@ MESSAGES = {
         "函数 {name!r} 定义了 {count} 次（第 {where} 行）；这是第一个：在 target 中加 occurrence N 选择其他"
         "（按此 target 编辑时，不指明哪一个就会被拒绝）",
     ),
+    "w.function_several.cli": (
+        "function {name!r} is defined {count} times (lines {where}); this is the first: add --occurrence N "
+        "for another (an edit by this target is refused until it says which)",
+        "函数 {name!r} 定义了 {count} 次（第 {where} 行）；这是第一个：加 --occurrence N 选择其他"
+        "（按此 target 编辑时，不指明哪一个就会被拒绝）",
+    ),
     "w.cr_only": (
         "the file breaks its lines with CR alone (classic Mac OS), more often than with LF: here "
         "lines broken so are one; convert it to LF or CRLF (e.g. tr '\\r' '\\n') before editing lines",
@@ -12024,10 +12030,14 @@ def _saved_of(pos, stack, templates, count):
 
 
 def _local_warnings(ctx, warnings):
-    """Warnings may be strings or (message key, fields) pairs; render them in ctx.lang, in order."""
+    """Warnings may be strings or (message key, fields) pairs; render them in ctx.lang, in order
+    (the CLI's words, KEY.cli, where they name options instead of JSON arguments)."""
     out = []
     for item in warnings:
-        text = tr(ctx.lang, item[0], **item[1]) if isinstance(item, tuple) else item
+        if isinstance(item, tuple):
+            text = tr(ctx.lang, item[0] if ctx.mcp else _cli_key(item[0]), **item[1])
+        else:
+            text = item
         if text not in out:
             out.append(text)
     return out

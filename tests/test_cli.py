@@ -940,6 +940,9 @@ def test_a_function_defined_twice_is_never_guessed(cli, root):
     )
     rc, out = cli("read", "-f", "t.py", "--target", "function:run")  # a read shows the first, and says so
     assert rc == 0 and (out["start"], out["end"]) == (2, 3) and "defined 2 times" in out["warnings"][0]
+    assert "add --occurrence N for another" in out["warnings"][0], (
+        out
+    )  # (the newcomer review: the JSON words)
     rc, out = cli("delete", "-f", "t.py", "--target", "function:run", "--occurrence", "2")
     assert rc == 0 and f.read_text() == "class A:\n    def run(self):\n        return 1\n\nclass B:\n", out
     write(root / "p.html", "<div>\n<p>a</p>\n</div>\n<div>\n<p>b</p>\n</div>\n")
