@@ -338,10 +338,6 @@ MESSAGES = {
         "its 0x0A bytes are no line breaks in it (the other byte order, or a file of one byte a character?)",
         "其中的 0x0A 字节在该编码下都不是换行（是另一种字节序，还是单字节编码的文件？）",
     ),
-    "why.wide_ascii": (
-        "it is ASCII text of several lines without a NUL byte, which such text in it would have",
-        "它是多行且不含 NUL 的 ASCII 文本，而该编码下这样的文本会含有 NUL",
-    ),
     "encoding_content": (
         "the content has characters that {encoding} cannot encode (first: {char!r})",
         "内容中含有 {encoding} 无法编码的字符（首个：{char!r}）",
@@ -1340,8 +1336,8 @@ MESSAGES = {
         "最旧的 chip {id} 已被移除（队列上限 {max}）",
     ),
     "w.chip_evicted_failed": (
-        "chip {id}, the oldest of a failed call or of a line that was not JSON, was evicted (queue max "
-        "{max}, half of it held by such chips)",
+        "the oldest chip kept from a failed call or a line that was not JSON, {id}, was evicted (queue "
+        "max {max}, half of it held by such chips)",
         "chip {id}（失败调用或非 JSON 行的 chip 中最旧的一个）已被移除（队列上限 {max}，其中一半为此类 chip）",
     ),
     "w.chip_not_saved": ("could not save a chip: {detail}", "无法保存 chip：{detail}"),
@@ -2329,18 +2325,16 @@ def _refuse_not_wide(raw, text, file, codec):
     """ENCODING for a file without a BOM named UTF-16 or UTF-32 that is not: most bytes decode in
     them, so the other byte order, or an ASCII file named so by mistake, read as one line of other
     characters, and an edit wrote the whole file anew in that encoding. Only on strong evidence:
-    the file breaks no line in this encoding and does in the other byte order, or it is ASCII text
-    of several lines and no NUL (a line of UTF-16 characters alone can be ASCII bytes holding a
-    0x0A too: one in `上海`, every other one in Gurmukhi's `ਪੰਜਾਬੀ`, lines no text has)."""
+    the file breaks no line in this encoding and does in the other byte order, or it ends with a
+    0x0A byte and holds no NUL: a text file of one byte a character or UTF-8, with its final
+    newline. (A line of UTF-16 characters alone can hold 0x0A bytes: `上海`, `ਪੰਜਾਬੀ`; it ends
+    with one only when its last character is U+0Axx little-endian or U+xx0A big-endian.)"""
     if not raw or b"\n" not in raw or b"\n" in text.body:
         return
-    if "\n" in _other_byte_order(raw, codec):
-        why = "why.wide_newlines"
-    elif raw.isascii() and b"\x00" not in raw and 2 <= raw.count(b"\n") <= len(raw) // 4:
-        why = "why.wide_ascii"
-    else:
-        return
-    raise ToolError("ENCODING", "encoding_not_wide", file=file, encoding=codec, why_key=why)
+    if "\n" in _other_byte_order(raw, codec) or (raw.endswith(b"\n") and b"\x00" not in raw):
+        raise ToolError(
+            "ENCODING", "encoding_not_wide", file=file, encoding=codec, why_key="why.wide_newlines"
+        )
 
 
 def _other_byte_order(raw, codec):
@@ -2542,21 +2536,26 @@ def render_numbered(lines, first):
     return "\n".join(f"{n}\t{text}" for n, (text, _eol) in enumerate(lines, first))
 
 
-def content_lines(content):
+def content_lines(content, body=b""):
     """docs/behaviour.md#text-model: "" is no line; drop one trailing terminator; split on \\n with
-    the CRs before it (content_newlines); a lone CR is text (`x\\r` as a last line keeps it)."""
+    the CRs before it (content_newlines: one CR where the file `body` holds \\r\\r\\n itself); a
+    lone CR is text (`x\\r` as a last line keeps it)."""
     if content == "":
         return []
     if "\r" in content:
-        return re.split(r"\r*\n", re.sub(r"\r*\n\Z", "", content, count=1))
+        breaks = r"\r?\n" if b"\r\r\n" in body else r"\r*\n"
+        return re.split(breaks, re.sub(breaks + r"\Z", "", content, count=1))
     return content[:-1].split("\n") if content.endswith("\n") else content.split("\n")
 
 
-def content_newlines(content):
+def content_newlines(content, body=b""):
     """`content` with its line breaks as LF: CRLF, and CRs doubled before an LF (a client that
     turned \\n into \\r\\n in text that had \\r\\n already sends \\r\\r\\n), are line breaks
-    the file's own line ending replaces, not CRs to keep in it."""
-    return re.sub(r"\r+\n", "\n", content) if "\r" in content else content
+    the file's own line ending replaces, not CRs to keep in it; unless the file (`body`) holds
+    \\r\\r\\n itself: then, as in its text, those CRs are text (a file written back as it is)."""
+    if "\r" not in content:
+        return content
+    return normalize_newlines(content) if b"\r\r\n" in body else re.sub(r"\r+\n", "\n", content)
 
 
 def encode_block(text, lines, eol):
@@ -11240,11 +11239,12 @@ class _CommitRun:
             _apply_file(fc)
             self.applied.append(fc.real)
             _Faults.point("applied")
-            if fc.how == "rename" and not _old_as_read(fc):  # (undone: the old file comes back)
-                raise ToolError("CONFLICT", "conflict", file=fc.file)
             if fc.how == "in_place":
                 self.warnings.append(_in_place_warning(fc))
             folders.setdefault(fc.place.folder.path, fc.place.folder)
+        for fc in self._each():  # (every file once all are in place: undone, the old files come back)
+            if fc.how in ("rename", "delete") and not _old_as_read(fc):
+                raise ToolError("CONFLICT", "conflict", file=fc.file)
         for path, folder in sorted(folders.items()):
             try:
                 _fsync_folder_strict(path, folder)
@@ -11281,10 +11281,11 @@ class _CommitRun:
 
 
 def _old_as_read(fc):
-    """Whether the old file a rename replaced, now under its kept name alone, still is what was
-    read: another program that saved into it in place after the last check, before the rename
-    (an editor writing through the file it holds open), would have lost that save without a word.
-    True where it cannot tell (the kept name is a copy: a filesystem without hard links)."""
+    """Whether the old file a rename replaced (or a delete removed), now under its kept name alone,
+    still is what was read: another program that saved into it in place after the last check,
+    before the rename (an editor writing through the file it holds open), would have lost that
+    save without a word. True where it cannot tell (the kept name is a copy: a filesystem without
+    hard links; a save by rename over the name, or one keeping size and mtime)."""
     try:
         st = fc.place.folder.lstat(fc.keep)
     except OSError:
@@ -13323,7 +13324,7 @@ def _replace_lines(ctx, args, opened):
         warnings += [("w.content_prefixes", {"start": start})] if said else []
     placeholder_guard(args, opened, content, body[a:b].decode(text.codec))
     eol = dominant_eol(body)
-    lines = content_lines(_no_second_bom(text, a, content))
+    lines = content_lines(_no_second_bom(text, a, content), body)
     block = encode_block(text, lines, eol)
     plan = splice_plan(body, a, b, block, eol)
     fields = {"start": start, "end": end, "removed": end - start + 1, "added": len(lines)}
@@ -13503,7 +13504,7 @@ def _replace_old(ctx, args, opened):
         _refuse_cut_word(opened.file, region, spans[0])
     eol = dominant_eol(body).decode()
     content = _no_second_bom(text, a + col_s, args["content"])  # (at the start of a file with a BOM)
-    replacement = _match_trailing_newline(content_newlines(content), col_e == -1).replace("\n", eol)
+    replacement = _match_trailing_newline(content_newlines(content, body), col_e == -1).replace("\n", eol)
     replacement = _indented_once(region[0][0], col_s, replacement, args["old"], warnings, line_s)
     new_region = replace_in_lines(region, col_s, col_e, replacement)
     placeholder_guard(args, opened, args["content"], replaced, cut=(args["content"], args["old"]))
@@ -13715,7 +13716,7 @@ def _insert_change(ctx, args, opened):
     placeholder_guard(args, opened, args["content"], "", insert=True)
     eol = dominant_eol(body)
     a = line_start(body, after + 1)
-    lines = content_lines(_no_second_bom(text, a, args["content"]))
+    lines = content_lines(_no_second_bom(text, a, args["content"]), body)
     block = encode_block(text, lines, eol)
     if not body and args.get("as_given") and not normalize_newlines(args["content"]).endswith("\n"):
         block = block[: len(block) - len(eol)]  # (a chip into an empty file ends as its text ends)
@@ -13912,7 +13913,7 @@ def _rewritten_bytes(text, content):
     that starts the content would be a second) and dominant line ending kept."""
     content = _no_second_bom(text, 0, content)
     eol = dominant_eol(text.body).decode()
-    new_body = text.encode(content_newlines(content).replace("\n", eol))
+    new_body = text.encode(content_newlines(content, text.body).replace("\n", eol))
     return text.to_bytes(new_body), new_body
 
 
@@ -14810,7 +14811,7 @@ def _write_change(args, opened, exists):
     placeholder_guard(args, opened, content, text.decode() if exists else "")
     if exists:
         eol = dominant_eol(text.body).decode()
-        new_body = text.encode(content_newlines(content).replace("\n", eol))
+        new_body = text.encode(content_newlines(content, text.body).replace("\n", eol))
     elif text.wire:
         text.encode(content)  # (refuses what the file's encoding cannot hold)
         new_body = content.encode("utf-8", "surrogatepass")

@@ -397,6 +397,14 @@ def test_content_whose_line_breaks_carry_a_doubled_cr_gets_the_files_line_ending
     write(root / "w.txt", b"a\r\nb\r\n")  # (a CRLF file gets CRLF, one CR each)
     rc = run_cli("replace", "-f", "w.txt", "-s", "1", "-c", "A\r\r\nZ", cwd=root, env=be_env).returncode
     assert rc == 0 and (root / "w.txt").read_bytes() == b"A\r\nZ\r\nb\r\n"
+    # (the second regression pass: a file that holds \r\r\n itself, written back as it is, stays so)
+    odd = b"line1\r\nline2\r\r\nline3\r\n"
+    write(root / "odd.txt", odd)
+    write(root / "copy.txt", odd)
+    rc = run_cli("write", "-f", "odd.txt", "--content-file", "copy.txt", cwd=root, env=be_env).returncode
+    assert rc == 0 and (root / "odd.txt").read_bytes() == odd
+    rc = run_cli("replace", "-f", "odd.txt", "-s", "3", "-c", "b\r\r\n", cwd=root, env=be_env).returncode
+    assert rc == 0 and (root / "odd.txt").read_bytes() == b"line1\r\nline2\r\r\nb\r\r\n"
 
 
 def test_replace_keeps_crlf_bom_and_missing_final_newline(cli, root):
@@ -1878,12 +1886,33 @@ def test_a_file_named_utf16_that_is_not_is_refused_and_left_whole(cli, root, be_
         code="ENCODING",
     )
     error = fails(cli, ascii_file, "--encoding", "utf-16-le", "read", "-f", "a.py", code="ENCODING")
-    assert "ASCII text of several lines without a NUL byte" in error["message"], error
-    # (the regression pass: genuine UTF-16 without a BOM whose bytes hold a 0x0A or are all ASCII)
+    assert "0x0A bytes are no line breaks" in error["message"], error
+    # (the second regression pass: UTF-8, one-line and short-line text files named so)
+    for name, data in (
+        ("u.txt", "héllo wörld\nsecond line\n".encode()),
+        ("h.txt", b"hello world\n"),
+        ("s.txt", b"a\nb\nc\nd\n"),
+    ):
+        fails(
+            cli,
+            write(root / name, data),
+            "--encoding",
+            "utf-16-le",
+            "replace",
+            "-f",
+            name,
+            "-s",
+            "1",
+            "-c",
+            "X",
+            code="ENCODING",
+        )
+    # (the regression passes: genuine UTF-16 without a BOM whose bytes hold a 0x0A or are all ASCII,
+    # but do not end with one; a line of Gurmukhi alone, little-endian, does: the case left refused)
     write(root / "empty.txt", b"")
     for name, text, codec in (
         ("sh.txt", "上海", "utf-16-le"),
-        ("pa.txt", "ਪੰਜਾਬੀ", "utf-16-le"),
+        ("sh5.txt", "上海市上海", "utf-16-le"),
         ("jp.txt", "あいう", "utf-16-be"),
     ):
         write(root / name, text.encode(codec))

@@ -2516,3 +2516,45 @@ def test_a_save_into_the_old_file_just_before_the_rename_undoes_the_edit(root, b
     assert sorted(p.name for p in root.iterdir()) == ["f.txt"]
     done, answer = cli_json(root, be_env, "replace", "-f", "f.txt", "-s", "1", "-c", "X")
     assert done.returncode == 0 and (root / "f.txt").read_bytes() == b"X\nb\nsaved by the editor\n", answer
+
+
+@pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
+def test_a_save_into_a_file_a_patch_deletes_or_into_an_earlier_file_of_the_call_undoes_it(root, be_env):
+    """Found by the second regression pass: the check after the rename ran for renames only, and
+    for each file right after its own rename: a save into a file a patch deletes, or into the first
+    file of a call while the second was put in place, was lost and the call said ok. Every kept old
+    file is looked at once all are in place."""
+    (root / "gone.txt").write_text("old\n")
+    (root / "one.txt").write_text("1\n")
+    (root / "two.txt").write_text("2\n")
+    patch = "--- a/gone.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-old\n"
+    for args, target in (
+        (["patch", "-o", "json"], "gone.txt"),
+        (["edit", "--edits-file", "-", "-o", "json"], "one.txt"),
+    ):
+        data = (
+            patch
+            if args[0] == "patch"
+            else json.dumps(
+                [
+                    {"file": "one.txt", "start": 1, "content": "ONE"},
+                    {"file": "two.txt", "start": 1, "content": "TWO"},
+                ]
+            )
+        )
+        before = (root / target).read_bytes()
+        with open(root / target, "ab") as editor:
+            proc = spawn(args, root, dict(be_env, BETTER_EDIT_FAULT="applied:STOP"))
+            proc.stdin.write(data.encode())
+            proc.stdin.close()
+            wait_stopped(proc)
+            editor.write(b"saved\n")
+            editor.flush()
+        proc.send_signal(signal.SIGCONT)
+        if args[0] == "edit":  # (it stops again once its second file is in place)
+            wait_stopped(proc)
+            proc.send_signal(signal.SIGCONT)
+        out, err = proc.stdout.read(), proc.stderr.read()
+        assert proc.wait(timeout=30) == 1 and json.loads(out)["error"]["code"] == "CONFLICT", (args, out, err)
+        assert (root / target).read_bytes() == before + b"saved\n", args
+    assert (root / "two.txt").read_text() == "2\n"

@@ -356,7 +356,7 @@ def test_ts_sdk_carries_the_words_of_the_later_errors(outcomes):
     errors = {case: outcomes["ts"][case]["structuredContent"]["error"] for case in (
         "named-utf16-not-utf16", "edits-json-does-not-parse",
     )}  # fmt: skip
-    assert "does not read as utf-16: it is ASCII text" in errors["named-utf16-not-utf16"]["message"]
+    assert "0x0A bytes are no line breaks" in errors["named-utf16-not-utf16"]["message"]
     assert "does not parse (Expecting" in errors["edits-json-does-not-parse"]["message"]
 
 
