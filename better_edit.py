@@ -11242,15 +11242,20 @@ class _CommitRun:
             if fc.how == "in_place":
                 self.warnings.append(_in_place_warning(fc))
             folders.setdefault(fc.place.folder.path, fc.place.folder)
-        for fc in self._each():  # (every file once all are in place: undone, the old files come back)
-            if fc.how in ("rename", "delete") and not _old_as_read(fc):
-                raise ToolError("CONFLICT", "conflict", file=fc.file)
+        self._old_files_as_read()
         for path, folder in sorted(folders.items()):
             try:
                 _fsync_folder_strict(path, folder)
             except OSError as exc:  # (named by the folder, not by the last file written)
                 raise os_error(exc, path) from None
         self.current = "journal"
+
+    def _old_files_as_read(self):
+        """CONFLICT (the commit is then undone: the old files come back) when an old file a rename
+        replaced or a delete removed was written since it was read; every file, once all are in place."""
+        for fc in self._each():
+            if fc.how in ("rename", "delete") and not _old_as_read(fc):
+                raise ToolError("CONFLICT", "conflict", file=fc.file)
 
     def undo(self, exc, event):
         """Put every file back; returns the error to raise (`exc` itself when it says it all)."""
@@ -17980,14 +17985,18 @@ def _command_tool(lang, argv, position):
     for tool in TOOLS:
         if tool.cli and tool.cli == word:
             return tool
+    _print_error(f"{PROGRAM}: " + _no_command(lang, argv, position))
+    return None
+
+
+def _no_command(lang, argv, position):
+    """What to say of a word that is no command: a command's option put before the command
+    (`-o json read`) took that word as its value; else the commands there are."""
     names = [tool.cli for tool in TOOLS if tool.cli]
     command = next((arg for arg in argv[position + 1 :] if arg in names), None)
     if command and position and argv[position - 1].startswith("-"):
-        said = tr(lang, "cli.option_first", option=argv[position - 1], word=word, command=command)
-    else:
-        said = tr(lang, "cli.bad_command", word=word, commands=", ".join(names))
-    _print_error(f"{PROGRAM}: " + said)
-    return None
+        return tr(lang, "cli.option_first", option=argv[position - 1], word=argv[position], command=command)
+    return tr(lang, "cli.bad_command", word=argv[position], commands=", ".join(names))
 
 
 def _main_command(lang, argv, position):
