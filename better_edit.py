@@ -2325,16 +2325,32 @@ def _refuse_not_wide(raw, text, file, codec):
     """ENCODING for a file without a BOM named UTF-16 or UTF-32 that is not: most bytes decode in
     them, so the other byte order, or an ASCII file named so by mistake, read as one line of other
     characters, and an edit wrote the whole file anew in that encoding. Only on strong evidence:
-    the file breaks no line in this encoding and does in the other byte order, or it ends with a
-    0x0A byte and holds no NUL: a text file of one byte a character or UTF-8, with its final
-    newline. (A line of UTF-16 characters alone can hold 0x0A bytes: `上海`, `ਪੰਜਾਬੀ`; it ends
-    with one only when its last character is U+0Axx little-endian or U+xx0A big-endian.)"""
+    the file breaks no line in this encoding and does in the other byte order, or it reads as a
+    UTF-8 (or ASCII) text file of lines (_text_with_lines)."""
     if not raw or b"\n" not in raw or b"\n" in text.body:
         return
-    if "\n" in _other_byte_order(raw, codec) or (raw.endswith(b"\n") and b"\x00" not in raw):
+    if "\n" in _other_byte_order(raw, codec) or _text_with_lines(raw):
         raise ToolError(
             "ENCODING", "encoding_not_wide", file=file, encoding=codec, why_key="why.wide_newlines"
         )
+
+
+_NOT_TEXT = _LazyPattern(rb"[\x00-\x08\x0e-\x1f\x7f]")  # (control bytes no text file holds)
+
+
+def _text_with_lines(raw):
+    """Whether `raw` reads as a text file of lines in UTF-8 (ASCII included): valid UTF-8 with no
+    control byte, lines of four bytes or more on average, and a final newline or two lines at least.
+    UTF-16 characters alone give such bytes rarely: `上海市上海` holds a 0x02, `ਪੰਜਾਬ` a 0x0A every
+    other byte, `往上` big-endian is no UTF-8."""
+    newlines = raw.count(b"\n")
+    if newlines > len(raw) // 4 or not (raw.endswith(b"\n") or newlines >= 2) or _NOT_TEXT.search(raw):
+        return False
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _other_byte_order(raw, codec):
@@ -11242,19 +11258,23 @@ class _CommitRun:
             if fc.how == "in_place":
                 self.warnings.append(_in_place_warning(fc))
             folders.setdefault(fc.place.folder.path, fc.place.folder)
-        self._old_files_as_read()
         for path, folder in sorted(folders.items()):
             try:
                 _fsync_folder_strict(path, folder)
             except OSError as exc:  # (named by the folder, not by the last file written)
                 raise os_error(exc, path) from None
+        self._files_as_committed()
         self.current = "journal"
 
-    def _old_files_as_read(self):
-        """CONFLICT (the commit is then undone: the old files come back) when an old file a rename
-        replaced or a delete removed was written since it was read; every file, once all are in place."""
+    def _files_as_committed(self):
+        """CONFLICT (the commit is then undone: what is ours goes back, what another program saved
+        stays) when, once every file is in place and its folder synced, an old file a rename
+        replaced or a delete removed was written since it was read, or a name the commit filled
+        holds another file now (an editor's save by rename over it)."""
         for fc in self._each():
             if fc.how in ("rename", "delete") and not _old_as_read(fc):
+                raise ToolError("CONFLICT", "conflict", file=fc.file)
+            if fc.how in ("rename", "create") and _identity_of(fc.place.folder, fc.place.name) != fc.new_id:
                 raise ToolError("CONFLICT", "conflict", file=fc.file)
 
     def undo(self, exc, event):

@@ -1891,7 +1891,7 @@ def test_a_file_named_utf16_that_is_not_is_refused_and_left_whole(cli, root, be_
     for name, data in (
         ("u.txt", "héllo wörld\nsecond line\n".encode()),
         ("h.txt", b"hello world\n"),
-        ("s.txt", b"a\nb\nc\nd\n"),
+        ("s.txt", b"line1\nline2\nline3x"),
     ):
         fails(
             cli,
@@ -1913,6 +1913,9 @@ def test_a_file_named_utf16_that_is_not_is_refused_and_left_whole(cli, root, be_
     for name, text, codec in (
         ("sh.txt", "上海", "utf-16-le"),
         ("sh5.txt", "上海市上海", "utf-16-le"),
+        ("pa.txt", "ਪੰਜਾਬੀ", "utf-16-le"),  # (the third pass: lines ending in a 0x0A byte)
+        ("up.txt", "往上", "utf-16-be"),
+        ("smile.txt", "😊", "utf-16-be"),
         ("jp.txt", "あいう", "utf-16-be"),
     ):
         write(root / name, text.encode(codec))

@@ -2558,3 +2558,20 @@ def test_a_save_into_a_file_a_patch_deletes_or_into_an_earlier_file_of_the_call_
         assert proc.wait(timeout=30) == 1 and json.loads(out)["error"]["code"] == "CONFLICT", (args, out, err)
         assert (root / target).read_bytes() == before + b"saved\n", args
     assert (root / "two.txt").read_text() == "2\n"
+
+
+@pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
+def test_a_save_by_rename_over_the_new_file_before_the_commit_point_is_not_taken_for_the_edit(root, be_env):
+    """Found by the third regression pass: an editor that saved by renaming its file over the name
+    the edit had just filled replaced the edit, and the call said ok. Once every file is in place,
+    each name must still hold the file the commit made; else CONFLICT, and the save stands."""
+    (root / "f.txt").write_text("a\nb\n")
+    proc = stopped_at(
+        root, be_env, ["replace", "-f", "f.txt", "-s", "1", "-c", "X", "-o", "json"], "applied:STOP"
+    )
+    (root / "saved.tmp").write_text("saved by the editor\n")
+    os.replace(root / "saved.tmp", root / "f.txt")
+    proc.send_signal(signal.SIGCONT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 1 and json.loads(out)["error"]["code"] == "CONFLICT", (out, err)
+    assert (root / "f.txt").read_text() == "saved by the editor\n"
