@@ -17780,6 +17780,8 @@ def run_cli(ctx, tool, args, output):
         # (edit's items are JSON objects: their errors name JSON keys, as the server's do; but
         # `force` is no item key: the command's --force)
         names = dict(tool_names(prefix=False), force="--force") if tool.name == "edit" else None
+        if exc.fields.get("name") == "edits":  # (the array came from --edits-file)
+            exc.fields["name"] = "--edits-file"
         print_error(ctx.lang, exc.to_dict(ctx.lang, names), output)
         return 2 if exc.code == "INVALID_ARGUMENT" else 1
     except MemoryError:

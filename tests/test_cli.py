@@ -1989,6 +1989,7 @@ def test_an_edits_file_whose_json_does_not_parse_says_where(root, be_env):
     done = run_cli("edit", "--edits-file", "bad.json", cwd=root, env=be_env)
     assert done.returncode == 2, done.stderr
     assert b"is JSON text that does not parse (Expecting value: line 1 column 51 (char 50))" in done.stderr
+    assert b"argument '--edits-file' is JSON" in done.stderr  # (the regression pass: it said 'edits')
     assert (root / "a.py").read_text() == "x = 1\ny = 2\n"
     server = Server(cwd=root, env=be_env)
     try:
