@@ -2553,15 +2553,12 @@ def render_numbered(lines, first):
 
 
 def content_lines(content, body=b""):
-    """docs/behaviour.md#text-model: "" is no line; drop one trailing terminator; split on \\n with
-    the CRs before it (content_newlines: one CR where the file `body` holds \\r\\r\\n itself); a
-    lone CR is text (`x\\r` as a last line keeps it)."""
+    """docs/behaviour.md#text-model: "" is no line; its line breaks as content_newlines() reads them
+    (for the file `body`); one trailing terminator dropped; a lone CR is text (`x\\r` keeps it)."""
     if content == "":
         return []
-    if "\r" in content:
-        breaks = r"\r?\n" if b"\r\r\n" in body else r"\r*\n"
-        return re.split(breaks, re.sub(breaks + r"\Z", "", content, count=1))
-    return content[:-1].split("\n") if content.endswith("\n") else content.split("\n")
+    text = content_newlines(content, body)
+    return (text[:-1] if text.endswith("\n") else text).split("\n")
 
 
 def content_newlines(content, body=b""):
