@@ -101,7 +101,7 @@ lists after 20 entries. With `--lang zh` these labels are Chinese. Here `be-repl
 `old: "def add(a, b):\\n  return a + b"`, indented by 2 spaces where the file has 4:
 
 ```json
-{"content": [{"type": "text", "text": "MISMATCH: old was not found in calc.py\\nhint: see 'closest': the most similar block, its first difference and a viewed_code_id to retry with\\nclosest: lines 4-5 (similarity 0.97, viewed_code_id v1:4-5:4e6dc19608455994): line 5, column 3: old indents with 2 spaces, the file with 4 spaces\\narguments saved as chip://0a944d"}],
+{"content": [{"type": "text", "text": "MISMATCH: old was not found in calc.py\\nhint: see 'closest': the most similar block, its first difference and a viewed_code_id to retry with\\nclosest: lines 4-5 (similarity 0.97, viewed_code_id v1:4-5:4e6dc19608455994:u37.5d0e3f4a.…): line 5, column 3: old indents with 2 spaces, the file with 4 spaces\\narguments saved as chip://0a944d"}],
  "structuredContent": {"status": "error",
                        "error": {"code": "MISMATCH",
                                  "message": "old was not found in calc.py",
@@ -112,7 +112,7 @@ lists after 20 entries. With `--lang zh` these labels are Chinese. Here `be-repl
                                                                   "expected": "  return a + b",
                                                                   "actual": "    return a + b",
                                                                   "kind": "indentation"},
-                                             "viewed_code_id": "v1:4-5:4e6dc19608455994"},
+                                             "viewed_code_id": "v1:4-5:4e6dc19608455994:u37.5d0e3f4a.…"},
                                  "chip": "0a944d"}},
  "isError": true}
 ```
