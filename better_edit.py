@@ -901,6 +901,23 @@ MESSAGES = {
         "参见 actual: 中这些行的现状，并据此重写 --old；别处与 old 相同的内容是另一段代码",
     ),
     "mismatch_none": ("old was not found in {file}", "在 {file} 中找不到 old"),
+    "content_relative_indent": (
+        "content's first line goes after the indentation of line {line} of {file} (old begins there), "
+        "but its line {content_line} is indented less than that line: indentation gives {file} its "
+        "meaning, and written as given that line would leave the block line {line} is in",
+        "content 的第一行接在 {file} 第 {line} 行的缩进之后（old 从那里开始），但其第 {content_line} 行的缩进"
+        "比该行少：{file} 的含义取决于缩进，按原样写入，该行会离开第 {line} 行所在的代码块",
+    ),
+    "content_relative_indent.hint": (
+        "send old from the start of its line, with its indentation, and each line of content with its "
+        "whole indentation; or pass {force} to write content as given",
+        "请从行首开始发送 old（带缩进），并让 content 的每一行都带完整的缩进；若确要按原样写入请传 {force}",
+    ),
+    "content_relative_indent.hint.cli": (
+        "send --old from the start of its line, with its indentation, and each line of content with its "
+        "whole indentation; or pass --force to write content as given",
+        "请从行首开始发送 --old（带缩进），并让 content 的每一行都带完整的缩进；若确要按原样写入请加 --force",
+    ),
     "old_in_word": (
         "old cuts a word at line {line} of {file}: it has {ours!r} where the file has {word!r}",
         "old 在 {file} 第 {line} 行截断了一个词：old 中为 {ours!r}，文件中是 {word!r}",
@@ -1359,6 +1376,11 @@ MESSAGES = {
         "old began after the indentation of line {line}, and content's first line began with that "
         "indentation too: it was written once, not twice",
         "old 从第 {line} 行的缩进之后开始，而 content 的第一行也以该缩进开头：缩进只写入一次，而非两次",
+    ),
+    "w.indent_once_inside": (
+        "old began inside the indentation of line {line}, and content's first line began with the "
+        "line's whole indentation: it was written once, not partly twice",
+        "old 从第 {line} 行的缩进中间开始，而 content 的第一行带有该行完整的缩进：缩进只写入一次，而非部分重复",
     ),
     "w.last_line_repeated": (
         "content's last line {text} is also line {line}, right after the replaced lines {start}-{end}: "
@@ -13528,6 +13550,8 @@ def _replace_old(ctx, args, opened):
     content = _no_second_bom(text, a + col_s, args["content"])  # (at the start of a file with a BOM)
     replacement = _match_trailing_newline(content_newlines(content, body), col_e == -1).replace("\n", eol)
     replacement = _indented_once(region[0][0], col_s, replacement, args["old"], warnings, line_s)
+    if not args.get("force"):
+        _refuse_relative_lines(opened, region[0][0][:col_s], replacement, line_s)
     new_region = replace_in_lines(region, col_s, col_e, replacement)
     placeholder_guard(args, opened, args["content"], replaced, cut=(args["content"], args["old"]))
     plan = (a, text.encode(new_region, new=replacement), b)
@@ -13593,21 +13617,52 @@ def _word_around(text, at):
 
 def _indented_once(first_text, col_s, replacement, old, warnings, line):
     """`replacement` without the indentation its first line repeats: `old` began at the first
-    non-blank character of its line, and the content's first line begins with the same indentation
-    (copied as a whole line), which would otherwise stand twice. Not when the content is `old`
-    itself with that indentation in front: then the indentation is what is meant to change."""
-    head = first_text[:col_s]
+    non-blank character of its line, or inside its indentation, and the content's first line
+    begins with the line's whole indentation (copied as a whole line), part of which would
+    otherwise stand twice. Not when the content is `old` itself with more indentation in front:
+    then the indentation is what is meant to change."""
+    head, indent = first_text[:col_s], _indentation(first_text)
     if (
         not head
-        or head.strip()
-        or not first_text[col_s : col_s + 1].strip()
-        or not replacement.startswith(head)
+        or len(head) > len(indent)
+        or indent == first_text
+        or not replacement.startswith(indent)
         or _strip_one_newline(normalize_newlines(replacement[len(head) :]))
         == _strip_one_newline(normalize_newlines(old))
     ):
         return replacement
-    warnings.append(("w.indent_once", {"line": line}))
+    key = "w.indent_once" if head == indent else "w.indent_once_inside"
+    warnings.append((key, {"line": line}))
     return replacement[len(head) :]
+
+
+def _refuse_relative_lines(opened, head, replacement, line):
+    """INVALID_ARGUMENT when `old` began at the first non-blank character of its line (after the
+    indentation `head`), content's first line has no indentation (written after `head`) and a
+    later line of it is not indented by `head` at least, in a language whose blocks are made by
+    indentation: `old: "x = 1"`, `content: "if x:\n    x = 2"` put the `if` inside the block and its
+    body outside. Which of the two readings content meant (relative to `old`, or lines as they
+    are) cannot be told, so neither is guessed."""
+    if not head or head.strip() or replacement[:1] in (" ", "\t", "\r", "\n"):
+        return
+    if _language_of(opened.real, opened.text) not in _OFFSIDE:
+        return
+    for number, text in enumerate(replacement.split("\n")[1:], 2):
+        if text.strip() and not text.startswith(head):
+            raise ToolError(
+                "INVALID_ARGUMENT",
+                "content_relative_indent",
+                file=opened.file,
+                line=line,
+                content_line=number,
+            )
+
+
+_OFFSIDE = frozenset(("python", "yaml", "haskell"))  # (languages whose blocks are made by indentation)
+
+
+def _indentation(line):
+    return line[: len(line) - len(line.lstrip(" \t"))]
 
 
 def _match_trailing_newline(content, old_ends_a_line):

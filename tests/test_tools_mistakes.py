@@ -320,6 +320,7 @@ def test_old_without_its_indentation_and_content_with_it_indent_once(root, be_en
         ("if x:\n        y()", "    if x:\n        z()", "    if x:\n        z()\n", True),
         ("return x", "return x + 1", "    return x + 1\n", False),
         ("  return x", "  return x + 1", "    return x + 1\n", False),  # (old began in the indentation)
+        ("  return x", "    return x + 1", "    return x + 1\n", True),  # (... content a whole line)
         ("return x", "    return x", "        return x\n", False),  # (only indented: that is the change)
     ]
     for old, content, want, said in cases:
@@ -332,7 +333,56 @@ def test_old_without_its_indentation_and_content_with_it_indent_once(root, be_en
             and ("        if" not in text)
             and (content == "    return x") == ("        return" in text)
         ), (old, text)
-        assert any("written once, not twice" in w for w in result.get("warnings", [])) == said, result
+        assert any("written once, not" in w for w in result.get("warnings", [])) == said, result
+
+
+def test_old_inside_the_indentation_and_content_as_whole_lines_is_written_once(server, root):
+    """Found by an attack: `old` copied with two spaces too few (`      x = 1` in a line indented by
+    8) and content as the whole line (`        x = 2`) kept the two spaces before `old` and added
+    the content's eight: a line indented by 10, an IndentationError, and `ok` with no warning. Go's
+    tabs and a be-edit item went the same way."""
+    source = "def f():\n    if True:\n        x = 1\n        y = 2\n    return x\n"
+    (root / "a.py").write_text(source)
+    result = server.ok("be-replace", {"file": "a.py", "old": "      x = 1", "content": "        x = 2"})
+    assert (root / "a.py").read_text() == source.replace("x = 1", "x = 2")
+    assert "inside the indentation of line 3" in " ".join(result["warnings"]), result
+    (root / "m.go").write_text("func f() {\n\tif ok {\n\t\tx := 1\n\t}\n}\n")
+    items = [{"op": "replace", "file": "m.go", "old": "\tx := 1", "content": "\t\tx := 2"}]
+    server.ok("be-edit", {"edits": items})
+    assert (root / "m.go").read_text() == "func f() {\n\tif ok {\n\t\tx := 2\n\t}\n}\n"
+
+
+def test_content_relative_to_old_in_an_indented_language_is_refused(root, be_env, server):
+    """Found by an attack: `old: "x = 1"` (a line indented by 8) with content `"if x:\n    x = 2"`
+    gave `        if x:` and `    x = 2`: the body left the block, an IndentationError, and `ok`.
+    Whether content's later lines are relative to `old` or meant as they stand cannot be told, so
+    in Python, YAML and Haskell such a replace is refused, naming the line, and `force` writes it
+    as given. Later lines with the line's indentation, and brace languages, are written as before."""
+    source = "def f():\n    if True:\n        x = 1\n    return x\n"
+    (root / "b.py").write_text(source)
+    done = run_cli("replace", "-f", "b.py", "--old", "x = 1", "-c", "if x:\n    x = 2", cwd=root, env=be_env)
+    assert done.returncode == 2 and (root / "b.py").read_text() == source, done.stderr
+    assert b"its line 2 is indented less than that line" in done.stderr and b"--force" in done.stderr
+    error = server.err(
+        "be-replace", "INVALID_ARGUMENT", {"file": "b.py", "old": "x = 1", "content": "if x:\n    x = 2"}
+    )
+    assert "force: true" in error["hint"], error
+    items = [{"op": "replace", "file": "b.py", "old": "x = 1", "content": "if x:\n    x = 2"}]
+    server.err("be-edit", "INVALID_ARGUMENT", {"edits": items})
+    assert (root / "b.py").read_text() == source
+    server.ok("be-replace", {"file": "b.py", "old": "x = 1", "content": "if x:\n            x = 2"})
+    assert (root / "b.py").read_text() == source.replace("x = 1", "if x:\n            x = 2")
+    (root / "c.yaml").write_text("spec:\n  image: nginx\n")
+    yaml_item = {"file": "c.yaml", "old": "image: nginx", "content": "image: x\nports: [80]"}
+    server.err("be-replace", "INVALID_ARGUMENT", yaml_item)
+    server.ok(
+        "be-replace",
+        {"file": "c.yaml", "old": "image: nginx", "content": "image: x\nports: [80]", "force": True},
+    )
+    assert (root / "c.yaml").read_text() == "spec:\n  image: x\nports: [80]\n"
+    (root / "d.js").write_text("function f() {\n  a();\n}\n")
+    server.ok("be-replace", {"file": "d.js", "old": "a();", "content": "a();\nb();"})
+    assert (root / "d.js").read_text() == "function f() {\n  a();\nb();\n}\n"
 
 
 def test_a_range_one_line_off_whose_edge_line_now_stands_twice_is_said(root, be_env):
