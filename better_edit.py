@@ -942,6 +942,47 @@ MESSAGES = {
         "would add that line, not the code it stands for",
         "content 第 {line} 行看起来是代替原有代码的占位行：{text!r}；插入它只会加入这一行，而不是它所代表的代码",
     ),
+    "content_fenced": (
+        "content is wrapped in a Markdown code fence ({first!r} on its line 1, {closing!r} on its line "
+        "{last}): those lines would be written into {file}",
+        "content 被 Markdown 代码围栏包裹（第 1 行 {first!r}，第 {last} 行 {closing!r}）：这些行会被写入 {file}",
+    ),
+    "content_fenced.hint": (
+        "send the text without the fence lines; or pass {force} if {file} is to hold them",
+        "请发送不含围栏行的文本；若 {file} 确实需要这些行请传 {force}",
+    ),
+    "content_fenced.hint.cli": (
+        "send the text without the fence lines; or pass --force if {file} is to hold them",
+        "请发送不含围栏行的文本；若 {file} 确实需要这些行请加 --force",
+    ),
+    "content_prefixed": (
+        "every line of content starts with the line-number prefix of a read ({first}<TAB> to "
+        "{last}<TAB>): those numbers would be written into {file}",
+        "content 的每一行都以读取结果的行号前缀开头（{first}<TAB> 到 {last}<TAB>）：这些行号会被写入 {file}",
+    ),
+    "content_prefixed.hint": (
+        "send the lines without their N<TAB> prefixes; or pass {force} if {file} is to hold them",
+        "请发送去掉 N<TAB> 前缀的行；若 {file} 确实需要这些前缀请传 {force}",
+    ),
+    "content_prefixed.hint.cli": (
+        "send the lines without their N<TAB> prefixes; or pass --force if {file} is to hold them",
+        "请发送去掉 N<TAB> 前缀的行；若 {file} 确实需要这些前缀请加 --force",
+    ),
+    "content_diff": (
+        "content is a diff (its lines start with '+', '-' or a space, and its '-' lines stand in "
+        "{file}): its signs would be written into {file}",
+        "content 是一个 diff（各行以 '+'、'-' 或空格开头，且其 '-' 行在 {file} 中）：这些符号会被写入 {file}",
+    ),
+    "content_diff.hint": (
+        "send the new text itself, or the diff as {edit}'s `patch`; or pass {force} if {file} is to "
+        "hold those lines",
+        "请发送新文本本身，或把 diff 作为 {edit} 的 `patch` 发送；若 {file} 确实需要这些行请传 {force}",
+    ),
+    "content_diff.hint.cli": (
+        "send the new text itself, or the diff to the `patch` command; or pass --force if {file} is to "
+        "hold those lines",
+        "请发送新文本本身，或用 `patch` 命令应用该 diff；若 {file} 确实需要这些行请加 --force",
+    ),
     "cut_line": (
         "content line {line} is built from a replaced line of {length} characters but lacks its end: built "
         "from a read that showed that line cut, it would delete the part not shown",
@@ -13550,10 +13591,10 @@ def _replace_old(ctx, args, opened):
     content = _no_second_bom(text, a + col_s, args["content"])  # (at the start of a file with a BOM)
     replacement = _match_trailing_newline(content_newlines(content, body), col_e == -1).replace("\n", eol)
     replacement = _indented_once(region[0][0], col_s, replacement, args["old"], warnings, line_s)
-    if not args.get("force"):
-        _refuse_relative_lines(opened, region[0][0][:col_s], replacement, line_s)
     new_region = replace_in_lines(region, col_s, col_e, replacement)
     placeholder_guard(args, opened, args["content"], replaced, cut=(args["content"], args["old"]))
+    if not args.get("force"):
+        _refuse_relative_lines(opened, region[0][0][:col_s], replacement, line_s)
     plan = (a, text.encode(new_region, new=replacement), b)
     if not new_region:  # whole lines deleted: at the end of a file without a final newline, as delete does
         plan = splice_plan(body, a, b, b"", eol.encode())
@@ -13704,6 +13745,58 @@ def placeholder_guard(args, opened, content, replaced, cut=None, insert=False):
     cut = find_cut_line(*(cut or (content, replaced)))
     if cut is not None:
         raise ToolError("PLACEHOLDER", "cut_line", data={"line": cut[0]}, line=cut[0], length=cut[1])
+    if language not in _NOT_CODE:
+        _refuse_wrapped(opened, content, replaced)
+
+
+_NOT_CODE = (None, "markdown", "html", "xml", "vue", "svelte")  # (where fences or `1<TAB>` may be text)
+_WRAP_FENCE = _LazyPattern(r"[ \t]*(```|~~~)[^`]*")
+_WRAP_FENCE_LINE = _LazyPattern(r"^[ \t]*(?:```|~~~)", re.M)
+
+
+def _refuse_wrapped(opened, content, replaced):
+    """INVALID_ARGUMENT when `content` for a file of code carries what came around the code on the
+    agent's side and the file holds nothing like it: a Markdown fence around it, the `N<TAB>`
+    prefixes of a read on every line, or the signs of a diff whose '-' lines stand in the file
+    (the text it replaces, or the whole file)."""
+    lines = _strip_one_newline(normalize_newlines(content)).split("\n")
+    whole = None
+
+    def file_holds(pattern):
+        nonlocal whole
+        whole = opened.text.decode() if whole is None else whole
+        return pattern.search(whole) is not None
+
+    fence = _WRAP_FENCE.fullmatch(lines[0])
+    if fence and len(lines) > 1 and lines[-1].strip() == fence.group(1) and not file_holds(_WRAP_FENCE_LINE):
+        fields = {"first": lines[0], "closing": lines[-1], "last": len(lines)}
+        raise ToolError("INVALID_ARGUMENT", "content_fenced", file=opened.file, **fields)
+    prefixed = _read_prefixed(content)
+    if prefixed and not file_holds(_READ_PREFIXED_LINE):
+        first, last = prefixed[0], prefixed[0] + len(lines) - 1
+        raise ToolError("INVALID_ARGUMENT", "content_prefixed", file=opened.file, first=first, last=last)
+    if _is_diff(lines, lambda: set(_stripped_lines(replaced)) | set(_stripped_lines(opened.text.decode()))):
+        raise ToolError("INVALID_ARGUMENT", "content_diff", file=opened.file)
+
+
+_READ_PREFIXED_LINE = _LazyPattern(r"^[0-9]{1,15}\t", re.M)
+
+
+def _stripped_lines(text):
+    return [line.strip() for line in normalize_newlines(text).split("\n")]
+
+
+def _is_diff(lines, file_lines):
+    """Whether `lines` are a diff's: each empty or starting with '+', '-', ' ' or '@@', some '+'
+    and some '-', and each '-' line (with a letter or a digit) standing in the file (`file_lines()`,
+    a set of stripped lines)."""
+    signs = {line[:1] for line in lines}
+    if len(lines) < 2 or not signs <= {"", "+", "-", " ", "@"} or not {"+", "-"} <= signs:
+        return False
+    if any(line[:1] == "@" and not line.startswith("@@") for line in lines):
+        return False
+    removed = [line[1:].strip() for line in lines if line[:1] == "-" and _ALNUM_TEXT.search(line)]
+    return bool(removed) and all(line in file_lines() for line in removed)
 
 
 def _keeps_every_line(content, replaced):
@@ -16453,9 +16546,11 @@ MESSAGES.update(
         "p.after_line": ("insert after this line: 0 = top, -1 = end", "插入到此行之后：0 为开头，-1 为末尾"),
         "p.force": ("delete even if the range's brackets do not balance", "即使范围内括号不配对也删除"),
         "p.force_placeholder": (
-            "write content even if a line looks like a placeholder for kept code (replace: or old starts or "
-            "ends inside a word)",
-            "即使内容中有像“省略原有代码”的占位行也写入（replace：或 old 在词中间开始或结束）",
+            "write content even if a line looks like a placeholder for kept code, or it looks wrapped "
+            "(a Markdown fence, a read's line numbers, a diff's signs) (replace: or old starts or ends "
+            "inside a word, or content's lines are relative to old)",
+            "即使内容中有像“省略原有代码”的占位行、或看起来被包裹（Markdown 围栏、读取的行号、diff 符号）也写入"
+            "（replace：或 old 在词中间开始或结束，或 content 的行相对于 old 缩进）",
         ),
         "p.verbose": ("also list the matched pairs", "同时列出已配对的符号"),
         "p.outer": ("give the outermost top-level block instead", "改为给出最外层的顶级块"),

@@ -247,3 +247,22 @@ def test_the_examples_in_the_module_docstrings_hold():
 
     results = doctest.testmod(better_edit, optionflags=doctest.ELLIPSIS)
     assert results.failed == 0 and results.attempted >= 4, results
+
+
+def test_no_top_level_name_of_the_module_is_bound_twice():
+    """Found in this project's own work: a second `_FENCE_OPEN` (a pattern for content wrapped in a
+    Markdown fence) took the place of the Markdown scanner's, whose groups it lacked; every scan of
+    Markdown then failed with "no such group". ruff does not report a constant bound twice."""
+    import ast
+    import collections
+
+    import better_edit
+
+    tree = ast.parse(open(better_edit.__file__, encoding="utf-8").read())
+    bound = collections.Counter()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            bound[node.name] += 1
+        targets = [t for t in [*getattr(node, "targets", []), getattr(node, "target", None)] if t]
+        bound.update(name.id for t in targets for name in ast.walk(t) if isinstance(name, ast.Name))
+    assert [name for name, count in bound.items() if count > 1] == []

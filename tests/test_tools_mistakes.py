@@ -265,14 +265,17 @@ def test_content_copied_from_the_same_read_loses_its_prefixes_too(root, be_env):
     for content, want in [
         ("3\t        z()\n4\t    return x", "        z()\n    return x"),
         ("3\t        z()\n4\t        w()\n5\t    return x\n", "        z()\n        w()\n    return x"),
-        ("7\t        z()\n8\t    return x", "7\t        z()\n8\t    return x"),  # (not this read's lines)
     ]:
         (root / "a.py").write_text(source)
         done, result = run_json("replace", "-f", "a.py", "--old", old, "-c", content, cwd=root, env=be_env)
         assert done.returncode == 0, result
         assert (root / "a.py").read_text() == "def f(x):\n    if x:\n" + want + "\n", content
-        said = " ".join(result["warnings"])
-        assert ("content's prefixes taken off" in said) == (not want.startswith("7")), said
+        assert "content's prefixes taken off" in " ".join(result["warnings"]), result
+    # (not this read's lines: in a file of code, refused since 0.3, the content is wrapped)
+    content = "7\t        z()\n8\t    return x"
+    (root / "a.py").write_text(source)
+    done, result = run_json("replace", "-f", "a.py", "--old", old, "-c", content, cwd=root, env=be_env)
+    assert done.returncode == 2 and result["error"]["code"] == "INVALID_ARGUMENT", result
     # (the regression pass: rows of a file whose first column counts like its line numbers are data)
     (root / "fruit.tsv").write_text("1\tapple\n2\tbanana\n3\tcherry\n")
     done, result = run_json(
@@ -294,13 +297,19 @@ def test_content_copied_from_a_read_over_the_lines_it_replaces_loses_its_prefixe
             "    x = load(strict=True)\n    y = parse(x)\n",
         ),
         ("2\t    x = 1\n3\t    y = 2\n4\t    z = 3\n", "    x = 1\n    y = 2\n    z = 3\n"),
-        ("5\t    x = 1\n6\t    y = 2", "5\t    x = 1\n6\t    y = 2\n"),  # (not these lines' numbers)
     ]:
         (root / "a.py").write_text(source)
         result = server.ok("be-replace", {"file": "a.py", "start": 2, "end": 3, "content": content})
         assert (root / "a.py").read_text() == "def a():\n" + want + "    return y\n", content
-        said = " ".join(result.get("warnings", []))
-        assert ("prefixes of a read" in said) == (not want.startswith("5")), said
+        assert "prefixes of a read" in " ".join(result.get("warnings", [])), result
+    # (not these lines' numbers: in a file of code, refused since 0.3, the content is wrapped)
+    args = {"file": "a.py", "start": 2, "end": 3, "content": "5\t    x = 1\n6\t    y = 2"}
+    (root / "a.py").write_text(source)
+    assert "(5<TAB> to 6<TAB>)" in server.err("be-replace", "INVALID_ARGUMENT", args)["message"]
+    assert (root / "a.py").read_text() == source
+    (root / "n.txt").write_text("a\nb\nc\n")  # (text of no language: as sent)
+    server.ok("be-replace", {"file": "n.txt", "start": 2, "end": 3, "content": "5\tx\n6\ty"})
+    assert (root / "n.txt").read_text() == "a\n5\tx\n6\ty\n"
     (root / "ids.tsv").write_text("1\tone\n2\ttwo\n")
     done = run_cli("replace", "-f", "ids.tsv", "-s", "2", "-c", "2\tTWO", cwd=root, env=be_env)
     assert done.returncode == 0 and (root / "ids.tsv").read_text() == "1\tone\n2\tTWO\n"
@@ -1341,3 +1350,44 @@ def test_third_pass_a_continued_list_excuses_no_recipe_and_closest_prefers_the_l
     closest = error["closest"]
     assert (closest["start"], closest["end"], closest["first_difference"]["line"]) == (6, 7, 6), error
     assert closest["viewed_code_id"].startswith("v1:6-7:"), error
+
+
+def test_content_still_wrapped_as_the_agent_saw_it_is_refused(root, server):
+    """Found by an attack: a `be-write` of a read's output (each line `N<TAB>...`), a `be-insert` of
+    lines copied from a read, a `be-replace` whose content was a diff, and content in a Markdown
+    fence were all written into .py files as they came, `ok` with no warning. Content for a file of
+    code that carries a fence, a read's prefixes on every line or a diff's signs is now refused,
+    and nothing is written; `force` writes it as given, and files that hold such lines, Markdown and
+    tables are left to their text."""
+    source = "def add(a, b):\n    return a + b\n"
+    (root / "calc.py").write_text(source)
+    read = "1\tdef add(a, b):\n2\t    return a - b\n"
+    fenced = "```python\ndef add(a, b):\n    return a - b\n```\n"
+    diff = " def add(a, b):\n-    return a + b\n+    return a - b\n"
+    refused = [
+        ("be-write", {"content": read}, "line-number prefix of a read (1<TAB> to 2<TAB>)"),
+        ("be-write", {"content": fenced}, "wrapped in a Markdown code fence"),
+        ("be-insert", {"after_line": 2, "content": "4\tdef sub(a, b):\n5\t    return a - b\n"}, "(4<TAB> to"),
+        ("be-replace", {"start": 1, "end": 2, "content": diff}, "content is a diff"),
+        ("be-replace", {"old": "return a + b", "content": "```\nreturn a - b\n```"}, "code fence"),
+    ]
+    for tool, args, words in refused:
+        error = server.err(tool, "INVALID_ARGUMENT", dict(args, file="calc.py"))
+        assert words in error["message"] and "force: true" in error["hint"], error
+        assert (root / "calc.py").read_text() == source
+    items = [{"op": "write", "file": "new.py", "content": fenced}]
+    server.err("be-edit", "INVALID_ARGUMENT", {"edits": items})
+    assert not (root / "new.py").exists()
+    server.ok("be-write", {"file": "calc.py", "content": fenced, "force": True})
+    assert (root / "calc.py").read_text() == fenced
+    # a file that holds fences (a docstring's example), Markdown, a table of ids, a YAML list: as given
+    doc = 'def f():\n    """Use it:\n\n    ```\n    f()\n    ```\n    """\n'
+    (root / "doc.py").write_text(doc)
+    server.ok("be-replace", {"file": "doc.py", "start": 4, "end": 6, "content": "    ```\n    g()\n    ```"})
+    assert "    g()\n" in (root / "doc.py").read_text()
+    server.ok("be-write", {"file": "notes.md", "content": fenced})
+    assert (root / "notes.md").read_text() == fenced
+    server.ok("be-write", {"file": "ids.tsv", "content": "1\talice\n2\tbob\n"})
+    server.ok("be-write", {"file": "c.yaml", "content": "- a\n- b\n"})
+    (root / "m.py").write_text("x = 1\ny = 2\n")
+    server.ok("be-replace", {"file": "m.py", "start": 2, "end": 2, "content": "y = (\n    -1\n    + 2\n)"})
