@@ -17787,8 +17787,7 @@ def cli_arguments(lang, tool, ns):
     args = {}
     _one_stdin(lang, tool, ns)
     for param in tool.params:
-        value = _cli_value(param, ns)
-        _refuse_undecoded(param, value)
+        value = _undecoded_as_utf8(param, _cli_value(param, ns))
         if value is not None:
             args[param.name] = value
         for kind, flag, _help, *default in param.cli_also:
@@ -17804,11 +17803,16 @@ def cli_arguments(lang, tool, ns):
 _UNDECODED = _LazyPattern("[\udc80-\udcff]")  # (how Python hands over argv bytes that are not UTF-8)
 
 
-def _refuse_undecoded(param, value):
-    """INVALID_ARGUMENT for text of --content or --old holding bytes of the command line that are
-    not UTF-8: there is no text to write in the file's encoding."""
-    if param.name in ("content", "old") and isinstance(value, str) and _UNDECODED.search(value):
-        raise ToolError("INVALID_ARGUMENT", "content_not_utf8", "arg.hint", source=param.flags[0])
+def _undecoded_as_utf8(param, value):
+    """`value`; text of --content or --old holding bytes of the command line that the locale could
+    not decode (LC_ALL=C without UTF-8 mode hands over `ñ` as two escapes) read as UTF-8, or
+    INVALID_ARGUMENT when they are not UTF-8: there is no text to write in the file's encoding."""
+    if param.name not in ("content", "old") or not isinstance(value, str) or not _UNDECODED.search(value):
+        return value
+    try:
+        return os.fsencode(value).decode("utf-8")
+    except (UnicodeError, ValueError):
+        raise ToolError("INVALID_ARGUMENT", "content_not_utf8", "arg.hint", source=param.flags[0]) from None
 
 
 def _cli_value(param, ns):
@@ -17840,19 +17844,31 @@ def _add_also(lang, args, param, kind, flag, extra, default):
     args[param.name] = target
 
 
-def _print(text, stream=None):
+def _print(text, stream=None, is_json=False):
+    """`text` as lines on stdout. Characters its encoding cannot hold (PYTHONIOENCODING=ascii, a C
+    locale without UTF-8 mode) are written as escapes, `\\uXXXX` in JSON: a traceback there came
+    after the edit was made, and a script that retried on its exit status made it twice."""
     stream = stream or sys.stdout
     if stream is None:  # started with that descriptor closed
         raise BrokenPipeError(9, "output closed")
-    stream.write(text)
-    if not text.endswith("\n"):
-        stream.write("\n")
+    text = text if text.endswith("\n") else text + "\n"
+    try:
+        stream.write(text)
+    except UnicodeEncodeError:  # (nothing was written: the whole text is encoded first)
+        if is_json:
+            import json
+
+            text = _NOT_ASCII.sub(lambda m: json.dumps(m.group())[1:-1], text)  # (\\uXXXX, pairs past U+FFFF)
+        stream.write(text.encode(stream.encoding, "backslashreplace").decode(stream.encoding))
+
+
+_NOT_ASCII = _LazyPattern(r"[^\x00-\x7f]")
 
 
 def print_result(lang, tool, result, output):
     """JSON, or text: a summary line, the content or diff, problems found, then warnings."""
     if output == "json":
-        _print(dumps_strict(result, indent=2))
+        _print(dumps_strict(result, indent=2), is_json=True)
         return
     lines = [_summary_line(lang, tool, result)]
     for member in ("content", "diff"):
@@ -17911,7 +17927,7 @@ def print_error(lang, error, output):
     (closed, a full disk) goes to stderr as text instead."""
     if output == "json":
         try:
-            _print(dumps_strict({"error": error}, indent=2))
+            _print(dumps_strict({"error": error}, indent=2), is_json=True)
             return
         except OSError:
             _stdout_to_devnull()
@@ -18241,7 +18257,7 @@ def dump_tools(ctx, form):
     server = Server(ctx)
     tools = server.tool_list(full=form != "json")
     if form == "json":
-        _print(json.dumps(tools, ensure_ascii=False, indent=2))
+        _print(json.dumps(tools, ensure_ascii=False, indent=2), is_json=True)
     else:
         _print(tools_markdown(ctx.lang, tools))
     return 0

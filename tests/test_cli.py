@@ -2135,3 +2135,25 @@ def test_a_command_option_before_the_command_is_named_so(root, be_env):
     assert done.returncode == 2 and b"-o json comes before the command read" in done.stderr, done.stderr
     done = run_cli("frob", "-f", "a.txt", cwd=root, env=be_env)
     assert done.returncode == 2 and b"unknown command 'frob'" in done.stderr, done.stderr
+
+
+def test_an_output_encoding_that_cannot_hold_the_text_gets_escapes_not_a_traceback(root, be_env):
+    """Found by an attack: with PYTHONIOENCODING=ascii (or LC_ALL=C and PYTHONUTF8=0) an insert of
+    `é` was made, then printing its diff raised UnicodeEncodeError: a traceback and exit 1, and a
+    script that retried on failure inserted it twice. Text output now writes escapes, JSON output
+    `\\uXXXX` (still the same JSON), and the exit status is the edit's."""
+    (root / "ins.txt").write_text("a\n")
+    ascii_env = dict(be_env, PYTHONIOENCODING="ascii")
+    done = run_cli("insert", "-f", "ins.txt", "--after-line", "-1", "-c", "é😀", cwd=root, env=ascii_env)
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
+    assert b"+\\xe9\\U0001f600" in done.stdout, done.stdout
+    assert (root / "ins.txt").read_text(encoding="utf-8") == "a\né😀\n"
+    done, answer = run_json("read", "-f", "ins.txt", cwd=root, env=ascii_env)
+    assert done.returncode == 0 and done.stdout.isascii() and answer["content"] == "1\ta\n2\té😀", done
+    done, answer = run_json("read", "-f", "nope-é.txt", cwd=root, env=ascii_env)
+    assert done.returncode == 1 and answer["error"]["code"] == "NOT_FOUND", done
+    # (the same locale hands over UTF-8 arguments as escaped bytes: they are read as UTF-8)
+    c_env = dict(be_env, LC_ALL="C", PYTHONUTF8="0")
+    done = run_cli("replace", "-f", "ins.txt", "-s", "1", "-c", "ñ", cwd=root, env=c_env)
+    assert done.returncode == 0, done.stderr
+    assert (root / "ins.txt").read_text(encoding="utf-8") == "ñ\né😀\n"
