@@ -17853,13 +17853,28 @@ def _print(text, stream=None, is_json=False):
         raise BrokenPipeError(9, "output closed")
     text = text if text.endswith("\n") else text + "\n"
     try:
-        stream.write(text)
+        _write_whole(stream, text)
     except UnicodeEncodeError:  # (nothing was written: the whole text is encoded first)
         if is_json:
             import json
 
             text = _NOT_ASCII.sub(lambda m: json.dumps(m.group())[1:-1], text)  # (\\uXXXX, pairs past U+FFFF)
-        stream.write(text.encode(stream.encoding, "backslashreplace").decode(stream.encoding))
+        _write_whole(stream, text.encode(stream.encoding, "backslashreplace").decode(stream.encoding))
+
+
+def _write_whole(stream, text):
+    """Write `text` whole or raise: a write into a pipe closed midway (`| head`) takes part of a
+    large text and returns that count (io's BufferedWriter); a text stream drops the rest without
+    a word, so it is written as bytes until none is left, and the broken pipe raises. (Windows:
+    as text, for its line endings.)"""
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None or os.name == "nt":
+        stream.write(text)
+        return
+    data = memoryview(text.encode(stream.encoding, stream.errors))
+    stream.flush()
+    while data:
+        data = data[buffer.write(data) :]
 
 
 _NOT_ASCII = _LazyPattern(r"[^\x00-\x7f]")
