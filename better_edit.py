@@ -1059,6 +1059,32 @@ MESSAGES = {
         "{kind} {value!r} not found in {file}",
         "在 {file} 中找不到 {kind} {value!r}",
     ),
+    "target_no_lines": (
+        "function {value!r} is defined at line {line} of {file}, but that line holds more: the function "
+        "whose lines it is in is {other}, and a target names whole lines",
+        "函数 {value!r} 定义在 {file} 第 {line} 行，但该行还包含其他代码：该行所在函数的范围是 {other}，而目标指的是整行",
+    ),
+    "target_shared_line": (
+        "function {value!r} is defined at line {line} of {file}, which also defines {other}: a target "
+        "names whole lines, and that line holds them too",
+        "函数 {value!r} 定义在 {file} 第 {line} 行，该行还定义了 {other}：目标指的是整行，而该行也包含它们",
+    ),
+    "target_shared_line.hint": (
+        "edit that line by number or by old (read it first)",
+        "请按行号或 old 编辑该行（先读取它）",
+    ),
+    "target_shared_line.hint.cli": (
+        "edit that line by number (--start) or by --old (read it first)",
+        "请按行号（--start）或 --old 编辑该行（先读取它）",
+    ),
+    "target_no_lines.hint": (
+        "edit those lines by number or by old (read them first)",
+        "请按行号或 old 编辑这些行（先读取它们）",
+    ),
+    "target_no_lines.hint.cli": (
+        "edit those lines by number (--start, --end) or by --old (read them first)",
+        "请按行号（--start、--end）或 --old 编辑这些行（先读取它们）",
+    ),
     "tag_unclosed": (
         "the element <{value}> that opens at line {line} of {file} has no end tag: it has no range",
         "{file} 第 {line} 行开始的元素 <{value}> 没有结束标签：它没有范围",
@@ -5402,8 +5428,8 @@ def _scan_brackets(
                 top = pop()
                 if pairs is not None:
                     pairs.append((top, m.start()))
-                if not stack and m.start() > limit:
-                    lookahead -= 1
+                if not stack and m.start() > limit and text.find("\n", top[0], m.start()) >= 0:
+                    lookahead -= 1  # (a block of one line, `= {}` in a signature, does not count)
                     if not lookahead:
                         break
                 continue
@@ -7619,7 +7645,7 @@ def _brace_function_range_from(text, language, line_start, line_end, outer, star
     or from `start` when None; raises _Crossed when it needs a block before the restart point."""
     blocks = _brace_blocks(text, language, start, end, line_end, restart)
     index = _BlockIndex(blocks, None if restart is None else restart[0])
-    candidates = _blocks_around(index, line_start, line_end, restart)
+    candidates = _blocks_around(text, index, line_start, line_end, restart)
     chain, blocks = _definition_chain(text, language, candidates, index, (start, end), line_end)
     chain = [c for c in chain if c[2] != "class" or c[3]]  # anonymous classes only gave methods
     if chain:
@@ -7630,17 +7656,22 @@ def _brace_function_range_from(text, language, line_start, line_end, outer, star
     return None
 
 
-def _blocks_around(index, line_start, line_end, restart):
+def _blocks_around(text, index, line_start, line_end, restart):
     """The blocks (brace, close) that hold the lines, and the few that follow (the line may be
-    in a later block's signature), in order of their braces."""
+    in a later block's signature: `_SIGNATURE_LOOKAHEAD` of several lines, and the blocks of one
+    line among them, such as the `= {}` defaults of its parameters), in order of their braces."""
     import bisect
 
     later = index.blocks[bisect.bisect_left(index.closes, line_start) :]  # closing after the line starts
     if restart is not None and any(o < restart[0] for o, _ in later):
         raise _Crossed  # (cannot happen: the depth went down to 0 before the line)
     candidates = sorted(b for b in later if b[0] <= line_end)
-    following = sorted(b for b in later if b[0] > line_end)
-    return candidates + following[:_SIGNATURE_LOOKAHEAD]
+    following, taken = sorted(b for b in later if b[0] > line_end), 0
+    for count, (brace, close) in enumerate(following):
+        if taken == _SIGNATURE_LOOKAHEAD:
+            return candidates + following[:count]
+        taken += text.find("\n", brace, close) >= 0
+    return candidates + following
 
 
 def _definition_chain(text, language, candidates, index, scanned, line_end):
@@ -12578,11 +12609,14 @@ def _named_span(opened, kind, value, occurrence, warnings=None):
         raise ToolError("NOT_FOUND", "not_checkable", file=file, what=kind)
     string = text.decode()
     if kind == "function":
-        spans = _function_spans(string, language, value)
+        astray = []
+        spans = _function_spans(string, language, value, astray)
         if spans:  # several definitions of one name: which one is for the caller to say
             if warnings is not None and occurrence is None and len(spans) > 1:
                 warnings.append(_several_functions(value, spans))
             return spans[_one_of(file, kind, value, occurrence, spans, ambiguous=warnings is None)]
+        if astray:
+            raise _no_lines_of_its_own(file, value, *astray[0])
     else:  # the first element of that name, as the target has always meant, or the `occurrence`th
         elements = _tag_elements(string, language, value)
         if elements:
@@ -12605,6 +12639,28 @@ def _named_span(opened, kind, value, occurrence, warnings=None):
     )
 
 
+def _no_lines_of_its_own(file, value, line, found):
+    """NOT_FOUND for a function defined at `line` whose lines are those of another (`found`, the
+    range of the innermost function there, or None)."""
+    other = (
+        f"{found['kind']} {found.get('name') or '?'} (lines {found['start']}-{found['end']})"
+        if found
+        else "-"
+    )
+    key = "target_no_lines"
+    if found and found["kind"] == "line":  # (a line that defines several)
+        key, other = "target_shared_line", ", ".join(n for n in found["name"].split(", ") if n != value)
+    return ToolError(
+        "NOT_FOUND",
+        key,
+        data={"line": line},
+        file=file,
+        value=_clip(value),
+        line=line,
+        other=other,
+    )
+
+
 def _tag_span(file, string, element, value):
     """(first line, last line) of the element (open offset, close end) a tag target names;
     NOT_FOUND for a void element or one never closed (`<li>` with its end tag left out)."""
@@ -12621,20 +12677,48 @@ def _several_functions(name, spans):
     return ("w.function_several", {"name": _clip(name), "count": len(spans), "where": where})
 
 
-def _definition_spans(string, language, name):
-    """(start, end) of every definition called `name`, in file order."""
+def _definition_spans(string, language, name, astray=None):
+    """(start, end) of every definition called `name`, in file order: the range of the innermost
+    function at its line, when that is the definition of `name`. A definition whose line holds
+    another's (`callback = () => {}` in a method's parameters, `f() {..} g() {..}` on one line)
+    has no lines of its own: a target would take the other one, so it goes into `astray` as
+    (its line, that range) instead."""
     lines = sorted(
         {_line_of(string, pos) for _name, pos in _definitions(string, language, 0, len(string), name)}
     )
-    spans = [function_range(string, language, line) for line in lines]
-    return list(dict.fromkeys((found["start"], found["end"]) for found in spans if found))
+    spans, others = [], None
+    for line in lines:
+        found = function_range(string, language, line)
+        if found and _same_name(found.get("name"), name) and found["start"] == found["end"]:
+            others = _definitions_by_line(string, language) if others is None else others
+            if len(others.get(line, ())) > 1:  # (`class A { f() {..} g() {..} }`: one line)
+                found = {"kind": "line", "name": ", ".join(others[line]), "start": line, "end": line}
+        if found and _same_name(found.get("name"), name):
+            spans.append((found["start"], found["end"]))
+        elif astray is not None:
+            astray.append((line, found))
+    return list(dict.fromkeys(spans))
 
 
-def _function_spans(string, language, name):
+def _definitions_by_line(string, language):
+    """{line: [the names defined on it]} of `string`."""
+    lines = {}
+    for name, pos in _definitions(string, language, 0, len(string)):
+        lines.setdefault(_line_of(string, pos), []).append(name)
+    return lines
+
+
+def _same_name(found, name):
+    """Whether a range's name (`Cart.total`, `Cart::total`, `total`) is that of `name`'s last part."""
+    last = re.split(r"::|[.#]", str(found or ""))[-1]
+    return bool(last) and last == re.split(r"::|[.#]", name)[-1]
+
+
+def _function_spans(string, language, name, astray=None):
     """_definition_spans of `name`; when it has none and is qualified (`Cart.total`, `Cart::total`,
     `shop.Cart.total`), those of its last part inside (at any depth) one of the part before it,
     inside one of the part before that..."""
-    spans = _definition_spans(string, language, name)
+    spans = _definition_spans(string, language, name, astray)
     parts = name.replace("::", ".").split(".")
     if spans or len(parts) < 2 or not all(parts):
         return spans

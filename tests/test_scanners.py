@@ -1805,3 +1805,22 @@ def test_a_bare_arrow_parameter_names_no_function(root, be_env):
     (root / "s.js").write_text(text)
     done = run_cli("read", "-f", "s.js", "--target", "function:sig", cwd=root, env=be_env)
     assert done.returncode == 1 and b"NOT_FOUND" in done.stderr + done.stdout, done
+
+
+def test_a_signature_with_many_one_line_blocks_still_reaches_its_body():
+    """Found by an attack: Kotlin Compose parameters `onX: () -> Unit = {}` on four lines (JS `= {}`
+    defaults, C++ `= {}` arguments alike) used up the four blocks a signature line looks ahead, so
+    the function of its first line was the enclosing object, and `delete --target
+    function:LoginScreen` deleted the whole object. Blocks of one line no longer count."""
+    params = "".join(f"        on{n}: () -> Unit = {{}},\n" for n in range(6))
+    kotlin = (
+        "object Screens {\n    fun header() {\n        text()\n    }\n\n"
+        f"    fun LoginScreen(\n{params}    ) {{\n        text()\n    }}\n}}\n"
+    )
+    for line in (6, 8, 13):
+        assert function_range(kotlin, "kotlin", line) == {
+            "start": 6, "end": 15, "kind": "method", "name": "LoginScreen"
+        }, line  # fmt: skip
+    js = "function parse(a,\n" + "".join(f"  {c} = {{}},\n" for c in "bcdef") + "  g = {}) {\n  return 1\n}\n"
+    assert function_range(js, "javascript", 1) == {"start": 1, "end": 9, "kind": "function", "name": "parse"}
+    assert function_range(js, "javascript", 4)["start"] == 1

@@ -1391,3 +1391,24 @@ def test_content_still_wrapped_as_the_agent_saw_it_is_refused(root, server):
     server.ok("be-write", {"file": "c.yaml", "content": "- a\n- b\n"})
     (root / "m.py").write_text("x = 1\ny = 2\n")
     server.ok("be-replace", {"file": "m.py", "start": 2, "end": 2, "content": "y = (\n    -1\n    + 2\n)"})
+
+
+def test_a_target_never_takes_lines_that_hold_more_than_its_function(root, server):
+    """Found by an attack: `delete --target function:callback` where `callback = () => {}` is a
+    parameter default deleted the whole method whose signature held it, and `function:f` in
+    `class A { f() {..} g() {..} }` deleted the class. A definition whose line belongs to another
+    function's range, or that shares its one line with other definitions, is NOT_FOUND saying so."""
+    method = "class Walker {\n  injectRules (rules, callback = () => {}) {\n    this.read(rules, callback)\n  }\n}\n"
+    (root / "cb.js").write_text(method)
+    error = server.err("be-delete", "NOT_FOUND", {"file": "cb.js", "target": "function:callback"})
+    assert "is defined at line 2 of cb.js, but that line holds more" in error["message"], error
+    assert "injectRules (lines 2-4)" in error["message"], error
+    one_line = "class A { f() { return 1 } }\nfunction c() {\n  return 3\n}\n"
+    (root / "two.js").write_text(one_line)
+    error = server.err("be-delete", "NOT_FOUND", {"file": "two.js", "target": "function:f"})
+    assert "which also defines A" in error["message"], error
+    assert (root / "cb.js").read_text() == method and (root / "two.js").read_text() == one_line
+    server.ok("be-delete", {"file": "two.js", "target": "function:c"})
+    assert (root / "two.js").read_text() == "class A { f() { return 1 } }\n"
+    server.ok("be-delete", {"file": "cb.js", "target": "function:injectRules"})
+    assert (root / "cb.js").read_text() == "class Walker {\n}\n"
