@@ -1492,6 +1492,10 @@ MESSAGES = {
         "{file} was created, yet {near} is there: if you meant that one, write to it instead and remove {file}",
         "已创建 {file}，但 {near} 已存在：若本意是它，请改为写入它并移除 {file}",
     ),
+    "w.preview_refused": (
+        "the edit itself would be refused: {message}",
+        "真正的编辑会被拒绝：{message}",
+    ),
     "w.created_near_preview": (
         "{file} would be created, yet {near} is there: if you meant that one, write to it instead",
         "将创建 {file}，但 {near} 已存在：若本意是它，请改为写入它",
@@ -10754,6 +10758,7 @@ def _prepare_file(ctx, fc):
     (what was made is in `fc`, for _undo_entry to remove)."""
     place = fc.place
     if place.pending:
+        _check_folder_writable(place.folder)  # (root makes folders in a read-only one too)
         place.make_folders(ctx)
     if fc.st is not None and place.lstat() is None:  # read, and gone: another program removed it
         raise ToolError("CONFLICT", "conflict", file=fc.file)
@@ -13114,7 +13119,20 @@ def edit_file(ctx, tool, args, compute):
         change = compute(opened)
         if not args.get("preview"):
             check_writable(place, opened.st)
+        else:
+            change.warnings += _preview_refused(ctx, place, opened.st)
         return finish_edit(ctx, tool, args, opened, change)
+
+
+def _preview_refused(ctx, place, st):
+    """[a warning] when the edit a preview shows would be refused for want of permission, else []."""
+    try:
+        check_writable(place, st) if st is not None or not place.pending else _check_folder_writable(
+            place.folder
+        )
+    except ToolError as exc:
+        return [("w.preview_refused", {"message": exc.to_dict(ctx.lang)["message"]})]
+    return []
 
 
 # --- read (docs/cli.md#read) ----------------------------------------------------------------------
@@ -14079,6 +14097,7 @@ def tool_write(ctx, args):
             result["diff"] = _write_diff(file, text, new_body, warnings) if changed else ""
         if args.get("preview"):
             result["preview"] = True
+            warnings += _preview_refused(ctx, place, st)
         elif not changed:
             warnings.append(("w.unchanged", {}))
         else:

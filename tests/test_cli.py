@@ -2157,3 +2157,33 @@ def test_an_output_encoding_that_cannot_hold_the_text_gets_escapes_not_a_traceba
     done = run_cli("replace", "-f", "ins.txt", "-s", "1", "-c", "ñ", cwd=root, env=c_env)
     assert done.returncode == 0, done.stderr
     assert (root / "ins.txt").read_text(encoding="utf-8") == "ñ\né😀\n"
+
+
+@POSIX
+def test_a_read_only_folder_gets_no_new_folders_and_a_preview_says_the_edit_would_be_refused(root, be_env):
+    """Found by an attack: `write -f rodir/a/b/new.txt` (and edit and patch items) made `a/b` inside
+    a folder without write bits, as root, where `write -f rodir/new.txt` was refused; and
+    `--preview` of an edit of a read-only file said nothing of the PERMISSION the edit then got.
+    The folder is checked before folders are made in it; a preview warns."""
+    (root / "rodir").mkdir()
+    (root / "ro.txt").write_text("a\n")
+    try:
+        os.chmod(root / "rodir", 0o555)
+        os.chmod(root / "ro.txt", 0o444)
+        done = run_cli("write", "-f", "rodir/a/b/new.txt", "-c", "x", cwd=root, env=be_env)
+        assert done.returncode == 1 and b"PERMISSION" in done.stderr, done.stderr
+        items = b'[{"file": "rodir/e/new.txt", "op": "write", "content": "x"}]'
+        done = run_cli("edit", "--edits-file", "-", cwd=root, env=be_env, input=items)
+        assert done.returncode == 1 and list((root / "rodir").iterdir()) == [], done.stderr
+        for args in (
+            ("replace", "-f", "ro.txt", "-s", "1", "-c", "b"),
+            ("write", "-f", "rodir/x/y.txt", "-c", "z"),
+        ):
+            done = run_cli(*args, "--preview", cwd=root, env=be_env)
+            assert (
+                done.returncode == 0 and b"the edit itself would be refused: permission denied" in done.stdout
+            )
+        assert (root / "ro.txt").read_text() == "a\n" and list((root / "rodir").iterdir()) == []
+    finally:
+        os.chmod(root / "rodir", 0o755)
+        os.chmod(root / "ro.txt", 0o644)
