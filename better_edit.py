@@ -7120,13 +7120,20 @@ def _comments_above(lines, originals, offsets, comments, i, lo, shared_first):
         first -= 1
         k = _span_at(comments, starts, lo + offsets[first])
         if k is None:
+            if _LICENCE.search(originals[first]):
+                return first + 1  # (a file's licence above its first definition is no doc comment of it)
             continue
         opened, closed = comments[k]
         line = bisect.bisect_right(offsets, opened - lo) - 1
         if lines[line][: opened - lo - offsets[line]].strip() or (line == 0 and shared_first):
             return min(i, bisect.bisect_right(offsets, closed - lo - 1))
+        if _LICENCE.search("\n".join(originals[line : first + 1])):
+            return first + 1  # (a file's licence above its first definition is no doc comment of it)
         first = line
     return first
+
+
+_LICENCE = _LazyPattern(r"(?i)\bcopyright\b|\blicen[cs]ed under\b|SPDX-License-Identifier")
 
 
 class _Crossed(Exception):

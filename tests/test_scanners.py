@@ -1824,3 +1824,26 @@ def test_a_signature_with_many_one_line_blocks_still_reaches_its_body():
     js = "function parse(a,\n" + "".join(f"  {c} = {{}},\n" for c in "bcdef") + "  g = {}) {\n  return 1\n}\n"
     assert function_range(js, "javascript", 1) == {"start": 1, "end": 9, "kind": "function", "name": "parse"}
     assert function_range(js, "javascript", 4)["start"] == 1
+
+
+def test_a_licence_right_above_a_definition_is_not_its_doc_comment():
+    """Found by an attack: in @sigstore/bundle's error.js the Apache licence `/* ... */` stands right
+    above `class ValidationError`, and `delete --target function:ValidationError` removed it too.
+    A comment naming a copyright, a licence or an SPDX identifier ends the walk up; a doc comment
+    below it still belongs to the definition."""
+    licence = "/*\nCopyright 2023 The Authors.\n\nLicensed under the Apache License.\n*/\n"
+    js = (
+        '"use strict";\n'
+        + licence
+        + "class ValidationError extends Error {\n  constructor() {\n    super();\n  }\n}\n"
+    )
+    assert function_range(js, "javascript", 8) == {
+        "start": 7,
+        "end": 11,
+        "kind": "class",
+        "name": "ValidationError",
+    }
+    spdx = "// SPDX-License-Identifier: MIT\n// Adds two numbers.\nfunction add(a, b) {\n  return a + b\n}\n"
+    assert function_range(spdx, "javascript", 4)["start"] == 2
+    doc = "/** Adds two numbers. */\nfunction add(a, b) {\n  return a + b\n}\n"
+    assert function_range(doc, "javascript", 3)["start"] == 1
