@@ -1837,7 +1837,7 @@ def test_a_licence_right_above_a_definition_is_not_its_doc_comment():
         + licence
         + "class ValidationError extends Error {\n  constructor() {\n    super();\n  }\n}\n"
     )
-    assert function_range(js, "javascript", 8) == {
+    assert function_range(js, "javascript", 7) == {
         "start": 7,
         "end": 11,
         "kind": "class",
