@@ -15103,11 +15103,14 @@ def _write_change(args, opened, exists):
 
 
 def _overlaps(changes, file):
-    """INVALID_ARGUMENT for two items of one file whose ranges overlap (or a write with others)."""
+    """INVALID_ARGUMENT for two items of one file whose ranges overlap (or a write with others):
+    (index, file, error) of each later item of such a pair, once (its first pair)."""
     found = []
     for n, (item, change) in enumerate(changes):
         for other, other_change in changes[n + 1 :]:
             one, two = sorted((item, other), key=lambda i: i["index"])
+            if any(index == two["index"] for index, _file, _error in found):
+                continue  # (four items on one line: three fail, not six pairs)
             if "write" in (item["op"], other["op"]) or _ranges_overlap(change, other_change):
                 found.append((two["index"], two["file"], _overlap_error(one, two)))
             elif _same_insert(item, change, other, other_change):
@@ -15129,8 +15132,13 @@ def _same_insert(item, change, other, other_change):
     if "tagged" in item and "tagged" in other:
         return (item["old_start"], item["tagged"]) == (other["old_start"], other["tagged"])
     same = item["op"] == other["op"] == "insert" and change.first == other_change.first
-    one, two = (_strip_one_newline(normalize_newlines(i["args"].get("content", ""))) for i in (item, other))
-    return same and one == two  # (`log()` and `log()\n` are one line)
+    one, two = (
+        _strip_one_newline(
+            normalize_newlines(content_newlines(i["args"].get("content", ""), change.old_body))
+        )
+        for i in (item, other)
+    )
+    return same and one == two  # (`log()` and `log()\n` are one line; `\r\r\n` as written)
 
 
 def _overlap_error(one, two):

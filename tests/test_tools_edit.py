@@ -1667,3 +1667,26 @@ def test_a_patch_sent_twice_says_it_looks_applied(root, be_env):
     patch = "--- a/svc.py\n+++ b/svc.py\n@@ -2,3 +2,3 @@\n     x = 0\n-    retries = 4\n+    retries = 5\n     return fetch(retries)\n"
     done, answer = run_json("patch", cwd=root, env=be_env, input=patch.encode())
     assert done.returncode == 1 and "looks applied" not in answer["error"]["message"], answer
+
+
+def test_each_failing_item_is_counted_once_and_a_doubled_cr_insert_is_a_repeat(root, be_env):
+    """Found by a differential attack: four items on one line said `6 of 4 items failed` and listed
+    item 3 three times (once per pair); and an insert sent as `x\\r\\r\\n` beside the same one as
+    `x\\n` was taken as two different inserts, so `x` went in twice, although `\\r\\r\\n` is
+    written as one line break."""
+    (root / "k.txt").write_text("a\n")
+    items = [{"file": "k.txt", "start": 1, "content": c} for c in "xyzw"]
+    (root / "e.json").write_text(json.dumps(items))
+    done, answer = run_json("edit", "--edits-file", "e.json", cwd=root, env=be_env)
+    error = answer["error"]
+    assert "[3 of 4 items failed" in error["message"], error
+    assert [f["index"] for f in error["failed"]] == [1, 2, 3], error
+    (root / "r.txt").write_text("a\n")
+    items = [
+        {"file": "r.txt", "after_line": 1, "content": "x\r\r\n"},
+        {"file": "r.txt", "after_line": 1, "content": "x\n"},
+    ]
+    (root / "e.json").write_text(json.dumps(items))
+    done, answer = run_json("edit", "--edits-file", "e.json", cwd=root, env=be_env)
+    assert done.returncode == 2 and "insert the same lines" in answer["error"]["message"], answer
+    assert (root / "r.txt").read_text() == "a\n"
