@@ -1915,6 +1915,10 @@ MESSAGES = {
         "unknown tool {name!r}; closest: {closest}",
         "未知工具 {name!r}；最接近的：{closest}",
     ),
+    "mcp.unknown_tool_patch": (
+        "unknown tool {name!r}; a unified diff is applied by {edit} with its `patch` argument",
+        "未知工具 {name!r}；统一格式 diff 请用 {edit} 的 `patch` 参数应用",
+    ),
     "mcp.parse_error": (
         "parse error: the line is not JSON (first problem at character {position})",
         "解析错误：该行不是 JSON（第一个问题位于第 {position} 个字符）",
@@ -17524,6 +17528,11 @@ class Server:
             return _rpc_error(request_id, -32602, message, {"closest": closest})
         name = _clip(params["name"])  # (no tool name is near one of 60 characters)
         closest = difflib.get_close_matches(name, names, n=3, cutoff=0.3) or names[:3]
+        if "patch" in name.lower():  # (the CLI's `patch`, a host's apply_patch: be-edit takes diffs)
+            edit = self._names()["edit"]
+            closest = [edit] + [n for n in closest if n != edit][:2]
+            message = tr(self.ctx.lang, "mcp.unknown_tool_patch", name=name, edit=edit)
+            return _rpc_error(request_id, -32602, message, {"closest": closest})
         message = tr(self.ctx.lang, "mcp.unknown_tool", name=name, closest=", ".join(closest))
         return _rpc_error(request_id, -32602, message, {"closest": closest})
 

@@ -406,6 +406,20 @@ def test_a_tools_call_without_a_tool_name_says_so(serve):
         assert "None" not in reply["error"]["message"] and reply["error"]["data"]["closest"], reply
 
 
+def test_an_unknown_patch_tool_points_at_be_edit_and_its_patch_argument(serve):
+    """Found by the agent-mistakes attack: `be-patch` (the CLI has `patch`; hosts call theirs
+    `apply_patch`) got `closest: be-replace, be-balance, be-insert-chip`, none of which takes a
+    diff. Any unknown name with "patch" in it now names be-edit and its `patch` argument."""
+    server = serve()
+    for name in ("be-patch", "apply_patch"):
+        reply = server.request("tools/call", {"name": name, "arguments": {}})
+        error = reply["error"]
+        assert error["code"] == -32602 and error["data"]["closest"][0] == "be-edit", reply
+        assert "a unified diff is applied by be-edit with its `patch` argument" in error["message"], reply
+    reply = server.request("tools/call", {"name": "be-reed", "arguments": {}})
+    assert reply["error"]["data"]["closest"][0] == "be-read", reply
+
+
 def test_eof_without_any_request_exits_zero(serve):
     server = serve(init=False)
     assert server.close(timeout=5) == 0
