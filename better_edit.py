@@ -1134,6 +1134,16 @@ MESSAGES = {
         "自读取第 {start}-{end} 行以来 {file} 在读取结果看不到之处被修改（viewed_code_id {id}）：这些行的文本相同，"
         "但换行符、末尾换行或其周围的字节变了",
     ),
+    "stale_view_other_file": (
+        "{file} is not the file lines {start}-{end} were read from (viewed_code_id {id}): that read was "
+        "of {other}",
+        "{file} 不是读取第 {start}-{end} 行时的那个文件（viewed_code_id {id}）：那次读取的是 {other}",
+    ),
+    "stale_view_other_file.hint": (
+        "a viewed_code_id holds only for the file it was read from (a name that now leads to another "
+        "file is another file): read this file and use the viewed_code_id of that read",
+        "viewed_code_id 只对读取它的那个文件有效（现在指向另一个文件的名字即是另一个文件）：请读取此文件并使用该次读取的 viewed_code_id",
+    ),
     "view_moved_past": (
         "lines {start}-{end} of {file} moved since they were read (viewed_code_id {id}), and the edit "
         "reaches past them: only an edit inside lines that moved follows them",
@@ -8533,6 +8543,7 @@ class Context:
         self._workspace = workspace
         self._workspace_id = None
         self.views = {}  # viewed_code_id -> rendered text, newest last (server memory, docs/behaviour.md#viewed_code_id)
+        self.view_files = {}  # viewed_code_id -> the real path of the file it was read from
         self.view_chars = 0  # (their characters)
         self.memory_snapshots = []  # used when snapshots are not persisted
         self.session = os.urandom(6).hex()  # marks this process's snapshots (a rollback names others')
@@ -8573,20 +8584,23 @@ class Context:
     def store_dir(self, kind):
         return os.path.join(self.cache_base, kind, self.workspace_id)
 
-    def remember_view(self, token, text):
-        """Keep the text a view showed, for STALE_VIEW's diff: the last VIEW_MEMORY views, and of
-        them no more than VIEW_MEMORY_CHARS characters (the oldest go first). Full reads of a
-        16 MB file after each edit grew the server by 18 MB a read."""
+    def remember_view(self, token, text, real):
+        """Keep the text a view showed, and the real path of the file it showed, for STALE_VIEW's
+        diff: the last VIEW_MEMORY views, and of them no more than VIEW_MEMORY_CHARS characters
+        (the oldest go first). Full reads of a 16 MB file after each edit grew the server by 18 MB
+        a read."""
         self._forget_view(token)
         if len(text) > VIEW_MEMORY_CHARS:
             return
         self.views[token] = text
+        self.view_files[token] = real
         self.view_chars += len(text)
         while len(self.views) > VIEW_MEMORY or self.view_chars > VIEW_MEMORY_CHARS:
             self._forget_view(next(iter(self.views)))
 
     def _forget_view(self, token):
         text = self.views.pop(token, None)
+        self.view_files.pop(token, None)
         if text is not None:
             self.view_chars -= len(text)
 
@@ -12373,7 +12387,19 @@ def _stale_view(ctx, token, opened, vstart, vend, key="stale_view"):
     text = opened.text
     current = render_numbered(_lines_window(text, text.body, vstart, min(vend, text.total())), vstart)
     data = {"current": current}
-    remembered = ctx.views.get(token.strip())
+    remembered, read_from = ctx.views.get(token.strip()), ctx.view_files.get(token.strip())
+    if read_from is not None and read_from != opened.real:  # (not this file's view at all)
+        return ToolError(
+            "STALE_VIEW",
+            "stale_view_other_file",
+            "stale_view_other_file.hint",
+            data=data,
+            file=opened.file,
+            start=vstart,
+            end=vend,
+            id=token,
+            other=read_from,
+        )
     if remembered is not None:
         import difflib
 
@@ -13253,7 +13279,7 @@ def _read_result(ctx, args, opened, window, chunk, shape, warnings, unique=None,
     if warnings:
         result["warnings"] = _local_warnings(ctx, warnings)
     if ctx.mcp and shown is None:  # (a cut line is not what the view covers: no diff against it later)
-        ctx.remember_view(token, content)
+        ctx.remember_view(token, content, real)
     return result
 
 

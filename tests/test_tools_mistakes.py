@@ -1412,3 +1412,24 @@ def test_a_target_never_takes_lines_that_hold_more_than_its_function(root, serve
     assert (root / "two.js").read_text() == "class A { f() { return 1 } }\n"
     server.ok("be-delete", {"file": "cb.js", "target": "function:injectRules"})
     assert (root / "cb.js").read_text() == "class Walker {\n}\n"
+
+
+def test_a_viewed_code_id_of_another_file_says_so(root, server):
+    """Found by an attack: a viewed_code_id read from two.txt, passed with an edit of one.txt (the
+    same text), got "one.txt changed since lines 1-2 were read ... where a read does not show it";
+    one.txt never changed. The server remembers which file a view was read from and says that; so
+    also when the name now leads to another file (a symlink put in its place)."""
+    (root / "one.txt").write_text("a\nb\n")
+    (root / "two.txt").write_text("a\nb\n")
+    token = server.ok("be-read", {"file": "two.txt"})["viewed_code_id"]
+    args = {"file": "one.txt", "start": 1, "end": 2, "content": "x", "viewed_code_id": token}
+    error = server.err("be-replace", "STALE_VIEW", args)
+    assert "one.txt is not the file lines 1-2 were read from" in error["message"], error
+    assert str(root / "two.txt") in error["message"] and "changed since" not in error["message"], error
+    token = server.ok("be-read", {"file": "one.txt"})["viewed_code_id"]
+    (root / "g.txt").write_text("a\nb\n")
+    (root / "one.txt").unlink()
+    (root / "one.txt").symlink_to("g.txt")
+    error = server.err("be-replace", "STALE_VIEW", dict(args, viewed_code_id=token))
+    assert "that read was of " + str(root / "one.txt") in error["message"], error
+    assert (root / "g.txt").read_text() == "a\nb\n" and (root / "two.txt").read_text() == "a\nb\n"
