@@ -472,6 +472,11 @@ MESSAGES = {
         "check free space and the file system; the file was not changed",
         "请检查磁盘空间和文件系统；文件未被修改",
     ),
+    "io_no_space.hint": (
+        "free space on that file system: bytes, or files (inodes, which `df -i` shows: a disk of many "
+        "small files runs out of those first); the file was not changed",
+        "请在该文件系统上腾出空间：字节或文件数（inode，可用 `df -i` 查看：大量小文件会先耗尽 inode）；文件未被修改",
+    ),
     "io_descriptors_restore.hint": (
         "this process may open too few files: raise the limit (ulimit -n), then run any command of this "
         "tool: it finishes putting the file back first",
@@ -2202,6 +2207,7 @@ _OS_HINTS = {
     "EBUSY": "io_busy.hint",
     "EPERM": "permission_eperm.hint",
     "EFBIG": "io_size_limit.hint",
+    "ENOSPC": "io_no_space.hint",
 }
 
 

@@ -2187,3 +2187,22 @@ def test_a_read_only_folder_gets_no_new_folders_and_a_preview_says_the_edit_woul
     finally:
         os.chmod(root / "rodir", 0o755)
         os.chmod(root / "ro.txt", 0o644)
+
+
+def test_a_full_disk_hint_names_inodes_too(root, be_env):
+    """Found by an attack: on a file system out of inodes (a tmpfs with nr_inodes=12, 2 MB free),
+    ENOSPC said "check free space", which `df -h` showed plenty of. The hint names both."""
+    (root / "sp.txt").write_text("a\n")
+    done = run_cli(
+        "replace",
+        "-f",
+        "sp.txt",
+        "-s",
+        "1",
+        "-c",
+        "b",
+        cwd=root,
+        env=dict(be_env, BETTER_EDIT_FAULT="3:ENOSPC"),
+    )
+    assert done.returncode == 1 and b"No space left on device" in done.stderr, done.stderr
+    assert b"`df -i`" in done.stderr and (root / "sp.txt").read_text() == "a\n", done.stderr
