@@ -9861,23 +9861,27 @@ class _Folder:
             os.close(fd)
 
     def sweep_temps(self, name, st=None, listings=None):
-        """Remove temp files of `name` left by killed processes (their pid no longer runs), and
-        their kept names of `name` that are only a second name of the file as it is (`st`): a
-        process killed before its commit record was written. True if a kept name went.
+        """Remove temp files left here by killed processes (their pid no longer runs), and their
+        kept names of a file that are only a second name of that file as it is (`st` for `name`):
+        a process killed before its commit record was written, or whose undo could not remove
+        them (the folder was made read-only meanwhile). True if a kept name of `name` went.
         `listings` ({folder path: names}) keeps this folder's listing for the next file of the
         same call: a be-edit of 500 files in a folder of 5,000 listed it 500 times (2.8 s)."""
         prefix, dropped = _side_prefix(name), False
         for entry in self._side_names(listings):
-            match = (
-                re.fullmatch(r"([0-9]+)-[0-9a-f]{8}\.(tmp|old)", entry[len(prefix) :])
-                if entry.startswith(prefix)
-                else None
-            )
-            if not match or _process_alive(int(match.group(1))):
+            match = _SIDE_NAME.fullmatch(entry)
+            if not match or _process_alive(int(match.group(2))):
                 continue
-            if match.group(2) == "tmp" or self._names_file(entry, st):
+            own = entry.startswith(prefix)
+            if not own and match.group(3) == "old":  # (another file's: when it is a second name of that file)
+                with _suppress_os():
+                    own_st = self.lstat(match.group(1))
+                    if self._names_file(entry, own_st):
+                        self.unlink(entry)
+                continue
+            if match.group(3) == "tmp" or self._names_file(entry, st):
                 self.unlink(entry)
-                dropped = dropped or match.group(2) == "old"
+                dropped = dropped or (own and match.group(3) == "old")
         return dropped
 
     def _side_names(self, listings):
@@ -10754,6 +10758,9 @@ def _fsync_folder_strict(path, folder=None):
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+_SIDE_NAME = _LazyPattern(r"\.(.+)\.be-([0-9]+)-[0-9a-f]{8}\.(tmp|old)", re.S)  # (NAME, pid, kind)
 
 
 def _temp_name(name, kind):

@@ -2206,3 +2206,26 @@ def test_a_full_disk_hint_names_inodes_too(root, be_env):
     )
     assert done.returncode == 1 and b"No space left on device" in done.stderr, done.stderr
     assert b"`df -i`" in done.stderr and (root / "sp.txt").read_text() == "a\n", done.stderr
+
+
+@POSIX
+def test_a_dead_writers_leftovers_beside_another_file_go_with_the_next_edit_in_their_folder(cli, root):
+    """Found by an attack: a folder made read-only while an edit prepared f0.txt left its
+    `.f0.txt.be-PID-X.tmp` and `.old` (a second name of f0.txt) beside it: the undo could not remove
+    them, and only a later edit of f0.txt itself did. An edit of any file of the folder now removes
+    a dead process's temporaries and its kept names that are only another name of their file; a
+    kept name holding other bytes stays (a commit's undo may need it)."""
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    (root / "f0.txt").write_text("old\n")
+    (root / "f1.txt").write_text("a\n")
+    tmp = root / f".f0.txt.be-{dead.pid}-5009b84b.tmp"
+    tmp.write_text("new\n")
+    second = root / f".f0.txt.be-{dead.pid}-678a0ffe.old"
+    os.link(root / "f0.txt", second)
+    other = root / f".f0.txt.be-{dead.pid}-12345678.old"
+    other.write_text("older\n")
+    rc, out = cli("replace", "-f", "f1.txt", "-s", "1", "-c", "b", "-o", "json")
+    assert rc == 0, out
+    assert not tmp.exists() and not second.exists() and other.read_text() == "older\n"
+    assert (root / "f0.txt").read_text() == "old\n" and os.stat(root / "f0.txt").st_nlink == 1
