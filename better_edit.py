@@ -7861,6 +7861,39 @@ def _kind_in(chain, kind):
     return "method" if kind == "function" and chain and chain[-1][2] == "class" else kind
 
 
+def _with_overloads(text, found, start):
+    """`found` (first offset, last offset, kind, name) from the TypeScript overload signatures of
+    its name right above it (`function over(a: string): string;`, and their comments): the
+    function as the compiler sees it. Without them, a delete by target left signatures that no
+    longer had their implementation."""
+    first, last, kind, name = found
+    if not name or kind not in ("function", "method"):
+        return found
+    signature = re.compile(_TS_OVERLOAD.replace("NAME", re.escape(re.split(r"[.#]|::", name)[-1])))
+    top = pos = first
+    while pos > start:
+        above = text.rfind("\n", start, pos - 1) + 1
+        line = text[above:pos].rstrip("\r\n")
+        if signature.fullmatch(line):
+            top = pos = above
+        elif line.rstrip().endswith("*/") and text.rfind("/*", start, pos) >= 0:
+            pos = (
+                text.rfind("\n", start, text.rfind("/*", start, pos)) + 1
+            )  # (a comment: kept if one stands above)
+        elif line.lstrip().startswith("//"):
+            pos = above
+        else:
+            break
+    return found if top == first else (pos, last, kind, name)
+
+
+_TS_OVERLOAD = (  # (`function NAME(...)...;`, or `NAME(...): T;` in a class: never a call, `NAME(x);`)
+    r"[ \t]*(?:(?:export|default|declare|public|private|protected|static|async|abstract|override)\s+)*"
+    r"(?:function\s*\*?\s*NAME\s*(?:<[^\n]*>)?\s*\([^\n]*\)[^\n{;]*"
+    r"|NAME\s*(?:<[^\n]*>)?\s*\([^\n]*\)\s*:[^\n{;]*);[ \t]*(?://[^\n]*)?"
+)
+
+
 def _range_result(text, found, line_start, line):
     """function_range's answer for `found` (first offset, last offset, kind, name): line numbers
     counted from the line asked about, not from the start of a large text."""
@@ -8395,6 +8428,8 @@ def function_range(text, language, line, outer=False):
 def _function_range_in(text, language, line, line_start, outer, start, end):
     if language in _BRACE_LANGUAGES:
         found = _brace_function_range(text, language, line_start, outer, start, end)
+        if found and language == "typescript":
+            found = _with_overloads(text, found, start)
         return _range_result(text, found, line_start, line)
     if language in _INDENT_LANGUAGES:
         found = _indented_function_range(text, language, line_start, outer, start, end)

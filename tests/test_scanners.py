@@ -1847,3 +1847,23 @@ def test_a_licence_right_above_a_definition_is_not_its_doc_comment():
     assert function_range(spdx, "javascript", 4)["start"] == 2
     doc = "/** Adds two numbers. */\nfunction add(a, b) {\n  return a + b\n}\n"
     assert function_range(doc, "javascript", 3)["start"] == 1
+
+
+def test_typescript_overload_signatures_belong_to_their_function():
+    """Found by an attack: `delete --target function:over` removed only the implementation of an
+    overloaded TypeScript function; the signatures above it stayed, and the file no longer
+    compiled. The range starts at the first signature (and its comment); a call right above a
+    function (`init();`) is no signature."""
+    ts = (
+        "import x;\n/** Doc A */\nexport function over(a: string): string;\nexport function over(a: number): number;\n"
+        "export function over(a: any): any {\n  return a;\n}\nclass C {\n  m(a: string): void;\n"
+        "  m(a: any): void {\n    return;\n  }\n}\ninit();\nfunction init() {\n  x();\n}\n"
+    )
+    assert function_range(ts, "typescript", 6) == {"start": 2, "end": 7, "kind": "function", "name": "over"}
+    assert function_range(ts, "typescript", 11) == {"start": 9, "end": 12, "kind": "method", "name": "m"}
+    assert function_range(ts, "typescript", 16) == {
+        "start": 15,
+        "end": 17,
+        "kind": "function",
+        "name": "init",
+    }
