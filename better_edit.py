@@ -7254,7 +7254,9 @@ _CLASS_HEAD = _LazyPattern(
     r"trait|namespace|mod|module|package)\b(?!\s*\()(?:\s+(?:class|struct)\b)?\s*(?:<[^{]*?>\s*)?"
     # (no `=` but in parentheses: `struct p s = {` is a variable; Swift's `where E == T {`, Kotlin's
     # `class A(val a: Int = 1) : B(x = 2) {` are types)
-    r"([A-Za-z_$][\w$.]*(?:::[A-Za-z_]\w*)*(?![\w$.]|::))?(?:[^=()]|==|\((?:[^()]|\([^()]*\))*\))*$"
+    r"([A-Za-z_$][\w$.]*(?:::[A-Za-z_]\w*)*(?![\w$.]|::))?"
+    r"(?:\s*<(?:[^<>{}]|<(?:[^<>{}]|<[^<>{}]*>)*>)*>)?"  # (its type parameters may have defaults: `A<T = any>`)
+    r"(?:[^=()]|==|\((?:[^()]|\([^()]*\))*\))*$"
 )
 _RUST_IMPL = _LazyPattern(
     r"\s*" + _MODIFIERS + r"impl\b\s*(?:<[^{]*?>)?\s*([\w:]+)(?:<[^{]*?>)?(?:\s+for\s+([\w:]+))?"

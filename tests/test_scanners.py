@@ -1867,3 +1867,14 @@ def test_typescript_overload_signatures_belong_to_their_function():
         "kind": "function",
         "name": "init",
     }
+
+
+def test_a_typescript_class_whose_type_parameters_have_defaults_is_a_class():
+    """Found by an attack: `export class ZodError<T = any> extends Error {` was no class (its `=`
+    was read as an assignment), so `function:ZodError` was NOT_FOUND and its getter a function."""
+    ts = "export class ZodError<T = any> extends Error {\n  issues: string[] = [];\n\n  get errors() {\n    return 1;\n  }\n}\n"
+    assert function_range(ts, "typescript", 2) == {"start": 1, "end": 7, "kind": "class", "name": "ZodError"}
+    assert function_range(ts, "typescript", 5)["kind"] == "method"
+    nested = "class A<T = Record<string, any>, U extends X = Y> {\n  m() {\n    return 1;\n  }\n}\n"
+    assert function_range(nested, "typescript", 1)["name"] == "A"
+    assert function_range("struct p s = {\n  1, 2\n};\n", "c", 2) is None  # (still a variable)
