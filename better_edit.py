@@ -835,6 +835,16 @@ MESSAGES = {
         "编辑期间 {file} 被其他程序修改；未写入任何内容",
     ),
     "conflict.hint": ("read the file again and redo the edit", "请重新读取文件后再编辑"),
+    "undone_signal": (
+        "the signal ({signal}) came before the change was written in full: it was undone, every file "
+        "is as it was.",
+        "信号（{signal}）在变更完整写入之前到来：变更已撤销，所有文件保持原样。",
+    ),
+    "undone_signal_left": (
+        "the signal ({signal}) came before the change was written in full, and its undo did not put "
+        "every file back: {detail}",
+        "信号（{signal}）在变更完整写入之前到来，其撤销未能恢复所有文件：{detail}",
+    ),
     "stood_signal": (
         "the change was written in full before the signal ({signal}) came: it stands (event {event_id}); "
         "roll it back to undo it",
@@ -11306,9 +11316,28 @@ def _unwind(run, exc, event):
     state["commit"] = 0
     pending, state["pending"] = state["pending"], None
     if isinstance(exc, _Interrupted) or pending:
+        _say_undone(run.ctx.lang, pending or exc.signum, error if error is not exc else None)
         _die_by(pending or exc.signum)
     if error is not exc:
         raise error from None
+
+
+def _say_undone(lang, signum, error):
+    """On stderr, that a commit a signal stopped before its commit point was undone (or what its
+    undo left, `error`), as _say_stood says a commit past it stands: the process dies by the
+    signal, and its output, which would have said so, never comes."""
+    import signal
+
+    name = signal.Signals(signum).name
+    if isinstance(error, ToolError):
+        said = tr(lang, "undone_signal_left", signal=name, detail=error.to_dict(lang)["message"])
+    else:
+        said = tr(lang, "undone_signal", signal=name)
+    try:
+        _print_error(f"{PROGRAM}: {said}")
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):  # (stderr closed: nothing to say it on)
+        pass
 
 
 def _end_of_commit(stood=None):

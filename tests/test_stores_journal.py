@@ -914,6 +914,23 @@ def test_a_signal_after_the_commit_but_before_its_result_says_the_change_stands(
     assert f"before the signal ({sig.name}) came: it stands".encode() in err and out == b"", err
 
 
+@pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
+def test_a_signal_before_the_commit_point_says_the_change_was_undone(root, cache_dir, be_env):
+    """Found by an attack: SIGTERM while a 3-file edit was being put in place undid it and ended the
+    CLI with status 143 and no word at all, where a signal after the commit point says the change
+    stands. It now says that the change was undone."""
+    reset_tree(root, {f"s{n}.txt": f"a{n}\n".encode() for n in range(3)})
+    items = [{"file": f"s{n}.txt", "start": 1, "content": "x"} for n in range(3)]
+    (root / "e.json").write_text(json.dumps(items))
+    proc = stopped_at(root, be_env, ["edit", "--edits-file", "e.json"], "applied:STOP")
+    os.kill(proc.pid, signal.SIGTERM)
+    os.kill(proc.pid, signal.SIGCONT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGTERM and out == b"", err
+    assert all((root / f"s{n}.txt").read_bytes() == f"a{n}\n".encode() for n in range(3))
+    assert b"the signal (SIGTERM) came before the change was written in full: it was undone" in err, err
+
+
 def test_a_killed_edit_whose_folder_moved_away_is_named_with_where_its_old_text_is(root, cache_dir, be_env):
     """Found by an attack: an edit of sub/r (renamed) and sub/f (hard-linked: written in place) was
     killed after both writes; the user then moved `sub`. The next call could not find the files,
