@@ -12914,7 +12914,7 @@ class Change:
         self.old_body = text.body
         self.plan = plan  # (a, block, b): new body = old_body[:a] + block + old_body[b:]
         # the same before the final-newline rule: whole lines a..b and their new lines, each
-        # terminated (None: `plan` replaces bytes literally, as a replace by `old` does)
+        # terminated (None: `plan` replaces bytes literally, as a whole-file write does)
         self.raw = raw
         self.at = at  # byte offset where line `first` starts in old_body
         self._body = None
@@ -13820,7 +13820,10 @@ def _replace_old(ctx, args, opened):
     fields = {"start": line_s, "end": line_e, "removed": line_e - line_s + 1, "added": added}
     if moved:
         fields["relocated"] = moved
-    return Change(text, plan, line_s, line_e, added, fields, warnings, at=a)
+    # (as whole lines, each terminated: a be-edit applies the final-newline rule once to them all)
+    terminated = new_region if not new_region or new_region.endswith("\n") else new_region + eol
+    raw = (a, text.encode(terminated, new=replacement) if terminated else b"", b)
+    return Change(text, plan, line_s, line_e, added, fields, warnings, at=a, raw=raw)
 
 
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")

@@ -1690,3 +1690,28 @@ def test_each_failing_item_is_counted_once_and_a_doubled_cr_insert_is_a_repeat(r
     done, answer = run_json("edit", "--edits-file", "e.json", cwd=root, env=be_env)
     assert done.returncode == 2 and "insert the same lines" in answer["error"]["message"], answer
     assert (root / "r.txt").read_text() == "a\n"
+
+
+@pytest.mark.parametrize(
+    "body, items, want",
+    [
+        (b"a\nb\nc", [{"old": "b", "content": ""}, {"start": 3}], b"a\n\n"),  # (line 2 stays, empty)
+        (b"x\n\nb", [{"old": "b", "content": ""}, {"after_line": -1, "content": "c"}], b"x\n\nc"),
+        (b"x\na\nb", [{"old": "a\n", "content": ""}, {"start": 3}], b"x"),
+        (b"b\r\na\r\nab", [{"old": "b\r\na", "content": ""}, {"start": 3, "end": 3}], b"\r\n"),
+    ],
+)
+def test_a_replace_by_old_and_an_edit_of_the_unterminated_last_line_below_it_compose(
+    root, be_env, body, items, want
+):
+    """Found by a differential attack: a replace by `old` and a delete (or an append) of the last
+    line of a file without a final newline, in one edit, lost the line the replace left empty,
+    doubled a line break, or gave the file a final newline: the replace's bytes were computed
+    against the file before the call, with the final-newline rule already applied. It now joins
+    the others as whole lines, and the rule is applied once, as for items by line numbers."""
+    (root / "f.txt").write_bytes(body)
+    (root / "e.json").write_text(json.dumps([dict(item, file="f.txt") for item in items]))
+    done, answer = run_json("edit", "--edits-file", "e.json", cwd=root, env=be_env)
+    assert done.returncode == 0, answer
+    assert (root / "f.txt").read_bytes() == want
+    assert answer["files"][0]["total"] == len(want.replace(b"\r\n", b"\n").splitlines()), answer
