@@ -2136,11 +2136,29 @@ def nesting(value):
     return max(depth + isinstance(one, (dict, list)) for one, depth in _values_in(value))
 
 
+_CONTROL = _LazyPattern(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # (all but tab and line feed)
+
+
+def _is_terminal(stream):
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def _shown_on_terminal(text):
+    """`text` with its control characters escaped (`\\x1b`): on a terminal, a file's ESC sequences
+    would be run, not shown (they can rewrite the screen, the title, or what a line seems to say).
+    A pipe or a file gets the bytes as they are: scripts read them."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text) if _CONTROL.search(text) else text
+
+
 def _print_error(text):
     """`text` as a line on stderr; nothing when stderr is closed (`2>&-`): never into stdout, which
-    a script may be reading as a file's text."""
+    a script may be reading as a file's text. On a terminal, control characters are escaped."""
     if sys.stderr is not None:
-        sys.stderr.write(text if text.endswith("\n") else text + "\n")
+        text = text if text.endswith("\n") else text + "\n"
+        sys.stderr.write(_shown_on_terminal(text) if _is_terminal(sys.stderr) else text)
 
 
 class _suppress_os:
@@ -18087,6 +18105,8 @@ def _print(text, stream=None, is_json=False):
     if stream is None:  # started with that descriptor closed
         raise BrokenPipeError(9, "output closed")
     text = text if text.endswith("\n") else text + "\n"
+    if not is_json and _is_terminal(stream):
+        text = _shown_on_terminal(text)
     try:
         _write_whole(stream, text)
     except UnicodeEncodeError:  # (nothing was written: the whole text is encoded first)

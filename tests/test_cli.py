@@ -2229,3 +2229,36 @@ def test_a_dead_writers_leftovers_beside_another_file_go_with_the_next_edit_in_t
     assert rc == 0, out
     assert not tmp.exists() and not second.exists() and other.read_text() == "older\n"
     assert (root / "f0.txt").read_text() == "old\n" and os.stat(root / "f0.txt").st_nlink == 1
+
+
+@POSIX
+def test_control_characters_are_escaped_on_a_terminal_and_kept_in_a_pipe(root, be_env):
+    """A file holding ESC sequences (`ESC]0;title BEL`, `ESC[2J`) was printed raw by `read`: on a
+    terminal they ran (cleared the screen, retitled the window). On a terminal they are now shown
+    escaped (`\\x1b`); a pipe still gets the file's bytes, which scripts read."""
+    import pty
+
+    (root / "esc.txt").write_bytes(b"safe\n\x1b]0;pwned\x07evil\x1b[2J\n")
+    primary, secondary = pty.openpty()
+    done = subprocess.run(
+        [*be_command_prefix(), "read", "-f", "esc.txt"],
+        cwd=root,
+        env=be_env,
+        stdout=secondary,
+        stderr=secondary,
+        timeout=60,
+    )
+    os.close(secondary)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(primary, 65536)
+        except OSError:  # (EIO once the other end is closed)
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(primary)
+    assert done.returncode == 0 and b"\\x1b]0;pwned\\x07evil\\x1b[2J" in shown and b"\x1b" not in shown, shown
+    piped = run_cli("read", "-f", "esc.txt", cwd=root, env=be_env)
+    assert b"2\t\x1b]0;pwned\x07evil\x1b[2J\n" in piped.stdout, piped.stdout
