@@ -7906,10 +7906,10 @@ def _with_overloads(text, found, start):
         line = text[above:pos].rstrip("\r\n")
         if signature.fullmatch(line):
             top = pos = above
-        elif line.rstrip().endswith("*/") and text.rfind("/*", start, pos) >= 0:
-            pos = (
-                text.rfind("\n", start, text.rfind("/*", start, pos)) + 1
-            )  # (a comment: kept if one stands above)
+        elif (
+            line.rstrip().endswith("*/") and text.rfind("/*", start, pos) >= 0
+        ):  # (kept if a signature is above)
+            pos = text.rfind("\n", start, text.rfind("/*", start, pos)) + 1
         elif line.lstrip().startswith("//"):
             pos = above
         else:
