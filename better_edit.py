@@ -13261,9 +13261,7 @@ def edit_file(ctx, tool, args, compute):
 def _preview_refused(ctx, place, st):
     """[a warning] when the edit a preview shows would be refused for want of permission, else []."""
     try:
-        check_writable(place, st) if st is not None or not place.pending else _check_folder_writable(
-            place.folder
-        )
+        check_writable(place, st)  # (a file to create: the folder it goes in, or the last that exists)
     except ToolError as exc:
         return [("w.preview_refused", {"message": exc.to_dict(ctx.lang)["message"]})]
     return []
