@@ -12748,14 +12748,15 @@ def _named_span(opened, kind, value, occurrence, warnings=None):
         raise ToolError("NOT_FOUND", "not_checkable", file=file, what=kind)
     string = text.decode()
     if kind == "function":
-        astray = []
-        spans = _function_spans(string, language, value, astray)
-        if spans:  # several definitions of one name: which one is for the caller to say
+        found = _function_spans(string, language, value, astray=True)
+        if found:  # several definitions of one name: which one is for the caller to say
+            spans = [(f.line, f.line) if isinstance(f, _Astray) else f for f in found]
             if warnings is not None and occurrence is None and len(spans) > 1:
                 warnings.append(_several_functions(value, spans))
-            return spans[_one_of(file, kind, value, occurrence, spans, ambiguous=warnings is None)]
-        if astray:
-            raise _no_lines_of_its_own(file, value, *astray[0])
+            chosen = found[_one_of(file, kind, value, occurrence, spans, ambiguous=warnings is None)]
+            if isinstance(chosen, _Astray):
+                raise _no_lines_of_its_own(file, value, chosen)
+            return chosen
     else:  # the first element of that name, as the target has always meant, or the `occurrence`th
         elements = _tag_elements(string, language, value)
         if elements:
@@ -12778,26 +12779,25 @@ def _named_span(opened, kind, value, occurrence, warnings=None):
     )
 
 
-def _no_lines_of_its_own(file, value, line, found):
-    """NOT_FOUND for a function defined at `line` whose lines are those of another (`found`, the
-    range of the innermost function there, or None)."""
-    other = (
-        f"{found['kind']} {found.get('name') or '?'} (lines {found['start']}-{found['end']})"
-        if found
-        else "-"
-    )
-    key = "target_no_lines"
-    if found and found["kind"] == "line":  # (a line that defines several)
-        key, other = "target_shared_line", ", ".join(n for n in found["name"].split(", ") if n != value)
-    return ToolError(
-        "NOT_FOUND",
-        key,
-        data={"line": line},
-        file=file,
-        value=_clip(value),
-        line=line,
-        other=other,
-    )
+# A definition with no lines of its own (_definition_spans): its line, and either the range of the
+# function whose lines they are (`found`), or the other names its one line defines (`shared`).
+_Astray = collections.namedtuple("_Astray", "line found shared")
+
+
+def _no_lines_of_its_own(file, value, astray):
+    """NOT_FOUND for a function whose line belongs to another function, or defines others too."""
+    found = astray.found
+    if astray.shared:
+        key, other = "target_shared_line", ", ".join(astray.shared)
+    else:
+        key = "target_no_lines"
+        other = (
+            f"{found['kind']} {found.get('name') or '?'} (lines {found['start']}-{found['end']})"
+            if found
+            else "-"
+        )
+    fields = {"file": file, "value": _clip(value), "line": astray.line, "other": other}
+    return ToolError("NOT_FOUND", key, data={"line": astray.line}, **fields)
 
 
 def _tag_span(file, string, element, value):
@@ -12816,35 +12816,56 @@ def _several_functions(name, spans):
     return ("w.function_several", {"name": _clip(name), "count": len(spans), "where": where})
 
 
-def _definition_spans(string, language, name, astray=None):
+def _definition_spans(string, language, name, astray=False):
     """(start, end) of every definition called `name`, in file order: the range of the innermost
     function at its line, when that is the definition of `name`. A definition whose line holds
-    another's (`callback = () => {}` in a method's parameters, `f() {..} g() {..}` on one line)
-    has no lines of its own: a target would take the other one, so it goes into `astray` as
-    (its line, that range) instead."""
-    lines = sorted(
-        {_line_of(string, pos) for _name, pos in _definitions(string, language, 0, len(string), name)}
-    )
-    spans, others = [], None
-    for line in lines:
-        found = function_range(string, language, line)
-        if found and _same_name(found.get("name"), name) and found["start"] == found["end"]:
-            others = _definitions_by_line(string, language) if others is None else others
-            if len(others.get(line, ())) > 1:  # (`class A { f() {..} g() {..} }`: one line)
-                found = {"kind": "line", "name": ", ".join(others[line]), "start": line, "end": line}
-        if found and _same_name(found.get("name"), name):
-            spans.append((found["start"], found["end"]))
-        elif astray is not None:
-            astray.append((line, found))
-    return list(dict.fromkeys(spans))
+    another's (`callback = () => {}` in a method's parameters), or whose one line also holds a
+    definition outside it (`class A { f() {..} }`, `f() {..} g() {..}`), has no lines of its own:
+    a target would take more than it. With `astray`, such a one stands in the list as an
+    _Astray (so that occurrences count every definition); without, it is left out."""
+    positions = {}
+    for _name, pos in _definitions(string, language, 0, len(string), name):
+        positions.setdefault(_line_of(string, pos), pos)
+    spans, by_line = [], None
+    for line, pos in sorted(positions.items()):
+        found, shared = function_range(string, language, line), ()
+        one_line = bool(found) and found["start"] == found["end"] == line  # (its own, or a closure in it)
+        if one_line:
+            by_line = _definitions_by_line(string, language) if by_line is None else by_line
+            shared = _defined_beside(string, language, pos, by_line.get(line, {}))
+        if found and (one_line or _same_name(found.get("name"), name)) and not shared:
+            if (found["start"], found["end"]) not in spans:
+                spans.append((found["start"], found["end"]))
+        elif astray:
+            spans.append(_Astray(line, found, shared))
+    return spans
 
 
 def _definitions_by_line(string, language):
-    """{line: [the names defined on it]} of `string`."""
+    """{line: {name offset: name}} of the definitions of `string`."""
     lines = {}
     for name, pos in _definitions(string, language, 0, len(string)):
-        lines.setdefault(_line_of(string, pos), []).append(name)
+        lines.setdefault(_line_of(string, pos), {})[pos] = name
     return lines
+
+
+def _defined_beside(string, language, pos, on_line):
+    """The names of the definitions on the line of the one named at `pos` (`on_line`: {offset:
+    name}) that stand outside it: before it (a class around it, a function before it), or after
+    it outside every block that opens after its name (not a closure in its body)."""
+    start = string.rfind("\n", 0, pos) + 1
+    end = _line_end(string, start, len(string))
+    blocks = None
+    beside = []
+    for other, other_name in sorted(on_line.items()):
+        if other == pos:
+            continue
+        if other > pos:
+            blocks = _brace_blocks(string, language, start, end) if blocks is None else blocks
+            if any(pos < brace < other < close for brace, close in blocks):
+                continue  # (inside a block after its name: its own)
+        beside.append(other_name)
+    return list(dict.fromkeys(beside))
 
 
 def _same_name(found, name):
@@ -12853,7 +12874,7 @@ def _same_name(found, name):
     return bool(last) and last == re.split(r"::|[.#]", name)[-1]
 
 
-def _function_spans(string, language, name, astray=None):
+def _function_spans(string, language, name, astray=False):
     """_definition_spans of `name`; when it has none and is qualified (`Cart.total`, `Cart::total`,
     `shop.Cart.total`), those of its last part inside (at any depth) one of the part before it,
     inside one of the part before that..."""

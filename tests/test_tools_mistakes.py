@@ -1433,3 +1433,36 @@ def test_a_viewed_code_id_of_another_file_says_so(root, server):
     error = server.err("be-replace", "STALE_VIEW", dict(args, viewed_code_id=token))
     assert "that read was of " + str(root / "one.txt") in error["message"], error
     assert (root / "g.txt").read_text() == "a\nb\n" and (root / "two.txt").read_text() == "a\nb\n"
+
+
+def test_one_line_functions_with_closures_stay_targets_and_every_definition_counts(root, server):
+    """Found by the regression pass on the rule above: one-line functions holding a closure or a
+    `= {}` default (`func Run() { go func() { work() }() }`, `function opts(o = {}) {..}`) were
+    NOT_FOUND (62 of 292 such Go functions), and a name defined twice, once on such a line, was no
+    longer AMBIGUOUS: the other definition was edited without a word. Every definition counts for
+    AMBIGUOUS and --occurrence; only one whose line holds more than it is refused."""
+    go = "package p\n\nfunc (v *V) Logf(m string, a ...interface{}) { v.B.Logf(m, a...) }\n\nfunc Run() { go func() { work() }() }\n"
+    (root / "v.go").write_text(go)
+    for name, line in (("Logf", 3), ("Run", 5)):
+        read = server.ok("be-read", {"file": "v.go", "target": f"function:{name}"})
+        assert (read["start"], read["end"]) == (line, line), read
+    js = "function opts(o = {}) { return o; }\nfunction cb(a) { a.forEach((i) => { f(i); }); }\n"
+    (root / "d.js").write_text(js)
+    assert server.ok("be-read", {"file": "d.js", "target": "function:cb"})["start"] == 2
+    two = "class A {\n  render(items) { return items.map((i) => { return i * 2; }); }\n}\nclass B {\n  render(items) {\n    return items;\n  }\n}\n"
+    (root / "two.js").write_text(two)
+    error = server.err(
+        "be-replace", "AMBIGUOUS", {"file": "two.js", "target": "function:render", "content": "  render() {}"}
+    )
+    assert "(lines 2, 5-7)" in error["message"], error
+    server.ok(
+        "be-replace",
+        {
+            "file": "two.js",
+            "target": {"kind": "function", "value": "render", "occurrence": 1},
+            "content": "  render() {}",
+        },
+    )
+    assert (root / "two.js").read_text() == two.replace(
+        "  render(items) { return items.map((i) => { return i * 2; }); }", "  render() {}"
+    )
