@@ -13845,11 +13845,12 @@ def _replace_old(ctx, args, opened):
     eol = dominant_eol(body).decode()
     content = _no_second_bom(text, a + col_s, args["content"])  # (at the start of a file with a BOM)
     replacement = _match_trailing_newline(content_newlines(content, body), col_e == -1).replace("\n", eol)
+    as_sent, old = replacement, _strip_one_newline(normalize_newlines(args["old"]))
     replacement = _indented_once(region[0][0], col_s, replacement, args["old"], warnings, line_s)
     new_region = replace_in_lines(region, col_s, col_e, replacement)
     placeholder_guard(args, opened, args["content"], replaced, cut=(args["content"], args["old"]))
     if not args.get("force"):
-        _refuse_relative_lines(opened, region[0][0][:col_s], replacement, line_s)
+        _refuse_relative_lines(opened, region[0][0][:col_s], as_sent, old, line_s)
     plan = (a, text.encode(new_region, new=replacement), b)
     if not new_region:  # whole lines deleted: at the end of a file without a final newline, as delete does
         plan = splice_plan(body, a, b, b"", eol.encode())
@@ -13935,19 +13936,28 @@ def _indented_once(first_text, col_s, replacement, old, warnings, line):
     return replacement[len(head) :]
 
 
-def _refuse_relative_lines(opened, head, replacement, line):
+def _refuse_relative_lines(opened, head, replacement, old, line):
     """INVALID_ARGUMENT when `old` began at the first non-blank character of its line (after the
     indentation `head`), content's first line has no indentation (written after `head`) and a
     later line of it is not indented by `head` at least, in a language whose blocks are made by
     indentation: `old: "x = 1"`, `content: "if x:\n    x = 2"` put the `if` inside the block and its
     body outside. Which of the two readings content meant (relative to `old`, or lines as they
-    are) cannot be told, so neither is guessed."""
-    if not head or head.strip() or replacement[:1] in (" ", "\t", "\r", "\n"):
+    are) cannot be told, so neither is guessed. Not when `old` has lines of its own after its
+    first (they stand at their whole indentation: content's are read so too), nor for a Python
+    line inside a string or brackets of content (`sql = \"\"\"` then `SELECT 1` at column 0)."""
+    if not head or head.strip() or replacement[:1] in (" ", "\t", "\r", "\n") or "\n" in old:
         return
-    if _language_of(opened.real, opened.text) not in _OFFSIDE:
+    language = _language_of(opened.real, opened.text)
+    if language not in _OFFSIDE:
         return
-    for number, text in enumerate(replacement.split("\n")[1:], 2):
-        if text.strip() and not text.startswith(head):
+    text = replacement.replace("\r\n", "\n")
+    spans = _python_spans(text, 0, len(text)) if language == "python" else []
+    starts, at = [s for s, _ in spans], 0
+    for number, text_line in enumerate(text.split("\n"), 1):
+        at_line, at = at, at + len(text_line) + 1
+        if number == 1 or not text_line.strip() or text_line.startswith(head):
+            continue
+        if not _inside(spans, starts, at_line):
             raise ToolError(
                 "INVALID_ARGUMENT",
                 "content_relative_indent",

@@ -1466,3 +1466,26 @@ def test_one_line_functions_with_closures_stay_targets_and_every_definition_coun
     assert (root / "two.js").read_text() == two.replace(
         "  render(items) { return items.map((i) => { return i * 2; }); }", "  render() {}"
     )
+
+
+def test_content_at_its_whole_indentation_or_after_a_multi_line_old_is_not_taken_for_relative(root, server):
+    """Found by the regression pass on the relative-indentation refusal: it refused correct edits,
+    80 of 3,136 replays of this repository's history: an `old` running out of its block
+    (`said = 1` / `else:` / `said = 2`), content sent at its whole indentation as the hint asks,
+    and a string or brackets whose lines stand at column 0."""
+    source = "def f(x):\n    if x:\n        said = 1\n    else:\n        said = 2\n    return said\n"
+    (root / "e.py").write_text(source)
+    old, content = "said = 1\n    else:\n        said = 2", "said = 10\n    else:\n        said = 20"
+    server.ok("be-replace", {"file": "e.py", "old": old, "content": content})
+    assert (root / "e.py").read_text() == source.replace(old, content)
+    server.ok(
+        "be-replace",
+        {"file": "e.py", "old": "return said", "content": "    return said\n\n\ndef g():\n    return 2"},
+    )
+    assert (root / "e.py").read_text().endswith("    return said\n\n\ndef g():\n    return 2\n")
+    (root / "s.py").write_text('def f():\n    sql = "SELECT 1"\n    return sql\n')
+    server.ok(
+        "be-replace", {"file": "s.py", "old": 'sql = "SELECT 1"', "content": 'sql = """\nSELECT 1\n"""'}
+    )
+    server.ok("be-replace", {"file": "s.py", "old": "return sql", "content": "return run(\nsql)"})
+    assert (root / "s.py").read_text() == 'def f():\n    sql = """\nSELECT 1\n"""\n    return run(\nsql)\n'
