@@ -13988,7 +13988,7 @@ def _match_trailing_newline(content, old_ends_a_line):
     return content
 
 
-def placeholder_guard(args, opened, content, replaced, cut=None, insert=False):
+def placeholder_guard(args, opened, content, replaced, cut=None, insert=False, patch=False):
     """PLACEHOLDER when `content` has a line standing in for kept code ("// ... existing code ...")
     that `replaced` does not hold, or when the text standing in place of a text (`cut`: the pair,
     by default `content` and `replaced`; a replace by old: content and old, as the rest of its lines
@@ -14013,20 +14013,22 @@ def placeholder_guard(args, opened, content, replaced, cut=None, insert=False):
     cut = find_cut_line(*(cut or (content, replaced)))
     if cut is not None:
         raise ToolError("PLACEHOLDER", "cut_line", data={"line": cut[0]}, line=cut[0], length=cut[1])
-    if language not in _NOT_CODE:
-        _refuse_wrapped(opened, content, replaced)
+    if language not in _NOT_CODE and not patch:  # (a hunk's lines are the diff's own: never wrapped)
+        _refuse_wrapped(opened, language, content, replaced)
 
 
 _NOT_CODE = (None, "markdown", "html", "xml", "vue", "svelte")  # (where fences or `1<TAB>` may be text)
-_WRAP_FENCE = _LazyPattern(r"[ \t]*(```|~~~)[^`]*")
+_WRAP_FENCE = _LazyPattern(r"(```|~~~)[^`]*")
 _WRAP_FENCE_LINE = _LazyPattern(r"^[ \t]*(?:```|~~~)", re.M)
 
 
-def _refuse_wrapped(opened, content, replaced):
+def _refuse_wrapped(opened, language, content, replaced):
     """INVALID_ARGUMENT when `content` for a file of code carries what came around the code on the
-    agent's side and the file holds nothing like it: a Markdown fence around it, the `N<TAB>`
-    prefixes of a read on every line, or the signs of a diff whose '-' lines stand in the file
-    (the text it replaces, or the whole file)."""
+    agent's side and the file holds nothing like it: a Markdown fence around it (at column 0: an
+    indented one is a docstring's; not in shell, whose here-documents write Markdown), the
+    `N<TAB>` prefixes of a read on every line (not in SQL, whose COPY rows look so), or the signs
+    of a diff whose '-' lines stand in the file (the text it replaces, or the whole file), in a
+    file that holds no diff itself (a test's fixture)."""
     lines = _strip_one_newline(normalize_newlines(content)).split("\n")
     whole = None
 
@@ -14035,16 +14037,20 @@ def _refuse_wrapped(opened, content, replaced):
         whole = opened.text.decode() if whole is None else whole
         return pattern.search(whole) is not None
 
-    fence = _WRAP_FENCE.fullmatch(lines[0])
-    if fence and len(lines) > 1 and lines[-1].strip() == fence.group(1) and not file_holds(_WRAP_FENCE_LINE):
+    fence = _WRAP_FENCE.fullmatch(lines[0]) if language != "shell" else None
+    if fence and len(lines) > 1 and lines[-1] == fence.group(1) and not file_holds(_WRAP_FENCE_LINE):
         fields = {"first": lines[0], "closing": lines[-1], "last": len(lines)}
         raise ToolError("INVALID_ARGUMENT", "content_fenced", file=opened.file, **fields)
-    prefixed = _read_prefixed(content)
+    prefixed = _read_prefixed(content) if language != "sql" else None
     if prefixed and not file_holds(_READ_PREFIXED_LINE):
         first, last = prefixed[0], prefixed[0] + len(lines) - 1
         raise ToolError("INVALID_ARGUMENT", "content_prefixed", file=opened.file, first=first, last=last)
     if _is_diff(lines, lambda: set(_stripped_lines(replaced)) | set(_stripped_lines(opened.text.decode()))):
-        raise ToolError("INVALID_ARGUMENT", "content_diff", file=opened.file)
+        if not file_holds(_DIFF_HEADER):
+            raise ToolError("INVALID_ARGUMENT", "content_diff", file=opened.file)
+
+
+_DIFF_HEADER = _LazyPattern(r"^[ \t]*(?:@@ -[0-9]|--- \S|\+\+\+ \S)", re.M)
 
 
 _READ_PREFIXED_LINE = _LazyPattern(r"^[0-9]{1,15}\t", re.M)
@@ -16068,7 +16074,7 @@ def _hunk_plan(ctx, item, opened, exists, hunk):
     # (the new side, context lines with it: an added comment above a context line is no prose
     # that an added `// ...` below that line belongs to; the context lines are the file's own)
     kept = "\n".join(line for sign, line in tagged if sign != "+")
-    placeholder_guard(item, opened, "\n".join(line for sign, line in tagged if sign != "-"), kept)
+    placeholder_guard(item, opened, "\n".join(line for sign, line in tagged if sign != "-"), kept, patch=True)
     change = _hunk_splice(opened, start, start + len(old) - 1, tagged)
     change.warnings += warnings + _newline_words(item, change, hunk, start + len(old) - 1 == len(lines))
     return change

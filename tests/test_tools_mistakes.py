@@ -1489,3 +1489,28 @@ def test_content_at_its_whole_indentation_or_after_a_multi_line_old_is_not_taken
     )
     server.ok("be-replace", {"file": "s.py", "old": "return sql", "content": "return run(\nsql)"})
     assert (root / "s.py").read_text() == 'def f():\n    sql = """\nSELECT 1\n"""\n    return run(\nsql)\n'
+
+
+def test_diff_fixtures_docstring_fences_heredocs_and_copy_rows_are_not_taken_for_wrapping(root, server):
+    """Found by the regression pass on the wrapped-content refusal: a diff edited inside a test's
+    diff fixture (by replace and by patch), a fenced example indented in a docstring, a Markdown
+    fence in a shell here-document and a pg_dump COPY block of numbered rows were refused."""
+    fixture = 'PATCH = """\\\n--- a/a.py\n+++ b/a.py\n@@ -1,2 +1,2 @@\n-x = 1\n+x = 10\n y = 2\n"""\n'
+    (root / "test_fix.py").write_text(fixture)
+    server.ok(
+        "be-replace", {"file": "test_fix.py", "start": 5, "end": 7, "content": "-x = 1\n+x = 11\n y = 2"}
+    )
+    patch = "--- a/test_fix.py\n+++ b/test_fix.py\n@@ -5,3 +5,3 @@\n -x = 1\n-+x = 11\n++x = 12\n  y = 2\n"
+    server.ok("be-edit", {"patch": patch})
+    assert "+x = 12\n" in (root / "test_fix.py").read_text()
+    (root / "d.py").write_text('def add(a, b):\n    """Add.\n\n    Example:\n    """\n    return a + b\n')
+    server.ok(
+        "be-insert",
+        {"file": "d.py", "after_line": 4, "content": "    ```python\n    >>> add(1, 2)\n    3\n    ```"},
+    )
+    (root / "gen.sh").write_text("#!/bin/sh\ncat > README.md <<EOF\n# Tool\nEOF\n")
+    server.ok("be-insert", {"file": "gen.sh", "after_line": 3, "content": "```sh\ntool --help\n```"})
+    (root / "dump.sql").write_text("COPY public.users (id, name) FROM stdin;\n\\.\n")
+    server.ok("be-insert", {"file": "dump.sql", "after_line": 1, "content": "1\talice\n2\tbob\n3\tcarol"})
+    (root / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    server.err("be-write", "INVALID_ARGUMENT", {"file": "calc.py", "content": "```python\nx = 1\n```\n"})
