@@ -5259,6 +5259,17 @@ _FAMILIES = {lang.id: _FAMILY_FUNCTIONS[lang.family] for lang in LANGUAGE_TABLE 
 
 _CASE_CODE, _TEMPLATE_CODE = 6, 7
 _SIGNATURE_LOOKAHEAD = 4  # blocks after a line whose signature may still contain it (`@A({..})`)
+_LINE_BLOCKS = 16  # ... where a block of one line (the `= {}` default of a parameter) counts 1/16
+
+
+def _block_weight(text, brace, close):
+    """What the block (brace, close) takes of a signature's look-ahead: all of one block of
+    several lines, 1/_LINE_BLOCKS of one of one line (Compose's `onX: () -> Unit = {}` on each
+    parameter used up the look-ahead before the body; all of them would read a file of
+    `const aN = {x: N};` lines to its end)."""
+    return _LINE_BLOCKS if text.find("\n", brace, close) >= 0 else 1
+
+
 _MAX_RECOVERY_DEPTH = 200  # how deep a closer looks for its opener (bounds pathological input)
 
 
@@ -5458,7 +5469,7 @@ def _scan_brackets(
     push, pop = stack.append, stack.pop
     limit = end + 1 if stop_after is None else stop_after
     mark = end + 1 if marks is None else marks.next
-    lookahead = _SIGNATURE_LOOKAHEAD
+    lookahead = _SIGNATURE_LOOKAHEAD * _LINE_BLOCKS
     skip_until = end + 1 if skip_until is None else skip_until
     state.stopped = None
     roles, tokens = spec.roles, _Tokens(spec, text, start, end)
@@ -5480,9 +5491,9 @@ def _scan_brackets(
                 top = pop()
                 if pairs is not None:
                     pairs.append((top, m.start()))
-                if not stack and m.start() > limit and text.find("\n", top[0], m.start()) >= 0:
-                    lookahead -= 1  # (a block of one line, `= {}` in a signature, does not count)
-                    if not lookahead:
+                if not stack and m.start() > limit:
+                    lookahead -= _block_weight(text, top[0], m.start())
+                    if lookahead <= 0:
                         break
                 continue
             resume = _close_slow(state, m.start(), k)
@@ -7727,11 +7738,11 @@ def _blocks_around(text, index, line_start, line_end, restart):
     if restart is not None and any(o < restart[0] for o, _ in later):
         raise _Crossed  # (cannot happen: the depth went down to 0 before the line)
     candidates = sorted(b for b in later if b[0] <= line_end)
-    following, taken = sorted(b for b in later if b[0] > line_end), 0
+    following, budget = sorted(b for b in later if b[0] > line_end), _SIGNATURE_LOOKAHEAD * _LINE_BLOCKS
     for count, (brace, close) in enumerate(following):
-        if taken == _SIGNATURE_LOOKAHEAD:
+        if budget <= 0:
             return candidates + following[:count]
-        taken += text.find("\n", brace, close) >= 0
+        budget -= _block_weight(text, brace, close)
     return candidates + following
 
 
