@@ -1718,6 +1718,13 @@ MESSAGES = {
         "waiting up to {seconds} s for a lock another better-edit-tools process holds",
         "正在等待另一个 better-edit-tools 进程持有的锁（最多 {seconds} 秒）",
     ),
+    "cli.output_escaped": (
+        "warning: stdout's encoding ({encoding}) cannot hold some characters of this output: they are "
+        "written as escapes (\\xe9), which cannot be told from the same text in the file; use -o json, "
+        "or set PYTHONIOENCODING=utf-8",
+        "警告：stdout 的编码（{encoding}）无法表示此输出中的某些字符：它们以转义形式（\\xe9）写出，"
+        "与文件中相同的文字无法区分；请使用 -o json，或设置 PYTHONIOENCODING=utf-8",
+    ),
     "cli.output_failed": (
         "error: the output could not be written to standard output: {detail}",
         "错误：无法把输出写到标准输出：{detail}",
@@ -18143,7 +18150,7 @@ def _add_also(lang, args, param, kind, flag, extra, default):
     args[param.name] = target
 
 
-def _print(text, stream=None, is_json=False):
+def _print(text, stream=None, is_json=False, lang=None):
     """`text` as lines on stdout. Characters its encoding cannot hold (PYTHONIOENCODING=ascii, a C
     locale without UTF-8 mode) are written as escapes, `\\uXXXX` in JSON: a traceback there came
     after the edit was made, and a script that retried on its exit status made it twice."""
@@ -18160,6 +18167,8 @@ def _print(text, stream=None, is_json=False):
             import json
 
             text = _NOT_ASCII.sub(lambda m: json.dumps(m.group())[1:-1], text)  # (\\uXXXX, pairs past U+FFFF)
+        else:  # (`\xe9` could be the file's own four characters: a script must know)
+            _print_error(tr(lang or detect_lang(), "cli.output_escaped", encoding=stream.encoding))
         _write_whole(stream, text.encode(stream.encoding, "backslashreplace").decode(stream.encoding))
 
 
@@ -18199,7 +18208,7 @@ def print_result(lang, tool, result, output):
     if result.get("reason"):
         lines.append(result["reason"])
     lines += [tr(lang, "cli.warning", text=w) for w in result.get("warnings", [])]
-    _print("\n".join(lines))
+    _print("\n".join(lines), lang=lang)
 
 
 def _balance_lines(result):

@@ -2147,6 +2147,9 @@ def test_an_output_encoding_that_cannot_hold_the_text_gets_escapes_not_a_traceba
     done = run_cli("insert", "-f", "ins.txt", "--after-line", "-1", "-c", "é😀", cwd=root, env=ascii_env)
     assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
     assert b"+\\xe9\\U0001f600" in done.stdout, done.stdout
+    assert b"stdout's encoding (ascii) cannot hold some characters" in done.stderr, (
+        done.stderr
+    )  # (the regression pass)
     assert (root / "ins.txt").read_text(encoding="utf-8") == "a\né😀\n"
     done, answer = run_json("read", "-f", "ins.txt", cwd=root, env=ascii_env)
     assert done.returncode == 0 and done.stdout.isascii() and answer["content"] == "1\ta\n2\té😀", done
