@@ -18452,6 +18452,8 @@ def main(argv=None):
     """The program: a CLI command, or with none the MCP server. Run as the program (no `argv`), a CLI
     command ends the process itself once its output is out (_exit_now)."""
     program = argv is None
+    if program:
+        _die_with_the_launcher()
     argv = sys.argv[1:] if argv is None else list(argv)
     lang_flag, position = _read_argv(argv)
     lang = detect_lang(lang_flag)
@@ -18461,6 +18463,24 @@ def main(argv=None):
     if program:
         _exit_now(status)
     return status
+
+
+def _die_with_the_launcher():
+    """The one-file executable runs as two processes (docs/install.md): its launcher, the process a
+    caller started and may kill, which unpacks the program, and this one. A SIGKILL of the
+    launcher left this one editing on its own, and a caller that then retried made the edit
+    twice. On Linux, this process is now killed with its launcher (PR_SET_PDEATHSIG), as the
+    module run by Python is: the next call's recovery undoes what it left."""
+    if not getattr(sys, "frozen", False) or not sys.platform.startswith("linux"):
+        return
+    try:  # (only when the parent is the launcher: the same executable)
+        if os.readlink(f"/proc/{os.getppid()}/exe") != os.readlink("/proc/self/exe"):
+            return
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
+    except (OSError, AttributeError, ImportError):
+        pass
 
 
 def _main_server(lang, argv):

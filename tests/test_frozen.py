@@ -7,6 +7,7 @@ the smoke tests: `pytest tests/test_frozen.py -k smoke`). Without PyInstaller an
 the module is skipped with the reason.
 """
 
+import contextlib
 import io
 import json
 import os
@@ -231,6 +232,53 @@ def test_keeps_the_scan_of_a_large_file_between_runs(frozen_exe, be_env, root, c
     not (sys.platform.startswith("linux") and platform.machine() in ("x86_64", "AMD64")),
     reason="the size target is set for Linux x86-64",
 )
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_sigkill_of_the_launcher_kills_the_program_too(frozen_exe, be_env, root):
+    """Found by an attack: the one-file executable runs as a launcher (the PID the caller knows)
+    and the program it unpacked. SIGKILL of the launcher left the program editing on its own: the
+    caller saw the process gone and the file untouched, retried, and the edit was made twice. The
+    program now dies with its launcher, as the module does, and the next call undoes its commit."""
+    import signal
+    import time
+
+    target = root / "k.txt"
+    target.write_text("a\n")
+    env = dict(be_env, BETTER_EDIT_FAULT="applied:STOP")  # (the program stops with the file put in place)
+    launcher = subprocess.Popen(
+        [str(frozen_exe), "replace", "-f", str(target), "-s", "1", "-c", "b"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    program, deadline = None, time.monotonic() + 30
+    while program is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+        with contextlib.suppress(OSError):
+            children = Path(f"/proc/{launcher.pid}/task/{launcher.pid}/children").read_text().split()
+            if children and Path(f"/proc/{children[0]}/stat").read_text().split()[2] == "T":
+                program = int(children[0])
+    assert program is not None, "the program never stopped at the fault point"
+    launcher.kill()
+    launcher.wait(30)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and _running(program):
+        time.sleep(0.05)
+    if _running(program):  # (the old behaviour: let it finish, then fail)
+        os.kill(program, signal.SIGCONT)
+        pytest.fail("the program outlived its launcher")
+    read = subprocess.run(
+        [str(frozen_exe), "read", "-f", str(target)], env=be_env, capture_output=True, timeout=60
+    )
+    assert read.returncode == 0 and target.read_text() == "a\n", read.stdout + read.stderr
+    assert b"was undone" in read.stdout, read.stdout
+
+
+def _running(pid):
+    """Whether process `pid` exists and is no zombie."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
+
+
 def test_executable_is_at_most_8_mib(frozen_exe):
     assert frozen_exe.stat().st_size <= 8 * 1024 * 1024
 
