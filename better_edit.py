@@ -18185,6 +18185,7 @@ def _write_whole(stream, text):
     stream.flush()
     while data:
         data = data[buffer.write(data) :]
+    buffer.flush()  # (now: a full disk behind `> out.txt` is said while it can still be said)
 
 
 _NOT_ASCII = _LazyPattern(r"[^\x00-\x7f]")

@@ -1482,6 +1482,14 @@ def test_output_to_a_full_disk_is_said_and_an_applied_edit_exits_0(be_command, b
     assert (root / "a.txt").read_text() == "b\n"
     done = run("read", "-f", "missing.txt", "-o", "json")
     assert done.returncode == 1 and b"NOT_FOUND" in done.stderr and b"Traceback" not in done.stderr
+    # (found against the executable: the JSON error sat in a buffer unless PYTHONUNBUFFERED was set)
+    be_env = {k: v for k, v in be_env.items() if k != "PYTHONUNBUFFERED"}
+    for args in (("read", "-f", "missing.txt", "-o", "json"), ("read", "-f", "a.txt")):
+        done = run(*args)
+        assert done.returncode == 1 and done.stderr.strip() and b"Traceback" not in done.stderr, (
+            args,
+            done.stderr,
+        )
 
 
 def test_an_error_with_stderr_closed_never_lands_in_stdout(be_command, be_env, root):
