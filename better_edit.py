@@ -9956,16 +9956,18 @@ class _Folder:
             if not match or _process_alive(int(match.group(2))):
                 continue
             own = entry.startswith(prefix)
-            if not own and match.group(3) == "old":  # (another file's: when it is a second name of that file)
-                with _suppress_os():
-                    own_st = self.lstat(match.group(1))
-                    if self._names_file(entry, own_st):
-                        self.unlink(entry)
-                continue
-            if match.group(3) == "tmp" or self._names_file(entry, st):
-                self.unlink(entry)
+            if match.group(3) == "tmp" or self._names_file(
+                entry, st if own else self._lstat_or_none(match.group(1))
+            ):
+                self.unlink(entry)  # (another file's kept name too: when it is a second name of that file)
                 dropped = dropped or (own and match.group(3) == "old")
         return dropped
+
+    def _lstat_or_none(self, name):
+        try:
+            return self.lstat(name)
+        except OSError:
+            return None
 
     def _side_names(self, listings):
         """The names here shaped like the ones we put beside files (.NAME.be-...tmp or .old), from
@@ -12767,14 +12769,8 @@ def _named_span(opened, kind, value, occurrence, warnings=None):
     string = text.decode()
     if kind == "function":
         found = _function_spans(string, language, value, astray=True)
-        if found:  # several definitions of one name: which one is for the caller to say
-            spans = [(f.line, f.line) if isinstance(f, _Astray) else f for f in found]
-            if warnings is not None and occurrence is None and len(spans) > 1:
-                warnings.append(_several_functions(value, spans))
-            chosen = found[_one_of(file, kind, value, occurrence, spans, ambiguous=warnings is None)]
-            if isinstance(chosen, _Astray):
-                raise _no_lines_of_its_own(file, value, chosen)
-            return chosen
+        if found:
+            return _one_function(file, value, found, occurrence, warnings)
     else:  # the first element of that name, as the target has always meant, or the `occurrence`th
         elements = _tag_elements(string, language, value)
         if elements:
@@ -12795,6 +12791,19 @@ def _named_span(opened, kind, value, occurrence, warnings=None):
         value=_clip(value),
         nearest=", ".join(nearest),
     )
+
+
+def _one_function(file, value, found, occurrence, warnings):
+    """The (start, end) of the definition of `value` that `occurrence` picks among `found` (every
+    definition in file order): several without it are for the caller to choose (AMBIGUOUS; a read
+    shows the first and warns), one with no lines of its own is NOT_FOUND saying why."""
+    spans = [(f.line, f.line) if isinstance(f, _Astray) else f for f in found]
+    if warnings is not None and occurrence is None and len(spans) > 1:
+        warnings.append(_several_functions(value, spans))
+    chosen = found[_one_of(file, "function", value, occurrence, spans, ambiguous=warnings is None)]
+    if isinstance(chosen, _Astray):
+        raise _no_lines_of_its_own(file, value, chosen)
+    return chosen
 
 
 # A definition with no lines of its own (_definition_spans): its line, and either the range of the
@@ -12844,19 +12853,28 @@ def _definition_spans(string, language, name, astray=False):
     positions = {}
     for _name, pos in _definitions(string, language, 0, len(string), name):
         positions.setdefault(_line_of(string, pos), pos)
-    spans, by_line = [], None
+    spans, by_line = [], {}
     for line, pos in sorted(positions.items()):
-        found, shared = function_range(string, language, line), ()
-        one_line = bool(found) and found["start"] == found["end"] == line  # (its own, or a closure in it)
-        if one_line:
-            by_line = _definitions_by_line(string, language) if by_line is None else by_line
-            shared = _defined_beside(string, language, pos, by_line.get(line, {}))
-        if found and (one_line or _same_name(found.get("name"), name)) and not shared:
-            if (found["start"], found["end"]) not in spans:
-                spans.append((found["start"], found["end"]))
-        elif astray:
-            spans.append(_Astray(line, found, shared))
+        one = _definition_span(string, language, name, line, pos, by_line)
+        if isinstance(one, tuple) and one not in spans:
+            spans.append(one)
+        elif isinstance(one, _Astray) and astray:
+            spans.append(one)
     return spans
+
+
+def _definition_span(string, language, name, line, pos, by_line):
+    """(start, end) of the definition of `name` at `line` (its name at `pos`), or an _Astray.
+    `by_line`: _definitions_by_line, filled the first time a one-line range needs it."""
+    found, shared = function_range(string, language, line), ()
+    one_line = bool(found) and found["start"] == found["end"] == line  # (its own, or a closure in it)
+    if one_line:
+        if not by_line:
+            by_line.update(_definitions_by_line(string, language))
+        shared = _defined_beside(string, language, pos, by_line.get(line, {}))
+    if found and (one_line or _same_name(found.get("name"), name)) and not shared:
+        return found["start"], found["end"]
+    return _Astray(line, found, shared)
 
 
 def _definitions_by_line(string, language):
@@ -13863,23 +13881,31 @@ def _replace_old(ctx, args, opened):
     eol = dominant_eol(body).decode()
     content = _no_second_bom(text, a + col_s, args["content"])  # (at the start of a file with a BOM)
     replacement = _match_trailing_newline(content_newlines(content, body), col_e == -1).replace("\n", eol)
-    as_sent, old = replacement, _strip_one_newline(normalize_newlines(args["old"]))
+    as_sent = replacement
     replacement = _indented_once(region[0][0], col_s, replacement, args["old"], warnings, line_s)
     new_region = replace_in_lines(region, col_s, col_e, replacement)
     placeholder_guard(args, opened, args["content"], replaced, cut=(args["content"], args["old"]))
-    if not args.get("force"):
-        _refuse_relative_lines(opened, region[0][0][:col_s], as_sent, old, line_s)
-    plan = (a, text.encode(new_region, new=replacement), b)
-    if not new_region:  # whole lines deleted: at the end of a file without a final newline, as delete does
-        plan = splice_plan(body, a, b, b"", eol.encode())
+    _refuse_relative_lines(args, opened, region[0][0][:col_s], as_sent, line_s)
+    plan, raw = _region_plans(text, (a, b), new_region, replacement, eol)
     added = len(split_decoded(new_region))
     fields = {"start": line_s, "end": line_e, "removed": line_e - line_s + 1, "added": added}
     if moved:
         fields["relocated"] = moved
-    # (as whole lines, each terminated: a be-edit applies the final-newline rule once to them all)
-    terminated = new_region if not new_region or new_region.endswith("\n") else new_region + eol
-    raw = (a, text.encode(terminated, new=replacement) if terminated else b"", b)
     return Change(text, plan, line_s, line_e, added, fields, warnings, at=a, raw=raw)
+
+
+def _region_plans(text, span, new_region, replacement, eol):
+    """(plan, raw) of the whole lines `span` (a, b) of a replace by `old`, now `new_region`: the
+    bytes as written, and the same lines each terminated (a be-edit applies the final-newline rule
+    once to all its items). No lines left: deleted, at the end of a file without a final newline
+    as delete does."""
+    a, b = span
+    if not new_region:
+        return splice_plan(text.body, a, b, b"", eol.encode()), (a, b"", b)
+    plan = (a, text.encode(new_region, new=replacement), b)
+    if new_region.endswith("\n"):
+        return plan, plan
+    return plan, (a, text.encode(new_region + eol, new=replacement), b)
 
 
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
@@ -13954,35 +13980,49 @@ def _indented_once(first_text, col_s, replacement, old, warnings, line):
     return replacement[len(head) :]
 
 
-def _refuse_relative_lines(opened, head, replacement, old, line):
-    """INVALID_ARGUMENT when `old` began at the first non-blank character of its line (after the
-    indentation `head`), content's first line has no indentation (written after `head`) and a
-    later line of it is not indented by `head` at least, in a language whose blocks are made by
-    indentation: `old: "x = 1"`, `content: "if x:\n    x = 2"` put the `if` inside the block and its
-    body outside. Which of the two readings content meant (relative to `old`, or lines as they
-    are) cannot be told, so neither is guessed. Not when `old` has lines of its own after its
-    first (they stand at their whole indentation: content's are read so too), nor for a Python
-    line inside a string or brackets of content (`sql = \"\"\"` then `SELECT 1` at column 0)."""
-    if not head or head.strip() or replacement[:1] in (" ", "\t", "\r", "\n") or "\n" in old:
+def _refuse_relative_lines(args, opened, head, replacement, line):
+    """INVALID_ARGUMENT, unless `force`, when `old` began at the first non-blank character of its
+    line (after the indentation `head`), content's first line has no indentation (written after
+    `head`) and a later line of it is not indented by `head` at least, in a language whose blocks
+    are made by indentation: `old: "x = 1"`, `content: "if x:\n    x = 2"` put the `if` inside the
+    block and its body outside. Which of the two readings content meant (relative to `old`, or
+    lines as they are) cannot be told, so neither is guessed. Not when `old` has lines of its own
+    after its first (they stand at their whole indentation: content's are read so too), nor for a
+    Python line inside a string or brackets of content (`sql = \"\"\"` then `SELECT 1` at column 0)."""
+    old = _strip_one_newline(normalize_newlines(args["old"]))
+    if (
+        args.get("force")
+        or not head
+        or head.strip()
+        or replacement[:1] in (" ", "\t", "\r", "\n")
+        or "\n" in old
+    ):
         return
     language = _language_of(opened.real, opened.text)
     if language not in _OFFSIDE:
         return
-    text = replacement.replace("\r\n", "\n")
+    number = _first_line_outside(replacement.replace("\r\n", "\n"), head, language)
+    if number is not None:
+        raise ToolError(
+            "INVALID_ARGUMENT", "content_relative_indent", file=opened.file, line=line, content_line=number
+        )
+
+
+def _first_line_outside(text, head, language):
+    """The number of the first line after the first of `text` that has a letter or more and is not
+    indented by `head`, outside a Python string or brackets of `text`; or None."""
     spans = _python_spans(text, 0, len(text)) if language == "python" else []
     starts, at = [s for s, _ in spans], 0
     for number, text_line in enumerate(text.split("\n"), 1):
         at_line, at = at, at + len(text_line) + 1
-        if number == 1 or not text_line.strip() or text_line.startswith(head):
-            continue
-        if not _inside(spans, starts, at_line):
-            raise ToolError(
-                "INVALID_ARGUMENT",
-                "content_relative_indent",
-                file=opened.file,
-                line=line,
-                content_line=number,
-            )
+        if (
+            number > 1
+            and text_line.strip()
+            and not text_line.startswith(head)
+            and not _inside(spans, starts, at_line)
+        ):
+            return number
+    return None
 
 
 _OFFSIDE = frozenset(("python", "yaml", "haskell"))  # (languages whose blocks are made by indentation)
@@ -14021,6 +14061,14 @@ def placeholder_guard(args, opened, content, replaced, cut=None, insert=False, p
         _language_of(opened.real, opened.text) if opened.text.body else detect_language(opened.real, "")
     )
     strong_only = insert or language in (None, "markdown") or _keeps_every_line(content, replaced)
+    _refuse_placeholder(content, replaced, strong_only, insert)
+    _refuse_cut(*(cut or (content, replaced)))
+    if language not in _NOT_CODE and not patch:  # (a hunk's lines are the diff's own: never wrapped)
+        _refuse_wrapped(opened, language, content, replaced)
+
+
+def _refuse_placeholder(content, replaced, strong_only, insert):
+    """PLACEHOLDER when a line of `content` stands in for kept code (find_placeholder)."""
     found = find_placeholder(content, replaced, docs=strong_only)
     if found is not None:
         line, text = found
@@ -14028,11 +14076,13 @@ def placeholder_guard(args, opened, content, replaced, cut=None, insert=False, p
         raise ToolError(
             "PLACEHOLDER", key, "placeholder.hint", data={"line": line, "text": text}, line=line, text=text
         )
-    cut = find_cut_line(*(cut or (content, replaced)))
+
+
+def _refuse_cut(content, replaced):
+    """PLACEHOLDER when `content` was built from a long line of `replaced` shown cut (find_cut_line)."""
+    cut = find_cut_line(content, replaced)
     if cut is not None:
         raise ToolError("PLACEHOLDER", "cut_line", data={"line": cut[0]}, line=cut[0], length=cut[1])
-    if language not in _NOT_CODE and not patch:  # (a hunk's lines are the diff's own: never wrapped)
-        _refuse_wrapped(opened, language, content, replaced)
 
 
 _NOT_CODE = (None, "markdown", "html", "xml", "vue", "svelte")  # (where fences or `1<TAB>` may be text)
@@ -14055,8 +14105,7 @@ def _refuse_wrapped(opened, language, content, replaced):
         whole = opened.text.decode() if whole is None else whole
         return pattern.search(whole) is not None
 
-    fence = _WRAP_FENCE.fullmatch(lines[0]) if language != "shell" else None
-    if fence and len(lines) > 1 and lines[-1] == fence.group(1) and not file_holds(_WRAP_FENCE_LINE):
+    if language != "shell" and _fenced(lines) and not file_holds(_WRAP_FENCE_LINE):
         fields = {"first": lines[0], "closing": lines[-1], "last": len(lines)}
         raise ToolError("INVALID_ARGUMENT", "content_fenced", file=opened.file, **fields)
     prefixed = _read_prefixed(content) if language != "sql" else None
@@ -14066,6 +14115,12 @@ def _refuse_wrapped(opened, language, content, replaced):
     if _is_diff(lines, lambda: set(_stripped_lines(replaced)) | set(_stripped_lines(opened.text.decode()))):
         if not file_holds(_DIFF_HEADER):
             raise ToolError("INVALID_ARGUMENT", "content_diff", file=opened.file)
+
+
+def _fenced(lines):
+    """Whether `lines` open with a Markdown fence at column 0 and close with the same one."""
+    fence = _WRAP_FENCE.fullmatch(lines[0])
+    return bool(fence) and len(lines) > 1 and lines[-1] == fence.group(1)
 
 
 _DIFF_HEADER = _LazyPattern(r"^[ \t]*(?:@@ -[0-9]|--- \S|\+\+\+ \S)", re.M)
@@ -14082,10 +14137,8 @@ def _is_diff(lines, file_lines):
     """Whether `lines` are a diff's: each empty or starting with '+', '-', ' ' or '@@', some '+'
     and some '-', and each '-' line (with a letter or a digit) standing in the file (`file_lines()`,
     a set of stripped lines)."""
-    signs = {line[:1] for line in lines}
-    if len(lines) < 2 or not signs <= {"", "+", "-", " ", "@"} or not {"+", "-"} <= signs:
-        return False
-    if any(line[:1] == "@" and not line.startswith("@@") for line in lines):
+    signs = {"@@" if line.startswith("@@") else line[:1] for line in lines}
+    if len(lines) < 2 or not {"+", "-"} <= signs <= {"", "+", "-", " ", "@@"}:
         return False
     removed = [line[1:].strip() for line in lines if line[:1] == "-" and _ALNUM_TEXT.search(line)]
     return bool(removed) and all(line in file_lines() for line in removed)
