@@ -106,6 +106,11 @@ CASES = [
     # (0.3, a later session) an ASCII file named UTF-16; a JSON array that does not parse
     ("named-utf16-not-utf16", "ENCODING", "be-read", {"file": "three.txt", "encoding": "utf-16"}),
     ("edits-json-does-not-parse", "INVALID_ARGUMENT", "be-edit", {"edits": '[{"file": "three.txt", "start": 1,]'}),
+    # (0.3, the last session) content relative to a one-line old in Python; content in a Markdown
+    # fence; a function target whose line is another function's
+    ("content-relative-to-old", "INVALID_ARGUMENT", "be-replace", {"file": "indent.py", "old": "x = 1", "content": "if x:\n    x = 2"}),
+    ("content-in-a-fence", "INVALID_ARGUMENT", "be-write", {"file": "indent.py", "content": "```python\nx = 2\n```\n"}),
+    ("target-inside-another", "NOT_FOUND", "be-delete", {"file": "callback.js", "target": "function:callback"}),
     # two bad items: line 99 of a 3-line file, and an `old` found twice; the first one's code leads
     ("edit-two-bad-items", "OUT_OF_RANGE", "be-edit", {"edits": [
         {"file": "three.txt", "start": 99, "content": "x"},
@@ -187,6 +192,10 @@ def prepare(root, cli):
     (root / "cut.txt").write_text(CUT_LINE + "\nend\n")
     (root / "twice.txt").write_text("dup\nmiddle\ndup\n")
     (root / "diffcols.py").write_text("def f(a):\n    b = a * 3\n    return b\n")
+    (root / "indent.py").write_text("def f():\n    if True:\n        x = 1\n    return x\n")
+    (root / "callback.js").write_text(
+        "class W {\n  run (rules, callback = () => {}) {\n    return rules\n  }\n}\n"
+    )
     (root / "open.js").write_text("function f() {\n  return 1;\n}\n")
     (root / "appended.sql").write_text("SELECT 1;\nSELECT 2;\n-- end\n")
     (root / "pair.txt").write_text("one\n-- a/pair.txt\nthree\nfour\n")
@@ -358,6 +367,18 @@ def test_ts_sdk_carries_the_words_of_the_later_errors(outcomes):
     )}  # fmt: skip
     assert "0x0A bytes are no line breaks" in errors["named-utf16-not-utf16"]["message"]
     assert "does not parse (Expecting" in errors["edits-json-does-not-parse"]["message"]
+
+
+def test_ts_sdk_carries_the_words_of_the_last_errors(outcomes):
+    """The refusals added last: content relative to a one-line old, content in a Markdown fence, a
+    function target whose line belongs to another function, reach a TypeScript client whole."""
+    errors = {case: outcomes["ts"][case]["structuredContent"]["error"] for case in (
+        "content-relative-to-old", "content-in-a-fence", "target-inside-another",
+    )}  # fmt: skip
+    assert "its line 2 is indented less than that line" in errors["content-relative-to-old"]["message"]
+    assert "force: true" in errors["content-relative-to-old"]["hint"]
+    assert "wrapped in a Markdown code fence" in errors["content-in-a-fence"]["message"]
+    assert "function run (lines 2-4)" in errors["target-inside-another"]["message"]
 
 
 @pytest.mark.parametrize("case_id", [case[0] for case in CASES])
