@@ -242,6 +242,10 @@ MESSAGES = {
         'target must be {{"kind": K, "value": V}} with K one of line, function, marker, tag; got {got}',
         'target 应为 {{"kind": K, "value": V}}，K 为 line、function、marker、tag 之一；实际为 {got}',
     ),
+    "target_bad.cli": (
+        "--target must be KIND:VALUE with KIND one of line, function, marker, tag and a VALUE; got {got}",
+        "--target 应为 KIND:VALUE，KIND 为 line、function、marker、tag 之一，且须有 VALUE；实际为 {got}",
+    ),
     "target_bad.hint": (
         'send a target as {{"kind": "function", "value": "main"}} or as "function:main" (also line:42, '
         "marker:TODO, tag:div)",
@@ -2058,7 +2062,7 @@ class ToolError(Exception):
         hint = self.hint_key if names else _cli_key(self.hint_key)
         error = {
             "code": self.code,
-            "message": tr(lang, self.key, **fields),
+            "message": tr(lang, self.key if names else _cli_key(self.key), **fields),
             "hint": tr(lang, hint, **fields),
         }
         for name, value in self.data.items():
@@ -18322,8 +18326,7 @@ def run_cli(ctx, tool, args, output):
         # (edit's items are JSON objects: their errors name JSON keys, as the server's do; but
         # `force` is no item key: the command's --force)
         names = dict(tool_names(prefix=False), force="--force") if tool.name == "edit" else None
-        if exc.fields.get("name") == "edits":  # (the array came from --edits-file)
-            exc.fields["name"] = "--edits-file"
+        _named_by_option(tool, exc)
         print_error(ctx.lang, exc.to_dict(ctx.lang, names), output)
         return 2 if exc.code == "INVALID_ARGUMENT" else 1
     except MemoryError:
@@ -18338,6 +18341,20 @@ def run_cli(ctx, tool, args, output):
     status = _show_result(ctx, tool, result, output)
     _result_is_out()
     return status
+
+
+def _named_by_option(tool, exc):
+    """An argument an error names by its JSON name (`start`, `target.value`, `edits`) named by the
+    option that gave it (`--start`, `--target`, `--edits-file`)."""
+    name = exc.fields.get("name")
+    if name == "edits":  # (the array came from --edits-file)
+        exc.fields["name"] = "--edits-file"
+        return
+    base = name.split(".")[0] if isinstance(name, str) else None
+    for param in tool.params:
+        long = [flag for flag in param.flags if flag.startswith("--")]
+        if param.name == base and long:
+            exc.fields["name"] = long[0]
 
 
 def _show_result(ctx, tool, result, output):

@@ -488,7 +488,7 @@ def test_line_numbers_and_view_ids_take_ascii_digits_only(cli, root):
     f = write(root / "k.txt", "a\nb\n")
     bad = ("INVALID_ARGUMENT", 2)
     err = fails(cli, f, "replace", "-f", "k.txt", "-s", "\u0661", "-c", "x", code=bad[0], status=bad[1])
-    assert "'start' must be an integer" in err["message"], err
+    assert "'--start' must be an integer" in err["message"], err
     _rc, out = cli("read", "-f", "k.txt", "-s", "1", "-e", "1")
     wide = out["viewed_code_id"].replace("v1:1-1", "v1:\uff11-\uff11")
     args = ("replace", "-f", "k.txt", "-s", "1", "-c", "x", "--viewed-code-id", wide)
@@ -1955,7 +1955,7 @@ def test_a_read_with_a_start_that_can_never_be_right_is_refused_before_the_file_
     instead. The numbers are checked first."""
     path = write(root / "latin.txt", b"caf\xe9\n")
     error = fails(cli, path, "read", "-f", "latin.txt", "-s", "0", code="INVALID_ARGUMENT", status=2)
-    assert error["message"] == "start must be 1 or more, got 0"
+    assert error["message"] == "--start must be 1 or more, got 0"
 
 
 def test_an_old_with_crlf_that_stands_once_byte_for_byte_is_that_one(cli, root):
@@ -2273,3 +2273,20 @@ def test_control_characters_are_escaped_on_a_terminal_and_kept_in_a_pipe(root, b
     assert done.returncode == 0 and b"\\x1b]0;pwned\\x07evil\\x1b[2J" in shown and b"\x1b" not in shown, shown
     piped = run_cli("read", "-f", "esc.txt", cwd=root, env=be_env)
     assert b"2\t\x1b]0;pwned\x07evil\x1b[2J\n" in piped.stdout, piped.stdout
+
+
+def test_argument_errors_name_the_option_that_gave_the_argument(root, be_env):
+    """Found by the shell-script attack: `read -s abc` said "argument 'start' must be an integer"
+    and `--target weird` spoke of {"kind": K, "value": V}: the server's JSON, not what was typed.
+    The CLI names its options; items of an edit keep their JSON keys."""
+    (root / "f.txt").write_text("a\n")
+    for args, words in (
+        (("-s", "abc"), b"argument '--start' must be an integer"),
+        (("--target", "line:abc"), b"argument '--target' must be an integer"),
+        (("--target", "weird"), b"--target must be KIND:VALUE with KIND one of line"),
+    ):
+        done = run_cli("read", "-f", "f.txt", *args, cwd=root, env=be_env)
+        assert done.returncode == 2 and words in done.stderr, (args, done.stderr)
+    items = b'[{"file": "f.txt", "start": "x", "content": "y"}]'
+    done = run_cli("edit", "--edits-file", "-", cwd=root, env=be_env, input=items)
+    assert done.returncode == 2 and b"argument 'start' must be an integer" in done.stderr, done.stderr
