@@ -124,12 +124,13 @@ pick_downloader() {
 }
 
 # download URL FILE: fails (non-zero) on HTTP errors, refused connections, cut-off bodies and a
-# server that stops sending for 60 s; what the downloader said is kept in $work/why for the error.
+# server that stops sending for 60 s (curl: sends less than 1 KB/s for 60 s, retries included); what the downloader said is kept in $work/why for the error.
 # Neither reads the user's ~/.curlrc or ~/.wgetrc (one that turns TLS checks off would apply).
 download() {
     case "$DOWNLOADER" in
         curl) curl -q --fail --silent --show-error --location --proto '=https,http' --retry 2 \
-            --connect-timeout 20 --speed-limit 1 --speed-time 60 --output "$2" "$1" 2>"$work/why" ;;
+            --retry-max-time 60 --connect-timeout 20 --speed-limit 1024 --speed-time 60 \
+            --output "$2" "$1" 2>"$work/why" ;;
         wget)
             no_config=""
             if wget --help 2>&1 | grep -q -- '--no-config'; then no_config=--no-config; fi
@@ -157,23 +158,27 @@ sha256_of() {
 
 # ---- release metadata --------------------------------------------------------------------------
 
-# checksum_for NAME FILE: the hash recorded for NAME in a sha256sum-style file ("HASH  NAME" or
-# "HASH *NAME"), or nothing.
+# checksum_for NAME FILE: the hash recorded for NAME in a sha256sum-style file ("HASH  NAME",
+# "HASH *NAME", "HASH  ./NAME") or a BSD-style one ("SHA256 (NAME) = HASH"), or nothing.
 checksum_for() {
     awk -v name="$1" '{ sub(/\r$/, "") } NR == 1 { sub(/^\357\273\277/, "") }
-        $2 == name || $2 == ("*" name) { print tolower($1); exit }' "$2"
+        $1 == "SHA256" && $2 == ("(" name ")") && $3 == "=" { print tolower($4); exit }
+        { listed = $2; sub(/^\*/, "", listed); sub(/^\.\//, "", listed) }
+        NF == 2 && listed == name { print tolower($1); exit }' "$2"
 }
 
-# is_checksum_list FILE: whether FILE holds at least one "HASH  NAME" line (not an error page).
+# is_checksum_list FILE: whether FILE holds at least one checksum line (not an error page).
 is_checksum_list() {
     awk '{ sub(/\r$/, "") } NR == 1 { sub(/^\357\273\277/, "") }
-        $1 ~ /^[0-9A-Fa-f]+$/ && length($1) == 64 && NF == 2 { found = 1 } END { exit !found }' "$1"
+        $1 ~ /^[0-9A-Fa-f]+$/ && length($1) == 64 && NF == 2 { found = 1 }
+        $1 == "SHA256" && $3 == "=" && length($4) == 64 && NF == 4 { found = 1 } END { exit !found }' "$1"
 }
 
 # latest_asset_name OS ARCH FILE: the one asset name in checksums.txt built for OS/ARCH.
 latest_asset_name() {
     awk -v suffix="_$1_$2.tar.gz" -v prefix="${PROGRAM}_" '
-        { sub(/\r$/, ""); name = $2; sub(/^\*/, "", name) }
+        { sub(/\r$/, ""); name = $2; sub(/^\*/, "", name); sub(/^\.\//, "", name) }
+        $1 == "SHA256" && $3 == "=" { name = $2; sub(/^\(/, "", name); sub(/\)$/, "", name) }
         substr(name, 1, length(prefix)) == prefix &&
         length(name) > length(prefix suffix) &&
         substr(name, length(name) - length(suffix) + 1) == suffix { print name; exit }' "$3"
@@ -238,6 +243,10 @@ main() {
 
     RELEASE_BASE=${BETTER_EDIT_RELEASE_BASE:-$DEFAULT_RELEASE_BASE}
     RELEASE_BASE=${RELEASE_BASE%/}
+    case "$RELEASE_BASE" in
+        https://* | http://*) ;;  # (without one, curl and wget take http:// and say nothing)
+        *) usage_error "BETTER_EDIT_RELEASE_BASE must start with https:// (or http:// for a mirror you trust): '$RELEASE_BASE'" ;;
+    esac
     version=$(parse_version "${1-}")
     os=$(detect_os)
     arch=$(detect_arch "$os")
@@ -250,6 +259,7 @@ main() {
     trap 'exit 130' INT
     trap 'exit 143' TERM
     trap 'exit 129' HUP
+    trap 'exit 141' PIPE  # (`install.sh | head`: the download folder goes too)
 
     if [ -n "$version" ]; then
         asset="${PROGRAM}_${version}_${os}_${arch}.tar.gz"

@@ -63,7 +63,7 @@ def nested_tarball(path, program_bytes):
 
 def write_release(
     directory, version, *, program=None, nested=False, tamper=None, drop=None, unlisted=None, crlf=False,
-    page=False, linked=False,
+    page=False, linked=False, dotted=False, bsd=False,
 ):  # fmt: skip
     """Writes one release's assets and checksums.txt into DIRECTORY, as the release workflow does.
 
@@ -95,6 +95,10 @@ def write_release(
         checksums.write_bytes(b"\xef\xbb\xbf" + b"".join(line + b"\r\n" for line in lines))
     if page:
         checksums.write_text("<!DOCTYPE html>\n<html><body>Sign in to continue</body></html>\n")
+    if dotted or bsd:  # (what `sha256sum ./*` and BSD's `sha256` write)
+        pairs = [line.split() for line in checksums.read_text().splitlines() if line.strip()]
+        form = "{0}  ./{1}\n" if dotted else "SHA256 ({1}) = {0}\n"
+        checksums.write_text("".join(form.format(digest, name.lstrip("*")) for digest, name in pairs))
     if linked:
         linked_tarball(directory, version)
 
@@ -128,6 +132,8 @@ MIRRORS = {
     "crlf": {"crlf": True},
     "page": {"page": True},
     "linked": {"linked": True},
+    "dotted": {"dotted": True},
+    "bsd": {"bsd": True},
 }
 
 
@@ -543,3 +549,35 @@ def test_an_install_folder_whose_name_ends_in_a_line_break_is_the_one_used(insta
     target = tmp_path / name / PROGRAM
     assert target.read_bytes() == fake_program(LATEST)
     assert snippet_of(result.stdout)["mcpServers"][PROGRAM]["command"] == str(target)
+
+
+@pytest.mark.parametrize("mirror", ["dotted", "bsd"])
+def test_checksum_lists_in_other_common_forms_are_read(install, tmp_path, mirror):
+    """Found by an attack: `sha256sum ./*` lines (`HASH  ./NAME`) said "no build for
+    linux/amd64?", and BSD's `SHA256 (NAME) = HASH` lines "not a list of SHA-256 checksums (an
+    error page?)". Both are read, for a named version and for the latest."""
+    for args in ((), (LATEST,)):
+        result = install(*args, mirror=mirror)
+        assert result.returncode == 0, result.stderr
+        assert installed(tmp_path).read_bytes() == fake_program(LATEST)
+
+
+def test_a_release_base_without_a_scheme_is_refused(install, tmp_path, server):
+    """Found by an attack: `BETTER_EDIT_RELEASE_BASE=127.0.0.1:8767/good` installed over plain
+    HTTP without a word (curl and wget take http:// when no scheme is given)."""
+    base = server.split("://", 1)[1] + "/good"
+    result = install(BETTER_EDIT_RELEASE_BASE=base)
+    assert result.returncode == 2 and "must start with https://" in result.stderr, result.stderr
+    assert_nothing_installed(tmp_path)
+
+
+def test_a_closed_pipe_removes_the_download_folder(server, home, tmp_path):
+    """Found by an attack: `install.sh | head -c 1` ended by SIGPIPE and left the 4 MB download
+    folder in TMPDIR: the EXIT trap did not run."""
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "TMPDIR": str(tmp_path),
+        "BETTER_EDIT_RELEASE_BASE": f"{server}/good", "BETTER_EDIT_INSTALL_DIR": str(tmp_path / "bin"),
+        "BETTER_EDIT_OS": "Linux", "BETTER_EDIT_ARCH": "x86_64", "LANG": "C",
+    }  # fmt: skip
+    subprocess.run(["sh", "-c", f"sh '{SCRIPT}' | head -c 1 >/dev/null"], env=env, timeout=60, check=False)
+    assert not list(tmp_path.glob("better-edit-install.*"))
