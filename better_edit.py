@@ -7203,7 +7203,10 @@ def _comments_above(lines, originals, offsets, comments, i, lo, shared_first):
     return first
 
 
-_LICENCE = _LazyPattern(r"(?i)\bcopyright\b|\blicen[cs]ed under\b|SPDX-License-Identifier")
+_LICENCE = _LazyPattern(  # (a licence's own words: not a doc comment that mentions copyright)
+    r"(?i)\bcopyright\s+(?:\(c\)|©|[0-9]{4})|\blicen[cs]ed under the\b|SPDX-License-Identifier"
+    r"|\ball rights reserved\b|\bpermission is hereby granted\b"
+)
 
 
 class _Crossed(Exception):
@@ -12801,6 +12804,8 @@ def _one_function(file, value, found, occurrence, warnings):
     """The (start, end) of the definition of `value` that `occurrence` picks among `found` (every
     definition in file order): several without it are for the caller to choose (AMBIGUOUS; a read
     shows the first and warns), one with no lines of its own is NOT_FOUND saying why."""
+    if occurrence is None and all(isinstance(f, _Astray) for f in found):  # (AMBIGUOUS would lead nowhere)
+        raise _no_lines_of_its_own(file, value, found[0])
     spans = [(f.line, f.line) if isinstance(f, _Astray) else f for f in found]
     if warnings is not None and occurrence is None and len(spans) > 1:
         warnings.append(_several_functions(value, spans))
@@ -12857,9 +12862,9 @@ def _definition_spans(string, language, name, astray=False):
     positions = {}
     for _name, pos in _definitions(string, language, 0, len(string), name):
         positions.setdefault(_line_of(string, pos), pos)
-    spans, by_line = [], {}
+    spans = []
     for line, pos in sorted(positions.items()):
-        one = _definition_span(string, language, name, line, pos, by_line)
+        one = _definition_span(string, language, name, line, pos)
         if isinstance(one, tuple) and one not in spans:
             spans.append(one)
         elif isinstance(one, _Astray) and astray:
@@ -12867,34 +12872,24 @@ def _definition_spans(string, language, name, astray=False):
     return spans
 
 
-def _definition_span(string, language, name, line, pos, by_line):
-    """(start, end) of the definition of `name` at `line` (its name at `pos`), or an _Astray.
-    `by_line`: _definitions_by_line, filled the first time a one-line range needs it."""
+def _definition_span(string, language, name, line, pos):
+    """(start, end) of the definition of `name` at `line` (its name at `pos`), or an _Astray."""
     found, shared = function_range(string, language, line), ()
     one_line = bool(found) and found["start"] == found["end"] == line  # (its own, or a closure in it)
     if one_line:
-        if not by_line:
-            by_line.update(_definitions_by_line(string, language))
-        shared = _defined_beside(string, language, pos, by_line.get(line, {}))
+        shared = _defined_beside(string, language, pos)
     if found and (one_line or _same_name(found.get("name"), name)) and not shared:
         return found["start"], found["end"]
     return _Astray(line, found, shared)
 
 
-def _definitions_by_line(string, language):
-    """{line: {name offset: name}} of the definitions of `string`."""
-    lines = {}
-    for name, pos in _definitions(string, language, 0, len(string)):
-        lines.setdefault(_line_of(string, pos), {})[pos] = name
-    return lines
-
-
-def _defined_beside(string, language, pos, on_line):
-    """The names of the definitions on the line of the one named at `pos` (`on_line`: {offset:
-    name}) that stand outside it: before it (a class around it, a function before it), or after
-    it outside every block that opens after its name (not a closure in its body)."""
+def _defined_beside(string, language, pos):
+    """The names of the definitions on the line of the one named at `pos` that stand outside it:
+    before it (a class around it, a function before it), or after it outside every block that
+    opens after its name (not a closure in its body). Only that line is read."""
     start = string.rfind("\n", 0, pos) + 1
     end = _line_end(string, start, len(string))
+    on_line = {other: other_name for other_name, other in _definitions(string, language, start, end)}
     blocks = None
     beside = []
     for other, other_name in sorted(on_line.items()):
@@ -13907,8 +13902,9 @@ def _region_plans(text, span, new_region, replacement, eol):
     if not new_region:
         return splice_plan(text.body, a, b, b"", eol.encode()), (a, b"", b)
     plan = (a, text.encode(new_region, new=replacement), b)
-    if new_region.endswith("\n"):
-        return plan, plan
+    if new_region.endswith("\n"):  # (at the end of a file without a final newline, content ending in
+        at_end = b == len(text.body) and not text.body.endswith(b"\n")  # one gives it one: no
+        return plan, None if at_end else plan  # whole-line form of that, the bytes go as they are)
     return plan, (a, text.encode(new_region + eol, new=replacement), b)
 
 
@@ -14124,10 +14120,12 @@ def _refuse_wrapped(opened, language, content, replaced):
 def _fenced(lines):
     """Whether `lines` open with a Markdown fence at column 0 and close with the same one."""
     fence = _WRAP_FENCE.fullmatch(lines[0])
-    return bool(fence) and len(lines) > 1 and lines[-1] == fence.group(1)
+    return bool(fence) and len(lines) > 1 and lines[-1].strip() == fence.group(1)
 
 
-_DIFF_HEADER = _LazyPattern(r"^[ \t]*(?:@@ -[0-9]|--- \S|\+\+\+ \S)", re.M)
+_DIFF_HEADER = _LazyPattern(  # (a hunk's header, or a file header pair: not a lone `--- doc` comment)
+    r"^[ \t]*(?:@@ -[0-9]+(?:,[0-9]+)? \+[0-9]|--- \S[^\n]*\n[ \t]*\+\+\+ \S)", re.M
+)
 
 
 _READ_PREFIXED_LINE = _LazyPattern(r"^[0-9]{1,15}\t", re.M)

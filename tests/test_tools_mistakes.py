@@ -1514,3 +1514,42 @@ def test_diff_fixtures_docstring_fences_heredocs_and_copy_rows_are_not_taken_for
     server.ok("be-insert", {"file": "dump.sql", "after_line": 1, "content": "1\talice\n2\tbob\n3\tcarol"})
     (root / "calc.py").write_text("def add(a, b):\n    return a + b\n")
     server.err("be-write", "INVALID_ARGUMENT", {"file": "calc.py", "content": "```python\nx = 1\n```\n"})
+
+
+def test_the_second_regression_pass_on_wrapped_content_and_licences(root, server):
+    """Found by the second regression pass: a lone `--- doc` line (Lua, YAML, SQL comments) let a
+    diff through as a file's own diff header; a closing fence with a trailing space or indentation
+    let a fenced content through; a doc comment that mentions copyright was cut as a licence; and a
+    name whose every definition has no lines of its own was AMBIGUOUS, though no occurrence works."""
+    (root / "m.lua").write_text("--- Module doc\nlocal M = {}\nfunction M.f()\n  return 1\nend\n")
+    server.err(
+        "be-replace",
+        "INVALID_ARGUMENT",
+        {"file": "m.lua", "old": "  return 1", "content": "-  return 1\n+  return 2"},
+    )
+    (root / "a.py").write_text("def f():\n    return 1\n")
+    for closing in ("``` ", "  ```"):
+        args = {"file": "a.py", "old": "    return 1", "content": f"```python\n    return 2\n{closing}"}
+        server.err("be-replace", "INVALID_ARGUMENT", args)
+    js = 'const x = 1;\n\n// Formats the copyright line of the footer.\n// Returns a string.\nfunction fmt(year) {\n  return "(c) " + year;\n}\n'
+    (root / "c.js").write_text(js)
+    assert server.ok("be-func-range", {"file": "c.js", "line": 6})["start"] == 3
+    two = "class A {\n  a (x, cb = () => {}) {\n    return x\n  }\n  b (y, cb = () => {}) {\n    return y\n  }\n}\n"
+    (root / "two.js").write_text(two)
+    error = server.err("be-delete", "NOT_FOUND", {"file": "two.js", "target": "function:cb"})
+    assert "that line holds more" in error["message"], error
+    assert (root / "two.js").read_text() == two
+
+
+def test_a_replace_by_old_giving_an_unterminated_file_a_final_newline_is_the_same_in_an_edit(root, be_env):
+    """Found by the second regression pass: `old` the unterminated last line's text, content
+    ending in line breaks: alone, the file ends `N\\n`; as a be-edit item it ended `N` (the new
+    line break was taken for the final-newline rule's)."""
+    for name in ("f.txt", "g.txt"):
+        (root / name).write_text("x0\nx3")
+    (root / "e.json").write_text(json.dumps([{"file": "f.txt", "old": "x3", "content": "N\n\n"}]))
+    assert run_cli("edit", "--edits-file", "e.json", cwd=root, env=be_env).returncode == 0
+    assert (
+        run_cli("replace", "-f", "g.txt", "--old", "x3", "-c", "N\n\n", cwd=root, env=be_env).returncode == 0
+    )
+    assert (root / "f.txt").read_bytes() == (root / "g.txt").read_bytes() == b"x0\nN\n"
