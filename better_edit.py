@@ -13884,7 +13884,16 @@ def _replace_old(ctx, args, opened):
     replacement = _indented_once(region[0][0], col_s, replacement, args["old"], warnings, line_s)
     new_region = replace_in_lines(region, col_s, col_e, replacement)
     placeholder_guard(args, opened, args["content"], replaced, cut=(args["content"], args["old"]))
-    _refuse_relative_lines(args, opened, region[0][0][:col_s], as_sent, line_s)
+    head = region[0][0][:col_s]
+
+    def readings():  # (the file as content is written, and as content relative to `old` would be)
+        relative = as_sent.replace("\n", "\n" + head).replace("\n" + head + "\n", "\n\n")
+        around = (body[:a].decode(text.codec), body[b:].decode(text.codec))
+        return [
+            around[0] + replace_in_lines(region, col_s, col_e, r) + around[1] for r in (replacement, relative)
+        ]
+
+    _refuse_relative_lines(args, opened, head, as_sent, line_s, readings)
     plan, raw = _region_plans(text, (a, b), new_region, replacement, eol)
     added = len(split_decoded(new_region))
     fields = {"start": line_s, "end": line_e, "removed": line_e - line_s + 1, "added": added}
@@ -13980,7 +13989,7 @@ def _indented_once(first_text, col_s, replacement, old, warnings, line):
     return replacement[len(head) :]
 
 
-def _refuse_relative_lines(args, opened, head, replacement, line):
+def _refuse_relative_lines(args, opened, head, replacement, line, readings):
     """INVALID_ARGUMENT, unless `force`, when `old` began at the first non-blank character of its
     line (after the indentation `head`), content's first line has no indentation (written after
     `head`) and a later line of it is not indented by `head` at least, in a language whose blocks
@@ -14002,10 +14011,27 @@ def _refuse_relative_lines(args, opened, head, replacement, line):
     if language not in _OFFSIDE:
         return
     number = _first_line_outside(replacement.replace("\r\n", "\n"), head, language)
-    if number is not None:
+    if number is not None and not (language == "python" and _only_first_parses(*readings())):
         raise ToolError(
             "INVALID_ARGUMENT", "content_relative_indent", file=opened.file, line=line, content_line=number
         )
+
+
+def _only_first_parses(given, relative):
+    """Whether the Python text `given` parses and `relative` does not (then content as given is
+    what was meant: the other reading is no program). Files over 2 MB are not parsed."""
+    import ast
+
+    results = []
+    for source in (given, relative):
+        if len(source) > 2 << 20:
+            return False
+        try:
+            ast.parse(source)
+            results.append(True)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            results.append(False)
+    return results == [True, False]
 
 
 def _first_line_outside(text, head, language):

@@ -1553,3 +1553,22 @@ def test_a_replace_by_old_giving_an_unterminated_file_a_final_newline_is_the_sam
         run_cli("replace", "-f", "g.txt", "--old", "x3", "-c", "N\n\n", cwd=root, env=be_env).returncode == 0
     )
     assert (root / "f.txt").read_bytes() == (root / "g.txt").read_bytes() == b"x0\nN\n"
+
+
+def test_python_content_whose_relative_reading_is_no_program_is_written_as_given(root, server):
+    """Measured by the second regression pass: of the one-line-to-several edits of this repository's
+    history (and flask's) that the relative-indentation rule refused, most had a relative reading
+    that Python cannot parse (a method added after a `return`): content as given was plainly
+    meant. Such content is now written; one whose both readings parse is still refused."""
+    (root / "r.py").write_text("class A:\n    def f(self):\n        return 1\n")
+    server.ok(
+        "be-replace",
+        {"file": "r.py", "old": "return 1", "content": "return 1\n\n    def g(self):\n        return 2"},
+    )
+    assert (
+        root / "r.py"
+    ).read_text() == "class A:\n    def f(self):\n        return 1\n\n    def g(self):\n        return 2\n"
+    (root / "b.py").write_text("def f():\n    if True:\n        x = 1\n    return x\n")
+    server.err(
+        "be-replace", "INVALID_ARGUMENT", {"file": "b.py", "old": "x = 1", "content": "if x:\n    x = 2"}
+    )
