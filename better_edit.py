@@ -14149,8 +14149,10 @@ def _fenced(lines):
     return bool(fence) and len(lines) > 1 and lines[-1].strip() == fence.group(1)
 
 
-_DIFF_HEADER = _LazyPattern(  # (a hunk's header, or a file header pair: not a lone `--- doc` comment)
-    r"^[ \t]*(?:@@ -[0-9]+(?:,[0-9]+)? \+[0-9]|--- \S[^\n]*\n[ \t]*\+\+\+ \S)", re.M
+_DIFF_HEADER = _LazyPattern(  # (a hunk's header, or a file header pair: not a lone `--- doc` comment;
+    r"^[ \t]*(?:@@ -[0-9]+(?:,[0-9]+)? \+[0-9]|--- \S[^\n]*\n[ \t]*\+\+\+ \S"  # a context diff's
+    r"|\*\*\* \S[^\n]*\n[ \t]*--- \S|\*{15}[ \t]*$)",  # `*** a` / `--- b` pair, its `***************`)
+    re.M,
 )
 
 

@@ -1521,6 +1521,11 @@ def test_the_second_regression_pass_on_wrapped_content_and_licences(root, server
     diff through as a file's own diff header; a closing fence with a trailing space or indentation
     let a fenced content through; a doc comment that mentions copyright was cut as a licence; and a
     name whose every definition has no lines of its own was AMBIGUOUS, though no occurrence works."""
+    context = (
+        'FIX = """\n*** a.py\n--- b.py\n***************\n"""\nx = 1\n'  # (the third pass: a context diff)
+    )
+    (root / "c2.py").write_text(context)
+    server.ok("be-replace", {"file": "c2.py", "start": 6, "content": "-x = 1\n+x = 3"})
     (root / "m.lua").write_text("--- Module doc\nlocal M = {}\nfunction M.f()\n  return 1\nend\n")
     server.err(
         "be-replace",
