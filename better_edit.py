@@ -18571,13 +18571,16 @@ def _die_with_the_launcher():
     if not getattr(sys, "frozen", False) or not sys.platform.startswith("linux"):
         return
     try:  # (only when the parent is the launcher: the same executable)
-        if os.readlink(f"/proc/{os.getppid()}/exe") != os.readlink("/proc/self/exe"):
+        launcher = os.getppid()
+        if os.readlink(f"/proc/{launcher}/exe") != os.readlink("/proc/self/exe"):
             return
         import ctypes
 
         ctypes.CDLL(None, use_errno=True).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL
     except (OSError, AttributeError, ImportError):
-        pass
+        return
+    if os.getppid() != launcher:  # (it died between the look and the call: die as it would have made us)
+        os.kill(os.getpid(), 9)
 
 
 def _main_server(lang, argv):
