@@ -7916,6 +7916,11 @@ def _kind_in(chain, kind):
     return "method" if kind == "function" and chain and chain[-1][2] == "class" else kind
 
 
+def _last_part(name):
+    """The last part of a qualified name: `Cart.total`, `Cart::total`, `Cart#total` -> `total`."""
+    return re.split(r"::|[.#]", name)[-1]
+
+
 def _with_overloads(text, found, start):
     """`found` (first offset, last offset, kind, name) from the TypeScript overload signatures of
     its name right above it (`function over(a: string): string;`, and their comments): the
@@ -7924,7 +7929,7 @@ def _with_overloads(text, found, start):
     first, last, kind, name = found
     if not name or kind not in ("function", "method"):
         return found
-    signature = re.compile(_TS_OVERLOAD.replace("NAME", re.escape(re.split(r"[.#]|::", name)[-1])))
+    signature = re.compile(_TS_OVERLOAD.replace("NAME", re.escape(_last_part(name))))
     top = pos = first
     while pos > start:
         above = text.rfind("\n", start, pos - 1) + 1
@@ -11350,6 +11355,15 @@ def _refuse_state_files(ctx, files):
             raise ToolError("SANDBOX", "sandbox_state", file=fc.file, base=base)
 
 
+def _say_dying(said):
+    """`said` on stderr, flushed, before the process dies by a signal; nothing when stderr is closed."""
+    try:
+        _print_error(f"{PROGRAM}: {said}")
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):  # (stderr closed: nothing to say it on)
+        pass
+
+
 def _unwind(run, exc, event):
     """A commit failed (or a signal came) before its commit point: every file back, then die by
     the signal if one came, else raise what to tell (returns when that is `exc` itself)."""
@@ -11378,11 +11392,7 @@ def _say_undone(lang, signum, error):
         said = tr(lang, "undone_signal_left", signal=name, detail=error.to_dict(lang)["message"])
     else:
         said = tr(lang, "undone_signal", signal=name)
-    try:
-        _print_error(f"{PROGRAM}: {said}")
-        sys.stderr.flush()
-    except (OSError, ValueError, AttributeError):  # (stderr closed: nothing to say it on)
-        pass
+    _say_dying(said)
 
 
 def _end_of_commit(stood=None):
@@ -11407,11 +11417,7 @@ def _say_stood(stood, signum):
 
     key = "stood_signal" if stood[1] else "stood_signal_no_event"  # (a rollback: nothing to roll back)
     said = tr(stood[0], key, signal=signal.Signals(signum).name, event_id=stood[1])
-    try:
-        _print_error(f"{PROGRAM}: {said}")
-        sys.stderr.flush()
-    except (OSError, ValueError, AttributeError):  # (stderr closed: nothing to say it on)
-        pass
+    _say_dying(said)
 
 
 def _result_is_out():
@@ -12905,8 +12911,8 @@ def _defined_beside(string, language, pos):
 
 def _same_name(found, name):
     """Whether a range's name (`Cart.total`, `Cart::total`, `total`) is that of `name`'s last part."""
-    last = re.split(r"::|[.#]", str(found or ""))[-1]
-    return bool(last) and last == re.split(r"::|[.#]", name)[-1]
+    last = _last_part(str(found or ""))
+    return bool(last) and last == _last_part(name)
 
 
 def _function_spans(string, language, name, astray=False):
@@ -13974,7 +13980,7 @@ def _indented_once(first_text, col_s, replacement, old, warnings, line):
     begins with the line's whole indentation (copied as a whole line), part of which would
     otherwise stand twice. Not when the content is `old` itself with more indentation in front:
     then the indentation is what is meant to change."""
-    head, indent = first_text[:col_s], _indentation(first_text)
+    head, indent = first_text[:col_s], _lead(first_text)
     if (
         not head
         or len(head) > len(indent)
@@ -14054,10 +14060,6 @@ def _first_line_outside(text, head, language):
 _OFFSIDE = frozenset(("python", "yaml", "haskell"))  # (languages whose blocks are made by indentation)
 
 
-def _indentation(line):
-    return line[: len(line) - len(line.lstrip(" \t"))]
-
-
 def _match_trailing_newline(content, old_ends_a_line):
     """Give `content` the trailing newline `old` had, so lines neither merge nor split.
 
@@ -14090,7 +14092,7 @@ def placeholder_guard(args, opened, content, replaced, cut=None, insert=False, p
     _refuse_placeholder(content, replaced, strong_only, insert)
     _refuse_cut(*(cut or (content, replaced)))
     if language not in _NOT_CODE and not patch:  # (a hunk's lines are the diff's own: never wrapped)
-        _refuse_wrapped(opened, language, content, replaced)
+        _refuse_wrapped(opened, language, content)
 
 
 def _refuse_placeholder(content, replaced, strong_only, insert):
@@ -14116,20 +14118,17 @@ _WRAP_FENCE = _LazyPattern(r"(```|~~~)[^`]*")
 _WRAP_FENCE_LINE = _LazyPattern(r"^[ \t]*(?:```|~~~)", re.M)
 
 
-def _refuse_wrapped(opened, language, content, replaced):
+def _refuse_wrapped(opened, language, content):
     """INVALID_ARGUMENT when `content` for a file of code carries what came around the code on the
     agent's side and the file holds nothing like it: a Markdown fence around it (at column 0: an
     indented one is a docstring's; not in shell, whose here-documents write Markdown), the
     `N<TAB>` prefixes of a read on every line (not in SQL, whose COPY rows look so), or the signs
-    of a diff whose '-' lines stand in the file (the text it replaces, or the whole file), in a
-    file that holds no diff itself (a test's fixture)."""
+    of a diff whose '-' lines stand in the file, in a file that holds no diff itself (a test's
+    fixture). The file's text (`opened.normalized()`) is decoded only when a check needs it."""
     lines = _strip_one_newline(normalize_newlines(content)).split("\n")
-    whole = None
 
     def file_holds(pattern):
-        nonlocal whole
-        whole = opened.text.decode() if whole is None else whole
-        return pattern.search(whole) is not None
+        return pattern.search(opened.normalized()) is not None
 
     if language != "shell" and _fenced(lines) and not file_holds(_WRAP_FENCE_LINE):
         fields = {"first": lines[0], "closing": lines[-1], "last": len(lines)}
@@ -14138,7 +14137,7 @@ def _refuse_wrapped(opened, language, content, replaced):
     if prefixed and not file_holds(_READ_PREFIXED_LINE):
         first, last = prefixed[0], prefixed[0] + len(lines) - 1
         raise ToolError("INVALID_ARGUMENT", "content_prefixed", file=opened.file, first=first, last=last)
-    if _is_diff(lines, lambda: set(_stripped_lines(replaced)) | set(_stripped_lines(opened.text.decode()))):
+    if _is_diff(lines, lambda: {line.strip() for line in opened.normalized().split("\n")}):
         if not file_holds(_DIFF_HEADER):
             raise ToolError("INVALID_ARGUMENT", "content_diff", file=opened.file)
 
@@ -14157,10 +14156,6 @@ _DIFF_HEADER = _LazyPattern(  # (a hunk's header, or a file header pair: not a l
 
 
 _READ_PREFIXED_LINE = _LazyPattern(r"^[0-9]{1,15}\t", re.M)
-
-
-def _stripped_lines(text):
-    return [line.strip() for line in normalize_newlines(text).split("\n")]
 
 
 def _is_diff(lines, file_lines):
