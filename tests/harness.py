@@ -116,6 +116,11 @@ def clean_env(cache_dir, root):
     env["BETTER_EDIT_WORKSPACE"] = str(root)
     env["LANG"] = "C.UTF-8"
     env["PYTHONIOENCODING"] = "utf-8"
+    # the test's own temporary folder: a frozen executable killed by a test leaves its unpacked
+    # program (_MEI*, 8 MB) in TMPDIR, and no run may leave files in the machine's /tmp
+    temp = Path(cache_dir).parent / "tmp"
+    temp.mkdir(exist_ok=True)
+    env["TMPDIR"] = str(temp)
     return env
 
 
