@@ -1611,9 +1611,21 @@ MESSAGES = {
         "an interrupted change of {count} file(s) (event {event_id}) was undone, except: {left}",
         "一次被中断的变更（{count} 个文件，事件 {event_id}）已撤销，以下除外：{left}",
     ),
-    "record_not_removed": (
-        "its commit record could not be removed: {detail}",
-        "其提交记录无法删除：{detail}",
+    "w.record_stays": (
+        "an interrupted change (event {event_id}) is undone, but its commit record could not be removed "
+        "({detail}): writes to its files are refused until it can be; make the cache folder {folder} writable",
+        "一次被中断的变更（事件 {event_id}）已撤销，但其提交记录无法删除（{detail}）：在删除之前，对其文件的写入都会被拒绝；"
+        "请让缓存目录 {folder} 可写",
+    ),
+    "record_stuck": (
+        "{file} was put back after an interrupted change (event {event_id}), but that change's commit "
+        "record could not be removed ({detail}); nothing was written",
+        "{file} 已在一次被中断的变更（事件 {event_id}）后恢复，但该变更的提交记录无法删除（{detail}）；未写入任何内容",
+    ),
+    "record_stuck.hint": (
+        "make the cache folder {folder} writable (or set BETTER_EDIT_CACHE_DIR to a writable folder), "
+        "then call again: the next call removes the record first",
+        "请让缓存目录 {folder} 可写（或把 BETTER_EDIT_CACHE_DIR 设为可写目录），再重试：下一次调用会先删除该记录",
     ),
     "w.recovery_failed": (
         "an interrupted change could not be undone yet ({detail}); the next call tries again",
@@ -9394,12 +9406,20 @@ class Locks:
                 recovered = True
                 self.ctx.recovered = self.ctx.recovered + _recovery_said(self.ctx)
             elif in_the_way is _STUCK:  # (never build on the files of a change not yet undone)
-                failed = [w[1]["detail"] for w in self.ctx.recovered if w[0] == "w.recovery_failed"]
-                raise ToolError("IO", "recovery_stuck", file=places[0].file, detail=(failed or ["-"])[-1])
+                raise _stuck_error(self.ctx.recovered, places[0].file)
             else:
                 _wait_for_record(in_the_way, self.deadline, places[0].file)
         self.release()
         raise ToolError("CONFLICT", "conflict", file=places[0].file)
+
+
+def _stuck_error(recovered, file):
+    """The IO error of a write to a file of an interrupted change whose undo failed, or whose
+    record could not be removed after it (`recovered`: the warnings of the recovery that found it)."""
+    failed = [w for w in recovered if w[0] in ("w.recovery_failed", "w.record_stays")]
+    if failed and failed[-1][0] == "w.record_stays":
+        return ToolError("IO", "record_stuck", file=file, **failed[-1][1])
+    return ToolError("IO", "recovery_stuck", file=file, detail=failed[-1][1]["detail"] if failed else "-")
 
 
 def _lock_busy(file, pid, seconds):
@@ -11037,17 +11057,20 @@ def _mark_writing(copy_path, on, mark=".w"):
         os.unlink(copy_path + mark)
 
 
+_UNCHANGED = ""  # (an undo that found nothing to put back: an earlier undo did, or nothing was applied)
+
+
 def _undo_entry(folder, name, entry, before=None, prepared=True):
     """Put one file of an unfinished commit back, judging from what its names hold now; removes
-    its temporary and kept name. Returns None, or why it was left alone (another program changed
-    it since)."""
+    its temporary and kept name. Returns None when it put the file back, _UNCHANGED when there was
+    nothing to put back, or why it was left alone (another program changed it since)."""
     how, temp, keep = entry["how"], entry.get("temp"), entry.get("keep")
     new, old = _entry_identity(entry, "new"), _entry_identity(entry, "old")
     renamed = how in ("rename", "delete")
     if not prepared:  # killed while preparing: nothing was applied, only what was made goes
         _delete_quietly(folder, keep if renamed else None, temp)
-        return None
-    left = None
+        return _UNCHANGED
+    left = _UNCHANGED
     if renamed and keep:
         left = _undo_rename(folder, name, keep, old, new, entry.get("new_signature"))
     elif how == "create":
@@ -11062,7 +11085,7 @@ def _undo_create(folder, name, new, new_signature=None):
     """A created file goes, while its name still holds what the commit made and nobody wrote into
     it since (its size and mtime are those it was made with); else why it stays."""
     if new is None or _identity_of(folder, name) != new:
-        return None
+        return _UNCHANGED
     if new_signature and _signature_of(folder, name) != list(new_signature):
         return "changed by another program since"
     folder.delete(name)
@@ -11115,7 +11138,7 @@ def _undo_rename(folder, name, keep, old, new, new_signature=None):
             return None
         return "changed by another program since" + _kept_words(os.path.join(folder.path, keep))
     _delete_quietly(folder, keep)
-    return None
+    return _UNCHANGED
 
 
 # an in-place file's copy in the journal: PID-COMMIT-N.copy (_CommitRun.prepare)
@@ -11129,14 +11152,14 @@ def _undo_in_place(folder, name, copy_path, old, before=None, new_bytes=None):
     kill or in process: left as it is, its old text kept where the reason says (_keep_old_copy)."""
     before = _copy_bytes(copy_path, name) if before is None else before
     if before is None or isinstance(before, str):
-        return before
+        return _UNCHANGED if before is None else before
     judged = copy_path is not None and isinstance(new_bytes, list)  # (no copy: nowhere to keep it)
     fd = _open_if_same(folder, name, old)
     if isinstance(fd, str):
         return f"{fd} by another program since" + (_keep_old_copy(copy_path, name) if judged else "")
     try:
         if _holds(fd, payload_of(before)):
-            return None
+            return _UNCHANGED
         if judged and not _ours_or_undoing(fd, before, new_bytes, copy_path):
             return "changed by another program since" + _keep_old_copy(copy_path, name)
         _mark_writing(copy_path, True, ".u")
@@ -11288,7 +11311,7 @@ def _undo_files(ctx, files, applied=None):
             continue
         if fc.how == "in_place" and fc.keep:
             _drop_copy(fc.keep)  # (one left was moved to kept/ first: its new bytes and marks go)
-        if why is not None:
+        if why:
             left.append((fc.real, why))
             continue
         _remove_folders(fc.place.created)
@@ -11810,20 +11833,22 @@ def _recover_journal(ctx, other=False):
             continue
         fd, record = dead
         try:  # (its lock is held until the record is gone)
+            put_back = True
             if name.endswith((".done", ".clean")):
                 said = _finish_record(ctx, record)
                 said = said if name.endswith(".done") else None  # (.clean: its call said it all)
             else:
-                said = _undo_record(ctx, journal, record)
-            if said:
+                said, put_back = _undo_record(ctx, journal, record)
+            stuck = _remove_record(path, journal, record)
+            if said and (put_back or not stuck):  # (a record that stays: said by the call that undid it)
                 warnings.append(said)
-            warnings += _remove_record(path, journal, ctx.lang)
+            warnings += stuck
         finally:
             os.close(fd)
     return warnings
 
 
-def _remove_record(path, journal, lang):
+def _remove_record(path, journal, record):
     """A finished record removed; a warning when it cannot be (a read-only cache): it is found
     again by every call, whose writes to its files are refused until it can go."""
     try:
@@ -11831,8 +11856,9 @@ def _remove_record(path, journal, lang):
     except FileNotFoundError:
         pass
     except OSError as exc:
-        detail = tr(lang, "record_not_removed", detail=exc.strerror or str(exc))
-        return [("w.recovery_failed", {"detail": detail})]
+        event_id = record.get("event_id") if isinstance(record.get("event_id"), str) else "-"
+        fields = {"event_id": event_id, "detail": exc.strerror or str(exc), "folder": journal.dir}
+        return [("w.record_stays", fields)]
     with _suppress_os():
         _fsync_folder_strict(journal.dir)
     return []
@@ -12041,22 +12067,29 @@ def _finish_entry(bare, entry):
 
 
 def _undo_record(ctx, journal, record):
-    """Undo one interrupted commit, its files under their locks; the warning that says so (None for
-    a commit killed while preparing: it changed nothing, only what it made is removed)."""
-    event_id, entries = record.get("event_id"), [e for e in record["files"] if isinstance(e, dict)]
+    """Undo one interrupted commit, its files under their locks: (the warning that says so, None
+    for a commit killed while preparing: it changed nothing, only what it made is removed; whether
+    this undo put a file back, not an earlier one whose record could not be removed)."""
+    entries = [e for e in record["files"] if isinstance(e, dict)]
     prepared = record.get("prepared") is True
     bare = _unconfined(ctx)
     places = []
     try:
         _Faults.point("undo")
         missing = _record_places(bare, entries, places, prepared)
-        left = missing + _undo_places(bare, places, prepared)
+        left, put_back = _undo_places(bare, places, prepared)
+        left = missing + left
     finally:
         for place, _entry in places:
             place.folder.close()
     _drop_copies_and_folders(entries)
-    if not prepared:
-        return None
+    return _undone_said(ctx, record, entries, left) if prepared else None, put_back > 0
+
+
+def _undone_said(ctx, record, entries, left):
+    """The warning of an undone commit: undone, undone but for files another program changed, or
+    (a rollback's) the events it had rolled back stand again."""
+    event_id = record.get("event_id")
     if isinstance(event_id, str):
         SnapshotStore(ctx).drop_event(event_id)
     fields = {"count": len(entries), "event_id": event_id or "-"}
@@ -12139,10 +12172,10 @@ def _moved_words(entry):
 
 
 def _undo_places(bare, places, prepared):
-    """Undo each (place, entry) under the locks of them all; what was left alone, and why. A file
-    that could not be put back (a full disk, a file-size limit) raises, after the others are done:
-    the record and the copies stay, and the next call tries again."""
-    left, failed = [], []
+    """Undo each (place, entry) under the locks of them all; (what was left alone, and why; how
+    many files were put back). A file that could not be put back (a full disk, a file-size limit)
+    raises, after the others are done: the record and the copies stay, and the next call tries again."""
+    left, failed, put_back = [], [], 0
     with Locks(bare, recovering=True) as locks:
         locks.take_all([place for place, _entry in places])
         for n, (_place, entry) in enumerate(places):
@@ -12151,9 +12184,10 @@ def _undo_places(bare, places, prepared):
                 places[n][0].release()
             if why:
                 left.append(f"{entry['path']} ({why})")
+            put_back += why is None
     if failed:
         raise failed[0]
-    return left
+    return left, put_back
 
 
 def _undo_place(bare, places, n, prepared, failed):

@@ -118,7 +118,7 @@ def clean_env(cache_dir, root):
     env["PYTHONIOENCODING"] = "utf-8"
     # the test's own temporary folder: a frozen executable killed by a test leaves its unpacked
     # program (_MEI*, 8 MB) in TMPDIR, and no run may leave files in the machine's /tmp
-    temp = Path(cache_dir).parent / "tmp"
+    temp = Path(cache_dir).parent / "subprocess-tmp"
     temp.mkdir(exist_ok=True)
     env["TMPDIR"] = str(temp)
     return env

@@ -1688,6 +1688,42 @@ def test_a_killed_edit_is_undone_from_a_read_only_cache_and_its_files_wait_for_i
     done, answer = cli_json(root, be_env, "insert", "-f", "a.txt", "--after-line", "1", "-c", "L")
     assert done.returncode == 0, answer
     assert (root / "a.txt").read_text() == "A1\nL\n" and (root / "b.txt").read_text() == "B1\n"
+
+
+@pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
+def test_a_record_that_cannot_be_removed_is_said_once_undone_then_only_stuck(
+    root, cache_dir, be_env, tmp_path
+):
+    """Found by a review: with the cache read-only, every later call said again that the change
+    "was undone" (it put nothing back: the first call had) and that it "could not be undone yet"
+    (its files were back). The call that puts the files back says so; every call says the record
+    stays, and a write names what to do about it."""
+    writer = two_file_edit_stopped_after_its_renames(root, cache_dir, be_env, tmp_path)
+    writer.kill()
+    writer.wait()
+    if not read_only_mount(cache_dir):
+        pytest.skip("no read-only bind mount here (needs root)")
+    try:
+        said = []
+        for _ in range(2):
+            done, answer = cli_json(root, be_env, "read", "-f", "a.txt")
+            assert done.returncode == 0, answer
+            said.append(answer["warnings"])
+        assert (root / "a.txt").read_text() == "A1\n" and (root / "b.txt").read_text() == "B1\n"
+        first, second = said
+        assert any("was undone" in w for w in first), first
+        assert not any("was undone" in w or "could not be undone" in w for w in second), second
+        assert any("is undone, but its commit record could not be removed" in w for w in second), second
+        done, answer = cli_json(root, be_env, "insert", "-f", "b.txt", "--after-line", "1", "-c", "L")
+        assert done.returncode != 0 and answer["error"]["code"] == "IO", answer
+        assert "b.txt was put back" in answer["error"]["message"], answer
+        assert str(cache_dir) in answer["error"]["hint"], answer
+        assert (root / "b.txt").read_text() == "B1\n"
+    finally:
+        subprocess.run(["umount", str(cache_dir)])
+    done, answer = cli_json(root, be_env, "insert", "-f", "b.txt", "--after-line", "1", "-c", "L")
+    assert done.returncode == 0 and not any("record" in w for w in answer.get("warnings", [])), answer
+    assert (root / "b.txt").read_text() == "B1\nL\n"
     assert journal_records(cache_dir) == [] and sorted(p.name for p in root.iterdir()) == ["a.txt", "b.txt"]
 
 
