@@ -1181,6 +1181,13 @@ MESSAGES = {
         "自读取第 {start}-{end} 行以来 {file} 已被修改（viewed_code_id {id}）：这些行仍在原处，但别处也有相同的行，"
         "且其上方或周围有行被增删，这里可能是另一份副本",
     ),
+    "view_reordered": (
+        "{file} changed since lines {start}-{end} were read (viewed_code_id {id}): they still stand "
+        "there, but the same lines stand elsewhere too, and the lines around them are no longer those "
+        "read: blocks moved or swapped may have put another copy there",
+        "自读取第 {start}-{end} 行以来 {file} 已被修改（viewed_code_id {id}）：这些行仍在原处，但别处也有相同的行，"
+        "且其周围的行已不是读取时的那些：代码块被移动或交换后，这里可能是另一份副本",
+    ),
     "view_copied": (
         "{file} changed since lines {start}-{end} were read (viewed_code_id {id}): they still stand "
         "there, but so they do elsewhere now, and lines added above may have moved yours onto that copy",
@@ -12480,9 +12487,16 @@ def _shifted_since(ctx, token, opened, vstart, vend):
     put another copy of them in their place (a pasted copy with its neighbours too): the bytes
     below them stand where such a move puts them (_moved_below, from BEFORE and AFTER in the
     token); where that cannot tell, or in a token without them, no neighbour of theirs (a line
-    with a letter or a digit) still stands beside them, or one that does no longer."""
+    with a letter or a digit) still stands beside them, or one that does no longer. Where the line
+    count is the same, when each such neighbour changed: blocks swapped or moved may have put
+    another copy there (one neighbour that stays is taken for an edit beside the lines read)."""
     marked = _VIEW_NEIGHBOURS.search(token.strip())
-    if marked is None or int(marked.group(1)) == opened.text.total():
+    if marked is None:
+        return
+    if int(marked.group(1)) == opened.text.total():
+        told = _neighbours_told(opened.text, (vstart, vend), marked.group(2), marked.group(3))
+        if told and not any(told):
+            raise _stale_view(ctx, token, opened, vstart, vend, "view_reordered")
         return
     lines, crcs = int(marked.group(1)), marked.groups()[3:]
     moved = _moved_below(opened.text, (vstart, vend), lines, crcs) if crcs[0] else None
@@ -12498,13 +12512,19 @@ def _neighbours_stayed(text, viewed, above, below):
     """Whether a neighbour of the lines viewed (start, end) with a letter or a digit still stands
     beside them (`above`, `below`: the CRC-32 of the lines around them when read, in hex), and
     none that did no longer does."""
+    told = _neighbours_told(text, viewed, above, below)
+    return bool(told) and all(told)
+
+
+def _neighbours_told(text, viewed, above, below):
+    """For each neighbour of the lines viewed that has a letter or a digit now, whether it is the
+    one read (_neighbours_stayed)."""
     starts, (vstart, vend) = _line_starts(text.body), viewed
     now = [
         (_telling_crc(text, starts, line), int(crc, 16))
         for line, crc in ((vstart - 1, above), (vend + 1, below))
     ]
-    told = [found == crc for found, crc in now if found is not None]
-    return bool(told) and all(told)
+    return [found == crc for found, crc in now if found is not None]
 
 
 def _moved_below(text, viewed, lines, crcs):

@@ -802,6 +802,35 @@ def test_a_view_of_lines_standing_twice_is_taken_in_place_only_beside_its_neighb
     assert (root / "t.py").read_text() == text.replace("None", "x", 1) + "\n# end\n"
 
 
+def test_a_view_of_lines_standing_twice_is_stale_when_blocks_swapped_around_it(root, be_env):
+    """Found by an attack: save()'s `db.open()`/`db.check()` read (load() has them too), then load()
+    and save() swapped: the same line count, load()'s copy at the lines read, and the edit deleted
+    load()'s `db.check()` with exit 0. Where the line count is the same, a view of lines standing
+    twice whose every neighbour changed is STALE_VIEW; one neighbour that stays is an edit beside it."""
+    load = "def load(db):\n    db.open()\n    db.check()\n    return db.read()\n"
+    save = "def save(db, x):\n    db.open()\n    db.check()\n    return db.write(x)\n"
+    (root / "t.py").write_text(load + "\n" + save)
+    _done, read = run_json("read", "-f", "t.py", "-s", "7", "-e", "8", cwd=root, env=be_env)
+    assert ":n9." in read["viewed_code_id"], read
+    swapped = save + "\n" + load
+    _view_refused_after_change(root, be_env, read["viewed_code_id"], swapped, 8, "    db.check(strict=True)")
+    done, result = run_json(
+        "delete", "-f", "t.py", "-s", "8", "--viewed-code-id", read["viewed_code_id"], cwd=root, env=be_env
+    )
+    assert done.returncode == 1 and result["error"]["code"] == "STALE_VIEW", result
+    assert "blocks moved or swapped" in result["error"]["message"], result
+    assert (root / "t.py").read_text() == swapped
+    renamed = load + "\n" + save.replace("def save(db, x):", "def store(db, x):")  # (one neighbour stays)
+    (root / "t.py").write_text(renamed)
+    done, result = run_json(
+        "delete", "-f", "t.py", "-s", "8", "--viewed-code-id", read["viewed_code_id"], cwd=root, env=be_env
+    )
+    assert done.returncode == 0, result
+    assert (root / "t.py").read_text() == renamed.replace(
+        "    db.check()\n    return db.write", "    return db.write"
+    )
+
+
 def test_a_view_of_lines_standing_twice_does_not_follow_a_clone_pasted_above(root, be_env):
     """Found by an attack (19 of 300 pastes of a region holding the view right above it): line 4
     of where() (`return self`, which order() has too) read, then where() copied above it as
