@@ -3978,7 +3978,8 @@ _NOUN = (
     r"|functionality|middleware|(?:method|function|field|prop|propertie|import|export|style|rule|test|case|route|handler"
     r"|setting|option|classe|component|section|definition|declaration|statement|querie|column|table|helper|hook|member"
     r"|interface|variable|constant|dependencie|script|endpoint|view|model|schema|partial|selector|listener|callback"
-    r"|util|doc|migration|element|type)s)"
+    r"|util|doc|migration|element|type|call|part|step|branche|entrie|item|argument|param|attribute|check|command"
+    r"|action|event|arm|block|line)s)"
 )
 _BE = (
     r"(?:is|are|remains?|stays?|kept|is\s+kept|are\s+kept|left|goes|go|(?:will|should)\s+(?:remain|stay|be))"
@@ -3989,6 +3990,8 @@ _OLD = rf"(?:{_REST}|everything(?:\s+else)?|(?:existing|original|previous|other|
 _SUBJ = rf"(?:(?:(?:all|any|your|my|the)\s+)?(?:{_OLD}|{_NOUN})|all\s+else)"
 _CORE = _LazyPattern(  # an explicit phrase: a weak sign alone, a strong one with an ellipsis
     rf"(?:(?:todo|note|fixme)\s*:?\s*)?(?:(?:and|plus|then)\s+)?(?:{_SUBJ}\s+{_STATE}(?:\s+(?:as\s+before|here|below))?"
+    rf"|(?:{_REST}|everything(?:\s+else)?|all\s+else)\s+(?:is|are)\s+(?:the\s+)?same(?:\s+as\s+before)?"
+    rf"|{_OLD}\s+(?:remain|stay)s?(?:\s+(?:here|below|above))?"
     rf"|(?:(?:all|your)\s+)?(?:unchanged|existing)(?:\s+(?:{_W}\s+){{0,2}}{_NOUN})?(?:\s+(?:here|below|above|goes\s+here"
     rf"|continues|follows))?|(?:original|previous|old)\s+(?:{_W}\s+)?{_NOUN}\s+(?:goes\s+)?here|(?:keep|keeping|preserve"
     rf"|retain|leave)\s+(?:all\s+|the\s+|your\s+|any\s+)?(?:{_OLD}(?:\s+(?:{_STATE}|here|below|the\s+same))?|{_SUBJ}\s+"
@@ -4035,8 +4038,14 @@ _CAND = _LazyPattern(
 )  # comments, ellipses: maybe one
 _PLACEHOLDER_WORDS = _LazyPattern(
     r"\.\.\.|…|\. \. \.|unchanged|untouched|intact|as.is|as before|as it was|same|identical|existing|original"
-    r"|previous|old|rest|everything|omitted|change|snip|igual|cambios|altera|inchang|unver"
+    r"|previous|old|rest|everything|omitted|change|snip|remain|stay|igual|cambios|altera|inchang|unver"
     r"|不变|略|同上|其|剩余|现有|原有|原来|之前|以前|既存|変更なし|同様"
+)
+# Functions named as kept: "# g() unchanged", "// b(), c() as before", "# Keep g() as is".
+_CALLS_KEPT = _LazyPattern(
+    r"(?:keep\s+)?[\w.$]+\(\)(?:\s*,\s*[\w.$]+\(\)|\s+and\s+[\w.$]+\(\))*\s+(?:(?:is|are|remains?|stays?)\s+)?"
+    r"(?:unchanged|untouched|intact|as[ -]is|as\s+before|the\s+same)",
+    re.I,
 )
 _MARKS, _BRACKETS = ("#", "//", "/*", "<!--", "--", ";", "%", "{/*"), str.maketrans("[](){}<>", " " * 8)
 
@@ -4048,6 +4057,8 @@ def _tier(line):
         return 0
     mark, body, ell = m.group(1), m.group(2) if m.group(1) else m.group(3), _ELL.search(line)
     core = " ".join(_ELL.sub(" ", body).translate(_BRACKETS).strip(" \t.…:,;!*~=_|-").split())
+    if mark and mark != "*" and _CALLS_KEPT.fullmatch(body.strip(" \t()[].")):
+        return 2
     # A bare line: "...existing code..." is one; "... x = 1" (a doctest) and "...props," are code.
     if not mark:
         return 1 if ell and " " in core and _CORE.fullmatch(core) else 0

@@ -220,6 +220,37 @@ def test_replace_insert_write_and_edit_items_are_guarded(root, be_env):
     assert status == 0 and (root / "cart.js").read_text() == LAZY_JS
 
 
+@pytest.mark.parametrize(
+    ("name", "before", "content"),
+    [
+        (
+            "p.py",
+            "def f():\n    a()\n    b()\n    c()\n\n\ndef g():\n    return 1\n",
+            "def f():\n    A()\n    b()\n    c()\n\n\n# rest of the file is the same\n",
+        ),
+        (
+            "p.py",
+            "def f():\n    a()\n\n\ndef g():\n    return 1\n",
+            "def f():\n    A()\n\n\n# (g() is unchanged)\n",
+        ),
+        (
+            "r.js",
+            "function f() {\n  a();\n  b();\n  c();\n}\n",
+            "function f() {\n  A();\n  // other calls unchanged\n}\n",
+        ),
+        ("r.js", "function f() {\n  a();\n  b();\n}\n", "function f() {\n  A();\n  // b() unchanged\n}\n"),
+    ],
+)
+def test_placeholders_found_by_an_attack_are_refused(root, be_env, name, before, content):
+    """Found by an attack: "# rest of the file is the same" ("is the same" was left out as too
+    common), "# (g() is unchanged)" (a function named as kept) and "// other calls unchanged" (a
+    noun not in the list) were written, and what they stood for was deleted."""
+    (root / name).write_text(before)
+    status, answer = _run(root, be_env, "write", "-f", name, "-c", content)
+    assert status == 1 and answer["error"]["code"] == "PLACEHOLDER", answer
+    assert (root / name).read_text() == before
+
+
 def test_an_insert_takes_a_heading_comment_that_names_existing_things(root, be_env):
     """Found by an attack: inserting `// Existing tests` above a new test was PLACEHOLDER, "writing
     it would delete what it stands for", though an insert deletes nothing. An insert is judged
