@@ -304,8 +304,10 @@ $(why)
   The download is corrupt or was tampered with. Nothing was installed."
     say "SHA-256 matches checksums.txt"
 
-    mkdir "$work/unpacked"
-    tar -xzf "$work/$asset" -C "$work/unpacked" ||
+    mkdir "$work/unpacked" || die "cannot create a folder in $work. Nothing was installed."
+    # (tar reads the archive from stdin and unpacks where it runs: GNU tar takes a backslash
+    # sequence in the folder of -C as an escape, so TMPDIR=/tmp/a\bc unpacked nowhere)
+    (CDPATH='' cd -- "$work/unpacked" && tar -xzf -) <"$work/$asset" ||
         die "could not unpack $asset. Nothing was installed."
     [ -f "$work/unpacked/$PROGRAM" ] && [ ! -L "$work/unpacked/$PROGRAM" ] ||
         die "$asset does not hold '$PROGRAM' as a plain file at its top level. Nothing was installed."

@@ -527,6 +527,25 @@ def test_odd_folders_and_cdpath_give_the_right_paths(install, tmp_path):
     assert shown.stdout == f"{tmp_path / 'bin$HOME'}:/x"
 
 
+@pytest.mark.parametrize("name", ["a\\bc", "a\\nb\\tc", "x\\\\y", "n\\0101", "p%sq\\c"])
+def test_backslash_sequences_in_tmpdir_and_install_folder_are_taken_as_they_are(install, tmp_path, name):
+    """A TMPDIR such as /tmp/a\\bc made the unpacking fail ("Cannot open: No such file or
+    directory"): GNU tar reads a backslash sequence in the folder given to -C as an escape. The same
+    names as the install folder must be printed as they are, and found on PATH."""
+    odd_tmp = tmp_path / ("tmp-" + name)
+    odd_tmp.mkdir()
+    bin_dir = tmp_path / ("bin-" + name)
+    path = f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}"
+    result = install(TMPDIR=str(odd_tmp), BETTER_EDIT_INSTALL_DIR=str(bin_dir), PATH=path)
+    assert result.returncode == 0, result.stderr
+    target = bin_dir / PROGRAM
+    assert target.read_bytes() == fake_program(LATEST)
+    assert f"\n  {target}\n" in result.stdout
+    assert snippet_of(result.stdout)["mcpServers"][PROGRAM]["command"] == str(target)
+    assert "Not on your PATH" not in result.stdout
+    assert list(odd_tmp.iterdir()) == []
+
+
 @pytest.mark.parametrize("downloader", DOWNLOADERS)
 def test_the_users_downloader_settings_do_not_apply(install, home, tmp_path, downloader):
     """~/.curlrc or ~/.wgetrc applied to install.sh's downloads: one that turns certificate checks
