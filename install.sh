@@ -251,7 +251,14 @@ main() {
     os=$(detect_os)
     arch=$(detect_arch "$os")
     DOWNLOADER=$(pick_downloader)
-    install_dir=${BETTER_EDIT_INSTALL_DIR:-${HOME:?HOME is not set}/.local/share/$PROGRAM/bin}
+    if [ -n "${BETTER_EDIT_INSTALL_DIR:-}" ]; then
+        install_dir=$BETTER_EDIT_INSTALL_DIR
+    elif [ -n "${HOME:-}" ]; then
+        install_dir=$HOME/.local/share/$PROGRAM/bin
+    else
+        usage_error "HOME is not set, so there is no default install folder: set HOME, or set
+  BETTER_EDIT_INSTALL_DIR to the folder the program should go to, and run install.sh again."
+    fi
 
     work=$(mktemp -d "${TMPDIR:-/tmp}/better-edit-install.XXXXXX") || die "cannot create a temporary directory"
     staged=""

@@ -290,6 +290,19 @@ def test_default_install_dir_is_under_home(install, home):
     assert snippet_of(result.stdout)["mcpServers"][PROGRAM]["command"] == str(target)
 
 
+@pytest.mark.parametrize("home_value", [None, ""])
+def test_no_home_and_no_install_dir_is_a_prefixed_error(install, tmp_path, home_value):
+    """With HOME unset and no BETTER_EDIT_INSTALL_DIR, the shell's own `${HOME:?}` message
+    ("install.sh: 254: HOME: HOME is not set") was printed, without the `error:` of every other
+    failure and without saying what to do."""
+    result = install(HOME=home_value, BETTER_EDIT_INSTALL_DIR=None)
+    assert result.returncode == 2
+    assert result.stderr.startswith("install.sh: error: HOME is not set"), result.stderr
+    assert "BETTER_EDIT_INSTALL_DIR" in result.stderr
+    assert "\n\n" not in result.stderr
+    assert_nothing_installed(tmp_path)
+
+
 def test_relative_install_dir_is_printed_absolute(install, tmp_path):
     result = install(BETTER_EDIT_INSTALL_DIR="relative/bin")  # the script runs in tmp_path
     assert result.returncode == 0, result.stderr
