@@ -347,7 +347,9 @@ $(why)
     mv -f "$staged" "$target" || die "cannot move the program to $target"
     staged=""
 
-    if [ -n "$previous" ]; then
+    if [ -n "$previous" ] && [ "$previous" = "$ran" ]; then
+        say "$PROGRAM $ran was already installed; reinstalled it at:"
+    elif [ -n "$previous" ]; then
         say "Replaced $PROGRAM $previous with $ran at:"
     else
         say "Installed $PROGRAM $ran at:"

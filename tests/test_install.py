@@ -282,6 +282,16 @@ def test_replaces_an_older_version(install, tmp_path):
     assert sorted(p.name for p in installed(tmp_path).parent.iterdir()) == [PROGRAM]
 
 
+def test_reinstalling_the_same_version_says_so(install, tmp_path):
+    """Running install.sh twice said "Replaced better-edit-tools 0.2.0 with 0.2.0"."""
+    assert install().returncode == 0
+    result = install()
+    assert result.returncode == 0, result.stderr
+    assert installed(tmp_path).read_bytes() == fake_program(LATEST)
+    assert f"{PROGRAM} {LATEST} was already installed; reinstalled it at:" in result.stdout
+    assert "Replaced" not in result.stdout
+
+
 def test_default_install_dir_is_under_home(install, home):
     result = install(BETTER_EDIT_INSTALL_DIR=None)
     assert result.returncode == 0, result.stderr
