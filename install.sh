@@ -109,7 +109,7 @@ pick_downloader() {
     case "${BETTER_EDIT_DOWNLOADER:-}" in
         "") ;;
         curl | wget)
-            have "$BETTER_EDIT_DOWNLOADER" || die "BETTER_EDIT_DOWNLOADER=$BETTER_EDIT_DOWNLOADER, but it was not found"
+            have "$BETTER_EDIT_DOWNLOADER" || die "BETTER_EDIT_DOWNLOADER=$BETTER_EDIT_DOWNLOADER, but it was not found: install it, or unset BETTER_EDIT_DOWNLOADER, and run install.sh again"
             printf '%s' "$BETTER_EDIT_DOWNLOADER"
             return ;;
         *) usage_error "BETTER_EDIT_DOWNLOADER must be curl or wget, not '$BETTER_EDIT_DOWNLOADER'" ;;
@@ -127,20 +127,38 @@ pick_downloader() {
 # server that stops sending for 60 s (curl: sends less than 1 KB/s for 60 s, retries included); what the downloader said is kept in $work/why for the error.
 # Neither reads the user's ~/.curlrc or ~/.wgetrc (one that turns TLS checks off would apply).
 download() {
+    fetch_status=0
     case "$DOWNLOADER" in
         curl) curl -q --fail --silent --show-error --location --proto '=https,http' --retry 2 \
             --retry-max-time 60 --connect-timeout 20 --speed-limit 1024 --speed-time 60 \
-            --output "$2" "$1" 2>"$work/why" ;;
+            --output "$2" "$1" 2>"$work/why" || fetch_status=$? ;;
         wget)
             no_config=""
             if wget --help 2>&1 | grep -q -- '--no-config'; then no_config=--no-config; fi
-            wget $no_config --no-verbose --tries=1 --timeout=60 --output-document="$2" "$1" 2>"$work/why" ;;
+            wget $no_config --no-verbose --tries=1 --timeout=60 --output-document="$2" "$1" \
+                2>"$work/why" || fetch_status=$? ;;
     esac
+    return "$fetch_status"
 }
 
-# why: what the downloader said about its failure, indented, or nothing.
+# indented FALLBACK: the last 3 non-blank lines of stdin, each indented by two spaces, or
+# FALLBACK indented when there are none (an error message never shows an empty line).
+indented() {
+    lines=$(sed -e '/^[[:space:]]*$/d' -e 's/^/  /' | tail -n 3)
+    if [ -n "$lines" ]; then printf '%s\n' "$lines"; else printf '  %s\n' "$1"; fi
+}
+
+# why: what the downloader said about its failure, indented; when it said nothing (wget, for a
+# download cut off), its exit status and what that means.
 why() {
-    if [ -s "$work/why" ]; then sed -e 's/^/  /' "$work/why" | tail -n 3; fi
+    case "$DOWNLOADER:$fetch_status" in
+        wget:3) meaning=": the file could not be written" ;;
+        wget:4) meaning=": network failure (no connection, or it was cut off)" ;;
+        wget:5) meaning=": the TLS certificate or handshake failed" ;;
+        wget:8) meaning=": the server answered with an error" ;;
+        *) meaning="" ;;
+    esac
+    indented "$DOWNLOADER said nothing more; it stopped with exit status $fetch_status$meaning" <"$work/why"
 }
 
 sha256_of() {
@@ -152,7 +170,7 @@ sha256_of() {
     elif have openssl; then
         openssl dgst -sha256 <"$1" | awk '{print $NF}'
     else
-        die "no SHA-256 tool found (sha256sum, shasum or openssl); cannot verify the download"
+        die "no SHA-256 tool found (sha256sum, shasum or openssl), so the download cannot be verified: install one of them and run install.sh again"
     fi
 }
 
@@ -260,7 +278,8 @@ main() {
   BETTER_EDIT_INSTALL_DIR to the folder the program should go to, and run install.sh again."
     fi
 
-    work=$(mktemp -d "${TMPDIR:-/tmp}/better-edit-install.XXXXXX") || die "cannot create a temporary directory"
+    work=$(mktemp -d "${TMPDIR:-/tmp}/better-edit-install.XXXXXX") ||
+        die "cannot create a temporary folder in ${TMPDIR:-/tmp}: set TMPDIR to a folder you can write to and run install.sh again"
     staged=""
     trap cleanup EXIT
     trap 'exit 130' INT
@@ -281,47 +300,57 @@ main() {
         die "could not download $release_url/checksums.txt
   (no such release, or the network failed):
 $(why)
-  Nothing was installed."
+  Nothing was installed: check the version and the network, then run install.sh again."
     is_checksum_list "$work/checksums.txt" ||
         die "$release_url/checksums.txt is not a list of SHA-256 checksums (an error page of the
-  server or a proxy?). Nothing was installed."
+  server or a proxy?). Nothing was installed: check BETTER_EDIT_RELEASE_BASE and any proxy, then
+  run install.sh again."
 
     if [ -z "$version" ]; then
         asset=$(latest_asset_name "$os" "$arch" "$work/checksums.txt")
         [ -n "$asset" ] || die "the latest release has no build for $os/$arch (no ${PROGRAM}_*_${os}_${arch}.tar.gz
-  in $release_url/checksums.txt). Nothing was installed."
+  in $release_url/checksums.txt).
+  Nothing was installed: name an older release that has one, or use 'pipx install better-edit-tools'
+  (see docs/install.md)."
         version=$(version_of_asset "$asset")
     fi
 
     expected=$(checksum_for "$asset" "$work/checksums.txt")
     [ -n "$expected" ] || die "release $version has no $asset in its checksums.txt
-  (no build for $os/$arch?). Nothing was installed."
+  (no build for $os/$arch?). Nothing was installed: name another release, or use
+  'pipx install better-edit-tools' (see docs/install.md)."
 
     say "Downloading $release_url/$asset"
     download "$release_url/$asset" "$work/$asset" ||
         die "could not download $release_url/$asset
   (missing asset, the download was cut off, or no room for it in ${TMPDIR:-/tmp}):
 $(why)
-  Nothing was installed."
+  Nothing was installed: run install.sh again (with TMPDIR set to a folder with room, if it was full)."
 
     actual=$(sha256_of "$work/$asset")
     [ "$actual" = "$expected" ] || die "checksum mismatch for $asset:
   expected $expected (checksums.txt)
   got      $actual
-  The download is corrupt or was tampered with. Nothing was installed."
+  The download is corrupt or was tampered with. Nothing was installed: run install.sh again; if
+  the mismatch stays, do not install that file by hand, and report it."
     say "SHA-256 matches checksums.txt"
 
-    mkdir "$work/unpacked" || die "cannot create a folder in $work. Nothing was installed."
+    mkdir "$work/unpacked" ||
+        die "cannot create a folder in $work. Nothing was installed: set TMPDIR to a folder you can write to and run install.sh again."
     # (tar reads the archive from stdin and unpacks where it runs: GNU tar takes a backslash
     # sequence in the folder of -C as an escape, so TMPDIR=/tmp/a\bc unpacked nowhere)
     (CDPATH='' cd -- "$work/unpacked" && tar -xzf -) <"$work/$asset" ||
-        die "could not unpack $asset. Nothing was installed."
+        die "could not unpack $asset (see tar's message above). Nothing was installed: run install.sh
+  again (with TMPDIR set to a folder with room, if it was full)."
     [ -f "$work/unpacked/$PROGRAM" ] && [ ! -L "$work/unpacked/$PROGRAM" ] ||
-        die "$asset does not hold '$PROGRAM' as a plain file at its top level. Nothing was installed."
+        die "$asset does not hold '$PROGRAM' as a plain file at its top level.
+  Nothing was installed: the release is malformed; report it, or use 'pipx install better-edit-tools' (see docs/install.md)."
 
-    mkdir -p "$install_dir" || die "cannot create $install_dir"
+    mkdir -p "$install_dir" ||
+        die "cannot create $install_dir: set BETTER_EDIT_INSTALL_DIR to a folder you can write to and run install.sh again. Nothing was installed."
     # (CDPATH unset: a relative folder is this one; the x keeps a name that ends in a newline)
-    resolved=$(CDPATH='' cd -- "$install_dir" && pwd -P && printf x) || die "cannot enter $install_dir"
+    resolved=$(CDPATH='' cd -- "$install_dir" && pwd -P && printf x) ||
+        die "cannot enter $install_dir: set BETTER_EDIT_INSTALL_DIR to a folder you can write to and run install.sh again. Nothing was installed."
     install_dir=${resolved%?x}
     target="$install_dir/$PROGRAM"
     if [ -d "$target" ] || { [ -e "$target" ] && [ ! -f "$target" ]; }; then
@@ -331,12 +360,16 @@ $(why)
 
     # Stage beside the target so the final rename stays on one filesystem (atomic replace).
     staged="$install_dir/.$PROGRAM.new.$$"
-    cp "$work/unpacked/$PROGRAM" "$staged" || die "cannot write to $install_dir"
-    chmod 755 "$staged"
-    if ! ran=$("$staged" --version 2>&1); then
-        die "the downloaded program does not run on this machine:
-  $ran
-  Nothing was installed."
+    cant_write="cannot write to $install_dir: set BETTER_EDIT_INSTALL_DIR to a folder you can write to and run install.sh again. Nothing was installed."
+    cp "$work/unpacked/$PROGRAM" "$staged" || die "$cant_write"
+    chmod 755 "$staged" || die "$cant_write"
+    ran_status=0
+    ran=$("$staged" --version 2>&1) || ran_status=$?
+    if [ "$ran_status" -ne 0 ]; then
+        die "the downloaded program does not run on this machine ('$PROGRAM --version' exited with status $ran_status):
+$(printf '%s\n' "$ran" | indented "it printed nothing")
+  Nothing was installed: check that this is a $os/$arch machine, or use
+  'pipx install better-edit-tools' (see docs/install.md)."
     fi
 
     previous=""
@@ -344,7 +377,8 @@ $(why)
         previous=$("$target" --version 2>/dev/null || printf 'unknown version')
     fi
     [ "$ran" = "$version" ] || warn "warning: the program reports version '$ran', the release is $version"
-    mv -f "$staged" "$target" || die "cannot move the program to $target"
+    mv -f "$staged" "$target" ||
+        die "cannot move the program to $target: check that you can write there and run install.sh again. Nothing was installed."
     staged=""
 
     if [ -n "$previous" ] && [ "$previous" = "$ran" ]; then

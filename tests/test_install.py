@@ -128,6 +128,7 @@ MIRRORS = {
     "unlisted": {"unlisted": LINUX_AMD64},
     "truncated": {},  # served cut short, see _Handler
     "broken": {"program": fake_program(LATEST, exit_status=3)},
+    "silent": {"program": b"#!/bin/sh\nexit 3\n"},  # fails without a word
     "nested": {"nested": True},
     "crlf": {"crlf": True},
     "page": {"page": True},
@@ -446,6 +447,47 @@ def test_unreachable_mirror(install, tmp_path):
     assert result.returncode == 1
     assert "Nothing was installed" in result.stderr
     assert_nothing_installed(tmp_path)
+
+
+FAILURES = [
+    ("tampered", (), "checksum mismatch"),
+    ("missing", (), "could not download"),
+    ("truncated", (), "could not download"),
+    ("broken", (), "does not run on this machine"),
+    ("silent", (), "does not run on this machine"),
+    ("nested", (), "at its top level"),
+    ("linked", (), "as a plain file"),
+    ("page", (), "is not a list of SHA-256 checksums"),
+    ("unlisted", (), "no build for linux/amd64"),
+    ("unlisted", (LATEST,), "in its checksums.txt"),
+    ("good", ("v9.9.9",), "could not download"),
+    ("unreachable", (), "could not download"),
+    ("folder", (), "is a folder"),
+]
+
+
+@pytest.mark.parametrize("downloader", DOWNLOADERS)
+@pytest.mark.parametrize(("mirror", "args", "what"), FAILURES, ids=[f"{m}{''.join(a)}" for m, a, _ in FAILURES])
+def test_every_failure_is_one_error_line_that_says_what_to_do(install, tmp_path, downloader, mirror, args, what):
+    """A download that wget cut off printed an empty line where the reason goes (wget says nothing
+    then), a program that failed silently an empty "  " line; most messages ended with "Nothing
+    was installed." without saying what to do. Every failure: one `install.sh: error: ...` line
+    naming what failed, indented lines after it, none empty, and what to do."""
+    env = {}
+    if mirror == "unreachable":
+        mirror, env["BETTER_EDIT_RELEASE_BASE"] = "good", "http://127.0.0.1:9/nothing"
+    if mirror == "folder":
+        mirror = "good"
+        (tmp_path / "bin" / PROGRAM).mkdir(parents=True)
+    result = install(*args, mirror=mirror, downloader=downloader, **env)
+    assert result.returncode == 1
+    lines = result.stderr.splitlines()
+    assert lines and lines[0].startswith("install.sh: error: "), result.stderr
+    assert what in result.stderr
+    assert [line for line in lines if line.startswith("install.sh:")] == [lines[0]], result.stderr
+    assert all(line.startswith("  ") and line.strip() for line in lines[1:]), result.stderr
+    assert "Nothing was installed" in result.stderr
+    assert any(hint in result.stderr for hint in ("run install.sh again", "docs/install.md", "report it"))
 
 
 # ---- unsupported platforms and bad arguments ---------------------------------------------------
