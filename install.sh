@@ -17,6 +17,8 @@
 #   BETTER_EDIT_OS, BETTER_EDIT_ARCH
 #                             override what `uname -s` / `uname -m` report
 #   BETTER_EDIT_DOWNLOADER    curl or wget (default: curl if found, else wget)
+#   BETTER_EDIT_STALL_TIMEOUT seconds a download may go at less than 1 KB/s before it is given
+#                             up on (default 60)
 #
 # How "latest" is found: checksums.txt has the same name in every release, so the script fetches
 # BASE/latest/download/checksums.txt and takes the version from the one asset name in it that
@@ -45,7 +47,8 @@ Install $PROGRAM from its GitHub release (latest when VERSION is omitted;
 
 Environment: BETTER_EDIT_INSTALL_DIR (default ~/.local/share/$PROGRAM/bin),
 BETTER_EDIT_RELEASE_BASE (a mirror of the releases), BETTER_EDIT_OS / BETTER_EDIT_ARCH,
-BETTER_EDIT_DOWNLOADER (curl or wget).
+BETTER_EDIT_DOWNLOADER (curl or wget), BETTER_EDIT_STALL_TIMEOUT (seconds below
+1 KB/s before a download is given up on, default 60).
 EOF
 }
 
@@ -124,21 +127,57 @@ pick_downloader() {
 }
 
 # download URL FILE: fails (non-zero) on HTTP errors, refused connections, cut-off bodies and a
-# server that stops sending for 60 s (curl: sends less than 1 KB/s for 60 s, retries included); what the downloader said is kept in $work/why for the error.
+# server that sends less than 1 KB/s for $stall seconds (BETTER_EDIT_STALL_TIMEOUT, default 60;
+# curl: retries included); what the downloader said is kept in $work/why for the error.
 # Neither reads the user's ~/.curlrc or ~/.wgetrc (one that turns TLS checks off would apply).
 download() {
     fetch_status=0
     case "$DOWNLOADER" in
         curl) curl -q --fail --silent --show-error --location --proto '=https,http' --retry 2 \
-            --retry-max-time 60 --connect-timeout 20 --speed-limit 1024 --speed-time 60 \
+            --retry-max-time "$stall" --connect-timeout 20 --speed-limit 1024 --speed-time "$stall" \
             --output "$2" "$1" 2>"$work/why" || fetch_status=$? ;;
         wget)
             no_config=""
             if wget --help 2>&1 | grep -q -- '--no-config'; then no_config=--no-config; fi
-            wget $no_config --no-verbose --tries=1 --timeout=60 --output-document="$2" "$1" \
-                2>"$work/why" || fetch_status=$? ;;
+            # (wget's --timeout only notices silence: a server that sends a byte every few seconds
+            # would hold it forever, so a watchdog stops it below 1 KB/s, as curl's --speed-limit)
+            rm -f "$work/stalled"
+            wget $no_config --no-verbose --tries=1 --timeout="$stall" --output-document="$2" "$1" \
+                2>"$work/why" &
+            fetch_pid=$!
+            watch_download "$fetch_pid" "$2" >/dev/null 2>&1 &
+            watch_pid=$!
+            wait "$fetch_pid" 2>/dev/null || fetch_status=$?  # (dash says "Terminated" for a job killed)
+            fetch_pid=""
+            kill "$watch_pid" 2>/dev/null || true
+            wait "$watch_pid" 2>/dev/null || true
+            watch_pid=""
+            if [ -e "$work/stalled" ]; then
+                printf '%s\n' "stopped: the server sent less than 1 KB a second for $stall seconds" >>"$work/why"
+            fi ;;
     esac
     return "$fetch_status"
+}
+
+# watch_download PID FILE: stops the download PID when FILE grew by less than 1 KB a second over
+# the last $stall seconds, leaving $work/stalled behind. (Runs in the background.)
+watch_download() {
+    window_size=0
+    waited=0
+    while kill -0 "$1" 2>/dev/null; do
+        sleep 1
+        waited=$((waited + 1))
+        [ "$waited" -ge "$stall" ] || continue
+        size=$(wc -c 2>/dev/null <"$2" | tr -d ' \t')
+        size=${size:-0}
+        if [ $((size - window_size)) -lt $((1024 * stall)) ]; then
+            : >"$work/stalled"
+            kill "$1" 2>/dev/null
+            return 0
+        fi
+        window_size=$size
+        waited=0
+    done
 }
 
 # indented FALLBACK: the last 3 non-blank lines of stdin, each indented by two spaces, or
@@ -269,6 +308,10 @@ main() {
     os=$(detect_os)
     arch=$(detect_arch "$os")
     DOWNLOADER=$(pick_downloader)
+    stall=${BETTER_EDIT_STALL_TIMEOUT:-60}
+    case "$stall" in
+        "" | *[!0-9]* | 0*) usage_error "BETTER_EDIT_STALL_TIMEOUT must be a whole number of seconds above 0, not '$stall'" ;;
+    esac
     if [ -n "${BETTER_EDIT_INSTALL_DIR:-}" ]; then
         install_dir=$BETTER_EDIT_INSTALL_DIR
     elif [ -n "${HOME:-}" ]; then
@@ -399,8 +442,12 @@ $(printf '%s\n' "$ran" | indented "it printed nothing")
     say "" "CLI example:  $target read --file README.md --start 1 --end 20"
 }
 
-# Runs at every exit: removes the download area and a staged copy that was never moved in place.
+# Runs at every exit: stops a download still running, removes the download area and a staged
+# copy that was never moved in place.
 cleanup() {
+    # (a download still running: wget in the background ignores Ctrl-C)
+    if [ -n "${fetch_pid:-}" ]; then kill "$fetch_pid" 2>/dev/null || true; fi
+    if [ -n "${watch_pid:-}" ]; then kill "$watch_pid" 2>/dev/null || true; fi
     if [ -n "${staged:-}" ]; then rm -f "$staged"; fi
     if [ -n "${work:-}" ]; then rm -rf "$work"; fi
 }

@@ -15,6 +15,7 @@ import subprocess
 import sysconfig
 import tarfile
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -127,6 +128,7 @@ MIRRORS = {
     "missing": {"drop": LINUX_AMD64},
     "unlisted": {"unlisted": LINUX_AMD64},
     "truncated": {},  # served cut short, see _Handler
+    "trickle": {},  # served a byte at a time, see _Handler
     "broken": {"program": fake_program(LATEST, exit_status=3)},
     "silent": {"program": b"#!/bin/sh\nexit 3\n"},  # fails without a word
     "nested": {"nested": True},
@@ -136,6 +138,9 @@ MIRRORS = {
     "dotted": {"dotted": True},
     "bsd": {"bsd": True},
 }
+
+
+TRICKLE_EVERY = 0.5  # seconds between two bytes: more often than the shortest stall limit below
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
@@ -151,6 +156,25 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(data[: len(data) // 2])
             self.wfile.flush()
+            self.close_connection = True
+            return
+        if self.path.startswith("/trickle/") and self.path.endswith(".tar.gz"):
+            # Promise the whole file, then send a byte every TRICKLE_EVERY seconds: a mirror that
+            # is never silent long enough for a read timeout, and never done.
+            data = Path(self.translate_path(self.path)).read_bytes()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            deadline = time.monotonic() + 90
+            try:
+                for byte in data:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    if time.monotonic() > deadline:
+                        break
+                    time.sleep(TRICKLE_EVERY)
+            except OSError:  # the client gave up
+                pass
             self.close_connection = True
             return
         super().do_GET()
@@ -191,7 +215,7 @@ def install(server, home, tmp_path):
     Linux/x86_64 unless the environment says otherwise; an env value of None removes the variable.
     """
 
-    def run(*args, mirror="good", downloader=DOWNLOADERS[0], shell="sh", **env):
+    def run(*args, mirror="good", downloader=DOWNLOADERS[0], shell="sh", timeout=60, **env):
         base_env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": str(home),
@@ -212,7 +236,7 @@ def install(server, home, tmp_path):
             cwd=str(tmp_path),
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=timeout,
         )
 
     return run
@@ -412,6 +436,38 @@ def test_missing_asset_installs_nothing(install, server, tmp_path, downloader):
     result = install(mirror="missing", downloader=downloader)
     assert result.returncode == 1
     assert f"could not download {server}/missing/latest/download/{LINUX_AMD64}" in result.stderr
+    assert_nothing_installed(tmp_path)
+
+
+@pytest.mark.parametrize("downloader", DOWNLOADERS)
+def test_a_mirror_that_trickles_bytes_is_given_up_on(install, tmp_path, downloader):
+    """With wget, a mirror that sent a byte every few seconds held the install forever: wget's
+    --timeout only notices silence, while curl gives up below 1 KB/s. Both now give up after
+    BETTER_EDIT_STALL_TIMEOUT seconds below 1 KB/s (60 by default; 2 here, with a byte every
+    0.5 s, so no read timeout can be what stops it)."""
+    old = install_older_first(install, tmp_path)
+    started = time.monotonic()
+    result = install(mirror="trickle", downloader=downloader, BETTER_EDIT_STALL_TIMEOUT="2", timeout=30)
+    elapsed = time.monotonic() - started
+    assert result.returncode == 1, result.stderr
+    assert elapsed < 15, elapsed
+    assert "could not download" in result.stderr and LINUX_AMD64 in result.stderr
+    lines = result.stderr.splitlines()
+    assert all(line.startswith("  ") and line.strip() for line in lines[1:]), result.stderr
+    if downloader == "wget":
+        assert "less than 1 KB a second for 2 seconds" in result.stderr, result.stderr
+    assert_older_kept(tmp_path, old)
+    assert [p for p in tmp_path.iterdir() if p.name.startswith("better-edit-install.")] == []
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "1.5", "soon", ""])
+def test_a_bad_stall_timeout_is_a_usage_error(install, tmp_path, value):
+    result = install(BETTER_EDIT_STALL_TIMEOUT=value)
+    if value == "":  # (empty: the default)
+        assert result.returncode == 0, result.stderr
+        return
+    assert result.returncode == 2
+    assert result.stderr.startswith("install.sh: error: BETTER_EDIT_STALL_TIMEOUT"), result.stderr
     assert_nothing_installed(tmp_path)
 
 
