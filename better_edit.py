@@ -9747,7 +9747,9 @@ class _Faults:
     link, unlink or mkdir of a commit), a KIND of step (every one of them) or a named point outside
     commits (`recover`: a commit record just opened by the recovery; `undo`: its undo about to
     start; `locked`: a call's file locks just taken; `journal`: a commit's journal folder made,
-    its record not yet; `applied`: a commit's file just written; `items`: an edit's or patch's
+    its record not yet; `replacing`: a commit's file about to be renamed into place, after its last
+    check; `swapped`: that file swapped in, what its name held not yet looked at; `applied`: a
+    commit's file just written; `items`: an edit's or patch's
     items checked, their files not yet walked to; `committed`: a commit over, its result not yet
     out; `streamed`: a large file's read between its two passes). WHAT is an errno name
     (ENOSPC by default; EIO, EPERM...), KILL (SIGKILL there) or STOP (SIGSTOP there, for a test to
@@ -9881,6 +9883,28 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # (a FIFO put where a file was is not 
 _NO_HARD_LINKS = ("EPERM", "EOPNOTSUPP", "ENOTSUP", "ENOSYS", "EMLINK", "EXDEV")
 
 
+@functools.cache
+def _renameat2():
+    """libc's renameat2 (Linux, glibc 2.28 and later), or None."""
+    if not sys.platform.startswith("linux") or os.environ.get("BETTER_EDIT_PORTABLE_FALLBACKS"):
+        return None
+    try:
+        import ctypes
+
+        call = ctypes.CDLL(None, use_errno=True).renameat2
+    except (ImportError, OSError, AttributeError):
+        return None
+    call.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint)
+    call.restype = ctypes.c_int
+    return call
+
+
+def _ctypes_errno():
+    import ctypes
+
+    return ctypes.get_errno()
+
+
 class _Folder:
     """The folder of a file: a descriptor used with dir_fd=... (POSIX), else its path (Windows)."""
 
@@ -9981,6 +10005,23 @@ class _Folder:
             os.replace(old, new, src_dir_fd=self.fd, dst_dir_fd=self.fd)
         else:
             os.replace(os.path.join(self.path, old), os.path.join(self.path, new))
+
+    def exchange(self, old, new):
+        """Swap the files named `old` and `new` in one step (Linux's renameat2 RENAME_EXCHANGE);
+        False where the system or the file system cannot (nothing was done: the caller renames)."""
+        call = _renameat2()
+        if call is None:
+            return False
+        names = [
+            os.fsencode(name if self.fd is not None else os.path.join(self.path, name)) for name in (old, new)
+        ]
+        at = self.fd if self.fd is not None else -100  # (AT_FDCWD)
+        if call(at, names[0], at, names[1], 2) == 0:
+            return True
+        number = _ctypes_errno()
+        if number in (errno_of("EINVAL"), errno_of("ENOSYS"), errno_of("EPERM"), errno_of("ENOTSUP")):
+            return False  # (a kernel, file system or sandbox without it)
+        raise OSError(number, os.strerror(number), self.path)
 
     def write_in_place(self, fc):
         """A hard-linked file: its new bytes written into the same inode, so the links stay shared
@@ -11045,7 +11086,7 @@ def _apply_file(fc):
         _LIVE_TEMPS.pop(id(fc), None)
     elif fc.how == "rename":
         _Faults.step("rename")
-        folder.rename(fc.temp, name)
+        _replace_checked(fc, folder, name)
         _LIVE_TEMPS.pop(id(fc), None)
     elif fc.how == "delete":
         _Faults.step("unlink")
@@ -11054,6 +11095,25 @@ def _apply_file(fc):
         _mark_writing(fc.keep, True)
         folder.write_in_place(fc)
         _mark_writing(fc.keep, False)
+
+
+def _replace_checked(fc, folder, name):
+    """The new file `fc.temp` in place of `name`. Where the system can swap two names in one step,
+    it does, then looks at what the name held: a file another program saved by rename since the
+    last check (in the moment before the swap) would have been lost without a word; it is swapped
+    back and the commit is CONFLICT. (Its old file is kept under another name: the temporary one
+    goes.) Elsewhere a rename."""
+    _Faults.point("replacing")
+    if not folder.exchange(fc.temp, name):
+        folder.rename(fc.temp, name)
+        return
+    _Faults.point("swapped")
+    if _identity_of(folder, fc.temp) != _identity(fc.st):
+        _Faults.step("rename")
+        folder.exchange(fc.temp, name)
+        raise ToolError("CONFLICT", "conflict", file=fc.file)
+    _Faults.step("unlink")
+    folder.delete(fc.temp)
 
 
 def _drop_copy(copy_path):
@@ -11089,7 +11149,10 @@ def _undo_entry(folder, name, entry, before=None, prepared=True):
         _delete_quietly(folder, keep if renamed else None, temp)
         return _UNCHANGED
     left = _UNCHANGED
-    if renamed and keep:
+    if how == "rename" and keep and temp and _identity_of(folder, temp) not in (None, new, old):
+        folder.rename(temp, name)  # (a save by another program that the commit's swap took out: killed then)
+        left = "changed by another program since" + _kept_words(os.path.join(folder.path, keep))
+    elif renamed and keep:
         left = _undo_rename(folder, name, keep, old, new, entry.get("new_signature"))
     elif how == "create":
         left = _undo_create(folder, name, new, entry.get("new_signature"))

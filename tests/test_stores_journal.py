@@ -750,6 +750,36 @@ def first_step_where(root, cache_dir, env, args, reset, holds):
     raise AssertionError("no step made it hold")
 
 
+@pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RENAME_EXCHANGE is Linux's")
+@pytest.mark.parametrize("then", ["go on", "killed in the swap"])
+def test_a_save_by_rename_in_the_moment_before_the_commit_is_never_lost(root, cache_dir, be_env, then):
+    """Found by a review (a known gap until then): another program that saved the file by rename
+    after the commit's last check and before its rename lost that save without a word, the edit
+    reported as made. The commit now swaps its file in and looks at what it took out: another
+    program's save is swapped back, and the edit is CONFLICT. Killed between the two swaps, the
+    next call puts that save back."""
+    (root / "k.txt").write_text("old\n")
+    args = ["replace", "-f", "k.txt", "-s", "1", "-c", "ours", "-o", "json"]
+    fault = "replacing:STOP" if then == "go on" else "replacing:STOP,swapped:STOP"
+    proc = stopped_at(root, be_env, args, fault)  # (after the commit's last check, before its rename)
+    (root / "theirs.tmp").write_text("theirs\n")
+    os.rename(root / "theirs.tmp", root / "k.txt")  # (an editor's save, right before our rename)
+    os.kill(proc.pid, signal.SIGCONT)
+    if then == "killed in the swap":
+        wait_stopped(proc)  # (swapped: their file under our temporary name, ours in place)
+        proc.kill()
+        proc.communicate()
+        done, answer = cli_json(root, be_env, "read", "-f", "k.txt")
+        assert done.returncode == 0 and any("except" in w for w in answer["warnings"]), answer
+    else:
+        out, _err = proc.communicate(timeout=60)
+        error = json.loads(out)["error"]
+        assert error["code"] == "CONFLICT", error
+    assert (root / "k.txt").read_text() == "theirs\n"
+    assert not list(root.glob(".k.txt.be-*.tmp"))
+
+
 def written_into_after_f1(root, env, args, how, other):
     """Run the edit `args`, stopped right after it put f1 in place; another program appends to f1
     (and, for "conflict", to `other`, which the edit then refuses), or it gets SIGTERM ("sigterm");
