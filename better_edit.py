@@ -15704,6 +15704,9 @@ def _finish_items(ctx, args, groups):
     result = {"status": "ok", "changed": bool(changed), "files": files, "items": items}
     if args.get("preview"):
         result["preview"] = True
+        for group in groups:  # (what the commit would refuse, said as the single-file tools say it)
+            if group.changed:
+                warnings += _preview_refused(ctx, group.opened.place, group.opened.st)
     else:
         warnings += _commit_items(ctx, groups, result)
     if warnings:

@@ -1715,3 +1715,21 @@ def test_a_replace_by_old_and_an_edit_of_the_unterminated_last_line_below_it_com
     assert done.returncode == 0, answer
     assert (root / "f.txt").read_bytes() == want
     assert answer["files"][0]["total"] == len(want.replace(b"\r\n", b"\n").splitlines()), answer
+
+
+def test_an_edit_preview_warns_when_the_edit_itself_would_be_refused(root, be_env):
+    """Found by a review: `replace`, `insert`, `delete` and `write` previews warn that the edit
+    would be refused (a read-only file); an `edit` preview showed the diff without a word. It now
+    warns for each file the commit would refuse, and still writes nothing."""
+    (root / "ro.txt").write_text("a\n")
+    (root / "ro.txt").chmod(0o444)
+    (root / "rw.txt").write_text("b\n")
+    items = [{"file": "ro.txt", "start": 1, "content": "A"}, {"file": "rw.txt", "start": 1, "content": "B"}]
+    (root.parent / "items.json").write_text(json.dumps(items))
+    done, result = run_json(
+        "edit", "--edits-file", str(root.parent / "items.json"), "--preview", cwd=root, env=be_env
+    )
+    assert done.returncode == 0 and result["preview"] is True, result
+    refused = [w for w in result.get("warnings", []) if "would be refused" in w]
+    assert len(refused) == 1 and "ro.txt" in refused[0], result
+    assert (root / "ro.txt").read_text() == "a\n" and (root / "rw.txt").read_text() == "b\n"
