@@ -374,6 +374,23 @@ MESSAGES = {
     ),
     "input_unreadable": ("cannot read {source} {path}: {detail}", "无法读取 {source} {path}：{detail}"),
     "out_of_memory": ("{tool} ran out of memory", "{tool} 内存不足"),
+    "unsendable": (
+        "the result of this call did not fit in memory to be sent",
+        "本次调用的结果太大，内存不足以发送",
+    ),
+    "unsendable.hint": (
+        "ask for less at once (a range of lines, brief) or free memory",
+        "请一次请求更少的内容（一段行，或 brief），或释放内存",
+    ),
+    "unsendable_made": (
+        "the change was made (event {event_id}), but its result did not fit in memory to be sent",
+        "变更已完成（事件 {event_id}），但其结果太大，内存不足以发送",
+    ),
+    "unsendable_made.hint": (
+        "do not repeat the call: read the file to see it, or roll back event {event_id}; pass brief next "
+        "time",
+        "请勿重复调用：读取文件查看结果，或回滚事件 {event_id}；下次可传 brief",
+    ),
     "out_of_memory.hint": (
         "work on less at once (a range of lines, fewer items, a smaller file) or free memory; a call "
         "that fails before its commit writes nothing",
@@ -1985,6 +2002,10 @@ MESSAGES = {
     "mcp.too_large": (
         "a request line did not fit in this server's memory; it was read to its end and dropped",
         "一条请求行超出了本服务器的内存；已读到行尾并丢弃",
+    ),
+    "mcp.unsendable": (
+        "a reply did not fit in this server's memory to be sent",
+        "一条回复超出了本服务器的内存，无法发送",
     ),
     "mcp.parse_chip": (" - the line was saved as chip://{id}", " —— 该行已保存为 chip://{id}"),
     "mcp.invalid_request": ("invalid request: {detail}", "无效请求：{detail}"),
@@ -11104,7 +11125,11 @@ def _replace_checked(fc, folder, name):
     back and the commit is CONFLICT. (Its old file is kept under another name: the temporary one
     goes.) Elsewhere a rename."""
     _Faults.point("replacing")
-    if not folder.exchange(fc.temp, name):
+    try:
+        swapped = folder.exchange(fc.temp, name)
+    except FileNotFoundError:  # (another program moved the file away since the last check)
+        raise ToolError("CONFLICT", "conflict", file=fc.file) from None
+    if not swapped:
         folder.rename(fc.temp, name)
         return
     _Faults.point("swapped")
@@ -17812,13 +17837,19 @@ class Server:
         of their replies, in order, or None when all were notifications."""
         import json
 
+        lead = len(line) - len(line.lstrip())
         line = line.strip()
         if not line:
             return None
-        try:
-            message = json.loads(line, parse_int=_json_int)
+        try:  # (decoded first: json.loads of bytes takes UTF-8-encoded surrogates, CESU-8, as text)
+            message = json.loads(
+                line.decode("utf-8-sig" if line[:3] == b"\xef\xbb\xbf" else "utf-8"), parse_int=_json_int
+            )
         except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-            return self._parse_error(line, exc)
+            try:
+                return self._parse_error(line, exc, lead)
+            except MemoryError:  # (a line too long even to keep as a chip)
+                return _rpc_error(None, -32700, tr(self.ctx.lang, "mcp.parse_error", position=lead))
         except MemoryError:
             return self._too_large()
         if isinstance(message, list) and message:
@@ -17852,7 +17883,7 @@ class Server:
     def _too_large(self):
         return _rpc_error(None, -32600, tr(self.ctx.lang, "mcp.too_large"))
 
-    def _parse_error(self, line, exc):
+    def _parse_error(self, line, exc, lead=0):
         """-32700 for a line that is no JSON (kept as a chip when long), or not UTF-8; -32600 with
         its id for one too deeply nested for json (valid JSON, maybe: its id, if found, is answered)."""
         deep = isinstance(exc, RecursionError) and len(line) <= _DEEP_LINE_READ
@@ -17861,9 +17892,9 @@ class Server:
             detail = tr(self.ctx.lang, "mcp.invalid_request", detail_key="rpc.too_deep")
             return _rpc_error(request_id, -32600, detail)
         if isinstance(exc, UnicodeDecodeError):
-            message = tr(self.ctx.lang, "mcp.parse_utf8", position=exc.start)
+            message = tr(self.ctx.lang, "mcp.parse_utf8", position=lead + exc.start)
         else:
-            message = tr(self.ctx.lang, "mcp.parse_error", position=getattr(exc, "pos", None) or 0)
+            message = tr(self.ctx.lang, "mcp.parse_error", position=lead + (getattr(exc, "pos", None) or 0))
         if len(line) > CHIP_MIN_ARGS_BYTES:
             raw = line.decode("utf-8", "replace")
             chip_id, warnings = ChipStore(self.ctx).save("jsonrpc", None, message, raw)
@@ -17970,7 +18001,10 @@ class Server:
         text = f"{error['code']}: {error['message']}\nhint: {error['hint']}" + error_details(
             error, self.ctx.lang
         )
-        chip_id, kept = self._keep_arguments(tool, arguments, error)
+        try:
+            chip_id, kept = self._keep_arguments(tool, arguments, error)
+        except MemoryError:  # (arguments too large to keep: the error is still the call's own)
+            chip_id, kept = None, []
         warnings += kept
         if chip_id:
             error["chip"] = chip_id
@@ -18015,10 +18049,35 @@ class Server:
                 break
             reply = self._too_large() if line is None else self.handle_line(line)
             if reply is not None:
-                stdout.write(encode_message(reply))
+                try:
+                    data = encode_message(reply)
+                except MemoryError:
+                    data = encode_message(self._unsendable(reply))
+                stdout.write(data)
                 stdout.flush()
             _result_is_out()
         return 0
+
+    def _unsendable(self, reply):
+        """For a reply too large to encode in the memory there is: a tool result saying so (and,
+        for a change that was made, that it stands, with its event), or -32603 for a batch."""
+        result = reply.get("result") if isinstance(reply, dict) else None
+        done = result.get("structuredContent") if isinstance(result, dict) else None
+        if not isinstance(done, dict):
+            return _rpc_error(
+                None if isinstance(reply, list) else reply.get("id"),
+                -32603,
+                tr(self.ctx.lang, "mcp.unsendable"),
+            )
+        event_id = done.get("event_id")
+        key = "unsendable_made" if event_id else "unsendable"
+        error = ToolError("TOO_LARGE", key, event_id=event_id).to_dict(self.ctx.lang)
+        text = f"{error['code']}: {error['message']}\nhint: {error['hint']}"
+        result = {
+            "content": [{"type": "text", "text": text}],
+            "structuredContent": {"status": "error", "error": error},
+        }
+        return {"jsonrpc": "2.0", "id": reply["id"], "result": dict(result, isError=True)}
 
 
 # ====================================================================================================

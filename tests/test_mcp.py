@@ -267,6 +267,22 @@ def test_invalid_utf8_line_is_a_parse_error(serve):
     assert server.request("ping")["result"] == {}
 
 
+def test_utf8_encoded_surrogates_are_a_parse_error_at_their_byte(serve):
+    """Found by an attack: json.loads of bytes decodes with surrogatepass, so a CESU-8 line (an
+    emoji as two encoded surrogates, or one alone as an id) was taken as text: a ping with id
+    "\ud800" was answered, and a write was refused as "half of a pair (a \\u escape was cut)". Such
+    a line is not UTF-8: -32700 naming its first bad byte, counted from the line's first byte."""
+    server = serve()
+    server.send_line(b'{"jsonrpc":"2.0","id":"\xed\xa0\x80","method":"ping"}')
+    reply = server.recv()
+    assert reply["id"] is None and reply["error"]["code"] == -32700, reply
+    assert "first bad byte at byte 23" in reply["error"]["message"], reply
+    server.send_line(b'  {"jsonrpc":"2.0","id":1,"method":"ping","x":"\xed\xa0\xbd\xed\xb8\x80"}')
+    assert "first bad byte at byte 47" in server.recv()["error"]["message"]
+    server.send_line(b'\xef\xbb\xbf{"jsonrpc":"2.0","id":3,"method":"ping"}')  # (a BOM is still skipped)
+    assert server.recv() == {"jsonrpc": "2.0", "id": 3, "result": {}}
+
+
 @pytest.mark.parametrize("request_id", [7, "seven", None])
 def test_a_request_too_deep_for_json_is_answered_with_its_id(serve, root, request_id):
     """Found by an attack: a request whose arguments nested 1000 arrays (valid JSON, too deep for

@@ -1755,6 +1755,33 @@ def test_a_line_read_whole_but_too_large_to_join_never_costs_the_next_request(ro
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS bounds the heap on Linux")
+def test_a_long_line_that_is_no_json_and_cannot_be_kept_is_answered_and_the_server_goes_on(root, servers):
+    """Found by an attack: under a 488 MiB limit, a 100 MB line that is no JSON was read, then
+    keeping it as a chip ran out of memory outside every handler: the server died, and the request
+    after it was never answered. It is now -32700 without a chip, and the server goes on."""
+    server = servers(preexec_fn=_address_space(488))
+    server.send_raw(b'{"a":"' + b"ab" * (50 << 20) + b"\n")
+    server.send_raw(b'{"jsonrpc":"2.0","id":2,"method":"ping"}\n')
+    replies = [server.recv(120), server.recv(60)]
+    assert [reply["id"] for reply in replies] == [None, 2], replies
+    assert replies[0]["error"]["code"] == -32700 and b"Traceback" not in server.stderr, replies
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS bounds the heap on Linux")
+def test_a_failed_call_whose_arguments_are_too_large_to_keep_says_its_own_error(root, servers):
+    """Found by an attack: be-replace of a missing file with 100 MB of content, under a 700 MiB
+    limit: keeping the arguments as a chip ran out of memory, and the answer was -32603 "internal
+    error: MemoryError" instead of the call's NOT_FOUND."""
+    server = servers(preexec_fn=_address_space(700))
+    arguments = {"file": "missing.txt", "start": 1, "content": "x" * (100 << 20)}
+    result = server.tool_result("be-replace", arguments, timeout=120)
+    assert result.get("isError") and result["structuredContent"]["error"]["code"] == "NOT_FOUND", str(result)[
+        :500
+    ]
+    assert server.alive()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS bounds the heap on Linux")
 def test_cli_content_larger_than_memory_is_too_large_not_a_traceback(root, be_env):
     done = run_cli(
         "write", "-f", "big.txt", "--content-file", "-", "-o", "json",
