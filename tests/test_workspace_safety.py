@@ -1782,6 +1782,45 @@ def test_a_failed_call_whose_arguments_are_too_large_to_keep_says_its_own_error(
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS bounds the heap on Linux")
+def test_a_reply_too_large_to_send_is_too_large_and_the_server_goes_on(root, be_env):
+    """Found by an attack: a be-read of a 13 MB file (max_lines 0) under a memory limit just below
+    the one it needs: the call succeeded, then encoding its reply ran out of memory outside every
+    handler, and the server died (the ping after it was never answered). Found by bisection, the
+    limits just below the one that succeeds now answer TOO_LARGE for the call, then the ping."""
+    (root / "r.txt").write_text("".join(f"line number {n} with some text\n" for n in range(400_000)))
+    requests = b"".join(
+        json.dumps(request).encode() + b"\n"
+        for request in (
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+             "params": {"name": "be-read", "arguments": {"file": "r.txt", "max_lines": 0}}},
+            {"jsonrpc": "2.0", "id": 2, "method": "ping"},
+        )
+    )  # fmt: skip
+
+    def outcome(megabytes):
+        done = subprocess.run(
+            be_command_prefix(), input=requests, cwd=root, env=be_env, capture_output=True, timeout=120,
+            preexec_fn=_address_space(megabytes),
+        )  # fmt: skip
+        replies = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+        assert [reply["id"] for reply in replies] == [1, 2], (megabytes, done.stderr[-1500:])
+        result = replies[0]["result"]
+        return result["structuredContent"]["error"]["message"] if result.get("isError") else "ok"
+
+    low, high = 60, 600  # (the smallest limit that reads it whole lies between)
+    assert outcome(high) == "ok"
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if outcome(middle) == "ok" else (middle, high)
+    said = {outcome(megabytes) for megabytes in range(high - scaled(6, 16), high)}
+    assert said <= {
+        "ok",
+        "be-read ran out of memory",
+        "the result of this call did not fit in memory to be sent",
+    }, said
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS bounds the heap on Linux")
 def test_cli_content_larger_than_memory_is_too_large_not_a_traceback(root, be_env):
     done = run_cli(
         "write", "-f", "big.txt", "--content-file", "-", "-o", "json",
