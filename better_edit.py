@@ -10102,13 +10102,6 @@ class _Folder:
         except OSError:
             return False
 
-    def fsync(self):
-        if self.fd is not None:
-            with _suppress_os():
-                os.fsync(self.fd)
-        else:
-            _fsync_dir(self.path)
-
     def close(self):
         if self.fd is not None:
             os.close(self.fd)
@@ -10125,21 +10118,6 @@ def _rewrite(fd, payload, path):
     os.fsync(fd)
     if not _holds(fd, payload):
         raise ToolError("IO", "readback_temp", path=path)
-
-
-def _fsync_dir(directory):
-    if os.name == "nt":
-        return
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _process_alive(pid):
