@@ -871,6 +871,15 @@ MESSAGES = {
         "roll it back to undo it",
         "在信号（{signal}）到来之前变更已完整写入：它保持有效（事件 {event_id}）；如需撤销请回滚",
     ),
+    "stood_unsent": (
+        "the change was made (event {event_id}), but its result could not be sent ({detail}): it "
+        "stands; roll it back to undo it",
+        "变更已完成（事件 {event_id}），但其结果无法发送（{detail}）：它保持有效；如需撤销请回滚",
+    ),
+    "stood_unsent_no_event": (
+        "the change was made, but its result could not be sent ({detail}): it stands",
+        "变更已完成，但其结果无法发送（{detail}）：它保持有效",
+    ),
     "stood_signal_no_event": (
         "the change was written in full before the signal ({signal}) came: it stands",
         "在信号（{signal}）到来之前变更已完整写入：它保持有效",
@@ -11527,6 +11536,16 @@ def _say_stood(stood, signum):
     _say_dying(said)
 
 
+def _say_unsent(detail):
+    """On stderr, that the change of this call stands although its result could not be written
+    (the pipe to the client or the script was closed): a retry would make it twice."""
+    stood = _SIGNAL_STATE["stood"]
+    if stood:
+        key = "stood_unsent" if stood[1] else "stood_unsent_no_event"
+        _say_dying(tr(stood[0], key, event_id=stood[1], detail=detail))
+        _SIGNAL_STATE["stood"] = None
+
+
 def _result_is_out():
     """The result of the call is written: a signal from now on has nothing more to say."""
     _SIGNAL_STATE["stood"] = None
@@ -18031,8 +18050,12 @@ class Server:
                     data = encode_message(reply)
                 except MemoryError:
                     data = encode_message(self._unsendable(reply))
-                stdout.write(data)
-                stdout.flush()
+                try:
+                    stdout.write(data)
+                    stdout.flush()
+                except OSError as exc:  # (the client went away: serve_stdio ends as at EOF)
+                    _say_unsent(exc.strerror or str(exc))
+                    raise
             _result_is_out()
         return 0
 
@@ -18568,6 +18591,7 @@ def _output_lost(tool):
     """stdout is closed or a broken pipe (docs/cli.md#exit-status). An edit happened: exit 0, or a
     script would retry and apply it twice. A read ends as `head` expects: by SIGPIPE, quietly."""
     _stdout_to_devnull()  # nothing is flushed into the broken pipe at exit
+    _say_unsent("the output was closed")
     if tool.read_only and os.name != "nt":
         import signal
 

@@ -1349,6 +1349,25 @@ def test_an_applied_edit_exits_0_when_stdout_is_closed(be_env, root):
     assert done.returncode == 0, done.stderr
     assert b"Traceback" not in done.stderr
     assert (root / "f.txt").read_text() == "a\nonce\n"
+    # (found by an attack: it said nothing, and a retry would make the edit twice)
+    assert b"the change was made (event " in done.stderr and b"it stands" in done.stderr, done.stderr
+
+
+def test_an_edit_whose_reply_the_client_never_reads_says_on_stderr_that_it_stands(be_env, root):
+    """Found by an attack: a be-write whose client closed its end before the reply: the file was
+    written, the server ended with status 0 and said nothing, so a host that restarts and retries
+    makes the change twice. stderr now says that it stands, with its event."""
+    (root / "f.txt").write_text("a\n")
+    server = subprocess.Popen(
+        be_command_prefix(), cwd=root, env=be_env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
+    server.stdout.close()  # (the client's end of the replies, closed before the request)
+    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+               "params": {"name": "be-write", "arguments": {"file": "f.txt", "content": "b\n"}}}  # fmt: skip
+    _out, err = server.communicate(json.dumps(request).encode() + b"\n", timeout=60)
+    assert server.returncode == 0 and (root / "f.txt").read_text() == "b\n"
+    assert b"the change was made (event " in err and b"it stands" in err, err
 
 
 @POSIX
