@@ -9568,7 +9568,8 @@ def check_writable(place, st):
     """
     if st is not None and (not place.folder.access(place.name) or not st.st_mode & 0o222):
         if _bits_allow_writing(st):
-            if place.lstat() is None:  # (moved away just now: not the system refusing)
+            now = place.lstat()  # (moved away just now, and maybe back: not the system refusing)
+            if now is None or _identity(now) != _identity(st) or place.folder.access(place.name):
                 raise ToolError("CONFLICT", "conflict", file=place.file)
             raise _refused_anyway(place.real)
         raise ToolError("PERMISSION", "permission", path=place.real, detail="read-only (no write permission)")
