@@ -11162,17 +11162,24 @@ def _undo_entry(folder, name, entry, before=None, prepared=True):
         _delete_quietly(folder, keep if renamed else None, temp)
         return _UNCHANGED
     left = _UNCHANGED
-    if how == "rename" and keep and temp and _identity_of(folder, temp) not in (None, new, old):
-        folder.rename(temp, name)  # (a save by another program that the commit's swap took out: killed then)
-        left = "changed by another program since" + _kept_words(os.path.join(folder.path, keep))
-    elif renamed and keep:
-        left = _undo_rename(folder, name, keep, old, new, entry.get("new_signature"))
+    if renamed and keep:
+        left = _undo_renamed(folder, name, entry, old, new)
     elif how == "create":
         left = _undo_create(folder, name, new, entry.get("new_signature"))
     elif how == "in_place" and (keep or before is not None):
         left = _undo_in_place(folder, name, keep, old, before, entry.get("new_bytes"))
     _delete_quietly(folder, temp)
     return left
+
+
+def _undo_renamed(folder, name, entry, old, new):
+    """_undo_rename; but where the commit's swap took out another program's save and was killed
+    before it swapped that back (it is under the temporary name), that save goes back in place."""
+    temp, keep = entry.get("temp"), entry["keep"]
+    if entry["how"] == "rename" and temp and _identity_of(folder, temp) not in (None, new, old):
+        folder.rename(temp, name)
+        return "changed by another program since" + _kept_words(os.path.join(folder.path, keep))
+    return _undo_rename(folder, name, keep, old, new, entry.get("new_signature"))
 
 
 def _undo_create(folder, name, new, new_signature=None):
@@ -11245,8 +11252,8 @@ def _undo_in_place(folder, name, copy_path, old, before=None, new_bytes=None):
     the size and SHA-256 of what the write wrote) was written by another program since, after a
     kill or in process: left as it is, its old text kept where the reason says (_keep_old_copy)."""
     before = _copy_bytes(copy_path, name) if before is None else before
-    if before is None or isinstance(before, str):
-        return _UNCHANGED if before is None else before
+    if not isinstance(before, bytes):  # (no copy: never written; or the words of an undo that left it)
+        return before or _UNCHANGED
     judged = copy_path is not None and isinstance(new_bytes, list)  # (no copy: nowhere to keep it)
     fd = _open_if_same(folder, name, old)
     if isinstance(fd, str):
@@ -11937,19 +11944,24 @@ def _recover_journal(ctx, other=False):
             continue
         fd, record = dead
         try:  # (its lock is held until the record is gone)
-            put_back = True
-            if name.endswith((".done", ".clean")):
-                said = _finish_record(ctx, record)
-                said = said if name.endswith(".done") else None  # (.clean: its call said it all)
-            else:
-                said, put_back = _undo_record(ctx, journal, record)
-            stuck = _remove_record(path, journal, record)
-            if said and (put_back or not stuck):  # (a record that stays: said by the call that undid it)
-                warnings.append(said)
-            warnings += stuck
+            warnings += _recover_record(ctx, journal, name, path, record)
         finally:
             os.close(fd)
     return warnings
+
+
+def _recover_record(ctx, journal, name, path, record):
+    """The warnings of one dead writer's record: finished past its commit point, or undone; then
+    removed. A record that cannot be removed says so; its undo is said only by the call that put
+    files back (every later call finds it again)."""
+    put_back = True
+    if name.endswith((".done", ".clean")):
+        said = _finish_record(ctx, record)
+        said = said if name.endswith(".done") else None  # (.clean: its call said it all)
+    else:
+        said, put_back = _undo_record(ctx, journal, record)
+    stuck = _remove_record(path, journal, record)
+    return ([said] if said and (put_back or not stuck) else []) + stuck
 
 
 def _remove_record(path, journal, record):
@@ -17821,6 +17833,12 @@ def _read_line(stdin):
         return None
 
 
+def _utf8_text(line):
+    """A request line's bytes as strict UTF-8 text, a UTF-8 BOM skipped (UnicodeDecodeError names
+    the first byte that is not)."""
+    return line.decode("utf-8-sig" if line[:3] == b"\xef\xbb\xbf" else "utf-8")
+
+
 class Server:
     """Dispatches JSON-RPC messages to the tool table; nothing tool-specific lives here."""
 
@@ -17840,14 +17858,9 @@ class Server:
         if not line:
             return None
         try:  # (decoded first: json.loads of bytes takes UTF-8-encoded surrogates, CESU-8, as text)
-            message = json.loads(
-                line.decode("utf-8-sig" if line[:3] == b"\xef\xbb\xbf" else "utf-8"), parse_int=_json_int
-            )
+            message = json.loads(_utf8_text(line), parse_int=_json_int)
         except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-            try:
-                return self._parse_error(line, exc, lead)
-            except MemoryError:  # (a line too long even to keep as a chip)
-                return _rpc_error(None, -32700, tr(self.ctx.lang, "mcp.parse_error", position=lead))
+            return self._parse_error(line, exc, lead)
         except MemoryError:
             return self._too_large()
         if isinstance(message, list) and message:
@@ -17883,7 +17896,14 @@ class Server:
 
     def _parse_error(self, line, exc, lead=0):
         """-32700 for a line that is no JSON (kept as a chip when long), or not UTF-8; -32600 with
-        its id for one too deeply nested for json (valid JSON, maybe: its id, if found, is answered)."""
+        its id for one too deeply nested for json (valid JSON, maybe: its id, if found, is answered).
+        `lead`: the blanks before the line, which positions count."""
+        try:
+            return self._parse_error_of(line, exc, lead)
+        except MemoryError:  # (a line too long even to keep as a chip)
+            return _rpc_error(None, -32700, tr(self.ctx.lang, "mcp.parse_error", position=lead))
+
+    def _parse_error_of(self, line, exc, lead):
         deep = isinstance(exc, RecursionError) and len(line) <= _DEEP_LINE_READ
         valid, request_id = _top_level_id(line) if deep else (False, None)
         if valid:
