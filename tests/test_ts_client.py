@@ -111,6 +111,8 @@ CASES = [
     ("content-relative-to-old", "INVALID_ARGUMENT", "be-replace", {"file": "indent.py", "old": "x = 1", "content": "if x:\n    x = 2"}),
     ("content-in-a-fence", "INVALID_ARGUMENT", "be-write", {"file": "indent.py", "content": "```python\nx = 2\n```\n"}),
     ("target-inside-another", "NOT_FOUND", "be-delete", {"file": "callback.js", "target": "function:callback"}),
+    # (0.3, a session after) a placeholder found by an attack: "is the same" of the rest of the file
+    ("placeholder-rest-is-the-same", "PLACEHOLDER", "be-write", {"file": "indent.py", "content": "x = 2\n# rest of the file is the same\n"}),
     # two bad items: line 99 of a 3-line file, and an `old` found twice; the first one's code leads
     ("edit-two-bad-items", "OUT_OF_RANGE", "be-edit", {"edits": [
         {"file": "three.txt", "start": 99, "content": "x"},
@@ -379,6 +381,8 @@ def test_ts_sdk_carries_the_words_of_the_last_errors(outcomes):
     assert "force: true" in errors["content-relative-to-old"]["hint"]
     assert "wrapped in a Markdown code fence" in errors["content-in-a-fence"]["message"]
     assert "function run (lines 2-4)" in errors["target-inside-another"]["message"]
+    placeholder = outcomes["ts"]["placeholder-rest-is-the-same"]["structuredContent"]["error"]
+    assert "'# rest of the file is the same'" in placeholder["message"], placeholder
 
 
 @pytest.mark.parametrize("case_id", [case[0] for case in CASES])
