@@ -856,6 +856,15 @@ MESSAGES = {
         "编辑期间 {file} 被其他程序修改；未写入任何内容",
     ),
     "conflict.hint": ("read the file again and redo the edit", "请重新读取文件后再编辑"),
+    "folder_moved": (
+        "the folder of {file} was moved or replaced during this edit (its path leads elsewhere now); "
+        "nothing was written",
+        "编辑期间 {file} 所在的文件夹被移动或替换（其路径现在指向别处）；未写入任何内容",
+    ),
+    "folder_moved.hint": (
+        "read the file again at the path you mean and redo the edit",
+        "请按你要编辑的路径重新读取文件后再编辑",
+    ),
     "undone_signal": (
         "the signal ({signal}) came before the change was written in full: it was undone, every file "
         "is as it was.",
@@ -9437,6 +9446,15 @@ class Locks:
                 raise _lock_busy(file, exc.pid, exc.seconds) from None
         return all(_identity(place.lstat()) == _identity(st) for place, st in zip(places, stats))
 
+    def _still_there(self, places):
+        """self, once every folder of `places` is still at its path; else CONFLICT: the edit
+        would land in the moved folder, while the result named the path."""
+        for place in places:
+            if _folder_moved(place):
+                self.release()
+                raise ToolError("CONFLICT", "folder_moved", file=place.file)
+        return self
+
     def take_all(self, places):
         import time
 
@@ -9448,7 +9466,7 @@ class Locks:
             _Faults.point("locked")
             in_the_way = None if self.recovering else _commit_in_the_way(self.ctx, places, recovered)
             if in_the_way is None:
-                return self
+                return self if self.recovering else self._still_there(places)
             self.release()  # (the undo takes the locks it needs)
             if in_the_way is _DEAD:
                 recovered = True
@@ -9459,6 +9477,19 @@ class Locks:
                 _wait_for_record(in_the_way, self.deadline, places[0].file)
         self.release()
         raise ToolError("CONFLICT", "conflict", file=places[0].file)
+
+
+def _folder_moved(place):
+    """Whether the folder `place` reaches its file through is no longer where its path leads: moved
+    or replaced since it was opened (while a call waited for its lock, a checkout swapped it)."""
+    if place.released or place.folder.fd is None:
+        return False  # (a released place is walked again by its path: _reopened)
+    try:
+        return _identity(os.stat(place.folder.path)) != _identity(os.fstat(place.folder.fd))
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except OSError:  # (a path longer than the system takes, a folder on the way not searchable)
+        return False
 
 
 def _stuck_error(recovered, file):
@@ -11636,6 +11667,8 @@ class _CommitRun:
         for fc in self._each():
             if fc.check and not _same_signature(fc.place, fc.st):  # (saved by another program since prepare)
                 raise ToolError("CONFLICT", "conflict", file=fc.file)
+            if _folder_moved(fc.place):
+                raise ToolError("CONFLICT", "folder_moved", file=fc.file)
             self.writing = fc.real  # (an in-place write that fails may leave part of its bytes)
             _apply_file(fc)
             self.applied.append(fc.real)

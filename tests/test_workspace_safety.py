@@ -2255,6 +2255,39 @@ def test_a_streamed_read_of_a_file_written_between_its_passes_is_a_conflict(root
     path.unlink()
 
 
+@pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
+def test_a_folder_swapped_while_a_call_waits_for_its_lock_is_conflict_not_an_edit_elsewhere(root, be_env):
+    """Found by the races attack: a call found its file's folder, then waited for the lock another
+    call held; meanwhile a checkout moved the folder away and put a new one at its path. The edit
+    went into the moved folder (outside the root, when moved there), and the result said ok for
+    the path, which was untouched. Such a call is CONFLICT now, nothing written."""
+    folder = root / "proj" / "src"
+    folder.mkdir(parents=True)
+    (folder / "f.txt").write_text("a\nb\nc\n")
+    holder = subprocess.Popen(
+        [*be_command_prefix(), "insert", "-f", "proj/src/f.txt", "--after-line", "0", "-c", "H", "-o", "json"],
+        cwd=root, env=dict(be_env, BETTER_EDIT_FAULT="locked:STOP"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    _pid, status = os.waitpid(holder.pid, os.WUNTRACED)
+    assert os.WIFSTOPPED(status), status
+    waiter = subprocess.Popen(
+        [*be_command_prefix(), "replace", "-f", "proj/src/f.txt", "--old", "b", "-c", "B", "-o", "json"],
+        cwd=root, env=be_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    time.sleep(1.5)  # (it found the folder and waits for the lock)
+    os.rename(folder, root / "proj" / "src.old")
+    folder.mkdir()
+    (folder / "f.txt").write_text("a\nb\nc\n")
+    os.kill(holder.pid, signal.SIGCONT)
+    holder.communicate(timeout=60)
+    out, err = waiter.communicate(timeout=60)
+    answer = json.loads(out)
+    assert answer.get("error", {}).get("code") == "CONFLICT", (answer, err)
+    assert "folder of proj/src/f.txt was moved or replaced" in answer["error"]["message"], answer
+    assert "B" not in (root / "proj" / "src.old" / "f.txt").read_text().split("\n")
+    assert (folder / "f.txt").read_text() == "a\nb\nc\n"
+
+
 def test_a_file_moved_away_for_a_moment_is_never_called_immutable(root, be_env):
     """Found by the races attack: a file another program renamed away and back (an editor's save, a
     sync tool) was refused as PERMISSION "the system refuses writes although the permission bits
