@@ -4030,7 +4030,8 @@ _SUBJ = rf"(?:(?:(?:all|any|your|my|the)\s+)?(?:{_OLD}|{_NOUN})|all\s+else)"
 _CORE = _LazyPattern(  # an explicit phrase: a weak sign alone, a strong one with an ellipsis
     rf"(?:(?:todo|note|fixme)\s*:?\s*)?(?:(?:and|plus|then)\s+)?(?:{_SUBJ}\s+{_STATE}(?:\s+(?:as\s+before|here|below))?"
     rf"|(?:{_REST}|everything(?:\s+else)?|all\s+else)\s+(?:is|are)\s+(?:the\s+)?same(?:\s+as\s+before)?"
-    rf"|{_OLD}\s+(?:remain|stay)s?(?:\s+(?:here|below|above))?"
+    r"|(?:other|remaining|existing|previous|original|old)\s+(?:functions|methods|classes|components|definitions)"
+    r"\s+(?:remain|stay)s?(?:\s+(?:here|below|above))?"
     rf"|(?:(?:all|your)\s+)?(?:unchanged|existing)(?:\s+(?:{_W}\s+){{0,2}}{_NOUN})?(?:\s+(?:here|below|above|goes\s+here"
     rf"|continues|follows))?|(?:original|previous|old)\s+(?:{_W}\s+)?{_NOUN}\s+(?:goes\s+)?here|(?:keep|keeping|preserve"
     rf"|retain|leave)\s+(?:all\s+|the\s+|your\s+|any\s+)?(?:{_OLD}(?:\s+(?:{_STATE}|here|below|the\s+same))?|{_SUBJ}\s+"
@@ -4080,9 +4081,10 @@ _PLACEHOLDER_WORDS = _LazyPattern(
     r"|previous|old|rest|everything|omitted|change|snip|remain|stay|igual|cambios|altera|inchang|unver"
     r"|不变|略|同上|其|剩余|现有|原有|原来|之前|以前|既存|変更なし|同様"
 )
-# Functions named as kept: "# g() unchanged", "// b(), c() as before", "# Keep g() as is".
+# Functions named as kept: "# g() unchanged", "// b(), c() as before", "# Keep g() as is"; not a
+# call of an object's (`# os.getcwd() unchanged`: a test's comment on what it checks).
 _CALLS_KEPT = _LazyPattern(
-    r"(?:keep\s+)?[\w.$]+\(\)(?:\s*,\s*[\w.$]+\(\)|\s+and\s+[\w.$]+\(\))*\s+(?:(?:is|are|remains?|stays?)\s+)?"
+    r"(?:keep\s+)?[\w$]+\(\)(?:\s*,\s*[\w$]+\(\)|\s+and\s+[\w$]+\(\))*\s+(?:(?:is|are|remains?|stays?)\s+)?"
     r"(?:unchanged|untouched|intact|as[ -]is|as\s+before|the\s+same)",
     re.I,
 )
@@ -11137,6 +11139,10 @@ def _apply_file(fc):
         _mark_writing(fc.keep, False)
 
 
+class _NotApplied(Exception):
+    """_apply_file left its file as another program left it (a save swapped back): CONFLICT."""
+
+
 def _replace_checked(fc, folder, name):
     """The new file `fc.temp` in place of `name`. Where the system can swap two names in one step,
     it does, then looks at what the name held: a file another program saved by rename since the
@@ -11144,18 +11150,14 @@ def _replace_checked(fc, folder, name):
     back and the commit is CONFLICT. (Its old file is kept under another name: the temporary one
     goes.) Elsewhere a rename."""
     _Faults.point("replacing")
-    try:
-        swapped = folder.exchange(fc.temp, name)
-    except FileNotFoundError:  # (another program moved the file away since the last check)
-        raise ToolError("CONFLICT", "conflict", file=fc.file) from None
-    if not swapped:
+    if not folder.exchange(fc.temp, name):
         folder.rename(fc.temp, name)
         return
     _Faults.point("swapped")
     if _identity_of(folder, fc.temp) != _identity(fc.st):
         _Faults.step("rename")
         folder.exchange(fc.temp, name)
-        raise ToolError("CONFLICT", "conflict", file=fc.file)
+        raise _NotApplied
     _Faults.step("unlink")
     folder.delete(fc.temp)
 
@@ -11670,7 +11672,11 @@ class _CommitRun:
             if _folder_moved(fc.place):
                 raise ToolError("CONFLICT", "folder_moved", file=fc.file)
             self.writing = fc.real  # (an in-place write that fails may leave part of its bytes)
-            _apply_file(fc)
+            try:
+                _apply_file(fc)
+            except (FileNotFoundError, _NotApplied):  # (moved away, deleted or saved by another
+                self.writing = None  # program since the last check: its undo leaves it as it is)
+                raise ToolError("CONFLICT", "conflict", file=fc.file) from None
             self.applied.append(fc.real)
             _Faults.point("applied")
             if fc.how == "in_place":
@@ -12630,14 +12636,16 @@ def _shifted_since(ctx, token, opened, vstart, vend):
     below them stand where such a move puts them (_moved_below, from BEFORE and AFTER in the
     token); where that cannot tell, or in a token without them, no neighbour of theirs (a line
     with a letter or a digit) still stands beside them, or one that does no longer. Where the line
-    count is the same, when each such neighbour changed: blocks swapped or moved may have put
-    another copy there (one neighbour that stays is taken for an edit beside the lines read)."""
+    count is the same, when no such neighbour stays and the same lines stand elsewhere with the
+    neighbours they had when read: blocks swapped or moved took the copy read there (neighbours
+    that changed with the copy read nowhere else are edits beside the lines read)."""
     marked = _VIEW_NEIGHBOURS.search(token.strip())
     if marked is None:
         return
     if int(marked.group(1)) == opened.text.total():
-        told = _neighbours_told(opened.text, (vstart, vend), marked.group(2), marked.group(3))
-        if told and not any(told):
+        viewed, above, below = (vstart, vend), marked.group(2), marked.group(3)
+        told = _neighbours_told(opened.text, viewed, above, below)
+        if told and not any(told) and _read_copy_elsewhere(opened.text, viewed, above, below):
             raise _stale_view(ctx, token, opened, vstart, vend, "view_reordered")
         return
     lines, crcs = int(marked.group(1)), marked.groups()[3:]
@@ -12650,18 +12658,38 @@ def _shifted_since(ctx, token, opened, vstart, vend):
         raise _stale_view(ctx, token, opened, vstart, vend, "view_shifted")
 
 
-def _neighbours_stayed(text, viewed, above, below):
+def _neighbours_stayed(text, viewed, above, below, starts=None):
     """Whether a neighbour of the lines viewed (start, end) with a letter or a digit still stands
     beside them (`above`, `below`: the CRC-32 of the lines around them when read, in hex), and
     none that did no longer does."""
-    told = _neighbours_told(text, viewed, above, below)
+    told = _neighbours_told(text, viewed, above, below, starts)
     return bool(told) and all(told)
 
 
-def _neighbours_told(text, viewed, above, below):
+def _read_copy_elsewhere(text, viewed, above, below):
+    """Whether the lines viewed (start, end) stand at other lines too, beside the neighbours they
+    had when read (`above`, `below`: CRC-32 in hex): one with a letter or a digit at least, and
+    none that differs."""
+    import bisect
+
+    body, (vstart, vend) = text.body, viewed
+    a, b = line_span(body, vstart, vend)
+    chunk, starts, count = body[a:b], None, vend - vstart + 1
+    at = body.find(chunk)
+    while at >= 0:
+        if at != a and (at == 0 or body[at - 1 : at] == b"\n"):
+            starts = starts or _line_starts(body)
+            line = bisect.bisect_right(starts, at)  # (1-based: the line that starts at `at`)
+            if _neighbours_stayed(text, (line, line + count - 1), above, below, starts):
+                return True
+        at = body.find(chunk, at + 1)
+    return False
+
+
+def _neighbours_told(text, viewed, above, below, starts=None):
     """For each neighbour of the lines viewed that has a letter or a digit now, whether it is the
-    one read (_neighbours_stayed)."""
-    starts, (vstart, vend) = _line_starts(text.body), viewed
+    one read (_neighbours_stayed; `starts`: _line_starts of the body, when known)."""
+    starts, (vstart, vend) = starts or _line_starts(text.body), viewed
     now = [
         (_telling_crc(text, starts, line), int(crc, 16))
         for line, crc in ((vstart - 1, above), (vend + 1, below))

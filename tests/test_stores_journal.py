@@ -776,8 +776,35 @@ def test_a_save_by_rename_in_the_moment_before_the_commit_is_never_lost(root, ca
         out, _err = proc.communicate(timeout=60)
         error = json.loads(out)["error"]
         assert error["code"] == "CONFLICT", error
+        assert "nothing was written" in error["message"], error  # (not "merge by hand": ours never stood)
+        cli_json(root, be_env, "read", "-f", "k.txt")
+        assert sorted(p.name for p in root.iterdir()) == ["k.txt"]  # (no old text kept beside it)
     assert (root / "k.txt").read_text() == "theirs\n"
     assert not list(root.glob(".k.txt.be-*.tmp"))
+
+
+@pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
+@pytest.mark.parametrize("how", ["moved", "deleted"])
+def test_a_file_moved_or_deleted_in_the_moment_before_the_commit_stays_so(root, be_env, how):
+    """Found by the regression pass: a file another program moved away (or deleted) right before
+    the commit's swap was CONFLICT, then its undo put the old file back at the name: a deleted file
+    came back, and a moved one came back as a second name of the moved file, so the next edit of
+    it changed both. Nothing of such a file was touched: it stays as the other program left it."""
+    (root / "f.txt").write_text("a\nb\n")
+    args = ["replace", "-f", "f.txt", "-s", "2", "-c", "B", "-o", "json"]
+    proc = stopped_at(root, be_env, args, "replacing:STOP")
+    if how == "moved":
+        os.rename(root / "f.txt", root / "moved.txt")
+    else:
+        os.unlink(root / "f.txt")
+    os.kill(proc.pid, signal.SIGCONT)
+    out, _err = proc.communicate(timeout=60)
+    assert json.loads(out)["error"]["code"] == "CONFLICT", out
+    done, answer = cli_json(root, be_env, "read", "-f", "moved.txt" if how == "moved" else "g.txt")
+    assert not (root / "f.txt").exists(), sorted(os.listdir(root))
+    assert [p.name for p in root.iterdir() if p.name.startswith(".")] == []
+    if how == "moved":
+        assert (root / "moved.txt").read_text() == "a\nb\n" and (root / "moved.txt").stat().st_nlink == 1
 
 
 def written_into_after_f1(root, env, args, how, other):

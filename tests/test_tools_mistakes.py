@@ -831,6 +831,34 @@ def test_a_view_of_lines_standing_twice_is_stale_when_blocks_swapped_around_it(r
     )
 
 
+@pytest.mark.parametrize(
+    ("read", "edits"),
+    [((7, 8), [(6, "    def get_b(self, strict=False):"), (7, "        self.check(strict)")]),
+     ((7, 7), [(6, "    def get_b(self, strict=False):"), (8, "        return self.value  # b"), (7, "        self.check(1)")])],
+)  # fmt: skip
+def test_a_view_of_lines_standing_twice_takes_edits_of_its_own_neighbours(root, be_env, read, edits):
+    """Found by the regression pass: with the rule above alone, an agent that read get_b()'s body
+    (get_a() has it too), changed get_b()'s signature and then its body with the same token got
+    STALE_VIEW, its only neighbour with a letter having changed (by its own edit). Blocks swapped
+    are told by the copy read standing elsewhere beside its old neighbours; here none does."""
+    text = (
+        "class Store:\n    def get_a(self):\n        self.check()\n        return self.value\n\n"
+        "    def get_b(self):\n        self.check()\n        return self.value\n\n    def close(self):\n        pass\n"
+    )
+    (root / "t.py").write_text(text)
+    _done, view = run_json("read", "-f", "t.py", "-s", str(read[0]), "-e", str(read[1]), cwd=root, env=be_env)
+    assert ":n11." in view["viewed_code_id"], view
+    lines = text.split("\n")
+    for line, content in edits:
+        done, result = run_json(
+            "replace", "-f", "t.py", "-s", str(line), "-c", content, "--viewed-code-id", view["viewed_code_id"],
+            cwd=root, env=be_env,
+        )  # fmt: skip
+        assert done.returncode == 0, result
+        lines[line - 1] = content
+    assert (root / "t.py").read_text() == "\n".join(lines)
+
+
 def test_a_view_of_lines_standing_twice_does_not_follow_a_clone_pasted_above(root, be_env):
     """Found by an attack (19 of 300 pastes of a region holding the view right above it): line 4
     of where() (`return self`, which order() has too) read, then where() copied above it as
