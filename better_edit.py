@@ -17971,7 +17971,8 @@ class Server:
             detail = tr(self.ctx.lang, "mcp.invalid_request", detail_key="rpc.too_deep")
             return _rpc_error(request_id, -32600, detail)
         if isinstance(exc, UnicodeDecodeError):
-            message = tr(self.ctx.lang, "mcp.parse_utf8", position=lead + exc.start)
+            bom = 3 if line[:3] == b"\xef\xbb\xbf" else 0  # (utf-8-sig counts after it)
+            message = tr(self.ctx.lang, "mcp.parse_utf8", position=lead + bom + exc.start)
         else:
             message = tr(self.ctx.lang, "mcp.parse_error", position=lead + (getattr(exc, "pos", None) or 0))
         if len(line) > CHIP_MIN_ARGS_BYTES:

@@ -279,6 +279,8 @@ def test_utf8_encoded_surrogates_are_a_parse_error_at_their_byte(serve):
     assert "first bad byte at byte 23" in reply["error"]["message"], reply
     server.send_line(b'  {"jsonrpc":"2.0","id":1,"method":"ping","x":"\xed\xa0\xbd\xed\xb8\x80"}')
     assert "first bad byte at byte 47" in server.recv()["error"]["message"]
+    server.send_line(b'\xef\xbb\xbf{"jsonrpc":"2.0","id":"\xed\xa0\x80","method":"ping"}')
+    assert "first bad byte at byte 26" in server.recv()["error"]["message"]  # (the BOM's 3 bytes count)
     server.send_line(b'\xef\xbb\xbf{"jsonrpc":"2.0","id":3,"method":"ping"}')  # (a BOM is still skipped)
     assert server.recv() == {"jsonrpc": "2.0", "id": 3, "result": {}}
 
