@@ -11296,12 +11296,24 @@ def _undo_in_place(folder, name, copy_path, old, before=None, new_bytes=None):
             return _UNCHANGED
         if judged and not _ours_or_undoing(fd, before, new_bytes, copy_path):
             return "changed by another program since" + _keep_old_copy(copy_path, name)
-        _mark_writing(copy_path, True, ".u")
+        marked = _mark_if_possible(copy_path)
         _rewrite(fd, payload_of(before), name)
-        _mark_writing(copy_path, False, ".u")
+        if marked:
+            _mark_writing(copy_path, False, ".u")
     finally:
         os.close(fd)
     return None
+
+
+def _mark_if_possible(copy_path):
+    """The mark of an undo writing a copy back (_mark_writing `.u`); False when its folder is gone
+    (the cache removed meanwhile): the old bytes go back all the same, unmarked, rather than stay
+    lost while the error said they were kept."""
+    try:
+        _mark_writing(copy_path, True, ".u")
+    except FileNotFoundError:
+        return False
+    return True
 
 
 def _copy_bytes(copy_path, name):

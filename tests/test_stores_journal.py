@@ -807,6 +807,26 @@ def test_a_file_moved_or_deleted_in_the_moment_before_the_commit_stays_so(root, 
         assert (root / "moved.txt").read_text() == "a\nb\n" and (root / "moved.txt").stat().st_nlink == 1
 
 
+@pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
+def test_an_in_place_write_whose_cache_is_removed_before_its_commit_point_is_undone(root, cache_dir, be_env):
+    """Found by the races attack: a hard-linked file (written in place) stopped after its write,
+    the cache then removed: the undo failed to make its mark in the journal folder before writing
+    the old bytes back, so the file kept the edit while the error said its old bytes were kept
+    (nowhere: the copy went with the cache) and the next call would undo it (it did nothing). The
+    old bytes, still in memory, now go back unmarked."""
+    (root / "f.txt").write_text("a\nb\nc\n")
+    os.link(root / "f.txt", root / "g.txt")
+    args = ["insert", "-f", "f.txt", "--after-line", "1", "-c", "NEW", "-o", "json"]
+    proc = stopped_at(root, be_env, args, "applied:STOP")
+    assert (root / "f.txt").read_text() == "a\nNEW\nb\nc\n"
+    shutil.rmtree(cache_dir)
+    os.kill(proc.pid, signal.SIGCONT)
+    out, _err = proc.communicate(timeout=60)
+    error = json.loads(out)["error"]
+    assert error["code"] == "IO" and "old bytes are kept" not in error["message"], error
+    assert (root / "f.txt").read_text() == "a\nb\nc\n" and (root / "g.txt").stat().st_nlink == 2
+
+
 def written_into_after_f1(root, env, args, how, other):
     """Run the edit `args`, stopped right after it put f1 in place; another program appends to f1
     (and, for "conflict", to `other`, which the edit then refuses), or it gets SIGTERM ("sigterm");
