@@ -11296,24 +11296,23 @@ def _undo_in_place(folder, name, copy_path, old, before=None, new_bytes=None):
             return _UNCHANGED
         if judged and not _ours_or_undoing(fd, before, new_bytes, copy_path):
             return "changed by another program since" + _keep_old_copy(copy_path, name)
-        marked = _mark_if_possible(copy_path)
-        _rewrite(fd, payload_of(before), name)
-        if marked:
-            _mark_writing(copy_path, False, ".u")
+        _write_back(fd, before, copy_path, name)
     finally:
         os.close(fd)
     return None
 
 
-def _mark_if_possible(copy_path):
-    """The mark of an undo writing a copy back (_mark_writing `.u`); False when its folder is gone
-    (the cache removed meanwhile): the old bytes go back all the same, unmarked, rather than stay
-    lost while the error said they were kept."""
+def _write_back(fd, before, copy_path, name):
+    """The old bytes written back into the file, marked (_mark_writing `.u`) while they are; where
+    the mark's folder is gone (the cache removed meanwhile) unmarked, rather than left undone while
+    the error said they were kept."""
     try:
         _mark_writing(copy_path, True, ".u")
     except FileNotFoundError:
-        return False
-    return True
+        _rewrite(fd, payload_of(before), name)
+        return
+    _rewrite(fd, payload_of(before), name)
+    _mark_writing(copy_path, False, ".u")
 
 
 def _copy_bytes(copy_path, name):
