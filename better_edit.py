@@ -856,6 +856,16 @@ MESSAGES = {
         "编辑期间 {file} 被其他程序修改；未写入任何内容",
     ),
     "conflict.hint": ("read the file again and redo the edit", "请重新读取文件后再编辑"),
+    "rollback_not_kept": (
+        "a forced rollback keeps what it overwrites as an event of its own, and here it cannot "
+        "({detail}); nothing was written",
+        "强制回滚会把它覆盖的内容保存为一个独立事件，而此处无法保存（{detail}）；未写入任何内容",
+    ),
+    "rollback_not_kept.hint": (
+        "copy the files aside first, or wait for the other process and try again; without force the "
+        "rollback refuses files changed since",
+        "请先另存这些文件，或等待其他进程结束后重试；不加 force 时，回滚会拒绝此后被修改过的文件",
+    ),
     "folder_moved": (
         "the folder of {file} was moved or replaced during this edit (its path leads elsewhere now); "
         "nothing was written",
@@ -11476,15 +11486,17 @@ def _restore_failed(ctx, fc, exc):
     return ToolError("IO", "restore_failed", hint, path=fc.real, detail=detail)
 
 
-def commit_files(ctx, tool, files, summary=None, snapshot=True, rolls_back=None):
+def commit_files(ctx, tool, files, summary=None, snapshot=True, rolls_back=None, must_keep=False):
     """Write `files` (FileCommit) all or nothing through the journal; returns (event_id, warnings).
     `snapshot`: record one snapshot event holding every file's old bytes (not for a rollback).
     `rolls_back`: the snapshot records a rollback undoes; they are removed right after the commit
-    point, and the record names their events, so a call killed before that finishes it."""
+    point, and the record names their events, so a call killed before that finishes it.
+    `must_keep`: the snapshot is the only copy of what the files held (a forced rollback): where it
+    cannot be kept, nothing is written."""
     _refuse_state_files(ctx, files)
     _guard_signals()
     files = sorted(files, key=lambda fc: (fc.how == "in_place", fc.real))  # in-place writes last
-    event = _EventSnapshots(ctx, tool, summary, [fc.real for fc in files]) if snapshot else None
+    event = _EventSnapshots(ctx, tool, summary, [fc.real for fc in files], must_keep) if snapshot else None
     run = _CommitRun(ctx, files, {"rolls_back": [r["event_id"] for r in rolls_back]} if rolls_back else {})
     _Faults.arm()
     _SIGNAL_STATE["commit"] = 1  # a signal from here on unwinds through the undo below
@@ -11827,8 +11839,8 @@ class _EventSnapshots:
     If the cache cannot take them, the event is kept in this process's memory for the rest of the
     session, and every later edit says so."""
 
-    def __init__(self, ctx, tool, summary, files):
-        self.ctx, self.tool, self.summary = ctx, tool, summary
+    def __init__(self, ctx, tool, summary, files, must_keep=False):
+        self.ctx, self.tool, self.summary, self.must_keep = ctx, tool, summary, must_keep
         self.files = files if len(files) > 1 else None
         self.store, self.pendings, self.kept, self.warnings = SnapshotStore(ctx), [], [], []
         self.digests = {}  # the new bytes' SHA-256, hashed beside the write when someone can use it
@@ -11855,6 +11867,28 @@ class _EventSnapshots:
             self.store, self.pendings = SnapshotStore(self.ctx), []
             for kept in self.kept:
                 self._prepare(kept)
+        if self.must_keep:
+            self._kept_or_refused()
+
+    def _kept_or_refused(self):
+        """Nothing when this event will be kept; else the error that refuses the commit (must_keep:
+        the files' bytes it holds are nowhere else), raised before the commit point."""
+        detail = None
+        if self.busy:
+            detail = self.warnings[-1][1]["detail"]
+        elif not self.ctx.persist_snapshots and not self.ctx.mcp:
+            detail = self.ctx.persist_failure or "the snapshots are not kept"
+        else:
+            size = sum(p["before_size"] for p in self.pendings)
+            if size > SNAPSHOT_TOTAL_BYTES:
+                mib, limit = -(-size // (1 << 20)), SNAPSHOT_TOTAL_BYTES >> 20
+                raise ToolError(
+                    "TOO_LARGE",
+                    "rollback_not_kept",
+                    detail=f"{mib} MiB, more than the snapshots hold ({limit} MiB)",
+                )
+        if detail is not None:
+            raise ToolError("CONFLICT" if self.busy else "IO", "rollback_not_kept", detail=detail)
 
     def _prepare(self, fc):
         after = self.pendings[-1].get("seq") if self.pendings else None
@@ -11881,9 +11915,13 @@ class _EventSnapshots:
             )
         except LockBusy as exc:
             self._busy(exc)
+            if self.must_keep:
+                self._kept_or_refused()
             return self.warnings
         if said and self._in_memory(files):
             return warnings + [("w.snapshots_in_memory", said[-1][1])]
+        if said and self.must_keep:
+            raise ToolError("IO", "rollback_not_kept", detail=said[-1][1].get("detail", "-"))
         if said:  # (w.snapshot_not_saved: the records saved would roll back only their files)
             self.discard()
             self.event_id = None
@@ -15218,7 +15256,7 @@ def _commit_restores(ctx, files, kept, chosen):
     summary = f"rollback: {', '.join(events)} (forced)"
     ctx.leaving_events = frozenset(events)  # (not counted against the bounds its own event meets)
     try:
-        event_id, warnings = commit_files(ctx, "rollback", files, summary, rolls_back=chosen)
+        event_id, warnings = commit_files(ctx, "rollback", files, summary, rolls_back=chosen, must_keep=True)
     finally:
         ctx.leaving_events = frozenset()
     if event_id:  # (a forced rollback is itself an event: undoing it brings back what it overwrote)

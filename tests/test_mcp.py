@@ -16,10 +16,11 @@ import json
 import os
 import re
 import subprocess
+import sys
 import time
 
 import pytest
-from harness import REPLY_TIMEOUT, Server, be_command_prefix, canonical, run_json, scaled, strict_loads
+from harness import REPLY_TIMEOUT, REPO, Server, be_command_prefix, canonical, run_json, scaled, strict_loads
 
 TOOL_BASES = (
     "read", "replace", "insert", "delete", "write", "balance", "func-range", "tag-range",
@@ -1640,6 +1641,42 @@ def test_a_forced_rollback_at_the_snapshot_limit_drops_no_other_event(serve, roo
     assert not any("dropped" in w for w in result.get("warnings", [])), result
     listed = [s["event_id"] for s in server.ok("be-trx-status")["snapshots"]]
     assert listed == [result["event_id"], events[1], events[0]], (listed, events)
+
+
+@pytest.mark.parametrize("why", ["too large", "store busy"])
+def test_a_forced_rollback_that_cannot_keep_what_it_overwrites_writes_nothing(serve, root, cache_dir, why):
+    """Found by an attack: a forced rollback over a file the user had made 108 MiB (more than the
+    snapshots hold), or while another process held the snapshot store, answered ok with a
+    warning: the user's text was overwritten and kept nowhere. Its snapshot is the only copy of
+    what it overwrites: where that cannot be kept, it is refused and nothing is written."""
+    server = serve(env={"BETTER_EDIT_LOCK_WAIT": "1"})
+    (root / "data.txt").write_text("a1\n")
+    event = server.ok("be-replace", file="data.txt", start=1, content="a2")["event_id"]
+    user = "user row\n" * (12 << 20) if why == "too large" else "USER WORK\n"
+    (root / "data.txt").write_text(user)
+    holder = None
+    if why == "store busy":
+        hold = (
+            "import sys, time; sys.path.insert(0, sys.argv[1]); import better_edit as be; "
+            "ctx = be.Context(root=sys.argv[2], cache_dir=sys.argv[3]); lock = be.SnapshotStore(ctx).lock(); "
+            "lock.__enter__(); print('held', flush=True); time.sleep(30)"
+        )
+        holder = subprocess.Popen(
+            [sys.executable, "-c", hold, str(REPO), str(root), str(cache_dir)], stdout=subprocess.PIPE
+        )
+        assert holder.stdout.readline() == b"held\n"
+    try:
+        result = server.tool_result("be-trx-rollback", {"force": True})
+    finally:
+        if holder:
+            holder.kill()
+            holder.wait()
+    error = result["structuredContent"].get("error", {})
+    assert error.get("code") == ("TOO_LARGE" if why == "too large" else "CONFLICT"), result
+    assert "nothing was written" in error["message"], error
+    same = (root / "data.txt").read_text() == user  # (a bool: pytest would diff 100 MB)
+    assert same
+    assert [s["event_id"] for s in server.ok("be-trx-status")["snapshots"]] == [event]
 
 
 def test_a_rollback_counts_the_events_its_root_sees(root, be_command, be_env):
