@@ -14995,9 +14995,9 @@ def tool_trx_commit(ctx, args):
     its other files). Result: `committed` (count of records)."""
     store = SnapshotStore(ctx)
     with store.lock():
-        records = store.list()
+        records = _events_in_root(ctx, store.list())  # (what trx-status lists: a root's own events)
         if args.get("file") is not None:
-            records = _events_of_file(_events_in_root(ctx, records), resolve_path(ctx, args["file"]))
+            records = _events_of_file(records, resolve_path(ctx, args["file"]))
         for record in records:
             store.remove(record)
     return {"status": "ok", "committed": len(records)}

@@ -1701,6 +1701,27 @@ def test_a_rollback_counts_the_events_its_root_sees(root, be_command, be_env):
             server.close()
 
 
+def test_a_commit_forgets_only_the_events_its_root_sees(root, be_command, be_env):
+    """Found by an attack: in one checkout, a server with root A ran be-trx-commit {}: it forgot
+    the snapshot of B's edit too, which A's trx-status did not list, so B's rollback found
+    nothing. A commit forgets the events its trx-status lists."""
+    (root / ".git").mkdir()
+    for name in ("A", "B"):
+        (root / name).mkdir()
+        (root / name / "f.txt").write_text("1\n")
+    servers = [Server(root / name, be_env, ("--root", str(root / name)), command=be_command) for name in "AB"]
+    try:
+        for server in servers:
+            server.initialize()
+        done = [server.ok("be-replace", file="f.txt", start=1, content="2") for server in servers]
+        assert servers[0].ok("be-trx-commit")["committed"] == 1
+        assert servers[1].ok("be-trx-rollback")["rolled_back"] == [done[1]["event_id"]]
+        assert (root / "B" / "f.txt").read_text() == "1\n" and (root / "A" / "f.txt").read_text() == "2\n"
+    finally:
+        for server in servers:
+            server.close()
+
+
 def test_rollback_keeps_hard_links_shared(serve, root):
     a, b = root / "a.txt", root / "linked.txt"
     a.write_text("one\ntwo\n")
