@@ -14527,7 +14527,7 @@ def _insert_change(ctx, args, opened):
     if after > total:
         raise _after_out_of_range(file, after, total)
     placeholder_guard(args, opened, args["content"], "", insert=True)
-    eol = dominant_eol(body)
+    eol = _own_eol(args) if args.get("as_given") and b"\n" not in body else dominant_eol(body)
     a = line_start(body, after + 1)
     lines = content_lines(_no_second_bom(text, a, args["content"]), body)
     block = encode_block(text, lines, eol)
@@ -14539,6 +14539,14 @@ def _insert_change(ctx, args, opened):
         fields["relocated"] = moved
     change = Change(text, plan, after + 1, after, len(lines), fields, warnings, at=a, raw=(a, block, a))
     return _maybe_escaped_twice(ctx, args, change)
+
+
+def _own_eol(args):
+    """The line ending of a chip's text, for a file that has none to give it (put back byte for
+    byte: `a\r\nb\r\n` deleted whole came back as `a\nb\n`)."""
+    content = args["content"]
+    crlf = content.count("\r\n")
+    return b"\r\n" if crlf and crlf >= content.count("\n") - crlf else b"\n"
 
 
 def _after_out_of_range(file, after, total):

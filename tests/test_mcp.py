@@ -1828,7 +1828,7 @@ def test_delete_last_line_then_insert_chip_at_the_end(serve, root, original):
     assert path.read_bytes() == original
 
 
-@pytest.mark.parametrize("original", [b"x\ny", b"x\ny\n", b"x"])
+@pytest.mark.parametrize("original", [b"x\ny", b"x\ny\n", b"x", b"a\r\nb\r\n"])
 def test_a_whole_file_deleted_then_inserted_back_from_its_chip_is_byte_for_byte(serve, root, original):
     """Found by an attack: every line of `x\ny` (no final newline) deleted, then its chip inserted
     into the now empty file gave `x\ny\n`: an insert into an empty file ends its text with a
@@ -1841,6 +1841,22 @@ def test_a_whole_file_deleted_then_inserted_back_from_its_chip_is_byte_for_byte(
     assert path.read_bytes() == b""
     server.ok("be-insert-chip", {"from": f"chip://{chip_id}", "to": "a.txt:0"})
     assert path.read_bytes() == original
+
+
+def test_a_chip_put_back_into_a_file_left_without_line_breaks_keeps_its_own(serve, root):
+    """Found by an attack: `x\r\ny\r\nz` with lines 2-3 deleted (the file is `x`), then the chip
+    put back after line 1, gave `x\ny\nz`: a file without any line break gave its lines LF. A chip
+    then keeps its own line ending."""
+    (root / "tail.txt").write_bytes(b"x\r\ny\r\nz")
+    server = serve()
+    chip_id = server.ok("be-delete", file="tail.txt", start=2, end=3)["chip"]
+    assert (root / "tail.txt").read_bytes() == b"x"
+    server.ok("be-insert-chip", {"from": f"chip://{chip_id}", "to": "tail.txt:1"})
+    assert (root / "tail.txt").read_bytes() == b"x\r\ny\r\nz"
+    (root / "bom.txt").write_bytes(b"\xef\xbb\xbfonly\r\n")
+    chip_id = server.ok("be-delete", file="bom.txt", start=1)["chip"]
+    server.ok("be-insert-chip", {"from": f"chip://{chip_id}", "to": "bom.txt:0"})
+    assert (root / "bom.txt").read_bytes() == b"\xef\xbb\xbfonly\r\n"
 
 
 def test_insert_chip_follows_the_target_eol(serve, root):
