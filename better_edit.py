@@ -14857,7 +14857,7 @@ def tool_insert_chip(ctx, args):
             {"status": "ok"},
             **{k: record.get(k) for k in ("id", "tool", "args", "err_msg", "created_at", "text")},
         )
-    match = re.fullmatch(r"(.+):(-?[0-9]{1,15})", target.strip())
+    match = re.fullmatch(r"(.+):(-?[0-9]{1,15})", target.rstrip())  # (a name may start with a space)
     if not match:
         raise invalid("chip_bad_to", got=target)
     path, after = match.group(1), int(match.group(2))

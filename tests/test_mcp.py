@@ -1859,6 +1859,20 @@ def test_a_chip_put_back_into_a_file_left_without_line_breaks_keeps_its_own(serv
     assert (root / "bom.txt").read_bytes() == b"\xef\xbb\xbfonly\r\n"
 
 
+def test_insert_chip_into_a_name_that_starts_with_a_space(serve, root):
+    """Found by an attack: `to: " lead.txt:0"` went into `lead.txt` (the target was stripped),
+    while be-insert and be-trx-rollback take ` lead.txt` as named."""
+    (root / " lead.txt").write_text("spaced\n")
+    (root / "lead.txt").write_text("plain\n")
+    (root / "src.txt").write_text("chip\nkeep\n")
+    server = serve()
+    chip_id = server.ok("be-delete", file="src.txt", start=1)["chip"]
+    server.ok("be-insert-chip", {"from": f"chip://{chip_id}", "to": " lead.txt:0 "})
+    assert (root / " lead.txt").read_text() == "chip\nspaced\n" and (
+        root / "lead.txt"
+    ).read_text() == "plain\n"
+
+
 def test_insert_chip_follows_the_target_eol(serve, root):
     (root / "crlf.txt").write_bytes(b"a\r\nb\r\nc\r\n")
     (root / "lf.txt").write_bytes(b"x\ny\n")
