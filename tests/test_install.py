@@ -523,8 +523,12 @@ FAILURES = [
 
 
 @pytest.mark.parametrize("downloader", DOWNLOADERS)
-@pytest.mark.parametrize(("mirror", "args", "what"), FAILURES, ids=[f"{m}{''.join(a)}" for m, a, _ in FAILURES])
-def test_every_failure_is_one_error_line_that_says_what_to_do(install, tmp_path, downloader, mirror, args, what):
+@pytest.mark.parametrize(
+    ("mirror", "args", "what"), FAILURES, ids=[f"{m}{''.join(a)}" for m, a, _ in FAILURES]
+)
+def test_every_failure_is_one_error_line_that_says_what_to_do(
+    install, tmp_path, downloader, mirror, args, what
+):
     """A download that wget cut off printed an empty line where the reason goes (wget says nothing
     then), a program that failed silently an empty "  " line; most messages ended with "Nothing
     was installed." without saying what to do. Every failure: one `install.sh: error: ...` line

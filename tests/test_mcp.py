@@ -10,6 +10,7 @@ Sections: protocol (docs/behaviour.md#json-rpc-transport), tools (docs/mcp.md), 
 chips (docs/chips.md), the official SDK as a client.
 """
 
+import contextlib
 import hashlib
 import importlib.util
 import json
@@ -1679,10 +1680,10 @@ def test_a_forced_rollback_that_cannot_keep_what_it_overwrites_writes_nothing(se
     assert [s["event_id"] for s in server.ok("be-trx-status")["snapshots"]] == [event]
 
 
-def test_a_rollback_counts_the_events_its_root_sees(root, be_command, be_env):
-    """Found by an attack: two servers with roots A and B in one checkout share its store; A's
-    trx-status listed only A's event, yet A's rollback took B's newer event first and answered
-    SANDBOX. A rollback chooses among the events its trx-status lists."""
+@contextlib.contextmanager
+def two_roots_edited(root, be_command, be_env):
+    """Servers with roots A and B in one checkout (one store), each having replaced A/f.txt or
+    B/f.txt ("1" -> "2"): yields (servers, their results)."""
     (root / ".git").mkdir()
     for name in ("A", "B"):
         (root / name).mkdir()
@@ -1691,35 +1692,31 @@ def test_a_rollback_counts_the_events_its_root_sees(root, be_command, be_env):
     try:
         for server in servers:
             server.initialize()
-        done = [server.ok("be-replace", file="f.txt", start=1, content="2") for server in servers]
+        yield servers, [server.ok("be-replace", file="f.txt", start=1, content="2") for server in servers]
+    finally:
+        for server in servers:
+            server.close()
+
+
+def test_a_rollback_counts_the_events_its_root_sees(root, be_command, be_env):
+    """Found by an attack: two servers with roots A and B in one checkout share its store; A's
+    trx-status listed only A's event, yet A's rollback took B's newer event first and answered
+    SANDBOX. A rollback chooses among the events its trx-status lists."""
+    with two_roots_edited(root, be_command, be_env) as (servers, done):
         listed = [s["event_id"] for s in servers[0].ok("be-trx-status")["snapshots"]]
         assert listed == [done[0]["event_id"]], listed
         assert servers[0].ok("be-trx-rollback")["rolled_back"] == [done[0]["event_id"]]
         assert (root / "A" / "f.txt").read_text() == "1\n" and (root / "B" / "f.txt").read_text() == "2\n"
-    finally:
-        for server in servers:
-            server.close()
 
 
 def test_a_commit_forgets_only_the_events_its_root_sees(root, be_command, be_env):
     """Found by an attack: in one checkout, a server with root A ran be-trx-commit {}: it forgot
     the snapshot of B's edit too, which A's trx-status did not list, so B's rollback found
     nothing. A commit forgets the events its trx-status lists."""
-    (root / ".git").mkdir()
-    for name in ("A", "B"):
-        (root / name).mkdir()
-        (root / name / "f.txt").write_text("1\n")
-    servers = [Server(root / name, be_env, ("--root", str(root / name)), command=be_command) for name in "AB"]
-    try:
-        for server in servers:
-            server.initialize()
-        done = [server.ok("be-replace", file="f.txt", start=1, content="2") for server in servers]
+    with two_roots_edited(root, be_command, be_env) as (servers, done):
         assert servers[0].ok("be-trx-commit")["committed"] == 1
         assert servers[1].ok("be-trx-rollback")["rolled_back"] == [done[1]["event_id"]]
         assert (root / "B" / "f.txt").read_text() == "1\n" and (root / "A" / "f.txt").read_text() == "2\n"
-    finally:
-        for server in servers:
-            server.close()
 
 
 def test_rollback_keeps_hard_links_shared(serve, root):

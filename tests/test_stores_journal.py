@@ -9,6 +9,7 @@ proved the way databases prove it.
    behind, two names of one file, descriptor limits, lock files, SIGINT to the server.
 """
 
+import contextlib
 import json
 import os
 import random
@@ -1701,6 +1702,21 @@ def two_file_edit_stopped_after_its_renames(root, cache_dir, env, tmp_path, comm
     return stopped_at(root, env, edit, f"{step}:STOP")
 
 
+@contextlib.contextmanager
+def killed_edit_under_a_read_only_cache(root, cache_dir, env, tmp_path):
+    """A two-file edit killed after its renames (two_file_edit_stopped_after_its_renames), then its
+    cache mounted read-only until the block ends (skipped where it cannot be)."""
+    writer = two_file_edit_stopped_after_its_renames(root, cache_dir, env, tmp_path)
+    writer.kill()
+    writer.wait()
+    if not read_only_mount(cache_dir):
+        pytest.skip("no read-only bind mount here (needs root)")
+    try:
+        yield
+    finally:
+        subprocess.run(["umount", str(cache_dir)])
+
+
 def read_only_mount(folder):
     """Mount `folder` read-only over itself (root only); False where that cannot be done."""
     bind = subprocess.run(["mount", "--bind", str(folder), str(folder)], capture_output=True)
@@ -1745,12 +1761,7 @@ def test_a_killed_edit_is_undone_from_a_read_only_cache_and_its_files_wait_for_i
     said CONFLICT. The record is now read (and locked) read-only: the files are put back, the
     record that cannot be removed is named, and writes to its files are refused at once (IO)
     until it can go."""
-    writer = two_file_edit_stopped_after_its_renames(root, cache_dir, be_env, tmp_path)
-    writer.kill()
-    writer.wait()
-    if not read_only_mount(cache_dir):
-        pytest.skip("no read-only bind mount here (needs root)")
-    try:
+    with killed_edit_under_a_read_only_cache(root, cache_dir, be_env, tmp_path):
         env = dict(be_env, BETTER_EDIT_LOCK_WAIT="20")
         started = time.monotonic()
         done, answer = cli_json(root, env, "insert", "-f", "a.txt", "--after-line", "1", "-c", "L")
@@ -1760,8 +1771,6 @@ def test_a_killed_edit_is_undone_from_a_read_only_cache_and_its_files_wait_for_i
         assert (root / "a.txt").read_text() == "A1\n" and (root / "b.txt").read_text() == "B1\n"
         done, answer = cli_json(root, env, "read", "-f", "b.txt")
         assert any("could not be removed" in w for w in answer["warnings"]), answer
-    finally:
-        subprocess.run(["umount", str(cache_dir)])
     done, answer = cli_json(root, be_env, "insert", "-f", "a.txt", "--after-line", "1", "-c", "L")
     assert done.returncode == 0, answer
     assert (root / "a.txt").read_text() == "A1\nL\n" and (root / "b.txt").read_text() == "B1\n"
@@ -1775,12 +1784,7 @@ def test_a_record_that_cannot_be_removed_is_said_once_undone_then_only_stuck(
     "was undone" (it put nothing back: the first call had) and that it "could not be undone yet"
     (its files were back). The call that puts the files back says so; every call says the record
     stays, and a write names what to do about it."""
-    writer = two_file_edit_stopped_after_its_renames(root, cache_dir, be_env, tmp_path)
-    writer.kill()
-    writer.wait()
-    if not read_only_mount(cache_dir):
-        pytest.skip("no read-only bind mount here (needs root)")
-    try:
+    with killed_edit_under_a_read_only_cache(root, cache_dir, be_env, tmp_path):
         said = []
         for _ in range(2):
             done, answer = cli_json(root, be_env, "read", "-f", "a.txt")
@@ -1796,8 +1800,6 @@ def test_a_record_that_cannot_be_removed_is_said_once_undone_then_only_stuck(
         assert "b.txt was put back" in answer["error"]["message"], answer
         assert str(cache_dir) in answer["error"]["hint"], answer
         assert (root / "b.txt").read_text() == "B1\n"
-    finally:
-        subprocess.run(["umount", str(cache_dir)])
     done, answer = cli_json(root, be_env, "insert", "-f", "b.txt", "--after-line", "1", "-c", "L")
     assert done.returncode == 0 and not any("record" in w for w in answer.get("warnings", [])), answer
     assert (root / "b.txt").read_text() == "B1\nL\n"
