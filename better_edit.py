@@ -4161,14 +4161,17 @@ def find_cut_line(content, replaced):
     line of `replaced` long enough for a server read to show it cut (READ_MAX_CHARS) but that
     lacks that line's end: it starts like it, or holds the text shown a little before the cut
     (its first characters were edited). Text built from the cut view would delete the part never
-    shown.
+    shown. A line that holds the end but is not long enough to have kept most of the part never
+    shown is built from the view too: in a line that repeats itself (a sparse CSV row, padding),
+    the end stands anywhere.
     None when there is none (a whole-line replace by other text, or one that keeps the end)."""
     longs = list(_long_lines(replaced, READ_MAX_CHARS))
     if not longs:
         return None
     for line in _long_lines(content, _CUT_SEEN):
         for long in longs:
-            if long[-_CUT_END:] in line:
+            unseen = len(long) - READ_MAX_CHARS
+            if long[-_CUT_END:] in line and len(line) > READ_MAX_CHARS + unseen // 2:
                 continue
             shown = long[READ_MAX_CHARS - _CUT_SEEN - _CUT_END : READ_MAX_CHARS - _CUT_SEEN]
             if line.startswith(long[:_CUT_SEEN]) or shown in line:

@@ -625,6 +625,32 @@ def test_an_edit_built_from_a_cut_line_is_refused_before_it_deletes_the_rest(ser
     assert (root / "min.js").read_text() == f"{shown}\nend\n"
 
 
+def test_an_edit_built_from_a_cut_line_that_repeats_itself_is_refused(serve, root):
+    """Found by the encodings attack: a sparse CSV row ('0,' * 150,000), read cut at 99,998
+    characters and sent back with its first cell changed, was written: 200,003 characters gone.
+    The guard took the row's last 200 characters standing anywhere in the new line for its end;
+    in a row that repeats itself they do. A line too short to have kept most of what was never
+    shown is built from the view."""
+    row = "0," * 150_000 + "0"
+    original = f"id\n{row}\n"
+    (root / "sparse.csv").write_text(original)
+    server = serve()
+    read = server.ok("be-read", {"file": "sparse.csv", "start": 2, "end": 2})
+    shown = read["content"].split("\t", 1)[1]
+    assert row.startswith(shown) and len(shown) < len(row)
+    edited = {
+        "file": "sparse.csv",
+        "start": 2,
+        "content": "1" + shown[1:],
+        "viewed_code_id": read["viewed_code_id"],
+    }
+    assert "lacks its end" in server.err("be-replace", "PLACEHOLDER", edited)["message"]
+    server.err("be-write", "PLACEHOLDER", {"file": "sparse.csv", "content": "id\n1" + shown[1:] + "\n"})
+    assert (root / "sparse.csv").read_text() == original
+    server.ok("be-replace", {"file": "sparse.csv", "start": 2, "content": "1" + row[1:]})  # (the whole row)
+    assert (root / "sparse.csv").read_text() == "id\n1" + row[1:] + "\n"
+
+
 def test_a_stale_view_whose_lines_read_the_same_says_what_changed(serve, root):
     """Found by the encodings attack: a file converted from LF to CRLF by another program (or given
     a final newline) made a viewed_code_id STALE_VIEW with an empty `changes` diff and the same
