@@ -14737,6 +14737,8 @@ def _rewritten_bytes(text, content):
     """(bytes, body) of an existing file rewritten with `content`: its encoding, BOM (a U+FEFF
     that starts the content would be a second) and dominant line ending kept."""
     content = _no_second_bom(text, 0, content)
+    if "\r" in content and content == text.decode():  # (its own text, every line ending as it is)
+        return text.to_bytes(text.body), text.body
     eol = dominant_eol(text.body).decode()
     new_body = text.encode(content_newlines(content, text.body).replace("\n", eol))
     return text.to_bytes(new_body), new_body

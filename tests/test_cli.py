@@ -656,6 +656,17 @@ def test_write_overwrite_keeps_eol_bom_encoding_and_mode(cli, root):
     assert stat.S_IMODE(f.stat().st_mode) == 0o640
 
 
+@pytest.mark.parametrize("original", [b"a\nb\r\r\nc\n", b"a\nb\r\nc\n", b"a\r\nb\nc\r\nd\r\n"])
+def test_a_file_written_back_with_its_own_text_is_left_as_it_is(cli, root, original):
+    """Found by the encodings attack: a write whose content is the file's own text, byte for byte,
+    turned `\r\r\n` into `\r\n` in an LF file, and a mixed file's minority line endings into the
+    dominant one, and said it changed the file (with an event). Its own text leaves it as it is."""
+    f = write(root / "f.txt", original)
+    rc, out = cli("write", "-f", "f.txt", "--content-file", "-", input=original)
+    assert rc == 0 and out["changed"] is False and "event_id" not in out, out
+    assert f.read_bytes() == original
+
+
 def test_write_empty_content_and_preview(cli, root):
     f = write(root / "f.txt", "a\n")
     assert cli("write", "-f", "f.txt", "-c", "", "--preview")[1]["preview"] is True
