@@ -386,6 +386,14 @@ MESSAGES = {
         "the change was made (event {event_id}), but its result did not fit in memory to be sent",
         "变更已完成（事件 {event_id}），但其结果太大，内存不足以发送",
     ),
+    "unsendable_made_no_event": (
+        "the change was made, but its result did not fit in memory to be sent",
+        "变更已完成，但其结果太大，内存不足以发送",
+    ),
+    "unsendable_made_no_event.hint": (
+        "do not repeat the call: read the file to see it; pass brief next time",
+        "请勿重复调用：读取文件查看结果；下次可传 brief",
+    ),
     "unsendable_made.hint": (
         "do not repeat the call: read the file to see it, or roll back event {event_id}; pass brief next "
         "time",
@@ -11169,7 +11177,8 @@ def _replace_checked(fc, folder, name):
     _Faults.point("swapped")
     if _identity_of(folder, fc.temp) != _identity(fc.st):
         _Faults.step("rename")
-        folder.exchange(fc.temp, name)
+        if not folder.exchange(fc.temp, name):  # (then the undo puts that save back: _undo_renamed)
+            raise OSError(errno_of("EIO"), "the swap back of another program's save failed", folder.path)
         raise _NotApplied
     _Faults.step("unlink")
     folder.delete(fc.temp)
@@ -14530,7 +14539,7 @@ def _insert_change(ctx, args, opened):
     if after > total:
         raise _after_out_of_range(file, after, total)
     placeholder_guard(args, opened, args["content"], "", insert=True)
-    eol = _own_eol(args) if args.get("as_given") and b"\n" not in body else dominant_eol(body)
+    eol = _insert_eol(args, body)
     a = line_start(body, after + 1)
     lines = content_lines(_no_second_bom(text, a, args["content"]), body)
     block = encode_block(text, lines, eol)
@@ -14544,9 +14553,12 @@ def _insert_change(ctx, args, opened):
     return _maybe_escaped_twice(ctx, args, change)
 
 
-def _own_eol(args):
-    """The line ending of a chip's text, for a file that has none to give it (put back byte for
-    byte: `a\r\nb\r\n` deleted whole came back as `a\nb\n`)."""
+def _insert_eol(args, body):
+    """The line ending of inserted lines: the file's (dominant_eol); for a chip's text put into a
+    file that has none to give it, its own (byte for byte: `a\r\nb\r\n` deleted whole came back
+    as `a\nb\n`)."""
+    if not args.get("as_given") or b"\n" in body:
+        return dominant_eol(body)
     content = args["content"]
     crlf = content.count("\r\n")
     return b"\r\n" if crlf and crlf >= content.count("\n") - crlf else b"\n"
@@ -18215,8 +18227,8 @@ class Server:
                 -32603,
                 tr(self.ctx.lang, "mcp.unsendable"),
             )
-        event_id = done.get("event_id")
-        key = "unsendable_made" if event_id else "unsendable"
+        event_id, made = done.get("event_id"), done.get("changed") and not done.get("preview")
+        key = ("unsendable_made" if event_id else "unsendable_made_no_event") if made else "unsendable"
         error = ToolError("TOO_LARGE", key, event_id=event_id).to_dict(self.ctx.lang)
         text = f"{error['code']}: {error['message']}\nhint: {error['hint']}"
         result = {
