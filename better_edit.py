@@ -4178,14 +4178,25 @@ def find_cut_line(content, replaced):
         return None
     for line in _long_lines(content, _CUT_SEEN):
         for long in longs:
-            unseen = len(long) - READ_MAX_CHARS
-            if long[-_CUT_END:] in line and len(line) > READ_MAX_CHARS + unseen // 2:
+            if long[-_CUT_END:] in line and _end_kept(line, long):
                 continue
             shown = long[READ_MAX_CHARS - _CUT_SEEN - _CUT_END : READ_MAX_CHARS - _CUT_SEEN]
             if line.startswith(long[:_CUT_SEEN]) or shown in line:
                 at = content.find(line)
                 return content.count("\n", 0, at) + 1, len(long)
     return None
+
+
+def _end_kept(line, long):
+    """Whether `line`, which holds the last _CUT_END characters of the long line `long`, kept its
+    end: they stand in `long` only at its end (one that saw them sent them), or `line` is long
+    enough to hold more than half of what a cut read never showed (in a line that repeats itself,
+    a sparse CSV row, they stand anywhere)."""
+    end = long[-_CUT_END:]
+    return (
+        long.find(end) == len(long) - len(end)
+        or len(line) > READ_MAX_CHARS + (len(long) - READ_MAX_CHARS) // 2
+    )
 
 
 def _long_lines(text, longer):
@@ -14748,12 +14759,17 @@ def _no_second_bom(text, at, content):
 def _rewritten_bytes(text, content):
     """(bytes, body) of an existing file rewritten with `content`: its encoding, BOM (a U+FEFF
     that starts the content would be a second) and dominant line ending kept."""
-    content = _no_second_bom(text, 0, content)
-    if "\r" in content and content == text.decode():  # (its own text, every line ending as it is)
-        return text.to_bytes(text.body), text.body
-    eol = dominant_eol(text.body).decode()
-    new_body = text.encode(content_newlines(content, text.body).replace("\n", eol))
+    new_body = _rewritten_body(text, _no_second_bom(text, 0, content))
     return text.to_bytes(new_body), new_body
+
+
+def _rewritten_body(text, content):
+    """The body of an existing file rewritten with `content` (a second BOM dropped): its own text
+    leaves it as it is, every line ending included; other text gets its dominant line ending."""
+    if "\r" in content and content == text.decode():
+        return text.body
+    eol = dominant_eol(text.body).decode()
+    return text.encode(content_newlines(content, text.body).replace("\n", eol))
 
 
 def _rescued_content(ctx, args, warnings, tool="be-write"):
@@ -14874,7 +14890,7 @@ def tool_insert_chip(ctx, args):
             {"status": "ok"},
             **{k: record.get(k) for k in ("id", "tool", "args", "err_msg", "created_at", "text")},
         )
-    match = re.fullmatch(r"(.+):(-?[0-9]{1,15})", target.rstrip())  # (a name may start with a space)
+    match = _chip_target(ctx, target)
     if not match:
         raise invalid("chip_bad_to", got=target)
     path, after = match.group(1), int(match.group(2))
@@ -14896,6 +14912,20 @@ def tool_insert_chip(ctx, args):
     )
     result["from"] = source
     return result
+
+
+def _chip_target(ctx, target):
+    """The match (path, line) of an insert-chip `to`, blanks around it dropped; but a leading
+    blank that is part of an existing file's name (` lead.txt` beside `lead.txt`) is kept."""
+    match = re.fullmatch(r"(.+):(-?[0-9]{1,15})", target.strip())
+    spaced = re.fullmatch(r"(.+):(-?[0-9]{1,15})", target.rstrip())
+    if match and spaced and spaced.group(1) != match.group(1):
+        try:
+            with locate(ctx, spaced.group(1)) as place:
+                return spaced if place.lstat() is not None else match
+        except (ToolError, OSError, ValueError):
+            pass
+    return match
 
 
 def _chip_text(record, source):
@@ -15649,8 +15679,7 @@ def _write_change(args, opened, exists):
     content = _no_second_bom(text, 0, args["content"])  # (as the write command drops it)
     placeholder_guard(args, opened, content, text.decode() if exists else "")
     if exists:
-        eol = dominant_eol(text.body).decode()
-        new_body = text.encode(content_newlines(content, text.body).replace("\n", eol))
+        new_body = _rewritten_body(text, content)
     elif text.wire:
         text.encode(content)  # (refuses what the file's encoding cannot hold)
         new_body = content.encode("utf-8", "surrogatepass")

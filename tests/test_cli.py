@@ -665,6 +665,12 @@ def test_a_file_written_back_with_its_own_text_is_left_as_it_is(cli, root, origi
     rc, out = cli("write", "-f", "f.txt", "--content-file", "-", input=original)
     assert rc == 0 and out["changed"] is False and "event_id" not in out, out
     assert f.read_bytes() == original
+    items = json.dumps(
+        [{"op": "write", "file": "f.txt", "content": original.decode()}]
+    )  # (and as an edit item:
+    rc, out = cli("edit", "--edits-file", "-", input=items.encode())  # found by the regression pass)
+    assert rc == 0 and out["changed"] is False and "event_id" not in out, out
+    assert f.read_bytes() == original
 
 
 def test_write_empty_content_and_preview(cli, root):

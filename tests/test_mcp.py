@@ -649,6 +649,15 @@ def test_an_edit_built_from_a_cut_line_that_repeats_itself_is_refused(serve, roo
     assert (root / "sparse.csv").read_text() == original
     server.ok("be-replace", {"file": "sparse.csv", "start": 2, "content": "1" + row[1:]})  # (the whole row)
     assert (root / "sparse.csv").read_text() == "id\n1" + row[1:] + "\n"
+    # (found by the regression pass: a line whose end stands nowhere else, its middle cut out on
+    # purpose, was refused by the first version of this rule)
+    import random
+
+    rng = random.Random(3)
+    line = "".join(rng.choice("abcdefgh(){};= ") for _ in range(220_000))
+    (root / "min.js").write_text(line + "\n")
+    server.ok("be-write", {"file": "min.js", "content": line[:50_000] + line[200_000:] + "\n"})
+    assert (root / "min.js").read_text() == line[:50_000] + line[200_000:] + "\n"
 
 
 def test_a_stale_view_whose_lines_read_the_same_says_what_changed(serve, root):
@@ -1894,6 +1903,11 @@ def test_insert_chip_into_a_name_that_starts_with_a_space(serve, root):
     assert (root / " lead.txt").read_text() == "chip\nspaced\n" and (
         root / "lead.txt"
     ).read_text() == "plain\n"
+    chip_id = server.ok("be-delete", file="src.txt", start=1)["chip"]  # (a stray blank before an
+    server.ok(
+        "be-insert-chip", {"from": f"chip://{chip_id}", "to": f"\t{root / 'lead.txt'}:0"}
+    )  # absolute name)
+    assert (root / "lead.txt").read_text() == "keep\nplain\n"
 
 
 def test_insert_chip_follows_the_target_eol(serve, root):
