@@ -842,6 +842,7 @@ MESSAGES = {
         "变更失败（{cause}）并已撤销，但 {path} 除外：本次调用修改它之后另一个程序写入或替换了它，"
         "因此保持该程序留下的样子（{why}）",
     ),
+    "cause_signal": ("{signal} came before it was written in full", "在完整写入之前收到了 {signal}"),
     "undo_left.hint": (
         "compare the file with its old text and merge by hand; no other file was changed",
         "请将该文件与其原内容比较并手动合并；其他文件均未改变",
@@ -11796,6 +11797,10 @@ def _undo_left(ctx, exc, left):
     if isinstance(exc, ToolError):  # (a conflict's own words end "nothing was written": not so here)
         key = "conflict_cause" if exc.key == "conflict" else exc.key
         cause = ToolError(exc.code, key, **exc.fields).to_dict(ctx.lang)["message"]
+    elif isinstance(exc, _Interrupted):  # (its str() is the signal's number: "failed (15)")
+        import signal
+
+        cause = tr(ctx.lang, "cause_signal", signal=signal.Signals(exc.signum).name)
     else:
         cause = str(exc)
     paths, whys = ", ".join(path for path, _why in left), "; ".join(why for _path, why in left)

@@ -839,7 +839,8 @@ def written_into_after_f1(root, env, args, how, other):
     if how == "sigterm":
         os.kill(proc.pid, signal.SIGTERM)
     os.kill(proc.pid, signal.SIGCONT)
-    out, _err = proc.communicate(timeout=60)
+    out, err = proc.communicate(timeout=60)
+    proc.err = err
     return proc, out
 
 
@@ -875,6 +876,8 @@ def test_a_file_written_into_after_its_rename_while_the_edit_fails_keeps_its_old
             assert str(kept) in error["message"], error
         else:
             assert proc.returncode == -signal.SIGTERM, proc.returncode
+            # (found by the regression pass: it said "the change failed (15)", the signal's number)
+            assert b"(15)" not in proc.err and b"SIGTERM came before" in proc.err, proc.err
         done, answer = cli_json(root, be_env, "read", "-f", "f2.txt")
         said = " ".join(answer.get("warnings", []))
         words = (
