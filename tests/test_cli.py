@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from harness import REPO, Server, be_command_prefix, clean_env, run_cli, run_json, strict_loads
+from harness import FROZEN, REPO, Server, be_command_prefix, clean_env, run_cli, run_json, strict_loads
 
 
 def write(path, data):
@@ -1592,6 +1592,8 @@ def test_a_link_loop_and_a_file_size_limit_are_named_in_the_hint(root, be_comman
         assert done.returncode == 1 and out["error"]["code"] == "IO", out
         assert "symbolic link on this path leads back to itself" in out["error"]["hint"]
     assert os.readlink(root / "loop") == "loop"
+    if FROZEN:
+        return  # (the executable unpacks itself past such a limit before it runs: docs/install.md)
 
     def limit():
         resource.setrlimit(resource.RLIMIT_FSIZE, (50_000, 50_000))
@@ -2181,6 +2183,7 @@ def test_a_command_option_before_the_command_is_named_so(root, be_env):
     assert done.returncode == 2 and b"unknown command 'frob'" in done.stderr, done.stderr
 
 
+@pytest.mark.skipif(FROZEN, reason="the executable does not read PYTHONIOENCODING (docs/install.md)")
 def test_an_output_encoding_that_cannot_hold_the_text_gets_escapes_not_a_traceback(root, be_env):
     """Found by an attack: with PYTHONIOENCODING=ascii (or LC_ALL=C and PYTHONUTF8=0) an insert of
     `é` was made, then printing its diff raised UnicodeEncodeError: a traceback and exit 1, and a
