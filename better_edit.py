@@ -12778,7 +12778,7 @@ def _beside_old_neighbours(text, starts, lines, above, below):
 def _neighbours_told(text, viewed, above, below, starts=None):
     """For each neighbour of the lines viewed that has a letter or a digit now, whether it is the
     one read (_neighbours_stayed; `starts`: _line_starts of the body, when known)."""
-    starts, (vstart, vend) = starts or _line_starts(text.body), viewed
+    vstart, vend = viewed
     now = [
         (_telling_crc(text, starts, line), int(crc, 16))
         for line, crc in ((vstart - 1, above), (vend + 1, below))
@@ -13017,13 +13017,19 @@ def _edge_stands(text, starts, edges):
 
 
 def _telling_crc(text, starts, line):
-    """The CRC-32 of line `line` (1-based; `starts`: _line_starts of the body), or None when there
-    is no such line or it has no letter or digit (blank, `}`: it tells nothing of where it is)."""
+    """The CRC-32 of line `line` (1-based; `starts`: _line_starts of the body, or None to find the
+    line by the body's line index: one line, no pass over every line), or None when there is no
+    such line or it has no letter or digit (blank, `}`: it tells nothing of where it is)."""
     from zlib import crc32
 
-    if not 1 <= line < len(starts):
+    if starts is None:
+        if not 1 <= line <= text.total():
+            return None
+        a, b = line_span(text.body, line, line)
+    elif not 1 <= line < len(starts):
         return None
-    a, b = starts[line - 1], starts[line]
+    else:
+        a, b = starts[line - 1], starts[line]
     return crc32(memoryview(text.body)[a:b]) if _ALNUM_TEXT.search(text.decode(a, b)) else None
 
 
