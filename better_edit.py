@@ -11619,9 +11619,7 @@ def _say_stood(stood, signum):
     `signum` before its output: the output that never comes would have said so."""
     import signal
 
-    key = "stood_signal" if stood[1] else "stood_signal_no_event"  # (a rollback: nothing to roll back)
-    said = tr(stood[0], key, signal=signal.Signals(signum).name, event_id=stood[1])
-    _say_dying(said)
+    _say_it_stands(stood, ("stood_signal", "stood_signal_no_event"), signal=signal.Signals(signum).name)
 
 
 def _say_unsent(detail):
@@ -11629,9 +11627,14 @@ def _say_unsent(detail):
     (the pipe to the client or the script was closed): a retry would make it twice."""
     stood = _SIGNAL_STATE["stood"]
     if stood:
-        key = "stood_unsent" if stood[1] else "stood_unsent_no_event"
-        _say_dying(tr(stood[0], key, event_id=stood[1], detail=detail))
+        _say_it_stands(stood, ("stood_unsent", "stood_unsent_no_event"), detail=detail)
         _SIGNAL_STATE["stood"] = None
+
+
+def _say_it_stands(stood, keys, **fields):
+    """On stderr, of the change `stood` (language, event id): keys[0], or keys[1] for a change
+    without an event (a rollback: nothing to roll back)."""
+    _say_dying(tr(stood[0], keys[0] if stood[1] else keys[1], event_id=stood[1], **fields))
 
 
 def _result_is_out():
