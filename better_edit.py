@@ -18023,6 +18023,15 @@ def _read_line(stdin):
         return None
 
 
+def _error_result(error, text):
+    """A tools/call result for a failed call: its words as text, its error as structuredContent."""
+    return {
+        "content": [{"type": "text", "text": text}],
+        "structuredContent": {"status": "error", "error": error},
+        "isError": True,
+    }
+
+
 def _utf8_text(line):
     """A request line's bytes as strict UTF-8 text, a UTF-8 BOM skipped (UnicodeDecodeError names
     the first byte that is not)."""
@@ -18221,11 +18230,7 @@ class Server:
         if warnings:
             error["warnings"] = _local_warnings(self.ctx, warnings)
             text += "".join("\n" + tr(self.ctx.lang, "cli.warning", text=w) for w in error["warnings"])
-        return {
-            "content": [{"type": "text", "text": text}],
-            "structuredContent": {"status": "error", "error": error},
-            "isError": True,
-        }
+        return _error_result(error, text)
 
     def _keep_arguments(self, tool, arguments, error):
         import json
@@ -18286,11 +18291,7 @@ class Server:
         key = ("unsendable_made" if event_id else "unsendable_made_no_event") if made else "unsendable"
         error = ToolError("TOO_LARGE", key, event_id=event_id).to_dict(self.ctx.lang)
         text = f"{error['code']}: {error['message']}\nhint: {error['hint']}"
-        result = {
-            "content": [{"type": "text", "text": text}],
-            "structuredContent": {"status": "error", "error": error},
-        }
-        return {"jsonrpc": "2.0", "id": reply["id"], "result": dict(result, isError=True)}
+        return {"jsonrpc": "2.0", "id": reply["id"], "result": _error_result(error, text)}
 
 
 # ====================================================================================================
