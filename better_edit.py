@@ -2864,23 +2864,29 @@ def make_view_id(path, start, end, chunk, total, where=None):
     file's body, the offset of `chunk` in it, whether the lines have no identical copy elsewhere
     in it), adds a mark: for unique lines :uLEN.FIRST.LAST.LINES.ABOVE.BELOW, LEN their size in
     bytes, FIRST, LAST the CRC-32 of their first and last line, LINES the file's line count
-    `total`, ABOVE, BELOW the CRC-32 of the lines around them (0: none): only such a view may
-    follow its lines when they move; for others :nLINES.ABOVE.BELOW.BEFORE.AFTER, BEFORE and AFTER
+    `total`, ABOVE, BELOW the CRC-32 of the lines around them (0: none), and where one of those
+    has no letter or digit .NEAR_ABOVE.NEAR_BELOW, the CRC-32 of the nearest lines that have
+    (_telling_neighbour): only such a view may follow its lines when they move; for others :nLINES.ABOVE.BELOW.BEFORE.AFTER, BEFORE and AFTER
     the CRC-32 of every byte above and below them, so that lines that still stand where they were
     read in a file whose line count changed are not taken when only the bytes above them changed
     (docs/behaviour.md#viewed_code_id)."""
     token = f"v1:{start}-{end}:{view_hash(path, start, end, chunk, total)}"
     if not (where and chunk):
         return token
-    above, below = _around_crcs(where[0], where[1], where[1] + len(chunk))
+    body, a, b = where[0], where[1], where[1] + len(chunk)
     if not where[2]:
         from zlib import crc32
 
-        view = memoryview(where[0])
-        before, after = crc32(view[: where[1]]), crc32(view[where[1] + len(chunk) :])
+        view = memoryview(body)
+        above, below = _around_crcs(body, a, b)
+        before, after = crc32(view[:a]), crc32(view[b:])
         return token + f":n{total}.{above:08x}.{below:08x}.{before:08x}.{after:08x}"
     first, last = _edge_line_crcs(chunk)
-    return token + f":u{len(chunk)}.{first:08x}.{last:08x}.{total}.{above:08x}.{below:08x}"
+    around = _around_crcs(body, a, b)
+    nearest = tuple(_telling_neighbour(body, a, b, up) for up in (True, False))
+    nearest = tuple(crc if crc is not None else next_to for crc, next_to in zip(nearest, around))
+    token += f":u{len(chunk)}.{first:08x}.{last:08x}.{total}.{around[0]:08x}.{around[1]:08x}"
+    return token if nearest == around else token + f".{nearest[0]:08x}.{nearest[1]:08x}"
 
 
 def _around_crcs(body, a, b):
@@ -2891,6 +2897,33 @@ def _around_crcs(body, a, b):
     view = memoryview(body)
     above = crc32(view[body.rfind(b"\n", 0, a - 1) + 1 : a]) if a else 0
     return above, crc32(view[b : body.find(b"\n", b) + 1 or len(body)])
+
+
+_ALNUM_TEXT = _LazyPattern(r"[^\W_]")  # (a line that can tell where it is: not blank, not `}`)
+_TELLING_REACH = 100  # lines passed over to find a unique view's nearest telling neighbour
+
+
+def _telling_neighbour(body, a, b, up):
+    """The CRC-32 of the nearest line with a letter or a digit above body[a:b] (`up`) or below it,
+    at most _TELLING_REACH lines away, passing over blank lines and lone brackets (they repeat too
+    often to tell where anything is); None when there is none that near. Lines are bytes read as
+    UTF-8 here, whatever the file's encoding, so a read and a later check agree."""
+    from zlib import crc32
+
+    for _ in range(_TELLING_REACH):
+        if up:
+            if a <= 0:
+                return None
+            start, stop = body.rfind(b"\n", 0, a - 1) + 1, a
+        else:
+            if b >= len(body):
+                return None
+            start, stop = b, body.find(b"\n", b) + 1 or len(body)
+        line = body[start:stop]
+        if _ALNUM_TEXT.search(line.decode("utf-8", "replace")):
+            return crc32(line)
+        a, b = start, stop
+    return None
 
 
 def _edge_line_crcs(chunk):
@@ -2907,7 +2940,7 @@ def _edge_line_crcs(chunk):
 # (numbers of at most 15 digits: int() refuses thousands of digits, and no file has 10**15 lines)
 _VIEW_ID = _LazyPattern(
     r"v1:([0-9]{1,15})-([0-9]{1,15}):([0-9a-f]{16})(?::u([0-9]{1,15})\.([0-9a-f]{8})(?:\.([0-9a-f]{8})(?:\.([0-9]{1,15})"
-    r"(?:\.([0-9a-f]{8})\.([0-9a-f]{8}))?)?)?)?(?::n[0-9]{1,15}\.[0-9a-f]{8}\.[0-9a-f]{8}(?:\.[0-9a-f]{8}\.[0-9a-f]{8})?)?"
+    r"(?:\.([0-9a-f]{8})\.([0-9a-f]{8})(?:\.([0-9a-f]{8})\.([0-9a-f]{8}))?)?)?)?)?(?::n[0-9]{1,15}\.[0-9a-f]{8}\.[0-9a-f]{8}(?:\.[0-9a-f]{8}\.[0-9a-f]{8})?)?"
 )
 _VIEW_NEIGHBOURS = _LazyPattern(
     r":n([0-9]{1,15})\.([0-9a-f]{8})\.([0-9a-f]{8})(?:\.([0-9a-f]{8})\.([0-9a-f]{8}))?$"
@@ -2916,16 +2949,21 @@ _VIEW_NEIGHBOURS = _LazyPattern(
 
 def parse_view_id(token):
     """(start, end, hash, fingerprint): the fingerprint, (size of the lines in bytes, CRC-32 of the
-    first, CRC-32 of the last, the file's line count, CRC-32 of the line above, of the line below;
-    each but the first two None in a token made before its mark), when they were unique, else None."""
+    first, CRC-32 of the last, the file's line count, CRC-32 of the line above, of the line below,
+    of the nearest line with a letter or a digit above, below; each but the first two None in a
+    token made before its mark, the last two the line above and below when the token has none),
+    when they were unique, else None."""
     match = _VIEW_ID.fullmatch(token.strip()) if isinstance(token, str) else None
     if not match or int(match.group(1)) < 1 or int(match.group(2)) < int(match.group(1)) - 1:
         raise ToolError("INVALID_ARGUMENT", "view_bad", id=_show(token))
     fingerprint = None
     if match.group(4):
-        last, above, below = (int(match.group(n), 16) if match.group(n) else None for n in (6, 8, 9))
+        last, above, below, *nearest = (
+            int(match.group(n), 16) if match.group(n) else None for n in (6, 8, 9, 10, 11)
+        )
         lines = int(match.group(7)) if match.group(7) else None
-        fingerprint = (int(match.group(4)), int(match.group(5), 16), last, lines, above, below)
+        nearest = nearest if nearest[0] is not None else (above, below)
+        fingerprint = (int(match.group(4)), int(match.group(5), 16), last, lines, above, below, *nearest)
     return int(match.group(1)), int(match.group(2)), match.group(3), fingerprint
 
 
@@ -12699,7 +12737,7 @@ def _moved_alone(text, viewed, moved, fingerprint):
     many lines more (or fewer) as they moved by, and the lines around did not stay behind."""
     if len(moved) != 1 or fingerprint[3] != text.total() - (moved[0] - viewed[0]):
         return False
-    return not _surroundings_stayed(text, viewed, moved[0], fingerprint[4:])
+    return not _surroundings_stayed(text, viewed, moved[0], fingerprint[4:6], fingerprint[6:])
 
 
 def _outside_view(vstart, vend, edit_first, edit_last):
@@ -12920,9 +12958,6 @@ def _viewed_lines(ctx, args, opened, start, end, located):
     return start, end, warnings, d
 
 
-_ALNUM_TEXT = _LazyPattern(r"[^\W_]")  # (a line that can tell where it is: not blank, not `}`)
-
-
 def _changed_in_place(now, then):
     """The index of the first or the last line of `then` (one with a letter or a digit) that `now`,
     the lines where `then` was expected, still holds in its place, when more than half of the lines
@@ -12995,21 +13030,30 @@ def _mostly_in_place(text, starts, vstart, moved, count):
     return 2 * standing > len(telling) > 0
 
 
-def _surroundings_stayed(text, viewed, moved, around):
+def _surroundings_stayed(text, viewed, moved, around, nearest):
     """Whether the lines that stood around the viewed ones (`around`: the CRC-32 of the line above
     and of the line below, None in older tokens) still stand around their old place and not
     around the copy at line `moved`: the lines read were then rewritten where they stood and a copy
     of their old text was made since, with as many lines as it moved by (a function kept as
-    `legacy()` right below its new version). Lines without a letter or a digit tell nothing."""
-    starts = _line_starts(text.body)
-    count = viewed[1] - viewed[0] + 1
+    `legacy()` right below its new version). Lines without a letter or a digit tell nothing; where
+    they stood around, the nearest lines that have one (`nearest`, _telling_neighbour) tell, the
+    same way: either is enough."""
+    body, starts = text.body, _line_starts(text.body)
+    count, last = viewed[1] - viewed[0] + 1, len(starts) - 1
 
-    def stands(line, crc):
-        return crc is not None and _telling_crc(text, starts, line) == crc
+    def next_to(first, up):
+        return _telling_crc(text, starts, first - 1 if up else first + count)
 
-    sides = ((around[0], viewed[0] - 1, moved - 1), (around[1], viewed[1] + 1, moved + count))
-    told = [(stands(old, crc), stands(new, crc)) for crc, old, new in sides]
-    return any(old and not new for old, new in told) and not any(new and not old for old, new in told)
+    def near(first, up):
+        a, b = starts[min(first, last + 1) - 1], starts[min(first + count, last + 1) - 1]
+        return _telling_neighbour(body, a, b, up)
+
+    for crc_of, crcs in ((next_to, around), (near, nearest)):
+        sides = [(crc, up) for crc, up in zip(crcs, (True, False)) if crc is not None]
+        told = [(crc_of(viewed[0], up) == crc, crc_of(moved, up) == crc) for crc, up in sides]
+        if any(old and not new for old, new in told) and not any(new and not old for old, new in told):
+            return True
+    return False
 
 
 def _edge_stands(text, starts, edges):

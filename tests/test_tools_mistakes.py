@@ -958,6 +958,43 @@ def test_a_view_rewritten_in_place_never_moves_to_its_old_text_kept_below(root, 
     )
 
 
+def test_a_view_rewritten_in_place_never_moves_to_its_old_text_past_blank_lines(root, be_env):
+    """Found by an attack: beta() read with blank lines around it, rewritten in place one line
+    shorter, its old text added after gamma() with five lines below it, so that the file grew by
+    exactly the distance to the copy: the edit went to the copy ("lines moved by +9"). The nearest
+    lines with a letter or a digit around the lines read (`return a` above, `def gamma():` below)
+    still stand around their old place and not around the copy: STALE_VIEW. A function inserted
+    between alpha() and beta() moves beta(), and the edit still follows it."""
+    alpha, gamma = (
+        "import os\n\n\ndef alpha():\n    a = 1\n    return a\n\n\n",
+        "def gamma():\n    g = 3\n    return g\n",
+    )
+    beta = "def beta():\n    b = 2\n    return b\n"
+    (root / "t.py").write_text(alpha + beta + "\n\n" + gamma)
+    _done, read = run_json("read", "-f", "t.py", "-s", "9", "-e", "11", cwd=root, env=be_env)
+    token = read["viewed_code_id"]
+    pads = "".join(f"# pad {n}\n" for n in range(5))
+    now = alpha + "def beta(x):\n    return compute_b(x)\n\n\n" + gamma + "\n\n" + beta + pads
+    _view_refused_after_change(root, be_env, token, now, 10, "    b = 99")
+    inserted = "def helper():\n    return 0\n\n\n"
+    (root / "t.py").write_text(alpha + inserted + beta + "\n\n" + gamma)
+    done, result = run_json(
+        "replace",
+        "-f",
+        "t.py",
+        "-s",
+        "10",
+        "-c",
+        "    b = 99",
+        "--viewed-code-id",
+        token,
+        cwd=root,
+        env=be_env,
+    )
+    assert done.returncode == 0 and result["relocated"] == 4, result
+    assert (root / "t.py").read_text() == alpha + inserted + beta.replace("b = 2", "b = 99") + "\n\n" + gamma
+
+
 def test_a_block_changed_in_place_at_both_edges_never_moves_to_a_copy(root, be_env):
     """As above, but the change rewrote the view's first and last lines (the function renamed, its
     return changed) and left its middle: most of the viewed lines still stand where they were read,
@@ -1038,8 +1075,11 @@ def test_a_token_made_before_the_line_count_mark_never_moves(root, be_env):
     (root / "t.py").write_text(TWINS)
     _done, read = run_json("read", "-f", "t.py", "-s", "1", "-e", "3", cwd=root, env=be_env)
     token = read["viewed_code_id"]
-    assert token.count(".") == 5, token  # v1:1-3:HASH:uLEN.FIRST.LAST.LINES.ABOVE.BELOW
-    for old_style in (token.rsplit(".", 3)[0], token.rsplit(".", 4)[0]):
+    base = ".".join(
+        token.split(".")[:6]
+    )  # v1:1-3:HASH:uLEN.FIRST.LAST.LINES.ABOVE.BELOW (.NEAR_ABOVE.NEAR_BELOW)
+    assert token.count(".") in (5, 7) and base.count(".") == 5, token
+    for old_style in (base.rsplit(".", 3)[0], base.rsplit(".", 4)[0]):
         _view_refused_after_change(root, be_env, old_style, "import os\n" + TWINS, 3, "    return x + 1")
     done, result = run_json(
         *REPLACE_LINE_3, "-c", "    return x + 1", "--viewed-code-id", token, cwd=root, env=be_env
