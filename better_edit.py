@@ -7413,6 +7413,8 @@ def _header_of(text, language, brace, index, start):
         sibling = index.open_of_close(lo - 1)
         if sibling is None:
             break
+        if not text[index.region_start(sibling, start) : sibling].strip():  # (a bare block before a
+            return _block_header(text, language, lo, brace, start, False)  # bare block: no signature)
         lo = index.region_start(sibling, start)
     else:
         lo = index.parent_open(brace, start) + 1

@@ -1034,6 +1034,10 @@ HEADER_CASES = [
     ("swift-parameters-below-generics", "swift", "struct I {\n  static func latest<A: T, B: T>\n  (_ a: A, _ b: B)\n  -> R\n  {\n    g()\n  }\n}\n", 6, (2, 7, "method", "latest")),
     # a call, a blank line, then a block of its own is no function (tree-sitter over vuejs/core)
     ("ts-call-then-block", "typescript", "defineComponent({\n  data() {\n    return { a: 1 }\n  },\n})\n\n{\n  const b = 1\n}\n", 3, (2, 4, "function", "data")),
+    # (0.3, a later session: an attack over vuejs/core) a bare block right after a bare block holding
+    # a call: the header grew back over the first block and made both a function named by the call
+    ("bare-block-after-bare-block", "javascript", "function k() {\n  {\n    const v = ref(100)\n    const c = g(() => {\n      return 1\n    })\n  }\n  {\n    x()\n  }\n}\n", 9, (1, 11, "function", "k")),
+    ("bare-block-after-bare-block-inner", "javascript", "function k() {\n  {\n    const v = ref(100)\n    const c = g(() => {\n      return 1\n    })\n  }\n  {\n    x()\n  }\n}\n", 5, (4, 6, "function", "c")),
     ("cpp-scope-on-its-own-line", "cpp", "std::vector<int>\nWidget::\ncompute(int a)\n{\n  return {a};\n}\n", 5, (1, 6, "method", "compute")),
     ("cpp-try-statement", "cpp", "int f() {\n  try {\n    g();\n  } catch (E e) {\n  }\n}\n", 3, (1, 6, "function", "f")),
 ]  # fmt: skip

@@ -958,6 +958,21 @@ def test_a_view_rewritten_in_place_never_moves_to_its_old_text_kept_below(root, 
     )
 
 
+def test_a_target_never_names_a_function_made_of_two_bare_blocks(root, be_env):
+    """Found by an attack over vuejs/core: a bare block holding `ref(100)` and a callback, then a
+    second bare block, read as one function `ref` (lines 2-10): `--target function:ref` would
+    have deleted both blocks, with "balance: ok". There is no such function: NOT_FOUND, nothing
+    written, and the hint names the functions there are."""
+    text = "function k() {\n  {\n    const v = ref(100)\n    const c = g(() => {\n      return 1\n    })\n  }\n  {\n    x()\n  }\n}\n"
+    (root / "r.js").write_text(text)
+    done, result = run_json(
+        "replace", "-f", "r.js", "--target", "function:ref", "-c", "", cwd=root, env=be_env
+    )
+    assert done.returncode == 1 and result["error"]["code"] == "NOT_FOUND", result
+    assert "k, c" in result["error"]["hint"]
+    assert (root / "r.js").read_text() == text
+
+
 def test_a_view_rewritten_in_place_never_moves_to_its_old_text_past_blank_lines(root, be_env):
     """Found by an attack: beta() read with blank lines around it, rewritten in place one line
     shorter, its old text added after gamma() with five lines below it, so that the file grew by
