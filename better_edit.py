@@ -4640,7 +4640,7 @@ def _js_family(language):
         ("comment", _BLOCK_COMMENT_OPEN, _h_unclosed, "/*"),
         ("string", '"' + _DQ_BODY, _h_unclosed, '"'),
         ("string", sq_start + _SQ_BODY, _h_unclosed, "'"),
-        ("string", "'", _h_ignore, None),
+        ("string", "'", _h_quote_after_word, _JS_REGEX_WORDS),
         ("string", "`" + _TEMPLATE_BODY + "\\$\\{", _h_template_head, None),
         ("string", "`", _h_template, None),
         ("string", "/", _h_slash, _JS_REGEX_WORDS),
@@ -5785,6 +5785,20 @@ def _h_slash(state, m, words):
     return literal.end() if literal else None
 
 
+_JS_SQ = _LazyPattern("'" + _SQ_BODY + "'")
+
+
+def _h_quote_after_word(state, m, words):
+    """A `'` right after a letter or a digit: no string start in JSX text (`Don't`), but one after
+    a keyword after which a value starts (`return'(x'`, `case')':` of minified code)."""
+    start = m.start()
+    word = _TRAILING_WORD.search(state.text, max(state.start, start - 16), start)
+    if word is None or word.group() not in words:
+        return None
+    literal = _JS_SQ.match(state.text, start, state.end)
+    return literal.end() if literal else None
+
+
 def _slash_starts_regex(text, lo, start, words, floor=0):
     jsx_end = text.startswith(">", start + 1)  # JSX `/>`, unless no operand is before it: `(/>+/)`
     end = start
@@ -5953,7 +5967,7 @@ def check_balance(text, language, verbose=False):
     brackets counted. Markdown checks only fenced code blocks with a known language.
 
     Leniency (no false alarms on valid code): a quote right after a letter is no JS/JSX string
-    (`Don't`), nor a C++ char (`1'000`); YAML quotes open strings only at a scalar's start, YAML
+    (`Don't`) unless the word is a keyword a value follows (`return'x'`), nor a C++ char (`1'000`); YAML quotes open strings only at a scalar's start, YAML
     block scalars (`run: |`) and parentheses are not checked; shell `case` patterns may end in a
     lone `)`; heredocs are skipped; an unclosed HTML element with an optional end tag (`<li>`,
     `<p>`, ...) is fine. Known limit: a string nested inside an interpolation of another string

@@ -162,6 +162,8 @@ def test_unknown_language_is_not_checked():
         ("javascript", "if (x) { return /}/.test(s) } else { y = a / 2 / (b) }"),
         ("javascript", "const el = <p>Don't {x} it's</p>; const v = <Comp a={x} />;"),
         ("javascript", "return /regex{/.test(y) || typeof /x(/ ? 1 : 2"),
+        # (0.3, a later session) minified code: a string right after a keyword (html5shiv's `return'c("'`)
+        ("javascript", "function f(a){if(a)return'(x'+a;return')'}switch(a){case')':throw'}'}t=typeof'['"),
         ("javascript", "p = s.split(/>\\s*\\(/); q = x.replace(/=[^)]*$/, ''); f = (s) => />)/.test(s);"),
         (
             "typescript",

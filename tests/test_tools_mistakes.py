@@ -973,6 +973,17 @@ def test_a_target_never_names_a_function_made_of_two_bare_blocks(root, be_env):
     assert (root / "r.js").read_text() == text
 
 
+def test_a_string_right_after_a_keyword_is_no_broken_bracket_after_an_edit(root, be_env):
+    """Found by an attack: `return')' + a;` (valid JavaScript, minified style) was reported by the
+    post-edit check as "edit left 1 mismatched ")", 1 unclosed "'"": a quote right after a letter
+    was taken for JSX text's `Don't`. After a keyword it starts a string; the check says ok."""
+    (root / "c.js").write_text("function close(a) {\n  return a;\n}\n")
+    done, result = run_json(
+        "replace", "-f", "c.js", "-s", "2", "-c", "  return')' + a;", cwd=root, env=be_env
+    )
+    assert done.returncode == 0 and result["balance"] == "ok", result
+
+
 def test_a_view_rewritten_in_place_never_moves_to_its_old_text_past_blank_lines(root, be_env):
     """Found by an attack: beta() read with blank lines around it, rewritten in place one line
     shorter, its old text added after gamma() with five lines below it, so that the file grew by
