@@ -4075,17 +4075,23 @@ _NOUN = (
     r"|setting|option|classe|component|section|definition|declaration|statement|querie|column|table|helper|hook|member"
     r"|interface|variable|constant|dependencie|script|endpoint|view|model|schema|partial|selector|listener|callback"
     r"|util|doc|migration|element|type|call|part|step|branche|entrie|item|argument|param|attribute|check|command"
-    r"|action|event|arm|block|line)s)"
+    r"|action|event|arm|block|line|assignment)s)"
 )
 _BE = (
     r"(?:is|are|remains?|stays?|kept|is\s+kept|are\s+kept|left|goes|go|(?:will|should)\s+(?:remain|stay|be))"
 )
-_STATE = rf"(?:(?:{_BE}\s+)?(?:unchanged|untouched|intact|as[ -]is|as\s+before|as\s+it\s+was)|(?!is|are){_BE}\s+(?:the\s+)?same)"
+_STATE = (
+    rf"(?:(?:{_BE}\s+)?(?:unchanged|untouched|intact|identical|as[ -]is|as\s+before|as\s+(?:it|they)\s+(?:is|are|was|were))"
+    rf"|(?!is|are){_BE}\s+(?:the\s+)?same)"
+)
 _REST = rf"(?:the\s+)?rest(?:\s+of\s+(?:the\s+|this\s+|your\s+|my\s+)?{_W}(?:\s+{_W})?)?"
-_OLD = rf"(?:{_REST}|everything(?:\s+else)?|(?:existing|original|previous|other|remaining|current|old)\s+(?:{_W}\s+){{0,2}}{_NOUN})"
+_OLD = rf"(?:{_REST}|everything(?:\s+(?:else|below|above|after\s+this|from\s+here(?:\s+on)?))?|(?:existing|original|previous|other|remaining|current|old)\s+(?:{_W}\s+){{0,2}}{_NOUN})"
 _SUBJ = rf"(?:(?:(?:all|any|your|my|the)\s+)?(?:{_OLD}|{_NOUN})|all\s+else)"
 _CORE = _LazyPattern(  # an explicit phrase: a weak sign alone, a strong one with an ellipsis
-    rf"(?:(?:todo|note|fixme)\s*:?\s*)?(?:(?:and|plus|then)\s+)?(?:{_SUBJ}\s+{_STATE}(?:\s+(?:as\s+before|here|below))?"
+    rf"(?:(?:todo|note|fixme)\s*:?\s*)?(?:(?:and|plus|then)\s+)?(?:{_SUBJ}(?:\s+(?:below|above|here))?\s+{_STATE}"
+    r"(?:\s+(?:as\s+before|here|below))?"
+    rf"|(?:{_REST}|everything(?:\s+else)?|all\s+else)\s+(?:stays?|remains?)"
+    r"|(?:other|remaining)\s+(?:[^\W\d_][\w'’-]*\s+){1,3}(?:unchanged|untouched|intact|as\s+before)"
     rf"|(?:{_REST}|everything(?:\s+else)?|all\s+else)\s+(?:is|are)\s+(?:the\s+)?same(?:\s+as\s+before)?"
     r"|(?:other|remaining|existing|previous|original|old)\s+(?:functions|methods|classes|components|definitions)"
     r"\s+(?:remain|stay)s?(?:\s+(?:here|below|above))?"
@@ -4093,9 +4099,13 @@ _CORE = _LazyPattern(  # an explicit phrase: a weak sign alone, a strong one wit
     rf"|continues|follows))?|(?:original|previous|old)\s+(?:{_W}\s+)?{_NOUN}\s+(?:goes\s+)?here|(?:keep|keeping|preserve"
     rf"|retain|leave)\s+(?:all\s+|the\s+|your\s+|any\s+)?(?:{_OLD}(?:\s+(?:{_STATE}|here|below|the\s+same))?|{_SUBJ}\s+"
     rf"(?:{_STATE}|the\s+same))|(?:same|identical)\s+as\s+(?:before|(?:in\s+)?the\s+original|original|existing)"
-    rf"|(?:(?:{_NOUN}|others?|rest|remainder)\s+)?omitted\s+for\s+brevity|(?:{_NOUN}|others|rest|remainder)\s+omitted"
+    rf"|(?:(?:(?:other|remaining)\s+)?{_NOUN}\s+|(?:others?|{_REST}|remainder)\s+)?omitted\s+for\s+brevity"
+    rf"|(?:(?:other|remaining)\s+)?{_NOUN}\s+omitted|(?:others|{_REST}|remainder)\s+omitted"
     rf"|(?:the\s+)?rest\s+of\s+(?:the\s+|this\s+|your\s+)?(?:{_NOUN}|file|function|method|component|class|module|page"
-    r"|script)|unchanged|<?snip(?:ped)?>?|no\s+(?:other\s+)?changes\s+(?:below|above|here|elsewhere|to\s+the\s+rest)"
+    rf"|script)(?:\s+{_NOUN})?|unchanged|<?snip(?:ped)?>?|no\s+other\s+changes"
+    r"|no\s+(?:other\s+)?changes\s+(?:below|above|here|elsewhere|to\s+the\s+rest)(?:\s+this\s+line)?"
+    r"|keep(?:ing)?\s+(?:the\s+)?existing|leave\s+(?:the\s+rest|everything(?:\s+else)?)\s+(?:alone|as[ -]is|unchanged)"
+    rf"|more\s+(?:{_W}\s+)?{_NOUN}\s+(?:go\s+)?here|truncated"
     r"|(?:其余|其他|其它|剩余|现有|原有|原来|之前|以前)的?[\u4e00-\u9fff]{0,6}(?:代码|实现|逻辑|内容|部分|方法|函数)[\u4e00-\u9fff]{0,6}"
     r"|既存の?[\u3040-\u30ff\u4e00-\u9fff]{0,6}|[\u3040-\u30ff\u4e00-\u9fff]{0,10}(?:不变|省略|同上|略|変更なし|同様)[。.]?)",
     re.I,
@@ -4125,7 +4135,7 @@ _AFTER_ELLIPSIS = _LazyPattern(
     rf"(?:\s+{_ANY}){{0,4}})",
     re.I,
 )
-_ELL = _LazyPattern(r"(?<!\.)\.{3,4}(?!\.)|…+|\. \. \.")
+_ELL = _LazyPattern(r"(?<!\.)\.{3,4}(?!\.)|…+|\. \. \.|···|⋯")
 _LINE = _LazyPattern(
     r"\s*(?:(#+|//+!?|/\*+!?|<!--+|--+|;+|%+|\{\s*/\*+|\{#|\{\{!--|\(\*|\*(?=[ \t]))(.*?)(?:\*+/\s*\}?|--+>|--\}\}"
     r"|#\}|\*\))?|((?:[\[(]\s*)?(?:\.{3}|…).*?|[\[(].*?(?:\.{3}|…)\s*[\])]))\s*"
@@ -4135,7 +4145,7 @@ _CAND = _LazyPattern(
 )  # comments, ellipses: maybe one
 _PLACEHOLDER_WORDS = _LazyPattern(
     r"\.\.\.|…|\. \. \.|unchanged|untouched|intact|as.is|as before|as it was|same|identical|existing|original"
-    r"|previous|old|rest|everything|omitted|change|snip|remain|stay|igual|cambios|altera|inchang|unver"
+    r"|previous|old|rest|everything|omitted|change|snip|remain|stay|truncated|more|···|⋯|igual|cambios|altera|inchang|unver"
     r"|不变|略|同上|其|剩余|现有|原有|原来|之前|以前|既存|変更なし|同様"
 )
 # Functions named as kept: "# g() unchanged", "// b(), c() as before", "# Keep g() as is"; not a
@@ -4148,13 +4158,18 @@ _CALLS_KEPT = _LazyPattern(
 _MARKS, _BRACKETS = ("#", "//", "/*", "<!--", "--", ";", "%", "{/*"), str.maketrans("[](){}<>", " " * 8)
 
 
+def _core_words(body):
+    """A comment's words without ellipses, brackets and the punctuation around them."""
+    return " ".join(_ELL.sub(" ", body).translate(_BRACKETS).strip(" \t.…:,;!*~=_|-").split())
+
+
 def _tier(line):
     """0: no placeholder; 1: an explicit phrase with an ellipsis; 2: a weaker sign, judged with the line above."""
     m = len(line) <= 200 and _PLACEHOLDER_WORDS.search(line.lower()) and _LINE.fullmatch(line)
     if not m:
         return 0
     mark, body, ell = m.group(1), m.group(2) if m.group(1) else m.group(3), _ELL.search(line)
-    core = " ".join(_ELL.sub(" ", body).translate(_BRACKETS).strip(" \t.…:,;!*~=_|-").split())
+    core = _core_words(body)
     if mark and mark != "*" and _CALLS_KEPT.fullmatch(body.strip(" \t()[].")):
         return 2
     # A bare line: "...existing code..." is one; "... x = 1" (a doctest) and "...props," are code.
@@ -4191,12 +4206,176 @@ def placeholder_lines(content, docs=False):
 
 def find_placeholder(content, replaced, docs=False):
     """`content`'s first placeholder line as (line number, text) that `replaced`, the text it replaces,
-    does not hold too (ignoring indentation: a line already there is the file's own), or None."""
+    does not hold too (ignoring indentation: a line already there is the file's own), or None.
+    Outside documentation, two signs that need `replaced` count too (_stands_for_replaced)."""
     kept = {line.strip() for line in replaced.split("\n")} if replaced else set()
     for number, text in placeholder_lines(content, docs):
         if text.strip() not in kept:
             return number, text
+    if docs or not replaced or not _CAND.search(content):
+        return None
+    return _stands_for_replaced(content, replaced, kept)
+
+
+# A comment that names what it keeps ("# g and h unchanged", "// keep total, clear", "# ... g ..."):
+# a placeholder when one of those names stands in the replaced text and nowhere else in the content.
+_NAME = r"[A-Za-z_$][\w$]*"
+_KEPT_NAMES = _LazyPattern(
+    r"(?:((?:keep(?:ing)?|unchanged\s*:?|existing)(?:\s+(?:functions?|methods?|classes?|helpers?|fields?))?)"
+    r"|(?:the\s+)?(?:other|old|original)(?:\s+(?:functions?|methods?|classes?|helpers?|fields?))?"
+    r"|functions?|methods?|classes?|helpers?)?\s*"
+    rf"({_NAME}(?:\s*(?:,|/|&|\band\b|\bor\b)\s*{_NAME})*)\s*:?"
+    r"(\s+(?:(?:is|are|remains?|stays?|kept)\s+)?(?:unchanged|untouched|intact|identical|as[ -]is|as\s+before"
+    r"|(?:the\s+)?same(?:\s+as\s+before)?))?",
+    re.I,
+)
+# A vaguer phrase ("// other methods", "# etc.", "<!-- other items -->"): a placeholder where it stands
+# in place of lines of the replaced text that the content drops (_in_place_of_dropped).
+_TRAILING_SOFT = _LazyPattern(
+    rf"(?:and\s+)?(?:the\s+)?(?:other|remaining|more|rest\s+of(?:\s+the)?)\s+(?:{_W}\s+){{0,2}}{_W}"
+    r"(?:\s+(?:here|below|go\s+here|follow))?|etc\.?|and\s+so\s+on|(?:continue\s+)?as\s+before"
+    r"|lines\s+\d+\s*-\s*\d+\s+as\s+before|omitted|same",
+    re.I,
+)
+_CLOSER_LINE = _LazyPattern(r"\s*(?:[)\]}>]+[)\]}>;,]*|</[\w:.-]+>|end|fi|done|esac|endif|\*/|-->)?\s*")
+
+
+def _stands_for_replaced(content, replaced, kept):
+    """(line number, text) of a comment line of `content` that stands for code of `replaced` by the
+    signs only the replaced text shows (_KEPT_NAMES, _TRAILING_SOFT), or None. At most
+    _CONTEXT_CHECKS comments that show such a sign are looked into (each costs a pass)."""
+    view = _Dropping(content, replaced)
+    for m in _CAND.finditer(content):
+        line = m.group().rstrip("\r")
+        parts = _LINE.fullmatch(line) if line.strip() not in kept and len(line) <= 200 else None
+        if parts and parts.group(1) and parts.group(1) != "*":
+            number = content.count("\n", 0, m.start()) + 1
+            if _stands_for(parts.group(2), view, number, (m.start(), m.end())):
+                return number, line
+            if view.budget <= 0:
+                break
     return None
+
+
+_CONTEXT_CHECKS = 100
+
+
+class _Dropping:
+    """A content and the text it replaces, with what the context signs look up, worked out once
+    when first needed: the replaced text's lines of code (_code_lines) and where each first stands,
+    the content's stripped lines and where its lines of code are."""
+
+    def __init__(self, content, replaced):
+        self.content, self.replaced, self.lines = content, replaced, content.split("\n")
+        self.budget, self._made = _CONTEXT_CHECKS, False
+
+    def make(self):
+        if not self._made:
+            self._made = True
+            self.old = _code_lines(self.replaced.split("\n"))
+            self.index = {line: k for k, line in reversed(list(enumerate(self.old)))}  # (first places)
+            self.there = {line.strip() for line in self.lines}
+            self.code = [(n, line.strip()) for n, line in enumerate(self.lines, 1) if _code_lines([line])]
+        return self
+
+
+def _stands_for(body, view, number, span):
+    """Whether the comment `body` of content line `number` (at `span` of the content) names what
+    it keeps (_names_kept), or says less but stands where lines went (_TRAILING_SOFT,
+    _in_place_of_dropped)."""
+    core = _core_words(body)
+    if any(_name_goes(name, view, span) for name in _kept_names(core, body)):
+        return True
+    if not _TRAILING_SOFT.fullmatch(core) or _under_prose(view.lines, number):
+        return False
+    view.budget -= 1
+    return _in_place_of_dropped(view.make(), number)
+
+
+def _kept_names(core, body):
+    """The names a comment says are kept (_KEPT_NAMES: with a keep word, a state such as
+    `unchanged`, or after a leading ellipsis), but words that are no names (`it`, `the`)."""
+    m = _KEPT_NAMES.fullmatch(core)
+    if not m or not (m.group(1) or m.group(3) or body.lstrip(" [(").startswith(("...", "…"))):
+        return set()
+    return {name for name in re.findall(_NAME, m.group(2)) if name.lower() not in _NOT_NAMES}
+
+
+def _under_prose(lines, number):
+    """Whether content line `number` (a comment) goes on an ordinary comment line right above it,
+    opening with the same character: a sentence's end ("# ... more easily written as:")."""
+    above, line = (lines[number - 2] if number > 1 else ""), lines[number - 1]
+    prose = above.lstrip()[:1] == line.lstrip()[:1] and _LINE.fullmatch(above)
+    return bool(prose and prose.group(1) and not _tier(above))
+
+
+def _name_goes(name, view, span):
+    """Whether `name`, named as kept by the comment at `span` of the content, is defined in the
+    replaced text (`def g`, `g = 1`, `g() {`) and nowhere else in the content, or only called
+    there (`g(`) and standing nowhere else in the content."""
+    view.budget -= 1
+    word = rf"(?<![\w$]){re.escape(name)}(?![\w$])"
+    own = rf"(?<![\w$.]){re.escape(name)}\s*"
+    defined = rf"\b{_DEFINING}\s+{word}|{own}(?:=(?!=)|:(?!:)|\([^()\n]*\)\s*(?:\{{|:|->|=>))"
+    if re.search(defined, view.replaced):
+        return not _outside(defined, view.content, span)
+    return bool(re.search(own + r"\(", view.replaced)) and not _outside(word, view.content, span)
+
+
+def _outside(pattern, text, span):
+    """Whether `pattern` matches `text` somewhere that is not inside `span`."""
+    return any(not span[0] <= m.start() < span[1] for m in re.finditer(pattern, text))
+
+
+_DEFINING = r"(?:def|class|function|fn|func|sub|let|const|var|type|struct|interface|enum|trait|module)"
+_NOT_NAMES = frozenset(
+    "and or it its this that these those them they the a an all rest everything same as is are".split()
+)
+
+
+def _in_place_of_dropped(view, number):
+    """Whether content line `number` stands where lines of the replaced text went: no new line comes
+    between it and the next line kept from it (unless it ends its block: _ends_its_block), and more
+    of its lines went between the kept lines around it than new ones came (a heading above new
+    code, or below a line that was changed, stands in for nothing). Blank lines and closers (`}`,
+    `</ul>`) do not count."""
+    import bisect
+
+    index, at = view.index, bisect.bisect_left(view.code, (number + 1, ""))
+    after = next((line for _n, line in view.code[at : at + 1]), None)
+    if after is not None and after not in index and not _ends_its_block(view.lines, number):
+        return False
+    below = next((index[line] for _n, line in view.code[at:] if line in index), len(view.old))
+    above, new = _kept_above(view.code[: bisect.bisect_left(view.code, (number, ""))], index, below)
+    return sum(line not in view.there for line in view.old[above + 1 : below]) > new
+
+
+def _code_lines(lines):
+    """`lines` stripped, but those of nothing but blank space and closers (`}`, `</ul>`, `end`)."""
+    return [line.strip() for line in lines if line.strip() and not _CLOSER_LINE.fullmatch(line)]
+
+
+def _kept_above(code, index, below):
+    """(the place in the replaced text, `index` of its lines, of the last line of `code` ((number,
+    stripped line) of content lines of code) kept from it above place `below`, or -1; how many new
+    lines come after that one)."""
+    new = 0
+    for _number, line in reversed(code):
+        if index.get(line, below) < below:
+            return index[line], new
+        new += line not in index
+    return -1, new
+
+
+def _ends_its_block(lines, number):
+    """Whether content line `number` is followed by nothing but blank lines and closers (`}`,
+    `</ul>`, `end`) up to the end of the content or to a line indented less than it."""
+    indent = len(lines[number - 1]) - len(lines[number - 1].lstrip())
+    for line in lines[number:]:
+        if not line.strip() or _CLOSER_LINE.fullmatch(line):
+            continue
+        return len(line) - len(line.lstrip()) < indent
+    return True
 
 
 _CUT_SEEN = 1000  # characters a content line repeats of a long line's start to count as built from it
@@ -4422,10 +4601,6 @@ def _h_unclosed(state, m, symbol):
     """An unterminated string/comment: report it where it starts; the pattern already ate it."""
     state.problems.append((m.start(), symbol, "unclosed"))
     state.uncertain = True
-    return None
-
-
-def _h_ignore(state, m, arg):
     return None
 
 
@@ -13064,12 +13239,17 @@ def _surroundings_stayed(text, viewed, moved, around, nearest):
         a, b = starts[min(first, last + 1) - 1], starts[min(first + count, last + 1) - 1]
         return _telling_neighbour(body, a, b, up)
 
-    for crc_of, crcs in ((next_to, around), (near, nearest)):
-        sides = [(crc, up) for crc, up in zip(crcs, (True, False)) if crc is not None]
-        told = [(crc_of(viewed[0], up) == crc, crc_of(moved, up) == crc) for crc, up in sides]
-        if any(old and not new for old, new in told) and not any(new and not old for old, new in told):
-            return True
-    return False
+    return any(
+        _left_behind([(crc_of(viewed[0], up) == crc, crc_of(moved, up) == crc) for crc, up in sides])
+        for crc_of, crcs in ((next_to, around), (near, nearest))
+        for sides in [[(crc, up) for crc, up in zip(crcs, (True, False)) if crc is not None]]
+    )
+
+
+def _left_behind(told):
+    """For neighbours told (stands by the old place, stands by the window found): whether one
+    stayed by the old place and none went along with the window."""
+    return any(old and not new for old, new in told) and not any(new and not old for old, new in told)
 
 
 def _edge_stands(text, starts, edges):
@@ -14470,11 +14650,32 @@ def placeholder_guard(args, opened, content, replaced, cut=None, insert=False, p
     language = (
         _language_of(opened.real, opened.text) if opened.text.body else detect_language(opened.real, "")
     )
-    strong_only = insert or language in (None, "markdown") or _keeps_every_line(content, replaced)
+    strong_only = insert or _prose_file(opened.real, language) or _keeps_every_line(content, replaced)
     _refuse_placeholder(content, replaced, strong_only, insert)
     _refuse_cut(*(cut or (content, replaced)))
     if language not in _NOT_CODE and not patch:  # (a hunk's lines are the diff's own: never wrapped)
         _refuse_wrapped(opened, language, content)
+
+
+# Code the scanners do not know but whose comments are code's (TeX `%`, PHP, R, Lisp `;`...): a
+# weak placeholder sign counts there as in known languages (plain text and unknown files: strong only).
+_COMMENTED_CODE = (
+    *(
+        "." + extension
+        for extension in "tex sty cls ltx dtx bib php phtml scala sc groovy gradle r ps1 psm1 el lisp clj cljs edn erl "
+        "hrl ex exs vim jl nim zig sol proto graphql gql tf hcl nix cmake mk fs fsx ml mli elm coffee pas pp m mm f90 "
+        "f95 ada adb ads asm s bat cmd ini cfg conf properties".split()
+    ),
+    "/makefile",
+    "/dockerfile",
+    "/cmakelists.txt",
+)
+
+
+def _prose_file(real, language):
+    """Whether a file holds documentation or plain text, where `// ...` is shown in earnest:
+    Markdown, or a language the scanners do not know and no extension of code (_COMMENTED_CODE)."""
+    return language == "markdown" or language is None and not real.lower().endswith(_COMMENTED_CODE)
 
 
 def _refuse_placeholder(content, replaced, strong_only, insert):

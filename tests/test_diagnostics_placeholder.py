@@ -41,7 +41,7 @@ def test_positive_line(line):
 
 
 def test_recall_on_lazy_lines_as_models_write_them():
-    """tests/placeholder_corpus/lazy.txt: 373 lazy-placeholder lines in twelve comment syntaxes
+    """tests/placeholder_corpus/lazy.txt: 390 lazy-placeholder lines in twelve comment syntaxes
     (`//`, `#`, `/* */`, `/** */`, JSDoc ` * `, `<!-- -->`, `{/* */}`, `--`, `;`, `%`, `{# #}`,
     `(* *)`), the phrasings models use. At least 95 % are caught (bench/bench_placeholder.py also
     measures false alarms on this machine's sources)."""
@@ -249,6 +249,125 @@ def test_placeholders_found_by_an_attack_are_refused(root, be_env, name, before,
     status, answer = _run(root, be_env, "write", "-f", name, "-c", content)
     assert status == 1 and answer["error"]["code"] == "PLACEHOLDER", answer
     assert (root / name).read_text() == before
+
+
+OLD_GH = "import os\n\n\ndef f():\n    return 1\n\n\ndef g():\n    return 2\n\n\ndef h():\n    return 3\n"
+NEW_F = "import os\n\n\ndef f():\n    return 10\n\n\n"
+OLD_ABCD = "def f():\n    a = 1\n    b = 2\n    c = 3\n    d = 4\n    return a + b + c + d\n"
+OLD_CART = "class Cart {\n  add(x) {\n    this.items.push(x);\n  }\n  total() {\n    return 1;\n  }\n  clear() {\n    this.items = [];\n  }\n}\n"
+NEW_CART = "class Cart {\n  add(x) {\n    this.items.push(x ?? null);\n  }\n  {}\n}\n"
+
+
+@pytest.mark.parametrize(
+    "content, replaced",
+    [
+        # names kept: one of them is defined in the replaced text and nowhere else in the content
+        *(
+            (NEW_F + line, OLD_GH)
+            for line in (
+                "# g unchanged",
+                "# g and h unchanged",
+                "# functions g and h unchanged",
+                "# (g and h unchanged)",
+                "# unchanged: g, h",
+                "# ... g and h ...",
+                "# keep g and h",
+                "# g/h: same as before",
+                "# existing functions g and h",
+            )
+        ),
+        *(
+            ("def f():\n    a = 10\n" + line + "\n    return a + b + c + d\n", OLD_ABCD)
+            for line in (
+                "    # ... keep b, c, d ...",
+                "    # b, c, d stay the same",
+                "    # (b, c and d unchanged)",
+            )
+        ),
+        *(
+            (NEW_CART.replace("{}", line), OLD_CART)
+            for line in (
+                "// total and clear unchanged",
+                "// ... total, clear ...",
+                "/* total and clear unchanged */",
+            )
+        ),
+        # a vaguer phrase standing where lines went
+        *(
+            ("def f():\n    a = 10\n" + line + "\n    return a + b + c + d\n", OLD_ABCD)
+            for line in (
+                "    # etc.",
+                "    # other assignments as before",
+                "    # lines 3-5 as before",
+                "    # omitted",
+            )
+        ),
+        *(
+            (NEW_F + line, OLD_GH)
+            for line in ("# remaining functions", "# and so on", "# as before", "# continue as before")
+        ),
+        *(
+            (NEW_CART.replace("{}", line), OLD_CART)
+            for line in ("// other methods", "// other code", "// more methods here", "// same")
+        ),
+        (
+            "<ul>\n  <li>A</li>\n  <!-- other items -->\n</ul>\n",
+            "<ul>\n  <li>a</li>\n  <li>b</li>\n  <li>c</li>\n</ul>\n",
+        ),
+        ("SELECT\n  a2,\n  -- other columns\nFROM t;\n", "SELECT\n  a,\n  b,\n  c\nFROM t;\n"),
+    ],
+)
+def test_comments_that_stand_for_replaced_code_are_found(content, replaced):
+    """Found by an attack (51 of 128 phrasings were written, deleting what they stood for): a
+    comment naming what it keeps, whose names the replaced text defines or calls and the content
+    no longer does, and a vaguer phrase ("# etc.", "// other methods") standing where more lines
+    went than new ones came. Both need the replaced text, so they are judged in find_placeholder."""
+    found = find_placeholder(content, replaced)
+    assert found is not None and found[1].strip() in content, (content, found)
+
+
+@pytest.mark.parametrize(
+    "content, replaced",
+    [
+        (
+            "def f():\n    a = 10\n    # b unchanged\n    b = 2\n    return a + b\n",
+            OLD_ABCD,
+        ),  # b still defined
+        (
+            "x = g(1)\n# g unchanged\nassert x == 2\n",
+            "x = g(0)\nassert x == 2\n",
+        ),  # g only called, still called
+        (
+            "class A {\n  // other methods\n  m() {}\n}\n",
+            "class A {\n  x() {}\n}\n",
+        ),  # a heading above new code
+        ("a = 2\n# other settings\nb = 1\n", "a = 1\nb = 1\n"),  # a heading below a changed line
+        ("# Sorted, as the API wants.\n# more easily written as:\nx = 3\n", "x = 2\n"),  # a sentence's end
+        ("x = [\n  1,\n  # etc.\n]\n", "x = [\n  1,\n]\n"),  # nothing went
+        ("def f():\n    return 1\n# keep it\n", "def f():\n    return 2\n"),  # a pronoun is no name
+    ],
+)
+def test_comments_beside_replaced_code_that_stand_for_nothing(content, replaced):
+    assert find_placeholder(content, replaced) is None
+
+
+def test_a_named_placeholder_is_refused_through_the_cli_and_tex_counts_as_code(root, be_env):
+    """Found by an attack: `write` of a file whose g() and h() became `# g unchanged` deleted
+    them (exit 0); and in a .tex file, a language the scanners do not know, only the strong
+    phrases counted, so `% ... existing \\newcommand definitions ...` (a line of the recall
+    corpus) was written over three items."""
+    (root / "w.py").write_text(OLD_GH)
+    status, answer = _run(root, be_env, "write", "-f", "w.py", "-c", NEW_F + "# g unchanged\n")
+    assert status == 1 and answer["error"]["code"] == "PLACEHOLDER", answer
+    assert (root / "w.py").read_text() == OLD_GH
+    tex = "\\begin{itemize}\n\\item a\n\\item b\n\\item c\n\\end{itemize}\n"
+    (root / "t.tex").write_text(tex)
+    for line in ("% ... existing \\newcommand definitions ...", "% ... other items ..."):
+        status, answer = _run(
+            root, be_env, "replace", "-f", "t.tex", "-s", "2", "-e", "4", "-c", "\\item A\n" + line
+        )
+        assert status == 1 and answer["error"]["code"] == "PLACEHOLDER", answer
+    assert (root / "t.tex").read_text() == tex
 
 
 def test_an_insert_takes_a_heading_comment_that_names_existing_things(root, be_env):
