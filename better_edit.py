@@ -11296,11 +11296,15 @@ def _keep_copies(fc):
     bytes, by which an undo after a kill tells a write of ours cut short from another program's."""
     if fc.raw is None:  # (callers pass the bytes they read; never overwrite without them)
         raise ToolError("CONFLICT", "conflict", file=fc.file)
-    if fc.keep is not None:
+    if fc.keep is None:
+        return
+    try:
         _Faults.step("write")
         _write_private(fc.keep, fc.raw)
         _Faults.step("write")
         _write_private(fc.keep + ".new", b"".join(memoryview(s)[a:b] for s, a, b, _o in fc.payload))
+    except OSError as exc:  # (on the cache's file system, not the file's: named so)
+        raise os_error(exc, exc.filename if isinstance(exc.filename, str) else fc.keep) from None
 
 
 def _write_temp(fc, folder, name):
@@ -11396,9 +11400,15 @@ def _apply_file(fc):
         _Faults.step("unlink")
         folder.delete(name)
     else:  # (its copy's mark says, to an undo after a kill, that the bytes there may be ours)
-        _mark_writing(fc.keep, True)
+        try:
+            _mark_writing(fc.keep, True)
+        except FileNotFoundError as exc:  # (the cache removed meanwhile: the journal's own error,
+            raise os_error(exc, os.path.dirname(fc.keep)) from None  # not the file's: IO, undone)
         folder.write_in_place(fc)
-        _mark_writing(fc.keep, False)
+        try:
+            _mark_writing(fc.keep, False)
+        except FileNotFoundError:  # (gone with its folder: the bytes are written, the undo has them)
+            pass
 
 
 class _NotApplied(Exception):
@@ -12201,9 +12211,13 @@ class _EventSnapshots:
         if self.event_id is None or not self.pendings or self._still_kept():
             return said
         size = sum(p["before_size"] for p in self.pendings)
-        said.append(
-            ("w.snapshot_too_large", {"mib": -(-size // (1 << 20)), "limit": SNAPSHOT_TOTAL_BYTES >> 20})
-        )
+        if size > SNAPSHOT_TOTAL_BYTES:
+            limit = SNAPSHOT_TOTAL_BYTES >> 20
+            said.append(("w.snapshot_too_large", {"mib": -(-size // (1 << 20)), "limit": limit}))
+        else:  # (its record went with the store: the cache removed meanwhile)
+            said.append(
+                _not_saved(self.ctx, FileNotFoundError(2, "No such file or directory", self.store.dir))
+            )
         self.event_id = None
         return said
 

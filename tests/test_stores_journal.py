@@ -828,6 +828,72 @@ def test_an_in_place_write_whose_cache_is_removed_before_its_commit_point_is_und
     assert (root / "f.txt").read_text() == "a\nb\nc\n" and (root / "g.txt").stat().st_nlink == 2
 
 
+@pytest.mark.skipif(FROZEN, reason="SIGSTOP reaches the frozen program's child, not the process we wait on")
+def test_a_cache_removed_at_any_step_of_a_commit_loses_nothing_and_blames_no_one(root, cache_dir, be_env):
+    """Found by the faults attack: an edit of a.txt and of the hard-linked h.txt (written in place),
+    the cache removed at the step of h.txt's in-place write: the mark's removal then failed with
+    "no such file", taken for the file gone, so h.txt kept its new text (its old text nowhere)
+    while a.txt was undone and the error was CONFLICT "changed by another program; nothing was
+    written". Other steps said CONFLICT too, and an edit that went through warned that its 6
+    bytes were "more than the snapshots may hold (100 MiB)". At every step
+    (every third in the everyday run), the files are now all old or all new, together, the hard
+    link shared, no temporary left; a failure is IO naming the cache, never CONFLICT."""
+    edits = root / "e.json"
+    edits.write_text(json.dumps([
+        {"file": "a.txt", "start": 1, "content": "A1"}, {"file": "h.txt", "start": 1, "content": "H1"}
+    ]))  # fmt: skip
+    args = ["edit", "--edits-file", str(edits), "-o", "json"]
+
+    def reset():
+        for name, text in (("a.txt", "a1\na2\n"), ("h.txt", "h1\nh2\n")):
+            (root / name).unlink(missing_ok=True)
+            (root / name).write_text(text)
+        (root / "hl.txt").unlink(missing_ok=True)
+        os.link(root / "h.txt", root / "hl.txt")
+
+    reset()
+    counted = run_cli(*args, cwd=root, env=dict(be_env, BETTER_EDIT_FAULT="count"))
+    steps = int(re.search(rb"fault steps: (\d+)", counted.stderr).group(1))
+    for k in range(1, steps + 1, scaled(3, 1)):
+        reset()
+        proc = stopped_at(root, be_env, args, f"{k}:STOP")
+        shutil.rmtree(cache_dir)
+        os.kill(proc.pid, signal.SIGCONT)
+        out, _err = proc.communicate(timeout=60)
+        now = ((root / "a.txt").read_text(), (root / "h.txt").read_text())
+        assert now in (("a1\na2\n", "h1\nh2\n"), ("A1\na2\n", "H1\nh2\n")), (k, now, out)
+        assert (root / "hl.txt").stat().st_ino == (root / "h.txt").stat().st_ino, k
+        assert sorted(p.name for p in root.iterdir()) == ["a.txt", "e.json", "h.txt", "hl.txt"], k
+        if proc.returncode:
+            error = json.loads(out)["error"]
+            assert error["code"] == "IO" and str(cache_dir) in error["message"], (k, error)
+        else:  # (its snapshot went with the cache: said so, not "more than the snapshots may hold")
+            warnings = json.loads(out).get("warnings", [])
+            assert now[0] == "A1\na2\n" and not any("more than the snapshots" in w for w in warnings), (
+                k,
+                out,
+            )
+
+
+def test_a_full_cache_is_named_not_the_file_written_in_place(root, cache_dir, be_env):
+    """Found by the faults attack: a cache too full for the copy of a hard-linked file's old bytes
+    (an in-place write keeps one) said "I/O error on big.txt: No space left on device" with the
+    hint to free space on that file system, which had 65 GB free. The first step that fails
+    (the intent record's failure only turns the journal off) is that copy: IO naming the cache,
+    the file unchanged."""
+    (root / "h.txt").write_text("h1\nh2\n")
+    os.link(root / "h.txt", root / "hl.txt")
+    args = ["replace", "-f", "h.txt", "-s", "1", "-c", "H1", "-o", "json"]
+    for k in range(1, 30):
+        done = run_cli(*args, cwd=root, env=with_fault(be_env, k, "ENOSPC"))
+        if done.returncode:
+            break
+        (root / "h.txt").write_text("h1\nh2\n")
+    error = json.loads(done.stdout)["error"]
+    assert error["code"] == "IO" and str(cache_dir) in error["message"], (k, error)
+    assert (root / "h.txt").read_text() == "h1\nh2\n" and (root / "hl.txt").stat().st_nlink == 2
+
+
 def written_into_after_f1(root, env, args, how, other):
     """Run the edit `args`, stopped right after it put f1 in place; another program appends to f1
     (and, for "conflict", to `other`, which the edit then refuses), or it gets SIGTERM ("sigterm");
