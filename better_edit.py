@@ -373,6 +373,14 @@ MESSAGES = {
         "来自 {source} 的内容不是有效的 UTF-8",
     ),
     "input_unreadable": ("cannot read {source} {path}: {detail}", "无法读取 {source} {path}：{detail}"),
+    "content_stdin_empty": (
+        "--content-file -: standard input was empty (did the command before the pipe fail?); nothing was written",
+        "--content-file -：标准输入为空（管道前的命令是否失败了？）；未写入任何内容",
+    ),
+    "content_stdin_empty.hint": (
+        "to empty the file or delete the lines on purpose, pass --content ''",
+        "若确实要清空文件或删除这些行，请传 --content ''",
+    ),
     "out_of_memory": ("{tool} ran out of memory", "{tool} 内存不足"),
     "unsendable": (
         "the result of this call did not fit in memory to be sent",
@@ -18899,6 +18907,8 @@ def _add_also(lang, args, param, kind, flag, extra, default):
         if param.name in args:
             raise UsageError(tr(lang, "cli.both", option=param.flags[0], other=flag))
         args[param.name] = _read_input(lang, extra, flag)
+        if extra == "-" and param.name == "content" and not args[param.name]:  # (a failed producer:
+            raise ToolError("INVALID_ARGUMENT", "content_stdin_empty", "content_stdin_empty.hint")  # `gen |`)
         return
     if param.name not in args:
         raise UsageError(tr(lang, "cli.needs", option=flag, other=param.flags[0]))

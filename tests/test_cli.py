@@ -1487,6 +1487,24 @@ def test_a_content_file_that_is_an_endless_device_is_refused(be_command, be_env,
     assert done.returncode == 0 and (root / "a.txt").read_text() == "c\n", answer
 
 
+def test_an_empty_standard_input_never_empties_a_file(cli, root):
+    """Found by the CLI attack: `false | better-edit-tools write -f f.txt --content-file -` (a
+    producer that failed) emptied f.txt with exit 0 and no warning, and `replace -s 2
+    --content-file - < /dev/null` deleted line 2. An empty standard input is INVALID_ARGUMENT
+    (exit 2), nothing written; `-c ''` still empties on purpose."""
+    (root / "f.txt").write_text("one\ntwo\nthree\n")
+    for args in (["write", "-f", "f.txt"], ["replace", "-f", "f.txt", "-s", "2"]):
+        code, answer = cli(*args, "--content-file", "-", input=b"")
+        assert code == 2 and answer["error"]["code"] == "INVALID_ARGUMENT", answer
+        assert (
+            "standard input was empty" in answer["error"]["message"]
+            and "--content ''" in answer["error"]["hint"]
+        )
+    assert (root / "f.txt").read_text() == "one\ntwo\nthree\n"
+    code, answer = cli("replace", "-f", "f.txt", "-s", "2", "-c", "")
+    assert code == 0 and (root / "f.txt").read_text() == "one\nthree\n", answer
+
+
 def test_content_from_a_closed_stdin_is_a_usage_error_not_a_traceback(be_command, be_env, root):
     """`--content-file -` with descriptor 0 closed (`<&-`): sys.stdin is None and the read ended
     in an AttributeError traceback."""
