@@ -17207,7 +17207,7 @@ def _hunk_mismatch(opened, item, lines, old, stated, key="patch_mismatch", guess
 
 # --- argument checking ----------------------------------------------------------------------------
 
-_INT_TEXT = _LazyPattern(r"\s*[-+]?[0-9]{1,18}\s*")
+_INT_TEXT = _LazyPattern(r"\s*[-+]?[0-9]{1,100}\s*")  # (as JSON numbers may be: clamped or OUT_OF_RANGE later)
 
 
 def _as_int(name, value):

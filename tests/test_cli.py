@@ -1505,6 +1505,18 @@ def test_an_empty_standard_input_never_empties_a_file(cli, root):
     assert code == 0 and (root / "f.txt").read_text() == "one\nthree\n", answer
 
 
+def test_numbers_of_nineteen_digits_and_more_are_numbers(cli, root):
+    """Found by the CLI attack: `read -e 9223372036854775807` was "argument '--end' must be an
+    integer" (a digit string was taken up to 18 digits), while `-e 2147483648` was clamped as the
+    docs say. Longer numbers are numbers now: an end past the file is clamped, a start past it
+    is OUT_OF_RANGE, as they are when sent as JSON numbers."""
+    (root / "f.txt").write_text("a\n")
+    code, answer = cli("read", "-f", "f.txt", "-s", "1", "-e", "9223372036854775807")
+    assert code == 0 and answer["content"] == "1\ta" and answer["end"] == 1, answer
+    code, answer = cli("replace", "-f", "f.txt", "-s", "99999999999999999999999", "-c", "x")
+    assert code == 1 and answer["error"]["code"] == "OUT_OF_RANGE", answer
+
+
 def test_content_from_a_closed_stdin_is_a_usage_error_not_a_traceback(be_command, be_env, root):
     """`--content-file -` with descriptor 0 closed (`<&-`): sys.stdin is None and the read ended
     in an AttributeError traceback."""
