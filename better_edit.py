@@ -174,6 +174,14 @@ MESSAGES = {
         "arguments 必须是 JSON 对象，实际为 {got}",
     ),
     "line_below_one": ("{name} must be 1 or more, got {value}", "{name} 必须大于等于 1，实际为 {value}"),
+    "target_line_below_one": (
+        "target line:{value}: lines are numbered from 1",
+        "目标 line:{value}：行号从 1 开始",
+    ),
+    "target_line_bad": (
+        "target line:{value}: the line must be a whole number",
+        "目标 line:{value}：行号必须是整数",
+    ),
     "max_lines_negative": (
         "max_lines must be 0 (no limit) or more, got {value}",
         "max_lines 必须大于等于 0（0 表示不限），实际为 {value}",
@@ -13335,7 +13343,12 @@ def resolve_target(ctx, opened, target, warnings=None):
     file, text = opened.file, opened.text
     kind, value, occurrence = target["kind"], target["value"], target.get("occurrence")
     if kind == "line":
-        line = _as_int("target.value", value)
+        try:
+            line = _as_int("target.value", value)
+        except ToolError:
+            raise invalid("target_line_bad", value=_clip(str(value))) from None
+        if line < 1:
+            raise invalid("target_line_below_one", value=line)
         _check_range(file, line, line, text.total())
         return line, line
     if kind == "marker":
@@ -17207,7 +17220,9 @@ def _hunk_mismatch(opened, item, lines, old, stated, key="patch_mismatch", guess
 
 # --- argument checking ----------------------------------------------------------------------------
 
-_INT_TEXT = _LazyPattern(r"\s*[-+]?[0-9]{1,100}\s*")  # (as JSON numbers may be: clamped or OUT_OF_RANGE later)
+_INT_TEXT = _LazyPattern(
+    r"\s*[-+]?[0-9]{1,100}\s*"
+)  # (as JSON numbers may be: clamped or OUT_OF_RANGE later)
 
 
 def _as_int(name, value):

@@ -1517,6 +1517,19 @@ def test_numbers_of_nineteen_digits_and_more_are_numbers(cli, root):
     assert code == 1 and answer["error"]["code"] == "OUT_OF_RANGE", answer
 
 
+def test_a_line_target_out_of_bounds_names_the_target(cli, root):
+    """Found by the CLI attack: `read --target line:0` said "--start must be 1 or more, got 0" (no
+    --start was given), and `--target line:abc` that --target "must be an integer". Both name the
+    target and what is wrong with its line now."""
+    (root / "f.txt").write_text("a\n")
+    for value, words in (("0", "lines are numbered from 1"), ("-1", "lines are numbered from 1"),
+                         ("abc", "the line must be a whole number")):  # fmt: skip
+        code, answer = cli("replace", "-f", "f.txt", "--target", f"line:{value}", "-c", "x")
+        message = answer["error"]["message"]
+        assert code == 2 and f"target line:{value}: {words}" in message and "--start" not in message, answer
+    assert (root / "f.txt").read_text() == "a\n"
+
+
 def test_content_from_a_closed_stdin_is_a_usage_error_not_a_traceback(be_command, be_env, root):
     """`--content-file -` with descriptor 0 closed (`<&-`): sys.stdin is None and the read ended
     in an AttributeError traceback."""
@@ -2351,7 +2364,10 @@ def test_argument_errors_name_the_option_that_gave_the_argument(root, be_env):
     (root / "f.txt").write_text("a\n")
     for args, words in (
         (("-s", "abc"), b"argument '--start' must be an integer"),
-        (("--target", "line:abc"), b"argument '--target' must be an integer"),
+        (
+            ("--target", "line:abc"),
+            b"target line:abc: the line must be a whole number",
+        ),  # (its VALUE is wrong)
         (("--target", "weird"), b"--target must be KIND:VALUE with KIND one of line"),
     ):
         done = run_cli("read", "-f", "f.txt", *args, cwd=root, env=be_env)
