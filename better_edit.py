@@ -1832,6 +1832,11 @@ MESSAGES = {
         "当前文件夹已不存在（进入后被删除或改名）；请 cd 到存在的文件夹后重试",
     ),
     "cli.both": ("give {option} or {other}, not both", "{option} 与 {other} 只能给一个"),
+    "cli.exit_status": (
+        "exit status:\n  0  done (also: nothing to change; what balance found)\n"
+        "  1  failed or refused: nothing was changed\n  2  usage error or invalid argument",
+        "退出状态：\n  0  完成（包括：无需更改；balance 的检查结果）\n  1  失败或被拒绝：未做任何更改\n  2  用法错误或参数无效",
+    ),
     "cli.twice": (
         "{option} is given twice, with different values; give it once",
         "{option} 给出了两次且值不同；只能给一次",
@@ -18757,7 +18762,7 @@ def _add_command(commands, tool, lang, formatter):
         tool.cli,
         help=tr(lang, _cli_key("d." + tool.name)).split(". ")[0],
         description=tr(lang, _cli_key("d." + tool.name)),
-        epilog=tr(lang, "x." + tool.name),
+        epilog=tr(lang, "x." + tool.name) + "\n\n" + tr(lang, "cli.exit_status"),
         formatter_class=formatter,
     )
     _command_arguments(sub, tool, lang, defaults=False)
@@ -18772,7 +18777,7 @@ def _command_parser(lang, tool):
     parser = parser_class(
         prog=f"{PROGRAM} {tool.cli}",
         description=tr(lang, _cli_key("d." + tool.name)),
-        epilog=tr(lang, "x." + tool.name),
+        epilog=tr(lang, "x." + tool.name) + "\n\n" + tr(lang, "cli.exit_status"),
         formatter_class=formatter,
     )
     parser.add_argument("-V", "--version", action="version", version=__version__, help=tr(lang, "p.version"))

@@ -110,6 +110,8 @@ def test_help_documents_every_command_with_an_example(run_be, lang):
         chips = command in ("delete", "edit")  # (the newcomer review: others keep no chip)
         assert ("--max-chips" in text) is chips, command
         assert "--root" in text and "--lang" in text
+        # (0.3, found by the CLI attack: no help said what the exit statuses mean)
+        assert ("exit status:" if lang == "en" else "退出状态：") in text and "\n  2  " in text, command
 
 
 def test_server_flags_are_still_accepted_after_a_command(run_be, root):
@@ -2118,7 +2120,8 @@ def test_every_example_in_a_commands_help_runs(root, be_env, tmp_path):
     examples = []
     for command in COMMANDS:
         text = run_cli(command, "--help", cwd=root, env=be_env).stdout.decode()
-        examples += [line.strip() for line in text.split("example:")[1].splitlines() if line.strip()]
+        block = text.split("example:")[1].split("\n\n")[0]  # (the exit statuses follow)
+        examples += [line.strip() for line in block.splitlines() if line.strip()]
     assert len(examples) >= len(COMMANDS), examples
     for n, example in enumerate(examples):
         folder = tmp_path / f"run{n}"
