@@ -13781,9 +13781,9 @@ def finish_edit(ctx, tool, args, opened, change):
         result["balance"] = balance_sentence(ctx, opened, change, warnings)
     if args.get("preview"):
         result["preview"] = True
-    elif not changed:  # nothing to write: no snapshot, no event, no chip
+    if not changed:  # nothing to write: no snapshot, no event, no chip (a preview says so too)
         warnings.append(("w.unchanged", {}))
-    else:
+    elif not args.get("preview"):
         if not _prose(real, text):  # (prose: code blocks of other files)
             warnings += _other_indentation(text, change)
         summary = _summary(tool, change)
@@ -15000,9 +15000,9 @@ def tool_write(ctx, args):
         if args.get("preview"):
             result["preview"] = True
             warnings += _preview_refused(ctx, place, st)
-        elif not changed:
+        if not changed:  # (a preview says so too)
             warnings.append(("w.unchanged", {}))
-        else:
+        elif not args.get("preview"):
             summary = f"write: {_counted(result['lines'], 'line')}" + (" (created)" if not exists else "")
             opened = Opened(file, real, text, place, st, raw)
             event_id, write_warnings = commit_bytes(ctx, "write", opened, payload_of(data), summary)

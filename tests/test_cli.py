@@ -1532,6 +1532,24 @@ def test_a_line_target_out_of_bounds_names_the_target(cli, root):
     assert (root / "f.txt").read_text() == "a\n"
 
 
+def test_a_preview_of_an_edit_that_changes_nothing_says_so(cli, root):
+    """Found by the CLI attack: the preview of a replace (or write) by the text already there said
+    "changed": false without the warning the real edit gives, the one difference between the two
+    over 1,288 pairs of previews and edits."""
+    (root / "n.txt").write_text("one\ntwo\n")
+    for args in (
+        ["replace", "-f", "n.txt", "-s", "1", "-c", "one"],
+        ["write", "-f", "n.txt", "-c", "one\ntwo\n"],
+    ):
+        previewed, real = cli(*args, "--preview")[1], cli(*args)[1]
+        assert previewed["changed"] is real["changed"] is False, (previewed, real)
+        assert (
+            previewed.get("warnings")
+            == real.get("warnings")
+            == ["the files already hold this text: nothing was written"]
+        )
+
+
 def test_content_from_a_closed_stdin_is_a_usage_error_not_a_traceback(be_command, be_env, root):
     """`--content-file -` with descriptor 0 closed (`<&-`): sys.stdin is None and the read ended
     in an AttributeError traceback."""
