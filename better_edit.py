@@ -182,11 +182,19 @@ MESSAGES = {
         "target line:{value}: the line must be a whole number",
         "目标 line:{value}：行号必须是整数",
     ),
+    "max_lines_negative.cli": (
+        "--max-lines must be 0 (no limit) or more, got {value}",
+        "--max-lines 必须大于等于 0（0 表示不限），实际为 {value}",
+    ),
     "max_lines_negative": (
         "max_lines must be 0 (no limit) or more, got {value}",
         "max_lines 必须大于等于 0（0 表示不限），实际为 {value}",
     ),
     "end_before_start": ("end {end} is before start {start}", "end（{end}）小于 start（{start}）"),
+    "after_line_invalid.cli": (
+        "--after-line must be -1 (end), 0 (top) or a line number, got {value}",
+        "--after-line 只能是 -1（末尾）、0（开头）或行号，实际为 {value}",
+    ),
     "after_line_invalid": (
         "after_line must be -1 (end), 0 (top) or a line number, got {value}",
         "after_line 只能是 -1（末尾）、0（开头）或行号，实际为 {value}",
@@ -202,6 +210,10 @@ MESSAGES = {
     "out_of_range.hint": (
         "valid lines are 1-{total}; read the file again to get current line numbers",
         "有效行号为 1-{total}；请重新读取文件获取当前行号",
+    ),
+    "after_out_of_range.cli": (
+        "--after-line {value} is beyond {file}, which has {total} lines",
+        "--after-line {value} 超出 {file} 的范围（共 {total} 行）",
     ),
     "after_out_of_range": (
         "after_line {value} is beyond {file}, which has {total} lines",
@@ -224,6 +236,7 @@ MESSAGES = {
         "use insert --after-line 0, or write",
         "请用 insert --after-line 0 或 write",
     ),
+    "old_empty.cli": ("--old must not be empty", "--old 不能为空"),
     "old_empty": ("old must not be empty", "old 不能为空"),
     "old_empty.hint": (
         "pass the exact text to replace, or start/end line numbers",
@@ -233,15 +246,28 @@ MESSAGES = {
         "pass the exact text to replace with --old, or line numbers with --start/--end",
         "请用 --old 传入要替换的原文，或用 --start/--end 给出行号",
     ),
+    "need_lines_or_old.cli": (
+        "replace needs --start (line numbers), --old (the text to find) or --target (a function, tag, marker or line)",
+        "replace 需要 --start（行号）、--old（要查找的原文）或 --target（函数、标签、标记或行）",
+    ),
     "need_lines_or_old": (
         "replace needs start (line numbers), old (the text to find) or target (a function, tag, marker or line)",
         "replace 需要 start（行号）、old（要查找的原文）或 target（函数、标签、标记或行）",
+    ),
+    "need_range_or_target.cli": (
+        "delete needs --start (and --end) or --target",
+        "delete 需要 --start（和 --end）或 --target",
     ),
     "need_range_or_target": (
         "delete needs start (and end) or target",
         "delete 需要 start（和 end）或 target",
     ),
+    "end_without_start.cli": ("--end was given without --start", "给出了 --end 但没有 --start"),
     "end_without_start": ("end was given without start", "给出了 end 但没有 start"),
+    "target_and_range.cli": (
+        "--target cannot be combined with --start, --end or --old",
+        "--target 不能与 --start、--end 或 --old 同时使用",
+    ),
     "target_and_range": (
         "target cannot be combined with start, end or old",
         "target 不能与 start、end 或 old 同时使用",
@@ -264,6 +290,7 @@ MESSAGES = {
         "write --target KIND:VALUE, e.g. --target function:main (also line:42, marker:TODO, tag:div)",
         "请写成 --target KIND:VALUE，例如 --target function:main（也可 line:42、marker:TODO、tag:div）",
     ),
+    "content_empty.cli": ("--content must not be empty for insert", "insert 的 --content 不能为空"),
     "content_empty": ("content must not be empty for insert", "insert 的 content 不能为空"),
     "content_empty.hint": (
         "pass at least one line; to add an empty line pass a single newline",
@@ -19079,6 +19106,10 @@ def _named_by_option(tool, exc):
     name = exc.fields.get("name")
     if name == "edits":  # (the array came from --edits-file)
         exc.fields["name"] = "--edits-file"
+        return
+    flags = {also[1] for param in tool.params for also in param.cli_also}
+    if name == "occurrence" and "--occurrence" in flags:  # (a target's, from its own option)
+        exc.fields["name"] = "--occurrence"
         return
     base = name.split(".")[0] if isinstance(name, str) else None
     for param in tool.params:

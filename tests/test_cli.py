@@ -189,7 +189,9 @@ def test_read_max_lines_truncates(cli, root):
     rc, out = cli("read", "-f", "f.txt", "--max-lines", "0")
     assert rc == 0 and out["end"] == 10 and "truncated" not in out
     rc, out = cli("read", "-f", "f.txt", "--max-lines", "-1")  # (the message said "1 or more")
-    assert rc == 2 and out["error"]["message"] == "max_lines must be 0 (no limit) or more, got -1"
+    assert (
+        rc == 2 and out["error"]["message"] == "--max-lines must be 0 (no limit) or more, got -1"
+    )  # (the option)
 
 
 def test_read_warnings_and_invisible_bom(cli, root):
@@ -1550,6 +1552,36 @@ def test_a_preview_of_an_edit_that_changes_nothing_says_so(cli, root):
         )
 
 
+def test_argument_errors_of_the_cli_name_its_options(cli, root):
+    """Found by the CLI attack: many errors named the server's JSON arguments (`after_line must be
+    -1 (end), 0 (top) or ...`, `delete needs start (and end) or target`, `old must not be empty`),
+    though the command line has no such words. They name the options now; an item of `edit`,
+    a JSON object, keeps its keys."""
+    (root / "f.txt").write_text("a\nb\n")
+    for args, words in (
+        (["insert", "-f", "f.txt", "--after-line", "-5", "-c", "x"], "--after-line must be -1"),
+        (["insert", "-f", "f.txt", "--after-line", "9", "-c", "x"], "--after-line 9 is beyond"),
+        (["insert", "-f", "f.txt", "--after-line", "1", "-c", ""], "--content must not be empty"),
+        (["replace", "-f", "f.txt", "--old", "", "-c", "x"], "--old must not be empty"),
+        (["delete", "-f", "f.txt"], "delete needs --start (and --end) or --target"),
+        (["replace", "-f", "f.txt", "-e", "2", "-c", "x"], "--end was given without --start"),
+        (
+            ["replace", "-f", "f.txt", "--target", "line:1", "-s", "1", "-c", "x"],
+            "--target cannot be combined",
+        ),
+        (["replace", "-f", "f.txt", "-c", "x"], "replace needs --start (line numbers), --old"),
+    ):
+        _code, answer = cli(*args)
+        assert words in answer["error"]["message"], (args, answer)
+    item = b'[{"file": "f.txt", "target": {"kind": "marker", "value": "a", "occurrence": 0}, "content": "x"}]'
+    _code, answer = cli("edit", "--edits-file", "-", input=item)
+    assert (
+        "occurrence must be 1 or more" in answer["error"]["message"]
+        and "--occurrence" not in answer["error"]["message"]
+    )
+    assert (root / "f.txt").read_text() == "a\nb\n"
+
+
 def test_content_from_a_closed_stdin_is_a_usage_error_not_a_traceback(be_command, be_env, root):
     """`--content-file -` with descriptor 0 closed (`<&-`): sys.stdin is None and the read ended
     in an AttributeError traceback."""
@@ -1841,7 +1873,7 @@ def test_an_occurrence_below_one_is_invalid_not_out_of_range(cli, root, occurren
         code="INVALID_ARGUMENT",
         status=2,
     )
-    assert error["message"] == f"occurrence must be 1 or more, got {occurrence}"
+    assert error["message"] == f"--occurrence must be 1 or more, got {occurrence}"
     error = fails(
         cli, path, "read", "-f", "f.txt", "--target", "marker:b", "--occurrence", "2", code="OUT_OF_RANGE"
     )
