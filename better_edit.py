@@ -2037,6 +2037,10 @@ MESSAGES = {
     "diff.typo.file": ("the typographic {sort} {char}", "印刷体{sort} {char}"),
     "diff.sort.quote": ("quote", "引号"),
     "diff.sort.dash": ("dash", "破折号"),
+    "cli.tty_input": (
+        "{program}: reading {source} from the terminal; end it with Ctrl-D on a line of its own",
+        "{program}：正在从终端读取 {source}；请在单独一行按 Ctrl-D 结束",
+    ),
     "mcp.tty_notice": (
         "{program}: MCP server waiting for JSON-RPC messages on stdin (Ctrl-D ends it); "
         "for the command line, see {program} --help",
@@ -18854,6 +18858,8 @@ def _read_input(lang, path, source):
         if path == "-":
             if sys.stdin is None:  # (started with descriptor 0 closed)
                 raise OSError(9, "standard input is closed")
+            if sys.stdin.isatty():  # a person at a terminal: say what it waits for (`patch` alone)
+                _print_error(tr(lang, "cli.tty_input", program=PROGRAM, source=source))
             data = _read_whole(sys.stdin.buffer, source, path)
         else:
             with open(path, "rb") as handle:

@@ -1582,6 +1582,35 @@ def test_argument_errors_of_the_cli_name_its_options(cli, root):
     assert (root / "f.txt").read_text() == "a\nb\n"
 
 
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="a pseudo-terminal is POSIX's")
+def test_a_patch_read_from_a_terminal_says_what_it_waits_for(be_command, be_env, root):
+    """Found by the CLI attack: `patch` with no --patch-file, typed at a terminal, waited in
+    silence for a diff on standard input. It says so on stderr first (as the server does), and
+    then reads the patch to Ctrl-D."""
+    import pty
+
+    (root / "a.txt").write_text("one\n")
+    master, slave = pty.openpty()
+    try:
+        proc = subprocess.Popen(
+            [*be_command, "patch"], cwd=root, env=be_env, stdin=slave, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )  # fmt: skip
+        os.close(slave)
+        import select
+
+        ready = select.select([proc.stderr], [], [], 30)[0]  # (before: silence, and a wait with no end)
+        waiting = proc.stderr.readline() if ready else b""
+        if not ready:
+            proc.kill()
+        assert b"reading --patch-file from the terminal" in waiting and b"Ctrl-D" in waiting, waiting
+        os.write(master, b"--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+ONE\n\x04")
+        proc.communicate(timeout=60)
+    finally:
+        os.close(master)
+    assert proc.returncode == 0 and (root / "a.txt").read_text() == "ONE\n"
+
+
 def test_content_from_a_closed_stdin_is_a_usage_error_not_a_traceback(be_command, be_env, root):
     """`--content-file -` with descriptor 0 closed (`<&-`): sys.stdin is None and the read ended
     in an AttributeError traceback."""
