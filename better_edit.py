@@ -2037,6 +2037,7 @@ MESSAGES = {
     "diff.typo.file": ("the typographic {sort} {char}", "印刷体{sort} {char}"),
     "diff.sort.quote": ("quote", "引号"),
     "diff.sort.dash": ("dash", "破折号"),
+    "cli.balance_skipped": ("not checked (--brief)", "未检查（--brief）"),
     "cli.tty_input": (
         "{program}: reading {source} from the terminal; end it with Ctrl-D on a line of its own",
         "{program}：正在从终端读取 {source}；请在单独一行按 Ctrl-D 结束",
@@ -19046,7 +19047,7 @@ def _summary_line(lang, tool, result):
     key, verb, *verb_created = tool.cli_summary
     fields = dict(result)
     fields.update(count_files=len(result.get("files", ())), count_items=len(result.get("items", ())))
-    fields.setdefault("balance", "-")
+    fields.setdefault("balance", tr(lang, "cli.balance_skipped"))  # (--brief: no check was made)
     fields.setdefault("added", 0)
     fields["language"] = result.get("language") or "-"
     fields["what"] = result.get("tag") or " ".join(str(result.get(k, "")) for k in ("kind", "name")).strip()
