@@ -7330,7 +7330,16 @@ def _list_above(previous, current):
     return previous.endswith(",")
 
 
+def _js_type_above(previous, current):
+    """A union or intersection type over lines (`| undefined` below `| { a: string }`), or a type
+    list (`C` below `extends B,`): TypeScript and JavaScript headers."""
+    return current.startswith(("|", "&")) or previous.endswith(",") and bool(_TYPE_NAMES.fullmatch(current))
+
+
+_TYPE_NAMES = _LazyPattern(r"[A-Za-z_$][\w$.]*(?:<[^{}()]*>)?(?:\s*,\s*[A-Za-z_$][\w$.]*(?:<[^{}()]*>)?)*,?")
 _CONTINUATIONS = {
+    "javascript": _js_type_above,
+    "typescript": _js_type_above,
     "css": _list_above,
     "scss": _list_above,
     "rust": _clause_above,
@@ -7402,8 +7411,9 @@ def _header_lines(lines, language, partial_first, originals=None):
         while not previous and above > 0 and originals is not None and originals[above].strip():
             above -= 1  # a comment line: an annotation above it still belongs to the header
             previous = lines[above].strip()
-        if not previous:
-            return i
+        if not previous:  # (a union going on above a `{ ... }` type just before it: that block too)
+            union = language in ("javascript", "typescript") and current.startswith(("|", "&"))
+            return _WIDER if union and above == 0 and partial_first else i
         if above == i - 1 and _continues(previous, current, language):
             if language in ("javascript", "typescript") and _js_starts_here(current, depth):
                 return i
@@ -7694,7 +7704,7 @@ _CLASS_HEAD = _LazyPattern(
     # (no `=` but in parentheses: `struct p s = {` is a variable; Swift's `where E == T {`, Kotlin's
     # `class A(val a: Int = 1) : B(x = 2) {` are types)
     r"([A-Za-z_$][\w$.]*(?:::[A-Za-z_]\w*)*(?![\w$.]|::))?"
-    r"(?:\s*<(?:[^<>{}]|<(?:[^<>{}]|<[^<>{}]*>)*>)*>)?"  # (its type parameters may have defaults: `A<T = any>`)
+    r"(?:\s*<(?:[^<>{}]|\{[^{}]*\}|<(?:[^<>{}]|<[^<>{}]*>)*>)*>)?"  # (defaults: `A<T = any>`, `A<T = { a: 1 }>`)
     r"(?:[^=()]|==|\((?:[^()]|\([^()]*\))*\))*$"
 )
 _RUST_IMPL = _LazyPattern(

@@ -1040,6 +1040,13 @@ HEADER_CASES = [
     # a call: the header grew back over the first block and made both a function named by the call
     ("bare-block-after-bare-block", "javascript", "function k() {\n  {\n    const v = ref(100)\n    const c = g(() => {\n      return 1\n    })\n  }\n  {\n    x()\n  }\n}\n", 9, (1, 11, "function", "k")),
     ("bare-block-after-bare-block-inner", "javascript", "function k() {\n  {\n    const v = ref(100)\n    const c = g(() => {\n      return 1\n    })\n  }\n  {\n    x()\n  }\n}\n", 5, (4, 6, "function", "c")),
+    # (0.3, a later session: the TypeScript parser over vuejs/core, tRPC and zod) a type list, type
+    # parameters with an object default, and a union return type, over several lines: NOT_FOUND before
+    ("ts-extends-list-on-lines", "typescript", "interface A\n  extends B,\n    C {\n  x: number\n}\n", 4, (1, 5, "class", "A")),
+    ("ts-class-extends-list-on-lines", "typescript", "class A\n  extends B,\n    C {\n  x = 1\n}\n", 4, (1, 5, "class", "A")),
+    ("ts-type-parameter-object-default", "typescript", "export interface Node<\n  E = { [key: string]: any },\n> {\n  value: E\n}\n", 4, (1, 5, "class", "Node")),
+    ("ts-type-parameter-object-default-one-line", "typescript", "class Holder<T = { a: number }> {\n  m() {\n    return 1\n  }\n}\n", 3, (2, 4, "method", "m")),
+    ("ts-union-return-type-on-lines", "typescript", "function pick(\n  key: string,\n):\n  | { a: string }\n  | undefined {\n  const x = key\n  return undefined\n}\n", 6, (1, 8, "function", "pick")),
     ("cpp-scope-on-its-own-line", "cpp", "std::vector<int>\nWidget::\ncompute(int a)\n{\n  return {a};\n}\n", 5, (1, 6, "method", "compute")),
     ("cpp-try-statement", "cpp", "int f() {\n  try {\n    g();\n  } catch (E e) {\n  }\n}\n", 3, (1, 6, "function", "f")),
 ]  # fmt: skip
