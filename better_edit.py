@@ -7406,11 +7406,8 @@ def _header_lines(lines, language, partial_first, originals=None):
             depth += sum(_paren_excess(line) for line in lines[k:i])
             i = k
             continue
-        previous, current = lines[i - 1].strip(), lines[i].strip()
-        above = i - 1
-        while not previous and above > 0 and originals is not None and originals[above].strip():
-            above -= 1  # a comment line: an annotation above it still belongs to the header
-            previous = lines[above].strip()
+        current = lines[i].strip()
+        previous, above = _code_above(lines, i, originals)
         if not previous:  # (a union going on above a `{ ... }` type just before it: that block too)
             union = language in ("javascript", "typescript") and current.startswith(("|", "&"))
             return _WIDER if union and above == 0 and partial_first else i
@@ -7420,16 +7417,36 @@ def _header_lines(lines, language, partial_first, originals=None):
             i -= 1
             depth += _paren_excess(lines[i])
             continue
-        excess, j = _paren_excess(previous), above
-        while excess > 0 and j > 0:  # the end of a multi-line annotation?
-            j -= 1
-            excess += _paren_excess(lines[j])
-        if excess > 0:
-            return _WIDER
-        k = _conditional_attributes(lines, j) if language == "swift" else None
-        if k is None and not _is_annotation(lines[j].strip(), language):
-            return i
-        i, depth = (j if k is None else k), depth + excess
+        found = _annotation_above(lines, above, language)
+        if found is None or found is _WIDER:
+            return i if found is None else _WIDER
+        i, depth = found[0], depth + found[1]
+
+
+def _code_above(lines, i, originals):
+    """(the line of code above line `i`, stripped; its index), past comment lines (blank in `lines`,
+    not in `originals`): an annotation above them still belongs to the header."""
+    previous, above = lines[i - 1].strip(), i - 1
+    while not previous and above > 0 and originals is not None and originals[above].strip():
+        above -= 1
+        previous = lines[above].strip()
+    return previous, above
+
+
+def _annotation_above(lines, above, language):
+    """(the line where the annotation that ends at line `above` starts, the parentheses it opens
+    more than it closes) when that line ends one (over lines: `@A(` ... `)`); _WIDER when its `(`
+    lies above the region; None when it ends none."""
+    excess, j = _paren_excess(lines[above].strip()), above
+    while excess > 0 and j > 0:  # the end of a multi-line annotation?
+        j -= 1
+        excess += _paren_excess(lines[j])
+    if excess > 0:
+        return _WIDER
+    k = _conditional_attributes(lines, j) if language == "swift" else None
+    if k is None and not _is_annotation(lines[j].strip(), language):
+        return None
+    return (j if k is None else k), excess
 
 
 _ANGLE_LANGUAGES = frozenset(("cpp", "java", "csharp", "rust", "kotlin", "swift"))
@@ -15045,14 +15062,18 @@ def tool_write(ctx, args):
         if not changed:  # (a preview says so too)
             warnings.append(("w.unchanged", {}))
         elif not args.get("preview"):
-            summary = f"write: {_counted(result['lines'], 'line')}" + (" (created)" if not exists else "")
-            opened = Opened(file, real, text, place, st, raw)
-            event_id, write_warnings = commit_bytes(ctx, "write", opened, payload_of(data), summary)
-            warnings += write_warnings
-            _put_event(result, event_id)
+            warnings += _commit_write(ctx, Opened(file, real, text, place, st, raw), data, result)
     if warnings:
         result["warnings"] = _local_warnings(ctx, warnings)
     return result
+
+
+def _commit_write(ctx, opened, data, result):
+    """A write's commit of the bytes `data` (its event into `result`); its warnings."""
+    summary = f"write: {_counted(result['lines'], 'line')}" + (" (created)" if result["created"] else "")
+    event_id, warnings = commit_bytes(ctx, "write", opened, payload_of(data), summary)
+    _put_event(result, event_id)
+    return warnings
 
 
 def _created_near(place, preview):
@@ -18959,6 +18980,15 @@ def _cli_value(param, ns):
     return param.cli_default if value is None else value
 
 
+def _read_option_file(lang, param, path, flag):
+    """What the option `flag` names holds (_read_input); an empty standard input for the content
+    is INVALID_ARGUMENT: the sign of a command before the pipe that failed (`gen | ... -`)."""
+    text = _read_input(lang, path, flag)
+    if path == "-" and param.name == "content" and not text:
+        raise ToolError("INVALID_ARGUMENT", "content_stdin_empty", "content_stdin_empty.hint")
+    return text
+
+
 def _add_also(lang, args, param, kind, flag, extra, default):
     """Into `args`: what a Param's second option gave (`kind` "file": the value read from a file;
     else an occurrence, a part of the target the first option gave); `default`: [what it stands
@@ -18970,9 +19000,7 @@ def _add_also(lang, args, param, kind, flag, extra, default):
     if kind == "file":
         if param.name in args:
             raise UsageError(tr(lang, "cli.both", option=param.flags[0], other=flag))
-        args[param.name] = _read_input(lang, extra, flag)
-        if extra == "-" and param.name == "content" and not args[param.name]:  # (a failed producer:
-            raise ToolError("INVALID_ARGUMENT", "content_stdin_empty", "content_stdin_empty.hint")  # `gen |`)
+        args[param.name] = _read_option_file(lang, param, extra, flag)
         return
     if param.name not in args:
         raise UsageError(tr(lang, "cli.needs", option=flag, other=param.flags[0]))
@@ -19121,18 +19149,15 @@ def _named_by_option(tool, exc):
     """An argument an error names by its JSON name (`start`, `target.value`, `edits`) named by the
     option that gave it (`--start`, `--target`, `--edits-file`)."""
     name = exc.fields.get("name")
-    if name == "edits":  # (the array came from --edits-file)
-        exc.fields["name"] = "--edits-file"
+    if not isinstance(name, str):
         return
-    flags = {also[1] for param in tool.params for also in param.cli_also}
-    if name == "occurrence" and "--occurrence" in flags:  # (a target's, from its own option)
-        exc.fields["name"] = "--occurrence"
-        return
-    base = name.split(".")[0] if isinstance(name, str) else None
+    options = {"edits": "--edits-file"}  # (the array came from --edits-file)
     for param in tool.params:
         long = [flag for flag in param.flags if flag.startswith("--")]
-        if param.name == base and long:
-            exc.fields["name"] = long[0]
+        if long:
+            options[param.name] = long[0]
+        options.update((also[0], also[1]) for also in param.cli_also if also[0] != "file")  # (--occurrence)
+    exc.fields["name"] = options.get(name.split(".")[0], name)
 
 
 def _show_result(ctx, tool, result, output):
