@@ -113,6 +113,8 @@ CASES = [
     ("target-inside-another", "NOT_FOUND", "be-delete", {"file": "callback.js", "target": "function:callback"}),
     # (0.3, a session after) a placeholder found by an attack: "is the same" of the rest of the file
     ("placeholder-rest-is-the-same", "PLACEHOLDER", "be-write", {"file": "indent.py", "content": "x = 2\n# rest of the file is the same\n"}),
+    # (0.3, a later session) a comment that names the function it keeps, which the content deletes
+    ("placeholder-names-kept", "PLACEHOLDER", "be-write", {"file": "diffcols.py", "content": "x = 2\n# f unchanged\n"}),
     # two bad items: line 99 of a 3-line file, and an `old` found twice; the first one's code leads
     ("edit-two-bad-items", "OUT_OF_RANGE", "be-edit", {"edits": [
         {"file": "three.txt", "start": 99, "content": "x"},
