@@ -771,12 +771,17 @@ def test_a_block_changed_in_place_never_moves_to_a_copy_made_since_the_read(root
     _view_refused_after_change(root, be_env, read["viewed_code_id"], now, 4, "    x = load(slow=True)")
 
 
+def _replace_line_with_view(root, env, view, line, content):
+    """(process, answer) of a replace of line `line` of t.py by `content` with the view `view`."""
+    return run_json(
+        "replace", "-f", "t.py", "-s", str(line), "-c", content, "--viewed-code-id", view, cwd=root, env=env
+    )
+
+
 def _view_refused_after_change(root, env, view, now, line, content):
     """t.py now holds `now`: a replace of `line` with the view `view` is STALE_VIEW, nothing written."""
     (root / "t.py").write_text(now)
-    done, result = run_json(
-        "replace", "-f", "t.py", "-s", str(line), "-c", content, "--viewed-code-id", view, cwd=root, env=env
-    )
+    done, result = _replace_line_with_view(root, env, view, line, content)
     assert done.returncode == 1 and result["error"]["code"] == "STALE_VIEW", result
     assert (root / "t.py").read_text() == now
 
@@ -939,19 +944,7 @@ def test_a_view_rewritten_in_place_never_moves_to_its_old_text_kept_below(root, 
     now = "def process(x):\n    z = x * 2\n    return z * 3\n" + legacy + "\n\ndef main():\n    pass\n"
     _view_refused_after_change(root, be_env, token, now, 2, "    y = x + 100")
     (root / "t.py").write_text("import a\nimport b\nimport c\n\n\n" + before)
-    done, result = run_json(
-        "replace",
-        "-f",
-        "t.py",
-        "-s",
-        "2",
-        "-c",
-        "    y = x + 100",
-        "--viewed-code-id",
-        token,
-        cwd=root,
-        env=be_env,
-    )
+    done, result = _replace_line_with_view(root, be_env, token, 2, "    y = x + 100")
     assert done.returncode == 0 and result["relocated"] == 5, result
     assert (root / "t.py").read_text() == "import a\nimport b\nimport c\n\n\n" + before.replace(
         "+ 1", "+ 100"
@@ -1004,19 +997,7 @@ def test_a_view_rewritten_in_place_never_moves_to_its_old_text_past_blank_lines(
     _view_refused_after_change(root, be_env, token, now, 10, "    b = 99")
     inserted = "def helper():\n    return 0\n\n\n"
     (root / "t.py").write_text(alpha + inserted + beta + "\n\n" + gamma)
-    done, result = run_json(
-        "replace",
-        "-f",
-        "t.py",
-        "-s",
-        "10",
-        "-c",
-        "    b = 99",
-        "--viewed-code-id",
-        token,
-        cwd=root,
-        env=be_env,
-    )
+    done, result = _replace_line_with_view(root, be_env, token, 10, "    b = 99")
     assert done.returncode == 0 and result["relocated"] == 4, result
     assert (root / "t.py").read_text() == alpha + inserted + beta.replace("b = 2", "b = 99") + "\n\n" + gamma
 
