@@ -4297,13 +4297,13 @@ def _stands_for_replaced(content, replaced, kept):
     """(line number, text) of a comment line of `content` that stands for code of `replaced` by the
     signs only the replaced text shows (_KEPT_NAMES, _TRAILING_SOFT), or None. At most
     _CONTEXT_CHECKS comments that show such a sign are looked into (each costs a pass)."""
-    view = _Dropping(content, replaced)
+    view, number, last = _Dropping(content, replaced), 1, 0
     for m in _CAND.finditer(content):
         line = m.group().rstrip("\r")
-        parts = _LINE.fullmatch(line) if line.strip() not in kept and len(line) <= 200 else None
-        if parts and parts.group(1) and parts.group(1) != "*":
-            number = content.count("\n", 0, m.start()) + 1
-            if _stands_for(parts.group(2), view, number, (m.start(), m.end())):
+        names, soft = _signs(line, kept)
+        if names or soft:  # (counted on from the last one: a content of many comments is one pass)
+            number, last = number + content.count("\n", last, m.start()), m.start()
+            if _stands_for(names, soft, view, number, (m.start(), m.end())):
                 return number, line
             if view.budget <= 0:
                 break
@@ -4313,33 +4313,74 @@ def _stands_for_replaced(content, replaced, kept):
 _CONTEXT_CHECKS = 100
 
 
+def _signs(line, kept):
+    """(the names a comment line says are kept, whether it is a vaguer phrase: _TRAILING_SOFT) of a
+    line of content that `kept` (the replaced text's lines) does not hold; (set(), None) for others."""
+    sign = len(line) <= 200 and line.strip() not in kept and _SIGN_WORDS.search(line.lower())
+    parts = _LINE.fullmatch(line) if sign else None
+    if not parts or not parts.group(1) or parts.group(1) == "*":
+        return set(), None
+    core = _core_words(parts.group(2))
+    return _kept_names(core, parts.group(2)), _TRAILING_SOFT.fullmatch(core)
+
+
+# (a word one of the two signs needs, or an ellipsis: the comments without one are passed at once)
+_SIGN_WORDS = _LazyPattern(  # (of a line in lower case: faster than IGNORECASE)
+    r"keep|unchanged|untouched|intact|identical|existing|same|as[ -]is|before|other|remaining|more|rest"
+    r"|etc|so on|omitted|\.\.\.|…"
+)
+
+
 class _Dropping:
     """A content and the text it replaces, with what the context signs look up, worked out once
-    when first needed: the replaced text's lines of code (_code_lines) and where each first stands,
-    the content's stripped lines and where its lines of code are."""
+    when first needed: the replaced text's lines of code (_code_lines) and the content's (`code`:
+    (number, stripped line)); for each of those, the nearest line at or after it, and at or before
+    it, that stands once in both texts (an anchor: (place in the replaced text, index in `code`));
+    and running counts of the replaced lines the content dropped and of its new lines."""
 
     def __init__(self, content, replaced):
         self.content, self.replaced, self.lines = content, replaced, content.split("\n")
         self.budget, self._made = _CONTEXT_CHECKS, False
 
     def make(self):
-        if not self._made:
-            self._made = True
-            self.old = _code_lines(self.replaced.split("\n"))
-            self.index = {line: k for k, line in reversed(list(enumerate(self.old)))}  # (first places)
-            self.there = {line.strip() for line in self.lines}
-            self.code = [(n, line.strip()) for n, line in enumerate(self.lines, 1) if _code_lines([line])]
+        if self._made:
+            return self
+        self._made = True
+        old = self.old = _code_lines(self.replaced.split("\n"))
+        closer = _CLOSER_LINE.fullmatch
+        code = self.code = [
+            (n, x.strip()) for n, x in enumerate(self.lines, 1) if x.strip() and not closer(x)
+        ]
+        self.olds, there = set(old), {line.strip() for line in self.lines}
+        self.after, self.before = _anchors(old, code)
+        self.new = list(itertools.accumulate((x not in self.olds for _n, x in code), initial=0))
+        self.gone = list(itertools.accumulate((x not in there for x in old), initial=0))
         return self
 
 
-def _stands_for(body, view, number, span):
-    """Whether the comment `body` of content line `number` (at `span` of the content) names what
-    it keeps (_names_kept), or says less but stands where lines went (_TRAILING_SOFT,
-    _in_place_of_dropped)."""
-    core = _core_words(body)
-    if any(_name_goes(name, view, span) for name in _kept_names(core, body)):
+def _anchors(old, code):
+    """For each index k of `code` (content lines of code: (number, stripped line)), the nearest
+    anchor at or after it, and the nearest before it (at k + 1): (its place in `old`, its index in
+    `code`), or (len(old), len(code)) and (-1, -1) for none. An anchor stands once in each."""
+    twice = collections.Counter(old)
+    twice.subtract(x for _n, x in code)
+    mine = collections.Counter(x for _n, x in code)
+    anchors = {x: k for k, x in enumerate(old) if twice[x] == 0 and mine[x] == 1}
+    after, before = [(len(old), len(code))] * (len(code) + 1), [(-1, -1)] * (len(code) + 1)
+    for k in range(len(code) - 1, -1, -1):
+        after[k] = (anchors[code[k][1]], k) if code[k][1] in anchors else after[k + 1]
+    for k, (_n, x) in enumerate(code):
+        before[k + 1] = (anchors[x], k) if x in anchors else before[k]
+    return after, before
+
+
+def _stands_for(names, soft, view, number, span):
+    """Whether the comment of content line `number` (at `span` of the content) that names `names`
+    as kept (_kept_names) stands for one of them (_name_goes), or, a vaguer phrase (`soft`:
+    _TRAILING_SOFT), stands where lines went (_in_place_of_dropped)."""
+    if any(_name_goes(name, view, span) for name in names):
         return True
-    if not _TRAILING_SOFT.fullmatch(core) or _under_prose(view.lines, number):
+    if not soft or _under_prose(view.lines, number):
         return False
     view.budget -= 1
     return _in_place_of_dropped(view.make(), number)
@@ -4348,8 +4389,9 @@ def _stands_for(body, view, number, span):
 def _kept_names(core, body):
     """The names a comment says are kept (_KEPT_NAMES: with a keep word, a state such as
     `unchanged`, or after a leading ellipsis), but words that are no names (`it`, `the`)."""
-    m = _KEPT_NAMES.fullmatch(core)
-    if not m or not (m.group(1) or m.group(3) or body.lstrip(" [(").startswith(("...", "…"))):
+    lead = body.lstrip(" [(").startswith(("...", "…"))
+    m = (lead or _KEEP_WORDS.search(core.lower())) and _KEPT_NAMES.fullmatch(core)
+    if not m or not (m.group(1) or m.group(3) or lead):
         return set()
     return {name for name in re.findall(_NAME, m.group(2)) if name.lower() not in _NOT_NAMES}
 
@@ -4380,6 +4422,7 @@ def _outside(pattern, text, span):
     return any(not span[0] <= m.start() < span[1] for m in re.finditer(pattern, text))
 
 
+_KEEP_WORDS = _LazyPattern(r"keep|unchanged|untouched|intact|identical|existing|same|as[ -]is|as before")
 _DEFINING = r"(?:def|class|function|fn|func|sub|let|const|var|type|struct|interface|enum|trait|module)"
 _NOT_NAMES = frozenset(
     "and or it its this that these those them they the a an all rest everything same as is are".split()
@@ -4388,36 +4431,27 @@ _NOT_NAMES = frozenset(
 
 def _in_place_of_dropped(view, number):
     """Whether content line `number` stands where lines of the replaced text went: no new line comes
-    between it and the next line kept from it (unless it ends its block: _ends_its_block), and more
-    of its lines went between the kept lines around it than new ones came (a heading above new
-    code, or below a line that was changed, stands in for nothing). Blank lines and closers (`}`,
-    `</ul>`) do not count."""
+    between it and the next line kept from it (unless it ends its block: _ends_its_block), and
+    between the anchors around it (lines that stand once in both texts, in the same order) at least
+    two lines more of the replaced text went than new ones came besides it (a heading above new
+    code or below a line that was changed, a comment reworded, stands in for nothing). Blank lines
+    and closers (`}`, `</ul>`) do not count."""
     import bisect
 
-    index, at = view.index, bisect.bisect_left(view.code, (number + 1, ""))
-    after = next((line for _n, line in view.code[at : at + 1]), None)
-    if after is not None and after not in index and not _ends_its_block(view.lines, number):
+    code, mine = view.code, bisect.bisect_left(view.code, (number, ""))
+    after = code[mine + 1][1] if mine + 1 < len(code) else None
+    if after is not None and after not in view.olds and not _ends_its_block(view.lines, number):
         return False
-    below = next((index[line] for _n, line in view.code[at:] if line in index), len(view.old))
-    above, new = _kept_above(view.code[: bisect.bisect_left(view.code, (number, ""))], index, below)
-    return sum(line not in view.there for line in view.old[above + 1 : below]) > new
+    (below, last), (above, first) = view.after[mine + 1], view.before[mine]
+    if above >= below:  # (moved lines: the anchors cross; the whole texts are compared)
+        (above, first), (below, last) = (-1, -1), (len(view.old), len(code))
+    new = view.new[last] - view.new[first + 1] - (code[mine][1] not in view.olds)
+    return view.gone[below] - view.gone[above + 1] > new + 1
 
 
 def _code_lines(lines):
     """`lines` stripped, but those of nothing but blank space and closers (`}`, `</ul>`, `end`)."""
     return [line.strip() for line in lines if line.strip() and not _CLOSER_LINE.fullmatch(line)]
-
-
-def _kept_above(code, index, below):
-    """(the place in the replaced text, `index` of its lines, of the last line of `code` ((number,
-    stripped line) of content lines of code) kept from it above place `below`, or -1; how many new
-    lines come after that one)."""
-    new = 0
-    for _number, line in reversed(code):
-        if index.get(line, below) < below:
-            return index[line], new
-        new += line not in index
-    return -1, new
 
 
 def _ends_its_block(lines, number):
