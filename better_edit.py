@@ -4902,7 +4902,7 @@ def _js_family(language):
         ("comment", _BLOCK_COMMENT_OPEN, _h_unclosed, "/*"),
         ("string", '"' + _DQ_BODY, _h_unclosed, '"'),
         ("string", sq_start + _SQ_BODY, _h_unclosed, "'"),
-        ("string", "'", _h_quote_after_word, _JS_REGEX_WORDS),
+        ("string", "'", _h_quote_after_word, _JS_QUOTE_WORDS),
         ("string", "`" + _TEMPLATE_BODY + "\\$\\{", _h_template_head, None),
         ("string", "`", _h_template, None),
         ("string", "/", _h_slash, _JS_REGEX_WORDS),
@@ -6048,6 +6048,8 @@ def _h_slash(state, m, words):
 
 
 _JS_SQ = _LazyPattern("'" + _SQ_BODY + "'")
+# (not `do`, `new`, `else`, `in`, `of`: English words of JSX text too, "do's", "new'ish")
+_JS_QUOTE_WORDS = frozenset("return typeof instanceof void throw case yield await delete".split())
 
 
 def _h_quote_after_word(state, m, words):

@@ -164,6 +164,8 @@ def test_unknown_language_is_not_checked():
         ("javascript", "return /regex{/.test(y) || typeof /x(/ ? 1 : 2"),
         # (0.3, a later session) minified code: a string right after a keyword (html5shiv's `return'c("'`)
         ("javascript", "function f(a){if(a)return'(x'+a;return')'}switch(a){case')':throw'}'}t=typeof'['"),
+        # (the regression pass) but not after the English words of JSX text: "do's", "new'ish"
+        ("javascript", "const t = <li>Things you should do's {a ? 'yes' : 'no'} a new'ish {b ? '(' : 'x'}</li>;"),
         ("javascript", "p = s.split(/>\\s*\\(/); q = x.replace(/=[^)]*$/, ''); f = (s) => />)/.test(s);"),
         (
             "typescript",
@@ -1047,6 +1049,7 @@ HEADER_CASES = [
     ("ts-type-parameter-object-default", "typescript", "export interface Node<\n  E = { [key: string]: any },\n> {\n  value: E\n}\n", 4, (1, 5, "class", "Node")),
     ("ts-type-parameter-object-default-one-line", "typescript", "class Holder<T = { a: number }> {\n  m() {\n    return 1\n  }\n}\n", 3, (2, 4, "method", "m")),
     ("ts-union-return-type-on-lines", "typescript", "function pick(\n  key: string,\n):\n  | { a: string }\n  | undefined {\n  const x = key\n  return undefined\n}\n", 6, (1, 8, "function", "pick")),
+    ("jsx-text-do-s", "javascript", "export function Tips({ a }) {\n  return (\n    <ul>\n      <li>Things you should do's {a ? 'yes' : 'no'}</li>\n      <li>Try a new'ish layout {a ? 'wide' : 'narrow'}</li>\n    </ul>\n  );\n}\n", 6, (1, 8, "function", "Tips")),
     ("cpp-scope-on-its-own-line", "cpp", "std::vector<int>\nWidget::\ncompute(int a)\n{\n  return {a};\n}\n", 5, (1, 6, "method", "compute")),
     ("cpp-try-statement", "cpp", "int f() {\n  try {\n    g();\n  } catch (E e) {\n  }\n}\n", 3, (1, 6, "function", "f")),
 ]  # fmt: skip
