@@ -165,7 +165,10 @@ def test_unknown_language_is_not_checked():
         # (0.3, a later session) minified code: a string right after a keyword (html5shiv's `return'c("'`)
         ("javascript", "function f(a){if(a)return'(x'+a;return')'}switch(a){case')':throw'}'}t=typeof'['"),
         # (the regression pass) but not after the English words of JSX text: "do's", "new'ish"
-        ("javascript", "const t = <li>Things you should do's {a ? 'yes' : 'no'} a new'ish {b ? '(' : 'x'}</li>;"),
+        (
+            "javascript",
+            "const t = <li>Things you should do's {a ? 'yes' : 'no'} a new'ish {b ? '(' : 'x'}</li>;",
+        ),
         ("javascript", "p = s.split(/>\\s*\\(/); q = x.replace(/=[^)]*$/, ''); f = (s) => />)/.test(s);"),
         (
             "typescript",

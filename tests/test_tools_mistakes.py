@@ -1002,6 +1002,22 @@ def test_a_view_rewritten_in_place_never_moves_to_its_old_text_past_blank_lines(
     assert (root / "t.py").read_text() == alpha + inserted + beta.replace("b = 2", "b = 99") + "\n\n" + gamma
 
 
+def test_a_view_of_the_last_function_moves_when_a_function_is_added_above_it(root, be_env):
+    """Found by the regression pass: the nearest-neighbour rule, with one side deciding, refused
+    180 of 3,000 real moves (every one a view of a file's last function, nothing below it): a
+    function added right above it left `return 1` standing above the old place. Both sides must
+    tell now; this move goes on."""
+    (root / "t.py").write_text(
+        "import os\n\n\ndef a():\n    return 1\n\n\ndef g(x):\n    y = x + 1\n    return y\n"
+    )
+    _done, read = run_json("read", "-f", "t.py", "-s", "8", "-e", "10", cwd=root, env=be_env)
+    added = "import os\n\n\ndef a():\n    return 1\n\n\ndef h():\n    return 2\n\n\n"
+    (root / "t.py").write_text(added + "def g(x):\n    y = x + 1\n    return y\n")
+    done, result = _replace_line_with_view(root, be_env, read["viewed_code_id"], 9, "    y = x + 2")
+    assert done.returncode == 0 and result["relocated"] == 4, result
+    assert (root / "t.py").read_text() == added + "def g(x):\n    y = x + 2\n    return y\n"
+
+
 def test_a_block_changed_in_place_at_both_edges_never_moves_to_a_copy(root, be_env):
     """As above, but the change rewrote the view's first and last lines (the function renamed, its
     return changed) and left its middle: most of the viewed lines still stand where they were read,
