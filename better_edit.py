@@ -4158,7 +4158,6 @@ _CORE = _LazyPattern(  # an explicit phrase: a weak sign alone, a strong one wit
     rf"|script)(?:\s+{_NOUN})?|unchanged|<?snip(?:ped)?>?|no\s+other\s+changes"
     r"|no\s+(?:other\s+)?changes\s+(?:below|above|here|elsewhere|to\s+the\s+rest)(?:\s+this\s+line)?"
     r"|keep(?:ing)?\s+(?:the\s+)?existing|leave\s+(?:the\s+rest|everything(?:\s+else)?)\s+(?:alone|as[ -]is|unchanged)"
-    rf"|more\s+(?:{_W}\s+)?{_NOUN}\s+(?:go\s+)?here|truncated"
     r"|(?:其余|其他|其它|剩余|现有|原有|原来|之前|以前)的?[\u4e00-\u9fff]{0,6}(?:代码|实现|逻辑|内容|部分|方法|函数)[\u4e00-\u9fff]{0,6}"
     r"|既存の?[\u3040-\u30ff\u4e00-\u9fff]{0,6}|[\u3040-\u30ff\u4e00-\u9fff]{0,10}(?:不变|省略|同上|略|変更なし|同様)[。.]?)",
     re.I,
@@ -4287,7 +4286,7 @@ _KEPT_NAMES = _LazyPattern(
 _TRAILING_SOFT = _LazyPattern(
     rf"(?:and\s+)?(?:the\s+)?(?:other|remaining|more|rest\s+of(?:\s+the)?)\s+(?:{_W}\s+){{0,2}}{_W}"
     r"(?:\s+(?:here|below|go\s+here|follow))?|etc\.?|and\s+so\s+on|(?:continue\s+)?as\s+before"
-    r"|lines\s+\d+\s*-\s*\d+\s+as\s+before|omitted|same",
+    r"|lines\s+\d+\s*-\s*\d+\s+as\s+before|omitted|same|truncated",
     re.I,
 )
 _CLOSER_LINE = _LazyPattern(r"\s*(?:[)\]}>]+[)\]}>;,]*|</[\w:.-]+>|end|fi|done|esac|endif|\*/|-->)?\s*")
@@ -4327,7 +4326,7 @@ def _signs(line, kept):
 # (a word one of the two signs needs, or an ellipsis: the comments without one are passed at once)
 _SIGN_WORDS = _LazyPattern(  # (of a line in lower case: faster than IGNORECASE)
     r"keep|unchanged|untouched|intact|identical|existing|same|as[ -]is|before|other|remaining|more|rest"
-    r"|etc|so on|omitted|\.\.\.|…"
+    r"|etc|so on|omitted|truncated|\.\.\.|…"
 )
 
 

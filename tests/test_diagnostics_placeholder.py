@@ -364,6 +364,19 @@ def test_comments_reworded_with_a_vaguer_word_stand_for_nothing(word):
     assert find_placeholder(source.replace("# ", f"# {word} "), source) is None
 
 
+def test_a_new_file_may_hold_note_comments(root, be_env):
+    """Found by the regression pass: new files with `# TODO: more options here`, `// more tests
+    here` or `# truncated` were refused as placeholders (words added to the line rules); a new
+    file replaces nothing. They count only beside the text they replace now."""
+    for name, content in (
+        ("n1.py", 'OPTIONS = {\n    "verbose": False,\n    # TODO: more options here\n}\n'),
+        ("n2.js", 'describe("x", () => {\n  it("a", () => {});\n  // more tests here\n});\n'),
+        ("n3.py", "def f():\n    x = g()\n    # truncated\n    return x\n"),
+    ):
+        status, answer = _run(root, be_env, "write", "-f", name, "-c", content)
+        assert status == 0 and (root / name).read_text() == content, answer
+
+
 def test_a_named_placeholder_is_refused_through_the_cli_and_tex_counts_as_code(root, be_env):
     """Found by an attack: `write` of a file whose g() and h() became `# g unchanged` deleted
     them (exit 0); and in a .tex file, a language the scanners do not know, only the strong
