@@ -4407,6 +4407,8 @@ def _name_goes(name, view, span):
     """Whether `name`, named as kept by the comment at `span` of the content, is defined in the
     replaced text (`def g`, `g = 1`, `g() {`) and nowhere else in the content, or only called
     there (`g(`) and standing nowhere else in the content."""
+    if name not in view.replaced:  # (most names a note mentions: no pass of a regex for them)
+        return False
     view.budget -= 1
     word = rf"(?<![\w$]){re.escape(name)}(?![\w$])"
     own = rf"(?<![\w$.]){re.escape(name)}\s*"
