@@ -412,6 +412,10 @@ MESSAGES = {
         "--content-file -: standard input was empty (did the command before the pipe fail?); nothing was written",
         "--content-file -：标准输入为空（管道前的命令是否失败了？）；未写入任何内容",
     ),
+    "content_stdin_empty_insert.hint": (
+        "send the lines to insert on standard input, or pass them with --content",
+        "请在标准输入中给出要插入的行，或用 --content 传入",
+    ),
     "content_stdin_empty.hint": (
         "to empty the file or delete the lines on purpose, pass --content ''",
         "若确实要清空文件或删除这些行，请传 --content ''",
@@ -16338,6 +16342,7 @@ def _finish_items(ctx, args, groups):
         for group in groups:  # (what the commit would refuse, said as the single-file tools say it)
             if group.changed:
                 warnings += _preview_refused(ctx, group.opened.place, group.opened.st)
+        warnings += [] if changed else _unchanged(groups)  # (as the edit would say)
     else:
         warnings += _commit_items(ctx, groups, result)
     if warnings:
@@ -16352,6 +16357,11 @@ def _commit_items(ctx, groups, result):
         event_id, write_warnings = _commit_groups(ctx, [g for g in groups if g.changed])
         _put_event(result, event_id)
         return write_warnings + _keep_deleted(ctx, groups)  # (once the text is gone)
+    return _unchanged(groups)
+
+
+def _unchanged(groups):
+    """The warning of items that change nothing (none when a newline-only hunk said what it did)."""
     if all(change.newline_only for group in groups for _item, change in group.changes):
         return []
     return [("w.unchanged", {})]
@@ -19026,8 +19036,9 @@ def _read_option_file(lang, param, path, flag):
     """What the option `flag` names holds (_read_input); an empty standard input for the content
     is INVALID_ARGUMENT: the sign of a command before the pipe that failed (`gen | ... -`)."""
     text = _read_input(lang, path, flag)
-    if path == "-" and param.name == "content" and not text:
-        raise ToolError("INVALID_ARGUMENT", "content_stdin_empty", "content_stdin_empty.hint")
+    if path == "-" and param.name == "content" and not text:  # (an insert has no empty content)
+        hint = "content_stdin_empty_insert.hint" if param is P_INSERT_CONTENT else "content_stdin_empty.hint"
+        raise ToolError("INVALID_ARGUMENT", "content_stdin_empty", hint)
     return text
 
 

@@ -1505,6 +1505,8 @@ def test_an_empty_standard_input_never_empties_a_file(cli, root):
             and "--content ''" in answer["error"]["hint"]
         )
     assert (root / "f.txt").read_text() == "one\ntwo\nthree\n"
+    code, answer = cli("insert", "-f", "f.txt", "--after-line", "1", "--content-file", "-", input=b"")
+    assert code == 2 and "--content ''" not in answer["error"]["hint"], answer  # (insert refuses that)
     code, answer = cli("replace", "-f", "f.txt", "-s", "2", "-c", "")
     assert code == 0 and (root / "f.txt").read_text() == "one\nthree\n", answer
 
@@ -1539,9 +1541,13 @@ def test_a_preview_of_an_edit_that_changes_nothing_says_so(cli, root):
     "changed": false without the warning the real edit gives, the one difference between the two
     over 1,288 pairs of previews and edits."""
     (root / "n.txt").write_text("one\ntwo\n")
+    (root / "e.json").write_text('[{"file": "n.txt", "start": 1, "content": "one"}]')
+    (root / "p.diff").write_text("--- a/n.txt\n+++ b/n.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+two\n")
     for args in (
         ["replace", "-f", "n.txt", "-s", "1", "-c", "one"],
         ["write", "-f", "n.txt", "-c", "one\ntwo\n"],
+        ["edit", "--edits-file", "e.json"],  # (the regression pass: edit and patch did not say it)
+        ["patch", "--patch-file", "p.diff"],
     ):
         previewed, real = cli(*args, "--preview")[1], cli(*args)[1]
         assert previewed["changed"] is real["changed"] is False, (previewed, real)
