@@ -4288,11 +4288,13 @@ _KEPT_NAMES = _LazyPattern(
 # A vaguer phrase ("// other methods", "# etc.", "<!-- other items -->"): a placeholder where it stands
 # in place of lines of the replaced text that the content drops (_in_place_of_dropped).
 _TRAILING_SOFT = _LazyPattern(
-    rf"(?:and\s+)?(?:the\s+)?(?:other|remaining|more|rest\s+of(?:\s+the)?)\s+(?:{_W}\s+){{0,2}}{_W}"
-    r"(?:\s+(?:here|below|go\s+here|follow))?|etc\.?|and\s+so\s+on|(?:continue\s+)?as\s+before"
+    rf"(?:and\s+)?(?:the\s+)?(?:other|remaining|more|previous|original|old|rest\s+of(?:\s+the)?)\s+"
+    rf"(?:{_W}\s+){{0,2}}{_W}(?:\s+(?:here|below|go\s+here|follow))?|(?:and\s+)?(?:the\s+)?others"
+    r"|everything\s+else|etc\.?|and\s+so\s+on|(?:continue\s+)?as\s+before"
     r"|lines\s+\d+\s*-\s*\d+\s+as\s+before|omitted|same|truncated",
     re.I,
 )
+_RULER = _LazyPattern(r"[-=*#~_]{4,}")
 _CLOSER_LINE = _LazyPattern(r"\s*(?:[)\]}>]+[)\]}>;,]*|</[\w:.-]+>|end|fi|done|esac|endif|\*/|-->)?\s*")
 
 
@@ -4324,13 +4326,14 @@ def _signs(line, kept):
     if not parts or not parts.group(1) or parts.group(1) == "*":
         return set(), None
     core = _core_words(parts.group(2))
-    return _kept_names(core, parts.group(2)), _TRAILING_SOFT.fullmatch(core)
+    ruled = _RULER.search(parts.group(2))  # (a section's heading: `# -- Other options -------`)
+    return _kept_names(core, parts.group(2)), not ruled and _TRAILING_SOFT.fullmatch(core)
 
 
 # (a word one of the two signs needs, or an ellipsis: the comments without one are passed at once)
 _SIGN_WORDS = _LazyPattern(  # (of a line in lower case: faster than IGNORECASE)
     r"keep|unchanged|untouched|intact|identical|existing|same|as[ -]is|before|other|remaining|more|rest"
-    r"|etc|so on|omitted|truncated|\.\.\.|…"
+    r"|etc|so on|omitted|truncated|previous|original|old|else|\.\.\.|…"
 )
 
 

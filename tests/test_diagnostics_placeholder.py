@@ -308,7 +308,18 @@ NEW_CART = "class Cart {\n  add(x) {\n    this.items.push(x ?? null);\n  }\n  {}
         ),
         *(
             (NEW_CART.replace("{}", line), OLD_CART)
-            for line in ("// other methods", "// other code", "// more methods here", "// same")
+            for line in (
+                "// other methods",
+                "// other code",
+                "// more methods here",
+                "// same",
+                "// previous methods",
+                "// original methods",
+                "// old methods",
+                "// others",
+                "// and the others",
+                "// everything else",
+            )
         ),
         (
             "<ul>\n  <li>A</li>\n  <!-- other items -->\n</ul>\n",
@@ -344,6 +355,11 @@ def test_comments_that_stand_for_replaced_code_are_found(content, replaced):
         ("a = 2\n# other settings\nb = 1\n", "a = 1\nb = 1\n"),  # a heading below a changed line
         ("# Sorted, as the API wants.\n# more easily written as:\nx = 3\n", "x = 2\n"),  # a sentence's end
         ("x = [\n  1,\n  # etc.\n]\n", "x = [\n  1,\n]\n"),  # nothing went
+        # a section's heading where a section went (scrapy's docs/conf.py, d091256c: the second regression pass)
+        (
+            "a = 1\n\n# -- Other options ----------------\n\nb = 2\n",
+            "a = 1\n\n# -- Hover -----\n\nh = 1\ni = 2\nj = 3\n\nb = 2\n",
+        ),
         ("def f():\n    return 1\n# keep it\n", "def f():\n    return 2\n"),  # a pronoun is no name
     ],
 )
