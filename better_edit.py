@@ -412,6 +412,14 @@ MESSAGES = {
         "--content-file -: standard input was empty (did the command before the pipe fail?); nothing was written",
         "--content-file -：标准输入为空（管道前的命令是否失败了？）；未写入任何内容",
     ),
+    "stdin_empty": (
+        "{option} -: standard input was empty (did the command before the pipe fail?)",
+        "{option} -：标准输入为空（管道前的命令是否失败了？）",
+    ),
+    "stdin_empty.hint": (
+        "send it on standard input, or name a file that holds it",
+        "请通过标准输入发送，或给出包含它的文件",
+    ),
     "content_stdin_empty_insert.hint": (
         "send the lines to insert on standard input, or pass them with --content",
         "请在标准输入中给出要插入的行，或用 --content 传入",
@@ -19039,10 +19047,12 @@ def _read_option_file(lang, param, path, flag):
     """What the option `flag` names holds (_read_input); an empty standard input for the content
     is INVALID_ARGUMENT: the sign of a command before the pipe that failed (`gen | ... -`)."""
     text = _read_input(lang, path, flag)
-    if path == "-" and param.name == "content" and not text:  # (an insert has no empty content)
+    if path != "-" or text:
+        return text
+    if param.name == "content":  # (an insert has no empty content)
         hint = "content_stdin_empty_insert.hint" if param is P_INSERT_CONTENT else "content_stdin_empty.hint"
         raise ToolError("INVALID_ARGUMENT", "content_stdin_empty", hint)
-    return text
+    raise ToolError("INVALID_ARGUMENT", "stdin_empty", "stdin_empty.hint", option=flag)
 
 
 def _add_also(lang, args, param, kind, flag, extra, default):

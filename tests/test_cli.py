@@ -1507,6 +1507,13 @@ def test_an_empty_standard_input_never_empties_a_file(cli, root):
     assert (root / "f.txt").read_text() == "one\ntwo\nthree\n"
     code, answer = cli("insert", "-f", "f.txt", "--after-line", "1", "--content-file", "-", input=b"")
     assert code == 2 and "--content ''" not in answer["error"]["hint"], answer  # (insert refuses that)
+    for args in (
+        ["replace", "-f", "f.txt", "--old-file", "-", "-c", "x"],
+        ["edit", "--edits-file", "-"],
+        ["patch"],
+    ):
+        code, answer = cli(*args, input=b"")  # (the second regression pass: "--old must not be empty")
+        assert code == 2 and "standard input was empty" in answer["error"]["message"], (args, answer)
     code, answer = cli("replace", "-f", "f.txt", "-s", "2", "-c", "")
     assert code == 0 and (root / "f.txt").read_text() == "one\nthree\n", answer
 
