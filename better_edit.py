@@ -4353,18 +4353,19 @@ class _Dropping:
     and running counts of the replaced lines the content dropped and of its new lines."""
 
     def __init__(self, content, replaced):
-        self.content, self.replaced, self.lines = content, replaced, content.split("\n")
+        self.content, self.replaced = content, replaced
         self.budget, self._made = _CONTEXT_CHECKS, False
+
+    @functools.cached_property
+    def lines(self):  # (split only once a comment shows a sign: most contents show none)
+        return self.content.split("\n")
 
     def make(self):
         if self._made:
             return self
         self._made = True
-        old = self.old = _code_lines(self.replaced.split("\n"))
-        closer = _CLOSER_LINE.fullmatch
-        code = self.code = [
-            (n, x.strip()) for n, x in enumerate(self.lines, 1) if x.strip() and not closer(x)
-        ]
+        old = self.old = [x for _n, x in _code_lines(self.replaced.split("\n"))]
+        code = self.code = _code_lines(self.lines)
         self.olds, there = set(old), {line.strip() for line in self.lines}
         self.after, self.before = _anchors(old, code)
         self.new = list(itertools.accumulate((x not in self.olds for _n, x in code), initial=0))
@@ -4466,8 +4467,10 @@ def _in_place_of_dropped(view, number):
 
 
 def _code_lines(lines):
-    """`lines` stripped, but those of nothing but blank space and closers (`}`, `</ul>`, `end`)."""
-    return [line.strip() for line in lines if line.strip() and not _CLOSER_LINE.fullmatch(line)]
+    """(number from 1, line stripped) of `lines`, but those of nothing but blank space and closers
+    (`}`, `</ul>`, `end`)."""
+    closer = _CLOSER_LINE.fullmatch
+    return [(n, x.strip()) for n, x in enumerate(lines, 1) if x.strip() and not closer(x)]
 
 
 def _ends_its_block(lines, number):
@@ -14813,16 +14816,16 @@ def placeholder_guard(args, opened, content, replaced, cut=None, insert=False, p
         _refuse_wrapped(opened, language, content)
 
 
-# Code the scanners do not know but whose comments are code's (TeX `%`, PHP, R, Lisp `;`...): a
-# weak placeholder sign counts there as in known languages (plain text and unknown files: strong only).
+# Code the scanners do not know but whose comments are code's (TeX `%`, PHP, R, Lisp `;`...; and
+# Makefiles, _MAKEFILE): a weak placeholder sign counts there as in known languages (plain text and
+# unknown files: strong only).
 _COMMENTED_CODE = (
     *(
         "." + extension
         for extension in "tex sty cls ltx dtx bib php phtml scala sc groovy gradle r ps1 psm1 el lisp clj cljs edn erl "
-        "hrl ex exs vim jl nim zig sol proto graphql gql tf hcl nix cmake mk fs fsx ml mli elm coffee pas pp m mm f90 "
+        "hrl ex exs vim jl nim zig sol proto graphql gql tf hcl nix cmake fs fsx ml mli elm coffee pas pp m mm f90 "
         "f95 ada adb ads asm s bat cmd ini cfg conf properties".split()
     ),
-    "/makefile",
     "/dockerfile",
     "/cmakelists.txt",
 )
@@ -14831,7 +14834,13 @@ _COMMENTED_CODE = (
 def _prose_file(real, language):
     """Whether a file holds documentation or plain text, where `// ...` is shown in earnest:
     Markdown, or a language the scanners do not know and no extension of code (_COMMENTED_CODE)."""
-    return language == "markdown" or language is None and not real.lower().endswith(_COMMENTED_CODE)
+    if language == "markdown":
+        return True
+    return (
+        language is None
+        and not real.lower().endswith(_COMMENTED_CODE)
+        and not _MAKEFILE.fullmatch(os.path.basename(real))
+    )
 
 
 def _refuse_placeholder(content, replaced, strong_only, insert):
