@@ -9119,6 +9119,13 @@ class Context:
         self.recovered = []  # warnings of interrupted commits undone, for the next result
         self._scan_memory = None  # scans kept for the next edit (scan_memory())
 
+    def altered(self, **fields):
+        """A shallow copy of this context with `fields` set (as copy.copy, without importing it for
+        every call that reads the journal folders)."""
+        other = object.__new__(Context)
+        vars(other).update(vars(self), **fields)
+        return other
+
     def scan_memory(self):
         """Where scans of edited texts are kept for the next edit: the server keeps one in memory,
         the CLI keeps large ones in BASE/scans/ (docs/behaviour.md#the-post-edit-balance-check)."""
@@ -12410,14 +12417,10 @@ def recover_interrupted(ctx):
 def _journal_contexts(ctx):
     """`ctx`, then one like it for each other workspace whose journal folder (BASE/journal/WSID)
     is there."""
-    import copy
-
     yield ctx
     for name in sorted(_listdir(os.path.join(ctx.cache_base, "journal"))):
         if name != ctx.workspace_id and re.fullmatch(r"[0-9a-f]{16}", name):
-            other = copy.copy(ctx)
-            other._workspace_id = name
-            yield other
+            yield ctx.altered(_workspace_id=name)
 
 
 def _recover_journal(ctx, other=False):
@@ -12622,11 +12625,7 @@ def _record_stale(record, path):
 
 def _unconfined(ctx):
     """`ctx` without its root: a record names real paths this tool wrote (no sandbox to re-apply)."""
-    import copy
-
-    bare = copy.copy(ctx)
-    bare.root = None
-    return bare
+    return ctx.altered(root=None)
 
 
 def _finish_record(ctx, record):
