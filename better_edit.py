@@ -4205,8 +4205,19 @@ _LINE = _LazyPattern(
     r"|#\}|\*\))?|((?:[\[(]\s*)?(?:\.{3}|…).*?|[\[(].*?(?:\.{3}|…)\s*[\])]))\s*"
 )
 _CAND = _LazyPattern(
-    r"^[ \t]*(?:[#;%{(\[]|//|/\*|\* |<!--|--|\.{3}|…).*", re.M
-)  # comments, ellipses: maybe one
+    r"^[ \t]*(?:[#;%{(\[]|//|/\*|\* |<!--|--|\.{3}|…|pass[ \t]*;?[ \t]*#).*", re.M
+)  # comments, ellipses, stubs with a comment: maybe one
+# A stub with a comment after it ("pass  # rest unchanged", "...  // other methods") is judged by its
+# comment: the stub stands where the code it names went.
+_STUB = _LazyPattern(r"([ \t]*)(?:pass|\.{3}|…)[ \t]*;?[ \t]*(?=#|//)")
+
+
+def _comment_of(line):
+    """`line` without the stub statement before its comment (_STUB), indented as it was."""
+    m = _STUB.match(line)
+    return m.group(1) + line[m.end() :] if m else line
+
+
 _PLACEHOLDER_WORDS = _LazyPattern(
     r"\.\.\.|…|\. \. \.|unchanged|untouched|intact|as.is|as before|as it was|same|identical|existing|original"
     r"|previous|old|rest|everything|omitted|change|snip|remain|stay|truncated|more|···|⋯|igual|cambios|altera|inchang|unver"
@@ -4258,10 +4269,11 @@ def placeholder_lines(content, docs=False):
     number, last = 1, 0
     for m in _CAND.finditer(content) if _PLACEHOLDER_WORDS.search(content.lower()) else ():
         line, start = m.group(), m.start()
-        tier = _tier(line)
+        comment = _comment_of(line)
+        tier = _tier(comment)
         if tier == 2 and (docs or start):
             above = content[content.rfind("\n", 0, start - 1) + 1 : start - 1] if start else ""
-            prose = above.lstrip()[:1] == line.lstrip()[:1] and _LINE.fullmatch(above)
+            prose = above.lstrip()[:1] == comment.lstrip()[:1] and _LINE.fullmatch(above)
             tier = 0 if docs or prose and prose.group(1) and not _tier(above) else 2
         if tier:
             number, last = number + content.count("\n", last, start), start
@@ -4330,7 +4342,9 @@ def _signs(line, kept):
     """(the names a comment line says are kept, whether it is a vaguer phrase: _TRAILING_SOFT) of a
     line of content that `kept` (the replaced text's lines) does not hold; (set(), None) for others."""
     sign = len(line) <= 200 and line.strip() not in kept and _SIGN_WORDS.search(line.lower())
-    parts = _LINE.fullmatch(line) if sign else None
+    parts = _LINE.fullmatch(_comment_of(line)) if sign else None
+    if parts and not parts.group(1) and _ELL.fullmatch(line.strip()):  # (a lone `...`: vaguer still)
+        return set(), True
     if not parts or not parts.group(1) or parts.group(1) == "*":
         return set(), None
     core = _core_words(parts.group(2))

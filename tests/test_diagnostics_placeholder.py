@@ -393,6 +393,49 @@ def test_a_new_file_may_hold_note_comments(root, be_env):
         assert status == 0 and (root / name).read_text() == content, answer
 
 
+STORE = (
+    "class Store:\n    def add(self, x):\n        self.items.append(x)\n        return x\n\n"
+    "    def remove(self, x):\n        self.items.remove(x)\n\n    def clear(self):\n        self.items = []\n"
+)
+STORE_ADD = "    def add(self, x):\n        self.items.append(x)\n        self.log(x)\n        return x\n\n"
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        "    def remove(self, x):\n        pass  # rest unchanged\n",
+        "    pass  # other methods\n",
+        "    ...  # remove and clear unchanged\n",
+        "    ...\n",
+        "    …\n",
+    ],
+)
+def test_a_stub_with_a_note_or_a_lone_ellipsis_in_place_of_methods_is_refused(root, be_env, tail):
+    """Found by an attack and left open last time: `pass  # rest unchanged` (a stub whose comment
+    says the rest is kept) and a lone `...` written where remove() and clear() stood were taken,
+    and deleted both methods. A stub is judged by its comment now, and a lone ellipsis as a vaguer
+    phrase: refused where it stands in place of dropped lines."""
+    (root / "s.py").write_text(STORE)
+    status, answer = _run(
+        root, be_env, "replace", "-f", "s.py", "-s", "2", "-e", "10", "-c", STORE_ADD + tail
+    )
+    assert status == 1 and answer["error"]["code"] == "PLACEHOLDER", answer
+    assert answer["error"]["text"] == tail.rstrip("\n").split("\n")[-1]
+    assert (root / "s.py").read_text() == STORE
+
+
+def test_a_new_stub_that_drops_nothing_is_written(root, be_env):
+    """A stub an edit adds (an abstract method, `pass` with a note) replaces nothing: written."""
+    (root / "s.py").write_text(STORE)
+    content = (
+        STORE_ADD
+        + "    def size(self):\n        ...\n\n    def undo(self):\n        pass  # same as before: nothing\n\n"
+    )
+    status, answer = _run(root, be_env, "replace", "-f", "s.py", "-s", "2", "-e", "5", "-c", content)
+    assert status == 0, answer
+    assert (root / "s.py").read_text() == "class Store:\n" + content + STORE.split("\n", 5)[5]
+
+
 def test_a_named_placeholder_is_refused_through_the_cli_and_tex_counts_as_code(root, be_env):
     """Found by an attack: `write` of a file whose g() and h() became `# g unchanged` deleted
     them (exit 0); and in a .tex file, a language the scanners do not know, only the strong
