@@ -4325,10 +4325,10 @@ def _stands_for_replaced(content, replaced, kept):
     view, number, last = _Dropping(content, replaced), 1, 0
     for m in _CAND.finditer(content):
         line = m.group().rstrip("\r")
-        names, soft = _signs(line, kept)
-        if names or soft:  # (counted on from the last one: a content of many comments is one pass)
+        signs = _signs(line, kept)
+        if signs[0] or signs[2]:  # (counted on from the last one: a content of many comments is one pass)
             number, last = number + content.count("\n", last, m.start()), m.start()
-            if _stands_for(names, soft, view, number, (m.start(), m.end())):
+            if _stands_for(signs, view, number, (m.start(), m.end())):
                 return number, line
             if view.budget <= 0:
                 break
@@ -4339,17 +4339,27 @@ _CONTEXT_CHECKS = 100
 
 
 def _signs(line, kept):
-    """(the names a comment line says are kept, whether it is a vaguer phrase: _TRAILING_SOFT) of a
-    line of content that `kept` (the replaced text's lines) does not hold; (set(), None) for others."""
-    sign = len(line) <= 200 and line.strip() not in kept and _SIGN_WORDS.search(line.lower())
-    parts = _LINE.fullmatch(_comment_of(line)) if sign else None
+    """(the names a comment line says are kept, whether every one of them must go for it to stand
+    for them, whether it is a vaguer phrase: _TRAILING_SOFT) of a line of content that `kept` (the
+    replaced text's lines) does not hold; (set(), False, None) for others. A bare list of names
+    (`// add, remove, clear`: _NAME_LIST) says no more than that it names them: all must go."""
+    if len(line) > 200 or line.strip() in kept:
+        return set(), False, None
+    parts = _LINE.fullmatch(_comment_of(line)) if _SIGN_WORDS.search(line.lower()) else None
     if parts and not parts.group(1) and _ELL.fullmatch(line.strip()):  # (a lone `...`: vaguer still)
-        return set(), True
+        return set(), False, True
     if not parts or not parts.group(1) or parts.group(1) == "*":
-        return set(), None
+        listed = _NAME_LIST.fullmatch(line)
+        names = listed and set(re.findall(_NAME, listed.group(1))) - _NOT_NAMES
+        return (names, True, None) if names and len(names) > 1 else (set(), False, None)
     core = _core_words(parts.group(2))
     ruled = _RULER.search(parts.group(2))  # (a section's heading: `# -- Other options -------`)
-    return _kept_names(core, parts.group(2)), not ruled and _TRAILING_SOFT.fullmatch(core)
+    return _kept_names(core, parts.group(2)), False, not ruled and _TRAILING_SOFT.fullmatch(core)
+
+
+_NAME_LIST = _LazyPattern(
+    rf"\s*(?://+|#+|--|;+|%+)\s*({_NAME}(?:\s*(?:,|&|/|\band\b)\s*{_NAME})+)\s*[.;]?\s*"
+)
 
 
 # (a word one of the two signs needs, or an ellipsis: the comments without one are passed at once)
@@ -4403,11 +4413,13 @@ def _anchors(old, code):
     return after, before
 
 
-def _stands_for(names, soft, view, number, span):
-    """Whether the comment of content line `number` (at `span` of the content) that names `names`
-    as kept (_kept_names) stands for one of them (_name_goes), or, a vaguer phrase (`soft`:
-    _TRAILING_SOFT), stands where lines went (_in_place_of_dropped)."""
-    if any(_name_goes(name, view, span) for name in names):
+def _stands_for(signs, view, number, span):
+    """Whether the comment of content line `number` (at `span` of the content) with `signs`
+    (_signs: names it keeps, whether all must go, whether it is a vaguer phrase) stands for one of
+    those names (for all of them, in a bare list: _name_goes), or, a vaguer phrase, stands where
+    lines went (_in_place_of_dropped)."""
+    names, every, soft = signs
+    if names and (all if every else any)(_name_goes(name, view, span) for name in names):
         return True
     if not soft or _under_prose(view.lines, number):
         return False

@@ -290,6 +290,8 @@ NEW_CART = "class Cart {\n  add(x) {\n    this.items.push(x ?? null);\n  }\n  {}
                 "// total and clear unchanged",
                 "// ... total, clear ...",
                 "/* total and clear unchanged */",
+                "// total, clear",  # a bare list of the names that went (left open by an attack)
+                "// total and clear",
             )
         ),
         # a vaguer phrase standing where lines went
@@ -361,6 +363,9 @@ def test_comments_that_stand_for_replaced_code_are_found(content, replaced):
             "a = 1\n\n# -- Hover -----\n\nh = 1\ni = 2\nj = 3\n\nb = 2\n",
         ),
         ("def f():\n    return 1\n# keep it\n", "def f():\n    return 2\n"),  # a pronoun is no name
+        (NEW_CART.replace("{}", "// total, size"), OLD_CART),  # a bare list: size never stood there
+        (NEW_CART.replace("{}", "// add, clear"), OLD_CART),  # add() is still there
+        (NEW_CART.replace("{}", "// total and clear\n  total() {}\n  clear() {}"), OLD_CART),  # a heading
     ],
 )
 def test_comments_beside_replaced_code_that_stand_for_nothing(content, replaced):
