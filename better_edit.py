@@ -1646,8 +1646,12 @@ MESSAGES = {
         "将创建 {file}，但 {near} 已存在：若本意是它，请改为写入它",
     ),
     "w.unchanged": (
-        "the files already hold this text: nothing was written",
+        "the file already holds this text: nothing was written",
         "文件已是该内容：未写入任何内容",
+    ),
+    "w.unchanged_files": (
+        "the files already hold this text: nothing was written",
+        "这些文件已是该内容：未写入任何内容",
     ),
     "w.patch_mode": (
         "{file}: the patch sets mode {mode}, which is not applied (a patch changes text only); use chmod",
@@ -1925,6 +1929,7 @@ MESSAGES = {
     "cli.balance_summary": ("{file} ({language}): {status}", "{file}（{language}）：{status}"),
     "cli.range_summary": ("{file}: lines {start}-{end} {what}", "{file}：第 {start}-{end} 行 {what}"),
     "cli.verb.preview": ("preview (nothing written) of", "预览（未写入）"),
+    "cli.verb.unchanged": ("no change to", "未改动"),
     "cli.verb.replace": ("replaced in", "已替换"),
     "cli.verb.insert": ("inserted into", "已插入"),
     "cli.verb.delete": ("deleted from", "已删除"),
@@ -16409,7 +16414,7 @@ def _unchanged(groups):
     """The warning of items that change nothing (none when a newline-only hunk said what it did)."""
     if all(change.newline_only for group in groups for _item, change in group.changes):
         return []
-    return [("w.unchanged", {})]
+    return [("w.unchanged_files" if len(groups) > 1 else "w.unchanged", {})]
 
 
 def _compose_group(group):
@@ -19200,6 +19205,8 @@ def _summary_line(lang, tool, result):
     fields["event"] = tr(lang, "cli.event", event_id=result["event_id"]) if result.get("event_id") else ""
     if result.get("preview"):
         verb = "cli.verb.preview"
+    elif verb and result.get("changed") is False:
+        verb = "cli.verb.unchanged"
     elif verb_created and result.get("created"):
         verb = verb_created[0]
     fields["verb"] = tr(lang, verb) if verb else ""

@@ -64,8 +64,8 @@ line under each tool is the list of members it may return; edit tools share one 
 such as `chip` (delete only) or `from` (insert-chip only) appears only when it applies.
 
 Edit results also say what happened: `changed` is `false` when the file already held the result,
-and then nothing was written (no snapshot, no `event_id`; the warning `the files already hold this
-text: nothing was written`). `viewed_code_id` is the token of the lines the edit wrote (`be-replace`,
+and then nothing was written (no snapshot, no `event_id`; the warning `the file already holds this
+text: nothing was written`, or `the files …` for a `be-edit` of several files). `viewed_code_id` is the token of the lines the edit wrote (`be-replace`,
 `be-insert`, `be-insert-chip`; per file for `be-edit`), to pass to the next edit of those lines
 without reading them again. `relocated: d` says the lines behind the given `viewed_code_id` had not
 changed but moved by `d` lines (lines added or removed above them), and the edit was made where they

@@ -1561,8 +1561,25 @@ def test_a_preview_of_an_edit_that_changes_nothing_says_so(cli, root):
         assert (
             previewed.get("warnings")
             == real.get("warnings")
-            == ["the files already hold this text: nothing was written"]
+            == ["the file already holds this text: nothing was written"]
         )
+
+
+def test_an_edit_that_changes_nothing_says_so_in_its_summary_for_one_file_or_several(cli, root, be_env):
+    """Found by the regression pass: a replace by the text already there printed "replaced in
+    n.txt: lines 1-1, -1 +1" beside "the files already hold this text", for one file."""
+    (root / "n.txt").write_text("one\ntwo\n")
+    (root / "m.txt").write_text("one\n")
+    (root / "e.json").write_text(
+        '[{"file": "n.txt", "start": 1, "content": "one"}, {"file": "m.txt", "start": 1, "content": "one"}]'
+    )
+    done = run_cli("replace", "-f", "n.txt", "-s", "1", "-c", "one", cwd=root, env=be_env)
+    out, err = done.stdout.decode(), done.stderr.decode()
+    assert done.returncode == 0 and out.startswith("no change to n.txt: lines 1-1"), (out, err)
+    assert "warning: the file already holds this text: nothing was written" in out.splitlines()
+    status, answer = cli("edit", "--edits-file", "e.json")
+    assert status == 0 and answer["warnings"] == ["the files already hold this text: nothing was written"]
+    assert (root / "n.txt").read_text() == "one\ntwo\n" and (root / "m.txt").read_text() == "one\n"
 
 
 def test_argument_errors_of_the_cli_name_its_options(cli, root):

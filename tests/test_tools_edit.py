@@ -1124,7 +1124,7 @@ def test_a_final_newline_only_patch_says_what_it_did(root, be_env):
     done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
     assert done.returncode == 0, answer
     assert any("changes only whether the file ends with a newline" in w for w in answer["warnings"])
-    assert not any("already hold this text" in w for w in answer["warnings"])
+    assert not any("this text: nothing was written" in w for w in answer["warnings"])
     assert (root / "f.txt").read_text() == "a\nb\n"
 
 
