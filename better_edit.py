@@ -1850,6 +1850,17 @@ MESSAGES = {
         "{option} {word} 写在了命令 {command} 之前：命令的选项应写在命令之后（better-edit-tools {command} ... {option} {word}）",
     ),
     "cli.bad_env": ("invalid {name}={value!r}: {why}", "无效的 {name}={value!r}：{why}"),
+    "cli.why_int": (
+        "expected a whole number from {minimum} to 999999999999999",
+        "应为 {minimum} 到 999999999999999 之间的整数",
+    ),
+    "cli.why_relative": (
+        "a relative path; the folder would change with the working folder: give an absolute path",
+        "这是相对路径；该文件夹会随工作文件夹变化：请给出绝对路径",
+    ),
+    "cli.why_empty_root": ("empty; name a folder or leave it out", "为空；请指定一个文件夹或不写此选项"),
+    "cli.why_not_dir": ("not a directory", "不是文件夹"),
+    "cli.why_bool": ("expected true or false", "应为 true 或 false"),
     "cli.lock_waiting": (
         "waiting up to {seconds} s for a lock another better-edit-tools process holds",
         "正在等待另一个 better-edit-tools 进程持有的锁（最多 {seconds} 秒）",
@@ -13502,7 +13513,7 @@ def resolve_target(ctx, opened, target, warnings=None):
         except ToolError:
             raise invalid("target_line_bad", value=_clip(str(value))) from None
         if line < 1:
-            raise invalid("target_line_below_one", value=line)
+            raise invalid("target_line_below_one", value=_clip(str(value)))  # (as given: `-0`, not 0)
         _check_range(file, line, line, text.total())
         return line, line
     if kind == "marker":
@@ -19338,14 +19349,18 @@ def _flag_seen(arg, lang):
     return lang, arg if arg in _GLOBAL_VALUE_FLAGS else None
 
 
+def _bad_setting(lang, name, value, why, **fields):
+    """The usage error of an option or environment variable `name` whose `value` is wrong: `why`,
+    a message key, says how."""
+    return UsageError(tr(lang, "cli.bad_env", name=name, value=value, why=tr(lang, why, **fields)))
+
+
 def _env_int(lang, environ, name, minimum):
     value = environ.get(name)
     if value in (None, ""):
         return None
     if not re.fullmatch(r"\s*[0-9]{1,15}\s*", value) or int(value) < minimum:
-        raise UsageError(
-            tr(lang, "cli.bad_env", name=name, value=value, why=f"expected an integer >= {minimum}")
-        )
+        raise _bad_setting(lang, name, value, "cli.why_int", minimum=minimum)
     return int(value)
 
 
@@ -19384,8 +19399,7 @@ def _cache_dir_option(lang, environ):
         return None
     path = os.path.expanduser(value)
     if not os.path.isabs(path):
-        why = "a relative path; the folder would change with the working folder: give an absolute path"
-        raise UsageError(tr(lang, "cli.bad_env", name="BETTER_EDIT_CACHE_DIR", value=value, why=why))
+        raise _bad_setting(lang, "BETTER_EDIT_CACHE_DIR", value, "cli.why_relative")
     return path
 
 
@@ -19402,13 +19416,11 @@ def _root_option(lang, ns, environ, mcp, cwd):
     """--root, else BETTER_EDIT_ROOT, else for the server its working folder: a folder, or None.
     An empty --root (`--root "$UNSET"`) is a usage error: taken for no root, it confined nothing."""
     if getattr(ns, "root", None) == "":
-        raise UsageError(
-            tr(lang, "cli.bad_env", name="--root", value="", why="empty; name a folder or leave it out")
-        )
+        raise _bad_setting(lang, "--root", "", "cli.why_empty_root")
     name = "--root" if getattr(ns, "root", None) else "BETTER_EDIT_ROOT"
     root = getattr(ns, "root", None) or environ.get("BETTER_EDIT_ROOT") or (cwd if mcp else None)
     if root and not os.path.isdir(root):
-        raise UsageError(tr(lang, "cli.bad_env", name=name, value=root, why="not a directory"))
+        raise _bad_setting(lang, name, root, "cli.why_not_dir")
     return root
 
 
@@ -19416,8 +19428,7 @@ def _persist_option(lang, environ):
     """BETTER_EDIT_SNAPSHOT_PERSIST as a bool (true unless it says false, 0, no or off)."""
     persist = environ.get("BETTER_EDIT_SNAPSHOT_PERSIST", "true").strip().lower()
     if persist not in ("true", "false", "1", "0", "yes", "no", "on", "off", ""):
-        why = "expected true or false"
-        raise UsageError(tr(lang, "cli.bad_env", name="BETTER_EDIT_SNAPSHOT_PERSIST", value=persist, why=why))
+        raise _bad_setting(lang, "BETTER_EDIT_SNAPSHOT_PERSIST", persist, "cli.why_bool")
     return persist not in ("false", "0", "no", "off")
 
 

@@ -1536,6 +1536,7 @@ def test_a_line_target_out_of_bounds_names_the_target(cli, root):
     target and what is wrong with its line now."""
     (root / "f.txt").write_text("a\n")
     for value, words in (("0", "lines are numbered from 1"), ("-1", "lines are numbered from 1"),
+                         ("-0", "lines are numbered from 1"),  # (echoed as given: it said line:0)
                          ("abc", "the line must be a whole number")):  # fmt: skip
         code, answer = cli("replace", "-f", "f.txt", "--target", f"line:{value}", "-c", "x")
         message = answer["error"]["message"]
@@ -2267,6 +2268,28 @@ def test_a_bad_setting_from_the_environment_is_named_as_such(root, be_env):
     assert done.returncode == 2 and b"invalid --root=" in done.stderr, done.stderr
     done = run_cli("read", "-f", "a.txt", cwd=root, env=dict(be_env, BETTER_EDIT_ENCODING="nope"))
     assert done.returncode == 2 and b"invalid BETTER_EDIT_ENCODING='nope'" in done.stderr, done.stderr
+
+
+def test_a_bad_setting_says_the_range_and_speaks_the_callers_language(root, be_env):
+    """Found by the CLI attack: `--max-chips` of 19 digits, an integer >= 1, was refused as "expected
+    an integer >= 1"; and the reasons of bad settings were English inside a Chinese message."""
+    write(root / "a.txt", "x\n")
+    done = run_cli("read", "-f", "a.txt", "--max-chips", "1" * 19, cwd=root, env=be_env)
+    assert done.returncode == 2, done.stderr
+    assert b"expected a whole number from 1 to 999999999999999" in done.stderr, done.stderr
+    done = run_cli("--lang", "zh", "read", "-f", "a.txt", "--root", str(root / "none"), cwd=root, env=be_env)
+    said = done.stderr.decode()
+    assert done.returncode == 2 and said.rstrip().endswith("不是文件夹") and "directory" not in said, said
+    done = run_cli(
+        "read",
+        "-f",
+        "a.txt",
+        cwd=root,
+        env=dict(be_env, BETTER_EDIT_SNAPSHOT_PERSIST="maybe", LC_ALL="zh_CN.UTF-8"),
+    )
+    said = done.stderr.decode()
+    assert done.returncode == 2 and "应为 true 或 false" in said, said
+    assert (root / "a.txt").read_text() == "x\n"
 
 
 def test_a_target_of_an_unknown_kind_gets_a_hint_in_the_callers_form(root, be_env):
