@@ -2309,6 +2309,7 @@ _CONTROL = _LazyPattern(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # (all but tab and li
 
 
 def _is_terminal(stream):
+    """Whether `stream` is a terminal (a closed, detached or missing one is not)."""
     try:
         return stream.isatty()
     except (AttributeError, ValueError, OSError):
@@ -19003,7 +19004,7 @@ def _read_input(lang, path, source):
         if path == "-":
             if sys.stdin is None:  # (started with descriptor 0 closed)
                 raise OSError(9, "standard input is closed")
-            if _at_terminal(sys.stdin):  # a person there: say what it waits for (`patch` alone)
+            if _is_terminal(sys.stdin):  # a person there: say what it waits for (`patch` alone)
                 _print_error(tr(lang, "cli.tty_input", program=PROGRAM, source=source))
             data = _read_whole(sys.stdin.buffer, source, path)
         else:
@@ -19022,14 +19023,6 @@ def _read_input(lang, path, source):
         return data.decode("utf-8-sig")  # (a BOM marks the file's encoding: no text of it)
     except UnicodeDecodeError:
         raise ToolError("INVALID_ARGUMENT", "content_not_utf8", "arg.hint", source=source) from None
-
-
-def _at_terminal(stream):
-    """Whether `stream` is a terminal (a closed, detached or missing one is not)."""
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError, OSError):
-        return False
 
 
 def _read_whole(handle, source, path):
@@ -19582,7 +19575,7 @@ def serve_stdio(ctx, ns):
     for fd in (0, 1):  # (a launcher may hand over a non-blocking pipe: a read that would wait was EOF)
         with _suppress_os():
             os.set_blocking(fd, True)
-    if _at_terminal(
+    if _is_terminal(
         sys.stdin
     ):  # a person started it: say what it is waiting for (never when stdin is a pipe)
         _print_error(tr(ctx.lang, "mcp.tty_notice", program=PROGRAM))

@@ -379,6 +379,14 @@ def keyword_lines(draw):
     every=1,
     ahead=1,
 )
+@example(  # (a chain not at indentation 0 from a restart: the definitions before the restart are
+    # looked at, _keys_before, which no run of the suite reached: found by the coverage audit)
+    case=("ruby", "x = 1\nclass C\n'a'\n'b'\n  def f(a)\n    x = 1\n  end\nend\n", 6),
+    outer=True,
+    window=1,
+    every=1,
+    ahead=1,
+)
 def test_a_ruby_or_lua_range_read_from_the_definitions_before_the_line_is_the_one_read_from_all(
     case, outer, window, every, ahead, monkeypatch
 ):
