@@ -13433,13 +13433,22 @@ def _surroundings_stayed(text, viewed, moved, around, nearest):
     def told(crc_of, crcs):  # (per side that tells: it stands by the old place, by the copy)
         return [(crc_of(viewed[0], up) == crc, crc_of(moved, up) == crc) for crc, up in crcs]
 
-    if _left_behind(told(next_to, [(crc, up) for crc, up in zip(around, (True, False)) if crc is not None])):
+    adjacent = told(next_to, [(crc, up) for crc, up in zip(around, (True, False)) if crc is not None])
+    if _left_behind(adjacent):
         return True
     # (the nearest ones only when both tell, both by the old place: a function added right above
     # the last one of a file, nothing below it, moves it; one side alone refused 6 % of such moves)
-    return None not in nearest and all(
-        old and not new for old, new in told(near, zip(nearest, (True, False)))
+    nearby = told(near, zip(nearest, (True, False))) if None not in nearest else []
+    if nearby and all(old and not new for old, new in nearby):
+        return True
+    # (and when none of them went along with the window, wherever the old place went: a copy made
+    # above, the lines read rewritten where they stood, and lines deleted below so that the count
+    # matched the move; a block that moved takes a line around it along)
+    went = any(new for _old, new in adjacent + nearby) or any(
+        crc == 0 and (moved == 1 if up else moved + count > last)  # (00000000: no line there, as now)
+        for crc, up in zip(around, (True, False))
     )
+    return bool(adjacent) and not went
 
 
 def _left_behind(told):

@@ -1002,6 +1002,35 @@ def test_a_view_rewritten_in_place_never_moves_to_its_old_text_past_blank_lines(
     assert (root / "t.py").read_text() == alpha + inserted + beta.replace("b = 2", "b = 99") + "\n\n" + gamma
 
 
+def test_a_view_rewritten_in_place_never_moves_to_a_copy_made_above_it(root, be_env):
+    """Found by an attack and left open last time (3 of 300 of its cases; 909 of 913 of a simulation
+    on this machine's Python sources): beta() read, a copy of it added above alpha(), beta()
+    rewritten where it stood, and lines deleted at the end so that the file shrank by exactly
+    the distance to the copy: the edit went to the copy. The lines around the old place had moved
+    too, so nothing said they stayed behind; but none of the lines around the lines read stands
+    around the copy, as some do around a block that moved: STALE_VIEW. Lines deleted above still
+    move beta(), and the edit follows it."""
+    alpha = "import os\n\n\ndef alpha():\n    a = 1\n    return a\n\n\n"
+    beta, gamma = "def beta():\n    b = 2\n    return b\n", "\n\ndef gamma():\n    g = 3\n    return g\n"
+    pads = [f"PAD_{n} = {n}\n" for n in range(12)]
+    (root / "t.py").write_text(alpha + beta + gamma + "".join(pads))
+    _done, read = run_json("read", "-f", "t.py", "-s", "9", "-e", "11", cwd=root, env=be_env)
+    token = read["viewed_code_id"]
+    rewritten = "def beta():\n    b = 2  # v2\n    return b  # v2\n"
+    copied = (
+        "import os\n"
+        + beta
+        + alpha[len("import os\n") :]
+        + rewritten
+        + gamma
+        + "".join(pads[:2])  # (3 lines more above, 10 fewer below: the copy is 7 lines up, as the file)
+    )
+    _view_refused_after_change(root, be_env, token, copied, 10, "    b = 99")
+    (root / "t.py").write_text(alpha[len("import os\n") :] + beta + gamma + "".join(pads))
+    done, result = _replace_line_with_view(root, be_env, token, 10, "    b = 99")
+    assert done.returncode == 0 and result["relocated"] == -1, result
+
+
 def test_a_view_of_the_last_function_moves_when_a_function_is_added_above_it(root, be_env):
     """Found by the regression pass: the nearest-neighbour rule, with one side deciding, refused
     180 of 3,000 real moves (every one a view of a file's last function, nothing below it): a
