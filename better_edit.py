@@ -18494,6 +18494,60 @@ def _rpc_error(request_id, code, message, data=None):
 _LINE_PIECE = 1 << 24  # bytes a request line is read in
 
 
+def _send_whole(stream, data):
+    """Write `data` whole to the binary `stream` and flush it, or raise. A raw stream (the one
+    PYTHONUNBUFFERED=1 gives) takes part of a large message and returns that count; a descriptor
+    that a process sharing it made non-blocking since the start takes what fits and raises
+    BlockingIOError, or returns None. The rest then waits until it can go: a reply cut short ran
+    into the next one (found by an attack), and a host that had left went unnoticed."""
+    view = memoryview(data)
+    while view:
+        try:
+            written = stream.write(view)
+        except BlockingIOError as exc:
+            written = exc.characters_written
+        if not written:
+            _wait_for(stream, writing=True)
+        view = view[written or 0 :]
+    while True:
+        try:
+            return stream.flush()
+        except BlockingIOError:
+            _wait_for(stream, writing=True)
+
+
+def _wait_for(stream, writing):
+    """Wait until `stream`'s descriptor can be read, or written (a non-blocking one); whether it can."""
+    import select
+    import time
+
+    try:
+        fd = stream.fileno()
+        ready = select.select([] if writing else [fd], [fd] if writing else [], [])
+    except (AttributeError, ValueError, OSError):  # (no descriptor, or one select cannot take: Windows pipes)
+        time.sleep(0.01)
+        return True
+    return bool(ready[0] or ready[1])
+
+
+def _read_piece(stdin, size):
+    """stdin.readline(size), but a descriptor made non-blocking since the start (a process sharing
+    it) that has nothing yet is waited on: its b"" is no end of input (the server ended at once)."""
+    piece = stdin.readline(size)
+    while not piece and not _blocking(stdin) and _wait_for(stdin, writing=False):
+        piece = stdin.readline(size)
+        if not piece:  # (readable, and nothing: the end)
+            break
+    return piece
+
+
+def _blocking(stream):
+    try:
+        return os.get_blocking(stream.fileno())
+    except (AttributeError, ValueError, OSError):
+        return True
+
+
 def _read_line(stdin):
     """The next line of `stdin` (b"" at its end), or None for a line larger than memory, read to
     its end and dropped. It is read in pieces, so a line whose bytes were all read but could not
@@ -18501,13 +18555,13 @@ def _read_line(stdin):
     pieces = []
     try:
         while not pieces or (pieces[-1] and not pieces[-1].endswith(b"\n")):
-            pieces.append(stdin.readline(_LINE_PIECE))
+            pieces.append(_read_piece(stdin, _LINE_PIECE))
         return pieces[0] if len(pieces) == 1 else b"".join(pieces)
     except MemoryError:
         ended = bool(pieces) and (not pieces[-1] or pieces[-1].endswith(b"\n"))
         pieces = None
         while not ended:
-            chunk = stdin.readline(1 << 20)
+            chunk = _read_piece(stdin, 1 << 20)
             ended = not chunk or chunk.endswith(b"\n")
         return None
 
@@ -18757,8 +18811,7 @@ class Server:
                 except MemoryError:
                     data = encode_message(self._unsendable(reply))
                 try:
-                    stdout.write(data)
-                    stdout.flush()
+                    _send_whole(stdout, data)
                 except OSError as exc:  # (the client went away: serve_stdio ends as at EOF)
                     _say_unsent(exc.strerror or str(exc))
                     raise

@@ -2627,3 +2627,104 @@ def test_a_snapshots_summary_counts_in_english(serve, root):
     server.ok("be-edit", {"edits": [{"file": "a.txt", "start": 1, "content": "x\ny"}]})
     summaries = [s["summary"] for s in server.ok("be-trx-status")["snapshots"]]
     assert summaries == ["edit: 1 file, 1 item", "replace: lines 1-1 -> 1 line", "write: 1 line (created)"]
+
+
+# ---- descriptors a host shares, cuts short or makes non-blocking --------------------------------
+
+
+def _call_line(number, name, **arguments):
+    message = {
+        "jsonrpc": "2.0",
+        "id": number,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
+    return (json.dumps(message) + "\n").encode()
+
+
+def _read_reply(fd, deadline=REPLY_TIMEOUT):
+    """One reply line from descriptor `fd` (blocking or not), waiting at most `deadline` seconds."""
+    import select
+
+    data, end = b"", time.monotonic() + deadline
+    while not data.endswith(b"\n"):
+        if not select.select([fd], [], [], max(0, end - time.monotonic()))[0]:
+            raise AssertionError(f"no whole reply in {deadline} s: {data[:200]!r}")
+        chunk = os.read(fd, 1 << 20)
+        assert chunk, data[:200]
+        data += chunk
+    return data
+
+
+@pytest.mark.parametrize("unbuffered", [False, True])
+def test_a_host_that_leaves_during_a_reply_gets_no_more_edits(root, be_env, unbuffered):
+    """Found by an attack: with PYTHONUNBUFFERED=1 (common in hosts' settings and containers) the
+    server's stdout is a raw stream, which takes part of a large reply and returns that count. The
+    count went unchecked: a host that closed the pipe mid-reply went unnoticed and the next edit it
+    had queued was made. Replies are written whole now, so the broken pipe stops the server."""
+    (root / "a.txt").write_text("a\nb\n")
+    (root / "d.txt").write_text("".join(f"line {n} " + "x" * 100 + "\n" for n in range(3000)))
+    env = (
+        dict(be_env, PYTHONUNBUFFERED="1")
+        if unbuffered
+        else {k: v for k, v in be_env.items() if k != "PYTHONUNBUFFERED"}
+    )
+    out_r, out_w = os.pipe()
+    server = subprocess.Popen(
+        be_command_prefix(), stdin=subprocess.PIPE, stdout=out_w, stderr=subprocess.PIPE, cwd=root, env=env
+    )
+    os.close(out_w)
+    try:
+        content = "".join(f"new {n}\n" for n in range(3000))
+        server.stdin.write(_call_line(1, "be-replace", file="d.txt", start=1, end=3000, content=content))
+        server.stdin.write(
+            _call_line(2, "be-replace", file="a.txt", start=1, content="EDITED AFTER THE HOST LEFT")
+        )
+        server.stdin.flush()
+        import select
+
+        assert select.select([out_r], [], [], REPLY_TIMEOUT)[0]
+        os.read(out_r, 10)
+        os.close(out_r)  # (the host leaves in the middle of the first reply)
+        server.stdin.close()
+        assert server.wait(REPLY_TIMEOUT) == 0
+        said = server.stderr.read().decode()
+    finally:
+        server.kill()
+    assert (root / "a.txt").read_text() == "a\nb\n", said
+    assert (root / "d.txt").read_text() == content  # (the first edit was made: stderr says it stands)
+    assert "the change was made (event " in said and "it stands" in said, said
+
+
+@pytest.mark.parametrize("which", ["stdin", "stdout"])
+def test_a_descriptor_made_non_blocking_after_the_start_is_waited_on(root, be_env, which):
+    """Found by an attack: a launcher that shares the server's stdin or stdout (Node's `stdio:
+    'inherit'`) may make it non-blocking after the server started. A read with nothing yet was
+    then taken for the end of input (the server quit), and a large reply was cut at 61,440
+    bytes. Both wait now: every reply arrives whole."""
+    (root / "a.txt").write_text("a\nb\n")
+    (root / "d.txt").write_text("".join(f"line {n} " + "x" * 100 + "\n" for n in range(3000)))
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    server = subprocess.Popen(
+        be_command_prefix(), stdin=in_r, stdout=out_w, stderr=subprocess.PIPE, cwd=root, env=be_env
+    )
+    try:
+        os.write(in_w, _call_line(1, "be-read", file="a.txt"))
+        assert json.loads(_read_reply(out_r))["id"] == 1
+        # (the server's descriptor shares its open pipe with ours, and with it the flag)
+        os.set_blocking(in_r if which == "stdin" else out_w, False)
+        time.sleep(0.3)  # (a server that takes "nothing yet" for the end has quit by now)
+        os.write(in_w, _call_line(2, "be-read", file="d.txt", max_lines=0))
+        reply = json.loads(_read_reply(out_r))
+        assert reply["id"] == 2 and reply["result"]["structuredContent"]["content"].count("\n") == 2999, (
+            reply["id"]
+        )
+        os.write(in_w, _call_line(3, "be-replace", file="a.txt", start=1, content="A"))
+        assert json.loads(_read_reply(out_r))["result"]["structuredContent"]["changed"] is True
+    finally:
+        os.close(in_w)
+        assert server.wait(REPLY_TIMEOUT) == 0
+        for fd in (in_r, out_w, out_r):
+            os.close(fd)
+    assert (root / "a.txt").read_text() == "A\nb\n"
