@@ -10329,7 +10329,11 @@ def _remove_live_temps():
 
 # commit: 1 in a commit (undo possible), 2 undoing; pending: a signal that came meanwhile; stood:
 # (language, event id) of a change that stands and whose result is not out yet (_say_stood)
-_SIGNAL_STATE = {"commit": 0, "pending": None, "stood": None}
+_SIGNAL_STATE = {
+    "commit": 0,
+    "pending": None,
+    "stood": [],
+}  # (stood: the changes not yet said, _end_of_commit)
 
 
 def _die_cleanly(signum, _frame):
@@ -10343,7 +10347,7 @@ def _die_cleanly(signum, _frame):
         _SIGNAL_STATE["pending"] = _SIGNAL_STATE["pending"] or signum
         return
     if _SIGNAL_STATE["stood"]:  # (after a commit, before its result is out: the change stands)
-        _say_stood(_SIGNAL_STATE["stood"], signum)
+        _say_stood(signum)
     _die_by(signum)
 
 
@@ -12026,44 +12030,44 @@ def _say_undone(lang, signum, error):
 def _end_of_commit(stood=None):
     """After a commit: fault injection off, and a signal that came while it ran acted on. `stood`:
     (language, event id) of a commit past its commit point: dying, it says on stderr that the
-    change stands, as the output that never comes would have."""
+    change stands, as the output that never comes would have (every change of a batch whose
+    reply is not out yet: found by an attack, it named the last one only)."""
     _Faults.armed = False
     _Faults.report()
-    _SIGNAL_STATE["stood"] = stood  # (first: until the call's result is out, _result_is_out)
+    if stood:  # (first: until the call's result is out, _result_is_out)
+        _SIGNAL_STATE["stood"].append(stood)
     _SIGNAL_STATE["commit"] = 0
     pending, _SIGNAL_STATE["pending"] = _SIGNAL_STATE["pending"], None
-    if pending and stood:
-        _say_stood(stood, pending)
     if pending:
+        _say_stood(pending)
         _die_by(pending)
 
 
-def _say_stood(stood, signum):
-    """On stderr, that the change (language, event id) stands although the process dies by
-    `signum` before its output: the output that never comes would have said so."""
+def _say_stood(signum):
+    """On stderr, that the changes not yet said (language, event id) stand although the process
+    dies by `signum` before its output: the output that never comes would have said so."""
     import signal
 
-    _say_it_stands(stood, ("stood_signal", "stood_signal_no_event"), signal=signal.Signals(signum).name)
+    _say_it_stands(("stood_signal", "stood_signal_no_event"), signal=signal.Signals(signum).name)
 
 
 def _say_unsent(detail):
-    """On stderr, that the change of this call stands although its result could not be written
-    (the pipe to the client or the script was closed): a retry would make it twice."""
-    stood = _SIGNAL_STATE["stood"]
-    if stood:
-        _say_it_stands(stood, ("stood_unsent", "stood_unsent_no_event"), detail=detail)
-        _SIGNAL_STATE["stood"] = None
+    """On stderr, that the changes of this call stand although its result could not be written
+    (the pipe to the client or the script was closed): a retry would make them twice."""
+    _say_it_stands(("stood_unsent", "stood_unsent_no_event"), detail=detail)
 
 
-def _say_it_stands(stood, keys, **fields):
-    """On stderr, of the change `stood` (language, event id): keys[0], or keys[1] for a change
-    without an event (a rollback: nothing to roll back)."""
-    _say_dying(tr(stood[0], keys[0] if stood[1] else keys[1], event_id=stood[1], **fields))
+def _say_it_stands(keys, **fields):
+    """On stderr, of each change not yet said (language, event id): keys[0], or keys[1] for a
+    change without an event (a rollback: nothing to roll back)."""
+    for lang, event_id in _SIGNAL_STATE["stood"]:
+        _say_dying(tr(lang, keys[0] if event_id else keys[1], event_id=event_id, **fields))
+    _SIGNAL_STATE["stood"] = []
 
 
 def _result_is_out():
     """The result of the call is written: a signal from now on has nothing more to say."""
-    _SIGNAL_STATE["stood"] = None
+    _SIGNAL_STATE["stood"] = []
 
 
 class _CommitRun:

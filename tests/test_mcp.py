@@ -2728,3 +2728,35 @@ def test_a_descriptor_made_non_blocking_after_the_start_is_waited_on(root, be_en
         for fd in (in_r, out_w, out_r):
             os.close(fd)
     assert (root / "a.txt").read_text() == "A\nb\n"
+
+
+def test_a_batch_whose_reply_is_lost_names_every_change_that_stands(root, be_env):
+    """Found by an attack: a batch of two edits and a large read whose reply the host stopped
+    reading said on stderr that the second change stands, and nothing of the first."""
+    (root / "a.txt").write_text("a\nb\n")
+    (root / "d.txt").write_text("".join(f"line {n} " + "x" * 100 + "\n" for n in range(3000)))
+    calls = [
+        json.loads(_call_line(1, "be-replace", file="a.txt", start=1, content="one")),
+        json.loads(_call_line(2, "be-replace", file="a.txt", start=2, content="two")),
+        json.loads(_call_line(3, "be-read", file="d.txt", max_lines=0)),
+    ]
+    out_r, out_w = os.pipe()
+    server = subprocess.Popen(
+        be_command_prefix(), stdin=subprocess.PIPE, stdout=out_w, stderr=subprocess.PIPE, cwd=root, env=be_env
+    )
+    os.close(out_w)
+    try:
+        server.stdin.write((json.dumps(calls) + "\n").encode())
+        server.stdin.flush()
+        import select
+
+        assert select.select([out_r], [], [], REPLY_TIMEOUT)[0]
+        os.read(out_r, 10)
+        os.close(out_r)
+        server.stdin.close()
+        assert server.wait(REPLY_TIMEOUT) == 0
+        said = server.stderr.read().decode()
+    finally:
+        server.kill()
+    assert (root / "a.txt").read_text() == "one\ntwo\n"
+    assert len(re.findall(r"the change was made \(event [0-9a-f]+\).*it stands", said)) == 2, said
