@@ -15815,9 +15815,8 @@ def _commit_restores(ctx, files, kept, chosen):
     """The commit of a rollback's restores. With `kept` (a forced rollback's result), it is an
     event of its own, holding the files' bytes before it: its id goes into `kept`, with a warning;
     its news of evicting the very snapshots the call undoes is left out (they go anyway)."""
-    if kept is None:
-        commit_files(ctx, "rollback", files, snapshot=False, rolls_back=chosen)
-        return []
+    if kept is None:  # (its warnings too: a file with hard links written in place said nothing)
+        return commit_files(ctx, "rollback", files, snapshot=False, rolls_back=chosen)[1]
     events = kept["rolled_back"]
     summary = f"rollback: {', '.join(events)} (forced)"
     ctx.leaving_events = frozenset(events)  # (not counted against the bounds its own event meets)
