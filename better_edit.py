@@ -15416,6 +15416,8 @@ def tool_insert_chip(ctx, args):
         "force": True,  # (saved text is put back as it was: a placeholder-looking line in it is real)
         "as_given": True,  # (and into an empty file without a newline its text did not end with)
     }
+    if args.get("viewed_code_id") is not None:  # (checked, and followed when the lines moved, as be-insert's)
+        insert_args["viewed_code_id"] = args["viewed_code_id"]
     if after < -1:
         raise invalid("after_line_invalid", value=after)
     result = edit_file(
@@ -18121,7 +18123,7 @@ TOOLS = [
             Param("from", "string", "p.from", metavar="SOURCE"),
             Param("to", "string", "p.to", metavar="PATH:LINE"),
             Param("as", "string", "p.as", choices=("text", "annotated"), default="text"),
-            Param("filter", "string", "p.filter"), P_PREVIEW,
+            Param("filter", "string", "p.filter"), P_VIEW, P_PREVIEW,
         ],
         "Recover saved content",
         dict(

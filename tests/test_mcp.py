@@ -1796,6 +1796,29 @@ def _failed_call_chip(server, word):
     return error["chip"]
 
 
+def test_a_chip_goes_back_by_a_view_that_follows_lines_added_above(serve, root):
+    """Found by an attack: be-insert-chip took no viewed_code_id, so a chip put back "after line 3"
+    of a read went after another line once someone had added two imports on top (b() landed
+    inside a()). It takes one now, checked and followed as be-insert's."""
+    app = root / "app.py"
+    app.write_text("def a():\n    return 1\n\ndef b():\n    return 2\n\ndef c():\n    return 3\n")
+    server = serve()
+    chip = server.ok("be-delete", file="app.py", start=4, end=6)["chip"]
+    view = server.ok("be-read", file="app.py", start=2, end=3)["viewed_code_id"]
+    app.write_text("import os\nimport sys\n" + app.read_text())
+    put = server.ok("be-insert-chip", **{"from": f"chip://{chip}", "to": "app.py:3", "viewed_code_id": view})
+    assert put["relocated"] == 2 and put["after_line"] == 5, put
+    assert (
+        app.read_text()
+        == "import os\nimport sys\ndef a():\n    return 1\n\ndef b():\n    return 2\n\ndef c():\n    return 3\n"
+    )
+    app.write_text("def a():\n    return 10\n\ndef c():\n    return 3\n")  # (the lines read changed)
+    server.err(
+        "be-insert-chip", "STALE_VIEW", **{"from": f"chip://{chip}", "to": "app.py:3", "viewed_code_id": view}
+    )
+    assert app.read_text() == "def a():\n    return 10\n\ndef c():\n    return 3\n"
+
+
 def test_chip_list_oldest_first_with_filter(serve, root):
     (root / "a.txt").write_text("deleted words here\nkeep\n")
     server = serve()
