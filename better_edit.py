@@ -479,6 +479,20 @@ MESSAGES = {
         "use a path inside {root}",
         "请使用 {root} 之内的路径",
     ),
+    "rollback_outside_root": (
+        "event {event_id} also changed {file}, outside the root {root}: a rollback with this root "
+        "would undo only part of it",
+        "事件 {event_id} 还修改了根目录 {root} 之外的 {file}：以此根目录回滚只会撤销其中一部分",
+    ),
+    "rollback_outside_root.hint": (
+        "roll it back from a server or command whose root holds all its files (or none)",
+        "请在根目录包含其全部文件（或未设根目录）的服务器或命令中回滚它",
+    ),
+    "w.commit_outside_root": (
+        "event {event_id} also changed {file}, outside the root {root}: its snapshots are kept "
+        "(forgetting them would take that file's undo from a server that can reach it)",
+        "事件 {event_id} 还修改了根目录 {root} 之外的 {file}：其快照已保留（忘记它们会让能访问该文件的服务器失去撤销）",
+    ),
     "sandbox_state": (
         "{file} is among the snapshots, chips, commit records and kept old texts better-edit-tools "
         "keeps in {base}: written over, they could no longer undo anything",
@@ -15560,15 +15574,31 @@ def _events(records):
 def tool_trx_commit(ctx, args):
     """Forget pending snapshots. Arguments: `file` (the events that touched it, each whole, as a
     rollback selects them: forgetting one file's part of an event left a rollback that undid only
-    its other files). Result: `committed` (count of records)."""
+    its other files); with a root, not the events that also changed a file outside it. Result:
+    `committed` (the events forgotten, as trx-status counts them)."""
     store = SnapshotStore(ctx)
     with store.lock():
         records = _events_in_root(ctx, store.list())  # (what trx-status lists: a root's own events)
         if args.get("file") is not None:
             records = _events_of_file(records, resolve_path(ctx, args["file"]))
+        outside = _reaching_out(ctx, records)
         for record in records:
-            store.remove(record)
-    return {"status": "ok", "committed": len(records)}
+            if record["event_id"] not in outside:
+                store.remove(record)
+    result = {"status": "ok", "committed": len({r["event_id"] for r in records} - set(outside))}
+    if outside:
+        fields = [{"event_id": event, "file": file, "root": ctx.root} for event, file in outside.items()]
+        result["warnings"] = _local_warnings(ctx, [("w.commit_outside_root", f) for f in fields])
+    return result
+
+
+def _reaching_out(ctx, records):
+    """{event id: a file outside the root} of the events of `records` that also changed a file
+    outside the root (a server of a folder of a checkout lists the events of the whole checkout
+    that touched its folder): its commit and rollback leave them to one that reaches all."""
+    if not ctx.root:
+        return {}
+    return {r["event_id"]: r["file"] for r in reversed(records) if not is_inside(r["file"], ctx.root)}
 
 
 def tool_trx_rollback(ctx, args):
@@ -15582,6 +15612,9 @@ def tool_trx_rollback(ctx, args):
     store = SnapshotStore(ctx)
     for attempt in range(_ROLLBACK_CHOICES):
         chosen, places = _rollback_choice(ctx, args, store), {}
+        for event_id, file in _reaching_out(ctx, chosen).items():  # (not SANDBOX "use a path inside")
+            fields = {"event_id": event_id, "file": file, "root": ctx.root}
+            raise ToolError("SANDBOX", "rollback_outside_root", "rollback_outside_root.hint", **fields)
         try:
             _locate_each(ctx, [record["file"] for record in chosen], places)
             with Locks(ctx) as locks:

@@ -1771,6 +1771,37 @@ def test_rollback_keeps_hard_links_shared(serve, root):
     assert any("2 hard links: written in place" in w for w in rolled.get("warnings", [])), rolled
 
 
+def test_a_server_of_a_folder_leaves_events_that_reach_outside_it_whole(serve, root):
+    """Found by an attack: a server started with `--root sub` in a checkout listed the event of a
+    be-edit of sub/a.txt and b.txt (by a server of the whole checkout); its rollback said SANDBOX
+    "use a path inside ROOT" of a path nobody gave, and its commit forgot the whole event, b.txt's
+    undo with it. Both now leave such an event to a server that reaches all its files, saying so;
+    the commit counts events, as trx-status lists them (it counted one per file)."""
+    (root / "sub").mkdir()
+    (root / "sub" / "a.txt").write_text("a\n")
+    (root / "b.txt").write_text("b\n")
+    outer, inner = serve(), serve("--root", "sub")
+    event = outer.ok(
+        "be-edit",
+        edits=[
+            {"file": "sub/a.txt", "start": 1, "content": "A"},
+            {"file": "b.txt", "start": 1, "content": "B"},
+        ],
+    )["event_id"]
+    error = inner.err("be-trx-rollback", "SANDBOX")
+    assert f"event {event} also changed {root / 'b.txt'}, outside the root" in error["message"], error
+    assert "whose root holds all its files" in error["hint"], error
+    committed = inner.ok("be-trx-commit")
+    assert committed["committed"] == 0 and f"event {event} also changed" in committed["warnings"][0], (
+        committed
+    )
+    assert (root / "sub" / "a.txt").read_text() == "A\n" and (root / "b.txt").read_text() == "B\n"
+    assert [s["event_id"] for s in outer.ok("be-trx-status")["snapshots"]] == [event]
+    outer.ok("be-replace", file="b.txt", start=1, content="B2")
+    assert outer.ok("be-trx-commit")["committed"] == 2  # (two events, three files)
+    assert outer.ok("be-trx-status")["snapshots"] == []
+
+
 def test_rollback_restores_exact_bytes_after_many_edits(serve, root):
     path = root / "a.txt"
     original = "\ufeffbom line\r\nmixed\nend without newline".encode()
@@ -2467,7 +2498,7 @@ def test_committing_one_file_of_an_event_forgets_the_event_whole(serve, root):
     server = serve()
     edits = [{"file": f"{name}.txt", "start": 1, "content": name.upper()} for name in "abc"]
     event = server.ok("be-edit", edits=edits)["event_id"]
-    assert server.ok("be-trx-commit", file="a.txt")["committed"] == 3
+    assert server.ok("be-trx-commit", file="a.txt")["committed"] == 1  # (one event: as trx-status counts)
     assert server.ok("be-trx-status")["snapshots"] == []
     server.err("be-trx-rollback", "NOT_FOUND", event_id=event)
     assert [(root / f"{name}.txt").read_text() for name in "abc"] == ["A\n", "B\n", "C\n"]
