@@ -390,6 +390,11 @@ MESSAGES = {
         "of a pair was cut, or sent alone)",
         "内容含有 U+{point}，它是 UTF-16 代理对的一半，不是字符（某个代理对的 \\u 转义被截断或单独发送）",
     ),
+    "old_surrogate": (
+        "old holds U+{point}, half of a UTF-16 pair, which no text file holds (a \\u escape of a "
+        "pair was cut, or sent alone)",
+        "old 含有 U+{point}，它是 UTF-16 代理对的一半，任何文本文件中都没有（某个代理对的 \\u 转义被截断或单独发送）",
+    ),
     "content_surrogate.hint": (
         "send the character itself, or both halves of its pair",
         "请直接发送该字符，或发送代理对的两半",
@@ -14427,6 +14432,13 @@ def _replace_arguments(args):
             raise invalid("need_lines_or_old")
     if args.get("old") == "" and "start" not in args:  # (with start: an empty line)
         raise ToolError("INVALID_ARGUMENT", "old_empty")
+    half = re.search(
+        "[\ud800-\udfff]", args.get("old") or ""
+    )  # (no file holds one: MISMATCH said only "read the file")
+    if half:
+        raise ToolError(
+            "INVALID_ARGUMENT", "old_surrogate", "content_surrogate.hint", point=f"{ord(half.group()):04X}"
+        )
 
 
 def _replace_change(ctx, args, opened):

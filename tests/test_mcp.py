@@ -2649,6 +2649,23 @@ def test_a_lone_surrogate_in_content_is_named_as_such(serve, root):
     assert error["code"] == "INVALID_ARGUMENT", error
     assert "U+D800, half of a UTF-16 pair" in error["message"] and "convert" not in error["hint"], error
     assert (root / "a.txt").read_text() == "one\n"
+    # (the attack on the server: in `old`, of a file holding the whole character, it was a plain
+    # MISMATCH, "read the file to see its current text", with no closest block; in an edit item too)
+    (root / "a.txt").write_text("a \U0001f600 b\n")
+    for name, arguments in (
+        ("be-replace", '{"file": "a.txt", "old": "\\ud83d", "content": "x"}'),
+        ("be-edit", '{"edits": [{"file": "a.txt", "old": "a \\ud83d", "content": "x"}]}'),
+    ):
+        server.send_line(
+            f'{{"jsonrpc": "2.0", "id": 10, "method": "tools/call", "params": {{"name": "{name}", "arguments": {arguments}}}}}'
+        )
+        error = server.recv()["result"]["structuredContent"]["error"]
+        assert (
+            error["code"] == "INVALID_ARGUMENT"
+            and "old holds U+D83D, half of a UTF-16 pair" in error["message"]
+        ), error
+        assert error["hint"] == "send the character itself, or both halves of its pair", error
+    assert (root / "a.txt").read_text() == "a \U0001f600 b\n"
 
 
 def test_every_unknown_argument_is_named_with_the_one_it_likely_means(serve, root):
