@@ -1429,6 +1429,15 @@ MESSAGES = {
         "read the file; pass force to overwrite its current content anyway",
         "请先读取文件；如确要覆盖当前内容，请传入 force",
     ),
+    "rollback_gone": (
+        "{file} is gone (deleted, or moved away with its folder) since event {event_id} wrote it; "
+        "nothing was rolled back",
+        "{file} 在事件 {event_id} 写入之后已不存在（被删除，或随其文件夹被移走）；未回滚任何内容",
+    ),
+    "rollback_gone.hint": (
+        "put it back where it was, or pass force to make it again with its text from before the event",
+        "请把它放回原处，或传入 force 以事件之前的内容重新创建它",
+    ),
     "steps_and_event": ("give steps or event_id, not both", "steps 与 event_id 只能给一个"),
     "internal": ("internal error: {detail}", "内部错误：{detail}"),
     "internal.hint": (
@@ -15800,10 +15809,9 @@ def _check_rollback(args, chosen, located):
                 state[path] = "not a regular file"
         expected = None if record["after_sha256"] == "absent" else record["after_sha256"]
         if state[path] != expected:
-            if not args.get("force"):
-                raise ToolError(
-                    "CONFLICT", "rollback_conflict", file=record["file"], event_id=record["event_id"]
-                )
+            if not args.get("force"):  # (a file gone said "no longer holds", "read the file")
+                key = "rollback_gone" if state[path] is None else "rollback_conflict"
+                raise ToolError("CONFLICT", key, file=record["file"], event_id=record["event_id"])
             warnings += _forced_words(record, state[path])
         state[path] = None if record["before"] == "absent" else _before_sha(record)
     return warnings

@@ -1532,7 +1532,9 @@ def test_rollback_conflict_when_file_deleted(serve, root):
     server = serve()
     server.ok("be-replace", file="a.txt", start=1, content="a1")
     a.unlink()
-    server.err("be-trx-rollback", "CONFLICT")
+    error = server.err("be-trx-rollback", "CONFLICT")
+    # (found by an attack: it said the file "no longer holds what event … wrote", hint "read the file")
+    assert f"{a} is gone (deleted, or moved away" in error["message"] and "put it back" in error["hint"], error
     assert not a.exists()
     server.ok("be-trx-rollback", force=True)
     assert a.read_text() == "a0\n"
