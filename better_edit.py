@@ -1434,6 +1434,15 @@ MESSAGES = {
         "nothing was rolled back",
         "{file} 在事件 {event_id} 写入之后已不存在（被删除，或随其文件夹被移走）；未回滚任何内容",
     ),
+    "rollback_not_file": (
+        "{file} is no regular file now (a folder, a pipe or a device took its name since event "
+        "{event_id}); nothing was rolled back",
+        "{file} 现在不是普通文件（事件 {event_id} 之后，其名称被文件夹、管道或设备占用）；未回滚任何内容",
+    ),
+    "rollback_not_file.hint": (
+        "move that away and roll back again (force cannot write a file over it)",
+        "请把它移走后再回滚（force 也无法用文件覆盖它）",
+    ),
     "rollback_gone.hint": (
         "put it back where it was, or pass force to make it again with its text from before the event",
         "请把它放回原处，或传入 force 以事件之前的内容重新创建它",
@@ -15809,9 +15818,11 @@ def _check_rollback(args, chosen, located):
                 state[path] = "not a regular file"
         expected = None if record["after_sha256"] == "absent" else record["after_sha256"]
         if state[path] != expected:
-            if not args.get("force"):  # (a file gone said "no longer holds", "read the file")
-                key = "rollback_gone" if state[path] is None else "rollback_conflict"
-                raise ToolError("CONFLICT", key, file=record["file"], event_id=record["event_id"])
+            if not args.get("force") or state[path] == "not a regular file":  # (force cannot help)
+                key = {None: "rollback_gone", "not a regular file": "rollback_not_file"}.get(state[path])
+                raise ToolError(
+                    "CONFLICT", key or "rollback_conflict", file=record["file"], event_id=record["event_id"]
+                )
             warnings += _forced_words(record, state[path])
         state[path] = None if record["before"] == "absent" else _before_sha(record)
     return warnings
@@ -15892,7 +15903,11 @@ def _restore_commit(store, record, place, st, keep=False):
     before its rename as an edit's files are."""
     before = _kept_before(store, record)
     if st is not None:
-        _require_regular(st, place.file)
+        try:
+            _require_regular(st, place.file)
+        except ToolError:  # (its hint, "name a file inside it", is no rollback's)
+            fields = {"file": record["file"], "event_id": record["event_id"]}
+            raise ToolError("CONFLICT", "rollback_not_file", **fields) from None
     if before is None and st is None:
         return None
     raw = _current_bytes(place) if st is not None and (keep or written_in_place(place, st)) else None

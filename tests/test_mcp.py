@@ -1538,6 +1538,13 @@ def test_rollback_conflict_when_file_deleted(serve, root):
     assert not a.exists()
     server.ok("be-trx-rollback", force=True)
     assert a.read_text() == "a0\n"
+    server.ok("be-replace", file="a.txt", start=1, content="a2")
+    a.unlink()
+    a.mkdir()  # (a folder took its name: "name a file inside it" was the hint, with force too)
+    for force in (False, True):
+        error = server.err("be-trx-rollback", "CONFLICT", force=force)
+        assert "is no regular file now" in error["message"] and "move that away" in error["hint"], error
+    assert a.is_dir()
 
 
 def test_rollback_of_a_created_file_deletes_it(serve, root):
