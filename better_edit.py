@@ -4400,15 +4400,21 @@ def _signs(line, kept):
     if len(line) > 200 or line.strip() in kept:
         return set(), False, None
     parts = _LINE.fullmatch(_comment_of(line)) if _SIGN_WORDS.search(line.lower()) else None
-    if parts and not parts.group(1) and _ELL.fullmatch(line.strip()):  # (a lone `...`: vaguer still)
-        return set(), False, True
     if not parts or not parts.group(1) or parts.group(1) == "*":
-        listed = _NAME_LIST.fullmatch(line)
-        names = listed and set(re.findall(_NAME, listed.group(1))) - _NOT_NAMES
-        return (names, True, None) if names and len(names) > 1 else (set(), False, None)
+        return _unmarked_signs(line, parts)
     core = _core_words(parts.group(2))
     ruled = _RULER.search(parts.group(2))  # (a section's heading: `# -- Other options -------`)
     return _kept_names(core, parts.group(2)), False, not ruled and _TRAILING_SOFT.fullmatch(core)
+
+
+def _unmarked_signs(line, parts):
+    """_signs of a line no comment mark of which shows a sign: a lone ellipsis (vaguer still), or a
+    comment that is a bare list of two names or more (`// add, remove, clear`)."""
+    if parts and not parts.group(1) and _ELL.fullmatch(line.strip()):
+        return set(), False, True
+    listed = _NAME_LIST.fullmatch(line)
+    names = listed and set(re.findall(_NAME, listed.group(1))) - _NOT_NAMES
+    return (names, True, None) if names and len(names) > 1 else (set(), False, None)
 
 
 _NAME_LIST = _LazyPattern(
@@ -13475,21 +13481,27 @@ def _surroundings_stayed(text, viewed, moved, around, nearest):
         return [(crc_of(viewed[0], up) == crc, crc_of(moved, up) == crc) for crc, up in crcs]
 
     adjacent = told(next_to, [(crc, up) for crc, up in zip(around, (True, False)) if crc is not None])
+    nearby = told(near, zip(nearest, (True, False))) if None not in nearest else []
+    edge = any(  # (00000000: no line there when read, and none by the window now)
+        crc == 0 and (moved == 1 if up else moved + count > last) for crc, up in zip(around, (True, False))
+    )
+    return _stayed_behind(adjacent, nearby, edge)
+
+
+def _stayed_behind(adjacent, nearby, edge):
+    """_surroundings_stayed's verdict from the lines around, told (stands by the old place, stands
+    by the window): the line above and below (`adjacent`), the nearest ones with a letter or a
+    digit (`nearby`), and whether the file's edge went along (`edge`)."""
     if _left_behind(adjacent):
         return True
     # (the nearest ones only when both tell, both by the old place: a function added right above
     # the last one of a file, nothing below it, moves it; one side alone refused 6 % of such moves)
-    nearby = told(near, zip(nearest, (True, False))) if None not in nearest else []
     if nearby and all(old and not new for old, new in nearby):
         return True
     # (and when none of them went along with the window, wherever the old place went: a copy made
     # above, the lines read rewritten where they stood, and lines deleted below so that the count
     # matched the move; a block that moved takes a line around it along)
-    went = any(new for _old, new in adjacent + nearby) or any(
-        crc == 0 and (moved == 1 if up else moved + count > last)  # (00000000: no line there, as now)
-        for crc, up in zip(around, (True, False))
-    )
-    return bool(adjacent) and not went
+    return bool(adjacent) and not edge and not any(new for _old, new in adjacent + nearby)
 
 
 def _left_behind(told):
@@ -15642,9 +15654,6 @@ def tool_trx_rollback(ctx, args):
     store = SnapshotStore(ctx)
     for attempt in range(_ROLLBACK_CHOICES):
         chosen, places = _rollback_choice(ctx, args, store), {}
-        for event_id, file in _reaching_out(ctx, chosen).items():  # (not SANDBOX "use a path inside")
-            fields = {"event_id": event_id, "file": file, "root": ctx.root}
-            raise ToolError("SANDBOX", "rollback_outside_root", "rollback_outside_root.hint", **fields)
         try:
             _locate_each(ctx, [record["file"] for record in chosen], places)
             with Locks(ctx) as locks:
@@ -15697,7 +15706,11 @@ def _rollback_choice(ctx, args, store):
     records = _events_in_root(ctx, store.list())
     if args.get("file") is not None:
         records = _events_of_file(records, resolve_path(ctx, args["file"]))
-    return _rollback_selection(args, records)
+    chosen = _rollback_selection(args, records)
+    for event_id, file in _reaching_out(ctx, chosen).items():  # (not SANDBOX "use a path inside")
+        fields = {"event_id": event_id, "file": file, "root": ctx.root}
+        raise ToolError("SANDBOX", "rollback_outside_root", "rollback_outside_root.hint", **fields)
+    return chosen
 
 
 def _grown_events(now, chosen):
@@ -15819,13 +15832,17 @@ def _check_rollback(args, chosen, located):
         expected = None if record["after_sha256"] == "absent" else record["after_sha256"]
         if state[path] != expected:
             if not args.get("force") or state[path] == "not a regular file":  # (force cannot help)
-                key = {None: "rollback_gone", "not a regular file": "rollback_not_file"}.get(state[path])
-                raise ToolError(
-                    "CONFLICT", key or "rollback_conflict", file=record["file"], event_id=record["event_id"]
-                )
+                raise _rollback_refused(record, state[path])
             warnings += _forced_words(record, state[path])
         state[path] = None if record["before"] == "absent" else _before_sha(record)
     return warnings
+
+
+def _rollback_refused(record, now):
+    """CONFLICT for a file a rollback finds changed since `record`'s event (`now`: its SHA-256),
+    gone (None; it said "no longer holds", "read the file") or no regular file."""
+    key = {None: "rollback_gone", "not a regular file": "rollback_not_file"}.get(now, "rollback_conflict")
+    return ToolError("CONFLICT", key, file=record["file"], event_id=record["event_id"])
 
 
 def _forced_words(record, now):
@@ -19342,14 +19359,18 @@ def _summary_line(lang, tool, result):
     fields["language"] = result.get("language") or "-"
     fields["what"] = result.get("tag") or " ".join(str(result.get(k, "")) for k in ("kind", "name")).strip()
     fields["event"] = tr(lang, "cli.event", event_id=result["event_id"]) if result.get("event_id") else ""
-    if result.get("preview"):
-        verb = "cli.verb.preview"
-    elif verb and result.get("changed") is False:
-        verb = "cli.verb.unchanged"
-    elif verb_created and result.get("created"):
-        verb = verb_created[0]
+    verb = _summary_verb(verb, verb_created, result)
     fields["verb"] = tr(lang, verb) if verb else ""
     return tr(lang, key, **fields)
+
+
+def _summary_verb(verb, verb_created, result):
+    """The key of the summary's verb: a preview's, no change's, a created file's or the tool's."""
+    if result.get("preview"):
+        return "cli.verb.preview"
+    if verb and result.get("changed") is False:
+        return "cli.verb.unchanged"
+    return verb_created[0] if verb_created and result.get("created") else verb
 
 
 def _stdout_to_devnull():
