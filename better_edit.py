@@ -17713,10 +17713,9 @@ MESSAGES.update(
             "给出包含某行的标记元素的行范围（HTML、XML、Vue、Svelte）。",
         ),
         "d.insert-chip": (
-            "Recover saved content. No from: list chips. from only: show one. from + to: insert its text "
-            "(as text) or its arguments as a comment (as annotated) after a line.",
-            "恢复保存的内容。不给 from：列出 chip；只给 from：查看一个；给 from 和 to：把其文本（as text）"
-            "或其参数注释（as annotated）插入到某行之后。",
+            "Recover saved content. No from: list chips. from only: show one. from + to: insert it after "
+            "a line (what: see as).",
+            "恢复保存的内容。不给 from：列出 chip；只给 from：查看一个；给 from 和 to：插入到某行之后（插入什么：见 as）。",
         ),
         "d.trx-status": (
             "List the snapshots of recent edits, newest first (metadata only).",
