@@ -32,6 +32,7 @@ TS_DIR = Path(__file__).resolve().parent / "ts_client"
 STAMP = TS_DIR / "node_modules" / ".better-edit-installed"  # sha256 of the lock file npm ci installed
 VIEW = "<viewed_code_id of stale.txt>"  # replaced by the id read before stale.txt changed
 CHIP_ID = re.compile(r"chip://[0-9a-f]{6,12}")
+EVICTED = re.compile(r"chip [0-9a-f]+ was evicted")
 
 # (id, expected code, tool, arguments): every call fails, none changes a file.
 INPLACE_OLD = "def f():\n    x = 1\n    return x"
@@ -115,6 +116,9 @@ CASES = [
     ("placeholder-rest-is-the-same", "PLACEHOLDER", "be-write", {"file": "indent.py", "content": "x = 2\n# rest of the file is the same\n"}),
     # (0.3, a later session) a comment that names the function it keeps, which the content deletes
     ("placeholder-names-kept", "PLACEHOLDER", "be-write", {"file": "diffcols.py", "content": "x = 2\n# f unchanged\n"}),
+    # (0.3, the session after) a stub whose note says the rest is kept (half of a UTF-16 pair in
+    # old is no case: the Python SDK cannot send one; tests/test_mcp.py sends it raw)
+    ("placeholder-stub-note", "PLACEHOLDER", "be-write", {"file": "diffcols.py", "content": "def f(a):\n    pass  # rest unchanged\n"}),
     # two bad items: line 99 of a 3-line file, and an `old` found twice; the first one's code leads
     ("edit-two-bad-items", "OUT_OF_RANGE", "be-edit", {"edits": [
         {"file": "three.txt", "start": 99, "content": "x"},
@@ -385,6 +389,8 @@ def test_ts_sdk_carries_the_words_of_the_last_errors(outcomes):
     assert "function run (lines 2-4)" in errors["target-inside-another"]["message"]
     placeholder = outcomes["ts"]["placeholder-rest-is-the-same"]["structuredContent"]["error"]
     assert "'# rest of the file is the same'" in placeholder["message"], placeholder
+    stub = outcomes["ts"]["placeholder-stub-note"]["structuredContent"]["error"]
+    assert "'    pass  # rest unchanged'" in stub["message"], stub
 
 
 @pytest.mark.parametrize("case_id", [case[0] for case in CASES])
@@ -393,10 +399,11 @@ def test_python_sdk_sees_the_same_error(outcomes, case_id):
     assert "thrown" not in py, py["thrown"]
     assert py["isError"] is True
 
-    def comparable(outcome):
+    def comparable(outcome):  # (chip ids differ between the runs: a new one, an evicted one)
         structured = outcome.get("structuredContent") or {}
         error = {k: v for k, v in structured.get("error", {}).items() if k != "chip"}
-        return dict(structured, error=error), CHIP_ID.sub("chip://ID", outcome.get("text", ""))
+        said = json.dumps([dict(structured, error=error), CHIP_ID.sub("chip://ID", outcome.get("text", ""))])
+        return EVICTED.sub("chip ID was evicted", said)
 
     assert comparable(py) == comparable(ts)
 
