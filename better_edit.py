@@ -13482,8 +13482,12 @@ def _surroundings_stayed(text, viewed, moved, around, nearest):
 
     adjacent = told(next_to, [(crc, up) for crc, up in zip(around, (True, False)) if crc is not None])
     nearby = told(near, zip(nearest, (True, False))) if None not in nearest else []
-    edge = any(  # (00000000: no line there when read, and none by the window now)
-        crc == 0 and (moved == 1 if up else moved + count > last) for crc, up in zip(around, (True, False))
+    # (a side with no line with a letter or a digit near it when read, as now by the window, and
+    # the same line next to it, or none: the file's edge, or blank lines at its end went along)
+    a, b = starts[min(moved, last + 1) - 1], starts[min(moved + count, last + 1) - 1]
+    edge = any(
+        then == now == near_then and near(moved, up) is None
+        for then, near_then, now, up in zip(around, nearest, _around_crcs(body, a, b), (True, False))
     )
     return _stayed_behind(adjacent, nearby, edge)
 

@@ -51,6 +51,7 @@ while sum(out.values()) < 2 * N:
         continue
     if len(lines) < 200:
         continue
+    lines += [""] * random.choice([0, 0, 1, 2])  # (some files end with blank lines)
     count = random.randint(1, 25)
     where = random.random()
     if where < 0.15:
