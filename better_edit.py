@@ -10371,12 +10371,8 @@ def _remove_live_temps():
 
 
 # commit: 1 in a commit (undo possible), 2 undoing; pending: a signal that came meanwhile; stood:
-# (language, event id) of a change that stands and whose result is not out yet (_say_stood)
-_SIGNAL_STATE = {
-    "commit": 0,
-    "pending": None,
-    "stood": [],
-}  # (stood: the changes not yet said, _end_of_commit)
+# (language, event id) of each change that stands and whose result is not out yet (_say_stood)
+_SIGNAL_STATE = {"commit": 0, "pending": None, "stood": []}
 
 
 def _die_cleanly(signum, _frame):
@@ -14466,9 +14462,8 @@ def _replace_arguments(args):
             raise invalid("need_lines_or_old")
     if args.get("old") == "" and "start" not in args:  # (with start: an empty line)
         raise ToolError("INVALID_ARGUMENT", "old_empty")
-    half = re.search(
-        "[\ud800-\udfff]", args.get("old") or ""
-    )  # (no file holds one: MISMATCH said only "read the file")
+    # (half of a UTF-16 pair, which no file holds: MISMATCH said only "read the file")
+    half = re.search("[\ud800-\udfff]", args.get("old") or "")
     if half:
         raise ToolError(
             "INVALID_ARGUMENT", "old_surrogate", "content_surrogate.hint", point=f"{ord(half.group()):04X}"
@@ -18635,6 +18630,7 @@ def _read_piece(stdin, size):
 
 
 def _blocking(stream):
+    """Whether `stream`'s descriptor blocks (one without a descriptor is taken to)."""
     try:
         return os.get_blocking(stream.fileno())
     except (AttributeError, ValueError, OSError):
