@@ -1385,6 +1385,10 @@ MESSAGES = {
     ),
     "chip_no_text.hint": ("insert it with as: annotated", "请使用 as: annotated 插入"),
     "to_without_from": ("to was given without from", "给出了 to 但没有 from"),
+    "view_without_to": (
+        "viewed_code_id was given without from and to: it checks the lines an insert goes after",
+        "给出了 viewed_code_id 但没有 from 和 to：它用于检查插入位置所在的行",
+    ),
     "snapshot_missing": ("no snapshot with event_id {event_id}", "没有 event_id 为 {event_id} 的快照"),
     "snapshot_missing.hint": ("list snapshots with {trx_status}", "可用 {trx_status} 查看快照"),
     "nothing_to_rollback": ("there is no snapshot to roll back{scope}", "没有可回滚的快照{scope}"),
@@ -1442,6 +1446,11 @@ MESSAGES = {
     "rollback_not_file.hint": (
         "move that away and roll back again (force cannot write a file over it)",
         "请把它移走后再回滚（force 也无法用文件覆盖它）",
+    ),
+    "rollback_gone_made.hint": (
+        "event {event_id} created it: nothing of it is left to undo; pass force to roll back the "
+        "rest of the event",
+        "事件 {event_id} 创建了它：它已无可撤销；如要回滚该事件的其余部分，请传入 force",
     ),
     "rollback_gone.hint": (
         "put it back where it was, or pass force to make it again with its text from before the event",
@@ -1577,7 +1586,7 @@ MESSAGES = {
     ),
     "w.hardlinks_rooted": (
         "{path} has {count} hard links: written in place so they stay shared; their other names may "
-        "lie outside the root (a package store's or a backup's), and they hold the edit too",
+        "lie outside the root (a package store's or a backup's), and they hold this change too",
         "{path} 有 {count} 个硬链接：已原地写入以保持共享；其他名称可能位于根目录之外（如包缓存或备份），它们也包含此次修改",
     ),
     "w.hardlinks": (
@@ -4408,10 +4417,10 @@ def _signs(line, kept):
 
 
 def _unmarked_signs(line, parts):
-    """_signs of a line no comment mark of which shows a sign: a lone ellipsis (vaguer still), or a
-    comment that is a bare list of two names or more (`// add, remove, clear`)."""
-    if parts and not parts.group(1) and _ELL.fullmatch(line.strip()):
-        return set(), False, True
+    """_signs of a line no comment mark of which shows a sign: a lone indented ellipsis (vaguer
+    still), or a comment that is a bare list of two names or more (`// add, remove, clear`)."""
+    if parts and not parts.group(1) and _ELL.fullmatch(line.strip()) and line[:1] in " \t":
+        return set(), False, True  # (indented: at the start of a line it ends a YAML document)
     listed = _NAME_LIST.fullmatch(line)
     names = listed and set(re.findall(_NAME, listed.group(1))) - _NOT_NAMES
     return (names, True, None) if names and len(names) > 1 else (set(), False, None)
@@ -4476,15 +4485,35 @@ def _anchors(old, code):
 def _stands_for(signs, view, number, span):
     """Whether the comment of content line `number` (at `span` of the content) with `signs`
     (_signs: names it keeps, whether all must go, whether it is a vaguer phrase) stands for one of
-    those names (for all of them, in a bare list: _name_goes), or, a vaguer phrase, stands where
-    lines went (_in_place_of_dropped)."""
+    those names (_name_goes), or, a vaguer phrase, stands where lines went (_in_place_of_dropped).
+    A bare list of names must do both, for all of them: above new code it is a heading (`# parse
+    and validate` over the function that merges them: found by the regression pass)."""
     names, every, soft = signs
-    if names and (all if every else any)(_name_goes(name, view, span) for name in names):
+    if every:
+        view.budget -= 1
+        return _in_place_of_dropped(view.make(), number) and all(_name_goes(n, view, span) for n in names)
+    if names and any(_name_goes(name, view, span) for name in names):
         return True
-    if not soft or _under_prose(view.lines, number):
+    if not soft or _under_prose(view.lines, number) or _begins_a_block(view.lines, number):
         return False
     view.budget -= 1
     return _in_place_of_dropped(view.make(), number)
+
+
+def _begins_a_block(lines, number):
+    """Whether content line `number`, a stub (`...`, `pass  # note`), is the first statement of a
+    block: the first line of the content, or under a line indented less (its header) or under a
+    docstring, comment lines passed over. A stub's body, not a stand-in for the code around it (found by the regression
+    pass: a Protocol's or an abstract method's `...` in place of a body was refused)."""
+    line = lines[number - 1]
+    if not _STUB.match(line) and not _ELL.fullmatch(line.strip()):
+        return False
+    above = next(
+        (x for x in reversed(lines[: number - 1]) if x.strip() and not x.lstrip().startswith(_MARKS)), None
+    )
+    if above is None or above.strip()[:1] in "\"'" or above.rstrip()[-1:] in "\"':{":
+        return True  # (none, a docstring, or a header's last line: `def f(a,\n        b):`)
+    return len(above) - len(above.lstrip()) < len(line) - len(line.lstrip())
 
 
 def _kept_names(core, body):
@@ -13485,23 +13514,25 @@ def _surroundings_stayed(text, viewed, moved, around, nearest):
         then == now == near_then and near(moved, up) is None
         for then, near_then, now, up in zip(around, nearest, _around_crcs(body, a, b), (True, False))
     )
-    return _stayed_behind(adjacent, nearby, edge)
+    return _stayed_behind(adjacent, nearby, edge, up=moved < viewed[0])
 
 
-def _stayed_behind(adjacent, nearby, edge):
+def _stayed_behind(adjacent, nearby, edge, up):
     """_surroundings_stayed's verdict from the lines around, told (stands by the old place, stands
     by the window): the line above and below (`adjacent`), the nearest ones with a letter or a
-    digit (`nearby`), and whether the file's edge went along (`edge`)."""
+    digit (`nearby`), whether the file's edge went along (`edge`), and whether the window found
+    lies above the lines read (`up`)."""
     if _left_behind(adjacent):
         return True
     # (the nearest ones only when both tell, both by the old place: a function added right above
     # the last one of a file, nothing below it, moves it; one side alone refused 6 % of such moves)
     if nearby and all(old and not new for old, new in nearby):
         return True
-    # (and when none of them went along with the window, wherever the old place went: a copy made
-    # above, the lines read rewritten where they stood, and lines deleted below so that the count
-    # matched the move; a block that moved takes a line around it along)
-    return bool(adjacent) and not edge and not any(new for _old, new in adjacent + nearby)
+    # (and, for a window above them, when none of them went along with it, wherever the old place
+    # went: a copy made above, the lines read rewritten where they stood, and lines deleted below
+    # so that the count matched the move. Not below: lines added above while the lines around were
+    # edited moved them, and the old place stands where the count says; found by the regression pass)
+    return up and bool(adjacent) and not edge and not any(new for _old, new in adjacent + nearby)
 
 
 def _left_behind(told):
@@ -15445,6 +15476,8 @@ def tool_insert_chip(ctx, args):
     `to` (FILE:LINE), `as` (text or annotated), `filter`, `preview`. Result: the chip list
     (`chips`, `items`), one chip's record, or an insert's result plus `from`."""
     source, target = args.get("from"), args.get("to")
+    if args.get("viewed_code_id") is not None and not (source and target):  # (else checked nothing)
+        raise invalid("view_without_to")
     ChipStore(ctx).sweep()
     if not source:
         if target:
@@ -15841,7 +15874,9 @@ def _rollback_refused(record, now):
     """CONFLICT for a file a rollback finds changed since `record`'s event (`now`: its SHA-256),
     gone (None; it said "no longer holds", "read the file") or no regular file."""
     key = {None: "rollback_gone", "not a regular file": "rollback_not_file"}.get(now, "rollback_conflict")
-    return ToolError("CONFLICT", key, file=record["file"], event_id=record["event_id"])
+    made = now is None and record["before"] == "absent"  # (no text from before it to make again)
+    hint = "rollback_gone_made.hint" if made else None
+    return ToolError("CONFLICT", key, hint, file=record["file"], event_id=record["event_id"])
 
 
 def _forced_words(record, now):

@@ -363,6 +363,25 @@ def test_comments_that_stand_for_replaced_code_are_found(content, replaced):
             "a = 1\n\n# -- Hover -----\n\nh = 1\ni = 2\nj = 3\n\nb = 2\n",
         ),
         ("def f():\n    return 1\n# keep it\n", "def f():\n    return 2\n"),  # a pronoun is no name
+        # (the regression pass) stubs a body stands for: a Protocol's, a header over two lines, after
+        # a docstring or a comment; a stub's own note; a bare list heading new code; YAML's `...`
+        (
+            "class Store(Protocol):\n    def add(self, x):\n        ...\n\n    def remove(self, x):\n        ...\n",
+            "class Store:\n    def add(self, x):\n        self.items.append(x)\n        return x\n\n"
+            "    def remove(self, x):\n        self.items.remove(x)\n        self.n -= 1\n",
+        ),
+        ("def f(a,\n      b):\n    ...\n", "def f(a,\n      b):\n    x = a\n    return x + b\n"),
+        ('def f(a):\n    """Doc."""\n    ...\n', 'def f(a):\n    """Doc."""\n    x = a\n    return x\n'),
+        ("def f(a):\n    # later\n    ...\n", "def f(a):\n    x = a\n    return x\n"),
+        (
+            "def f(a):\n    pass  # other platforms need nothing\n",
+            "def f(a):\n    x = a\n    return x\n",
+        ),
+        (
+            "# parse and validate\ndef parse_and_validate(text):\n    return check(load(text))\n",
+            "def parse(text):\n    return load(text)\n\n\ndef validate(data):\n    return check(data)\n",
+        ),
+        ("name: app\nservices: []\n...\n", "name: app\nservices:\n  - web\n  - db\n  - cache\n"),
         (NEW_CART.replace("{}", "// total, size"), OLD_CART),  # a bare list: size never stood there
         (NEW_CART.replace("{}", "// add, clear"), OLD_CART),  # add() is still there
         (NEW_CART.replace("{}", "// total and clear\n  total() {}\n  clear() {}"), OLD_CART),  # a heading

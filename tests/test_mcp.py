@@ -1534,7 +1534,9 @@ def test_rollback_conflict_when_file_deleted(serve, root):
     a.unlink()
     error = server.err("be-trx-rollback", "CONFLICT")
     # (found by an attack: it said the file "no longer holds what event … wrote", hint "read the file")
-    assert f"{a} is gone (deleted, or moved away" in error["message"] and "put it back" in error["hint"], error
+    assert f"{a} is gone (deleted, or moved away" in error["message"] and "put it back" in error["hint"], (
+        error
+    )
     assert not a.exists()
     server.ok("be-trx-rollback", force=True)
     assert a.read_text() == "a0\n"
@@ -1555,6 +1557,14 @@ def test_rollback_of_a_created_file_deletes_it(serve, root):
     rolled = server.ok("be-trx-rollback")
     assert rolled["rolled_back"] == [result["event_id"]]
     assert not (root / "sub/dir/new.txt").exists()
+    # (the regression pass: a created file deleted since was told "pass force to make it again with
+    # its text from before the event", which it never had)
+    made = server.ok("be-write", file="made.txt", content="fresh\n")["event_id"]
+    (root / "made.txt").unlink()
+    error = server.err("be-trx-rollback", "CONFLICT")
+    assert f"event {made} created it: nothing of it is left to undo" in error["hint"], error
+    assert server.ok("be-trx-rollback", force=True)["rolled_back"] == [made]
+    assert not (root / "made.txt").exists()
 
 
 def test_cli_snapshots_are_rolled_back_by_the_server(serve, cli, root):
@@ -1857,6 +1867,9 @@ def test_a_chip_goes_back_by_a_view_that_follows_lines_added_above(serve, root):
         "be-insert-chip", "STALE_VIEW", **{"from": f"chip://{chip}", "to": "app.py:3", "viewed_code_id": view}
     )
     assert app.read_text() == "def a():\n    return 10\n\ndef c():\n    return 3\n"
+    for listing in ({}, {"from": f"chip://{chip}"}):  # (list and show: a token there checks nothing)
+        error = server.err("be-insert-chip", "INVALID_ARGUMENT", viewed_code_id=view, **listing)
+        assert "viewed_code_id was given without from and to" in error["message"], error
 
 
 def test_chip_list_oldest_first_with_filter(serve, root):

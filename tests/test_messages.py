@@ -103,7 +103,8 @@ def test_every_message_formats_with_its_own_fields():
 
 
 MCP_ONLY_HINTS = {  # (be-trx-*; views the server remembers)
-    "conflict_rollback.hint", "rollback_conflict.hint", "rollback_gone.hint", "rollback_not_file.hint",
+    "conflict_rollback.hint", "rollback_conflict.hint", "rollback_gone.hint", "rollback_gone_made.hint",
+    "rollback_not_file.hint",
     "snapshot_changed.hint",
     "stale_view_other_file.hint",
 }  # fmt: skip

@@ -1031,6 +1031,25 @@ def test_a_view_rewritten_in_place_never_moves_to_a_copy_made_above_it(root, be_
     assert done.returncode == 0 and result["relocated"] == -1, result
 
 
+def test_a_view_follows_lines_added_above_although_the_lines_around_it_were_edited(root, be_env):
+    """Found by the regression pass: the rule that refuses a copy made above when none of the lines
+    around the lines read stands around it refused these moves too (an import added, the lines
+    right above and below renamed: 92 of 92 such real views). A window below the lines read moved
+    by the lines added above; the rule holds for a window above them only."""
+    before = "import os\n\n\ndef total(items):\n    result = 0\n    for item in items:\n        result += item.price\n    return result\n"
+    (root / "t.py").write_text(before)
+    _done, read = run_json("read", "-f", "t.py", "-s", "6", "-e", "6", cwd=root, env=be_env)
+    now = before.replace("import os\n", "import os\nimport sys\n").replace("result", "acc")
+    (root / "t.py").write_text(now)
+    done, result = _replace_line_with_view(
+        root, be_env, read["viewed_code_id"], 6, "    for item in sorted(items):"
+    )
+    assert done.returncode == 0 and result["relocated"] == 1, result
+    assert (root / "t.py").read_text() == now.replace(
+        "    for item in items:", "    for item in sorted(items):"
+    )
+
+
 def test_a_view_of_the_last_function_moves_when_a_function_is_added_above_it(root, be_env):
     """Found by the regression pass: the nearest-neighbour rule, with one side deciding, refused
     180 of 3,000 real moves (every one a view of a file's last function, nothing below it): a
