@@ -4507,7 +4507,7 @@ def _begins_a_block(lines, number):
     passed over. A stub's body, not a stand-in for the code around it (found by the regression
     pass: a Protocol's or an abstract method's `...` in place of a body was refused)."""
     line = lines[number - 1]
-    if not _STUB.match(line) and not _ELL.fullmatch(line.strip()) or not _ends_its_block(lines, number):
+    if not _STUB.match(line) and not _ELL.fullmatch(line.strip()) or not _ends_its_block(lines, number, True):
         return False  # (a body is its block's only statement: `...` above sibling methods stands for some)
     above = next(
         (x for x in reversed(lines[: number - 1]) if x.strip() and not x.lstrip().startswith(_MARKS)), None
@@ -4589,12 +4589,13 @@ def _code_lines(lines):
     return [(n, x.strip()) for n, x in enumerate(lines, 1) if x.strip() and not closer(x)]
 
 
-def _ends_its_block(lines, number):
+def _ends_its_block(lines, number, comments=False):
     """Whether content line `number` is followed by nothing but blank lines and closers (`}`,
-    `</ul>`, `end`) up to the end of the content or to a line indented less than it."""
+    `</ul>`, `end`), and with `comments` comment lines, up to the end of the content or to a line
+    indented less than it."""
     indent = len(lines[number - 1]) - len(lines[number - 1].lstrip())
     for line in lines[number:]:
-        if not line.strip() or _CLOSER_LINE.fullmatch(line):
+        if not line.strip() or _CLOSER_LINE.fullmatch(line) or comments and line.lstrip().startswith(_MARKS):
             continue
         return len(line) - len(line.lstrip()) < indent
     return True
