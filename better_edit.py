@@ -15490,6 +15490,12 @@ def tool_insert_chip(ctx, args):
             {"status": "ok"},
             **{k: record.get(k) for k in ("id", "tool", "args", "err_msg", "created_at", "text")},
         )
+    return _put_chip_back(ctx, args, record)
+
+
+def _put_chip_back(ctx, args, record):
+    """be-insert-chip with `from` (the chip's `record`) and `to`: an insert of its text."""
+    source, target = args["from"], args["to"]
     match = _chip_target(ctx, target)
     if not match:
         raise invalid("chip_bad_to", got=target)
