@@ -15474,7 +15474,8 @@ def tool_tag_range(ctx, args):
 
 def tool_insert_chip(ctx, args):
     """List chips, show one, or insert its text. Arguments: `from` (chip://ID or file://PATH),
-    `to` (FILE:LINE), `as` (text or annotated), `filter`, `preview`. Result: the chip list
+    `to` (FILE:LINE), `as` (text or annotated), `filter`, `viewed_code_id` (of the lines around
+    `to`, as be-insert's), `preview`. Result: the chip list
     (`chips`, `items`), one chip's record, or an insert's result plus `from`."""
     source, target = args.get("from"), args.get("to")
     if args.get("viewed_code_id") is not None and not (source and target):  # (else checked nothing)
