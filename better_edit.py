@@ -15478,12 +15478,12 @@ def tool_insert_chip(ctx, args):
     `to`, as be-insert's), `preview`. Result: the chip list
     (`chips`, `items`), one chip's record, or an insert's result plus `from`."""
     source, target = args.get("from"), args.get("to")
-    if args.get("viewed_code_id") is not None and not (source and target):  # (else checked nothing)
+    if target and not source:
+        raise invalid("to_without_from")
+    if args.get("viewed_code_id") is not None and not target:  # (a list or a show: it would check nothing)
         raise invalid("view_without_to")
     ChipStore(ctx).sweep()
     if not source:
-        if target:
-            raise invalid("to_without_from")
         return _list_chips(ctx, args.get("filter"))
     record = _chip_source(ctx, source)
     if not target:

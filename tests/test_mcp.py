@@ -1870,6 +1870,8 @@ def test_a_chip_goes_back_by_a_view_that_follows_lines_added_above(serve, root):
     for listing in ({}, {"from": f"chip://{chip}"}):  # (list and show: a token there checks nothing)
         error = server.err("be-insert-chip", "INVALID_ARGUMENT", viewed_code_id=view, **listing)
         assert "viewed_code_id was given without from and to" in error["message"], error
+    error = server.err("be-insert-chip", "INVALID_ARGUMENT", to="app.py:1", viewed_code_id=view)
+    assert "to was given without from" in error["message"], error  # (what is missing: from)
 
 
 def test_chip_list_oldest_first_with_filter(serve, root):
