@@ -13500,9 +13500,11 @@ def _surroundings_stayed(text, viewed, moved, around, nearest):
     def next_to(first, up):
         return _telling_crc(text, starts, first - 1 if up else first + count)
 
+    def bounds(first):  # (the bytes of the `count` lines from line `first`)
+        return starts[min(first, last + 1) - 1], starts[min(first + count, last + 1) - 1]
+
     def near(first, up):
-        a, b = starts[min(first, last + 1) - 1], starts[min(first + count, last + 1) - 1]
-        return _telling_neighbour(body, a, b, up)
+        return _telling_neighbour(body, *bounds(first), up)
 
     def told(crc_of, crcs):  # (per side that tells: it stands by the old place, by the copy)
         return [(crc_of(viewed[0], up) == crc, crc_of(moved, up) == crc) for crc, up in crcs]
@@ -13511,10 +13513,11 @@ def _surroundings_stayed(text, viewed, moved, around, nearest):
     nearby = told(near, zip(nearest, (True, False))) if None not in nearest else []
     # (a side with no line with a letter or a digit near it when read, as now by the window, and
     # the same line next to it, or none: the file's edge, or blank lines at its end went along)
-    a, b = starts[min(moved, last + 1) - 1], starts[min(moved + count, last + 1) - 1]
     edge = any(
         then == now == near_then and near(moved, up) is None
-        for then, near_then, now, up in zip(around, nearest, _around_crcs(body, a, b), (True, False))
+        for then, near_then, now, up in zip(
+            around, nearest, _around_crcs(body, *bounds(moved)), (True, False)
+        )
     )
     return _stayed_behind(adjacent, nearby, edge)
 
@@ -15854,6 +15857,11 @@ def _current_bytes(place):
         return handle.read()
 
 
+_NOT_REGULAR = (
+    "not a regular file"  # (_check_rollback's state of a FIFO, device or folder now at a file's name)
+)
+
+
 def _check_rollback(args, chosen, located):
     """Every file must hold exactly what its newest snapshot wrote, else CONFLICT and nothing undone;
     with `force`, one warning for each file that did not (so no warning: nothing was forced).
@@ -15868,10 +15876,10 @@ def _check_rollback(args, chosen, located):
                 data = _current_bytes(places[path])
                 state[path] = None if data is None else _sha256(data)
             except ToolError:  # a FIFO or device now: no longer what the edit left
-                state[path] = "not a regular file"
+                state[path] = _NOT_REGULAR
         expected = None if record["after_sha256"] == "absent" else record["after_sha256"]
         if state[path] != expected:
-            if not args.get("force") or state[path] == "not a regular file":  # (force cannot help)
+            if not args.get("force") or state[path] == _NOT_REGULAR:  # (force cannot help)
                 raise _rollback_refused(record, state[path])
             warnings += _forced_words(record, state[path])
         state[path] = None if record["before"] == "absent" else _before_sha(record)
@@ -15881,7 +15889,7 @@ def _check_rollback(args, chosen, located):
 def _rollback_refused(record, now):
     """CONFLICT for a file a rollback finds changed since `record`'s event (`now`: its SHA-256),
     gone (None; it said "no longer holds", "read the file") or no regular file."""
-    key = {None: "rollback_gone", "not a regular file": "rollback_not_file"}.get(now, "rollback_conflict")
+    key = {None: "rollback_gone", _NOT_REGULAR: "rollback_not_file"}.get(now, "rollback_conflict")
     made = now is None and record["before"] == "absent"  # (no text from before it to make again)
     hint = "rollback_gone_made.hint" if made else None
     return ToolError("CONFLICT", key, hint, file=record["file"], event_id=record["event_id"])
@@ -19351,11 +19359,9 @@ def _write_whole(stream, text):
     if buffer is None or os.name == "nt":
         stream.write(text)
         return
-    data = memoryview(text.encode(stream.encoding, stream.errors))
-    stream.flush()
-    while data:
-        data = data[buffer.write(data) :]
-    buffer.flush()  # (now: a full disk behind `> out.txt` is said while it can still be said)
+    stream.flush()  # (what the text layer holds goes first; _send_whole flushes the rest: a full
+    # disk behind `> out.txt` is said while it can still be said)
+    _send_whole(buffer, text.encode(stream.encoding, stream.errors))
 
 
 _NOT_ASCII = _LazyPattern(r"[^\x00-\x7f]")
