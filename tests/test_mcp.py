@@ -2755,6 +2755,29 @@ def _read_reply(fd, deadline=REPLY_TIMEOUT):
     return data
 
 
+def _leave_mid_reply(root, env, requests):
+    """Send `requests` (bytes) to a new server, read 10 bytes of its first reply and close its
+    stdout, as a host that leaves; its exit status must be 0: its stderr."""
+    import select
+
+    out_r, out_w = os.pipe()
+    server = subprocess.Popen(
+        be_command_prefix(), stdin=subprocess.PIPE, stdout=out_w, stderr=subprocess.PIPE, cwd=root, env=env
+    )
+    os.close(out_w)
+    try:
+        server.stdin.write(requests)
+        server.stdin.flush()
+        assert select.select([out_r], [], [], REPLY_TIMEOUT)[0]
+        os.read(out_r, 10)
+        os.close(out_r)  # (the host leaves in the middle of the first reply)
+        server.stdin.close()
+        assert server.wait(REPLY_TIMEOUT) == 0
+        return server.stderr.read().decode()
+    finally:
+        server.kill()
+
+
 @pytest.mark.parametrize("unbuffered", [False, True])
 def test_a_host_that_leaves_during_a_reply_gets_no_more_edits(root, be_env, unbuffered):
     """Found by an attack: with PYTHONUNBUFFERED=1 (common in hosts' settings and containers) the
@@ -2768,28 +2791,13 @@ def test_a_host_that_leaves_during_a_reply_gets_no_more_edits(root, be_env, unbu
         if unbuffered
         else {k: v for k, v in be_env.items() if k != "PYTHONUNBUFFERED"}
     )
-    out_r, out_w = os.pipe()
-    server = subprocess.Popen(
-        be_command_prefix(), stdin=subprocess.PIPE, stdout=out_w, stderr=subprocess.PIPE, cwd=root, env=env
+    content = "".join(f"new {n}\n" for n in range(3000))
+    said = _leave_mid_reply(
+        root,
+        env,
+        _call_line(1, "be-replace", file="d.txt", start=1, end=3000, content=content)
+        + _call_line(2, "be-replace", file="a.txt", start=1, content="EDITED AFTER THE HOST LEFT"),
     )
-    os.close(out_w)
-    try:
-        content = "".join(f"new {n}\n" for n in range(3000))
-        server.stdin.write(_call_line(1, "be-replace", file="d.txt", start=1, end=3000, content=content))
-        server.stdin.write(
-            _call_line(2, "be-replace", file="a.txt", start=1, content="EDITED AFTER THE HOST LEFT")
-        )
-        server.stdin.flush()
-        import select
-
-        assert select.select([out_r], [], [], REPLY_TIMEOUT)[0]
-        os.read(out_r, 10)
-        os.close(out_r)  # (the host leaves in the middle of the first reply)
-        server.stdin.close()
-        assert server.wait(REPLY_TIMEOUT) == 0
-        said = server.stderr.read().decode()
-    finally:
-        server.kill()
     assert (root / "a.txt").read_text() == "a\nb\n", said
     assert (root / "d.txt").read_text() == content  # (the first edit was made: stderr says it stands)
     assert "the change was made (event " in said and "it stands" in said, said
@@ -2839,23 +2847,6 @@ def test_a_batch_whose_reply_is_lost_names_every_change_that_stands(root, be_env
         json.loads(_call_line(2, "be-replace", file="a.txt", start=2, content="two")),
         json.loads(_call_line(3, "be-read", file="d.txt", max_lines=0)),
     ]
-    out_r, out_w = os.pipe()
-    server = subprocess.Popen(
-        be_command_prefix(), stdin=subprocess.PIPE, stdout=out_w, stderr=subprocess.PIPE, cwd=root, env=be_env
-    )
-    os.close(out_w)
-    try:
-        server.stdin.write((json.dumps(calls) + "\n").encode())
-        server.stdin.flush()
-        import select
-
-        assert select.select([out_r], [], [], REPLY_TIMEOUT)[0]
-        os.read(out_r, 10)
-        os.close(out_r)
-        server.stdin.close()
-        assert server.wait(REPLY_TIMEOUT) == 0
-        said = server.stderr.read().decode()
-    finally:
-        server.kill()
+    said = _leave_mid_reply(root, be_env, (json.dumps(calls) + "\n").encode())
     assert (root / "a.txt").read_text() == "one\ntwo\n"
     assert len(re.findall(r"the change was made \(event [0-9a-f]+\).*it stands", said)) == 2, said
