@@ -1953,8 +1953,12 @@ MESSAGES = {
     "cli.required": ("{command} needs {options}", "{command} 需要 {options}"),
     "cli.prog_error": ("{prog}: error: {message}", "{prog}：错误：{message}"),
     "cli.dash_value": (
-        "hint: a value that starts with '-' is written after '=': {option}=-x",
-        "hint: 以 '-' 开头的值请写在 '=' 之后：{option}=-x",
+        "a value that starts with '-' is written after '=': {option}=-x",
+        "以 '-' 开头的值请写在 '=' 之后：{option}=-x",
+    ),
+    "cli.usage_hint": (
+        "see `{prog} --help` for its options and examples",
+        "运行 `{prog} --help` 查看其选项与示例",
     ),
     "cli.generic_summary": ("{file}: {status}", "{file}：{status}"),
     "cli.items_summary": (
@@ -19058,9 +19062,10 @@ def _terminal_columns():
         return 80
 
 
-def _parser_class(lang):
+def _parser_class(lang, output=None):
     """argparse.ArgumentParser and its formatter; for Chinese, subclasses that translate argparse's
-    own words (a HelpFormatter subclass, the documented way to shape help)."""
+    own words (a HelpFormatter subclass, the documented way to shape help). With `output` "json"
+    (-o json on the command line), a usage error is JSON on stdout (docs/cli.md#output-text-and-json)."""
     import argparse
 
     class Plain(argparse.RawDescriptionHelpFormatter):
@@ -19089,12 +19094,17 @@ def _parser_class(lang):
         def error(self, message):
             """argparse's message (translated for Chinese); for an option that met no value, how
             to give one that starts with '-' (`-c "-x"` reads -x as an option)."""
-            self.print_usage(sys.stderr)
             said = _translate_argparse(message) if lang == "zh" else message
-            text = tr(lang, "cli.prog_error", prog=self.prog, message=said)
             option = re.match(r"argument (--[\w-]+)(?:/-\w)?: expected one argument$", message)
-            if option:
-                text += "\n" + tr(lang, "cli.dash_value", option=option.group(1))
+            hint = tr(lang, "cli.dash_value", option=option.group(1)) if option else None
+            if output == "json":
+                usage = self.format_usage()
+                usage = " ".join(usage[usage.find(self.prog) :].split())  # (without "usage: ")
+                self.exit(_usage_failed(lang, f"{self.prog}: {said}", self.prog, output, hint, usage))
+            self.print_usage(sys.stderr)
+            text = tr(lang, "cli.prog_error", prog=self.prog, message=said)
+            if hint:
+                text += "\n" + tr(lang, "cli.hint", hint=hint)
             self.exit(2, text + "\n")
 
     if lang != "zh":
@@ -19118,11 +19128,11 @@ def _parser_class(lang):
     return ChineseParser, Formatter
 
 
-def build_parser(lang):
+def build_parser(lang, output=None):
     """The top-level parser, with every command as a subparser (for --help and the server's flags)."""
     import argparse
 
-    parser_class, formatter = _parser_class(lang)
+    parser_class, formatter = _parser_class(lang, output)
     parser = parser_class(prog=PROGRAM, description=tr(lang, "cli.description"), formatter_class=formatter)
     parser.add_argument("-V", "--version", action="version", version=__version__)
     _global_options(parser, lang)
@@ -19147,12 +19157,12 @@ def _add_command(commands, tool, lang, formatter):
     _command_arguments(sub, tool, lang, defaults=False)
 
 
-def _command_parser(lang, tool):
+def _command_parser(lang, tool, output=None):
     """The parser of one command on its own: it takes the command line without the command word,
     global options anywhere, and names the command in its errors (argparse builds no parser of
     parsers: start-up time matters)."""
 
-    parser_class, formatter = _parser_class(lang)
+    parser_class, formatter = _parser_class(lang, output)
     parser = parser_class(
         prog=f"{PROGRAM} {tool.cli}",
         description=tr(lang, _cli_key("d." + tool.name)),
@@ -19520,12 +19530,16 @@ def _output_lost(tool):
 
 
 def _read_argv(argv):
-    """(the --lang value if valid, the index of the command or None) from one pass over `argv`,
-    before argparse (which needs both: the language of its words, and which command's parser to
-    build). The command is the first argument that is not a flag or a global flag's value; there
-    is none after `--`. --lang counts before or after the command."""
-    lang, skip, command = None, None, None
+    """(the --lang value if valid, the index of the command or None, the -o value or None) from one
+    pass over `argv`, before argparse (which needs them: the language of its words, which command's
+    parser to build, and whether its usage errors are JSON). The command is the first argument that
+    is not a flag or a global flag's value; there is none after `--`. --lang and -o count before
+    or after the command; -o as `-o json`, `-ojson`, `-o=json`, `--output json`, `--output=json`
+    (not abbreviated: `--out json` is read by argparse alone, and its usage errors stay text)."""
+    lang, skip, command, output, output_next = None, None, None, None, False
     for index, arg in enumerate(argv):
+        if output_next:  # (the value of -o before; it still counts below: `-o json read` is said)
+            output, output_next = arg, False
         if skip is not None:  # (the value of the flag before)
             lang = arg if skip == "--lang" and arg in ("en", "zh") else lang
             skip = None
@@ -19533,9 +19547,20 @@ def _read_argv(argv):
             break
         elif arg.startswith("-"):
             lang, skip = _flag_seen(arg, lang)
+            output_next, output = _output_seen(arg, output)
         elif command is None:
             command = index
-    return lang, command
+    return lang, command, output
+
+
+def _output_seen(arg, output):
+    """(whether the value of -o comes next, the -o value `arg` gives, else `output`) for a flag."""
+    name, equals, value = arg.partition("=")
+    if name in ("-o", "--output"):
+        return not equals, value if equals else output
+    if arg.startswith("-o") and arg[2:3] not in ("", "="):
+        return False, arg[2:]  # (-ojson)
+    return False, output
 
 
 def _flag_seen(arg, lang):
@@ -19653,11 +19678,11 @@ def main(argv=None):
     if program:
         _die_with_the_launcher()
     argv = sys.argv[1:] if argv is None else list(argv)
-    lang_flag, position = _read_argv(argv)
+    lang_flag, position, output = _read_argv(argv)
     lang = detect_lang(lang_flag)
     if position is None and argv not in (["-V"], ["--version"]):
-        return _main_server(lang, argv)
-    status = _main_command(lang, argv, position)
+        return _main_server(lang, argv, output)
+    status = _main_command(lang, argv, position, output)
     if program:
         _exit_now(status)
     return status
@@ -19684,9 +19709,9 @@ def _die_with_the_launcher():
         os.kill(os.getpid(), 9)
 
 
-def _main_server(lang, argv):
+def _main_server(lang, argv, output):
     """No command: the MCP server (or --dump-tools)."""
-    ns = build_parser(lang).parse_args(argv) if argv else None  # (exits 2 on a usage error)
+    ns = build_parser(lang, output).parse_args(argv) if argv else None  # (exits 2 on a usage error)
     try:
         ctx = make_context(lang, ns, os.environ, mcp=True)
     except UsageError as exc:
@@ -19709,14 +19734,14 @@ def _print_version():
     return 0
 
 
-def _command_tool(lang, argv, position):
+def _command_tool(lang, argv, position, output):
     """The tool of the command at `position` (the tool table is the list of commands); None, said,
     if none: a command's option put before it (`-o json read`) took its value for the command."""
     word = argv[position]
     for tool in TOOLS:
         if tool.cli and tool.cli == word:
             return tool
-    _print_error(f"{PROGRAM}: " + _no_command(lang, argv, position))
+    _usage_failed(lang, f"{PROGRAM}: " + _no_command(lang, argv, position), PROGRAM, output)
     return None
 
 
@@ -19730,29 +19755,43 @@ def _no_command(lang, argv, position):
     return tr(lang, "cli.bad_command", word=argv[position], commands=", ".join(names))
 
 
-def _main_command(lang, argv, position):
+def _main_command(lang, argv, position, output):
     """One CLI command (or --version); its exit status."""
     if position is None:
         return _print_version()
     word = argv[position]
-    tool = _command_tool(lang, argv, position)
+    tool = _command_tool(lang, argv, position, output)
     if tool is None:
         return 2
-    ns = _command_parser(lang, tool).parse_args(argv[:position] + argv[position + 1 :])  # (exits 2, or 0)
+    parser = _command_parser(lang, tool, output)
+    ns = parser.parse_args(argv[:position] + argv[position + 1 :])  # (exits 2, or 0)
     try:
         ctx = make_context(lang, ns, os.environ, mcp=False)
     except UsageError as exc:
-        _print_error(f"{PROGRAM}: {exc}")
-        return 2
+        return _usage_failed(lang, f"{PROGRAM}: {exc}", parser.prog, ns.output)
     try:
         args = cli_arguments(lang, tool, ns)
     except UsageError as exc:
-        _print_error(f"{PROGRAM} {word}: {exc}")
-        return 2
+        return _usage_failed(lang, f"{PROGRAM} {word}: {exc}", parser.prog, ns.output)
     except ToolError as exc:
         print_error(lang, exc.to_dict(lang), ns.output)
         return 2 if exc.code == "INVALID_ARGUMENT" else 1
     return run_cli(ctx, tool, args, ns.output)
+
+
+def _usage_failed(lang, message, prog, output, hint=None, usage=None):
+    """Exit status 2 for a usage error: `message` on stderr, or with `output` "json" the error
+    as JSON on stdout, as every other error of a `-o json` command (docs/cli.md#exit-status)."""
+    if output != "json":
+        _print_error(message)
+        return 2
+    error = {
+        "code": "INVALID_ARGUMENT",
+        "message": message,
+        "hint": hint or tr(lang, "cli.usage_hint", prog=prog),
+    }
+    print_error(lang, error if usage is None else dict(error, usage=usage), output)
+    return 2
 
 
 def _exit_now(status):

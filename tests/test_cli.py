@@ -79,6 +79,31 @@ def test_usage_errors_exit_2(run_be, args, env):
     assert proc.returncode == 2 and proc.stderr
 
 
+@pytest.mark.parametrize(
+    "args, says",
+    [(("read", "-f", "u.txt", "-o", "json", "--bogus"), "unrecognized arguments: --bogus"),
+     (("replace", "-ojson", "-f", "u.txt"), "replace needs --content"),
+     (("replace", "-f", "u.txt", "-s", "1", "-c", "x", "--content-file", "y", "--output=json"), "not both"),
+     (("read", "-f", "u.txt", "-o=json", "--max-chips", "0"), "--max-chips='0'"),
+     (("read", "-f", "u.txt", "--output", "json", "-s"), "--start/-s: expected one argument"),
+     (("--output", "json", "read", "-f", "u.txt"), "--output json comes before the command read"),
+     (("-o", "json", "raed", "-f", "u.txt"), "unknown command 'json'")],
+)  # fmt: skip
+def test_usage_errors_with_json_output_are_json_on_stdout(run_be, root, args, says):
+    """docs/cli.md#output-text-and-json: with -o json an error is JSON on stdout. Usage errors
+    (argparse's, a missing --content, a bad --max-chips, an unknown command) were text on stderr,
+    so a script reading the JSON got nothing to parse."""
+    (root / "u.txt").write_text("a\n")
+    proc = run_be(*args)
+    error = json.loads(proc.stdout)["error"]
+    assert proc.returncode == 2 and not proc.stderr, proc.stderr
+    assert error["code"] == "INVALID_ARGUMENT" and says in error["message"], error
+    assert "--help" in error["hint"] or "=-x" in error["hint"], error
+    assert (root / "u.txt").read_text() == "a\n"
+    if "usage" in error:  # (argparse's own errors: the command's usage, on one line)
+        assert error["usage"].startswith("better-edit-tools read [-h]"), error
+
+
 COMMANDS = (
     "read",
     "replace",
@@ -2360,10 +2385,12 @@ def test_a_non_text_codec_from_the_environment_is_named_as_such(root, be_env):
 
 def test_a_command_option_before_the_command_is_named_so(root, be_env):
     """Found by the newcomer review: `better-edit-tools -o json read -f a.txt` said "unknown command
-    'json'". The option's value was taken for the command; the message says where it goes."""
+    'json'". The option's value was taken for the command; the message says where it goes (as
+    JSON on stdout: the command line asks for JSON)."""
     write(root / "a.txt", "x\n")
     done = run_cli("-o", "json", "read", "-f", "a.txt", cwd=root, env=be_env)
-    assert done.returncode == 2 and b"-o json comes before the command read" in done.stderr, done.stderr
+    message = json.loads(done.stdout)["error"]["message"]
+    assert done.returncode == 2 and "-o json comes before the command read" in message, done.stdout
     done = run_cli("frob", "-f", "a.txt", cwd=root, env=be_env)
     assert done.returncode == 2 and b"unknown command 'frob'" in done.stderr, done.stderr
 
