@@ -13213,7 +13213,7 @@ def _look_alike_left(text, viewed, moved):
     then edited where they stood (a function kept as its old version below its new one), leaves
     the same file as an edited copy added beside them, and which of the two was read cannot be
     told (docs/decisions.md)."""
-    (vstart, vend), count = viewed, viewed[1] - viewed[0] + 1
+    vstart, count = viewed[0], viewed[1] - viewed[0] + 1
     if abs(moved - vstart) < count:
         return False
     shown = min(count, _LOOK_ALIKE_LINES)
