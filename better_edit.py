@@ -13193,14 +13193,23 @@ def check_view(ctx, args, opened, edit_first, edit_last, now=(False, False), ins
         return _outside_view(vstart, vend, edit_first, edit_last), 0
     moved = _moved_view(opened, vstart, vend, digest, fingerprint) if vend >= vstart and fingerprint else []
     if _moved_alone(opened.text, (vstart, vend), moved, fingerprint):
-        if _look_alike_left(opened.text, (vstart, vend), moved[0]):
-            last = moved[0] + vend - vstart
-            raise _stale_view(ctx, token, opened, vstart, vend, "view_look_alike", first=moved[0], last=last)
-        relocated = _relocation((vstart, vend), moved[0] - vstart, (edit_first, edit_last), now, insert)
-        if relocated is not None:
-            return relocated
-        raise _stale_view(ctx, token, opened, vstart, vend, "view_moved_past")
+        return _follow_moved(
+            ctx, token, opened, (vstart, vend), moved[0], (edit_first, edit_last), now, insert
+        )
     raise _stale_view(ctx, token, opened, vstart, vend)
+
+
+def _follow_moved(ctx, token, opened, viewed, moved, edit, now, insert):
+    """check_view's answer for lines read that moved, alone, to line `moved`: the edit follows
+    them, unless lines like them fill their old place or the edit reaches past them."""
+    vstart, vend = viewed
+    if _look_alike_left(opened.text, viewed, moved):
+        last = moved + vend - vstart
+        raise _stale_view(ctx, token, opened, vstart, vend, "view_look_alike", first=moved, last=last)
+    relocated = _relocation(viewed, moved - vstart, edit, now, insert)
+    if relocated is not None:
+        return relocated
+    raise _stale_view(ctx, token, opened, vstart, vend, "view_moved_past")
 
 
 _LOOK_ALIKE = 0.75  # the block_similarity from which lines at a view's old place are like it
