@@ -417,6 +417,14 @@ MESSAGES = {
         "--content-file -: standard input was empty (did the command before the pipe fail?); nothing was written",
         "--content-file -：标准输入为空（管道前的命令是否失败了？）；未写入任何内容",
     ),
+    "content_pipe_empty": (
+        "{option} {path}: the pipe was empty (did the command writing to it fail?); nothing was written",
+        "{option} {path}：管道为空（写入它的命令是否失败了？）；未写入任何内容",
+    ),
+    "pipe_empty": (
+        "{option} {path}: the pipe was empty (did the command writing to it fail?)",
+        "{option} {path}：管道为空（写入它的命令是否失败了？）",
+    ),
     "stdin_empty": (
         "{option} -: standard input was empty (did the command before the pipe fail?)",
         "{option} -：标准输入为空（管道前的命令是否失败了？）",
@@ -19259,18 +19267,19 @@ def _also_dest(flag):
 
 
 def _read_input(lang, path, source):
-    """The text of a file, a pipe or stdin ("-") that an option names; a device other than a
-    terminal or /dev/null (/dev/zero, /dev/urandom) is refused: reading it would never end."""
+    """(the text, whether it came through a pipe or a socket) of a file, a pipe or stdin ("-") that
+    an option names; a device other than a terminal or /dev/null (/dev/zero, /dev/urandom) is
+    refused: reading it would never end."""
     try:
         if path == "-":
             if sys.stdin is None:  # (started with descriptor 0 closed)
                 raise OSError(9, "standard input is closed")
             if _is_terminal(sys.stdin):  # a person there: say what it waits for (`patch` alone)
                 _print_error(tr(lang, "cli.tty_input", program=PROGRAM, source=source))
-            data = _read_whole(sys.stdin.buffer, source, path)
+            data, piped = _read_whole(sys.stdin.buffer, source, path)
         else:
             with open(path, "rb") as handle:
-                data = _read_whole(handle, source, path)
+                data, piped = _read_whole(handle, source, path)
     except OSError as exc:
         raise ToolError(
             "INVALID_ARGUMENT",
@@ -19281,7 +19290,7 @@ def _read_input(lang, path, source):
             detail=exc.strerror or str(exc),
         ) from None
     try:
-        return data.decode("utf-8-sig")  # (a BOM marks the file's encoding: no text of it)
+        return data.decode("utf-8-sig"), piped  # (a BOM marks the file's encoding: no text of it)
     except UnicodeDecodeError:
         raise ToolError("INVALID_ARGUMENT", "content_not_utf8", "arg.hint", source=source) from None
 
@@ -19290,6 +19299,7 @@ def _read_whole(handle, source, path):
     import stat
 
     st = os.fstat(handle.fileno())
+    piped = stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode)
     device = os.name != "nt" and (stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode))
     if device and not handle.isatty():  # (Windows: NUL and CON are no files to compare; left as they were)
         try:
@@ -19299,7 +19309,7 @@ def _read_whole(handle, source, path):
         if not null:
             raise ToolError("INVALID_ARGUMENT", "input_device", "arg.hint", source=source, path=path)
     try:
-        return handle.read()
+        return handle.read(), piped
     except MemoryError:
         raise ToolError("TOO_LARGE", "input_too_large", source=source, path=path) from None
 
@@ -19356,15 +19366,17 @@ def _cli_value(param, ns):
 
 
 def _read_option_file(lang, param, path, flag):
-    """What the option `flag` names holds (_read_input); an empty standard input for the content
-    is INVALID_ARGUMENT: the sign of a command before the pipe that failed (`gen | ... -`)."""
-    text = _read_input(lang, path, flag)
-    if path != "-" or text:
+    """What the option `flag` names holds (_read_input); an empty standard input, or pipe
+    (`--content-file /dev/stdin`, `<(gen)`), is INVALID_ARGUMENT: the sign of a command before
+    the pipe that failed (`gen | ... -`). An empty file, /dev/null included, is empty content."""
+    text, piped = _read_input(lang, path, flag)
+    if text or not (piped or path == "-"):
         return text
+    key = "stdin_empty" if path == "-" else "pipe_empty"
     if param.name == "content":  # (an insert has no empty content)
         hint = "content_stdin_empty_insert.hint" if param is P_INSERT_CONTENT else "content_stdin_empty.hint"
-        raise ToolError("INVALID_ARGUMENT", "content_stdin_empty", hint)
-    raise ToolError("INVALID_ARGUMENT", "stdin_empty", "stdin_empty.hint", option=flag)
+        raise ToolError("INVALID_ARGUMENT", "content_" + key, hint, option=flag, path=path)
+    raise ToolError("INVALID_ARGUMENT", key, "stdin_empty.hint", option=flag, path=path)
 
 
 def _add_also(lang, args, param, kind, flag, extra, default):

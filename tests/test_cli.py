@@ -1543,6 +1543,35 @@ def test_an_empty_standard_input_never_empties_a_file(cli, root):
     assert code == 0 and (root / "f.txt").read_text() == "one\nthree\n", answer
 
 
+@pytest.mark.skipif(os.name == "nt", reason="/dev/stdin and FIFOs are POSIX")
+def test_an_empty_pipe_named_by_its_path_never_empties_a_file(cli, root):
+    """Found by the agent-mistakes attack: the empty-input refusal above was for `-` alone, so
+    `false | ... write --content-file /dev/stdin` emptied the file and `replace -s 1 -e 2
+    --content-file <(false)` (a /dev/fd pipe) deleted the lines, with exit 0. Any empty pipe
+    (FIFO or socket) is refused now; an empty file, /dev/null included, is still empty content."""
+    import threading
+
+    (root / "f.txt").write_text("one\ntwo\nthree\n")
+    for args in (["write", "-f", "f.txt"], ["replace", "-f", "f.txt", "-s", "1", "-e", "2"]):
+        code, answer = cli(*args, "--content-file", "/dev/stdin", input=b"")
+        assert code == 2 and answer["error"]["code"] == "INVALID_ARGUMENT", answer
+        assert "/dev/stdin: the pipe was empty" in answer["error"]["message"], answer
+        assert "--content ''" in answer["error"]["hint"], answer
+    fifo = root / "gen.fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: open(fifo, "wb").close())  # (a producer that wrote nothing)
+    writer.start()
+    code, answer = cli("replace", "-f", "f.txt", "-s", "2", "--content-file", str(fifo))
+    writer.join()
+    assert code == 2 and "the pipe was empty" in answer["error"]["message"], answer
+    assert (root / "f.txt").read_text() == "one\ntwo\nthree\n"
+    code, answer = cli("replace", "-f", "f.txt", "-s", "2", "--content-file", "/dev/stdin", input=b"TWO\n")
+    assert code == 0 and (root / "f.txt").read_text() == "one\nTWO\nthree\n", answer
+    (root / "empty.txt").write_text("")
+    code, answer = cli("replace", "-f", "f.txt", "-s", "2", "--content-file", "empty.txt")
+    assert code == 0 and (root / "f.txt").read_text() == "one\nthree\n", answer
+
+
 def test_numbers_of_nineteen_digits_and_more_are_numbers(cli, root):
     """Found by the CLI attack: `read -e 9223372036854775807` was "argument '--end' must be an
     integer" (a digit string was taken up to 18 digits), while `-e 2147483648` was clamped as the
