@@ -19372,10 +19372,11 @@ def _read_option_file(lang, param, path, flag):
     text, piped = _read_input(lang, path, flag)
     if text or not (piped or path == "-"):
         return text
-    key = "stdin_empty" if path == "-" else "pipe_empty"
     if param.name == "content":  # (an insert has no empty content)
+        key = "content_stdin_empty" if path == "-" else "content_pipe_empty"
         hint = "content_stdin_empty_insert.hint" if param is P_INSERT_CONTENT else "content_stdin_empty.hint"
-        raise ToolError("INVALID_ARGUMENT", "content_" + key, hint, option=flag, path=path)
+        raise ToolError("INVALID_ARGUMENT", key, hint, option=flag, path=path)
+    key = "stdin_empty" if path == "-" else "pipe_empty"
     raise ToolError("INVALID_ARGUMENT", key, "stdin_empty.hint", option=flag, path=path)
 
 
