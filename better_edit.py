@@ -1194,6 +1194,21 @@ MESSAGES = {
         "add surrounding lines to --old, or pass --start/--end",
         "请在 --old 中加入上下文行，或传入 --start/--end",
     ),
+    "ambiguous_prefixed": (
+        "old still had the line-number prefixes of a read, naming lines {start}-{end}, but its text "
+        "stands {count} times in {file} (lines {where}): numbers from a read made before an edit "
+        "may name another copy",
+        "old 仍带着读取结果的行号前缀（指向第 {start}-{end} 行），但其文本在 {file} 中出现 {count} 次"
+        "（第 {where} 行）：编辑之前读取的行号可能指向另一份副本",
+    ),
+    "ambiguous_prefixed.hint": (
+        "pass the viewed_code_id of the read those lines come from, or start/end of the place meant",
+        "请传入这些行所来自的那次读取的 viewed_code_id，或传入目标位置的 start/end",
+    ),
+    "ambiguous_prefixed.hint.cli": (
+        "pass --viewed-code-id of the read those lines come from, or --start/--end of the place meant",
+        "请传入这些行所来自的那次读取的 --viewed-code-id，或传入目标位置的 --start/--end",
+    ),
     "marker_ambiguous": (
         "marker {value!r} occurs on {count} lines of {file} ({where})",
         "标记 {value!r} 在 {file} 中出现于 {count} 行（{where}）",
@@ -14726,7 +14741,9 @@ def _read_prefixed(old):
 
 def _replace_prefixed(ctx, args, opened):
     """`old` copied with its read prefixes: applied when the text sits at the lines they name, and
-    `old` itself, prefixes and all, is nowhere in the file (a file of `N<TAB>text` lines)."""
+    `old` itself, prefixes and all, is nowhere in the file (a file of `N<TAB>text` lines). When the
+    text stands elsewhere too, the prefixes alone, from a read that may be older than an edit, do
+    not pick the place: AMBIGUOUS, unless `start` or a viewed_code_id says the lines are those read."""
     found = _read_prefixed(args["old"])
     if found is None or normalize_newlines(args["old"]) in opened.normalized():
         return None
@@ -14741,6 +14758,18 @@ def _replace_prefixed(ctx, args, opened):
     current = _strip_one_newline(normalize_newlines(opened.text.body[a:b].decode(opened.text.codec)))
     if current != stripped:
         return None
+    if "start" not in args and args.get("viewed_code_id") is None:
+        _tier, spans = locate_old(opened.normalized(), stripped)
+        if len(spans) > 1:
+            ambiguous = _not_one_old(opened, stripped, spans)
+            raise ToolError(
+                "AMBIGUOUS",
+                "ambiguous_prefixed",
+                data=ambiguous.data,
+                start=first,
+                end=last,
+                **ambiguous.fields,
+            )
     content, key = _content_unprefixed(args["content"], first, stripped)
     change = _replace_lines(ctx, dict(args, start=first, end=last, old=stripped, content=content), opened)
     change.warnings.append((key, {"start": first, "end": last}))

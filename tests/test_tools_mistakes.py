@@ -255,6 +255,51 @@ def test_old_with_read_prefixes_applies_where_they_point(root, be_env):
     assert (result["start"], result["end"]) == (4, 5)
 
 
+def test_old_with_stale_read_prefixes_never_picks_one_of_two_identical_places(root, be_env, server):
+    """Found by the agent-mistakes attack: `8<TAB>    return None` copied from a read of g(),
+    then four imports added on top: line 8 was f()'s own `return None` now, the prefixes named it,
+    and the edit changed f() (exit 0, a warning that they "named lines 8-8, which hold that
+    text"). Where the text stands more than once, the prefixes alone no longer pick the place:
+    AMBIGUOUS listing both, as the same `old` without them is; a viewed_code_id, or start, does."""
+    source = 'def f(x):\n    if x:\n        return "hi"\n    return None\n\n\ndef g(y):\n    return None\n'
+    (root / "t.py").write_text(source)
+    _done, read = run_json("read", "-f", "t.py", "-s", "8", "-e", "8", cwd=root, env=be_env)
+    now = "import os\nimport sys\nimport re\nimport json\n" + source
+    (root / "t.py").write_text(now)
+    done, result = run_json(
+        "replace", "-f", "t.py", "--old", read["content"], "-c", "    return y", cwd=root, env=be_env
+    )
+    assert done.returncode == 1 and result["error"]["code"] == "AMBIGUOUS", result
+    assert "naming lines 8-8" in result["error"]["message"], result
+    assert result["error"]["candidates"] == [{"start": 8, "end": 8}, {"start": 12, "end": 12}], result
+    assert "--viewed-code-id" in result["error"]["hint"], result
+    error = server.err(
+        "be-replace", "AMBIGUOUS", file=str(root / "t.py"), old=read["content"], content="    return y"
+    )
+    assert "viewed_code_id" in error["hint"] and "--" not in error["hint"], error
+    assert (root / "t.py").read_text() == now
+    done, result = run_json(
+        "replace", "-f", "t.py", "--old", read["content"], "-c", "    return y", "--viewed-code-id",
+        read["viewed_code_id"], cwd=root, env=be_env,
+    )  # fmt: skip
+    assert done.returncode == 1 and result["error"]["code"] == "STALE_VIEW", result  # (it was g()'s)
+    (root / "t.py").write_text(source)
+    done, result = run_json(
+        "replace",
+        "-f",
+        "t.py",
+        "--old",
+        read["content"],
+        "-c",
+        "    return y",
+        "-s",
+        "8",
+        cwd=root,
+        env=be_env,
+    )
+    assert done.returncode == 0 and (root / "t.py").read_text() == source[: -len("None\n")] + "y\n", result
+
+
 def test_content_copied_from_the_same_read_loses_its_prefixes_too(root, be_env):
     """Found by an attack: `old` and `content` both copied from a read (`3<TAB>        y()`); the
     prefixes of `old` were recognised and taken off, and those of `content` were written into the
