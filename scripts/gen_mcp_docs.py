@@ -130,7 +130,8 @@ difference, with `shown_from` (the column of the first one shown); `column` stay
 `closest` is `null` when nothing in the file is at least half similar (a search by `old` alone may
 then still name a less similar block in `actual`, `start` and `end`, without `closest`). `old` that
 still carries read prefixes is applied anyway when the prefixes name lines holding that text, with
-a warning.
+a warning; (0.3) when that text stands elsewhere too, only with `start` or a `viewed_code_id`
+(else `AMBIGUOUS`: a read older than an edit names another copy).
 
 **`PLACEHOLDER`**: a line of `content` that stands in for code it does not repeat
 (`// ... existing code ...`, `# rest unchanged`, a bare `// ...`) would delete that code, so
