@@ -14107,7 +14107,7 @@ def finish_edit(ctx, tool, args, opened, change):
     result.update(change.fields)
     result["total"] = change.total
     view = _written_view(opened, change)
-    if view:
+    if view and not (changed and args.get("preview")):  # (a preview's lines were never written)
         result["viewed_code_id"] = view
     change.keep_scan = not args.get("preview")
     if not args.get("brief"):

@@ -300,6 +300,25 @@ def test_old_with_stale_read_prefixes_never_picks_one_of_two_identical_places(ro
     assert done.returncode == 0 and (root / "t.py").read_text() == source[: -len("None\n")] + "y\n", result
 
 
+def test_a_preview_gives_no_viewed_code_id_for_lines_it_never_wrote(root, be_env, server):
+    """Found by the agent-mistakes attack: a preview answered with a viewed_code_id of the lines it
+    would have written; the next edit with it was STALE_VIEW "a.py changed since lines 3-3 were
+    read", though nothing had changed. A preview that would change the file gives none now (one
+    that changes nothing still does: the file holds those lines)."""
+    (root / "a.py").write_text("a = 1\nb = 2\nc = 3\n")
+    result = server.ok("be-replace", file=str(root / "a.py"), start=3, content="c = 4", preview=True)
+    assert result["preview"] is True and "viewed_code_id" not in result, result
+    result = server.ok("be-insert", file=str(root / "a.py"), after_line=1, content="x = 0", preview=True)
+    assert "viewed_code_id" not in result, result
+    result = server.ok("be-replace", file=str(root / "a.py"), start=3, content="c = 3", preview=True)
+    assert result["changed"] is False and result["viewed_code_id"], result
+    done, result = run_json(
+        "replace", "-f", "a.py", "-s", "2", "-c", "b = 5", "--preview", cwd=root, env=be_env
+    )
+    assert done.returncode == 0 and "viewed_code_id" not in result, result
+    assert (root / "a.py").read_text() == "a = 1\nb = 2\nc = 3\n"
+
+
 def test_content_copied_from_the_same_read_loses_its_prefixes_too(root, be_env):
     """Found by an attack: `old` and `content` both copied from a read (`3<TAB>        y()`); the
     prefixes of `old` were recognised and taken off, and those of `content` were written into the
