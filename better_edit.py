@@ -1710,6 +1710,12 @@ MESSAGES = {
         "meant as line breaks, it was escaped twice; send it again with real newlines",
         "content 作为一行写入，其中有 {count} 处 \\n：若它们本应是换行，说明内容被转义了两次；请用真实换行重新发送",
     ),
+    "w.escaped_twice.cli": (
+        "content was written as one line holding {count} \\n sequences: if they were meant as line "
+        "breaks, give real newlines ($'...' in bash, or --content-file - with a here-document)",
+        "content 作为一行写入，其中有 {count} 处 \\n：若它们本应是换行，请给出真实换行（bash 中用 $'...'，"
+        "或用 --content-file - 配合 here-document）",
+    ),
     "w.created_near": (
         "{file} was created, yet {near} is there: if you meant that one, write to it instead and remove {file}",
         "已创建 {file}，但 {near} 已存在：若本意是它，请改为写入它并移除 {file}",
@@ -14599,10 +14605,11 @@ def _replace_change_of(ctx, args, opened):
 
 
 def _maybe_escaped_twice(ctx, args, change):
-    """`change` with a warning when the server's content looks escaped twice (no line break, `\\n`
+    """`change` with a warning when the content looks escaped twice (no line break, `\\n`
     outside strings): one line of replace or insert is written as sent (real code holds `\\n`
-    more often than a model's newlines arrive escaped), but the model is told how to fix it."""
-    if ctx.mcp and _lines_escaped_twice(args.get("content") or ""):
+    more often than a model's newlines arrive escaped), but the caller is told how to fix it (on
+    the command line, `-c 'a\\nb'` in single quotes is two characters: `$'...'` is a newline)."""
+    if _lines_escaped_twice(args.get("content") or ""):
         change.warnings.append(("w.escaped_twice", {"count": args["content"].count("\\n")}))
     return change
 
@@ -15467,6 +15474,8 @@ def _rescued_content(ctx, args, warnings, tool="be-write"):
     """`content` of an edit; over MCP, a double-escaped one unescaped, its original kept as a chip
     (warnings say so)."""
     content = args["content"]
+    if not ctx.mcp and _lines_escaped_twice(content):  # (the CLI's content is used as given)
+        warnings.append(("w.escaped_twice", {"count": content.count("\\n")}))
     if not (ctx.mcp and looks_double_escaped(content)):
         return content
     if args.get("preview"):

@@ -1572,6 +1572,22 @@ def test_an_empty_pipe_named_by_its_path_never_empties_a_file(cli, root):
     assert code == 0 and (root / "f.txt").read_text() == "one\nthree\n", answer
 
 
+def test_content_with_literal_backslash_n_between_lines_of_code_is_written_as_given_with_a_warning(cli, root):
+    """Found by the agent-mistakes attack: `-c '\\ndef h():\\n    return 1\\n'` (single quotes in
+    bash: backslash and n) was written as one line of broken Python, balance "ok", no word; the
+    server warns about the same content. The CLI still writes it as given, and now says how to
+    give real newlines; a `\\n` inside a string literal is code and says nothing."""
+    (root / "t.py").write_text("x = 1\n")
+    code, answer = cli("insert", "-f", "t.py", "--after-line", "-1", "-c", "\\ndef h():\\n    return 1\\n")
+    assert code == 0 and "$'...'" in " ".join(answer.get("warnings", [])), answer
+    assert (root / "t.py").read_text() == "x = 1\n\\ndef h():\\n    return 1\\n\n"
+    code, answer = cli("write", "-f", "w.py", "-c", "import os\\nimport sys\\n\\ndef main():\\n    pass\\n")
+    assert code == 0 and "3 \\n sequences" not in str(answer) and "$'...'" in " ".join(answer["warnings"])
+    assert (root / "w.py").read_text() == "import os\\nimport sys\\n\\ndef main():\\n    pass\\n"  # (as given)
+    code, answer = cli("insert", "-f", "t.py", "--after-line", "-1", "-c", 'parts = text.split("\\n\\n")')
+    assert code == 0 and not answer.get("warnings"), answer
+
+
 def test_numbers_of_nineteen_digits_and_more_are_numbers(cli, root):
     """Found by the CLI attack: `read -e 9223372036854775807` was "argument '--end' must be an
     integer" (a digit string was taken up to 18 digits), while `-e 2147483648` was clamped as the
