@@ -14112,8 +14112,8 @@ def finish_edit(ctx, tool, args, opened, change):
     result = {"status": "ok", "file": file, "path": real, "changed": changed}
     result.update(change.fields)
     result["total"] = change.total
-    view = _written_view(opened, change)
-    if view and not (changed and args.get("preview")):  # (a preview's lines were never written)
+    view = _written_view(opened, change, unwritten=changed and args.get("preview"))
+    if view:
         result["viewed_code_id"] = view
     change.keep_scan = not args.get("preview")
     if not args.get("brief"):
@@ -14192,9 +14192,10 @@ def _keep_as_chip(ctx, tool, args, text, result):
     return warnings
 
 
-def _written_view(opened, change):
-    """The viewed_code_id of the lines an edit wrote, as they now stand (None: it wrote no line)."""
-    if not change.added:
+def _written_view(opened, change, unwritten=False):
+    """The viewed_code_id of the lines an edit wrote, as they now stand (None: it wrote no line, or
+    they are `unwritten`: a preview that would change the file)."""
+    if not change.added or unwritten:
         return None
     a, block, _b = change.plan
     body, eol = opened.text.body, dominant_eol(opened.text.body)
