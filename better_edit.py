@@ -14112,7 +14112,7 @@ def finish_edit(ctx, tool, args, opened, change):
     result = {"status": "ok", "file": file, "path": real, "changed": changed}
     result.update(change.fields)
     result["total"] = change.total
-    view = _written_view(opened, change, unwritten=changed and args.get("preview"))
+    view = _written_view(opened, change, args.get("preview"))
     if view:
         result["viewed_code_id"] = view
     change.keep_scan = not args.get("preview")
@@ -14192,13 +14192,13 @@ def _keep_as_chip(ctx, tool, args, text, result):
     return warnings
 
 
-def _written_view(opened, change, unwritten=False):
+def _written_view(opened, change, preview=False):
     """The viewed_code_id of the lines an edit wrote, as they now stand (None: it wrote no line, or
-    they are `unwritten`: a preview that would change the file)."""
-    if not change.added or unwritten:
-        return None
-    a, block, _b = change.plan
+    a `preview` would change the file: its lines were never written)."""
+    a, block, b = change.plan
     body, eol = opened.text.body, dominant_eol(opened.text.body)
+    if not change.added or (preview and body[a:b] != block):
+        return None
     if a == len(body) and body and not body.endswith(b"\n") and block.startswith(eol):
         block = block[len(eol) :]  # (an append first terminated the old last line)
     first, last = change.first, change.first + change.added - 1
