@@ -1033,6 +1033,30 @@ MESSAGES = {
         "see 'actual'; 'found_at' lists where old does occur (your line numbers may be stale)",
         "参见 actual；found_at 列出 old 实际出现的位置（行号可能已过期）",
     ),
+    "mismatch_lines_part.hint": (
+        "old stands inside lines {start}-{end} but is not their whole text: with start, old must be "
+        "the whole lines; leave start out to replace just that text",
+        "old 位于第 {start}-{end} 行之内，但不是这些行的全部内容：给出 start 时 old 必须是整行；"
+        "若只替换这段文本，请不要传 start",
+    ),
+    "mismatch_lines_part.hint.cli": (
+        "--old stands inside lines {start}-{end} but is not their whole text: with --start, --old must "
+        "be the whole lines; leave --start out to replace just that text",
+        "--old 位于第 {start}-{end} 行之内，但不是这些行的全部内容：给出 --start 时 --old 必须是整行；"
+        "若只替换这段文本，请不要传 --start",
+    ),
+    "mismatch_lines_longer.hint": (
+        "old starts in line {start} but runs on to line {last}: with start, old must be the whole "
+        "lines start to end; pass end {last}, or leave start out",
+        "old 从第 {start} 行开始，但延续到第 {last} 行：给出 start 时 old 必须是 start 到 end 的整行；"
+        "请传入 end {last}，或不要传 start",
+    ),
+    "mismatch_lines_longer.hint.cli": (
+        "--old starts in line {start} but runs on to line {last}: with --start, --old must be the "
+        "whole lines --start to --end; pass --end {last}, or leave --start out",
+        "--old 从第 {start} 行开始，但延续到第 {last} 行：给出 --start 时 --old 必须是 --start 到 --end 的整行；"
+        "请传入 --end {last}，或不要传 --start",
+    ),
     "mismatch_lines_closest.hint": (
         "see 'actual'; old occurs nowhere in the file, and 'closest' is the block most like it",
         "参见 actual；old 在文件中没有出现，closest 是与之最相似的块",
@@ -14731,7 +14755,21 @@ def _lines_mismatch(opened, old, current, wanted, start, end):
         )
     hint = "mismatch_lines_closest.hint" if closest else "mismatch_lines_nowhere.hint"
     hint = "mismatch_lines.hint" if found_at else hint
-    return ToolError("MISMATCH", "mismatch_lines", hint, data=data, file=opened.file, start=start, end=end)
+    hint, fields = _mismatch_lines_hint(found_at, start, end, hint)
+    return ToolError(
+        "MISMATCH", "mismatch_lines", hint, data=data, file=opened.file, start=start, end=end, **fields
+    )
+
+
+def _mismatch_lines_hint(found_at, start, end, hint):
+    """(hint, its fields) of lines start..end that do not hold old, where old stands inside them
+    (not their whole text) or starts there and runs past `end`; else `hint`."""
+    for one in found_at:
+        if one["start"] == start and one["end"] > end:
+            return "mismatch_lines_longer.hint", {"last": one["end"]}
+        if start <= one["start"] and one["end"] <= end:
+            return "mismatch_lines_part.hint", {}
+    return hint, {}
 
 
 def _read_prefixed(old):

@@ -201,6 +201,43 @@ def test_the_hint_of_a_mismatch_by_lines_says_what_its_data_holds(cli, root):
     assert (root / "f.py").read_text() == "alpha = 1\nbeta = 2\n"
 
 
+def test_a_mismatch_by_lines_says_when_old_is_part_of_them_or_runs_past_them(cli, root, be_env):
+    """Found by the agent-mistakes attack: `-s 3 --old 'return "hi"'` (part of line 3) was "the
+    text at lines 3-3 is not the given old text", hint "your line numbers may be stale", then "old
+    occurs at lines: 3-3"; `-s 2` with a two-line old, "old occurs at lines: 2-3". The hint now
+    says what start asks of old, and what to pass."""
+    source = 'def f(x):\n    if x:\n        return "hi"\n    return None\n'
+    write(root / "t.py", source)
+    rc, out = cli("replace", "-f", "t.py", "-s", "3", "--old", 'return "hi"', "-c", 'return "yo"')
+    assert rc == 1 and out["error"]["found_at"] == [{"start": 3, "end": 3}], out
+    assert "not their whole text" in out["error"]["hint"] and "leave --start out" in out["error"]["hint"], out
+    rc, out = cli("replace", "-f", "t.py", "-s", "2", "--old", '    if x:\n        return "hi"', "-c", "x")
+    assert rc == 1 and "runs on to line 3" in out["error"]["hint"] and "--end 3" in out["error"]["hint"], out
+    assert (root / "t.py").read_text() == source
+    rc, out = cli(
+        "replace",
+        "-f",
+        "t.py",
+        "-s",
+        "2",
+        "-e",
+        "3",
+        "--old",
+        '    if x:\n        return "hi"',
+        "-c",
+        "    pass",
+    )
+    assert rc == 0 and (root / "t.py").read_text() == "def f(x):\n    pass\n    return None\n", out
+    server = Server(cwd=root, env=be_env)
+    try:
+        error = server.err(
+            "be-replace", "MISMATCH", file="t.py", start=2, old="    pass\n    return None", content="x"
+        )
+        assert "pass end 3" in error["hint"] and "--" not in error["hint"], error
+    finally:
+        server.close()
+
+
 def test_read_clamps_end_with_a_warning(cli, root):
     write(root / "f.txt", "a\nb\n")
     rc, out = cli("read", "-f", "f.txt", "-s", "1", "-e", "99")
@@ -1583,7 +1620,9 @@ def test_content_with_literal_backslash_n_between_lines_of_code_is_written_as_gi
     assert (root / "t.py").read_text() == "x = 1\n\\ndef h():\\n    return 1\\n\n"
     code, answer = cli("write", "-f", "w.py", "-c", "import os\\nimport sys\\n\\ndef main():\\n    pass\\n")
     assert code == 0 and "3 \\n sequences" not in str(answer) and "$'...'" in " ".join(answer["warnings"])
-    assert (root / "w.py").read_text() == "import os\\nimport sys\\n\\ndef main():\\n    pass\\n"  # (as given)
+    assert (
+        root / "w.py"
+    ).read_text() == "import os\\nimport sys\\n\\ndef main():\\n    pass\\n"  # (as given)
     code, answer = cli("insert", "-f", "t.py", "--after-line", "-1", "-c", 'parts = text.split("\\n\\n")')
     assert code == 0 and not answer.get("warnings"), answer
 
