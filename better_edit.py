@@ -4005,23 +4005,29 @@ def _difference(kind, line, column, expected, actual):
     return found
 
 
-def _pair(e, a, line):
+def _pair(e, a, line, inside=False):
+    """The first difference of old's line `e` and the file's `a` (line `line`), as its dict. `inside`:
+    `e` is the first line of an old searched for, which may start after the indentation of `a` (a
+    search matches text inside a line): that indentation is no difference, and `e` is shown with it."""
     found = _difference_kind(e, a)
+    if inside and found and found[0] == "indentation" and not _lead(e):
+        e = _lead(a) + e
+        found = _difference_kind(e, a)
     if found is None:
         return None
     kind, c = found
     return _difference(kind, line, c + 1, e, a)
 
 
-def _first_difference(old, block, start, pairs):
-    """(index in old, difference dict) of the first difference, or (None, None)."""
+def _first_difference(old, block, start, pairs, inside=False):
+    """(index in old, difference dict) of the first difference, or (None, None) (`inside`: _pair's)."""
     if _diff_prefixed(old, block):
         return 0, _difference("diff_prefixes", start, 1, old[0], block[0])
     go, gb = [_g(s) for s in old], [_g(s) for s in block]
     for tag, i1, i2, j1, j2 in _sequence_matcher(None, go, gb).get_opcodes():
         if tag == "equal":
             for k in range(i2 - i1):
-                found = _pair(old[i1 + k], block[j1 + k], start + j1 + k)
+                found = _pair(old[i1 + k], block[j1 + k], start + j1 + k, inside and i1 + k == 0)
                 if found:
                     return i1 + k, found
             continue
@@ -4035,7 +4041,7 @@ def _first_difference(old, block, start, pairs):
             return i1, _difference("missing_line", start + j1, 1, old[i1], None)
         if j2 - j1 > i2 - i1 and pairs(go[i1], gb[j1 + 1]) > here:
             return i1, _difference("extra_line", start + j1, 1, None, block[j1])
-        return i1, _pair(old[i1], block[j1], start + j1) or _difference(
+        return i1, _pair(old[i1], block[j1], start + j1, inside and i1 == 0) or _difference(
             "text", start + j1, 1, old[i1], block[j1]
         )
     return None, None
@@ -4053,9 +4059,9 @@ def _diff_prefixed(old, block):
     return not listed and 2 * sum(line[1:].rstrip() in theirs for line in old) > len(old)
 
 
-def _expanded_first_difference(raw_old, expanded, block, start, pairs):
+def _expanded_first_difference(raw_old, expanded, block, start, pairs, inside=False):
     lines, origin = expanded
-    index, found = _first_difference(lines, block, start, pairs)
+    index, found = _first_difference(lines, block, start, pairs, inside)
     i = next(k for k, line in enumerate(raw_old) if "\\n" in line)
     e0 = origin.index(i)
     j = min(e0, len(block) - 1)
@@ -4066,19 +4072,15 @@ def _expanded_first_difference(raw_old, expanded, block, start, pairs):
             break
     if found is not None and (index < e0 or found["line"] < start + j):
         return found
-    e, a = raw_old[i], block[j]
-    got = _difference_kind(e, a)
-    if got is None:
-        return found
-    kind, c = got
-    return _difference(kind, start + j, c + 1, e, a)
+    return _pair(raw_old[i], block[j], start + j, inside and i == 0) or found
 
 
 # --- the entry point --------------------------------------------------------------------------------
 
 
-def closest_block(lines, old_lines):
+def closest_block(lines, old_lines, inside=False):
     """The block of `lines` most like `old_lines` and their first difference, or None (< 0.5 similar).
+    `inside`: old was searched for, so its first line may start after a line's indentation.
 
     Both lists hold lines WITHOUT terminators. Result: {"start", "end" (1-based inclusive),
     "similarity" (rounded to 2 decimals), "first_difference" ({"line", "column", "expected",
@@ -4113,9 +4115,9 @@ def closest_block(lines, old_lines):
         return None
     block = [_trim(s) for s in lines[a:b]]
     if exp is None:
-        found = _first_difference(raw_old, block, a + 1, pairs)[1]
+        found = _first_difference(raw_old, block, a + 1, pairs, inside)[1]
     else:
-        found = _expanded_first_difference(raw_old, exp, block, a + 1, pairs)
+        found = _expanded_first_difference(raw_old, exp, block, a + 1, pairs, inside)
     similarity = round(raw, 2)
     if similarity == 1 and found is not None:
         similarity = 0.99  # (1.0 only for an identical block: a difference was found)
@@ -15211,7 +15213,7 @@ def closest_of(opened, old, asked=None):
     places is the one at the lines `asked` (start, end) when they hold it, else has no token (it
     would pick the first, maybe not the one meant). None when nothing is similar."""
     old_lines = _strip_one_newline(normalize_newlines(old)).split("\n")
-    found = closest_block(_file_lines(opened), old_lines)
+    found = closest_block(_file_lines(opened), old_lines, inside=asked is None)
     if found is not None:
         body, total = opened.text.body, opened.text.total()
         a, b = line_span(body, found["start"], found["end"])

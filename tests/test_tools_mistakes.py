@@ -300,6 +300,37 @@ def test_old_with_stale_read_prefixes_never_picks_one_of_two_identical_places(ro
     assert done.returncode == 0 and (root / "t.py").read_text() == source[: -len("None\n")] + "y\n", result
 
 
+def test_an_old_searched_for_from_the_first_letter_of_a_line_is_not_blamed_for_indentation(
+    root, be_env, server
+):
+    """Found by the agent-mistakes attack: `--old 'return subtotal * (1 + self.taxrate)'` (the line
+    from its first letter, legal for a search, with a typo) got the closest "line 4, column 1: old
+    has no indentation, the file indents with 8 spaces": the agent indented it and failed again.
+    So did typographic quotes and a literal backslash-n. A search's first line may start after
+    the indentation; the difference named is the real one. With start, old must be whole lines,
+    and the indentation is still named."""
+    source = 'class Shop:\n    def total(self, items):\n        return subtotal * (1 + self.tax_rate)\n\n    name = "shop"\n'
+    (root / "s.py").write_text(source)
+    cases = [
+        ("return subtotal * (1 + self.taxrate)", "text", "taxrate"),
+        ("name = \u201cshop\u201d", "quotes", "\u201c"),
+        ("def total(self, items):\\n        return subtotal", "escaping", "\\n"),
+    ]
+    for old, kind, said in cases:
+        error = server.err("be-replace", "MISMATCH", file=str(root / "s.py"), old=old, content="x")
+        difference = error["closest"]["first_difference"]
+        assert difference["kind"] == kind and said in error["message"] + str(difference), (old, error)
+    done, result = run_json("replace", "-f", "s.py", "--old", cases[0][0], "-c", "x", cwd=root, env=be_env)
+    assert (
+        done.returncode == 1 and "indentation" not in result["error"]["closest"]["first_difference"]["kind"]
+    )
+    error = server.err(
+        "be-replace", "MISMATCH", file=str(root / "s.py"), start=3, old=cases[0][0], content="x"
+    )
+    assert error["closest"]["first_difference"]["kind"] == "indentation", error
+    assert (root / "s.py").read_text() == source
+
+
 def test_a_preview_gives_no_viewed_code_id_for_lines_it_never_wrote(root, be_env, server):
     """Found by the agent-mistakes attack: a preview answered with a viewed_code_id of the lines it
     would have written; the next edit with it was STALE_VIEW "a.py changed since lines 3-3 were
