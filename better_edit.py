@@ -1810,6 +1810,15 @@ MESSAGES = {
         "the server once the cache works again",
         "自缓存出错（{detail}）以来，快照只保存在本进程内存中；缓存恢复后请重启服务器",
     ),
+    "journal_in_place": (
+        "{file} has other hard links, so it is written in place, and its old bytes must first be kept "
+        "in the commit journal, which cannot be written ({detail}): nothing was changed",
+        "{file} 有其他硬链接，因此需原地写入，其旧内容须先保存在提交日志中，但日志无法写入（{detail}）：未做任何修改",
+    ),
+    "journal_in_place.hint": (
+        "free space in the cache folder, or set BETTER_EDIT_CACHE_DIR to a writable folder and call again",
+        "请释放缓存文件夹的空间，或将 BETTER_EDIT_CACHE_DIR 设为可写的文件夹后重试",
+    ),
     "w.journal_unusable": (
         "the commit record could not be kept ({detail}): were this process killed during the write, "
         "nothing would undo it",
@@ -12244,8 +12253,7 @@ class _CommitRun:
         try:
             _private_dir(self.journal.dir)
         except OSError as exc:  # no cache: the commit is still undone on failure, not after a kill
-            self.recorded = False
-            self.warnings.append(("w.journal_unusable", {"detail": _os_detail(exc, self.journal.dir)}))
+            self._unrecorded(exc)
         _Faults.point("journal")
         for number, fc in enumerate(self.files):
             copy = f"{os.getpid()}-{self.id[:8]}-{number}.copy"
@@ -12267,10 +12275,20 @@ class _CommitRun:
         try:
             self.record = self.journal.write(self.id, dict(self.header, tool=tool), self.files, sync=False)
         except OSError as exc:
-            self.recorded = False
-            self.warnings.append(("w.journal_unusable", {"detail": _os_detail(exc, self.journal.dir)}))
+            self._unrecorded(exc)
             for fc in self.files:
                 fc.name_parts(None)
+
+    def _unrecorded(self, exc):
+        """The commit goes on without a record (`exc`: why none can be kept), said in a warning;
+        unless it writes a file in place (a hard-linked one): killed during that write, the file
+        would be left cut, and its old bytes are kept only in the journal. Nothing is changed yet."""
+        detail = _os_detail(exc, self.journal.dir)
+        for fc in self.files:
+            if fc.how == "in_place":
+                raise ToolError("IO", "journal_in_place", file=fc.file, detail=detail)
+        self.recorded = False
+        self.warnings.append(("w.journal_unusable", {"detail": detail}))
 
     def apply(self, event_id, tool):
         if self.recorded:

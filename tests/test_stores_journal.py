@@ -2634,6 +2634,32 @@ def test_a_cache_too_full_for_the_commit_record_still_edits_as_one_without_a_fol
     assert not journal_records(cache_dir)
 
 
+def test_a_hard_linked_file_is_never_written_in_place_without_its_commit_record(root, cache_dir, be_env):
+    """Found by the patch-and-edit attack: with the cache full, the commit went on unrecorded, and a
+    hard-linked file (written in place) then had its old bytes kept nowhere: a SIGKILL during its
+    write left it cut, neither old nor new, with no word on the next call. docs/decisions.md said a
+    full disk while writing the record fails the call; for a file written in place it does now,
+    before anything changes (an edit of files replaced by rename still goes on, as above)."""
+    edits = json.dumps([{"file": f"f{n}.txt", "start": 1, "content": f"new {n}"} for n in range(2)])
+    reset_tree(root, {"f0.txt": b"old 0\n", "f1.txt": b"old 1\n"})
+    os.link(root / "f1.txt", root / "g.txt")
+    done, answer = cli_json(
+        root, with_fault(be_env, 1, "ENOSPC"), "edit", "--edits-file", "-", input=edits.encode()
+    )
+    assert done.returncode == 1 and answer["error"]["code"] == "IO", answer
+    assert "f1.txt has other hard links" in answer["error"]["message"], answer
+    assert "No space left on device" in answer["error"]["message"], answer
+    assert [(root / name).read_bytes() for name in ("f0.txt", "f1.txt", "g.txt")] == [
+        b"old 0\n",
+        b"old 1\n",
+    ] * 1 + [b"old 1\n"]
+    assert sorted(p.name for p in root.iterdir()) == ["f0.txt", "f1.txt", "g.txt"]  # (no temp left)
+    done, answer = cli_json(root, be_env, "replace", "-f", "f1.txt", "-s", "1", "-c", "new 1")
+    assert done.returncode == 0 and (root / "g.txt").read_bytes() == b"new 1\n", (
+        answer
+    )  # (a record: in place)
+
+
 def test_a_killed_edit_whose_folder_became_a_loop_of_links_is_named_and_dropped(root, cache_dir, be_env):
     """The regression pass on the fix above: a folder of a killed edit replaced by a link to
     itself made every later call keep the record ("too many levels of symbolic links") and refuse
