@@ -16406,6 +16406,8 @@ def _plan_group(ctx, args, group, failures):
         failures.extend((item["index"], file, exc) for item in group.items)
         group.changes = []
         return
+    if not _whole_file_alone(group, failures):
+        return
     changes = []
     _note_earlier_sections(group.items)
     for item in group.items:
@@ -16416,6 +16418,21 @@ def _plan_group(ctx, args, group, failures):
     group.changes = changes
     group.delete_file = any(item.get("delete_file") for item in group.items)
     failures.extend(_overlaps(changes, file) + _after_moved_hunks(group.opened, changes))
+
+
+def _whole_file_alone(group, failures):
+    """Whether a patch hunk that creates its file is its file's only item, also where the patch
+    spells that file twice (`b/n.py` and `b/./n.py`, or through a link): two creations were joined
+    into one file in silence. Else each such hunk fails (INVALID_ARGUMENT). (A deletion beside
+    another hunk of its file overlaps it: refused as that, naming both names.)"""
+    made = [item for item in group.items if item.get("create")]
+    if not made or len(group.items) == 1:
+        return True
+    for item in made:
+        error = invalid("patch_one_hunk", hunk=item["hunk"], file=item["file"], count=len(group.items))
+        failures.append((item["index"], item["file"], error))
+    group.changes = []
+    return False
 
 
 def _two_encodings(file, named, failures):

@@ -352,6 +352,33 @@ def test_a_hunk_whose_lines_were_changed_in_place_never_applies_to_a_copy(root, 
     assert (root / "t.py").read_text() == text
 
 
+@pytest.mark.skipif(os.name == "nt", reason="a symbolic link to a folder")
+def test_a_patch_never_joins_two_creations_of_one_file_spelled_two_ways(root, be_env):
+    """Found by the patch-and-edit attack: two `--- /dev/null` hunks for one file were refused when
+    both headers spelled it the same, but `b/n.py` and `b/./n.py` (or a folder and a link to it)
+    made one file of both bodies, exit 0. Each is refused now, nothing written, as `git apply`."""
+    (root / "real").mkdir()
+    (root / "lnk").symlink_to("real")
+    server = Server(root, be_env)
+    try:
+        for first, second, made in (("n.py", "./n.py", "n.py"), ("real/m.py", "lnk/m.py", "real/m.py")):
+            patch = (
+                f"--- /dev/null\n+++ b/{first}\n@@ -0,0 +1 @@\n+def one(): pass\n"
+                f"--- /dev/null\n+++ b/{second}\n@@ -0,0 +1 @@\n+def two(): pass\n"
+            )
+            error = server.err("be-edit", "INVALID_ARGUMENT", {"patch": patch})
+            assert "creates or deletes the whole file" in error["message"], error
+            assert [one["index"] for one in error["failed"]] == [0, 1], error
+            assert not (root / made).exists()
+    finally:
+        server.close()
+    (root / "p.diff").write_text(
+        "--- /dev/null\n+++ b/x.py\n@@ -0,0 +1 @@\n+x = 1\n--- a/./x.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-x = 1\n"
+    )
+    done = run_cli("patch", "--patch-file", "p.diff", cwd=root, env=be_env)
+    assert done.returncode == 2 and not (root / "x.py").exists(), done.stderr
+
+
 def test_a_patch_never_deletes_a_file_through_a_symbolic_link(root, be_env):
     """Found by an attack: `+++ /dev/null` for a link deleted the file it pointed to and kept the
     link, dangling; the diff named the link."""
