@@ -16334,7 +16334,7 @@ def apply_items(ctx, args, items, failures, total, inside=None):
                     group.place.release()
             if failures:
                 raise ItemsFailed(failures, total)
-            return _finish_items(ctx, args, ordered)
+            return _finish_items(ctx, args, ordered, total)
     finally:
         for group in groups.values():
             group.place.folder.close()
@@ -16709,7 +16709,7 @@ class _Virtual:
         return self.body[start : self.head] + self.tail.first(stop - max(start, self.head))
 
 
-def _finish_items(ctx, args, groups):
+def _finish_items(ctx, args, groups, total):
     """The result of the planned call; writes everything (one event) unless a preview."""
     warnings, files, items = [], [], []
     for group in groups:
@@ -16730,10 +16730,26 @@ def _finish_items(ctx, args, groups):
                 warnings += _preview_refused(ctx, group.opened.place, group.opened.st)
         warnings += [] if changed else _unchanged(groups)  # (as the edit would say)
     else:
+        _refuse_unwritable(groups, total)
         warnings += _commit_items(ctx, groups, result)
     if warnings:
         result["warnings"] = _local_warnings(ctx, warnings)
     return result
+
+
+def _refuse_unwritable(groups, total):
+    """ItemsFailed naming every item of each file that changes and that the commit would refuse
+    for want of permission (check_writable, as a preview warns): the commit named only the first
+    such file, with no item, so a retry met the next one."""
+    failures = []
+    for group in groups:
+        if group.changed:
+            try:
+                check_writable(group.opened.place, group.opened.st)
+            except ToolError as exc:
+                failures += [(item["index"], group.file, exc) for item in group.items]
+    if failures:
+        raise ItemsFailed(failures, total)
 
 
 def _commit_items(ctx, groups, result):

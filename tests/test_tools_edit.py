@@ -1314,6 +1314,25 @@ def test_a_second_section_of_a_file_whose_lines_the_first_adds_is_not_moved(root
     )
 
 
+def test_every_read_only_file_of_an_edit_is_named_with_its_items(root, be_env):
+    """Found by the patch-and-edit attack: an edit of a.txt, b.txt and c.txt, the last two
+    read-only, was PERMISSION for b.txt alone, with no `index` and no `failed`; the retry after
+    fixing b.txt failed on c.txt. Each such file's items are named now, nothing written, as
+    docs/cli.md's all-or-nothing says ("so one retry can fix them all")."""
+    for name in "abc":
+        (root / f"{name}.txt").write_text("l1\n")
+    os.chmod(root / "b.txt", 0o444)
+    os.chmod(root / "c.txt", 0o444)
+    edits = [{"file": f"{name}.txt", "start": 1, "content": name.upper()} for name in "abc"]
+    (root / "e.json").write_text(json.dumps(edits))
+    done, answer = run_json("edit", "--edits-file", "e.json", cwd=root, env=be_env)
+    error = answer["error"]
+    assert done.returncode == 1 and error["code"] == "PERMISSION" and error["index"] == 1, answer
+    assert [(one["index"], one["code"]) for one in error["failed"]] == [(1, "PERMISSION"), (2, "PERMISSION")]
+    assert "c.txt" in error["failed"][1]["message"], error
+    assert [(root / f"{name}.txt").read_text() for name in "abc"] == ["l1\n"] * 3
+
+
 def test_hunks_of_two_names_of_one_file_are_named_as_such(root, be_env):
     """Found by an attack: a patch changing a.txt and deleting b.txt, two hard links of one file,
     was refused as "hunks 1 and 1 of b.txt touch overlapping lines": two sections named one file."""
