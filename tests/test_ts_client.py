@@ -119,6 +119,13 @@ CASES = [
     # (0.3, the session after) a stub whose note says the rest is kept (half of a UTF-16 pair in
     # old is no case: the Python SDK cannot send one; tests/test_mcp.py sends it raw)
     ("placeholder-stub-note", "PLACEHOLDER", "be-write", {"file": "diffcols.py", "content": "def f(a):\n    pass  # rest unchanged\n"}),
+    # (0.3, this session) an `old` with a read prefix whose text stands twice: the prefix no longer
+    # picks one; a several-file edit whose read-only file is named with its item (index, failed)
+    ("old-prefixed-twice", "AMBIGUOUS", "be-replace", {"file": "twice.txt", "old": "1\tdup", "content": "x"}),
+    ("edit-read-only-item", "PERMISSION", "be-edit", {"edits": [
+        {"file": "three.txt", "start": 1, "content": "ONE"},
+        {"file": "ro.txt", "start": 1, "content": "x"},
+    ]}),
     # two bad items: line 99 of a 3-line file, and an `old` found twice; the first one's code leads
     ("edit-two-bad-items", "OUT_OF_RANGE", "be-edit", {"edits": [
         {"file": "three.txt", "start": 99, "content": "x"},
@@ -391,6 +398,16 @@ def test_ts_sdk_carries_the_words_of_the_last_errors(outcomes):
     assert "'# rest of the file is the same'" in placeholder["message"], placeholder
     stub = outcomes["ts"]["placeholder-stub-note"]["structuredContent"]["error"]
     assert "'    pass  # rest unchanged'" in stub["message"], stub
+
+
+def test_ts_sdk_carries_this_sessions_refusals(outcomes):
+    """An `old` whose read prefix names one of two identical lines, and a several-file edit with a
+    read-only file, reach a TypeScript client whole: the candidates, and the failing item."""
+    prefixed = outcomes["ts"]["old-prefixed-twice"]["structuredContent"]["error"]
+    assert "naming lines 1-1" in prefixed["message"] and "viewed_code_id" in prefixed["hint"], prefixed
+    assert prefixed["candidates"] == [{"start": 1, "end": 1}, {"start": 3, "end": 3}], prefixed
+    permission = outcomes["ts"]["edit-read-only-item"]["structuredContent"]["error"]
+    assert permission["index"] == 1 and [one["index"] for one in permission["failed"]] == [1], permission
 
 
 @pytest.mark.parametrize("case_id", [case[0] for case in CASES])
