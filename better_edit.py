@@ -1046,16 +1046,13 @@ MESSAGES = {
         "若只替换这段文本，请不要传 --start",
     ),
     "mismatch_lines_longer.hint": (
-        "old starts in line {start} but runs on to line {last}: with start, old must be the whole "
-        "lines start to end; pass end {last}, or leave start out",
-        "old 从第 {start} 行开始，但延续到第 {last} 行：给出 start 时 old 必须是 start 到 end 的整行；"
-        "请传入 end {last}，或不要传 start",
+        "old is lines {start}-{last}, which run past lines {start}-{end}: pass end {last}, or leave start out",
+        "old 是第 {start}-{last} 行，超出了第 {start}-{end} 行：请传入 end {last}，或不要传 start",
     ),
     "mismatch_lines_longer.hint.cli": (
-        "--old starts in line {start} but runs on to line {last}: with --start, --old must be the "
-        "whole lines --start to --end; pass --end {last}, or leave --start out",
-        "--old 从第 {start} 行开始，但延续到第 {last} 行：给出 --start 时 --old 必须是 --start 到 --end 的整行；"
-        "请传入 --end {last}，或不要传 --start",
+        "--old is lines {start}-{last}, which run past lines {start}-{end}: pass --end {last}, or leave "
+        "--start out",
+        "--old 是第 {start}-{last} 行，超出了第 {start}-{end} 行：请传入 --end {last}，或不要传 --start",
     ),
     "mismatch_lines_closest.hint": (
         "see 'actual'; old occurs nowhere in the file, and 'closest' is the block most like it",
@@ -14775,20 +14772,27 @@ def _lines_mismatch(opened, old, current, wanted, start, end):
         )
     hint = "mismatch_lines_closest.hint" if closest else "mismatch_lines_nowhere.hint"
     hint = "mismatch_lines.hint" if found_at else hint
-    hint, fields = _mismatch_lines_hint(found_at, start, end, hint)
+    hint, fields = _mismatch_lines_hint(opened, found_at, (start, end, wanted), hint)
     return ToolError(
         "MISMATCH", "mismatch_lines", hint, data=data, file=opened.file, start=start, end=end, **fields
     )
 
 
-def _mismatch_lines_hint(found_at, start, end, hint):
-    """(hint, its fields) of lines start..end that do not hold old, where old stands inside them
-    (not their whole text) or starts there and runs past `end`; else `hint`."""
-    for one in found_at:
-        if one["start"] == start and one["end"] > end:
-            return "mismatch_lines_longer.hint", {"last": one["end"]}
-        if start <= one["start"] and one["end"] <= end:
-            return "mismatch_lines_part.hint", {}
+def _mismatch_lines_hint(opened, found_at, asked, hint):
+    """(hint, its fields) of lines start..end that do not hold old (`asked`: start, end, old
+    normalized), where old stands once in the file: as the whole lines from start to a later end
+    (pass that end), or inside those lines, not their whole text (leave start out); else `hint`.
+    Each says what to do only where doing it works."""
+    (start, end, wanted), body = asked, opened.text.body
+    if len(found_at) != 1:
+        return hint, {}
+    one = found_at[0]
+    if one["start"] == start and one["end"] > end:
+        a, b = line_span(body, start, one["end"])
+        whole = _strip_one_newline(normalize_newlines(body[a:b].decode(opened.text.codec)))
+        return ("mismatch_lines_longer.hint", {"last": one["end"]}) if whole == wanted else (hint, {})
+    if start <= one["start"] and one["end"] <= end:
+        return "mismatch_lines_part.hint", {}
     return hint, {}
 
 
@@ -14825,7 +14829,7 @@ def _replace_prefixed(ctx, args, opened):
     if current != stripped:
         return None
     if "start" not in args and args.get("viewed_code_id") is None:
-        _tier, spans = locate_old(opened.normalized(), stripped)
+        spans = _whole_lines_at(opened.normalized(), stripped)
         if len(spans) > 1:
             ambiguous = _not_one_old(opened, stripped, spans)
             raise ToolError(
@@ -14840,6 +14844,19 @@ def _replace_prefixed(ctx, args, opened):
     change = _replace_lines(ctx, dict(args, start=first, end=last, old=stripped, content=content), opened)
     change.warnings.append((key, {"start": first, "end": last}))
     return change
+
+
+def _whole_lines_at(norm, lines):
+    """The spans (first line, 0, last line, -1) where `lines` stand as whole lines of the text
+    `norm` (LF line ends): a read prefix shows whole lines, so text inside a longer line is not
+    one of its places."""
+    wrapped, needle, spans, at = "\n" + norm + "\n", "\n" + lines + "\n", [], 0
+    count, first, counted = lines.count("\n"), 0, 0
+    while (at := wrapped.find(needle, at)) >= 0:
+        first, counted = first + wrapped.count("\n", counted, at + 1), at + 1  # (counted on: one pass)
+        spans.append((first, 0, first + count, -1))
+        at += 1
+    return spans
 
 
 def _content_unprefixed(content, first, lines):
@@ -15225,13 +15242,14 @@ def _keeps_every_line(content, replaced):
     return bool(wanted) and wanted <= {line.strip() for line in content.split("\n")}
 
 
-def closest_of(opened, old, asked=None):
+def closest_of(opened, old, asked=None, inside=False):
     """`closest` of a MISMATCH (docs/behaviour.md#errors): the block most like `old`, with the
     viewed_code_id of that block so a corrected retry needs no read. A block that stands at several
     places is the one at the lines `asked` (start, end) when they hold it, else has no token (it
-    would pick the first, maybe not the one meant). None when nothing is similar."""
+    would pick the first, maybe not the one meant). None when nothing is similar. `inside`: old
+    was searched for (closest_block's)."""
     old_lines = _strip_one_newline(normalize_newlines(old)).split("\n")
-    found = closest_block(_file_lines(opened), old_lines, inside=asked is None)
+    found = closest_block(_file_lines(opened), old_lines, inside)
     if found is not None:
         body, total = opened.text.body, opened.text.total()
         a, b = line_span(body, found["start"], found["end"])
@@ -15255,7 +15273,7 @@ def _no_match(file, norm, old, opened):
     lines = norm.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    closest = closest_of(opened, old)
+    closest = closest_of(opened, old, inside=True)  # (a search: old may start inside a line)
     if closest is not None:
         start, end = closest["start"], closest["end"]
         data = {"actual": "\n".join(lines[start - 1 : end]), "start": start, "end": end}

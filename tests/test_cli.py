@@ -212,7 +212,17 @@ def test_a_mismatch_by_lines_says_when_old_is_part_of_them_or_runs_past_them(cli
     assert rc == 1 and out["error"]["found_at"] == [{"start": 3, "end": 3}], out
     assert "not their whole text" in out["error"]["hint"] and "leave --start out" in out["error"]["hint"], out
     rc, out = cli("replace", "-f", "t.py", "-s", "2", "--old", '    if x:\n        return "hi"', "-c", "x")
-    assert rc == 1 and "runs on to line 3" in out["error"]["hint"] and "--end 3" in out["error"]["hint"], out
+    assert (
+        rc == 1
+        and "is lines 2-3, which run past" in out["error"]["hint"]
+        and "--end 3" in out["error"]["hint"]
+    ), out
+    # (the regression pass: only where doing it works: old not whole lines, or standing twice)
+    rc, out = cli("replace", "-f", "t.py", "-s", "2", "--old", 'if x:\n        return "hi"', "-c", "x")
+    assert rc == 1 and "--end" not in out["error"]["hint"], out
+    write(root / "u.py", "x = 1\ny = 2\nx = 1\n")
+    rc, out = cli("replace", "-f", "u.py", "-s", "2", "--old", "x = 1", "-c", "z")
+    assert rc == 1 and "leave --start out" not in out["error"]["hint"], out
     assert (root / "t.py").read_text() == source
     rc, out = cli(
         "replace",

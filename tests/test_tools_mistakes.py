@@ -328,7 +328,24 @@ def test_an_old_searched_for_from_the_first_letter_of_a_line_is_not_blamed_for_i
         "be-replace", "MISMATCH", file=str(root / "s.py"), start=3, old=cases[0][0], content="x"
     )
     assert error["closest"]["first_difference"]["kind"] == "indentation", error
+    # (the regression pass: a hunk's lines are whole lines; one that lost its indentation says so)
+    patch = "--- a/s.py\n+++ b/s.py\n@@ -2,2 +2,2 @@\n def total(self, items):\n-        return subtotal * (1 + self.tax_rate)\n+        return 0\n"
+    error = server.err("be-edit", "MISMATCH", {"patch": patch})
+    assert error["closest"]["first_difference"]["kind"] == "indentation", error
+    assert error["closest"]["first_difference"]["line"] == 2, error
     assert (root / "s.py").read_text() == source
+
+
+def test_a_read_prefix_still_applies_where_the_text_stands_elsewhere_only_inside_a_longer_line(root, be_env):
+    """The regression pass on the fix above: `4<TAB>    return None` in a file whose line 3 is
+    `        return None` was AMBIGUOUS "(lines 3, 4)": text inside a deeper line was counted as
+    a place. A read prefix shows whole lines; only whole lines count."""
+    (root / "s.py").write_text("def f(x):\n    if x:\n        return None\n    return None\n")
+    done, result = run_json(
+        "replace", "-f", "s.py", "--old", "4\t    return None", "-c", "    return 0", cwd=root, env=be_env
+    )
+    assert done.returncode == 0 and (result["start"], result["end"]) == (4, 4), result
+    assert (root / "s.py").read_text() == "def f(x):\n    if x:\n        return None\n    return 0\n"
 
 
 def test_a_preview_gives_no_viewed_code_id_for_lines_it_never_wrote(root, be_env, server):
