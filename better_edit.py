@@ -1366,14 +1366,6 @@ MESSAGES = {
         "自读取第 {start}-{end} 行以来 {file} 已被修改（viewed_code_id {id}）：这些行仍在原处，"
         "但别处现在也有相同的一份，上方新增的行可能已把你读到的那份移到别处",
     ),
-    "view_look_alike": (
-        "{file} changed since lines {start}-{end} were read (viewed_code_id {id}): those lines now "
-        "stand at lines {first}-{last}, and lines like them stand where they were: an edited copy, "
-        "or the lines read edited and their old text copied beside them; which is the one read "
-        "cannot be told",
-        "自读取第 {start}-{end} 行以来 {file} 已被修改（viewed_code_id {id}）：这些行现在位于第 {first}-{last} 行，"
-        "而原处是与之相似的行：可能是一份改过的副本，也可能是读到的行被改过、旧文本被复制到旁边；无法判断哪一份是读到的",
-    ),
     "stale_view.hint": (
         "see 'current'; read again and redo the edit on the current text (a viewed_code_id holds only for the file it was read from)",
         "参见 current；请重新读取并基于当前内容编辑（viewed_code_id 只对读取它的那个文件有效）",
@@ -13263,44 +13255,11 @@ def check_view(ctx, args, opened, edit_first, edit_last, now=(False, False), ins
         return _outside_view(vstart, vend, edit_first, edit_last), 0
     moved = _moved_view(opened, vstart, vend, digest, fingerprint) if vend >= vstart and fingerprint else []
     if _moved_alone(opened.text, (vstart, vend), moved, fingerprint):
-        return _follow_moved(
-            ctx, token, opened, (vstart, vend), moved[0], (edit_first, edit_last), now, insert
-        )
+        relocated = _relocation((vstart, vend), moved[0] - vstart, (edit_first, edit_last), now, insert)
+        if relocated is not None:
+            return relocated
+        raise _stale_view(ctx, token, opened, vstart, vend, "view_moved_past")
     raise _stale_view(ctx, token, opened, vstart, vend)
-
-
-def _follow_moved(ctx, token, opened, viewed, moved, edit, now, insert):
-    """check_view's answer for lines read that moved, alone, to line `moved`: the edit follows
-    them, unless lines like them fill their old place or the edit reaches past them."""
-    vstart, vend = viewed
-    if _look_alike_left(opened.text, viewed, moved):
-        last = moved + vend - vstart
-        raise _stale_view(ctx, token, opened, vstart, vend, "view_look_alike", first=moved, last=last)
-    relocated = _relocation(viewed, moved - vstart, edit, now, insert)
-    if relocated is not None:
-        return relocated
-    raise _stale_view(ctx, token, opened, vstart, vend, "view_moved_past")
-
-
-_LOOK_ALIKE = 0.75  # the block_similarity from which lines at a view's old place are like it
-_LOOK_ALIKE_LINES = 100  # lines of each compared (the measure's cost grows with their square)
-
-
-def _look_alike_left(text, viewed, moved):
-    """Whether the lines read moved (to line `moved`) by as many lines as they are or more, and
-    lines like them now fill their old place: a copy made right beside the lines read, which were
-    then edited where they stood (a function kept as its old version below its new one), leaves
-    the same file as an edited copy added beside them, and which of the two was read cannot be
-    told (docs/decisions.md)."""
-    vstart, count = viewed[0], viewed[1] - viewed[0] + 1
-    if abs(moved - vstart) < count:
-        return False
-    shown = min(count, _LOOK_ALIKE_LINES)
-    old_place, window = (
-        [line for line, _eol in _lines_window(text, text.body, first, first + shown - 1)]
-        for first in (vstart, moved)
-    )
-    return block_similarity(window, old_place) >= _LOOK_ALIKE
 
 
 def _moved_alone(text, viewed, moved, fingerprint):
@@ -13436,9 +13395,9 @@ def _view_holds(opened, vstart, vend, digest):
     return view_hash(opened.real, vstart, vend, body[slice(*line_span(body, vstart, vend))], total) == digest
 
 
-def _stale_view(ctx, token, opened, vstart, vend, key="stale_view", **fields):
+def _stale_view(ctx, token, opened, vstart, vend, key="stale_view"):
     """STALE_VIEW for the lines `token` viewed: what they hold now, and, when this server showed
-    them, a diff of what it showed against that (`fields`: more for the message of `key`)."""
+    them, a diff of what it showed against that."""
     text = opened.text
     current = render_numbered(_lines_window(text, text.body, vstart, min(vend, text.total())), vstart)
     data = {"current": current}
@@ -13465,15 +13424,7 @@ def _stale_view(ctx, token, opened, vstart, vend, key="stale_view", **fields):
         if remembered == current and key == "stale_view":
             key = "stale_view_unseen"  # (an empty diff said nothing of what changed)
     return ToolError(
-        "STALE_VIEW",
-        key,
-        "stale_view.hint",
-        data=data,
-        file=opened.file,
-        start=vstart,
-        end=vend,
-        id=token,
-        **fields,
+        "STALE_VIEW", key, "stale_view.hint", data=data, file=opened.file, start=vstart, end=vend, id=token
     )
 
 
