@@ -16786,12 +16786,22 @@ def _group_result(ctx, args, group):
             entry["balance"] = balance_sentence(ctx, opened, combined, warnings)
         else:
             entry["balance"] = tr(ctx.lang, "b.not_checked")
-    if written and not group.delete_file:
-        first, last = written[0][0], written[-1][1]
-        a, b = line_span(new_body, first, last)
-        unique = (new_body, a, view_unique(new_body, new_body[a:b], a))
-        entry["viewed_code_id"] = make_view_id(opened.real, first, last, new_body[a:b], total, unique)
+    view = _group_view(group, written, total, args.get("preview"))
+    if view:
+        entry["viewed_code_id"] = view
     return entry, items, warnings
+
+
+def _group_view(group, written, total, preview):
+    """The viewed_code_id of the lines the items of one file wrote (`written`: (first, last) each),
+    first to last; None when they wrote none, the file goes, or a preview would change it (its
+    lines were never written)."""
+    if not written or group.delete_file or (preview and group.changed):
+        return None
+    new_body, (first, last) = group.new_body, (written[0][0], written[-1][1])
+    a, b = line_span(new_body, first, last)
+    unique = (new_body, a, view_unique(new_body, new_body[a:b], a))
+    return make_view_id(group.opened.real, first, last, new_body[a:b], total, unique)
 
 
 def _item_plans(body, new_body, plans):

@@ -364,6 +364,15 @@ def test_a_preview_gives_no_viewed_code_id_for_lines_it_never_wrote(root, be_env
         "replace", "-f", "a.py", "-s", "2", "-c", "b = 5", "--preview", cwd=root, env=be_env
     )
     assert done.returncode == 0 and "viewed_code_id" not in result, result
+    # (the regression pass: be-edit and patch previews gave one too)
+    items = {"edits": [{"file": str(root / "a.py"), "start": 3, "content": "c = 4"}]}
+    result = server.ok("be-edit", dict(items, preview=True))
+    assert "viewed_code_id" not in result["files"][0], result
+    patch = "--- a/a.py\n+++ b/a.py\n@@ -3 +3 @@\n-c = 3\n+c = 4\n"
+    done, result = run_json("patch", "--preview", cwd=root, env=be_env, input=patch.encode())
+    assert done.returncode == 0 and "viewed_code_id" not in result["files"][0], result
+    unchanged = {"edits": [{"file": str(root / "a.py"), "start": 3, "content": "c = 3"}], "preview": True}
+    assert server.ok("be-edit", unchanged)["files"][0]["viewed_code_id"]  # (it holds those lines)
     assert (root / "a.py").read_text() == "a = 1\nb = 2\nc = 3\n"
 
 
