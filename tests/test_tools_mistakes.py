@@ -284,19 +284,8 @@ def test_old_with_stale_read_prefixes_never_picks_one_of_two_identical_places(ro
     )  # fmt: skip
     assert done.returncode == 1 and result["error"]["code"] == "STALE_VIEW", result  # (it was g()'s)
     (root / "t.py").write_text(source)
-    done, result = run_json(
-        "replace",
-        "-f",
-        "t.py",
-        "--old",
-        read["content"],
-        "-c",
-        "    return y",
-        "-s",
-        "8",
-        cwd=root,
-        env=be_env,
-    )
+    args = ("replace", "-f", "t.py", "--old", read["content"], "-c", "    return y", "-s", "8")
+    done, result = run_json(*args, cwd=root, env=be_env)
     assert done.returncode == 0 and (root / "t.py").read_text() == source[: -len("None\n")] + "y\n", result
 
 
