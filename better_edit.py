@@ -14642,7 +14642,7 @@ def _replace_lines(ctx, args, opened):
     if "old" in args:
         _old_at_lines(opened, args["old"], body[a:b].decode(text.codec), start, end)
     content = args["content"]
-    if "old" not in args:  # (with old, _replace_prefixed took them off)
+    if "old" not in args and not _tab_separated(opened.real):  # (with old, _replace_prefixed took them off)
         content, said = _content_without_prefixes(content, start, body[a:b].decode(text.codec))
         warnings += [("w.content_prefixes", {"start": start})] if said else []
     placeholder_guard(args, opened, content, body[a:b].decode(text.codec))
@@ -14808,6 +14808,12 @@ def _whole_lines_at(norm, lines):
         spans.append((first, 0, first + count, -1))
         at += 1
     return spans
+
+
+def _tab_separated(path):
+    """Whether `path` names a table of tab-separated values (.tsv, .tab): a row `2<TAB>bob` put at
+    line 2 is data, a first column of ids, not a read's prefix (the file has no other sign)."""
+    return os.path.splitext(path)[1].lower() in (".tsv", ".tab")
 
 
 def _content_unprefixed(content, first, lines):

@@ -395,6 +395,20 @@ def test_content_copied_from_the_same_read_loses_its_prefixes_too(root, be_env):
     assert (root / "fruit.tsv").read_text() == "1\tapple\n2\tblueberry\n3\tcherry\n"
 
 
+def test_a_row_of_a_tab_separated_table_keeps_its_first_column(root, be_env):
+    """Found by the agent-mistakes attack: `replace -f d.tsv -s 2 -c "2<TAB>bob"` over a line that
+    held no id wrote `bob`: the id equal to the line number was taken for a read's prefix (with a
+    warning). In a .tsv or .tab file a row is data; in other files the prefixes still go."""
+    for name, want in (
+        ("d.tsv", "id\tname\n2\tbob\n"),
+        ("d.TAB", "id\tname\n2\tbob\n"),
+        ("d.txt", "id\tname\nbob\n"),
+    ):
+        (root / name).write_text("id\tname\nTODO\n")
+        done, result = run_json("replace", "-f", name, "-s", "2", "-c", "2\tbob", cwd=root, env=be_env)
+        assert done.returncode == 0 and (root / name).read_text() == want, (name, result)
+
+
 def test_content_copied_from_a_read_over_the_lines_it_replaces_loses_its_prefixes(server, root, be_env):
     """Found by the agent-mistakes attack: `replace -s 2 -e 3` with content `2<TAB>    x = ...` and
     `3<TAB>    y = ...` (the read's prefixes, numbered as the lines replaced) wrote the prefixes into
