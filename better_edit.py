@@ -19715,7 +19715,7 @@ def _read_argv(argv):
     (not abbreviated: `--out json` is read by argparse alone, and its usage errors stay text)."""
     lang, skip, command, output, output_next = None, None, None, None, False
     for index, arg in enumerate(argv):
-        if output_next:  # (the value of -o before; it still counts below: `-o json read` is said)
+        if output_next:  # (the value of -o before)
             output, output_next = arg, False
         if skip is not None:  # (the value of the flag before)
             lang = arg if skip == "--lang" and arg in ("en", "zh") else lang
@@ -19741,11 +19741,12 @@ def _output_seen(arg, output):
 
 
 def _flag_seen(arg, lang):
-    """(the language `--lang=VALUE` names, else `lang`; the flag if its value comes next, else None)."""
+    """(the language `--lang=VALUE` names, else `lang`; the flag if its value comes next, else None).
+    -o takes a value too: every command has it, so `-o json read` is read's (as `-ojson read` was)."""
     name, _, value = arg.partition("=")
     if name == "--lang" and value in ("en", "zh"):
         lang = value
-    return lang, arg if arg in _GLOBAL_VALUE_FLAGS else None
+    return lang, arg if arg in _GLOBAL_VALUE_FLAGS or arg in ("-o", "--output") else None
 
 
 def _bad_setting(lang, name, value, why, **fields):

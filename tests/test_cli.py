@@ -86,8 +86,8 @@ def test_usage_errors_exit_2(run_be, args, env):
      (("replace", "-f", "u.txt", "-s", "1", "-c", "x", "--content-file", "y", "--output=json"), "not both"),
      (("read", "-f", "u.txt", "-o=json", "--max-chips", "0"), "--max-chips='0'"),
      (("read", "-f", "u.txt", "--output", "json", "-s"), "--start/-s: expected one argument"),
-     (("--output", "json", "read", "-f", "u.txt"), "--output json comes before the command read"),
-     (("-o", "json", "raed", "-f", "u.txt"), "unknown command 'json'")],
+     (("-f", "u.txt", "--output", "json", "read"), "-f u.txt comes before the command read"),
+     (("-o", "json", "raed", "-f", "u.txt"), "unknown command 'raed'")],
 )  # fmt: skip
 def test_usage_errors_with_json_output_are_json_on_stdout(run_be, root, args, says):
     """docs/cli.md#output-text-and-json: with -o json an error is JSON on stdout. Usage errors
@@ -2479,12 +2479,15 @@ def test_a_non_text_codec_from_the_environment_is_named_as_such(root, be_env):
 
 def test_a_command_option_before_the_command_is_named_so(root, be_env):
     """Found by the newcomer review: `better-edit-tools -o json read -f a.txt` said "unknown command
-    'json'". The option's value was taken for the command; the message says where it goes (as
-    JSON on stdout: the command line asks for JSON)."""
+    'json'". The option's value was taken for the command; the message says where it goes. A
+    second newcomer review: `-ojson read` worked and `-o json read` did not. -o, which every
+    command has, is read before the command in all its spellings now; other options are named."""
     write(root / "a.txt", "x\n")
-    done = run_cli("-o", "json", "read", "-f", "a.txt", cwd=root, env=be_env)
-    message = json.loads(done.stdout)["error"]["message"]
-    assert done.returncode == 2 and "-o json comes before the command read" in message, done.stdout
+    for before in (["-o", "json"], ["-ojson"], ["-o=json"], ["--output", "json"], ["--output=json"]):
+        done = run_cli(*before, "read", "-f", "a.txt", cwd=root, env=be_env)
+        assert done.returncode == 0 and json.loads(done.stdout)["content"] == "1\tx", (before, done.stdout)
+    done = run_cli("-f", "a.txt", "read", cwd=root, env=be_env)
+    assert done.returncode == 2 and b"-f a.txt comes before the command read" in done.stderr, done.stderr
     done = run_cli("frob", "-f", "a.txt", cwd=root, env=be_env)
     assert done.returncode == 2 and b"unknown command 'frob'" in done.stderr, done.stderr
 
