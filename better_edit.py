@@ -1414,6 +1414,10 @@ MESSAGES = {
         "from must be chip://ID or file:///path, got {got!r}",
         "from 应为 chip://ID 或 file:///path，实际为 {got!r}",
     ),
+    "chip_bad_from_id.hint": (
+        "a chip is named with its scheme: from chip://{id}",
+        "chip 需带上其前缀：from 写作 chip://{id}",
+    ),
     "chip_bad_to": (
         "to must be path:LINE or file:///path:LINE, got {got!r}",
         "to 应为 path:LINE 或 file:///path:LINE，实际为 {got!r}",
@@ -4003,14 +4007,8 @@ def _difference(kind, line, column, expected, actual):
     return found
 
 
-def _pair(e, a, line, inside=False):
-    """The first difference of old's line `e` and the file's `a` (line `line`), as its dict. `inside`:
-    `e` is the first line of an old searched for, which may start after the indentation of `a` (a
-    search matches text inside a line): that indentation is no difference, and `e` is shown with it."""
+def _pair(e, a, line):
     found = _difference_kind(e, a)
-    if inside and found and found[0] == "indentation" and not _lead(e):
-        e = _lead(a) + e
-        found = _difference_kind(e, a)
     if found is None:
         return None
     kind, c = found
@@ -4018,14 +4016,16 @@ def _pair(e, a, line, inside=False):
 
 
 def _first_difference(old, block, start, pairs, inside=False):
-    """(index in old, difference dict) of the first difference, or (None, None) (`inside`: _pair's)."""
+    """(index in old, difference dict) of the first difference, or (None, None) (`inside`: old was
+    searched for: _searched_from)."""
     if _diff_prefixed(old, block):
         return 0, _difference("diff_prefixes", start, 1, old[0], block[0])
+    old = _searched_from(old, block) if inside else old
     go, gb = [_g(s) for s in old], [_g(s) for s in block]
     for tag, i1, i2, j1, j2 in _sequence_matcher(None, go, gb).get_opcodes():
         if tag == "equal":
             for k in range(i2 - i1):
-                found = _pair(old[i1 + k], block[j1 + k], start + j1 + k, inside and i1 + k == 0)
+                found = _pair(old[i1 + k], block[j1 + k], start + j1 + k)
                 if found:
                     return i1 + k, found
             continue
@@ -4039,10 +4039,33 @@ def _first_difference(old, block, start, pairs, inside=False):
             return i1, _difference("missing_line", start + j1, 1, old[i1], None)
         if j2 - j1 > i2 - i1 and pairs(go[i1], gb[j1 + 1]) > here:
             return i1, _difference("extra_line", start + j1, 1, None, block[j1])
-        return i1, _pair(old[i1], block[j1], start + j1, inside and i1 == 0) or _difference(
+        return i1, _pair(old[i1], block[j1], start + j1) or _difference(
             "text", start + j1, 1, old[i1], block[j1]
         )
     return None, None
+
+
+def _searched_from(old, block):
+    """`old` as a search by it reads the block: its first line may start anywhere in the block's
+    first line (`x:` of `    if x:`, `return x` without the indentation), at the start of a word,
+    so it gets what stands there before it (shown so in `expected`): that is no difference."""
+    if not (old and block and old[0].strip()):
+        return old
+    e, a = old[0], block[0]
+    n = _prefix_found(e, a)
+    at = a.find(e[:n]) if n == len(e) or n >= 3 else -1
+    if at > 0 and not (a[at - 1].isalnum() and e[0].isalnum()):  # (not inside a word)
+        return [a[:at] + e, *old[1:]]
+    return old
+
+
+def _prefix_found(e, a):
+    """The length of the longest start of `e` that stands in `a`."""
+    low, high = 0, len(e)
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if e[:middle] in a else (low, middle - 1)
+    return low
 
 
 def _diff_prefixed(old, block):
@@ -4070,7 +4093,8 @@ def _expanded_first_difference(raw_old, expanded, block, start, pairs, inside=Fa
             break
     if found is not None and (index < e0 or found["line"] < start + j):
         return found
-    return _pair(raw_old[i], block[j], start + j, inside and i == 0) or found
+    e = _searched_from([raw_old[i]], [block[j]])[0] if inside and i == 0 else raw_old[i]
+    return _pair(e, block[j], start + j) or found
 
 
 # --- the entry point --------------------------------------------------------------------------------
@@ -14735,7 +14759,7 @@ def _mismatch_lines_hint(opened, found_at, asked, hint):
     (pass that end), or inside those lines, not their whole text (leave start out); else `hint`.
     Each says what to do only where doing it works."""
     (start, end, wanted), body = asked, opened.text.body
-    if len(found_at) != 1:
+    if len(found_at) != 1 or not wanted.strip():  # (a blank old "occurs" at the blank lines)
         return hint, {}
     one = found_at[0]
     if one["start"] == start and one["end"] > end:
@@ -15727,6 +15751,8 @@ def _chip_source(ctx, source):
             "created_at": None,
             "text": text.decode(),
         }
+    if re.fullmatch(r"[0-9a-f]{6,32}", source.strip()):  # (the id a delete printed, without its scheme)
+        raise invalid("chip_bad_from", "chip_bad_from_id.hint", got=source, id=source.strip())
     raise invalid("chip_bad_from", got=source)
 
 

@@ -220,6 +220,9 @@ def test_a_mismatch_by_lines_says_when_old_is_part_of_them_or_runs_past_them(cli
     # (the regression pass: only where doing it works: old not whole lines, or standing twice)
     rc, out = cli("replace", "-f", "t.py", "-s", "2", "--old", 'if x:\n        return "hi"', "-c", "x")
     assert rc == 1 and "--end" not in out["error"]["hint"], out
+    write(root / "e.txt", "a\nb\n\nc\n")  # (the second pass: a blank old "occurs" at the blank lines)
+    rc, out = cli("replace", "-f", "e.txt", "-s", "2", "-e", "3", "--old", "", "-c", "z")
+    assert rc == 1 and "leave --start out" not in out["error"]["hint"], out
     write(root / "u.py", "x = 1\ny = 2\nx = 1\n")
     rc, out = cli("replace", "-f", "u.py", "-s", "2", "--old", "x = 1", "-c", "z")
     assert rc == 1 and "leave --start out" not in out["error"]["hint"], out

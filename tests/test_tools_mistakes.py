@@ -317,6 +317,11 @@ def test_an_old_searched_for_from_the_first_letter_of_a_line_is_not_blamed_for_i
         "be-replace", "MISMATCH", file=str(root / "s.py"), start=3, old=cases[0][0], content="x"
     )
     assert error["closest"]["first_difference"]["kind"] == "indentation", error
+    # (the second regression pass: an old starting after the first word of a line, or with part of
+    # its indentation, is accepted there by a search; the difference named is the real one)
+    for old in ("subtotal * (1 + self.tax_rat)", "  return subtotal * (1 + self.tax_rat)"):
+        error = server.err("be-replace", "MISMATCH", file=str(root / "s.py"), old=old, content="x")
+        assert error["closest"]["first_difference"]["column"] > 30, (old, error)
     # (the regression pass: a hunk's lines are whole lines; one that lost its indentation says so)
     patch = "--- a/s.py\n+++ b/s.py\n@@ -2,2 +2,2 @@\n def total(self, items):\n-        return subtotal * (1 + self.tax_rate)\n+        return 0\n"
     error = server.err("be-edit", "MISMATCH", {"patch": patch})
