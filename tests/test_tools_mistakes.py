@@ -342,6 +342,16 @@ def test_a_read_prefix_still_applies_where_the_text_stands_elsewhere_only_inside
     assert (root / "s.py").read_text() == "def f(x):\n    if x:\n        return None\n    return 0\n"
 
 
+def test_a_chip_id_given_without_its_scheme_is_named_with_it(root, server):
+    """Found by the newcomer review: `from: "90ddca"` (the id a delete printed) got "from must be
+    chip://ID or file:///path" and the hint "correct the argument and call again"."""
+    (root / "a.txt").write_text("one\n")
+    error = server.err("be-insert-chip", "INVALID_ARGUMENT", {"from": "90ddca", "to": "a.txt:0"})
+    assert error["hint"] == "a chip is named with its scheme: from chip://90ddca", error
+    error = server.err("be-insert-chip", "INVALID_ARGUMENT", {"from": "notes.txt", "to": "a.txt:0"})
+    assert "chip://" not in error["hint"], error
+
+
 def test_a_preview_gives_no_viewed_code_id_for_lines_it_never_wrote(root, be_env, server):
     """Found by the agent-mistakes attack: a preview answered with a viewed_code_id of the lines it
     would have written; the next edit with it was STALE_VIEW "a.py changed since lines 3-3 were
