@@ -169,6 +169,7 @@ MESSAGES = {
         "参数 {name!r} 只能是 {choices} 之一，实际为 {got!r}",
     ),
     "arg.hint": ("correct the argument and call again", "修正参数后重试"),
+    "arg.hint.cli": ("correct the option and run the command again", "修正选项后重新运行命令"),
     "args_not_object": (
         "arguments must be a JSON object, got {got}",
         "arguments 必须是 JSON 对象，实际为 {got}",

@@ -1100,6 +1100,20 @@ def test_a_function_target_may_name_its_class(cli, root):
     fails(cli, None, "read", "-f", "c.cpp", "--target", "function:Shop::total", code="NOT_FOUND")
 
 
+def test_the_default_hint_speaks_of_options_and_commands_on_the_command_line(cli, root, be_env):
+    """Found by the newcomer review: the CLI's default hint said "correct the argument and call
+    again", the server's words."""
+    write(root / "t.txt", "hi\n")
+    rc, out = cli("read", "-f", "t.txt", "--encoding", "hex")
+    assert rc == 2 and out["error"]["hint"] == "correct the option and run the command again", out
+    server = Server(cwd=root, env=be_env)
+    try:
+        error = server.err("be-read", "INVALID_ARGUMENT", file="t.txt", encoding="hex")
+        assert error["hint"] == "correct the argument and call again", error
+    finally:
+        server.close()
+
+
 @pytest.mark.parametrize(
     "case, code, status, hint",
     [
