@@ -1950,6 +1950,18 @@ MESSAGES = {
         "Without: an MCP server on stdin/stdout.",
         "精确、原子、可恢复的文件编辑。带 COMMAND 时执行一次操作（命令行）；不带时作为 MCP 服务器运行于 stdin/stdout。",
     ),
+    "cli.epilog": (
+        "Run `better-edit-tools COMMAND --help` for a command's options and an example.\n"
+        "Every command takes -o json: its result, and any error, as JSON on stdout.\n"
+        "Settings also come from BETTER_EDIT_* environment variables (docs/cli.md).",
+        "运行 `better-edit-tools COMMAND --help` 查看命令的选项和示例。\n"
+        "每个命令都接受 -o json：结果和错误都以 JSON 输出到 stdout。\n"
+        "设置也可来自 BETTER_EDIT_* 环境变量（docs/cli.md）。",
+    ),
+    "cli.bad_command_near": (
+        "unknown command {word!r} (did you mean {near}?); valid commands: {commands}",
+        "未知命令 {word!r}（是否想用 {near}？）；可用命令：{commands}",
+    ),
     "cli.bad_command": (
         "unknown command {word!r}; valid commands: {commands} (no command starts the MCP server)",
         "未知命令 {word!r}；可用命令：{commands}（不带命令则启动 MCP 服务器）",
@@ -19332,7 +19344,12 @@ def build_parser(lang, output=None):
     import argparse
 
     parser_class, formatter = _parser_class(lang, output)
-    parser = parser_class(prog=PROGRAM, description=tr(lang, "cli.description"), formatter_class=formatter)
+    parser = parser_class(
+        prog=PROGRAM,
+        description=tr(lang, "cli.description"),
+        epilog=tr(lang, "cli.epilog"),
+        formatter_class=formatter,
+    )
     parser.add_argument("-V", "--version", action="version", version=__version__)
     _global_options(parser, lang)
     parser.add_argument("--dump-tools", choices=("json", "markdown"), help=argparse.SUPPRESS)
@@ -19952,11 +19969,17 @@ def _command_tool(lang, argv, position, output):
 
 def _no_command(lang, argv, position):
     """What to say of a word that is no command: a command's option put before the command
-    (`-o json read`) took that word as its value; else the commands there are."""
+    (`-f a.txt read`) took that word as its value; else the commands there are, and the one
+    most like it (`raed`: read)."""
+    import difflib
+
     names = [tool.cli for tool in TOOLS if tool.cli]
     command = next((arg for arg in argv[position + 1 :] if arg in names), None)
     if command and position and argv[position - 1].startswith("-"):
         return tr(lang, "cli.option_first", option=argv[position - 1], word=argv[position], command=command)
+    near = difflib.get_close_matches(argv[position], names, 1)
+    if near:
+        return tr(lang, "cli.bad_command_near", word=argv[position], near=near[0], commands=", ".join(names))
     return tr(lang, "cli.bad_command", word=argv[position], commands=", ".join(names))
 
 

@@ -67,6 +67,17 @@ def test_unknown_command_is_a_usage_error(run_be):
     proc = run_be("raed", "-f", "x")
     assert proc.returncode == 2
     assert b"read, replace, insert" in proc.stderr and not proc.stdout
+    assert b"(did you mean read?)" in proc.stderr  # (the newcomer review)
+    proc = run_be("frob")
+    assert proc.returncode == 2 and b"did you mean" not in proc.stderr
+
+
+def test_the_top_level_help_says_where_a_command_s_options_and_json_output_are(run_be):
+    """Found by the newcomer review: `better-edit-tools --help` named neither `COMMAND --help`, nor
+    -o json, nor the environment variables."""
+    for lang in ("en", "zh"):
+        text = run_be("--lang", lang, "--help").stdout.decode()
+        assert "COMMAND --help" in text and "-o json" in text and "BETTER_EDIT_" in text, text
 
 
 @pytest.mark.parametrize(
