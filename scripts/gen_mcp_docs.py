@@ -157,7 +157,7 @@ lost; see [chips.md](chips.md). If saving that chip evicted an older one, the er
 | `INVALID_ARGUMENT` | unknown, missing or mistyped argument; impossible values (`start` < 1, `end` < `start`, `after_line` < -1); a bad combination (`target` with `start` or `old`); overlapping `be-edit` items | `items` (overlaps) |
 | `NOT_FOUND` | the file, a target, a chip or a snapshot does not exist; no enclosing function or element | |
 | `OUT_OF_RANGE` | lines valid in general but beyond this file | `total` |
-| `MISMATCH` | `old` differs from the text at `start`..`end`, or occurs nowhere; a patch hunk matches nowhere | `actual`, `found_at` (list of `{start, end}`), `closest` |
+| `MISMATCH` | `old` differs from the text at `start`..`end`, or occurs nowhere; a patch hunk matches nowhere | `actual`, `found_at` (list of `{start, end}`), `closest`; when `old` occurs nowhere, `start` and `end` of `actual` too |
 | `AMBIGUOUS` | `old` or a marker occurs more than once | `candidates` (list of `{start, end}`) |
 | `STALE_VIEW` | the lines behind `viewed_code_id` changed since they were read (and did not merely move) | `current`, and `changes` (a diff) when the server still remembers the viewed text |
 | `PLACEHOLDER` | a `content` line stands in for kept code (`// ... existing code ...`) | `line`, `text` |
