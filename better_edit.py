@@ -16346,8 +16346,8 @@ def apply_items(ctx, args, items, failures, total, inside=None):
                 _plan_group(ctx, args, group, failures)
                 if many:
                     group.place.release()
-            if failures:
-                raise ItemsFailed(failures, total)
+            if failures:  # (with the files the commit would refuse too: one retry fixes them all)
+                raise ItemsFailed(failures + _unwritable(ordered, {one[0] for one in failures}), total)
             return _finish_items(ctx, args, ordered, total)
     finally:
         for group in groups.values():
@@ -16744,26 +16744,32 @@ def _finish_items(ctx, args, groups, total):
                 warnings += _preview_refused(ctx, group.opened.place, group.opened.st)
         warnings += [] if changed else _unchanged(groups)  # (as the edit would say)
     else:
-        _refuse_unwritable(groups, total)
+        unwritable = _unwritable(groups)
+        if unwritable:
+            raise ItemsFailed(unwritable, total)
         warnings += _commit_items(ctx, groups, result)
     if warnings:
         result["warnings"] = _local_warnings(ctx, warnings)
     return result
 
 
-def _refuse_unwritable(groups, total):
-    """ItemsFailed naming every item of each file that changes and that the commit would refuse
-    for want of permission (check_writable, as a preview warns): the commit named only the first
-    such file, with no item, so a retry met the next one."""
-    failures = []
+def _unwritable(groups, failed=()):
+    """The failures (index, file, error) of every item of each file that changes and that the
+    commit would refuse for want of permission (check_writable, as a preview warns): the commit
+    named only the first such file, with no item, so a retry met the next one. Files with an item
+    in `failed` (indexes of items that failed already) are passed: what they would hold is unknown."""
+    found = []
     for group in groups:
+        if group.opened is None or any(item["index"] in failed for item in group.items):
+            continue
+        if group.new_body is None:
+            _compose_group(group)
         if group.changed:
             try:
                 check_writable(group.opened.place, group.opened.st)
             except ToolError as exc:
-                failures += [(item["index"], group.file, exc) for item in group.items]
-    if failures:
-        raise ItemsFailed(failures, total)
+                found += [(item["index"], group.file, exc) for item in group.items]
+    return found
 
 
 def _commit_items(ctx, groups, result):

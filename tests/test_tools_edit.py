@@ -1334,6 +1334,12 @@ def test_every_read_only_file_of_an_edit_is_named_with_its_items(root, be_env):
     assert [(one["index"], one["code"]) for one in error["failed"]] == [(1, "PERMISSION"), (2, "PERMISSION")]
     assert "c.txt" in error["failed"][1]["message"], error
     assert [(root / f"{name}.txt").read_text() for name in "abc"] == ["l1\n"] * 3
+    # (the second regression pass: so they are beside items that fail for other reasons)
+    edits = [{"file": "a.txt", "start": 9, "content": "A"}, {"file": "b.txt", "start": 1, "content": "B"}]
+    (root / "e.json").write_text(json.dumps(edits))
+    done, answer = run_json("edit", "--edits-file", "e.json", cwd=root, env=be_env)
+    failed = [(one["index"], one["code"]) for one in answer["error"]["failed"]]
+    assert done.returncode == 1 and failed == [(0, "OUT_OF_RANGE"), (1, "PERMISSION")], answer
 
 
 def test_hunks_of_two_names_of_one_file_are_named_as_such(root, be_env):
