@@ -1958,6 +1958,11 @@ MESSAGES = {
         "每个命令都接受 -o json：结果和错误都以 JSON 输出到 stdout。\n"
         "设置也可来自 BETTER_EDIT_* 环境变量（docs/cli.md）。",
     ),
+    "cli.output_alone": (
+        "-o goes with a command (better-edit-tools COMMAND ... -o json); with no command the program "
+        "is the MCP server, which answers in JSON-RPC",
+        "-o 需与命令一起使用（better-edit-tools COMMAND ... -o json）；不带命令时程序是 MCP 服务器，以 JSON-RPC 应答",
+    ),
     "cli.bad_command_near": (
         "unknown command {word!r} (did you mean {near}?); valid commands: {commands}",
         "未知命令 {word!r}（是否想用 {near}？）；可用命令：{commands}",
@@ -4066,7 +4071,8 @@ def _searched_from(old, block):
         return old
     e, a = old[0], block[0]
     n = _prefix_found(e, a)
-    at = a.find(e[:n]) if n == len(e) or n >= 3 else -1
+    found = e[:n]  # (more than spaces: those alone match the alignment inside a line)
+    at = a.find(found) if (n == len(e) or n >= 3) and found.strip() else -1
     if at > 0 and not (a[at - 1].isalnum() and e[0].isalnum()):  # (not inside a word)
         return [a[:at] + e, *old[1:]]
     return old
@@ -19345,11 +19351,11 @@ def _parser_class(lang, output=None):
     return ChineseParser, Formatter
 
 
-def build_parser(lang, output=None):
+def build_parser(lang):
     """The top-level parser, with every command as a subparser (for --help and the server's flags)."""
     import argparse
 
-    parser_class, formatter = _parser_class(lang, output)
+    parser_class, formatter = _parser_class(lang)
     parser = parser_class(
         prog=PROGRAM,
         description=tr(lang, "cli.description"),
@@ -19763,40 +19769,54 @@ def _read_argv(argv):
     is not a flag or a global flag's value; there is none after `--`. --lang and -o count before
     or after the command; -o as `-o json`, `-ojson`, `-o=json`, `--output json`, `--output=json`
     (not abbreviated: `--out json` is read by argparse alone, and its usage errors stay text)."""
-    lang, skip, command, output, output_next = None, None, None, None, False
+    lang, skip, command, output = None, None, None, None
     for index, arg in enumerate(argv):
-        if output_next:  # (the value of -o before)
-            output, output_next = arg, False
-        if skip is not None:  # (the value of the flag before)
+        if _value_of(skip, arg):  # (the value of the flag before)
             lang = arg if skip == "--lang" and arg in ("en", "zh") else lang
+            output = arg if skip in _OUTPUT_FLAGS else output
             skip = None
         elif arg == "--":
             break
         elif arg.startswith("-"):
             lang, skip = _flag_seen(arg, lang)
-            output_next, output = _output_seen(arg, output)
-        elif command is None:
-            command = index
+            output = _output_joined(arg, output)
+        else:
+            command = index if command is None else command
+            skip = None  # (-o had no value: this word was no value of it)
     return lang, command, output
 
 
-def _output_seen(arg, output):
-    """(whether the value of -o comes next, the -o value `arg` gives, else `output`) for a flag."""
+_OUTPUT_FLAGS = ("-o", "--output")  # (every command has it: `-o json read` is read's, as `-ojson read`)
+
+
+def _value_of(flag, arg):
+    """Whether `arg` is the value of `flag`, the flag before it that takes one (None: no such
+    flag); not a flag or a command after -o (-o without its value: argparse says so)."""
+    if flag in _OUTPUT_FLAGS:
+        return not (arg.startswith("-") or arg in _command_words())
+    return flag is not None
+
+
+def _command_words():
+    return [tool.cli for tool in TOOLS if tool.cli]
+
+
+def _output_joined(arg, output):
+    """The -o value a flag holds itself (`-ojson`, `-o=json`, `--output=json`), else `output`."""
     name, equals, value = arg.partition("=")
-    if name in ("-o", "--output"):
-        return not equals, value if equals else output
+    if name in _OUTPUT_FLAGS and equals:
+        return value
     if arg.startswith("-o") and arg[2:3] not in ("", "="):
-        return False, arg[2:]  # (-ojson)
-    return False, output
+        return arg[2:]
+    return output
 
 
 def _flag_seen(arg, lang):
-    """(the language `--lang=VALUE` names, else `lang`; the flag if its value comes next, else None).
-    -o takes a value too: every command has it, so `-o json read` is read's (as `-ojson read` was)."""
+    """(the language `--lang=VALUE` names, else `lang`; the flag if its value comes next, else None)."""
     name, _, value = arg.partition("=")
     if name == "--lang" and value in ("en", "zh"):
         lang = value
-    return lang, arg if arg in _GLOBAL_VALUE_FLAGS or arg in ("-o", "--output") else None
+    return lang, arg if arg in _GLOBAL_VALUE_FLAGS or arg in _OUTPUT_FLAGS else None
 
 
 def _bad_setting(lang, name, value, why, **fields):
@@ -19939,7 +19959,9 @@ def _die_with_the_launcher():
 
 def _main_server(lang, argv, output):
     """No command: the MCP server (or --dump-tools)."""
-    ns = build_parser(lang, output).parse_args(argv) if argv else None  # (exits 2 on a usage error)
+    if output is not None:  # (-o json alone: the server has no -o, and "json" is no command)
+        return _usage_failed(lang, f"{PROGRAM}: " + tr(lang, "cli.output_alone"), PROGRAM, output)
+    ns = build_parser(lang).parse_args(argv) if argv else None  # (exits 2 on a usage error)
     try:
         ctx = make_context(lang, ns, os.environ, mcp=True)
     except UsageError as exc:
@@ -19979,7 +20001,7 @@ def _no_command(lang, argv, position):
     most like it (`raed`: read)."""
     import difflib
 
-    names = [tool.cli for tool in TOOLS if tool.cli]
+    names = _command_words()
     command = next((arg for arg in argv[position + 1 :] if arg in names), None)
     if command and position and argv[position - 1].startswith("-"):
         return tr(lang, "cli.option_first", option=argv[position - 1], word=argv[position], command=command)

@@ -2516,6 +2516,13 @@ def test_a_command_option_before_the_command_is_named_so(root, be_env):
         assert done.returncode == 0 and json.loads(done.stdout)["content"] == "1\tx", (before, done.stdout)
     done = run_cli("-f", "a.txt", "read", cwd=root, env=be_env)
     assert done.returncode == 2 and b"-f a.txt comes before the command read" in done.stderr, done.stderr
+    # (the third regression pass: -o without its value, and -o with no command)
+    done = run_cli("-o", "read", "-f", "a.txt", cwd=root, env=be_env)
+    assert done.returncode == 2 and b"-o/--output: expected one argument" in done.stderr, done.stderr
+    done = run_cli("-o", "--lang", "zh", "read", "-f", "a.txt", cwd=root, env=be_env)
+    assert done.returncode == 2 and "-o/--output：需要一个值" in done.stderr.decode(), done.stderr
+    done = run_cli("-o", "json", cwd=root, env=be_env)
+    assert done.returncode == 2 and "-o goes with a command" in json.loads(done.stdout)["error"]["message"]
     done = run_cli("frob", "-f", "a.txt", cwd=root, env=be_env)
     assert done.returncode == 2 and b"unknown command 'frob'" in done.stderr, done.stderr
 

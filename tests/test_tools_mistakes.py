@@ -322,6 +322,13 @@ def test_an_old_searched_for_from_the_first_letter_of_a_line_is_not_blamed_for_i
     for old in ("subtotal * (1 + self.tax_rat)", "  return subtotal * (1 + self.tax_rat)"):
         error = server.err("be-replace", "MISMATCH", file=str(root / "s.py"), old=old, content="x")
         assert error["closest"]["first_difference"]["column"] > 30, (old, error)
+    # (the third pass: an old indented more than the file is not matched against the spaces that
+    # align a comment inside the line: the indentation is named)
+    (root / "al.py").write_text("def f():\n    x = 1        # first\n    y = 2        # second\n")
+    old = "        x = 1        # first\n        y = 3        # second"
+    error = server.err("be-replace", "MISMATCH", file=str(root / "al.py"), old=old, content="x")
+    assert error["closest"]["first_difference"]["kind"] == "indentation", error
+    assert error["closest"]["first_difference"]["expected"] == "        x = 1        # first", error
     # (the regression pass: a hunk's lines are whole lines; one that lost its indentation says so)
     patch = "--- a/s.py\n+++ b/s.py\n@@ -2,2 +2,2 @@\n def total(self, items):\n-        return subtotal * (1 + self.tax_rate)\n+        return 0\n"
     error = server.err("be-edit", "MISMATCH", {"patch": patch})
