@@ -8680,6 +8680,12 @@ _LUA_DEF = _LazyPattern(
 _RUBY_DEF_WORD = _LazyPattern(r"(?:def|class|module)\b")  # (on each line _RUBY_DEF matches; a \b first: 3x)
 _LUA_DEF_WORD = _LazyPattern(r"function\b")
 _ONE_LINE_END = _LazyPattern(r"\bend\b[ \t]*(?:(?:#|--)[^\n]*)?\r?$")
+# Ruby 3's endless method, `def to_s = "pt"`, `def add(o) = x + o`: no `end` closes it (a setter,
+# `def x=(v)`, has its `=` on its name, no blank before it, and a body that `end` closes)
+_RUBY_ENDLESS = _LazyPattern(
+    r"[ \t]*(?:(?:private|protected|public|module_function)[ \t]+)?def[ \t]+(?:self\.)?[\w]+[?!]?"
+    r"(?:[ \t]*\([^\n]*\)[ \t]*|[ \t]+)=(?![=~>])"
+)
 _PY_DEDENT_CACHE = {}
 _PY_CONTINUATION = _LazyPattern(r"\\\r?\n")
 
@@ -8891,7 +8897,9 @@ def _keyword_extent(text, definition, start, end, spans):
     indentation that is where the definition is: outside strings and comments, or in its string."""
     line_end = _line_end(text, definition.pos, end)
     first = max(start, text.rfind("\n", start, definition.pos) + 1)
-    if _ONE_LINE_END.search(text, definition.pos, line_end):
+    if _ONE_LINE_END.search(text, definition.pos, line_end) or _RUBY_ENDLESS.match(
+        text, definition.pos, line_end
+    ):
         return first, first
     indent = text[first : first + definition.indent]
     closers = re.compile(r"^" + re.escape(indent) + r"end\b", re.M)

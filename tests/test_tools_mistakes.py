@@ -359,6 +359,33 @@ def test_a_chip_id_given_without_its_scheme_is_named_with_it(root, server):
     assert "chip://" not in error["hint"], error
 
 
+def test_a_ruby_endless_method_is_its_one_line(root, be_env):
+    """Found by the targets attack: `def to_s = "pt"` (Ruby 3's endless method, no `end`) ran on to
+    the next `end` at its indentation: a replace by `function:to_s` took the class's `end` and most
+    of the next class with it ("balance: ok"). It is its own line; a setter, `def x=(v)`, still
+    runs to its `end`."""
+    source = 'class Point\n  def norm\n    1\n  end\n\n  def to_s = "pt"\n  def add(o) = o + 1\nend\n\nclass Other\n  def x\n    2\n  end\nend\n'
+    (root / "e.rb").write_text(source)
+    done, result = run_json(
+        "replace",
+        "-f",
+        "e.rb",
+        "--target",
+        "function:to_s",
+        "-c",
+        '  def to_s = "point"',
+        cwd=root,
+        env=be_env,
+    )
+    assert done.returncode == 0 and (result["start"], result["end"]) == (6, 6), result
+    assert (root / "e.rb").read_text() == source.replace('"pt"', '"point"')
+    done, result = run_json("delete", "-f", "e.rb", "--target", "function:add", cwd=root, env=be_env)
+    assert done.returncode == 0 and (result["start"], result["end"]) == (7, 7), result
+    (root / "s.rb").write_text("class A\n  def value=(v)\n    @v = v\n  end\nend\n")
+    done, result = run_json("read", "-f", "s.rb", "--target", "function:value=", cwd=root, env=be_env)
+    assert done.returncode == 0 and result["content"].count("\n") == 2, result  # (lines 2-4)
+
+
 def test_a_preview_gives_no_viewed_code_id_for_lines_it_never_wrote(root, be_env, server):
     """Found by the agent-mistakes attack: a preview answered with a viewed_code_id of the lines it
     would have written; the next edit with it was STALE_VIEW "a.py changed since lines 3-3 were
