@@ -7168,7 +7168,7 @@ class _Markup:
         self.problems = []  # (offset, symbol, problem)
         self.counts = {}  # "<name>", "</name>", "<name/>" -> occurrences
         self.bodies = []  # (language or None, start, end) of <script>/<style>/... contents
-        self.opens = []  # (open start, name) of every non-void open tag, in order
+        self.opens = []  # (open start, name, end: of a void or self-closed one, else None) of every open tag, in order
 
 
 class _MarkupState:
@@ -7264,17 +7264,22 @@ class _MarkupScan:
         key = name.lower() if self.fold else name
         if self.closes_itself(m):
             self.self_closed[key] = self.self_closed.get(key, 0) + 1
-            return None
+            return self.seen(m, name, whole=True)
         if self.counting:
             self.opened[key] = self.opened.get(key, 0) + 1
         if key in self.void:
-            return None
-        if self.counting:
-            self.found.opens.append((m.start(), name))
+            return self.seen(m, name, whole=True)
+        self.seen(m, name)
         if key in self.raw_text:
             return _raw_text_element(self.text, m, name, key, self.fold, self.found, self.closed, self.end)
         self.stack.append((key, name, m.start()))
         return None
+
+    def seen(self, m, name, whole=False):
+        """An open tag counted (in `opens`): with its end when it is `whole`, the element itself
+        (`<item/>`, `<img>`): a tag target counts those too (`tag:item` 2 is the second <item>)."""
+        if self.counting:
+            self.found.opens.append((m.start(), name, m.end() if whole else None))
 
     def close_tag(self, m):
         """A close tag: returns where the element it closes opened (its own end if none)."""
@@ -7489,13 +7494,15 @@ def find_tag(text, language, name):
 
 def _tag_elements(string, language, name):
     """(open offset, close end or None) of each element called `name`, in the order its open tags
-    stand (HTML: any case); None for one with no end tag (void, or left open)."""
+    stand (HTML: any case); a void or self-closed one ends with its tag, one left open has None."""
     fold = language == "html"
     wanted = name.lower() if fold else name
     scanned = _scan_markup(string, language, 0, len(string))
     ends = {start: end for start, end, _tag in scanned.elements}
     return [
-        (start, ends.get(start)) for start, tag in scanned.opens if (tag.lower() if fold else tag) == wanted
+        (start, ends.get(start) if whole is None else whole)
+        for start, tag, whole in scanned.opens
+        if (tag.lower() if fold else tag) == wanted
     ]
 
 
@@ -7505,7 +7512,7 @@ def tag_names(text, language):
         return []
     fold = language == "html"
     names = {}
-    for _, tag in _scan_markup(text, language, 0, len(text)).opens:
+    for _, tag, _whole in _scan_markup(text, language, 0, len(text)).opens:
         names.setdefault(tag.lower() if fold else tag, None)
     return list(names)
 
@@ -13829,7 +13836,7 @@ def _no_lines_of_its_own(file, value, astray):
 
 def _tag_span(file, string, element, value):
     """(first line, last line) of the element (open offset, close end) a tag target names;
-    NOT_FOUND for a void element or one never closed (`<li>` with its end tag left out)."""
+    NOT_FOUND for one never closed (`<li>` with its end tag left out)."""
     opened, closed = element
     line = _line_of(string, opened)
     if closed is None:

@@ -386,6 +386,24 @@ def test_a_ruby_endless_method_is_its_one_line(root, be_env):
     assert done.returncode == 0 and result["content"].count("\n") == 2, result  # (lines 2-4)
 
 
+def test_a_tag_target_counts_self_closed_and_void_elements(root, be_env):
+    """Found by the targets attack: `<item id="1"/>` was not counted, so `delete --target tag:item
+    --occurrence 2` deleted the third <item>, and `tag:img` was "not found" in `<div><img></div>`.
+    A self-closed or void element is an element: its tag is its lines."""
+    source = '<items>\n  <item id="1"/>\n  <item id="2">\n    <name>two</name>\n  </item>\n  <item id="3">\n    <name>three</name>\n  </item>\n</items>\n'
+    (root / "b.xml").write_text(source)
+    done, result = run_json(
+        "delete", "-f", "b.xml", "--target", "tag:item", "--occurrence", "2", cwd=root, env=be_env
+    )
+    assert done.returncode == 0 and (result["start"], result["end"]) == (3, 5), result
+    assert (root / "b.xml").read_text() == source.replace(
+        '  <item id="2">\n    <name>two</name>\n  </item>\n', ""
+    )
+    (root / "v.html").write_text('<div>\n  <img src="a.png">\n</div>\n')
+    done, result = run_json("read", "-f", "v.html", "--target", "tag:img", cwd=root, env=be_env)
+    assert done.returncode == 0 and result["content"] == '2\t  <img src="a.png">', result
+
+
 def test_a_preview_gives_no_viewed_code_id_for_lines_it_never_wrote(root, be_env, server):
     """Found by the agent-mistakes attack: a preview answered with a viewed_code_id of the lines it
     would have written; the next edit with it was STALE_VIEW "a.py changed since lines 3-3 were
