@@ -13910,12 +13910,14 @@ def _same_name(found, name):
 def _function_spans(string, language, name, astray=False):
     """_definition_spans of `name`; when it has none and is qualified (`Cart.total`, `Cart::total`,
     `shop.Cart.total`), those of its last part inside (at any depth) one of the part before it,
-    inside one of the part before that..."""
+    inside one of the part before that..., and those written outside it (C++ `Cart::total()`
+    below the class), in file order: both are that name (an edit picks one by occurrence)."""
     spans = _definition_spans(string, language, name, astray)
     parts = name.replace("::", ".").split(".")
     if spans or len(parts) < 2 or not all(parts):
         return spans
-    return _spans_inside(string, language, parts) or _spans_written_outside(string, language, parts)
+    found = _spans_inside(string, language, parts) + _spans_written_outside(string, language, parts)
+    return sorted(set(found))
 
 
 def _spans_inside(string, language, parts):
@@ -13931,9 +13933,11 @@ def _spans_inside(string, language, parts):
 
 def _spans_written_outside(string, language, parts):
     """The definitions of parts[-1] written outside their type, with the rest of `parts` before the
-    name on its line: C++ `int shop::Cart::total()`, Go `func (c *Cart) total()`."""
+    name on its line: C++ `int shop::Cart::total()`, Go `func (c *Cart) total()` (by the receiver's
+    type: `func (server *Server) Start()` is no `server.Start`)."""
     outer = r"\s*::\s*".join(re.escape(part) for part in parts[:-1])
-    written = re.compile(rf"(?:\b{outer}\s*::\s*|\bfunc\s*\([^()]*\b{outer}\b[^()]*\)\s*)$")
+    receiver = rf"\bfunc\s*\(\s*(?:\w+\s+)?\*?\s*{outer}(?:\[[^\]]*\])?\s*\)\s*"
+    written = re.compile(rf"(?:\b{outer}\s*::\s*|{receiver})$")
     spans = []
     for _name, pos in _definitions(string, language, 0, len(string), parts[-1]):
         if written.search(string, string.rfind("\n", 0, pos) + 1, pos):

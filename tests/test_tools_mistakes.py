@@ -404,6 +404,31 @@ def test_a_tag_target_counts_self_closed_and_void_elements(root, be_env):
     assert done.returncode == 0 and result["content"] == '2\t  <img src="a.png">', result
 
 
+def test_a_qualified_function_target_counts_definitions_inside_and_outside_its_type(root, be_env):
+    """Found by the targets attack: `Cart::Cart` took the constructor defined inside the class and
+    never the one written below it (`Cart::Cart() : items(0) {}`), `--occurrence 2` said it occurs
+    once; and Go's `server.Start` took the method of `(server *Server)`, whose variable, not type,
+    is `server`. Both definitions count now (AMBIGUOUS without occurrence), and a Go receiver is
+    matched by its type."""
+    source = "class Cart {\npublic:\n    Cart();\n    explicit Cart(int n) : items(n) {}\nprivate:\n    int items = 0;\n};\n\nCart::Cart() : items(0) {\n}\n"
+    (root / "c.cpp").write_text(source)
+    done, result = run_json("delete", "-f", "c.cpp", "--target", "function:Cart::Cart", cwd=root, env=be_env)
+    assert done.returncode == 1 and result["error"]["code"] == "AMBIGUOUS", result
+    assert "lines 4, 9-10" in result["error"]["message"] and (root / "c.cpp").read_text() == source, result
+    done, result = run_json(
+        "read", "-f", "c.cpp", "--target", "function:Cart::Cart", "--occurrence", "2", cwd=root, env=be_env
+    )
+    assert done.returncode == 0 and result["content"].startswith("9\tCart::Cart() : items(0) {"), result
+    go = "package server\n\ntype Server struct{}\n\nfunc Start() error {\n\treturn nil\n}\n\nfunc (server *Server) Start() error {\n\treturn nil\n}\n"
+    (root / "g.go").write_text(go)
+    done, result = run_json("delete", "-f", "g.go", "--target", "function:server.Start", cwd=root, env=be_env)
+    assert (
+        done.returncode == 1 and result["error"]["code"] == "NOT_FOUND" and (root / "g.go").read_text() == go
+    ), result
+    done, result = run_json("read", "-f", "g.go", "--target", "function:Server.Start", cwd=root, env=be_env)
+    assert done.returncode == 0 and result["content"].startswith("9\tfunc (server *Server) Start()"), result
+
+
 def test_a_preview_gives_no_viewed_code_id_for_lines_it_never_wrote(root, be_env, server):
     """Found by the agent-mistakes attack: a preview answered with a viewed_code_id of the lines it
     would have written; the next edit with it was STALE_VIEW "a.py changed since lines 3-3 were
