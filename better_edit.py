@@ -8650,8 +8650,8 @@ def _with_overloads(text, found, start):
 _TS_OVERLOAD = (  # (`function NAME(...)...;`, or `NAME(...): T;` in a class: never a call, `NAME(x);`)
     r"[ \t]*(?:(?:export|default|declare|public|private|protected|static|async|abstract|override)\s+)*"
     r"(?:function\s*\*?\s*NAME\s*(?:<[^\n]*>)?\s*\([^\n]*\)[^\n{;]*"
-    r"|NAME\s*(?:<[^\n]*>)?\s*\([^\n]*\)\s*:[^\n{;]*);[ \t]*(?://[^\n]*)?"
-)
+    r"|NAME\s*(?:<[^\n]*>)?\s*\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\)\s*:[^\n{;]*);[ \t]*(?://[^\n]*)?"
+)  # (the parameters: parentheses nested one deep, so `main(a) ? ok() : fail();` is a call)
 
 
 def _range_result(text, found, line_start, line):

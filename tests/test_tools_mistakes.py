@@ -429,6 +429,21 @@ def test_a_qualified_function_target_counts_definitions_inside_and_outside_its_t
     assert done.returncode == 0 and result["content"].startswith("9\tfunc (server *Server) Start()"), result
 
 
+def test_a_ternary_call_right_above_a_typescript_function_is_no_overload(root, be_env):
+    """Found by the targets attack: `main(process.argv) ? ok() : fail();` right above `function
+    main(...)` was taken for an overload signature, and a delete by `function:main` took the call
+    too. Real overloads, with a callback type in their parameters, still belong to it."""
+    source = 'import { ok, fail } from "./exit";\nmain(process.argv) ? ok() : fail();\nfunction main(argv: string[]): boolean {\n  return argv.length > 2;\n}\n'
+    (root / "t.ts").write_text(source)
+    done, result = run_json("delete", "-f", "t.ts", "--target", "function:main", cwd=root, env=be_env)
+    assert done.returncode == 0 and (result["start"], result["end"]) == (3, 5), result
+    (root / "o.ts").write_text(
+        "class A {\n  run(cb: (x: number) => void): void;\n  run(n: number): void;\n  run(a: any): void {\n  }\n}\n"
+    )
+    done, result = run_json("read", "-f", "o.ts", "--target", "function:run", cwd=root, env=be_env)
+    assert done.returncode == 0 and result["content"].startswith("2\t  run(cb"), result
+
+
 def test_a_preview_gives_no_viewed_code_id_for_lines_it_never_wrote(root, be_env, server):
     """Found by the agent-mistakes attack: a preview answered with a viewed_code_id of the lines it
     would have written; the next edit with it was STALE_VIEW "a.py changed since lines 3-3 were
