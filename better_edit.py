@@ -13913,11 +13913,20 @@ def _function_spans(string, language, name, astray=False):
     inside one of the part before that..., and those written outside it (C++ `Cart::total()`
     below the class), in file order: both are that name (an edit picks one by occurrence)."""
     spans = _definition_spans(string, language, name, astray)
+    if language == "rust":  # (a tuple or unit struct has no block: counted, not left to its impl)
+        spans = sorted(set(spans + _rust_bare_structs(string, name)))
     parts = name.replace("::", ".").split(".")
     if spans or len(parts) < 2 or not all(parts):
         return spans
     found = _spans_inside(string, language, parts) + _spans_written_outside(string, language, parts)
     return sorted(set(found))
+
+
+def _rust_bare_structs(string, name):
+    """(line, line) of each Rust tuple or unit struct called `name` (`pub struct Meters(pub f64);`,
+    `struct Marker;`): a definition with no block of its own."""
+    pattern = rf"^[ \t]*(?:pub(?:\([^)\n]*\))?[ \t]+)?struct[ \t]+{re.escape(name)}\b[^{{;\n]*;"
+    return [(_line_of(string, m.start()),) * 2 for m in re.finditer(pattern, string, re.M)]
 
 
 def _spans_inside(string, language, parts):

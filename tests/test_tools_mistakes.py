@@ -444,6 +444,35 @@ def test_a_ternary_call_right_above_a_typescript_function_is_no_overload(root, b
     assert done.returncode == 0 and result["content"].startswith("2\t  run(cb"), result
 
 
+def test_a_rust_tuple_struct_is_a_definition_beside_its_impl(root, be_env):
+    """Found by the targets attack: `pub struct Meters(pub f64);` has no block, so it was not
+    counted, and a replace by `function:Meters` replaced the whole `impl Meters` (with braces the
+    struct and its impl were AMBIGUOUS). It counts now, its line."""
+    source = "pub struct Meters(pub f64);\n\nimpl Meters {\n    pub fn new(v: f64) -> Self {\n        Meters(v)\n    }\n}\n"
+    (root / "m.rs").write_text(source)
+    done, result = run_json(
+        "replace",
+        "-f",
+        "m.rs",
+        "--target",
+        "function:Meters",
+        "-c",
+        "pub struct Meters(pub f32);",
+        cwd=root,
+        env=be_env,
+    )
+    assert (
+        done.returncode == 1
+        and result["error"]["code"] == "AMBIGUOUS"
+        and (root / "m.rs").read_text() == source
+    ), result
+    done, result = run_json(
+        "replace", "-f", "m.rs", "--target", "function:Meters", "--occurrence", "1", "-c", "pub struct Meters(pub f32);",
+        cwd=root, env=be_env,
+    )  # fmt: skip
+    assert done.returncode == 0 and (root / "m.rs").read_text() == source.replace("f64);", "f32);", 1), result
+
+
 def test_a_preview_gives_no_viewed_code_id_for_lines_it_never_wrote(root, be_env, server):
     """Found by the agent-mistakes attack: a preview answered with a viewed_code_id of the lines it
     would have written; the next edit with it was STALE_VIEW "a.py changed since lines 3-3 were
