@@ -359,6 +359,11 @@ def test_a_chip_id_given_without_its_scheme_is_named_with_it(root, server):
     assert "chip://" not in error["hint"], error
 
 
+def _by_target(root, env, command, file, target, *more):
+    """(process, answer) of `command -f file --target target ...` in `root`, as JSON."""
+    return run_json(command, "-f", file, "--target", target, *more, cwd=root, env=env)
+
+
 def test_a_ruby_endless_method_is_its_one_line(root, be_env):
     """Found by the targets attack: `def to_s = "pt"` (Ruby 3's endless method, no `end`) ran on to
     the next `end` at its indentation: a replace by `function:to_s` took the class's `end` and most
@@ -366,23 +371,13 @@ def test_a_ruby_endless_method_is_its_one_line(root, be_env):
     runs to its `end`."""
     source = 'class Point\n  def norm\n    1\n  end\n\n  def to_s = "pt"\n  def add(o) = o + 1\nend\n\nclass Other\n  def x\n    2\n  end\nend\n'
     (root / "e.rb").write_text(source)
-    done, result = run_json(
-        "replace",
-        "-f",
-        "e.rb",
-        "--target",
-        "function:to_s",
-        "-c",
-        '  def to_s = "point"',
-        cwd=root,
-        env=be_env,
-    )
+    done, result = _by_target(root, be_env, "replace", "e.rb", "function:to_s", "-c", '  def to_s = "point"')
     assert done.returncode == 0 and (result["start"], result["end"]) == (6, 6), result
     assert (root / "e.rb").read_text() == source.replace('"pt"', '"point"')
-    done, result = run_json("delete", "-f", "e.rb", "--target", "function:add", cwd=root, env=be_env)
+    done, result = _by_target(root, be_env, "delete", "e.rb", "function:add")
     assert done.returncode == 0 and (result["start"], result["end"]) == (7, 7), result
     (root / "s.rb").write_text("class A\n  def value=(v)\n    @v = v\n  end\nend\n")
-    done, result = run_json("read", "-f", "s.rb", "--target", "function:value=", cwd=root, env=be_env)
+    done, result = _by_target(root, be_env, "read", "s.rb", "function:value=")
     assert done.returncode == 0 and result["content"].count("\n") == 2, result  # (lines 2-4)
 
 
@@ -392,15 +387,13 @@ def test_a_tag_target_counts_self_closed_and_void_elements(root, be_env):
     A self-closed or void element is an element: its tag is its lines."""
     source = '<items>\n  <item id="1"/>\n  <item id="2">\n    <name>two</name>\n  </item>\n  <item id="3">\n    <name>three</name>\n  </item>\n</items>\n'
     (root / "b.xml").write_text(source)
-    done, result = run_json(
-        "delete", "-f", "b.xml", "--target", "tag:item", "--occurrence", "2", cwd=root, env=be_env
-    )
+    done, result = _by_target(root, be_env, "delete", "b.xml", "tag:item", "--occurrence", "2")
     assert done.returncode == 0 and (result["start"], result["end"]) == (3, 5), result
     assert (root / "b.xml").read_text() == source.replace(
         '  <item id="2">\n    <name>two</name>\n  </item>\n', ""
     )
     (root / "v.html").write_text('<div>\n  <img src="a.png">\n</div>\n')
-    done, result = run_json("read", "-f", "v.html", "--target", "tag:img", cwd=root, env=be_env)
+    done, result = _by_target(root, be_env, "read", "v.html", "tag:img")
     assert done.returncode == 0 and result["content"] == '2\t  <img src="a.png">', result
 
 
@@ -412,20 +405,18 @@ def test_a_qualified_function_target_counts_definitions_inside_and_outside_its_t
     matched by its type."""
     source = "class Cart {\npublic:\n    Cart();\n    explicit Cart(int n) : items(n) {}\nprivate:\n    int items = 0;\n};\n\nCart::Cart() : items(0) {\n}\n"
     (root / "c.cpp").write_text(source)
-    done, result = run_json("delete", "-f", "c.cpp", "--target", "function:Cart::Cart", cwd=root, env=be_env)
+    done, result = _by_target(root, be_env, "delete", "c.cpp", "function:Cart::Cart")
     assert done.returncode == 1 and result["error"]["code"] == "AMBIGUOUS", result
     assert "lines 4, 9-10" in result["error"]["message"] and (root / "c.cpp").read_text() == source, result
-    done, result = run_json(
-        "read", "-f", "c.cpp", "--target", "function:Cart::Cart", "--occurrence", "2", cwd=root, env=be_env
-    )
+    done, result = _by_target(root, be_env, "read", "c.cpp", "function:Cart::Cart", "--occurrence", "2")
     assert done.returncode == 0 and result["content"].startswith("9\tCart::Cart() : items(0) {"), result
     go = "package server\n\ntype Server struct{}\n\nfunc Start() error {\n\treturn nil\n}\n\nfunc (server *Server) Start() error {\n\treturn nil\n}\n"
     (root / "g.go").write_text(go)
-    done, result = run_json("delete", "-f", "g.go", "--target", "function:server.Start", cwd=root, env=be_env)
+    done, result = _by_target(root, be_env, "delete", "g.go", "function:server.Start")
     assert (
         done.returncode == 1 and result["error"]["code"] == "NOT_FOUND" and (root / "g.go").read_text() == go
     ), result
-    done, result = run_json("read", "-f", "g.go", "--target", "function:Server.Start", cwd=root, env=be_env)
+    done, result = _by_target(root, be_env, "read", "g.go", "function:Server.Start")
     assert done.returncode == 0 and result["content"].startswith("9\tfunc (server *Server) Start()"), result
 
 
@@ -435,12 +426,12 @@ def test_a_ternary_call_right_above_a_typescript_function_is_no_overload(root, b
     too. Real overloads, with a callback type in their parameters, still belong to it."""
     source = 'import { ok, fail } from "./exit";\nmain(process.argv) ? ok() : fail();\nfunction main(argv: string[]): boolean {\n  return argv.length > 2;\n}\n'
     (root / "t.ts").write_text(source)
-    done, result = run_json("delete", "-f", "t.ts", "--target", "function:main", cwd=root, env=be_env)
+    done, result = _by_target(root, be_env, "delete", "t.ts", "function:main")
     assert done.returncode == 0 and (result["start"], result["end"]) == (3, 5), result
     (root / "o.ts").write_text(
         "class A {\n  run(cb: (x: number) => void): void;\n  run(n: number): void;\n  run(a: any): void {\n  }\n}\n"
     )
-    done, result = run_json("read", "-f", "o.ts", "--target", "function:run", cwd=root, env=be_env)
+    done, result = _by_target(root, be_env, "read", "o.ts", "function:run")
     assert done.returncode == 0 and result["content"].startswith("2\t  run(cb"), result
 
 
@@ -450,26 +441,15 @@ def test_a_rust_tuple_struct_is_a_definition_beside_its_impl(root, be_env):
     struct and its impl were AMBIGUOUS). It counts now, its line."""
     source = "pub struct Meters(pub f64);\n\nimpl Meters {\n    pub fn new(v: f64) -> Self {\n        Meters(v)\n    }\n}\n"
     (root / "m.rs").write_text(source)
-    done, result = run_json(
-        "replace",
-        "-f",
-        "m.rs",
-        "--target",
-        "function:Meters",
-        "-c",
-        "pub struct Meters(pub f32);",
-        cwd=root,
-        env=be_env,
+    done, result = _by_target(
+        root, be_env, "replace", "m.rs", "function:Meters", "-c", "pub struct Meters(pub f32);"
     )
     assert (
         done.returncode == 1
         and result["error"]["code"] == "AMBIGUOUS"
         and (root / "m.rs").read_text() == source
     ), result
-    done, result = run_json(
-        "replace", "-f", "m.rs", "--target", "function:Meters", "--occurrence", "1", "-c", "pub struct Meters(pub f32);",
-        cwd=root, env=be_env,
-    )  # fmt: skip
+    done, result = _by_target(root, be_env, "replace", "m.rs", "function:Meters", "--occurrence", "1", "-c", "pub struct Meters(pub f32);")  # fmt: skip
     assert done.returncode == 0 and (root / "m.rs").read_text() == source.replace("f64);", "f32);", 1), result
 
 
