@@ -1261,6 +1261,19 @@ MESSAGES = {
         "names whole lines, and that line holds them too",
         "函数 {value!r} 定义在 {file} 第 {line} 行，该行还定义了 {other}：目标指的是整行，而该行也包含它们",
     ),
+    "tag_shared_line": (
+        "the element <{value}> at line {line} of {file} shares its lines with other text: a target names "
+        "whole lines, and those hold more than the element",
+        "{file} 第 {line} 行的元素 <{value}> 与其他文本共用所在行：目标指的是整行，而这些行不只包含该元素",
+    ),
+    "tag_shared_line.hint": (
+        "edit it by old (its text, read first) or by line numbers",
+        "请用 old（先读取其文本）或按行号编辑它",
+    ),
+    "tag_shared_line.hint.cli": (
+        "edit it by --old (its text, read first) or by --start/--end",
+        "请用 --old（先读取其文本）或按 --start/--end 编辑它",
+    ),
     "target_shared_line.hint": (
         "edit that line by number or by old (read it first)",
         "请按行号或 old 编辑该行（先读取它）",
@@ -8647,11 +8660,19 @@ def _with_overloads(text, found, start):
     return found if top == first else (pos, last, kind, name)
 
 
+def _balanced(depth):
+    """A pattern of text on one line whose parentheses pair up, nested up to `depth` deep."""
+    inner = r"[^()\n]*"
+    for _ in range(depth):
+        inner = rf"[^()\n]*(?:\({inner}\)[^()\n]*)*"
+    return inner
+
+
 _TS_OVERLOAD = (  # (`function NAME(...)...;`, or `NAME(...): T;` in a class: never a call, `NAME(x);`)
     r"[ \t]*(?:(?:export|default|declare|public|private|protected|static|async|abstract|override)\s+)*"
     r"(?:function\s*\*?\s*NAME\s*(?:<[^\n]*>)?\s*\([^\n]*\)[^\n{;]*"
-    r"|NAME\s*(?:<[^\n]*>)?\s*\([^()\n]*(?:\([^()\n]*\)[^()\n]*)*\)\s*:[^\n{;]*);[ \t]*(?://[^\n]*)?"
-)  # (the parameters: parentheses nested one deep, so `main(a) ? ok() : fail();` is a call)
+    r"|NAME\s*(?:<[^\n]*>)?\s*\(" + _balanced(4) + r"\)\s*:[^\n{;]*);[ \t]*(?://[^\n]*)?"
+)  # (the parameters balanced, so `main(a) ? ok() : fail();` is a call)
 
 
 def _range_result(text, found, line_start, line):
@@ -8687,8 +8708,19 @@ _LUA_DEF = _LazyPattern(
 _RUBY_DEF_WORD = _LazyPattern(r"(?:def|class|module)\b")  # (on each line _RUBY_DEF matches; a \b first: 3x)
 _LUA_DEF_WORD = _LazyPattern(r"function\b")
 _ONE_LINE_END = _LazyPattern(r"\bend\b[ \t]*(?:(?:#|--)[^\n]*)?\r?$")
+
+
 # Ruby 3's endless method, `def to_s = "pt"`, `def add(o) = x + o`: no `end` closes it (a setter,
 # `def x=(v)`, has its `=` on its name, no blank before it, and a body that `end` closes)
+def _ruby_endless(text, pos, line_end):
+    """Whether the definition at `pos` is an endless method on its one line (not one whose body
+    opens a block there, `def rows = data.map do |r|`, which an `end` closes)."""
+    return bool(_RUBY_ENDLESS.match(text, pos, line_end)) and not _RUBY_OPENS_BLOCK.search(
+        text, pos, line_end
+    )
+
+
+_RUBY_OPENS_BLOCK = _LazyPattern(r"\bdo\b[ \t]*(?:\|[^|\n]*\|)?[ \t]*(?:#[^\n]*)?\r?$")
 _RUBY_ENDLESS = _LazyPattern(
     r"[ \t]*(?:(?:private|protected|public|module_function)[ \t]+)?def[ \t]+(?:self\.)?[\w]+[?!]?"
     r"(?:[ \t]*\([^\n]*\)[ \t]*|[ \t]+)=(?![=~>])"
@@ -8904,9 +8936,7 @@ def _keyword_extent(text, definition, start, end, spans):
     indentation that is where the definition is: outside strings and comments, or in its string."""
     line_end = _line_end(text, definition.pos, end)
     first = max(start, text.rfind("\n", start, definition.pos) + 1)
-    if _ONE_LINE_END.search(text, definition.pos, line_end) or _RUBY_ENDLESS.match(
-        text, definition.pos, line_end
-    ):
+    if _ONE_LINE_END.search(text, definition.pos, line_end) or _ruby_endless(text, definition.pos, line_end):
         return first, first
     indent = text[first : first + definition.indent]
     closers = re.compile(r"^" + re.escape(indent) + r"end\b", re.M)
@@ -13836,12 +13866,21 @@ def _no_lines_of_its_own(file, value, astray):
 
 def _tag_span(file, string, element, value):
     """(first line, last line) of the element (open offset, close end) a tag target names;
-    NOT_FOUND for one never closed (`<li>` with its end tag left out)."""
+    NOT_FOUND for one never closed (`<li>` with its end tag left out), and for one whose lines hold
+    other text before its open tag or after its end (comments aside): a target names whole lines,
+    and an edit of `<br/>` in `<p>a<br/>b</p>` took the paragraph."""
     opened, closed = element
     line = _line_of(string, opened)
     if closed is None:
         raise ToolError("NOT_FOUND", "tag_unclosed", file=file, value=_clip(value), line=line)
+    first, after = string.rfind("\n", 0, opened) + 1, string.find("\n", closed)
+    around = string[first:opened] + string[closed : len(string) if after < 0 else after]
+    if _MARKUP_COMMENT.sub("", around).strip():
+        raise ToolError("NOT_FOUND", "tag_shared_line", file=file, value=_clip(value), line=line)
     return line, _line_of(string, closed - 1)
+
+
+_MARKUP_COMMENT = _LazyPattern(r"<!--.*?-->")
 
 
 def _several_functions(name, spans):
@@ -13923,10 +13962,25 @@ def _function_spans(string, language, name, astray=False):
 
 
 def _rust_bare_structs(string, name):
-    """(line, line) of each Rust tuple or unit struct called `name` (`pub struct Meters(pub f64);`,
-    `struct Marker;`): a definition with no block of its own."""
+    """(first line, line) of each Rust tuple or unit struct called `name` (`pub struct Meters(pub
+    f64);`, `struct Marker;`): a definition with no block of its own, from its attributes and doc
+    comment on; not one in a string or a comment that spans lines (a test's source text)."""
     pattern = rf"^[ \t]*(?:pub(?:\([^)\n]*\))?[ \t]+)?struct[ \t]+{re.escape(name)}\b[^{{;\n]*;"
-    return [(_line_of(string, m.start()),) * 2 for m in re.finditer(pattern, string, re.M)]
+    found, spans = [], None
+    for m in re.finditer(pattern, string, re.M):
+        spans = spans or _multiline_tokens(string, "rust", 0, len(string))
+        if _span_at(spans.spans, spans.starts, m.start()) is None:
+            line = _line_of(string, m.start())
+            found.append((_attached_above(string.split("\n"), line), line))
+    return found
+
+
+def _attached_above(lines, line):
+    """The first line of the attributes (`#[derive(..)]`) and doc comment (`///`) right above
+    line `line` (1-based), or `line`."""
+    while line > 1 and lines[line - 2].lstrip().startswith(("#[", "///")):
+        line -= 1
+    return line
 
 
 def _spans_inside(string, language, parts):
@@ -13945,7 +13999,7 @@ def _spans_written_outside(string, language, parts):
     name on its line: C++ `int shop::Cart::total()`, Go `func (c *Cart) total()` (by the receiver's
     type: `func (server *Server) Start()` is no `server.Start`)."""
     outer = r"\s*::\s*".join(re.escape(part) for part in parts[:-1])
-    receiver = rf"\bfunc\s*\(\s*(?:\w+\s+)?\*?\s*{outer}(?:\[[^\]]*\])?\s*\)\s*"
+    receiver = rf"\bfunc\s*\(\s*(?:\w+\s+|\w+\s*(?=\*))?\*?\s*{outer}(?:\[[^\]]*\])?\s*\)\s*"
     written = re.compile(rf"(?:\b{outer}\s*::\s*|{receiver})$")
     spans = []
     for _name, pos in _definitions(string, language, 0, len(string), parts[-1]):

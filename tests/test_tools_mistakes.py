@@ -453,6 +453,45 @@ def test_a_rust_tuple_struct_is_a_definition_beside_its_impl(root, be_env):
     assert done.returncode == 0 and (root / "m.rs").read_text() == source.replace("f64);", "f32);", 1), result
 
 
+def test_the_regression_pass_on_the_target_fixes(root, be_env):
+    """The regression pass on the five fixes above: `tag:br` of `<p>a<br/>b</p>` took the
+    paragraph's line, and `tag:input` 2 the first input with it (a target names whole lines: one
+    whose lines hold other text is NOT_FOUND saying so); a TypeScript overload whose callback
+    type nests two deep was cut from its body; a Rust `struct Marker;` inside a raw string was
+    deleted, and a tuple struct lost its `#[derive]` and doc comment to the next struct; a Ruby
+    endless method whose body opens a `do` block ends at that block's `end`."""
+    (root / "p.html").write_text(
+        '<body>\n  <p>Line one<br/>line two</p>\n  <input type="text"><input type="password">\n  <hr/> <!-- rule -->\n</body>\n'
+    )
+    for target, more in (("tag:br", ()), ("tag:input", ("--occurrence", "2"))):
+        done, result = _by_target(root, be_env, "delete", "p.html", target, *more)
+        assert done.returncode == 1 and "shares its lines with other text" in result["error"]["message"], (
+            result
+        )
+    done, result = _by_target(root, be_env, "read", "p.html", "tag:hr")
+    assert done.returncode == 0 and result["start"] == 4, result  # (a comment beside it is no text)
+    (root / "o.ts").write_text(
+        "class Bus {\n  use(mw: (req: Req, next: () => void) => void): this;\n  use(mw: any): this { return this; }\n}\n"
+    )
+    done, result = _by_target(root, be_env, "read", "o.ts", "function:use")
+    assert done.returncode == 0 and (result["start"], result["end"]) == (2, 3), result
+    (root / "t.rs").write_text(
+        '#[test]\nfn ui() {\n    let src = r#"\nstruct Marker;\nfn main() {}\n"#;\n    check(src);\n}\n'
+    )
+    done, result = _by_target(root, be_env, "delete", "t.rs", "function:Marker")
+    assert done.returncode == 1 and result["error"]["code"] == "NOT_FOUND", result
+    (root / "s.rs").write_text(
+        "/// Seconds.\n#[derive(Debug, Clone, Copy)]\npub struct Secs(pub u64);\npub struct Other(u8);\n"
+    )
+    done, result = _by_target(root, be_env, "read", "s.rs", "function:Secs")
+    assert done.returncode == 0 and (result["start"], result["end"]) == (1, 3), result
+    (root / "r.rb").write_text(
+        'class Report\n  def rows = @data.map do |r|\n    r.to_s\n  end\n  def title = "Report"\nend\n'
+    )
+    done, result = _by_target(root, be_env, "read", "r.rb", "function:rows")
+    assert done.returncode == 0 and (result["start"], result["end"]) == (2, 4), result
+
+
 def test_a_preview_gives_no_viewed_code_id_for_lines_it_never_wrote(root, be_env, server):
     """Found by the agent-mistakes attack: a preview answered with a viewed_code_id of the lines it
     would have written; the next edit with it was STALE_VIEW "a.py changed since lines 3-3 were
