@@ -470,26 +470,19 @@ def test_the_regression_pass_on_the_target_fixes(root, be_env):
         )
     done, result = _by_target(root, be_env, "read", "p.html", "tag:hr")
     assert done.returncode == 0 and result["start"] == 4, result  # (a comment beside it is no text)
-    (root / "o.ts").write_text(
-        "class Bus {\n  use(mw: (req: Req, next: () => void) => void): this;\n  use(mw: any): this { return this; }\n}\n"
-    )
-    done, result = _by_target(root, be_env, "read", "o.ts", "function:use")
-    assert done.returncode == 0 and (result["start"], result["end"]) == (2, 3), result
-    (root / "t.rs").write_text(
-        '#[test]\nfn ui() {\n    let src = r#"\nstruct Marker;\nfn main() {}\n"#;\n    check(src);\n}\n'
-    )
-    done, result = _by_target(root, be_env, "delete", "t.rs", "function:Marker")
-    assert done.returncode == 1 and result["error"]["code"] == "NOT_FOUND", result
-    (root / "s.rs").write_text(
-        "/// Seconds.\n#[derive(Debug, Clone, Copy)]\npub struct Secs(pub u64);\npub struct Other(u8);\n"
-    )
-    done, result = _by_target(root, be_env, "read", "s.rs", "function:Secs")
-    assert done.returncode == 0 and (result["start"], result["end"]) == (1, 3), result
-    (root / "r.rb").write_text(
-        'class Report\n  def rows = @data.map do |r|\n    r.to_s\n  end\n  def title = "Report"\nend\n'
-    )
-    done, result = _by_target(root, be_env, "read", "r.rb", "function:rows")
-    assert done.returncode == 0 and (result["start"], result["end"]) == (2, 4), result
+    cases = [  # (file, text, target, the lines it names, or None: NOT_FOUND)
+        ("o.ts", "class Bus {\n  use(mw: (req: Req, next: () => void) => void): this;\n  use(mw: any): this { return this; }\n}\n", "function:use", (2, 3)),
+        ("t.rs", '#[test]\nfn ui() {\n    let src = r#"\nstruct Marker;\nfn main() {}\n"#;\n    check(src);\n}\n', "function:Marker", None),
+        ("s.rs", "/// Seconds.\n#[derive(Debug, Clone, Copy)]\npub struct Secs(pub u64);\npub struct Other(u8);\n", "function:Secs", (1, 3)),
+        ("r.rb", 'class Report\n  def rows = @data.map do |r|\n    r.to_s\n  end\n  def title = "Report"\nend\n', "function:rows", (2, 4)),
+    ]  # fmt: skip
+    for name, text, target, lines in cases:
+        (root / name).write_text(text)
+        done, result = _by_target(root, be_env, "read", name, target)
+        if lines is None:
+            assert done.returncode == 1 and result["error"]["code"] == "NOT_FOUND", (name, result)
+        else:
+            assert done.returncode == 0 and (result["start"], result["end"]) == lines, (name, result)
 
 
 def test_a_preview_gives_no_viewed_code_id_for_lines_it_never_wrote(root, be_env, server):
