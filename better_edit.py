@@ -8722,7 +8722,7 @@ def _ruby_endless(text, pos, line_end):
 
 _RUBY_OPENS_BLOCK = _LazyPattern(r"\bdo\b[ \t]*(?:\|[^|\n]*\|)?[ \t]*(?:#[^\n]*)?\r?$")
 _RUBY_ENDLESS = _LazyPattern(
-    r"[ \t]*(?:(?:private|protected|public|module_function)[ \t]+)?def[ \t]+(?:self\.)?[\w]+[?!]?"
+    r"[ \t]*(?:[a-z_]\w*[ \t]+(?=def\b))?def[ \t]+(?:\w+\.)?\w+[?!]?"
     r"(?:[ \t]*\([^\n]*\)[ \t]*|[ \t]+)=(?![=~>])"
 )
 _PY_DEDENT_CACHE = {}

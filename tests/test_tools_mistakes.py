@@ -475,6 +475,7 @@ def test_the_regression_pass_on_the_target_fixes(root, be_env):
         ("t.rs", '#[test]\nfn ui() {\n    let src = r#"\nstruct Marker;\nfn main() {}\n"#;\n    check(src);\n}\n', "function:Marker", None),
         ("s.rs", "/// Seconds.\n#[derive(Debug, Clone, Copy)]\npub struct Secs(pub u64);\npub struct Other(u8);\n", "function:Secs", (1, 3)),
         ("r.rb", 'class Report\n  def rows = @data.map do |r|\n    r.to_s\n  end\n  def title = "Report"\nend\n', "function:rows", (2, 4)),
+        ("m.rb", "class Cart\n  memoize def total = items.sum\n  def keep\n    1\n  end\nend\n", "function:total", (2, 2)),
     ]  # fmt: skip
     for name, text, target, lines in cases:
         (root / name).write_text(text)
