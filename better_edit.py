@@ -13966,12 +13966,13 @@ def _rust_bare_structs(string, name):
     f64);`, `struct Marker;`): a definition with no block of its own, from its attributes and doc
     comment on; not one in a string or a comment that spans lines (a test's source text)."""
     pattern = rf"^[ \t]*(?:pub(?:\([^)\n]*\))?[ \t]+)?struct[ \t]+{re.escape(name)}\b[^{{;\n]*;"
-    found, spans = [], None
+    found, spans, lines = [], None, None
     for m in re.finditer(pattern, string, re.M):
-        spans = spans or _multiline_tokens(string, "rust", 0, len(string))
+        if spans is None:  # (worked out once, at the first such line)
+            spans, lines = _multiline_tokens(string, "rust", 0, len(string)), string.split("\n")
         if _span_at(spans.spans, spans.starts, m.start()) is None:
             line = _line_of(string, m.start())
-            found.append((_attached_above(string.split("\n"), line), line))
+            found.append((_attached_above(lines, line), line))
     return found
 
 
@@ -14385,8 +14386,13 @@ def _preview_refused(ctx, place, st):
     try:
         check_writable(place, st)  # (a file to create: the folder it goes in, or the last that exists)
     except ToolError as exc:
-        return [("w.preview_refused", {"message": exc.to_dict(ctx.lang)["message"]})]
+        return [_preview_refusal(ctx, exc)]
     return []
+
+
+def _preview_refusal(ctx, exc):
+    """The warning of a preview whose edit the commit would refuse with `exc`."""
+    return ("w.preview_refused", {"message": exc.to_dict(ctx.lang)["message"]})
 
 
 # --- read (docs/cli.md#read) ----------------------------------------------------------------------
@@ -14926,13 +14932,9 @@ def _whole_lines_at(norm, lines):
     """The spans (first line, 0, last line, -1) where `lines` stand as whole lines of the text
     `norm` (LF line ends): a read prefix shows whole lines, so text inside a longer line is not
     one of its places."""
-    wrapped, needle, spans, at = "\n" + norm + "\n", "\n" + lines + "\n", [], 0
-    count, first, counted = lines.count("\n"), 0, 0
-    while (at := wrapped.find(needle, at)) >= 0:
-        first, counted = first + wrapped.count("\n", counted, at + 1), at + 1  # (counted on: one pass)
-        spans.append((first, 0, first + count, -1))
-        at += 1
-    return spans
+    wrapped, count = "\n" + norm + "\n", lines.count("\n")  # (line 1 of `norm` is line 2 here)
+    starts = [at + 1 for at in find_all(wrapped, "\n" + lines + "\n")]
+    return [(line - 1, 0, line - 1 + count, -1) for line, *_rest in _spans_of(wrapped, starts, len(lines))]
 
 
 def _tab_separated(path):
@@ -16827,9 +16829,8 @@ def _finish_items(ctx, args, groups, total):
     result = {"status": "ok", "changed": bool(changed), "files": files, "items": items}
     if args.get("preview"):
         result["preview"] = True
-        for group in groups:  # (what the commit would refuse, said as the single-file tools say it)
-            if group.changed:
-                warnings += _preview_refused(ctx, group.opened.place, group.opened.st)
+        refused = dict.fromkeys(exc for _index, _file, exc in _unwritable(groups))  # (one per file)
+        warnings += [_preview_refusal(ctx, exc) for exc in refused]  # (as the single-file tools say it)
         warnings += [] if changed else _unchanged(groups)  # (as the edit would say)
     else:
         unwritable = _unwritable(groups)
