@@ -17266,11 +17266,14 @@ def _git_only_item(items, git):
 
 
 def _patch_paths(old, new):
-    """(old, new) paths of a file header: timestamps cut, `a/` `b/` prefixes stripped, /dev/null None."""
+    """(old, new) paths of a file header: timestamps cut, `a/` `b/` prefixes stripped (also from one
+    side when the other names that file bare: `--- f.txt` `+++ b/f.txt`), /dev/null None."""
     old, new = (_unquote_path(p.split("\t")[0].strip()) for p in (old, new))
     old, new = (None if p == "/dev/null" else p for p in (old, new))
     if all(p is None or p.startswith(prefix) for p, prefix in ((old, "a/"), (new, "b/"))):
         old, new = (p[2:] if p else p for p in (old, new))
+    elif old and new and (f"a/{new}" == old or f"b/{old}" == new):  # one side prefixed, as models mix them
+        old = new = min(old, new, key=len)
     return old, new
 
 

@@ -302,6 +302,16 @@ def test_patch_line_endings_never_leak_in(root, be_env, file_eol, patch_eol):
     assert "warnings" not in result
 
 
+@pytest.mark.parametrize("names", [("f.txt", "b/f.txt"), ("a/f.txt", "f.txt")])
+def test_patch_with_one_prefixed_name_patches_the_bare_one(root, be_env, names):
+    # a model's `--- f.txt` / `+++ b/f.txt` was NOT_FOUND (b/f.txt), though both name one file
+    (root / "f.txt").write_text("a\nb\nc\n")
+    patch = f"--- {names[0]}\n+++ {names[1]}\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"
+    done, result = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0, result
+    assert (root / "f.txt").read_text() == "a\nB\nc\n" and not (root / "b").exists()
+
+
 def test_patch_offset_creation_deletion_and_rollback(root, be_env):
     (root / "f.txt").write_text("new first\n" + "".join(f"line {n}\n" for n in range(1, 11)))
     (root / "gone.txt").write_text("bye\n")
