@@ -15854,8 +15854,11 @@ def _chip_source(ctx, source):
             "created_at": None,
             "text": text.decode(),
         }
-    if re.fullmatch(r"[0-9a-f]{6,32}", source.strip()):  # (the id a delete printed, without its scheme)
-        raise invalid("chip_bad_from", "chip_bad_from_id.hint", got=source, id=source.strip())
+    bare = re.fullmatch(
+        r"(?:chip:/?)?([0-9a-f]{6,32})", source.strip()
+    )  # (the id a delete printed, its scheme cut)
+    if bare:
+        raise invalid("chip_bad_from", "chip_bad_from_id.hint", got=source, id=bare[1])
     raise invalid("chip_bad_from", got=source)
 
 

@@ -357,6 +357,9 @@ def test_a_chip_id_given_without_its_scheme_is_named_with_it(root, server):
     assert error["hint"] == "a chip is named with its scheme: from chip://90ddca", error
     error = server.err("be-insert-chip", "INVALID_ARGUMENT", {"from": "notes.txt", "to": "a.txt:0"})
     assert "chip://" not in error["hint"], error
+    for written in ("chip:90ddca", "chip:/90ddca"):  # one colon, one slash: the hint named no chip
+        error = server.err("be-insert-chip", "INVALID_ARGUMENT", {"from": written, "to": "a.txt:0"})
+        assert error["hint"] == "a chip is named with its scheme: from chip://90ddca", error
 
 
 def _by_target(root, env, command, file, target, *more):
