@@ -291,6 +291,14 @@ MESSAGES = {
         "write --target KIND:VALUE, e.g. --target function:main (also line:42, marker:TODO, tag:div)",
         "请写成 --target KIND:VALUE，例如 --target function:main（也可 line:42、marker:TODO、tag:div）",
     ),
+    "target_near.hint": (
+        'did you mean "{near}"? (the kinds are line, function, marker and tag)',
+        '是否想写 "{near}"？（KIND 为 line、function、marker、tag 之一）',
+    ),
+    "target_near.hint.cli": (
+        "did you mean --target {near}? (the kinds are line, function, marker and tag)",
+        "是否想写 --target {near}？（KIND 为 line、function、marker、tag 之一）",
+    ),
     "content_empty.cli": ("--content must not be empty for insert", "insert 的 --content 不能为空"),
     "content_empty": ("content must not be empty for insert", "insert 的 content 不能为空"),
     "content_empty.hint": (
@@ -17272,10 +17280,15 @@ def _patch_paths(old, new):
     """(old, new) paths of a file header: timestamps cut, `a/` `b/` prefixes stripped (also from one
     side when the other names that file bare: `--- f.txt` `+++ b/f.txt`), /dev/null None."""
     old, new = (_unquote_path(p.split("\t")[0].strip()) for p in (old, new))
-    old, new = (None if p == "/dev/null" else p for p in (old, new))
+    return _without_ab(*(None if p == "/dev/null" else p for p in (old, new)))
+
+
+def _without_ab(old, new):
+    """Header paths with their `a/` `b/` prefixes cut: from both when both have them; one side's
+    when the other side names that file bare (one side prefixed, as models mix them)."""
     if all(p is None or p.startswith(prefix) for p, prefix in ((old, "a/"), (new, "b/"))):
-        old, new = (p[2:] if p else p for p in (old, new))
-    elif old and new and (f"a/{new}" == old or f"b/{old}" == new):  # one side prefixed, as models mix them
+        return tuple(p[2:] if p else p for p in (old, new))
+    if old and new and (f"a/{new}" == old or f"b/{old}" == new):
         old = new = min(old, new, key=len)
     return old, new
 
@@ -17898,7 +17911,8 @@ def _as_bool(name, value):
 def _as_target(name, value):
     value = _target_object(value)
     if not isinstance(value, dict) or value.get("kind") not in ("line", "function", "marker", "tag"):
-        raise invalid("target_bad", got=_show(value))
+        near = _target_near(value)
+        raise invalid("target_bad", "target_near.hint" if near else None, got=_show(value), near=near)
     extra = set(value) - {"kind", "value", "occurrence"}
     if extra or value.get("value") in (None, ""):
         raise invalid("target_bad", got=_show(value))
@@ -17906,6 +17920,42 @@ def _as_target(name, value):
     if value.get("occurrence") is not None:
         target["occurrence"] = _as_int("occurrence", value["occurrence"])
     return target
+
+
+_TARGET_KINDS = {
+    "function": "func fn fun function def defn method meth class struct sub proc procedure symbol name",
+    "line": "line lines ln lineno linenumber l",
+    "tag": "tag element elem el node",
+    "marker": "marker mark text todo comment",
+}
+
+
+def _target_near(value):
+    """The target a wrong one likely meant, as KIND:VALUE: a kind spelled as other tools and languages
+    do (`func:main`, `method:run`, `element:div`) or misspelled (`functon`), or a bare value (`main`:
+    a function, `42`: a line); None when nothing is near."""
+    if isinstance(value, str):
+        bare = value.strip()
+        if not bare or any(c.isspace() for c in bare):
+            return None
+        return f"{'line' if bare.isdigit() else 'function'}:{bare}"
+    if (
+        not isinstance(value, dict)
+        or not isinstance(value.get("kind"), str)
+        or value.get("value") in (None, "")
+    ):
+        return None
+    near = _target_kind_near(value["kind"].strip().lower())
+    return f"{near}:{value['value']}" if near else None
+
+
+def _target_kind_near(said):
+    """The target kind a word other tools use for it (or a misspelling of one) means, or None."""
+    import difflib
+
+    kinds = {word: kind for kind, words in _TARGET_KINDS.items() for word in words.split()}
+    close = difflib.get_close_matches(said.rstrip("s"), list(kinds), n=1, cutoff=0.75)
+    return kinds.get(said) or (kinds[close[0]] if close else None)
 
 
 def _target_object(value):

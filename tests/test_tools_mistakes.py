@@ -362,6 +362,31 @@ def test_a_chip_id_given_without_its_scheme_is_named_with_it(root, server):
         assert error["hint"] == "a chip is named with its scheme: from chip://90ddca", error
 
 
+@pytest.mark.parametrize(
+    "given, near",
+    [
+        ("func:main", "function:main"),
+        ("method:main", "function:main"),
+        ("functon:main", "function:main"),
+        ("element:div", "tag:div"),
+        ("main", "function:main"),
+        ("42", "line:42"),
+    ],
+)
+def test_a_target_of_another_kind_word_names_the_target_it_likely_meant(root, be_env, server, given, near):
+    """`--target func:main` (or `method:`, a typo, a bare name) got the generic hint naming
+    function:main for any value; it names the kind and the value given now."""
+    (root / "m.py").write_text("def main():\n    pass\n")
+    done, result = run_json("read", "-f", "m.py", "--target", given, cwd=root, env=be_env)
+    assert done.returncode == 2 and result["error"]["hint"].startswith(f"did you mean --target {near}?"), (
+        result
+    )
+    error = server.err("be-read", "INVALID_ARGUMENT", {"file": "m.py", "target": given})
+    assert error["hint"].startswith(f'did you mean "{near}"?'), error
+    error = server.err("be-read", "INVALID_ARGUMENT", {"file": "m.py", "target": "zzz:main"})
+    assert "did you mean" not in error["hint"], error
+
+
 def _by_target(root, env, command, file, target, *more):
     """(process, answer) of `command -f file --target target ...` in `root`, as JSON."""
     return run_json(command, "-f", file, "--target", target, *more, cwd=root, env=env)
