@@ -409,6 +409,19 @@ def test_a_ruby_endless_method_is_its_one_line(root, be_env):
     assert done.returncode == 0 and result["content"].count("\n") == 2, result  # (lines 2-4)
 
 
+def test_a_ruby_method_on_a_named_receiver_is_named_by_its_method(root, be_env):
+    """`def Cart.other` (a class method written with the class's name) was named `Cart`: function:other
+    was NOT_FOUND, and function:Cart took the class. It is `other`, as `def self.make` is `make`."""
+    (root / "c.rb").write_text(
+        "class Cart\n  def self.make\n    1\n  end\n\n  def Cart.other\n    2\n  end\nend\n"
+    )
+    for target in ("function:other", "function:Cart.other"):
+        done, result = _by_target(root, be_env, "read", "c.rb", target)
+        assert done.returncode == 0 and (result["start"], result["end"]) == (6, 8), result
+    done, result = _by_target(root, be_env, "read", "c.rb", "function:Cart")
+    assert done.returncode == 0 and (result["start"], result["end"]) == (1, 9), result
+
+
 def test_a_tag_target_counts_self_closed_and_void_elements(root, be_env):
     """Found by the targets attack: `<item id="1"/>` was not counted, so `delete --target tag:item
     --occurrence 2` deleted the third <item>, and `tag:img` was "not found" in `<div><img></div>`.
