@@ -13910,9 +13910,9 @@ def _definition_spans(string, language, name, astray=False):
     spans = []
     for line, pos in sorted(positions.items()):
         one = _definition_span(string, language, name, line, pos)
-        if isinstance(one, tuple) and one not in spans:
-            spans.append(one)
-        elif isinstance(one, _Astray) and astray:
+        if isinstance(one, _Astray):  # (checked first: an _Astray is a tuple too)
+            spans += [one] if astray else []
+        elif one not in spans:
             spans.append(one)
     return spans
 
@@ -13966,7 +13966,50 @@ def _function_spans(string, language, name, astray=False):
     if spans or len(parts) < 2 or not all(parts):
         return spans
     found = _spans_inside(string, language, parts) + _spans_written_outside(string, language, parts)
-    return sorted(set(found))
+    return sorted(set(found + _spans_in_namespaces(string, language, parts)))
+
+
+def _spans_in_namespaces(string, language, parts):
+    """The definitions `parts` names when its first parts are the namespaces around them: C++
+    `shop::Cart::total` for `Cart::total()` or `class Cart { total() }` inside `namespace shop {`
+    (or `namespace shop::inner {`, or one namespace inside another)."""
+    namespaces = _namespace_blocks(string, language) if language in ("cpp", "csharp", "php") else {}
+    found = []
+    for k in range(1, len(parts)):
+        outer = namespaces.get("::".join(parts[:k]), []) + _nested_in(namespaces, parts[:k])
+        rest = parts[k:]
+        if not outer:
+            continue
+        inner = (
+            _definition_spans(string, language, rest[0])
+            if len(rest) == 1
+            else _spans_inside(string, language, rest) + _spans_written_outside(string, language, rest)
+        )
+        found += [(a, b) for a, b in inner if any(c <= a and b <= d for c, d in outer)]
+    return found
+
+
+def _nested_in(blocks, names):
+    """The (first, last) lines of the blocks called names[-1] inside one called names[-2]... (a
+    block may share its lines with the one around it: `namespace a { namespace b {`)."""
+    spans = blocks.get(names[0], [])
+    for name in names[1:]:
+        spans = [(a, b) for a, b in blocks.get(name, []) if any(c <= a and b <= d for c, d in spans)]
+    return spans
+
+
+def _namespace_blocks(string, language):
+    """{name: [(first line, last line)]} of the namespace blocks (`namespace shop {`) of a file."""
+    blocks = {}
+    if "namespace" not in string:
+        return blocks
+    index = _BlockIndex(_brace_blocks(string, language, 0, len(string)))
+    for brace, close in index.blocks:
+        header = _header_of(string, language, brace, index, 0)
+        kind = _classify(header[1], language) if header else None
+        if kind and kind[0] == "namespace" and kind[1]:
+            blocks.setdefault(kind[1], []).append((_line_of(string, header[0]), _line_of(string, close)))
+    return blocks
 
 
 def _rust_bare_structs(string, name):
@@ -14009,7 +14052,8 @@ def _spans_written_outside(string, language, parts):
     type: `func (server *Server) Start()` is no `server.Start`)."""
     outer = r"\s*::\s*".join(re.escape(part) for part in parts[:-1])
     receiver = rf"\bfunc\s*\(\s*(?:\w+\s+|\w+\s*(?=\*))?\*?\s*{outer}(?:\[[^\]]*\])?\s*\)\s*"
-    written = re.compile(rf"(?:\b{outer}\s*::\s*|{receiver})$")
+    templated = r"(?:\s*<[^<>\n]*>)?\s*::\s*".join(re.escape(part) for part in parts[:-1])  # (`Box<T>::get`)
+    written = re.compile(rf"(?:\b{templated}(?:\s*<[^<>\n]*>)?\s*::\s*|{receiver})$")
     spans = []
     for _name, pos in _definitions(string, language, 0, len(string), parts[-1]):
         if written.search(string, string.rfind("\n", 0, pos) + 1, pos):

@@ -422,6 +422,51 @@ def test_a_ruby_method_on_a_named_receiver_is_named_by_its_method(root, be_env):
     assert done.returncode == 0 and (result["start"], result["end"]) == (1, 9), result
 
 
+CPP_IN_NAMESPACES = """namespace shop {
+class Cart {
+public:
+    int total() const;
+};
+
+int Cart::total() const {
+    return 1;
+}
+}
+
+template <typename T>
+T Box<T>::get() const {
+    return v;
+}
+namespace a { namespace b {
+int f() {
+    return 2;
+}
+} }
+struct Z { int g() { return 3; } };
+"""
+
+
+@pytest.mark.parametrize(
+    "target, span",
+    [("shop::Cart::total", (7, 9)), ("shop::Cart", (2, 5)), ("Box::get", (12, 15)), ("a::b::f", (17, 19))],
+)
+def test_a_cpp_name_qualified_by_its_namespace_or_template_class_is_found(root, be_env, target, span):
+    """`shop::Cart::total` (the way C++ names it, with its namespace) and `Box::get` for
+    `T Box<T>::get()` were NOT_FOUND: namespaces were no scope of a qualified target, and the
+    template arguments hid the class's name."""
+    (root / "s.cpp").write_text(CPP_IN_NAMESPACES)
+    done, result = _by_target(root, be_env, "read", "s.cpp", f"function:{target}")
+    assert done.returncode == 0 and (result["start"], result["end"]) == span, result
+
+
+def test_a_qualified_target_of_a_method_sharing_its_line_is_not_found_not_an_internal_error(root, be_env):
+    """`Z::g` with `struct Z { int g() { return 3; } };` was INTERNAL (ValueError): a definition
+    sharing its line with another slipped into the list of spans."""
+    (root / "s.cpp").write_text(CPP_IN_NAMESPACES)
+    done, result = _by_target(root, be_env, "read", "s.cpp", "function:Z::g")
+    assert done.returncode == 1 and result["error"]["code"] == "NOT_FOUND", result
+
+
 def test_a_tag_target_counts_self_closed_and_void_elements(root, be_env):
     """Found by the targets attack: `<item id="1"/>` was not counted, so `delete --target tag:item
     --occurrence 2` deleted the third <item>, and `tag:img` was "not found" in `<div><img></div>`.
