@@ -8944,8 +8944,10 @@ def _keyword_extent(text, definition, start, end, spans):
     indentation that is where the definition is: outside strings and comments, or in its string."""
     line_end = _line_end(text, definition.pos, end)
     first = max(start, text.rfind("\n", start, definition.pos) + 1)
-    if _ONE_LINE_END.search(text, definition.pos, line_end) or _ruby_endless(text, definition.pos, line_end):
+    if _ONE_LINE_END.search(text, definition.pos, line_end):
         return first, first
+    if _ruby_endless(text, definition.pos, line_end):
+        return first, _endless_last_line(text, (first, line_end), definition.indent, end)
     indent = text[first : first + definition.indent]
     closers = re.compile(r"^" + re.escape(indent) + r"end\b", re.M)
     where = _span_at(spans.spans, spans.starts, definition.pos)
@@ -8955,6 +8957,23 @@ def _keyword_extent(text, definition, start, end, spans):
         if where is not None and closer.start() > spans.spans[where][1]:
             break
     return None
+
+
+def _endless_last_line(text, line, indent, end):
+    """The offset of the last line of the endless method on `line` (its (start, end) offsets): that
+    line, or, when it stops at its `=` (`def total =`), the lines right below it indented deeper
+    than its `def` (the body)."""
+    first, pos = line
+    if not text[first:pos].rstrip().endswith("="):
+        return first
+    last = first
+    while pos < end:
+        stop = _line_end(text, pos + 1, end)
+        below = text[pos + 1 : stop].rstrip("\r")
+        if not below.strip() or len(below) - len(below.lstrip(" \t")) <= indent:
+            break
+        last, pos = pos + 1, stop
+    return last
 
 
 _KEYWORD_WINDOW = 1 << 16  # characters before a Ruby or Lua line whose definitions are read first

@@ -409,6 +409,18 @@ def test_a_ruby_endless_method_is_its_one_line(root, be_env):
     assert done.returncode == 0 and result["content"].count("\n") == 2, result  # (lines 2-4)
 
 
+def test_a_ruby_endless_method_whose_body_starts_below_its_line_takes_that_body(root, be_env):
+    """`def total =` with its body on the lines below was taken as its first line alone: a delete
+    by `function:total` left `items` and `.sum` behind, now the body of the class."""
+    source = "class P\n  def total =\n    items\n      .sum\n\n  def name = 'p'\nend\n"
+    (root / "e.rb").write_text(source)
+    done, result = _by_target(root, be_env, "delete", "e.rb", "function:total")
+    assert done.returncode == 0 and (result["start"], result["end"]) == (2, 4), result
+    assert (root / "e.rb").read_text() == "class P\n\n  def name = 'p'\nend\n"
+    done, result = _by_target(root, be_env, "read", "e.rb", "function:name")
+    assert (result["start"], result["end"]) == (3, 3), result
+
+
 def test_a_ruby_method_on_a_named_receiver_is_named_by_its_method(root, be_env):
     """`def Cart.other` (a class method written with the class's name) was named `Cart`: function:other
     was NOT_FOUND, and function:Cart took the class. It is `other`, as `def self.make` is `make`."""
