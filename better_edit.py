@@ -3427,12 +3427,19 @@ def looks_double_escaped(content):
     break: sent escaped twice. Those inside strings (`{"a":"x\\ny"}`, minified JSON or code) are
     the content's own escapes, not line breaks; a quote after a backslash opens no string. Escaped
     twice, each backslash of the text arrives doubled: one that starts no JSON escape (`\\R`,
-    `C:\\data`) shows the text was sent as it is."""
+    `C:\\data`) shows the text was sent as it is, and so does a `\\f` or `\\b` (escaped twice, it
+    stood for a form feed or a backspace: TeX's `\\frac`, `\\bf` are sent as they are). So do
+    `\\n` sequences that each stand after a space or at the start (TeX's `text \\newline more`, `\\noindent`):
+    code's lines seldom end with a space."""
     if "\n" in content or content.count("\\n") < 2:
         return False
-    if any(m.group(1) for m in _JSON_ESCAPE.finditer(content)):
+    if any(m.group(1) or m.group(0) in ("\\f", "\\b") for m in _JSON_ESCAPE.finditer(content)):
         return False
-    return _QUOTED_STRING.sub("", content).count("\\n") >= 2
+    outside = _QUOTED_STRING.sub("", content)
+    breaks = [m.start() for m in re.finditer(r"(?<!\\)(?:\\\\)*\\n", outside)]
+    if all(at == 0 or outside[at - 1].isspace() for at in breaks):
+        return False
+    return outside.count("\\n") >= 2
 
 
 _QUOTED_STRING = _LazyPattern(r"""(?<!\\)"(?:[^"\\\n]|\\.)*"|(?<!\\)'(?:[^'\\\n]|\\.)*'""")

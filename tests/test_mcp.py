@@ -2157,6 +2157,9 @@ def test_write_never_unescapes_backslashes_no_json_encoder_makes(serve, root):
         ("macros.tex", r"\newcommand{\R}{\mathbb{R}} \newcommand{\N}{\mathbb{N}}"),
         (".env", r"DATA_DIR=C:\data\new\notes"),
         ("re.txt", r"\d+\n\s*\n"),
+        # (the regression: TeX whose backslashes all start JSON escapes, \f \b \n \t; a path of \n names)
+        ("frac.tex", r"\newcommand{\foo}{\frac12} \newline \bf x"),
+        ("lines.tex", r"\noindent text \newline more \newline end"),
     ]:
         result = server.ok("be-write", file=name, content=content)
         assert (root / name).read_text() == content, name
