@@ -718,12 +718,12 @@ MESSAGES = {
         "请传入统一格式 diff（diff -u、git diff）：---/+++ 文件头，其后是 @@ 块",
     ),
     "patch_unsupported": (
-        "the patch asks for something not supported: {what} (renames, copies and binary patches)",
-        "补丁包含不支持的操作：{what}（重命名、复制和二进制补丁）",
+        "the patch asks for something not supported: {what} (renames, copies, binary patches and submodules)",
+        "补丁包含不支持的操作：{what}（重命名、复制、二进制补丁和子模块）",
     ),
     "patch_unsupported.hint": (
-        "patch applies text hunks only: apply renames, copies and binary changes with git apply",
-        "patch 只应用文本块：重命名、复制和二进制修改请用 git apply",
+        "patch applies text hunks only: apply renames, copies, binary and submodule changes with git apply",
+        "patch 只应用文本块：重命名、复制、二进制和子模块的修改请用 git apply",
     ),
     "patch_no_header": (
         "line {line} of the patch starts a hunk before any ---/+++ file header",
@@ -17126,6 +17126,7 @@ def _items_payload(opened, group):
 
 _PATCH_HUNK = _LazyPattern(r"@@ -([0-9]{1,15})(?:,([0-9]{1,15}))? \+([0-9]{1,15})(?:,([0-9]{1,15}))? @@")
 _PATCH_REFUSED = ("rename from", "rename to", "copy from", "copy to", "GIT binary patch", "Binary files")
+_PATCH_MODES = ("new file mode", "deleted file mode", "new mode", "old mode", "index ")
 
 
 def parse_patch(patch):
@@ -17141,8 +17142,8 @@ def parse_patch(patch):
     sections = collections.Counter()  # (---/+++ headers seen per file)
     while pos < len(lines):
         line = lines[pos].rstrip("\r")
-        if line.startswith(_PATCH_REFUSED):
-            raise invalid("patch_unsupported", what=line[:60])
+        if line.startswith(_PATCH_REFUSED) or (line.startswith(_PATCH_MODES) and line.endswith(" 160000")):
+            raise invalid("patch_unsupported", what=line[:60])  # (160000: a submodule, no file)
         if line.startswith("diff --git "):
             _git_only_item(items, git)
             git, old_path, new_path = _git_header(line), None, None
@@ -17311,7 +17312,9 @@ def _git_header(line):
     rest = line[len("diff --git ") :]
     half = len(rest) // 2  # (a/X b/X: the two names are alike; unusual names are quoted)
     old, new = (rest[:half], rest[half + 1 :]) if rest[half : half + 1] == " " else (rest, rest)
-    old, new = _patch_paths(old, new)
+    old, new = _without_ab(
+        *(_unquote_path(p) for p in (old, new))
+    )  # (as written: `a/notes ` ends in a space)
     return {"old": old, "new": new, "mode": None, "hunks": 0}
 
 
@@ -17347,18 +17350,52 @@ def _git_only_item(items, git):
 
 
 def _patch_paths(old, new):
-    """(old, new) paths of a file header: timestamps cut, `a/` `b/` prefixes stripped (also from one
-    side when the other names that file bare: `--- f.txt` `+++ b/f.txt`), /dev/null None."""
-    old, new = (_unquote_path(p.split("\t")[0].strip()) for p in (old, new))
-    return _without_ab(*(None if p == "/dev/null" else p for p in (old, new)))
+    """(old, new) paths of a ---/+++ header: _header_name of each, `a/` `b/` prefixes stripped (also
+    from one side when the other names that file bare: `--- f.txt` `+++ b/f.txt`), /dev/null None."""
+    return _without_ab(*(_header_name(p) for p in (old, new)))
+
+
+def _header_name(text):
+    """The file a ---/+++ line names (the text after its 4 characters): up to a tab, as it is (a
+    timestamp follows, or git marks a name ending in a space: `notes \t`), else without the spaces
+    around it; git's quoted names decoded. None for /dev/null and for a side stamped with the
+    epoch (`diff -N`'s mark of a file missing on that side)."""
+    name, tab, stamp = text.partition("\t")
+    name = _unquote_path(name if tab else name.strip())
+    return None if name == "/dev/null" or (tab and _is_epoch(stamp)) else name
+
+
+_STAMP = _LazyPattern(r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:\.0+)? ([+-])(\d\d)(\d\d)")
+
+
+def _is_epoch(stamp):
+    """Whether a header's timestamp (`1970-01-01 00:00:00.000000000 +0000`, in any zone) is the epoch."""
+    import datetime
+
+    m = _STAMP.fullmatch(stamp.strip())
+    if not m:
+        return False
+    offset = datetime.timedelta(minutes=(int(m[3]) * 60 + int(m[4])) * (1 if m[2] == "+" else -1))
+    return datetime.datetime.strptime(m[1], "%Y-%m-%d %H:%M:%S") - offset == datetime.datetime(1970, 1, 1)
+
+
+_GIT_PREFIXES = {"a/", "b/", "c/", "i/", "o/", "w/"}
 
 
 def _without_ab(old, new):
     """Header paths with their `a/` `b/` prefixes cut: from both when both have them; one side's
     when the other side names that file bare (one side prefixed, as models mix them)."""
-    if all(p is None or p.startswith(prefix) for p, prefix in ((old, "a/"), (new, "b/"))):
-        return tuple(p[2:] if p else p for p in (old, new))
-    if old and new and (f"a/{new}" == old or f"b/{old}" == new):
+    if (old or "a/").startswith("a/") and (new or "b/").startswith("b/"):
+        return old and old[2:], new and new[2:]
+    return _other_prefixes_cut(old, new) if old and new else (old, new)
+
+
+def _other_prefixes_cut(old, new):
+    """Two header names with git's other one-letter prefixes cut (`i/x`, `w/x`: diff.mnemonicPrefix),
+    or the bare one of a name written once bare and once with its prefix (`f.txt`, `b/f.txt`)."""
+    if old[:2] != new[:2] and {old[:2], new[:2]} <= _GIT_PREFIXES and old[2:] == new[2:]:
+        return old[2:], new[2:]
+    if f"a/{new}" == old or f"b/{old}" == new:
         old = new = min(old, new, key=len)
     return old, new
 
@@ -17439,9 +17476,17 @@ def _hunk_ends(lines, pos, line, entries, counts):
         return pos
     if _file_header_at(lines, pos) and not _pair_in_body(lines, pos, entries, counts):
         return pos
-    if line == "-- " and _signature_follows(lines, pos, entries, counts):
-        return len(lines)
+    if (line == "-- " and _signature_follows(lines, pos, entries, counts)) or (
+        _BETWEEN_FILES.match(line) and _hunk_counts(entries) == counts
+    ):
+        return pos  # (skipped up to the next file header, as text before the first one is)
     return None
+
+
+# The lines diff tools write between the files of a patch (`diff -ru`'s command and `Only in`
+# lines, Subversion's `Index:` and `===` lines): after a hunk that holds what its header counts,
+# the patch goes on at the next header, as after a mail's signature (`git format-patch`).
+_BETWEEN_FILES = _LazyPattern(r"diff |Only in |Index: |Common subdirectories: |={20,}$")
 
 
 def _hunk_counts(entries):
@@ -17449,11 +17494,11 @@ def _hunk_counts(entries):
 
 
 def _signature_follows(lines, pos, entries, counts):
-    """`-- ` then a version line at the end of the patch, after a hunk that holds what it counts
-    (a hunk line after it makes the `-- ` a removed "- " line of a miscounted hunk)."""
+    """`-- ` then a version line (`2.43.0`), after a hunk that holds what it counts: a mail's
+    signature, at the end of the patch or before the next mail of a series (a hunk line after it
+    makes the `-- ` a removed "- " line of a miscounted hunk)."""
     after = lines[pos + 1].rstrip("\r") if pos + 1 < len(lines) else ""
-    version = after[:1] not in ("", " ", "-", "+", "\\")
-    return _hunk_counts(entries) == counts and len(lines) - pos <= 3 and version
+    return _hunk_counts(entries) == counts and bool(re.fullmatch(r"\d+(?:\.\w+)+", after))
 
 
 def _recount(entries, counts, header, file, number):
@@ -17546,7 +17591,9 @@ def _hunk_plan(ctx, item, opened, exists, hunk):
     if item["delete_file"]:
         return _hunk_deletion(ctx, item, opened, lines, old)
     if not old:  # a pure insertion without context: its stated place is all there is
-        return _hunk_insertion(ctx, item, opened, len(lines), old_start, new)
+        change = _hunk_insertion(ctx, item, opened, len(lines), old_start, new)
+        change.warnings += _newline_words(item, change, hunk, old_start == len(lines))
+        return change
     removed = [n for n, (sign, _line) in enumerate(t for t in tagged if t[0] != "+") if sign == "-"]
     start, warnings = _hunk_position(opened, item, lines, (old, new), old_start, removed)
     # (the new side, context lines with it: an added comment above a context line is no prose
@@ -18005,10 +18052,7 @@ def _target_near(value):
     do (`func:main`, `method:run`, `element:div`) or misspelled (`functon`), or a bare value (`main`:
     a function, `42`: a line); None when nothing is near."""
     if isinstance(value, str):
-        bare = value.strip()
-        if not bare or any(c.isspace() for c in bare):
-            return None
-        return f"{'line' if bare.isdigit() else 'function'}:{bare}"
+        return _bare_target_near(value.strip())
     if (
         not isinstance(value, dict)
         or not isinstance(value.get("kind"), str)
@@ -18017,6 +18061,14 @@ def _target_near(value):
         return None
     near = _target_kind_near(value["kind"].strip().lower())
     return f"{near}:{value['value']}" if near else None
+
+
+def _bare_target_near(bare):
+    """The target a value sent without its kind likely meant: a number a line, a name a function;
+    None for text with spaces and for a kind's word alone (`fn`: no value to name)."""
+    if not bare or any(c.isspace() for c in bare) or _target_kind_near(bare.lower()):
+        return None
+    return f"{'line' if bare.isdigit() else 'function'}:{bare}"
 
 
 def _target_kind_near(said):

@@ -312,6 +312,89 @@ def test_patch_with_one_prefixed_name_patches_the_bare_one(root, be_env, names):
     assert (root / "f.txt").read_text() == "a\nB\nc\n" and not (root / "b").exists()
 
 
+def test_patch_of_a_name_ending_in_a_space_patches_that_file(root, be_env):
+    """Found by the patch differential test: git writes `--- a/notes \t` for the file `notes `
+    (the tab marks the space as the name's); the name was stripped, and `notes` was patched."""
+    (root / "notes ").write_text("one\ntwo\n")
+    (root / "notes").write_text("one\ntwo\n")
+    patch = (
+        "diff --git a/notes  b/notes \n--- a/notes \t\n+++ b/notes \t\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n"
+    )
+    done, result = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0, result
+    assert (root / "notes ").read_text() == "one\nTWO\n" and (root / "notes").read_text() == "one\ntwo\n"
+
+
+def test_patch_of_diff_n_deletes_and_creates_by_the_epoch_stamp(root, be_env):
+    """`diff -uN` marks a file missing on one side with the epoch, not /dev/null: its deletion left
+    an empty file behind (exit 0) and its creation was NOT_FOUND."""
+    (root / "gone.txt").write_text("x\n")
+    patch = (
+        "--- a/gone.txt\t2026-12-06 02:01:22.019106671 +0000\n+++ b/gone.txt\t1970-01-01 00:00:00.000000000 +0000\n"
+        "@@ -1 +0,0 @@\n-x\n"
+        "--- a/new.txt\t1969-12-31 19:00:00.000000000 -0500\n+++ b/new.txt\t2026-12-06 02:01:22.0 +0000\n"
+        "@@ -0,0 +1 @@\n+y\n"
+    )
+    done, result = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0, result
+    assert not (root / "gone.txt").exists() and (root / "new.txt").read_text() == "y\n"
+
+
+def test_patch_adding_a_submodule_is_refused_not_written_as_a_file(root, be_env):
+    """A git diff of a new submodule (`new file mode 160000`, `+Subproject commit …`) was written as
+    a regular file `sub` holding that line, exit 0, with a warning to chmod it."""
+    patch = (
+        "diff --git a/sub b/sub\nnew file mode 160000\nindex 0000000..12d7a30\n--- /dev/null\n+++ b/sub\n"
+        "@@ -0,0 +1 @@\n+Subproject commit 12d7a30c3e7f0b0d3f1e0a5e1b2c3d4e5f6a7b8c\n"
+    )
+    done, result = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 2 and result["error"]["code"] == "INVALID_ARGUMENT", result
+    assert "submodule" in result["error"]["message"] and not (root / "sub").exists()
+
+
+def test_patch_goes_on_past_the_lines_diff_tools_write_between_files(root, be_env):
+    """`diff -ru a b` writes its command and `Only in` lines between files, Subversion `Index:` and
+    `===` lines, `git format-patch` of several commits a signature and the next mail: each was
+    "not a hunk line" inside hunk 1. After a hunk that holds what it counts, the patch goes on at
+    the next file header; a miscounted hunk before such a line is still refused."""
+    for name in ("one.txt", "two.txt"):
+        (root / name).write_text("a\nb\n")
+    hunk = "@@ -1,2 +1,2 @@\n a\n-b\n+B\n"
+    between = [
+        "diff -ru a/two.txt b/two.txt\nOnly in a: extra\n",
+        "Index: two.txt\n===================================================================\n",
+        "-- \n2.39.5\n\nFrom 1a2b Mon Sep 17 00:00:00 2001\nSubject: [PATCH 2/2] two\n\n- a list in the message\n---\n"
+        " two.txt | 2 +-\n\n",
+    ]
+    for lines in between:
+        for name in ("one.txt", "two.txt"):
+            (root / name).write_text("a\nb\n")
+        patch = f"--- a/one.txt\n+++ b/one.txt\n{hunk}{lines}--- a/two.txt\n+++ b/two.txt\n{hunk}"
+        done, result = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+        assert done.returncode == 0, (lines, result)
+        assert (root / "one.txt").read_text() == (root / "two.txt").read_text() == "a\nB\n"
+    miscounted = f"--- a/one.txt\n+++ b/one.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n{between[0]}"
+    done, result = run_json("patch", input=miscounted.encode(), cwd=root, env=be_env)
+    assert done.returncode == 2 and result["error"]["code"] == "INVALID_ARGUMENT", result
+
+
+def test_patch_with_gits_mnemonic_prefixes_patches_the_file(root, be_env):
+    (root / "m.txt").write_text("a\nb\n")
+    patch = "diff --git i/m.txt w/m.txt\n--- i/m.txt\n+++ w/m.txt\n@@ -1,2 +1,2 @@\n a\n-b\n+B\n"
+    done, result = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0 and (root / "m.txt").read_text() == "a\nB\n", result
+
+
+def test_patch_insertion_without_context_says_its_newline_marker_was_not_applied(root, be_env):
+    """`git diff -U0` adding a last line without a newline (`@@ -2,0 +3 @@`, `+c`, `\\ No newline
+    at end of file`): the file keeps its newline, but no warning said so, as the -U3 hunk's did."""
+    (root / "f.txt").write_text("a\nb\n")
+    patch = "--- a/f.txt\n+++ b/f.txt\n@@ -2,0 +3 @@\n+c\n\\ No newline at end of file\n"
+    done, result = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0 and (root / "f.txt").read_text() == "a\nb\nc\n", result
+    assert any("also changes whether the file ends with a newline" in w for w in result["warnings"]), result
+
+
 def test_patch_offset_creation_deletion_and_rollback(root, be_env):
     (root / "f.txt").write_text("new first\n" + "".join(f"line {n}\n" for n in range(1, 11)))
     (root / "gone.txt").write_text("bye\n")
