@@ -14845,15 +14845,16 @@ def _replace_lines(ctx, args, opened):
     total = text.total()
     if "target" not in args and "old" not in args:
         _lines_addressable(opened)
-    start, end = _edit_range(args, total, file)
-    start, end, warnings, moved = _viewed_lines(ctx, args, opened, start, end, "target" in args)
+    sent, end = _edit_range(args, total, file)
+    start, end, warnings, moved = _viewed_lines(ctx, args, opened, sent, end, "target" in args)
     a, b = line_span(body, start, end)
     if "old" in args:
         _old_at_lines(opened, args["old"], body[a:b].decode(text.codec), start, end)
     content = args["content"]
     if "old" not in args and not _tab_separated(opened.real):  # (with old, _replace_prefixed took them off)
-        content, said = _content_without_prefixes(content, start, body[a:b].decode(text.codec))
-        warnings += [("w.content_prefixes", {"start": start})] if said else []
+        # (the prefixes number the lines as read: from the line sent, before its view moved it)
+        content, said = _content_without_prefixes(content, sent, body[a:b].decode(text.codec))
+        warnings += [("w.content_prefixes", {"start": sent})] if said else []
     placeholder_guard(args, opened, content, body[a:b].decode(text.codec))
     eol = dominant_eol(body)
     lines = content_lines(_no_second_bom(text, a, content), body)
@@ -14986,8 +14987,10 @@ def _replace_prefixed(ctx, args, opened):
         return None
     a, b = line_span(opened.text.body, first, last)
     current = _strip_one_newline(normalize_newlines(opened.text.body[a:b].decode(opened.text.codec)))
-    if current != stripped:
-        return None
+    if current != stripped and args.get("viewed_code_id") is None:
+        return (
+            None  # (with a view, its lines may have moved: _replace_lines follows them and checks old there)
+        )
     if "start" not in args and args.get("viewed_code_id") is None:
         spans = _whole_lines_at(opened.normalized(), stripped)
         if len(spans) > 1:

@@ -1022,6 +1022,34 @@ def test_a_target_with_a_moved_view_edits_the_target_not_further(root, be_env):
     assert "def b(x):\n    return 2\n" in (root / "t.py").read_text()
 
 
+NUMBERED = "".join(f"v{n} = {n}\n" for n in range(1, 31))
+
+
+def test_read_prefixes_of_content_come_off_when_the_view_moved(root, be_env):
+    """Found by the wrong-place attack: `-s 12 -c $'12\tv12 = 120'` with a view whose lines had
+    moved one down kept the prefixes (they were compared with the moved line 13): written into a
+    Markdown file, refused in Python with "those numbers would be written". They number the lines
+    as read, from the line sent."""
+    (root / "t.py").write_text(NUMBERED)
+    edit = ("replace", "-f", "t.py", "-s", "12", "-e", "13", "-c", "12\tv12 = 120\n13\tv13 = 130")
+    done, result = _edit_after_a_line_is_added_above(root, be_env, (10, 20), "import os\n", *edit)
+    assert done.returncode == 0 and (result["start"], result["end"]) == (13, 14), result
+    assert (
+        "import os\n" + NUMBERED.replace("v12 = 12\nv13 = 13\n", "v12 = 120\nv13 = 130\n")
+        == (root / "t.py").read_text()
+    )
+    assert any("prefixes of a read" in w for w in result["warnings"]), result
+
+
+def test_an_old_with_read_prefixes_follows_its_moved_view(root, be_env):
+    """The same with `old` carrying the prefixes: MISMATCH, though the view said where line 12 went."""
+    (root / "t.py").write_text(NUMBERED)
+    edit = ("replace", "-f", "t.py", "--old", "12\tv12 = 12", "-c", "12\tv12 = 120")
+    done, result = _edit_after_a_line_is_added_above(root, be_env, (10, 20), "import os\n", *edit)
+    assert done.returncode == 0 and (result["start"], result["end"]) == (13, 13), result
+    assert (root / "t.py").read_text() == "import os\n" + NUMBERED.replace("v12 = 12\n", "v12 = 120\n")
+
+
 def test_a_chip_with_a_placeholder_looking_line_can_be_put_back(server, root):
     (root / "c.js").write_text("a();\n// ... existing code ...\nb();\n")
     deleted = server.ok("be-delete", {"file": "c.js", "start": 2})
