@@ -776,6 +776,40 @@ def test_a_huge_binary_file_is_refused_from_its_first_bytes(be_env, root, tmp_pa
     print(f"\n[huge binary] 2 GiB sparse file refused in {elapsed:.2f} s, peak {peak_kib // 1024} MiB")
 
 
+def _peak_of(command, root, env):
+    """(peak resident MiB, stdout) of `command` run in a fresh child of a fresh process (the peak
+    is the tool's own)."""
+    probe = (
+        "import resource, subprocess, sys; "
+        "p = subprocess.run(sys.argv[1:], capture_output=True); "
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); "
+        "sys.stdout.write(p.stdout.decode())"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, *command], cwd=root, env=env, capture_output=True, timeout=300
+    )
+    first, _, rest = done.stdout.decode().partition("\n")
+    return int(first) / 1024, rest
+
+
+@POSIX
+def test_an_edit_of_many_ambiguous_items_keeps_little_of_each(be_env, root):
+    """Found by the server attack: each failed item of an edit kept its error, whose traceback held
+    the item's every place (and whose list of candidates held them all): 40 items whose `old`
+    stood on each of 200,000 lines took 2.7 GB, and 500 got the server killed for lack of memory.
+    Each keeps at most 1,000 places now, and no traceback."""
+    (root / "many.txt").write_text("x = 1 # TODO\n" * 100_000)
+    items = [{"file": "many.txt", "old": "x = 1 # TODO", "content": f"y{n}"} for n in range(scaled(20, 100))]
+    (root / "e.json").write_text(json.dumps(items))
+    command = [*be_command_prefix(), "edit", "--edits-file", "e.json", "-o", "json"]
+    peak, out = _peak_of(command, root, be_env)
+    error = strict_loads(out)["error"]
+    assert error["code"] == "AMBIGUOUS" and len(error["failed"]) == len(items)
+    assert all(len(item["candidates"]) == 1000 for item in error["failed"])
+    assert peak < 200, f"peak {peak:.0f} MiB for {len(items)} items"
+    assert (root / "many.txt").read_text() == "x = 1 # TODO\n" * 100_000
+
+
 # ---- the portable code paths (issue 10, item 15) -------------------------------------------------------
 
 
