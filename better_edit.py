@@ -1612,6 +1612,10 @@ MESSAGES = {
         "unmatched lists the first {listed} of {found} problems (counts has every bracket)",
         "unmatched 只列出 {found} 个问题中的前 {listed} 个（counts 统计全部括号）",
     ),
+    "w.pairs_cut": (
+        "pairs lists the first {listed} of {found} pairs",
+        "pairs 只列出 {found} 对中的前 {listed} 对",
+    ),
     "w.truncated": (
         "output cut at {max_lines} lines; continue with start {next_start}",
         "输出已截断为 {max_lines} 行；请从 start {next_start} 继续",
@@ -15776,10 +15780,16 @@ def tool_balance(ctx, args):
     checked = check_balance(text.decode(), language, bool(args.get("verbose")))
     result["language"] = language
     result.update(checked)
-    found = len(checked["unmatched"])
-    if ctx.mcp and found > LISTED_MAX:  # (300,000 entries were 40 MB of a model's context)
-        result["unmatched"] = checked["unmatched"][:LISTED_MAX]
-        result["warnings"] = [tr(ctx.lang, "w.unmatched_cut", listed=LISTED_MAX, found=found)]
+    if ctx.mcp:  # (300,000 entries were 40 MB of a model's context; 300,000 pairs 61 MB)
+        warnings = [
+            tr(ctx.lang, key, listed=LISTED_MAX, found=len(checked[name]))
+            for name, key in (("unmatched", "w.unmatched_cut"), ("pairs", "w.pairs_cut"))
+            if len(checked.get(name) or ()) > LISTED_MAX
+        ]
+        for name in ("unmatched", "pairs"):
+            if name in result:
+                result[name] = result[name][:LISTED_MAX]
+        result.update({"warnings": warnings} if warnings else {})
     return result
 
 

@@ -587,6 +587,15 @@ def test_a_balance_with_thousands_of_problems_lists_the_first_thousand(serve, ro
     assert len(json.loads(done.stdout)["unmatched"]) == 3000
 
 
+def test_a_verbose_balance_lists_the_first_thousand_pairs(serve, root):
+    """Found by the server attack: `verbose` sent every matched pair, uncut and unwarned: 300,000
+    calls `f(a);` were a 61 MB reply. The pairs are cut as `unmatched` is."""
+    (root / "p.js").write_text("f(a);\n" * 3000)
+    result = serve().ok("be-balance", {"file": "p.js", "verbose": True})
+    assert result["status"] == "balanced" and len(result["pairs"]) == 1000, len(result.get("pairs", ()))
+    assert result["warnings"] == ["pairs lists the first 1000 of 3000 pairs"]
+
+
 def test_an_edit_built_from_a_cut_line_is_refused_before_it_deletes_the_rest(serve, root):
     """Found by an attack: a read shows a 150,000-character line cut at 99,998 characters; an
     agent sends that text plus its change back for line 1 (by line, by old, or as the whole file)
