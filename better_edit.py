@@ -1624,6 +1624,10 @@ MESSAGES = {
         "diff lines cut to their first {chars} characters: {count}",
         "diff 中只显示前 {chars} 个字符的行：{count}",
     ),
+    "w.diff_long": (
+        "the diff shows its first {shown} of {lines} lines (the edit itself is whole; brief: true leaves the diff out)",
+        "diff 只显示 {lines} 行中的前 {shown} 行（编辑本身是完整的；brief: true 可省略 diff）",
+    ),
     "w.list_cut": (
         "{name} lists the first {listed} of {found}",
         "{name} 只列出 {found} 个中的前 {listed} 个",
@@ -18881,7 +18885,7 @@ def _run_handler(ctx, tool, args):
 def _cut_diff_lines(ctx, result):
     """The server's diffs show DIFF_LINE_CHARS characters of a longer line, with a warning: an edit
     beside one line of megabytes (a minified file) sent that line back twice in its context."""
-    cut = 0
+    cut, long = 0, []
     for entry in (result, *(result.get("files") or ())):
         diff = entry.get("diff") if isinstance(entry, dict) else None  # (some results list names)
         if isinstance(diff, str) and len(diff) > DIFF_LINE_CHARS:
@@ -18889,10 +18893,23 @@ def _cut_diff_lines(ctx, result):
             for index, line in enumerate(lines):
                 if len(line) > DIFF_LINE_CHARS:
                     lines[index], cut = line[:DIFF_LINE_CHARS], cut + 1
-            entry["diff"] = "\n".join(lines)
-    if cut:
-        warning = tr(ctx.lang, "w.diff_cut", count=cut, chars=DIFF_LINE_CHARS)
-        result["warnings"] = [*result.get("warnings", []), warning]
+            entry["diff"] = _diff_head(lines, long)
+    warnings = [tr(ctx.lang, "w.diff_cut", count=cut, chars=DIFF_LINE_CHARS)] if cut else []
+    warnings += [tr(ctx.lang, "w.diff_long", shown=shown, lines=total) for shown, total in long]
+    if warnings:
+        result["warnings"] = [*result.get("warnings", []), *warnings]
+
+
+def _diff_head(lines, long):
+    """A diff's `lines` joined, the first READ_MAX_CHARS characters of them at a line's end (a
+    delete of 100,000 lines sent 3 MB back for a 78-byte call); a cut one appends (lines shown,
+    lines) to `long`."""
+    diff = "\n".join(lines)
+    if len(diff) <= READ_MAX_CHARS:
+        return diff
+    head = diff[: diff.rfind("\n", 0, READ_MAX_CHARS) + 1]
+    long.append((head.count("\n"), len(lines)))
+    return head
 
 
 def _journal_may_hold(ctx):

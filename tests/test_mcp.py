@@ -587,6 +587,22 @@ def test_a_balance_with_thousands_of_problems_lists_the_first_thousand(serve, ro
     assert len(json.loads(done.stdout)["unmatched"]) == 3000
 
 
+def test_a_diff_of_a_large_edit_is_cut_at_the_read_budget(serve, root):
+    """Found by the server attack: a 78-byte be-delete of 100,000 lines (preview) sent back a 3 MB
+    diff, and a be-replace of a whole 200,000-line file 9.6 MB. A diff is cut to its first 100,000
+    characters at a line's end, with a warning; the edit itself is whole."""
+    (root / "big.txt").write_text("".join(f"line number {n}\n" for n in range(100_000)))
+    server = serve()
+    result = server.ok("be-delete", {"file": "big.txt", "start": 1, "end": 100_000, "preview": True})
+    assert len(result["diff"]) <= 100_000 and result["diff"].endswith("\n"), len(result["diff"])
+    [warning] = [w for w in result["warnings"] if w.startswith("the diff shows its first")]
+    assert "of 100003 lines" in warning, warning
+    result = server.ok("be-delete", {"file": "big.txt", "start": 1, "end": 99_990})
+    assert len(result["diff"]) <= 100_000 and (root / "big.txt").read_text() == "".join(
+        f"line number {n}\n" for n in range(99_990, 100_000)
+    )
+
+
 def test_a_verbose_balance_lists_the_first_thousand_pairs(serve, root):
     """Found by the server attack: `verbose` sent every matched pair, uncut and unwarned: 300,000
     calls `f(a);` were a 61 MB reply. The pairs are cut as `unmatched` is."""
