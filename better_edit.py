@@ -2370,7 +2370,9 @@ class ToolError(Exception):
             hint if hint is not None else (key + ".hint" if key + ".hint" in MESSAGES else "arg.hint")
         )
         self.data = data or {}
-        self.fields = fields
+        # (a number of more than 30 digits is the caller's, never a count: shown cut, as text is;
+        # a `start` of 4,000 digits was echoed whole, twice)
+        self.fields = {k: _clip(str(v)) if _huge(v) else v for k, v in fields.items()}
 
     def to_dict(self, lang, names=None):
         """The error object; `names` are the tool names as the server lists them (for {trx_status}
@@ -2386,6 +2388,10 @@ class ToolError(Exception):
         for name, value in self.data.items():
             error.setdefault(name, value)
         return error
+
+
+def _huge(value):
+    return type(value) is int and not -(10**30) < value < 10**30
 
 
 def _cli_key(key):
@@ -15000,21 +15006,23 @@ def _replace_prefixed(ctx, args, opened):
             None  # (with a view, its lines may have moved: _replace_lines follows them and checks old there)
         )
     if "start" not in args and args.get("viewed_code_id") is None:
-        spans = _whole_lines_at(opened.normalized(), stripped)
-        if len(spans) > 1:
-            ambiguous = _not_one_old(opened, stripped, spans)
-            raise ToolError(
-                "AMBIGUOUS",
-                "ambiguous_prefixed",
-                data=ambiguous.data,
-                start=first,
-                end=last,
-                **ambiguous.fields,
-            )
+        _prefixes_pick_one(opened, stripped, first, last)
     content, key = _content_unprefixed(args["content"], first, stripped)
     change = _replace_lines(ctx, dict(args, start=first, end=last, old=stripped, content=content), opened)
     change.warnings.append((key, {"start": first, "end": last}))
     return change
+
+
+def _prefixes_pick_one(opened, stripped, first, last):
+    """AMBIGUOUS (`ambiguous_prefixed`) when the text of a prefixed `old` stands as whole lines at
+    more than one place: the prefixes alone, from a read that may be older than an edit, do not
+    pick one."""
+    spans = _whole_lines_at(opened.normalized(), stripped)
+    if len(spans) > 1:
+        ambiguous = _not_one_old(opened, stripped, spans)
+        raise ToolError(
+            "AMBIGUOUS", "ambiguous_prefixed", data=ambiguous.data, start=first, end=last, **ambiguous.fields
+        )
 
 
 def _whole_lines_at(norm, lines):
@@ -15784,17 +15792,20 @@ def tool_balance(ctx, args):
     checked = check_balance(text.decode(), language, bool(args.get("verbose")))
     result["language"] = language
     result.update(checked)
-    if ctx.mcp:  # (300,000 entries were 40 MB of a model's context; 300,000 pairs 61 MB)
-        warnings = [
-            tr(ctx.lang, key, listed=LISTED_MAX, found=len(checked[name]))
-            for name, key in (("unmatched", "w.unmatched_cut"), ("pairs", "w.pairs_cut"))
-            if len(checked.get(name) or ()) > LISTED_MAX
-        ]
-        for name in ("unmatched", "pairs"):
-            if name in result:
-                result[name] = result[name][:LISTED_MAX]
-        result.update({"warnings": warnings} if warnings else {})
-    return result
+    return _balance_listed(ctx, result) if ctx.mcp else result
+
+
+def _balance_listed(ctx, result):
+    """The server's balance result with at most LISTED_MAX entries of `unmatched` and `pairs`, and
+    a warning for each list cut (300,000 entries were 40 MB of a model's context; 300,000 pairs
+    61 MB)."""
+    warnings = []
+    for name, key in (("unmatched", "w.unmatched_cut"), ("pairs", "w.pairs_cut")):
+        found = len(result.get(name) or ())
+        if found > LISTED_MAX:
+            result[name] = result[name][:LISTED_MAX]
+            warnings.append(tr(ctx.lang, key, listed=LISTED_MAX, found=found))
+    return dict(result, warnings=warnings) if warnings else result
 
 
 def _structure_request(ctx, args, what, missing, find, *options):
@@ -18032,13 +18043,16 @@ def _as_int(name, value):
         import json
 
         raise invalid("arg_type", name=name, expected_key="type.integer", got=json.dumps(value))
+    number = None
     if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and _INT_TEXT.fullmatch(value):
-        return int(value)
-    raise invalid("arg_type", name=name, expected_key="type.integer", got=_show(value))
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str) and _INT_TEXT.fullmatch(value):
+        number = int(value)
+    if number is None:
+        raise invalid("arg_type", name=name, expected_key="type.integer", got=_show(value))
+    return number
 
 
 def _as_bool(name, value):
@@ -18055,8 +18069,8 @@ def _as_target(name, value):
         near = _target_near(value)
         raise invalid("target_bad", "target_near.hint" if near else None, got=_show(value), near=near)
     extra = set(value) - {"kind", "value", "occurrence"}
-    if extra or value.get("value") in (None, ""):
-        raise invalid("target_bad", got=_show(value))
+    if extra or value.get("value") in (None, "") or isinstance(value["value"], (bool, list, dict)):
+        raise invalid("target_bad", got=_show(value))  # (["alpha"] was searched as the text ['alpha'])
     target = {"kind": value["kind"], "value": value["value"]}
     if value.get("occurrence") is not None:
         target["occurrence"] = _as_int("occurrence", value["occurrence"])
@@ -18205,6 +18219,8 @@ def _meant_name(name, known):
     import difflib
 
     known = [one for one in known if one != name]  # (a name the item's op does not take: no "start → start")
+    if name == "occurrence" and "target" in known:  # (the CLI's --occurrence stands beside --target)
+        return "target.occurrence"
     near = [ours for ours, theirs in _MEANT.items() if name.lower() in theirs and ours in known]
     near = near or difflib.get_close_matches(name.lower(), known, n=1, cutoff=0.75)
     return near[0] if near else None
@@ -18889,11 +18905,8 @@ def _cut_diff_lines(ctx, result):
     for entry in (result, *(result.get("files") or ())):
         diff = entry.get("diff") if isinstance(entry, dict) else None  # (some results list names)
         if isinstance(diff, str) and len(diff) > DIFF_LINE_CHARS:
-            lines = diff.split("\n")
-            for index, line in enumerate(lines):
-                if len(line) > DIFF_LINE_CHARS:
-                    lines[index], cut = line[:DIFF_LINE_CHARS], cut + 1
-            entry["diff"] = _diff_head(lines, long)
+            entry["diff"], lines_cut = _diff_head(diff.split("\n"), long)
+            cut += lines_cut
     warnings = [tr(ctx.lang, "w.diff_cut", count=cut, chars=DIFF_LINE_CHARS)] if cut else []
     warnings += [tr(ctx.lang, "w.diff_long", shown=shown, lines=total) for shown, total in long]
     if warnings:
@@ -18901,15 +18914,17 @@ def _cut_diff_lines(ctx, result):
 
 
 def _diff_head(lines, long):
-    """A diff's `lines` joined, the first READ_MAX_CHARS characters of them at a line's end (a
-    delete of 100,000 lines sent 3 MB back for a 78-byte call); a cut one appends (lines shown,
+    """(a diff's `lines` joined, each cut to DIFF_LINE_CHARS characters, and the first
+    READ_MAX_CHARS characters of them at a line's end, the number of lines cut): a delete of
+    100,000 lines sent 3 MB back for a 78-byte call. A diff cut short appends (lines shown,
     lines) to `long`."""
-    diff = "\n".join(lines)
+    diff = "\n".join(line[:DIFF_LINE_CHARS] for line in lines)
+    cut = sum(len(line) > DIFF_LINE_CHARS for line in lines)
     if len(diff) <= READ_MAX_CHARS:
-        return diff
+        return diff, cut
     head = diff[: diff.rfind("\n", 0, READ_MAX_CHARS) + 1]
     long.append((head.count("\n"), len(lines)))
-    return head
+    return head, cut
 
 
 def _journal_may_hold(ctx):
@@ -19083,6 +19098,18 @@ class LongNumber:
         return f"{self.digits[:12]}...({len(self.digits)} digits)"
 
 
+def _with_digits(value):
+    """`value` with each LongNumber in it as its digits (a chip keeps a call's arguments as JSON,
+    which json.dumps could not write: the content beside a 5,000-digit `start` was kept nowhere)."""
+    if isinstance(value, LongNumber):
+        return value.digits
+    if isinstance(value, dict):
+        return {key: _with_digits(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_with_digits(item) for item in value]
+    return value
+
+
 def _json_int(digits):
     try:
         return int(digits)
@@ -19116,22 +19143,32 @@ _JSON_MOVES = {  # (what is expected, the token) -> what is expected next; "+X" 
 
 
 def _top_level_id(line):
-    """(whether `line` is one JSON value, the `id` of its top-level object) for a line too deeply
-    nested for json to read, read without recursion: a request of valid JSON is answered for
-    its id (a string or an integer: else None; the last `id` key, as json keeps), any other line
-    is no JSON."""
+    """(whether `line` is one JSON value, the `id` of its top-level object, whether that is a
+    request, with a `method` and an `id`, or a batch) for a line too deeply nested for json to read, read
+    without recursion: a request of valid JSON is answered for its id (a string or an integer:
+    else None; the last `id` key, as json keeps), a response or a notification not at all, any
+    other line is no JSON."""
     import json
 
     text, stack, state, pos, key, found = line.decode("utf-8-sig", "replace"), [], "value", 0, None, None
+    keys = set()  # (those of the top-level object)
     while state != "end" and (m := _JSON_LEXEME.match(text, pos)):
         pos, (token, kind) = m.end(), _json_lexeme(m)
         if state == "value" and stack == ["{"] and key == "id":
             found = _json_id(token, kind)
         state = _json_move(state, kind, stack)
         if state is None:
-            return False, None
+            return False, None, False
         key = json.loads(token) if state == "colon" else key
-    return state == "end" and not text[pos:].strip(" \t\n\r"), found  # (json's whitespace only)
+        keys.add((key, len(stack)))
+    valid = state == "end" and not text[pos:].strip(" \t\n\r")  # (json's whitespace only)
+    return valid, found, _answered(text, keys)
+
+
+def _answered(text, keys):
+    """Whether a message too deep to read is answered, `keys` being (key, depth) of the keys read:
+    a request (a `method` and an `id` at the top) or a batch, not a response or a notification."""
+    return text.lstrip(" \t\n\r")[:1] == "[" or {("method", 1), ("id", 1)} <= keys
 
 
 def _json_lexeme(m):
@@ -19326,12 +19363,18 @@ class Server:
         except MemoryError:  # (a line too long even to keep as a chip)
             return _rpc_error(None, -32700, tr(self.ctx.lang, "mcp.parse_error", position=lead))
 
+    def _too_deep(self, request_id, request):
+        """The answer to a message too deep to read: -32600 for its id, if it is a request."""
+        if not request:
+            return None
+        detail = tr(self.ctx.lang, "mcp.invalid_request", detail_key="rpc.too_deep")
+        return _rpc_error(request_id, -32600, detail)
+
     def _parse_error_of(self, line, exc, lead):
         deep = isinstance(exc, RecursionError) and len(line) <= _DEEP_LINE_READ
-        valid, request_id = _top_level_id(line) if deep else (False, None)
-        if valid:
-            detail = tr(self.ctx.lang, "mcp.invalid_request", detail_key="rpc.too_deep")
-            return _rpc_error(request_id, -32600, detail)
+        valid, request_id, request = _top_level_id(line) if deep else (False, None, False)
+        if valid:  # (a response or a notification, however deep, is answered by nothing)
+            return self._too_deep(request_id, request)
         if isinstance(exc, UnicodeDecodeError):
             bom = 3 if line[:3] == b"\xef\xbb\xbf" else 0  # (utf-8-sig counts after it)
             message = tr(self.ctx.lang, "mcp.parse_utf8", position=lead + bom + exc.start)
@@ -19461,6 +19504,7 @@ class Server:
 
         if tool.name == "insert-chip" or nesting(arguments) > MAX_NESTING:
             return None, []  # (a chip's own arguments hold no text, and keeping them could drop it)
+        arguments = _with_digits(arguments)
         try:
             size = len(json.dumps(arguments, ensure_ascii=False).encode("utf-8", "surrogatepass"))
         except (TypeError, ValueError):

@@ -287,7 +287,7 @@ def test_utf8_encoded_surrogates_are_a_parse_error_at_their_byte(serve):
     assert server.recv() == {"jsonrpc": "2.0", "id": 3, "result": {}}
 
 
-@pytest.mark.parametrize("request_id", [7, "seven", None])
+@pytest.mark.parametrize("request_id", [7, "seven"])
 def test_a_request_too_deep_for_json_is_answered_with_its_id(serve, root, request_id):
     """Found by an attack: a request whose arguments nested 1000 arrays (valid JSON, too deep for
     Python's json) was a -32700 parse error, "not JSON (first problem at character 0)", with id
@@ -295,7 +295,7 @@ def test_a_request_too_deep_for_json_is_answered_with_its_id(serve, root, reques
     why, and nothing is done."""
     (root / "a.txt").write_text("one\n")
     server = serve()
-    shown = "" if request_id is None else f'"id":{json.dumps(request_id)},'
+    shown = f'"id":{json.dumps(request_id)},'
     deep = "[" * 1000 + "]" * 1000
     server.send_line(
         f'{{"jsonrpc":"2.0",{shown}"method":"tools/call","params":{{"name":"be-write",'
@@ -306,6 +306,24 @@ def test_a_request_too_deep_for_json_is_answered_with_its_id(serve, root, reques
     assert "too deeply" in reply["error"]["message"]
     assert (root / "a.txt").read_text() == "one\n"
     assert server.request("ping")["result"] == {}
+
+
+def test_a_response_or_notification_too_deep_for_json_is_answered_by_nothing(serve, root):
+    """Found by the server attack: nested 3,000 levels deep, a stray response `{"id": 2, "result":
+    …}` was answered with -32600 for id 2 (which a client may take for the answer to its own
+    request 2), and a notification with id null; shallow ones got no answer, as JSON-RPC says."""
+    (root / "a.txt").write_text("one\n")
+    server = serve()
+    deep = "[" * 3000 + "]" * 3000
+    server.send_line(f'{{"jsonrpc":"2.0","id":2,"result":{{"x":{deep}}}}}')
+    server.send_line(f'{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"x":{deep}}}}}')
+    server.send_line(
+        f'{{"jsonrpc":"2.0","method":"tools/call","params":{{"name":"be-write",'
+        f'"arguments":{{"file":"a.txt","content":"x","target":{deep}}}}}}}'
+    )
+    reply = server.request("ping")
+    assert reply == {"jsonrpc": "2.0", "id": reply["id"], "result": {}}, reply  # (the first reply)
+    assert (root / "a.txt").read_text() == "one\n"
 
 
 @pytest.mark.parametrize("line", ["[]", "42", '"ping"', "null", "true"])
@@ -1128,6 +1146,29 @@ def test_tool_error_with_large_arguments_saves_a_chip(serve, root):
     # as: text gives the content argument back, byte for byte
     server.ok("be-insert-chip", {"from": f"chip://{chip_id}", "to": "a.txt:2"})
     assert (root / "a.txt").read_text() == "one\ntwo\n" + content
+
+
+def test_a_failed_call_with_a_number_too_long_for_python_still_keeps_its_content(serve, root):
+    """Found by the server attack: a `start` of 5,000 digits (kept as its digits: Python's int()
+    takes 4,300) made json.dumps fail, and the call's long content was kept in no chip; a `start`
+    of 4,000 digits was echoed twice in the message (16 KB)."""
+    (root / "t.py").write_text("a\n")
+    server = serve()
+    content = "def important():\n    return 42\n" * 20
+    server.send_line(
+        '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"be-replace","arguments":'
+        f'{{"file":"t.py","start":{"9" * 5000},"content":{json.dumps(content)}}}}}}}'
+    )
+    error = server.recv()["result"]["structuredContent"]["error"]
+    assert error["code"] == "INVALID_ARGUMENT" and "chip" in error, error
+    assert server.ok("be-insert-chip", {"from": f"chip://{error['chip']}"})["text"] == content
+    server.send_line(
+        '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"be-read","arguments":'
+        f'{{"file":"t.py","start":{"9" * 4000}}}}}}}'
+    )
+    reply = server.recv()["result"]
+    assert reply["isError"] is True and len(json.dumps(reply)) < 2000, len(json.dumps(reply))
+    assert (root / "t.py").read_text() == "a\n"
 
 
 def test_arguments_as_a_json_string(serve, root):

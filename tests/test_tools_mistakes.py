@@ -387,6 +387,28 @@ def test_a_target_of_another_kind_word_names_the_target_it_likely_meant(root, be
     assert "did you mean" not in error["hint"], error
 
 
+def test_a_target_value_that_is_no_text_is_refused_not_searched_as_its_python_text(root, server):
+    """Found by the server attack: `{"kind": "marker", "value": ["alpha"]}` was searched as the
+    text `['alpha']` and a replace changed the line `names = ['alpha']`; `true` was line `True`."""
+    (root / "n.py").write_text("names = ['alpha']\n")
+    for value in (["alpha"], {"a": 1}, True):
+        target = {"kind": "marker", "value": value}
+        server.err("be-replace", "INVALID_ARGUMENT", {"file": "n.py", "target": target, "content": "x = 1"})
+    server.err("be-read", "INVALID_ARGUMENT", {"file": "n.py", "target": {"kind": "line", "value": True}})
+    assert (root / "n.py").read_text() == "names = ['alpha']\n"
+    assert server.ok("be-read", {"file": "n.py", "target": {"kind": "line", "value": 1}})["start"] == 1
+
+
+def test_an_occurrence_beside_a_target_is_pointed_into_it(root, server):
+    """Found by the server attack: `occurrence` next to `target` (as the CLI writes them) got
+    "unknown argument" with no pointer, where `line` gets "did you mean start"."""
+    (root / "t.txt").write_text("TODO a\nTODO b\n")
+    error = server.err(
+        "be-read", "INVALID_ARGUMENT", {"file": "t.txt", "target": "marker:TODO", "occurrence": 2}
+    )
+    assert "did you mean 'occurrence' → 'target.occurrence'?" in error["message"], error
+
+
 def _by_target(root, env, command, file, target, *more):
     """(process, answer) of `command -f file --target target ...` in `root`, as JSON."""
     return run_json(command, "-f", file, "--target", target, *more, cwd=root, env=env)
