@@ -14002,6 +14002,8 @@ def _function_spans(string, language, name, astray=False):
     spans = _definition_spans(string, language, name, astray)
     if language == "rust":  # (a tuple or unit struct has no block: counted, not left to its impl)
         spans = sorted(set(spans + _rust_bare_structs(string, name)))
+    if language in ("ruby", "lua") and len(spans) > 1:
+        spans = _outside_strings(string, language, spans)
     parts = name.replace("::", ".").split(".")
     if spans or len(parts) < 2 or not all(parts):
         return spans
@@ -14050,6 +14052,22 @@ def _namespace_blocks(string, language):
         if kind and kind[0] == "namespace" and kind[1]:
             blocks.setdefault(kind[1], []).append((_line_of(string, header[0]), _line_of(string, close)))
     return blocks
+
+
+def _outside_strings(string, language, spans):
+    """Of a Ruby or Lua name's definitions, those not inside a string that spans lines, when there
+    are any: a template's `def helper` in a heredoc beside the class's own made every edit of
+    `helper` AMBIGUOUS, and a read showed the template's first. (One in a string is still found
+    when it is the only one: `class_eval <<-RUBY` defines methods so.)"""
+    tokens = _multiline_tokens(string, language, 0, len(string))
+    line_starts = [0, *(m.end() for m in re.finditer("\n", string))]
+
+    def in_string(span):
+        line = span.line if isinstance(span, _Astray) else span[0]
+        i = _span_at(tokens.spans, tokens.starts, line_starts[line - 1])
+        return i is not None and not tokens.comments[i]
+
+    return [span for span in spans if not in_string(span)] or spans
 
 
 def _rust_bare_structs(string, name):

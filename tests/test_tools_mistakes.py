@@ -456,6 +456,31 @@ def test_a_ruby_method_on_a_named_receiver_is_named_by_its_method(root, be_env):
     assert done.returncode == 0 and (result["start"], result["end"]) == (1, 9), result
 
 
+@pytest.mark.parametrize(
+    "name, source, span",
+    [
+        (
+            "gen.rb",
+            "class G\n  T = <<~RUBY\n    def helper\n      1\n    end\n  RUBY\n\n  def helper\n    2\n  end\nend\n",
+            (8, 10),
+        ),
+        (
+            "t.lua",
+            "local tpl = [[\nfunction helper()\n  return 1\nend\n]]\nfunction helper()\n  return 2\nend\n",
+            (6, 8),
+        ),
+    ],
+)
+def test_a_ruby_or_lua_definition_in_a_string_gives_way_to_the_real_one(root, be_env, name, source, span):
+    """Found by the wrong-place attack: a template's `def helper` in a heredoc (or a Lua long
+    string) beside the class's own `helper` made a delete by `function:helper` AMBIGUOUS, and a
+    read showed the template's first, whose view then led edits into the string."""
+    (root / name).write_text(source)
+    done, result = _by_target(root, be_env, "delete", name, "function:helper")
+    assert done.returncode == 0 and (result["start"], result["end"]) == span, result
+    assert "return 1" in (root / name).read_text() or "      1" in (root / name).read_text()
+
+
 CPP_IN_NAMESPACES = """namespace shop {
 class Cart {
 public:
