@@ -1054,6 +1054,16 @@ MESSAGES = {
         "--old 位于第 {start}-{end} 行之内，但不是这些行的全部内容：给出 --start 时 --old 必须是整行；"
         "若只替换这段文本，请不要传 --start",
     ),
+    "mismatch_lines_inside.hint": (
+        "old stands {count} times inside lines {start}-{end} but is not their whole text: with start, "
+        "old must be the whole lines",
+        "old 在第 {start}-{end} 行之内出现 {count} 次，但不是这些行的全部内容：给出 start 时 old 必须是整行",
+    ),
+    "mismatch_lines_inside.hint.cli": (
+        "--old stands {count} times inside lines {start}-{end} but is not their whole text: with --start, "
+        "--old must be the whole lines",
+        "--old 在第 {start}-{end} 行之内出现 {count} 次，但不是这些行的全部内容：给出 --start 时 --old 必须是整行",
+    ),
     "mismatch_lines_longer.hint": (
         "old is lines {start}-{last}, which run past lines {start}-{end}: pass end {last}, or leave start out",
         "old 是第 {start}-{last} 行，超出了第 {start}-{end} 行：请传入 end {last}，或不要传 start",
@@ -14977,8 +14987,10 @@ def _mismatch_lines_hint(opened, found_at, asked, hint):
     (pass that end), or inside those lines, not their whole text (leave start out); else `hint`.
     Each says what to do only where doing it works."""
     (start, end, wanted), body = asked, opened.text.body
-    if len(found_at) != 1 or not wanted.strip():  # (a blank old "occurs" at the blank lines)
+    if not found_at or not wanted.strip():  # (a blank old "occurs" at the blank lines)
         return hint, {}
+    if len(found_at) > 1:  # (leaving start out would be AMBIGUOUS: only what start asks is said)
+        return _inside_lines_hint(found_at, start, end, hint)
     one = found_at[0]
     if one["start"] == start and one["end"] > end:
         a, b = line_span(body, start, one["end"])
@@ -14987,6 +14999,13 @@ def _mismatch_lines_hint(opened, found_at, asked, hint):
     if start <= one["start"] and one["end"] <= end:
         return "mismatch_lines_part.hint", {}
     return hint, {}
+
+
+def _inside_lines_hint(found_at, start, end, hint):
+    """(hint, its fields) of lines start..end that hold `old` at several places, none their whole
+    text: what start asks of old; else `hint`."""
+    inside = all(start <= place["start"] and place["end"] <= end for place in found_at)
+    return ("mismatch_lines_inside.hint", {"count": len(found_at)}) if inside else (hint, {})
 
 
 def _read_prefixed(old):

@@ -237,6 +237,12 @@ def test_a_mismatch_by_lines_says_when_old_is_part_of_them_or_runs_past_them(cli
     write(root / "u.py", "x = 1\ny = 2\nx = 1\n")
     rc, out = cli("replace", "-f", "u.py", "-s", "2", "--old", "x = 1", "-c", "z")
     assert rc == 1 and "leave --start out" not in out["error"]["hint"], out
+    # (found by the wrong-place attack: an old standing twice in the named line was "your line
+    # numbers may be stale"; it says what start asks, and not to leave it out: that is AMBIGUOUS)
+    write(root / "w.py", "a = 1\nx = foo + foo\n")
+    rc, out = cli("replace", "-f", "w.py", "-s", "2", "--old", "foo", "-c", "z")
+    hint = out["error"]["hint"]
+    assert rc == 1 and "stands 2 times inside lines 2-2" in hint and "stale" not in hint, out
     assert (root / "t.py").read_text() == source
     rc, out = cli(
         "replace",
