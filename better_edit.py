@@ -17198,7 +17198,9 @@ def _items_payload(opened, group):
 
 _PATCH_HUNK = _LazyPattern(r"@@ -([0-9]{1,15})(?:,([0-9]{1,15}))? \+([0-9]{1,15})(?:,([0-9]{1,15}))? @@")
 _PATCH_REFUSED = ("rename from", "rename to", "copy from", "copy to", "GIT binary patch", "Binary files")
-_PATCH_MODES = ("new file mode", "deleted file mode", "new mode", "old mode", "index ")
+_SUBMODULE = _LazyPattern(
+    r"(?:(?:new|deleted) file mode|(?:old|new) mode|index \w+\.\.\w+) 160000"
+)  # (no file)
 
 
 def parse_patch(patch):
@@ -17214,15 +17216,18 @@ def parse_patch(patch):
     sections = collections.Counter()  # (---/+++ headers seen per file)
     while pos < len(lines):
         line = lines[pos].rstrip("\r")
-        if line.startswith(_PATCH_REFUSED) or (line.startswith(_PATCH_MODES) and line.endswith(" 160000")):
-            raise invalid("patch_unsupported", what=line[:60])  # (160000: a submodule, no file)
+        if line.startswith(_PATCH_REFUSED) or (git is not None and _SUBMODULE.fullmatch(line)):
+            raise invalid("patch_unsupported", what=line[:60])
         if line.startswith("diff --git "):
             _git_only_item(items, git)
             git, old_path, new_path = _git_header(line), None, None
         elif git is not None and line.startswith(("new file mode", "deleted file mode", "new mode")):
             _git_mode(git, line)
         elif _file_header_at(lines, pos):
-            old_path, new_path = _patch_paths(line[4:], lines[pos + 1].rstrip("\r")[4:])
+            empty = _sides_empty(lines, pos + 2)
+            old_path, new_path = _patch_paths(
+                line[4:], lines[pos + 1].rstrip("\r")[4:], empty, git is not None
+            )
             if old_path is None and new_path is None:
                 raise invalid("patch_both_null", line=pos + 1)
             git = _git_of_section(git, old_path, new_path, pos)
@@ -17421,20 +17426,32 @@ def _git_only_item(items, git):
     items[-1]["warnings"] = []
 
 
-def _patch_paths(old, new):
+def _patch_paths(old, new, empty=(False, False), git=True):
     """(old, new) paths of a ---/+++ header: _header_name of each, `a/` `b/` prefixes stripped (also
-    from one side when the other names that file bare: `--- f.txt` `+++ b/f.txt`), /dev/null None."""
-    return _without_ab(*(_header_name(p) for p in (old, new)))
+    from one side when the other names that file bare: `--- f.txt` `+++ b/f.txt`; git's other
+    one-letter prefixes in a git section), /dev/null None. `empty`: whether the first hunk holds no
+    line on each side (only then is a side stamped with the epoch missing)."""
+    return _without_ab(*(_header_name(p, side_empty) for p, side_empty in zip((old, new), empty)), git)
 
 
-def _header_name(text):
+def _header_name(text, empty=False):
     """The file a ---/+++ line names (the text after its 4 characters): up to a tab, as it is (a
     timestamp follows, or git marks a name ending in a space: `notes \t`), else without the spaces
-    around it; git's quoted names decoded. None for /dev/null and for a side stamped with the
-    epoch (`diff -N`'s mark of a file missing on that side)."""
+    around it; git's quoted names decoded. None for /dev/null, and, when the hunk holds no line on
+    this side (`empty`), for a side stamped with the epoch (`diff -N`'s mark of a missing file; a
+    file last changed at time 0 stays itself)."""
     name, tab, stamp = text.partition("\t")
     name = _unquote_path(name if tab else name.strip())
-    return None if name == "/dev/null" or (tab and _is_epoch(stamp)) else name
+    return None if name == "/dev/null" or (empty and tab and _is_epoch(stamp)) else name
+
+
+def _sides_empty(lines, pos):
+    """Whether the hunk at lines[pos] (the first after a file header) holds no line on its old
+    side, and on its new side, by its header's counts (`@@ -0,0 +1,2 @@`: (True, False))."""
+    match = _PATCH_HUNK.match(lines[pos].rstrip("\r")) if pos < len(lines) else None
+    if match is None:
+        return False, False
+    return match.group(2) == "0", match.group(4) == "0"
 
 
 _STAMP = _LazyPattern(r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:\.0+)? ([+-])(\d\d)(\d\d)")
@@ -17454,18 +17471,19 @@ def _is_epoch(stamp):
 _GIT_PREFIXES = {"a/", "b/", "c/", "i/", "o/", "w/"}
 
 
-def _without_ab(old, new):
+def _without_ab(old, new, git=True):
     """Header paths with their `a/` `b/` prefixes cut: from both when both have them; one side's
     when the other side names that file bare (one side prefixed, as models mix them)."""
     if (old or "a/").startswith("a/") and (new or "b/").startswith("b/"):
         return old and old[2:], new and new[2:]
-    return _other_prefixes_cut(old, new) if old and new else (old, new)
+    return _other_prefixes_cut(old, new, git) if old and new else (old, new)
 
 
-def _other_prefixes_cut(old, new):
-    """Two header names with git's other one-letter prefixes cut (`i/x`, `w/x`: diff.mnemonicPrefix),
-    or the bare one of a name written once bare and once with its prefix (`f.txt`, `b/f.txt`)."""
-    if old[:2] != new[:2] and {old[:2], new[:2]} <= _GIT_PREFIXES and old[2:] == new[2:]:
+def _other_prefixes_cut(old, new, git):
+    """Two header names with git's other one-letter prefixes cut (`i/x`, `w/x`: diff.mnemonicPrefix,
+    in a git section only: `diff -u i/f w/f` compares real folders), or the bare one of a name
+    written once bare and once with its prefix (`f.txt`, `b/f.txt`)."""
+    if git and old[:2] != new[:2] and {old[:2], new[:2]} <= _GIT_PREFIXES and old[2:] == new[2:]:
         return old[2:], new[2:]
     if f"a/{new}" == old or f"b/{old}" == new:
         old = new = min(old, new, key=len)
@@ -17549,15 +17567,22 @@ def _hunk_ends(lines, pos, line, entries, counts):
     if _file_header_at(lines, pos) and not _pair_in_body(lines, pos, entries, counts):
         return pos
     if (line == "-- " and _signature_follows(lines, pos, entries, counts)) or (
-        _BETWEEN_FILES.match(line) and _hunk_counts(entries) == counts
+        _hunk_counts(entries) == counts and _between_files(lines, pos)
     ):
         return pos  # (skipped up to the next file header, as text before the first one is)
     return None
 
 
-# The lines diff tools write between the files of a patch (`diff -ru`'s command and `Only in`
-# lines, Subversion's `Index:` and `===` lines): after a hunk that holds what its header counts,
-# the patch goes on at the next header, as after a mail's signature (`git format-patch`).
+def _between_files(lines, pos):
+    """Whether lines[pos] starts lines that diff tools write between the files of a patch, up to
+    the next file header, `diff --git` or the end: `diff -ru`'s command and `Only in` lines,
+    Subversion's `Index:` and `===` lines. (One followed by hunk lines is no such line: an
+    undercounted hunk's `=====` underline whose space an editor stripped.)"""
+    while pos < len(lines) and _BETWEEN_FILES.match(lines[pos].rstrip("\r")):
+        pos += 1
+    return pos == len(lines) or _file_header_at(lines, pos) or lines[pos].startswith("diff --git ")
+
+
 _BETWEEN_FILES = _LazyPattern(r"diff |Only in |Index: |Common subdirectories: |={20,}$")
 
 

@@ -340,6 +340,59 @@ def test_patch_of_diff_n_deletes_and_creates_by_the_epoch_stamp(root, be_env):
     assert not (root / "gone.txt").exists() and (root / "new.txt").read_text() == "y\n"
 
 
+def test_patch_of_a_file_last_changed_at_the_epoch_edits_it(root, be_env):
+    """The regression pass on the fix above: a file really last changed at time 0 (`touch -d @0`)
+    diffed with `diff -u` was taken for a missing one: the patch deleted the other file (exit 0).
+    The epoch marks a missing side only when the hunk holds no line on that side."""
+    (root / "f.txt.orig").write_text("one\ntwo\nthree\n")
+    (root / "f.txt").write_text("one\ntwo\nthree\n")
+    patch = (
+        "--- f.txt.orig\t2026-12-06 03:02:44.444545576 +0000\n+++ f.txt\t1970-01-01 00:00:00.000000000 +0000\n"
+        "@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n"
+    )
+    done, result = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0, result
+    assert (root / "f.txt").read_text() == "one\nTWO\nthree\n" and (root / "f.txt.orig").exists()
+
+
+def test_patch_line_like_one_between_files_inside_a_hunk_is_refused_not_dropped(root, be_env):
+    """The regression pass: an undercounted hunk with an RST underline `=====` (its space stripped
+    by an editor) and more hunk lines after it: the rest of the hunk was dropped with exit 0."""
+    (root / "f.rst").write_text("Title\nold\n======================\ntext\nmore\n")
+    patch = (
+        "--- a/f.rst\n+++ b/f.rst\n@@ -1,2 +1,2 @@\n Title\n-old\n+new\n"
+        "======================\n text\n-more\n+MORE\n"
+    )
+    done, result = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 2 and result["error"]["code"] == "INVALID_ARGUMENT", result
+    assert (root / "f.rst").read_text() == "Title\nold\n======================\ntext\nmore\n"
+
+
+def test_patch_between_real_one_letter_folders_patches_the_file_named(root, be_env):
+    """The regression pass: `diff -u i/f.txt w/f.txt` of real folders `i` and `w` was read as git's
+    mnemonic prefixes and patched ./f.txt; they are git's only in a `diff --git` section."""
+    for name in ("i/f.txt", "w/f.txt", "f.txt"):
+        (root / name).parent.mkdir(exist_ok=True)
+        (root / name).write_text("l1\nl2\n")
+    patch = "--- i/f.txt\t2024-01-01 00:00:00 +0000\n+++ w/f.txt\t2024-01-02 00:00:00 +0000\n@@ -1,2 +1,2 @@\n l1\n-l2\n+L2\n"
+    done, result = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0 and (root / "w/f.txt").read_text() == "l1\nL2\n", result
+    assert (root / "f.txt").read_text() == "l1\nl2\n"
+
+
+def test_patch_mail_whose_message_names_mode_160000_is_applied(root, be_env):
+    """The regression pass: a commit message line `index size raised from 80000 to 160000` was
+    refused as a submodule."""
+    (root / "f.txt").write_text("a\nb\n")
+    patch = (
+        "From 1a2b Mon Sep 17 00:00:00 2001\nSubject: [PATCH] bigger\n\nindex size raised from 80000 to 160000\n"
+        "---\n f.txt | 2 +-\n\ndiff --git a/f.txt b/f.txt\nindex 1111111..2222222 100644\n--- a/f.txt\n"
+        "+++ b/f.txt\n@@ -1,2 +1,2 @@\n a\n-b\n+B\n-- \n2.43.0\n"
+    )
+    done, result = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0 and (root / "f.txt").read_text() == "a\nB\n", result
+
+
 def test_patch_adding_a_submodule_is_refused_not_written_as_a_file(root, be_env):
     """A git diff of a new submodule (`new file mode 160000`, `+Subproject commit …`) was written as
     a regular file `sub` holding that line, exit 0, with a warning to chmod it."""
