@@ -14025,7 +14025,7 @@ def _spans_in_namespaces(string, language, parts):
     """The definitions `parts` names when its first parts are the namespaces around them: C++
     `shop::Cart::total` for `Cart::total()` or `class Cart { total() }` inside `namespace shop {`
     (or `namespace shop::inner {`, or one namespace inside another)."""
-    namespaces = _namespace_blocks(string, language) if language in ("cpp", "csharp", "php") else {}
+    namespaces = _namespace_blocks(string, language, parts[0]) if language in ("cpp", "csharp", "php") else {}
     found = []
     for k in range(1, len(parts)):
         outer = namespaces.get("::".join(parts[:k]), []) + _nested_in(namespaces, parts[:k])
@@ -14033,12 +14033,19 @@ def _spans_in_namespaces(string, language, parts):
         if not outer:
             continue
         inner = (
-            _definition_spans(string, language, rest[0])
+            _members_named(string, language, rest[0])
             if len(rest) == 1
             else _spans_inside(string, language, rest) + _spans_written_outside(string, language, rest)
         )
         found += [(a, b) for a, b in inner if any(c <= a and b <= d for c, d in outer)]
     return found
+
+
+def _members_named(string, language, name):
+    """The definitions of `name` that a namespace may hold itself: not methods, which their class
+    names (`util::parse` is no `Parser::parse` inside `namespace util`)."""
+    spans = _definition_spans(string, language, name)
+    return [(a, b) for a, b in spans if (function_range(string, language, a) or {}).get("kind") != "method"]
 
 
 def _nested_in(blocks, names):
@@ -14050,17 +14057,25 @@ def _nested_in(blocks, names):
     return spans
 
 
-def _namespace_blocks(string, language):
-    """{name: [(first line, last line)]} of the namespace blocks (`namespace shop {`) of a file."""
+_NAMESPACE_OPEN = _LazyPattern(r"\bnamespace\s+([A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*)\s*\{")
+
+
+def _namespace_blocks(string, language, first):
+    """{name: [(first line, last line)]} of the namespace blocks (`namespace shop {`) of a file,
+    when one is called `first` (else none are looked for: a qualified target of a 5 MB file
+    classified every block of it). Those in strings and comments open no block."""
+    if not re.search(rf"\bnamespace\s+{re.escape(first)}\b", string):
+        return {}
+    closes = dict(_brace_blocks(string, language, 0, len(string)))
+    newlines = [m.start() for m in re.finditer("\n", string)]
+    import bisect
+
     blocks = {}
-    if "namespace" not in string:
-        return blocks
-    index = _BlockIndex(_brace_blocks(string, language, 0, len(string)))
-    for brace, close in index.blocks:
-        header = _header_of(string, language, brace, index, 0)
-        kind = _classify(header[1], language) if header else None
-        if kind and kind[0] == "namespace" and kind[1]:
-            blocks.setdefault(kind[1], []).append((_line_of(string, header[0]), _line_of(string, close)))
+    for m in _NAMESPACE_OPEN.finditer(string):
+        close = closes.get(m.end() - 1)
+        if close is not None:
+            lines = (bisect.bisect_left(newlines, m.start()) + 1, bisect.bisect_left(newlines, close) + 1)
+            blocks.setdefault(re.sub(r"\s+", "", m[1]), []).append(lines)
     return blocks
 
 

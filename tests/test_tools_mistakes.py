@@ -518,6 +518,21 @@ def test_a_cpp_name_qualified_by_its_namespace_or_template_class_is_found(root, 
     assert done.returncode == 0 and (result["start"], result["end"]) == span, result
 
 
+def test_a_namespace_qualified_name_is_no_method_of_a_class_inside_it(root, be_env):
+    """The regression pass on the fix above: `util::parse` took `Parser::parse` inside `namespace
+    util` (a wrong place), and `ns::f` was AMBIGUOUS between `S::f` and the `void ns::f()`
+    written below, which it edited before."""
+    (root / "w.cpp").write_text(
+        "namespace util {\nclass Parser {\n  int parse() {\n    return 1;\n  }\n};\n}\n"
+    )
+    done, result = _by_target(root, be_env, "replace", "w.cpp", "function:util::parse", "-c", "x")
+    assert done.returncode == 1 and result["error"]["code"] == "NOT_FOUND", result
+    source = "namespace ns {\nstruct S {\n  void f() {\n    a();\n  }\n};\nvoid f();\n}\n\nvoid ns::f() {\n  b();\n}\n"
+    (root / "a.cpp").write_text(source)
+    done, result = _by_target(root, be_env, "read", "a.cpp", "function:ns::f")
+    assert done.returncode == 0 and (result["start"], result["end"]) == (10, 12), result
+
+
 def test_a_qualified_target_of_a_method_sharing_its_line_is_not_found_not_an_internal_error(root, be_env):
     """`Z::g` with `struct Z { int g() { return 3; } };` was INTERNAL (ValueError): a definition
     sharing its line with another slipped into the list of spans."""
