@@ -1635,8 +1635,9 @@ MESSAGES = {
         "diff 中只显示前 {chars} 个字符的行：{count}",
     ),
     "w.diff_long": (
-        "the diff shows its first {shown} of {lines} lines (the edit itself is whole; brief: true leaves the diff out)",
-        "diff 只显示 {lines} 行中的前 {shown} 行（编辑本身是完整的；brief: true 可省略 diff）",
+        "the diff of {file} shows its first {shown} of {lines} lines (the edit itself is whole; brief: true "
+        "leaves the diff out)",
+        "{file} 的 diff 只显示 {lines} 行中的前 {shown} 行（编辑本身是完整的；brief: true 可省略 diff）",
     ),
     "w.list_cut": (
         "{name} lists the first {listed} of {found}",
@@ -3453,17 +3454,30 @@ def looks_double_escaped(content):
     twice, each backslash of the text arrives doubled: one that starts no JSON escape (`\\R`,
     `C:\\data`) shows the text was sent as it is, and so does a `\\f` or `\\b` (escaped twice, it
     stood for a form feed or a backspace: TeX's `\\frac`, `\\bf` are sent as they are). So do
-    `\\n` sequences that each stand after a space or at the start (TeX's `text \\newline more`, `\\noindent`):
-    code's lines seldom end with a space."""
+    `\\n` sequences that each start a TeX command after a space or at the start (`\\noindent text
+    \\newline more`: _tex_word_at)."""
     if "\n" in content or content.count("\\n") < 2:
         return False
     if any(m.group(1) or m.group(0) in ("\\f", "\\b") for m in _JSON_ESCAPE.finditer(content)):
         return False
     outside = _QUOTED_STRING.sub("", content)
     breaks = [m.start() for m in re.finditer(r"(?<!\\)(?:\\\\)*\\n", outside)]
-    if all(at == 0 or outside[at - 1].isspace() for at in breaks):
+    if all(_tex_word_at(outside, at) for at in breaks):
         return False
     return outside.count("\\n") >= 2
+
+
+_TEX_N_WORD = _LazyPattern(
+    r"\\n(?:ew(?:line|page|command|environment|theorem|length|counter|if|block)|o(?:indent|linebreak|pagebreak"
+    r"|number|break|t|tin|de)|ormalsize|abla|eq|u|i|umberwithin)(?![A-Za-z])"
+)
+
+
+def _tex_word_at(text, at):
+    """Whether the `\\n` at `at` starts a TeX command (`\\newline`, `\\noindent`) after a space or
+    at the start: a line break escaped twice stands after a line's text, and Markdown's hard
+    break (two spaces, then `\\nline two`) starts no TeX word."""
+    return (at == 0 or text[at - 1].isspace()) and bool(_TEX_N_WORD.match(text, at))
 
 
 _QUOTED_STRING = _LazyPattern(r"""(?<!\\)"(?:[^"\\\n]|\\.)*"|(?<!\\)'(?:[^'\\\n]|\\.)*'""")
@@ -18174,16 +18188,24 @@ def _target_near(value):
         or value.get("value") in (None, "")
     ):
         return None
+    if str(value["value"]).startswith(":"):  # (`Cart::total` sent without its kind)
+        return _bare_target_near(f"{value['kind']}:{value['value']}")
     near = _target_kind_near(value["kind"].strip().lower())
     return f"{near}:{value['value']}" if near else None
 
 
 def _bare_target_near(bare):
-    """The target a value sent without its kind likely meant: a number a line, a name a function;
-    None for text with spaces and for a kind's word alone (`fn`: no value to name)."""
-    if not bare or any(c.isspace() for c in bare) or _target_kind_near(bare.lower()):
+    """The target a value sent without its kind likely meant: a number a line (`42`, `L42`, `#42`),
+    a name a function (`main`, `Cart.total`); None for anything else (`3-4`, `-5`, text with
+    spaces) and for a kind's word alone (`fn`: no value to name)."""
+    number = re.fullmatch(r"[Ll#]?(\d+)", bare)
+    if number:
+        return f"line:{number[1]}"
+    if not re.fullmatch(r"[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)*", bare) or _target_kind_near(
+        bare.lower()
+    ):
         return None
-    return f"{'line' if bare.isdigit() else 'function'}:{bare}"
+    return f"function:{bare}"
 
 
 def _target_kind_near(said):
@@ -18296,8 +18318,8 @@ def _meant_name(name, known):
     import difflib
 
     known = [one for one in known if one != name]  # (a name the item's op does not take: no "start → start")
-    if name == "occurrence" and "target" in known:  # (the CLI's --occurrence stands beside --target)
-        return "target.occurrence"
+    if "target" in known and difflib.get_close_matches(name.lower(), ["occurrence"], cutoff=0.8):
+        return "target.occurrence"  # (the CLI's --occurrence stands beside --target)
     near = [ours for ours, theirs in _MEANT.items() if name.lower() in theirs and ours in known]
     near = near or difflib.get_close_matches(name.lower(), known, n=1, cutoff=0.75)
     return near[0] if near else None
@@ -18982,25 +19004,27 @@ def _cut_diff_lines(ctx, result):
     for entry in (result, *(result.get("files") or ())):
         diff = entry.get("diff") if isinstance(entry, dict) else None  # (some results list names)
         if isinstance(diff, str) and len(diff) > DIFF_LINE_CHARS:
-            entry["diff"], lines_cut = _diff_head(diff.split("\n"), long)
+            entry["diff"], lines_cut = _diff_head(diff.split("\n"), long, entry.get("file"))
             cut += lines_cut
     warnings = [tr(ctx.lang, "w.diff_cut", count=cut, chars=DIFF_LINE_CHARS)] if cut else []
-    warnings += [tr(ctx.lang, "w.diff_long", shown=shown, lines=total) for shown, total in long]
+    warnings += [
+        tr(ctx.lang, "w.diff_long", file=file, shown=shown, lines=total) for file, shown, total in long
+    ]
     if warnings:
         result["warnings"] = [*result.get("warnings", []), *warnings]
 
 
-def _diff_head(lines, long):
+def _diff_head(lines, long, file):
     """(a diff's `lines` joined, each cut to DIFF_LINE_CHARS characters, and the first
     READ_MAX_CHARS characters of them at a line's end, the number of lines cut): a delete of
     100,000 lines sent 3 MB back for a 78-byte call. A diff cut short appends (lines shown,
-    lines) to `long`."""
+    lines) to `long`, with the file's name."""
     diff = "\n".join(line[:DIFF_LINE_CHARS] for line in lines)
     cut = sum(len(line) > DIFF_LINE_CHARS for line in lines)
     if len(diff) <= READ_MAX_CHARS:
         return diff, cut
     head = diff[: diff.rfind("\n", 0, READ_MAX_CHARS) + 1]
-    long.append((head.count("\n"), len(lines)))
+    long.append((file, head.count("\n"), len(lines)))
     return head, cut
 
 
@@ -19102,6 +19126,14 @@ def _cut_error_data(error):
                 cut = text.rfind("\n", 0, READ_MAX_CHARS) + 1 or READ_MAX_CHARS
                 data[name] = text[:cut]
                 warnings.append(("w.field_cut", {"name": name, "shown": cut, "length": len(text)}))
+    return warnings + _places_cut(error)
+
+
+def _places_cut(error):
+    """The warnings of an error (and of its failed items) whose lists of places were cut where
+    they were made (_places): each says how many there are. The CLI's errors get them too."""
+    warnings = []
+    for data in (error, *(error.get("failed") or ())):
         for name in ("candidates", "found_at"):
             places = data.get(name)
             found = getattr(places, "found", 0)
@@ -19236,8 +19268,9 @@ def _top_level_id(line):
         state = _json_move(state, kind, stack)
         if state is None:
             return False, None, False
-        key = json.loads(token) if state == "colon" else key
-        keys.add((key, len(stack)))
+        if state == "colon":  # (a key: where it stands; the last key read is no key of what follows)
+            key = json.loads(token)
+            keys.add((key, len(stack)))
     valid = state == "end" and not text[pos:].strip(" \t\n\r")  # (json's whitespace only)
     return valid, found, _answered(text, keys)
 
@@ -20130,7 +20163,11 @@ def run_cli(ctx, tool, args, output):
         # `force` is no item key: the command's --force)
         names = dict(tool_names(prefix=False), force="--force") if tool.name == "edit" else None
         _named_by_option(tool, exc)
-        print_error(ctx.lang, exc.to_dict(ctx.lang, names), output)
+        error = exc.to_dict(ctx.lang, names)
+        cut = [tr(ctx.lang, key, **fields) for key, fields in _places_cut(error)]
+        print_error(
+            ctx.lang, dict(error, warnings=[*error.get("warnings", ()), *cut]) if cut else error, output
+        )
         return 2 if exc.code == "INVALID_ARGUMENT" else 1
     except MemoryError:
         print_error(ctx.lang, _out_of_memory(tool.cli).to_dict(ctx.lang), output)

@@ -88,7 +88,7 @@ part not shown is refused: [behaviour.md](behaviour.md#the-placeholder-guard)). 
 in the error's `warnings`, and its lists of places (`candidates`, `found_at`) at 1,000 entries; the
 error's text content shows at most 30 lines and 4,000 characters of each. A line of an edit's `diff` longer than 2,000 characters shows its first 2,000, with the
 warning `diff lines cut to their first 2000 characters: N`; (0.3) a diff longer than 100,000 characters
-shows its first lines up to there, with the warning `the diff shows its first S of L lines …` (the
+shows its first lines up to there, with the warning `the diff of FILE shows its first S of L lines …` (the
 edit itself is whole). The CLI cuts nothing but the lists of
 places of an error (1,000, as here): scripts get what they ask for.
 

@@ -317,6 +317,9 @@ def test_a_response_or_notification_too_deep_for_json_is_answered_by_nothing(ser
     deep = "[" * 3000 + "]" * 3000
     server.send_line(f'{{"jsonrpc":"2.0","id":2,"result":{{"x":{deep}}}}}')
     server.send_line(f'{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"x":{deep}}}}}')
+    # (the regression pass: a nested object's last key was taken for the message's own)
+    server.send_line(f'{{"jsonrpc":"2.0","method":"notifications/foo","params":{{"deep":{deep},"id":1}}}}')
+    server.send_line(f'{{"jsonrpc":"2.0","id":7,"result":{{"deep":{deep},"method":"x"}}}}')
     server.send_line(
         f'{{"jsonrpc":"2.0","method":"tools/call","params":{{"name":"be-write",'
         f'"arguments":{{"file":"a.txt","content":"x","target":{deep}}}}}}}'
@@ -613,12 +616,22 @@ def test_a_diff_of_a_large_edit_is_cut_at_the_read_budget(serve, root):
     server = serve()
     result = server.ok("be-delete", {"file": "big.txt", "start": 1, "end": 100_000, "preview": True})
     assert len(result["diff"]) <= 100_000 and result["diff"].endswith("\n"), len(result["diff"])
-    [warning] = [w for w in result["warnings"] if w.startswith("the diff shows its first")]
+    [warning] = [w for w in result["warnings"] if w.startswith("the diff of big.txt shows its first")]
     assert "of 100003 lines" in warning, warning
     result = server.ok("be-delete", {"file": "big.txt", "start": 1, "end": 99_990})
     assert len(result["diff"]) <= 100_000 and (root / "big.txt").read_text() == "".join(
         f"line number {n}\n" for n in range(99_990, 100_000)
     )
+
+
+def test_a_cli_error_with_its_places_cut_says_how_many_there_are(root, be_env):
+    """The regression pass: the CLI's `-o json` AMBIGUOUS held 1,000 of 1,500 candidates with no
+    word of the rest (the server's warns)."""
+    (root / "m.txt").write_text("a\n" * 1500)
+    done, answer = run_json("replace", "-f", "m.txt", "--old", "a", "-c", "b", cwd=root, env=be_env)
+    error = answer["error"]
+    assert done.returncode == 1 and len(error["candidates"]) == 1000, error["code"]
+    assert error["warnings"] == ["candidates lists the first 1000 of 1500"], error.get("warnings")
 
 
 def test_a_verbose_balance_lists_the_first_thousand_pairs(serve, root):
@@ -2230,6 +2243,9 @@ def test_write_never_unescapes_backslashes_no_json_encoder_makes(serve, root):
         result = server.ok("be-write", file=name, content=content)
         assert (root / name).read_text() == content, name
         assert "warnings" not in result, result
+    # (the regression pass on the TeX rule: Markdown's hard breaks, escaped twice, are still repaired)
+    server.ok("be-write", file="hard.md", content=r"# Title  \nline one  \nline two  \n")
+    assert (root / "hard.md").read_text() == "# Title  \nline one  \nline two  \n"
     twice = r"print(\"C:\\\\data\")\nprint(1)\n"  # (a text holding a backslash, escaped twice)
     server.ok("be-write", file="twice.py", content=twice)
     assert (root / "twice.py").read_text() == 'print("C:\\\\data")\nprint(1)\n'
