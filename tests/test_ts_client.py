@@ -126,6 +126,11 @@ CASES = [
         {"file": "three.txt", "start": 1, "content": "ONE"},
         {"file": "ro.txt", "start": 1, "content": "x"},
     ]}),
+    # (0.3, a later session) a target of another tool's kind word names the one meant; a target
+    # value that is no text is refused; an AMBIGUOUS edit item of 1,500 places lists 1,000
+    ("target-kind-word", "INVALID_ARGUMENT", "be-read", {"file": "three.txt", "target": "func:main"}),
+    ("target-value-list", "INVALID_ARGUMENT", "be-read", {"file": "three.txt", "target": {"kind": "marker", "value": ["one"]}}),
+    ("edit-item-many-places", "AMBIGUOUS", "be-edit", {"edits": [{"file": "many.txt", "old": "a", "content": "b"}]}),
     # two bad items: line 99 of a 3-line file, and an `old` found twice; the first one's code leads
     ("edit-two-bad-items", "OUT_OF_RANGE", "be-edit", {"edits": [
         {"file": "three.txt", "start": 99, "content": "x"},
@@ -206,6 +211,7 @@ def prepare(root, cli):
     (root / "three.txt").write_text("one\ntwo\nthree\n")
     (root / "cut.txt").write_text(CUT_LINE + "\nend\n")
     (root / "twice.txt").write_text("dup\nmiddle\ndup\n")
+    (root / "many.txt").write_text("a\n" * 1500)
     (root / "diffcols.py").write_text("def f(a):\n    b = a * 3\n    return b\n")
     (root / "indent.py").write_text("def f():\n    if True:\n        x = 1\n    return x\n")
     (root / "callback.js").write_text(
@@ -398,6 +404,16 @@ def test_ts_sdk_carries_the_words_of_the_last_errors(outcomes):
     assert "'# rest of the file is the same'" in placeholder["message"], placeholder
     stub = outcomes["ts"]["placeholder-stub-note"]["structuredContent"]["error"]
     assert "'    pass  # rest unchanged'" in stub["message"], stub
+
+
+def test_ts_sdk_carries_the_later_sessions_hints_and_cut_lists(outcomes):
+    """The hint naming the target meant, and an edit item's list of places cut at 1,000 with the
+    warning of how many there are, reach a TypeScript client whole."""
+    near = outcomes["ts"]["target-kind-word"]["structuredContent"]["error"]
+    assert near["hint"].startswith('did you mean "function:main"?'), near
+    many = outcomes["ts"]["edit-item-many-places"]["structuredContent"]["error"]
+    assert len(many["failed"][0]["candidates"]) == 1000, many["failed"][0].keys()
+    assert "candidates lists the first 1000 of 1500" in many["warnings"], many.get("warnings")
 
 
 def test_ts_sdk_carries_this_sessions_refusals(outcomes):
