@@ -14080,10 +14080,10 @@ def _namespace_blocks(string, language, first):
     classified every block of it). Those in strings and comments open no block."""
     if not re.search(rf"\bnamespace\s+{re.escape(first)}\b", string):
         return {}
-    closes = dict(_brace_blocks(string, language, 0, len(string)))
-    newlines = [m.start() for m in re.finditer("\n", string)]
     import bisect
 
+    closes = dict(_brace_blocks(string, language, 0, len(string)))
+    newlines = [m.start() for m in re.finditer("\n", string)]
     blocks = {}
     for m in _NAMESPACE_OPEN.finditer(string):
         close = closes.get(m.end() - 1)
@@ -15067,10 +15067,9 @@ def _replace_prefixed(ctx, args, opened):
         return None
     a, b = line_span(opened.text.body, first, last)
     current = _strip_one_newline(normalize_newlines(opened.text.body[a:b].decode(opened.text.codec)))
+    # (with a view, its lines may have moved: _replace_lines follows them and checks old there)
     if current != stripped and args.get("viewed_code_id") is None:
-        return (
-            None  # (with a view, its lines may have moved: _replace_lines follows them and checks old there)
-        )
+        return None
     if "start" not in args and args.get("viewed_code_id") is None:
         _prefixes_pick_one(opened, stripped, first, last)
     content, key = _content_unprefixed(args["content"], first, stripped)
@@ -16026,9 +16025,8 @@ def _chip_source(ctx, source):
             "created_at": None,
             "text": text.decode(),
         }
-    bare = re.fullmatch(
-        r"(?:chip:/?)?([0-9a-f]{6,32})", source.strip()
-    )  # (the id a delete printed, its scheme cut)
+    # (the id a delete printed, without its scheme or with it cut short: `chip:ID`)
+    bare = re.fullmatch(r"(?:chip:/?)?([0-9a-f]{6,32})", source.strip())
     if bare:
         raise invalid("chip_bad_from", "chip_bad_from_id.hint", got=source, id=bare[1])
     raise invalid("chip_bad_from", got=source)
@@ -17227,9 +17225,8 @@ def _items_payload(opened, group):
 
 _PATCH_HUNK = _LazyPattern(r"@@ -([0-9]{1,15})(?:,([0-9]{1,15}))? \+([0-9]{1,15})(?:,([0-9]{1,15}))? @@")
 _PATCH_REFUSED = ("rename from", "rename to", "copy from", "copy to", "GIT binary patch", "Binary files")
-_SUBMODULE = _LazyPattern(
-    r"(?:(?:new|deleted) file mode|(?:old|new) mode|index \w+\.\.\w+) 160000"
-)  # (no file)
+# (a git header line of a submodule, mode 160000: it is no file)
+_SUBMODULE = _LazyPattern(r"(?:(?:new|deleted) file mode|(?:old|new) mode|index \w+\.\.\w+) 160000")
 
 
 def parse_patch(patch):
@@ -17418,9 +17415,8 @@ def _git_header(line):
     rest = line[len("diff --git ") :]
     half = len(rest) // 2  # (a/X b/X: the two names are alike; unusual names are quoted)
     old, new = (rest[:half], rest[half + 1 :]) if rest[half : half + 1] == " " else (rest, rest)
-    old, new = _without_ab(
-        *(_unquote_path(p) for p in (old, new))
-    )  # (as written: `a/notes ` ends in a space)
+    # (the names as written: `a/notes ` ends in a space)
+    old, new = _without_ab(*(_unquote_path(p) for p in (old, new)))
     return {"old": old, "new": new, "mode": None, "hunks": 0}
 
 
@@ -18134,16 +18130,13 @@ def _as_int(name, value):
         import json
 
         raise invalid("arg_type", name=name, expected_key="type.integer", got=json.dumps(value))
-    number = None
     if isinstance(value, int):
-        number = value
-    elif isinstance(value, float) and value.is_integer():
-        number = int(value)
-    elif isinstance(value, str) and _INT_TEXT.fullmatch(value):
-        number = int(value)
-    if number is None:
-        raise invalid("arg_type", name=name, expected_key="type.integer", got=_show(value))
-    return number
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and _INT_TEXT.fullmatch(value):
+        return int(value)
+    raise invalid("arg_type", name=name, expected_key="type.integer", got=_show(value))
 
 
 def _as_bool(name, value):
@@ -19253,10 +19246,10 @@ _JSON_MOVES = {  # (what is expected, the token) -> what is expected next; "+X" 
 
 def _top_level_id(line):
     """(whether `line` is one JSON value, the `id` of its top-level object, whether that is a
-    request, with a `method` and an `id`, or a batch) for a line too deeply nested for json to read, read
-    without recursion: a request of valid JSON is answered for its id (a string or an integer:
-    else None; the last `id` key, as json keeps), a response or a notification not at all, any
-    other line is no JSON."""
+    request, with a `method` and an `id`, or a batch) for a line too deeply nested for json to
+    read, read without recursion: a request of valid JSON is answered for its id (a string or an
+    integer: else None; the last `id` key, as json keeps), a response or a notification not at
+    all, any other line is no JSON."""
     import json
 
     text, stack, state, pos, key, found = line.decode("utf-8-sig", "replace"), [], "value", 0, None, None
