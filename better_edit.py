@@ -3467,17 +3467,12 @@ def looks_double_escaped(content):
     return outside.count("\\n") >= 2
 
 
-_TEX_N_WORD = _LazyPattern(
-    r"\\n(?:ew(?:line|page|command|environment|theorem|length|counter|if|block)|o(?:indent|linebreak|pagebreak"
-    r"|number|break|t|tin|de)|ormalsize|abla|eq|u|i|umberwithin)(?![A-Za-z])"
-)
-
-
 def _tex_word_at(text, at):
-    """Whether the `\\n` at `at` starts a TeX command (`\\newline`, `\\noindent`) after a space or
-    at the start: a line break escaped twice stands after a line's text, and Markdown's hard
-    break (two spaces, then `\\nline two`) starts no TeX word."""
-    return (at == 0 or text[at - 1].isspace()) and bool(_TEX_N_WORD.match(text, at))
+    """Whether the `\\n` at `at` may start a TeX command (`\\newline`, `\\ne`, `\\noindent`): a letter
+    follows it, and one space stands before it, or nothing: a line break escaped twice stands
+    after a line's text, and Markdown's hard break is two spaces (`line one  \\nline two`)."""
+    spaced = at == 0 or (text[at - 1] in " \t" and (at == 1 or text[at - 2] not in " \t"))
+    return spaced and text[at + 2 : at + 3].isalpha()
 
 
 _QUOTED_STRING = _LazyPattern(r"""(?<!\\)"(?:[^"\\\n]|\\.)*"|(?<!\\)'(?:[^'\\\n]|\\.)*'""")
@@ -14071,7 +14066,11 @@ def _nested_in(blocks, names):
     return spans
 
 
-_NAMESPACE_OPEN = _LazyPattern(r"\bnamespace\s+([A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*)\s*\{")
+_NAMESPACE_OPEN = _LazyPattern(  # (at a line's start or after `{` `;`; comments may stand before its `{`)
+    r"(?:^|(?<=[{;]))[ \t]*(?:(?:inline|export)[ \t]+)?namespace\s+([A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*)"
+    r"(?:\s|//[^\n]*|/\*.*?\*/)*\{",
+    re.M | re.S,
+)
 
 
 def _namespace_blocks(string, language, first):
@@ -15033,7 +15032,8 @@ def _mismatch_lines_hint(opened, found_at, asked, hint):
 def _inside_lines_hint(found_at, start, end, hint):
     """(hint, its fields) of lines start..end that hold `old` at several places, none their whole
     text: what start asks of old; else `hint`."""
-    inside = all(start <= place["start"] and place["end"] <= end for place in found_at)
+    whole = getattr(found_at, "found", len(found_at)) == len(found_at)  # (a cut list says not where all are)
+    inside = whole and all(start <= place["start"] and place["end"] <= end for place in found_at)
     return ("mismatch_lines_inside.hint", {"count": len(found_at)}) if inside else (hint, {})
 
 
@@ -17473,6 +17473,8 @@ def _header_name(text, empty=False):
 def _sides_empty(lines, pos):
     """Whether the hunk at lines[pos] (the first after a file header) holds no line on its old
     side, and on its new side, by its header's counts (`@@ -0,0 +1,2 @@`: (True, False))."""
+    while pos < len(lines) and not lines[pos].strip():  # (blank lines may stand before it)
+        pos += 1
     match = _PATCH_HUNK.match(lines[pos].rstrip("\r")) if pos < len(lines) else None
     if match is None:
         return False, False
@@ -17603,8 +17605,8 @@ def _between_files(lines, pos):
     the next file header, `diff --git` or the end: `diff -ru`'s command and `Only in` lines,
     Subversion's `Index:` and `===` lines. (One followed by hunk lines is no such line: an
     undercounted hunk's `=====` underline whose space an editor stripped.)"""
-    while pos < len(lines) and _BETWEEN_FILES.match(lines[pos].rstrip("\r")):
-        pos += 1
+    while pos < len(lines) and (_BETWEEN_FILES.match(lines[pos].rstrip("\r")) or not lines[pos].strip()):
+        pos += 1  # (blank lines too: a pasted patch ends with one)
     return pos == len(lines) or _file_header_at(lines, pos) or lines[pos].startswith("diff --git ")
 
 

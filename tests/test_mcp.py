@@ -2239,6 +2239,7 @@ def test_write_never_unescapes_backslashes_no_json_encoder_makes(serve, root):
         # (the regression: TeX whose backslashes all start JSON escapes, \f \b \n \t; a path of \n names)
         ("frac.tex", r"\newcommand{\foo}{\frac12} \newline \bf x"),
         ("lines.tex", r"\noindent text \newline more \newline end"),
+        ("ne.tex", r"Here $a \ne b$ and $c \nmid d$ hold."),  # (the second pass: any TeX word)
     ]:
         result = server.ok("be-write", file=name, content=content)
         assert (root / name).read_text() == content, name

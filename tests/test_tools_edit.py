@@ -368,6 +368,19 @@ def test_patch_line_like_one_between_files_inside_a_hunk_is_refused_not_dropped(
     assert (root / "f.rst").read_text() == "Title\nold\n======================\ntext\nmore\n"
 
 
+def test_patch_between_files_and_epoch_stamps_take_blank_lines(root, be_env):
+    """The second regression pass: `diff -ru` output whose last `Only in` line is followed by a
+    blank line (a pasted patch) was refused, and a `diff -N` creation with a blank line before its
+    `@@` was NOT_FOUND."""
+    (root / "f.txt").write_text("x\ny\n")
+    patch = "diff -ru a/f.txt b/f.txt\n--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,2 @@\n x\n-y\n+Y\nOnly in a: zzz.txt\n\n"
+    done, result = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0 and (root / "f.txt").read_text() == "x\nY\n", result
+    created = "--- new.txt\t1970-01-01 00:00:00.000000000 +0000\n+++ new.txt\t2024-05-01 10:00:00 +0200\n\n@@ -0,0 +1 @@\n+one\n"
+    done, result = run_json("patch", input=created.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0 and (root / "new.txt").read_text() == "one\n", result
+
+
 def test_patch_between_real_one_letter_folders_patches_the_file_named(root, be_env):
     """The regression pass: `diff -u i/f.txt w/f.txt` of real folders `i` and `w` was read as git's
     mnemonic prefixes and patched ./f.txt; they are git's only in a `diff --git` section."""

@@ -536,6 +536,18 @@ def test_a_namespace_qualified_name_is_no_method_of_a_class_inside_it(root, be_e
     assert done.returncode == 0 and (result["start"], result["end"]) == (10, 12), result
 
 
+def test_a_namespace_named_in_a_comment_opens_no_namespace(root, be_env):
+    """The second regression pass: `namespace legacy  // moved here from namespace shop` then `{`
+    made a namespace `shop` of legacy's block (a wrong place), and legacy was missed."""
+    (root / "w.cpp").write_text(
+        "namespace legacy  // moved here from namespace shop\n{\nint total() {\n    return 2;\n}\n}\n"
+    )
+    done, result = _by_target(root, be_env, "read", "w.cpp", "function:shop::total")
+    assert done.returncode == 1 and result["error"]["code"] == "NOT_FOUND", result
+    done, result = _by_target(root, be_env, "read", "w.cpp", "function:legacy::total")
+    assert done.returncode == 0 and (result["start"], result["end"]) == (3, 5), result
+
+
 def test_a_qualified_target_of_a_method_sharing_its_line_is_not_found_not_an_internal_error(root, be_env):
     """`Z::g` with `struct Z { int g() { return 3; } };` was INTERNAL (ValueError): a definition
     sharing its line with another slipped into the list of spans."""
