@@ -344,28 +344,28 @@ def test_patch_of_a_file_last_changed_at_the_epoch_edits_it(root, be_env):
     """The regression pass on the fix above: a file really last changed at time 0 (`touch -d @0`)
     diffed with `diff -u` was taken for a missing one: the patch deleted the other file (exit 0).
     The epoch marks a missing side only when the hunk holds no line on that side."""
-    (root / "f.txt.orig").write_text("one\ntwo\nthree\n")
-    (root / "f.txt").write_text("one\ntwo\nthree\n")
-    patch = (
-        "--- f.txt.orig\t2026-12-06 03:02:44.444545576 +0000\n+++ f.txt\t1970-01-01 00:00:00.000000000 +0000\n"
-        "@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n"
-    )
+    for name in ("f.txt.orig", "f.txt"):
+        (root / name).write_text("one\ntwo\nthree\n")
+    stamps = ("2026-12-06 03:02:44.444545576 +0000", "1970-01-01 00:00:00.000000000 +0000")
+    hunk = "@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n"
+    patch = f"--- f.txt.orig\t{stamps[0]}\n+++ f.txt\t{stamps[1]}\n{hunk}"
     done, result = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
-    assert done.returncode == 0, result
-    assert (root / "f.txt").read_text() == "one\nTWO\nthree\n" and (root / "f.txt.orig").exists()
+    assert done.returncode == 0 and (root / "f.txt.orig").exists(), result
+    assert (root / "f.txt").read_text() == "one\nTWO\nthree\n"
 
 
 def test_patch_line_like_one_between_files_inside_a_hunk_is_refused_not_dropped(root, be_env):
     """The regression pass: an undercounted hunk with an RST underline `=====` (its space stripped
     by an editor) and more hunk lines after it: the rest of the hunk was dropped with exit 0."""
-    (root / "f.rst").write_text("Title\nold\n======================\ntext\nmore\n")
-    patch = (
-        "--- a/f.rst\n+++ b/f.rst\n@@ -1,2 +1,2 @@\n Title\n-old\n+new\n"
-        "======================\n text\n-more\n+MORE\n"
+    source = "Title\nold\n======================\ntext\nmore\n"
+    (root / "f.rst").write_text(source)
+    underline = "=" * 22
+    body = f" Title\n-old\n+new\n{underline}\n text\n-more\n+MORE\n"
+    done, result = run_json(
+        "patch", input=f"--- a/f.rst\n+++ b/f.rst\n@@ -1,2 +1,2 @@\n{body}".encode(), cwd=root, env=be_env
     )
-    done, result = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
     assert done.returncode == 2 and result["error"]["code"] == "INVALID_ARGUMENT", result
-    assert (root / "f.rst").read_text() == "Title\nold\n======================\ntext\nmore\n"
+    assert (root / "f.rst").read_text() == source
 
 
 def test_patch_between_files_and_epoch_stamps_take_blank_lines(root, be_env):
