@@ -13799,11 +13799,11 @@ def _telling_crc(text, starts, line):
 
 
 def _line_starts(body):
-    """The offset of every line of `body`, and its length (the end of the last line)."""
-    starts = [0]
+    """The offset of every line of `body` (bytes or text), and its length (the end of the last line)."""
+    starts, newline = [0], b"\n" if isinstance(body, bytes) else "\n"
     find, pos = body.find, 0
     while True:
-        pos = find(b"\n", pos) + 1
+        pos = find(newline, pos) + 1
         if not pos:
             break
         starts.append(pos)
@@ -14082,12 +14082,12 @@ def _namespace_blocks(string, language, first):
     import bisect
 
     closes = dict(_brace_blocks(string, language, 0, len(string)))
-    newlines = [m.start() for m in re.finditer("\n", string)]
+    starts = _line_starts(string)
     blocks = {}
     for m in _NAMESPACE_OPEN.finditer(string):
         close = closes.get(m.end() - 1)
         if close is not None:
-            lines = (bisect.bisect_left(newlines, m.start()) + 1, bisect.bisect_left(newlines, close) + 1)
+            lines = (bisect.bisect_right(starts, m.start()), bisect.bisect_right(starts, close))
             blocks.setdefault(re.sub(r"\s+", "", m[1]), []).append(lines)
     return blocks
 
@@ -14098,7 +14098,7 @@ def _outside_strings(string, language, spans):
     `helper` AMBIGUOUS, and a read showed the template's first. (One in a string is still found
     when it is the only one: `class_eval <<-RUBY` defines methods so.)"""
     tokens = _multiline_tokens(string, language, 0, len(string))
-    line_starts = [0, *(m.end() for m in re.finditer("\n", string))]
+    line_starts = _line_starts(string)
 
     def in_string(span):
         line = span.line if isinstance(span, _Astray) else span[0]
@@ -17354,12 +17354,17 @@ def _file_header_at(lines, pos):
     return lines[pos].startswith("--- ") and pos + 1 < len(lines) and lines[pos + 1].startswith("+++ ")
 
 
+def _past_blank_lines(lines, pos):
+    """The position of the first line from `pos` on that is not blank (or the end)."""
+    while pos < len(lines) and not lines[pos].strip():
+        pos += 1
+    return pos
+
+
 def _hunk_opens(lines, pos, file):
     """A file header is followed by an @@ line (blank lines aside); anything else is INVALID_ARGUMENT,
     since hunk lines there would be skipped like the text around a patch."""
-    header = pos - 1
-    while pos < len(lines) and not lines[pos].strip():
-        pos += 1
+    header, pos = pos - 1, _past_blank_lines(lines, pos)
     if pos == len(lines):
         raise invalid("patch_no_hunk_end", header=header, file=file, hint="patch_no_hunk.hint")
     if not _PATCH_HUNK.match(lines[pos]):
@@ -17473,8 +17478,7 @@ def _header_name(text, empty=False):
 def _sides_empty(lines, pos):
     """Whether the hunk at lines[pos] (the first after a file header) holds no line on its old
     side, and on its new side, by its header's counts (`@@ -0,0 +1,2 @@`: (True, False))."""
-    while pos < len(lines) and not lines[pos].strip():  # (blank lines may stand before it)
-        pos += 1
+    pos = _past_blank_lines(lines, pos)  # (blank lines may stand before it, as _hunk_opens allows)
     match = _PATCH_HUNK.match(lines[pos].rstrip("\r")) if pos < len(lines) else None
     if match is None:
         return False, False
