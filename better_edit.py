@@ -18173,6 +18173,7 @@ _TARGET_KINDS = {
     "tag": "tag element elem el node",
     "marker": "marker mark text todo comment",
 }
+_TARGET_WORDS = {word: kind for kind, words in _TARGET_KINDS.items() for word in words.split()}
 
 
 def _target_near(value):
@@ -18187,7 +18188,12 @@ def _target_near(value):
         or value.get("value") in (None, "")
     ):
         return None
-    if str(value["value"]).startswith(":"):  # (`Cart::total` sent without its kind)
+    if str(value["value"]).startswith(
+        ":"
+    ):  # (`Cart::total` sent without its kind, `fn::main` with two colons)
+        kind = _TARGET_WORDS.get(value["kind"].strip().lower())
+        if kind == "function" and _bare_target_near(value["value"][1:]):
+            return f"function:{value['value'][1:]}"
         return _bare_target_near(f"{value['kind']}:{value['value']}")
     near = _target_kind_near(value["kind"].strip().lower())
     return f"{near}:{value['value']}" if near else None
@@ -18200,10 +18206,9 @@ def _bare_target_near(bare):
     number = re.fullmatch(r"[Ll#]?(\d+)", bare)
     if number:
         return f"line:{number[1]}"
-    if not re.fullmatch(r"[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)*", bare) or _target_kind_near(
-        bare.lower()
-    ):
-        return None
+    name = r"(?:[^\W\d]|\$)[\w$]*"  # (any letter, `größe` too)
+    if not re.fullmatch(rf"{name}(?:(?:\.|::|#){name})*[!?=]?", bare) or _target_kind_near(bare.lower()):
+        return None  # (a Ruby name may end in `!`, `?` or `=`: `save!`, `valid?`)
     return f"function:{bare}"
 
 
@@ -18211,9 +18216,8 @@ def _target_kind_near(said):
     """The target kind a word other tools use for it (or a misspelling of one) means, or None."""
     import difflib
 
-    kinds = {word: kind for kind, words in _TARGET_KINDS.items() for word in words.split()}
-    close = difflib.get_close_matches(said.rstrip("s"), list(kinds), n=1, cutoff=0.75)
-    return kinds.get(said) or (kinds[close[0]] if close else None)
+    close = difflib.get_close_matches(said.rstrip("s"), list(_TARGET_WORDS), n=1, cutoff=0.75)
+    return _TARGET_WORDS.get(said) or (_TARGET_WORDS[close[0]] if close else None)
 
 
 def _target_object(value):
@@ -18317,7 +18321,12 @@ def _meant_name(name, known):
     import difflib
 
     known = [one for one in known if one != name]  # (a name the item's op does not take: no "start → start")
-    if "target" in known and difflib.get_close_matches(name.lower(), ["occurrence"], cutoff=0.8):
+    said = name.lower()
+    if (
+        "target" in known
+        and said.startswith("oc")
+        and difflib.get_close_matches(said, ["occurrence"], cutoff=0.8)
+    ):
         return "target.occurrence"  # (the CLI's --occurrence stands beside --target)
     near = [ours for ours, theirs in _MEANT.items() if name.lower() in theirs and ours in known]
     near = near or difflib.get_close_matches(name.lower(), known, n=1, cutoff=0.75)
@@ -19118,26 +19127,41 @@ def _cut_error_data(error):
     an `old` of one letter was found 300,000 times, a 10 MB reply), get a warning saying how many
     there are. Returns the warnings."""
     warnings = []
+    named = dict(_error_parts(error))
     for data in (error, *(error.get("failed") or ())):
         for name in ("actual", "current", "changes"):
             text = data.get(name)
             if isinstance(text, str) and len(text) > READ_MAX_CHARS:
                 cut = text.rfind("\n", 0, READ_MAX_CHARS) + 1 or READ_MAX_CHARS
                 data[name] = text[:cut]
-                warnings.append(("w.field_cut", {"name": name, "shown": cut, "length": len(text)}))
+                if id(data) in named:
+                    warnings.append(
+                        ("w.field_cut", {"name": named[id(data)] + name, "shown": cut, "length": len(text)})
+                    )
     return warnings + _places_cut(error)
 
 
+def _error_parts(error):
+    """{id of the data: the prefix of its names} for an error's data, or, when items failed, for each
+    failed item's (`failed[1].`): the error's own data repeats the first item's, named once."""
+    failed = error.get("failed") or ()
+    return [(id(item), f"failed[{k}].") for k, item in enumerate(failed)] or [(id(error), "")]
+
+
 def _places_cut(error):
-    """The warnings of an error (and of its failed items) whose lists of places were cut where
-    they were made (_places): each says how many there are. The CLI's errors get them too."""
-    warnings = []
+    """The warnings of an error (or of its failed items) whose lists of places were cut where
+    they were made (_places): each names the list and says how many there are. The CLI's errors
+    get them too."""
+    warnings, named = [], dict(_error_parts(error))
     for data in (error, *(error.get("failed") or ())):
+        prefix = named.get(id(data))
         for name in ("candidates", "found_at"):
             places = data.get(name)
             found = getattr(places, "found", 0)
-            if found > len(places or ()):
-                warnings.append(("w.list_cut", {"name": name, "listed": len(places), "found": found}))
+            if prefix is not None and found > len(places or ()):
+                warnings.append(
+                    ("w.list_cut", {"name": prefix + name, "listed": len(places), "found": found})
+                )
     return warnings
 
 
@@ -19180,7 +19204,8 @@ def _span_details(error, lang):
     for key in ("found_at", "candidates"):
         if error.get(key):
             where = ", ".join(f"{span['start']}-{span['end']}" for span in error[key][:20])
-            out.append(tr(lang, "detail." + key, where=where))
+            more = getattr(error[key], "found", len(error[key])) - 20
+            out.append(tr(lang, "detail." + key, where=where + (f", … (+{more})" if more > 0 else "")))
     return out
 
 
@@ -20150,7 +20175,8 @@ def print_error(lang, error, output):
         except OSError:
             _stdout_to_devnull()
     _print_error(tr(lang, "cli.error", code=error["code"], message=error["message"]))
-    _print_error(tr(lang, "cli.hint", hint=error["hint"]) + error_details(error, lang))
+    warnings = "".join("\n" + tr(lang, "cli.warning", text=w) for w in error.get("warnings", ()))
+    _print_error(tr(lang, "cli.hint", hint=error["hint"]) + error_details(error, lang) + warnings)
 
 
 def run_cli(ctx, tool, args, output):

@@ -21,7 +21,17 @@ import sys
 import time
 
 import pytest
-from harness import REPLY_TIMEOUT, REPO, Server, be_command_prefix, canonical, run_json, scaled, strict_loads
+from harness import (
+    REPLY_TIMEOUT,
+    REPO,
+    Server,
+    be_command_prefix,
+    canonical,
+    run_cli,
+    run_json,
+    scaled,
+    strict_loads,
+)
 
 TOOL_BASES = (
     "read", "replace", "insert", "delete", "write", "balance", "func-range", "tag-range",
@@ -632,6 +642,19 @@ def test_a_cli_error_with_its_places_cut_says_how_many_there_are(root, be_env):
     error = answer["error"]
     assert done.returncode == 1 and len(error["candidates"]) == 1000, error["code"]
     assert error["warnings"] == ["candidates lists the first 1000 of 1500"], error.get("warnings")
+    # (the second regression pass: text mode said nothing of the rest, and an `edit` named the first
+    # item's list twice and no item's)
+    done = run_cli("replace", "-f", "m.txt", "--old", "a", "-c", "b", cwd=root, env=be_env)
+    assert (
+        "18-18, 19-19, 20-20, … (+1480)\nwarning: candidates lists the first 1000 of 1500"
+        in done.stderr.decode()
+    )
+    (root / "e.json").write_text(json.dumps([{"file": "m.txt", "old": "a", "content": "b"}] * 2))
+    done, answer = run_json("edit", "--edits-file", "e.json", cwd=root, env=be_env)
+    assert answer["error"]["warnings"] == [
+        "failed[0].candidates lists the first 1000 of 1500",
+        "failed[1].candidates lists the first 1000 of 1500",
+    ], answer["error"].get("warnings")
 
 
 def test_a_verbose_balance_lists_the_first_thousand_pairs(serve, root):

@@ -374,6 +374,10 @@ def test_a_chip_id_given_without_its_scheme_is_named_with_it(root, server):
         ("L3", "line:3"),
         ("#3", "line:3"),
         ("Cart::total", "function:Cart::total"),
+        ("fn::main", "function:main"),  # (the regression pass: was function:fn::main)
+        ("save!", "function:save!"),  # (Ruby names; they got no hint)
+        ("valid?", "function:valid?"),
+        ("ändern", "function:ändern"),  # (a name that starts with a non-ASCII letter)
     ],
 )
 def test_a_target_of_another_kind_word_names_the_target_it_likely_meant(root, be_env, server, given, near):
@@ -410,6 +414,10 @@ def test_an_occurrence_beside_a_target_is_pointed_into_it(root, server):
     for name in ("occurrence", "occurence"):  # (the regression pass: the misspelling got nothing)
         error = server.err("be-read", "INVALID_ARGUMENT", {"file": "t.txt", "target": "marker:TODO", name: 2})
         assert f"did you mean '{name}' → 'target.occurrence'?" in error["message"], error
+    error = server.err(
+        "be-read", "INVALID_ARGUMENT", {"file": "t.txt", "target": "marker:TODO", "recurrence": 2}
+    )
+    assert "target.occurrence" not in error["message"], error  # (the regression pass: it was)
 
 
 def _by_target(root, env, command, file, target, *more):

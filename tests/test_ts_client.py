@@ -413,7 +413,7 @@ def test_ts_sdk_carries_the_later_sessions_hints_and_cut_lists(outcomes):
     assert near["hint"].startswith('did you mean "function:main"?'), near
     many = outcomes["ts"]["edit-item-many-places"]["structuredContent"]["error"]
     assert len(many["failed"][0]["candidates"]) == 1000, many["failed"][0].keys()
-    assert "candidates lists the first 1000 of 1500" in many["warnings"], many.get("warnings")
+    assert "failed[0].candidates lists the first 1000 of 1500" in many["warnings"], many.get("warnings")
 
 
 def test_ts_sdk_carries_this_sessions_refusals(outcomes):
