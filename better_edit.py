@@ -16472,13 +16472,29 @@ def tool_edit(ctx, args):
     if "edits" in args:
         items, failures = _edit_items(args["edits"])
     else:
-        items, failures = parse_patch(args["patch"]), []
+        items, failures = _spaces_typed_after_names(ctx, parse_patch(args["patch"])), []
         if not ctx.root and not args.get("unsafe_paths"):
             for item in items:  # (without a root, the CLI keeps a patch in the current folder)
                 _patch_path_inside(ctx, item["file"])
             inside = os.path.realpath(ctx.cwd)  # (and its walk, which a swapped folder could lead out)
             return apply_items(ctx, args, items, failures, len(items), inside)
     return apply_items(ctx, args, items, failures, len(items) + len(failures))
+
+
+def _spaces_typed_after_names(ctx, items):
+    """`items` with a path that ends in spaces (`--- f.txt \t<stamp>`: a space typed before the tab)
+    naming the file without them, when only that one exists; a name that does end in a space
+    (git's `--- a/notes \t`) is kept when it exists or when the other does not."""
+    for item in items:
+        name = item["file"]
+        bare = name.rstrip(" ") if name else ""
+        if bare and bare != name:
+            try:
+                if not os.path.lexists(_full_path(ctx, name)) and os.path.lexists(_full_path(ctx, bare)):
+                    item["file"] = item["args"]["file"] = bare
+            except (OSError, ToolError):  # (the item's own walk names what is wrong)
+                pass
+    return items
 
 
 def _patch_path_inside(ctx, file):

@@ -325,6 +325,21 @@ def test_patch_of_a_name_ending_in_a_space_patches_that_file(root, be_env):
     assert (root / "notes ").read_text() == "one\nTWO\n" and (root / "notes").read_text() == "one\ntwo\n"
 
 
+def test_patch_with_a_space_typed_before_the_stamp_patches_the_file_named(root, be_env):
+    """`--- f.txt \t<stamp>` (a space before the tab) was NOT_FOUND `f.txt `; without such a file
+    the name is the one without the space. A file whose name does end in a space stays its own."""
+    (root / "f.txt").write_text("one\ntwo\n")
+    stamp = "\t2026-12-06 10:00:00.000000000 +0000"
+    patch = f"--- f.txt {stamp}\n+++ f.txt {stamp}\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n"
+    done, result = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0, result
+    assert (root / "f.txt").read_text() == "one\nTWO\n"
+    (root / "f.txt ").write_text("one\ntwo\n")
+    done, result = run_json("patch", input=patch.replace("TWO", "2").encode(), cwd=root, env=be_env)
+    assert done.returncode == 0 and (root / "f.txt ").read_text() == "one\n2\n", result
+    assert (root / "f.txt").read_text() == "one\nTWO\n"
+
+
 def test_patch_of_diff_n_deletes_and_creates_by_the_epoch_stamp(root, be_env):
     """`diff -uN` marks a file missing on one side with the epoch, not /dev/null: its deletion left
     an empty file behind (exit 0) and its creation was NOT_FOUND."""
