@@ -8747,7 +8747,7 @@ _PY_DEF = _LazyPattern(r"^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+([^\W\d]\w*)"
 _RUBY_DEF = _LazyPattern(
     r"^([ \t]*)(?:(?:private|protected|public|module_function|[a-z_]\w*(?=[ \t]+def\b))[ \t]+)?"
     r"(def|class|module)(?=[ \t\r\n])[ \t]*"  # (`module? ? a : b` is a call)
-    r"(?:(?:self|[A-Z][\w:]*)\.)?([\w:]*[\w][?!=]?)?",  # (`def self.make`, `def Cart.make`: make)
+    r"(?:(?:[a-z_]\w*|[A-Z][\w:]*)\.)?([\w:]*[\w][?!=]?)?",  # (`def self.make`, `def Cart.make`, `def obj.make`: make)
     re.M,
 )
 _LUA_DEF = _LazyPattern(

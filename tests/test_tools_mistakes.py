@@ -465,6 +465,11 @@ def test_a_ruby_method_on_a_named_receiver_is_named_by_its_method(root, be_env):
         assert done.returncode == 0 and (result["start"], result["end"]) == (6, 8), result
     done, result = _by_target(root, be_env, "read", "c.rb", "function:Cart")
     assert done.returncode == 0 and (result["start"], result["end"]) == (1, 9), result
+    # (the regression pass: a receiver in lowercase, `def obj.greet`, was still named `obj`)
+    (root / "o.rb").write_text("obj = Object.new\ndef obj.greet\n  1\nend\n\ndef other\n  2\nend\n")
+    done, result = _by_target(root, be_env, "delete", "o.rb", "function:greet")
+    assert done.returncode == 0 and (result["start"], result["end"]) == (2, 4), result
+    assert (root / "o.rb").read_text() == "obj = Object.new\n\ndef other\n  2\nend\n"
 
 
 @pytest.mark.parametrize(
