@@ -17241,6 +17241,7 @@ def _items_payload(opened, group):
 
 _PATCH_HUNK = _LazyPattern(r"@@ -([0-9]{1,15})(?:,([0-9]{1,15}))? \+([0-9]{1,15})(?:,([0-9]{1,15}))? @@")
 _PATCH_REFUSED = ("rename from", "rename to", "copy from", "copy to", "GIT binary patch", "Binary files")
+_PATCH_REFUSED += ("Cannot display: file marked as a binary type",)  # (Subversion's binary file)
 # (a git header line of a submodule, mode 160000: it is no file)
 _SUBMODULE = _LazyPattern(r"(?:(?:new|deleted) file mode|(?:old|new) mode|index \w+\.\.\w+) 160000")
 
@@ -17623,14 +17624,16 @@ def _hunk_ends(lines, pos, line, entries, counts):
 def _between_files(lines, pos):
     """Whether lines[pos] starts lines that diff tools write between the files of a patch, up to
     the next file header, `diff --git` or the end: `diff -ru`'s command and `Only in` lines,
-    Subversion's `Index:` and `===` lines. (One followed by hunk lines is no such line: an
+    Subversion's `Index:` and `===` lines and its words on a binary file (refused: _PATCH_REFUSED). (One followed by hunk lines is no such line: an
     undercounted hunk's `=====` underline whose space an editor stripped.)"""
     while pos < len(lines) and (_BETWEEN_FILES.match(lines[pos].rstrip("\r")) or not lines[pos].strip()):
         pos += 1  # (blank lines too: a pasted patch ends with one)
     return pos == len(lines) or _file_header_at(lines, pos) or lines[pos].startswith("diff --git ")
 
 
-_BETWEEN_FILES = _LazyPattern(r"diff |Only in |Index: |Common subdirectories: |={20,}$")
+_BETWEEN_FILES = _LazyPattern(
+    r"diff |Only in |Index: |Common subdirectories: |={20,}$|Cannot display: |svn:mime-type = "
+)
 
 
 def _hunk_counts(entries):

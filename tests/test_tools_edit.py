@@ -457,6 +457,14 @@ def test_patch_goes_on_past_the_lines_diff_tools_write_between_files(root, be_en
     miscounted = f"--- a/one.txt\n+++ b/one.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n{between[0]}"
     done, result = run_json("patch", input=miscounted.encode(), cwd=root, env=be_env)
     assert done.returncode == 2 and result["error"]["code"] == "INVALID_ARGUMENT", result
+    # (the regression pass: Subversion's words on a binary file between two text files were "not a
+    # hunk line"; the binary change cannot be applied, so the patch is refused as git's is)
+    binary = "Index: logo.png\n" + "=" * 67 + "\nCannot display: file marked as a binary type.\n"
+    binary += "svn:mime-type = application/octet-stream\n"
+    patch = f"--- one.txt\n+++ one.txt\n{hunk}{binary}{between[1]}--- two.txt\n+++ two.txt\n{hunk}"
+    done, result = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 2 and "not supported: Cannot display" in result["error"]["message"], result
+    assert (root / "one.txt").read_text() == "a\nB\n"  # (unchanged by this last call)
 
 
 def test_patch_with_gits_mnemonic_prefixes_patches_the_file(root, be_env):
