@@ -17240,10 +17240,12 @@ def _items_payload(opened, group):
 # --- patch: a unified diff as edit items (docs/cli.md#edit-and-patch) -----------------------------
 
 _PATCH_HUNK = _LazyPattern(r"@@ -([0-9]{1,15})(?:,([0-9]{1,15}))? \+([0-9]{1,15})(?:,([0-9]{1,15}))? @@")
-_PATCH_REFUSED = ("rename from", "rename to", "copy from", "copy to", "GIT binary patch", "Binary files")
-_PATCH_REFUSED += ("Cannot display: file marked as a binary type",)  # (Subversion's binary file)
-# (a git header line of a submodule, mode 160000: it is no file)
+# Changes a patch cannot apply: git header lines (before a section's first hunk: the same words in
+# a mail's message are text) of renames, copies, binary patches and submodules (mode 160000: no
+# file); and diff's, git's and Subversion's words on a binary file, wherever they stand.
+_PATCH_REFUSED = ("rename from", "rename to", "copy from", "copy to", "GIT binary patch")
 _SUBMODULE = _LazyPattern(r"(?:(?:new|deleted) file mode|(?:old|new) mode|index \w+\.\.\w+) 160000")
+_BINARY_FILE = _LazyPattern(r"Binary files .+ differ|Cannot display: file marked as a binary type\.")
 
 
 def parse_patch(patch):
@@ -17259,7 +17261,10 @@ def parse_patch(patch):
     sections = collections.Counter()  # (---/+++ headers seen per file)
     while pos < len(lines):
         line = lines[pos].rstrip("\r")
-        if line.startswith(_PATCH_REFUSED) or (git is not None and _SUBMODULE.fullmatch(line)):
+        in_header = git is not None and not git["hunks"]
+        if _BINARY_FILE.fullmatch(line) or (
+            in_header and (line.startswith(_PATCH_REFUSED) or _SUBMODULE.fullmatch(line))
+        ):
             raise invalid("patch_unsupported", what=line[:60])
         if line.startswith("diff --git "):
             _git_only_item(items, git)
@@ -17624,15 +17629,16 @@ def _hunk_ends(lines, pos, line, entries, counts):
 def _between_files(lines, pos):
     """Whether lines[pos] starts lines that diff tools write between the files of a patch, up to
     the next file header, `diff --git` or the end: `diff -ru`'s command and `Only in` lines,
-    Subversion's `Index:` and `===` lines and its words on a binary file (refused: _PATCH_REFUSED). (One followed by hunk lines is no such line: an
-    undercounted hunk's `=====` underline whose space an editor stripped.)"""
+    Subversion's `Index:` and `===` lines, and the words on a binary file (refused: _BINARY_FILE).
+    (One followed by hunk lines is no such line: an undercounted hunk's `=====` underline whose
+    space an editor stripped.)"""
     while pos < len(lines) and (_BETWEEN_FILES.match(lines[pos].rstrip("\r")) or not lines[pos].strip()):
         pos += 1  # (blank lines too: a pasted patch ends with one)
     return pos == len(lines) or _file_header_at(lines, pos) or lines[pos].startswith("diff --git ")
 
 
 _BETWEEN_FILES = _LazyPattern(
-    r"diff |Only in |Index: |Common subdirectories: |={20,}$|Cannot display: |svn:mime-type = "
+    r"diff |Only in |Index: |Common subdirectories: |={20,}$|Cannot display: |svn:mime-type = |Binary files "
 )
 
 

@@ -467,6 +467,34 @@ def test_patch_goes_on_past_the_lines_diff_tools_write_between_files(root, be_en
     assert (root / "one.txt").read_text() == "a\nB\n"  # (unchanged by this last call)
 
 
+def test_patch_words_of_gits_headers_in_a_mails_message_are_text(root, be_env):
+    """A commit message line `rename from the old API` (before the first `diff --git`), or
+    `index 1a2b..3c4d 160000` in the second mail of a `git format-patch` series, refused the
+    patch as a rename or a submodule; those words mean so only in a git section's header. A rename
+    there after another file's hunks is still refused, and so is `Binary files … differ`."""
+    for name in ("one.txt", "two.txt"):
+        (root / name).write_text("a\nb\n")
+    hunk = "@@ -1,2 +1,2 @@\n a\n-b\n+B\n"
+    mail = "From 1a2b Mon Sep 17 00:00:00 2001\nSubject: [PATCH {n}/2] {n}\n\n{text}\n---\n"
+    patch = (
+        mail.format(n=1, text="rename from the old API")
+        + f"diff --git a/one.txt b/one.txt\nindex 1111111..2222222 100644\n--- a/one.txt\n+++ b/one.txt\n{hunk}"
+        + "-- \n2.39.5\n\n"
+        + mail.format(n=2, text="index 1a2b..3c4d 160000")
+        + f"diff --git a/two.txt b/two.txt\nindex 3333333..4444444 100644\n--- a/two.txt\n+++ b/two.txt\n{hunk}"
+    )
+    done, result = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0, result
+    assert (root / "one.txt").read_text() == (root / "two.txt").read_text() == "a\nB\n"
+    for after in (
+        "diff --git a/one.txt b/six.txt\nsimilarity index 90%\nrename from one.txt\nrename to six.txt\n",
+        "diff -ru a/x.png b/x.png\nBinary files a/x.png and b/x.png differ\n",
+    ):
+        before = f"diff --git a/two.txt b/two.txt\n--- a/two.txt\n+++ b/two.txt\n{hunk.replace('b', 'B', 1)}"
+        done, result = run_json("patch", input=(before + after).encode(), cwd=root, env=be_env)
+        assert done.returncode == 2 and "not supported" in result["error"]["message"], result
+
+
 def test_patch_with_gits_mnemonic_prefixes_patches_the_file(root, be_env):
     (root / "m.txt").write_text("a\nb\n")
     patch = "diff --git i/m.txt w/m.txt\n--- i/m.txt\n+++ w/m.txt\n@@ -1,2 +1,2 @@\n a\n-b\n+B\n"
