@@ -8464,6 +8464,21 @@ def _brace_function_range(text, language, line_start, outer, start, end):
 _RESTART_EVERY = 512  # code pieces per join of the walk that finds where a blocks scan may restart
 _RESTARTS_TRIED = 3
 _RESTART_FINE = 16  # pieces per join of Python's second walk, from the latest restart to the line
+_KEPT_WALKS = []  # while _definition_spans asks about many lines of one text: {key: walk} (_restart_walk)
+
+
+def _restart_walk(text, quick, start, end, line_start, every=_RESTART_EVERY, joins_at=None):
+    """The quick walk of text[start:end] to the first join after `line_start`, which finds the
+    places a blocks scan may restart at. While _definition_spans asks about many lines of one text,
+    the walk is walked whole once and kept (`get` defined in 600 classes walked the file 600
+    times); the joins before a line are the same either way. A whole walk that gives up (at a
+    problem after the line) is walked again to the line."""
+    if not _KEPT_WALKS or every != _RESTART_EVERY:
+        return _quick_walk(text, quick, start, end, line_start, every, joins_at)
+    kept, key = _KEPT_WALKS[-1], (id(text), id(quick), start, end, joins_at)
+    if key not in kept:  # (the text and spec are kept with it: their ids stay theirs)
+        kept[key] = (text, quick, _quick_walk(text, quick, start, end, None, every, joins_at))
+    return kept[key][2] or _quick_walk(text, quick, start, end, line_start, every, joins_at)
 
 
 def _brace_restarts(text, language, start, end, line_start):
@@ -8474,7 +8489,7 @@ def _brace_restarts(text, language, start, end, line_start):
     placeholders that close before the line. No place when the walk gives up (a stray `}`, an
     unterminated string...)."""
     quick = _quick_spec(language, "{}")
-    walked = _quick_walk(text, quick, start, end, stop=line_start, every=_RESTART_EVERY) if quick else None
+    walked = _restart_walk(text, quick, start, end, line_start) if quick else None
     if walked is None:
         return []
     joins, found = walked[0], []
@@ -9017,7 +9032,9 @@ def _endless_last_line(text, line, indent, end):
 
 
 _KEYWORD_WINDOW = 1 << 16  # characters before a Ruby or Lua line whose definitions are read first
-_LOOKAHEAD = 1 << 16  # characters after the line read first for the end of its function (Python, Ruby)
+# characters after the line read first, then next, for the end of its function (Python, Ruby): a
+# short function is known from a few lines after it (`get` in 600 classes read 64 KiB 600 times)
+_LOOKAHEADS = (1 << 12, 1 << 16)
 _CUT = "cut"  # (a part of the text read that ends before the function asked for)
 
 
@@ -9078,7 +9095,7 @@ def _keyword_chain(text, language, line_start, line_end, start, end):
     first `end` after its line with its indentation, outside strings and comments: an earlier one
     with the same indentation ends at the same `end` or before (its key for _indented_chain). The
     strings and comments are read from a restart point of the quick walk before the line
-    (docs/behaviour.md#balance-speed) to _LOOKAHEAD past it when that gives a chain whose outermost
+    (docs/behaviour.md#balance-speed) to _LOOKAHEADS past it when that gives a chain whose outermost
     definition is at indentation 0 (no earlier definition can hold the line then); else from
     `start`, and the definitions of the last 64 KiB before the line, then of 16 times more, until
     the outermost one around the line is at indentation 0 or the part read starts where the text
@@ -9105,7 +9122,7 @@ def _keyword_chain_restarted(text, language, lines, start, end):
     out by one after it (_indented_chain), as a line outside any definition usually finds."""
     for at in _walk_restarts(text, language, start, end, lines[0], _RESTART_EVERY):
         ruled_out = set()
-        for until in dict.fromkeys((min(end, lines[1] + _LOOKAHEAD), end)):
+        for until in dict.fromkeys((*(min(end, lines[1] + more) for more in _LOOKAHEADS), end)):
             ruled_out.clear()
             chain = _keyword_chain_from(text, language, lines, (at, until), end, ruled_out=ruled_out)
             if chain is not _CUT:
@@ -9173,10 +9190,10 @@ def _indented_function_range(text, language, line_start, outer, start, end):
 
 def _python_chain(text, line_start, line_end, start, end):
     """_indented_chain of a Python line. Its spans and definitions are read from a restart point
-    of the quick walk before the line (docs/behaviour.md#balance-speed), to _LOOKAHEAD past
+    of the quick walk before the line (docs/behaviour.md#balance-speed), to _LOOKAHEADS past
     it, when that is sure to give the answer a read of the whole text gives; else from `start`."""
     for at in [*_python_restarts(text, start, end, line_start), start]:
-        for stop in dict.fromkeys((min(end, line_end + _LOOKAHEAD), end)):
+        for stop in dict.fromkeys((*(min(end, line_end + more) for more in _LOOKAHEADS), end)):
             chain = _python_chain_from(text, (line_start, line_end), (at, stop), (start, end))
             if chain is None:
                 break  # (a definition may start before `at`: an earlier restart)
@@ -9199,7 +9216,7 @@ def _walk_restarts(text, language, start, end, line_start, every):
     """Up to _RESTARTS_TRIED starts of joins of the quick walk (`every` pieces a join) before the
     line, latest first, where nothing is open; none when the language has no quick walk or it gives up."""
     quick, safe = _quick_spec(language), _RESTART_TOKENS.get(language)
-    walked = _quick_walk(text, quick, start, end, line_start, every, safe) if quick else None
+    walked = _restart_walk(text, quick, start, end, line_start, every, safe) if quick else None
     if walked is None:
         return []
     found = [
@@ -13956,35 +13973,41 @@ def _several_functions(name, spans):
     return ("w.function_several", {"name": _clip(name), "count": len(spans), "where": where})
 
 
-def _definition_spans(string, language, name, astray=False):
+def _definition_spans(string, language, name, astray=False, methods=True):
     """(start, end) of every definition called `name`, in file order: the range of the innermost
     function at its line, when that is the definition of `name`. A definition whose line holds
     another's (`callback = () => {}` in a method's parameters), or whose one line also holds a
     definition outside it (`class A { f() {..} }`, `f() {..} g() {..}`), has no lines of its own:
     a target would take more than it. With `astray`, such a one stands in the list as an
-    _Astray (so that occurrences count every definition); without, it is left out."""
+    _Astray (so that occurrences count every definition); without, it is left out. Without
+    `methods`, a method (a function in a class) is left out too."""
     positions = {}
     for _name, pos in _definitions(string, language, 0, len(string), name):
         positions.setdefault(_line_of(string, pos), pos)
     spans = []
-    for line, pos in sorted(positions.items()):
-        one = _definition_span(string, language, name, line, pos)
-        if isinstance(one, _Astray):  # (checked first: an _Astray is a tuple too)
-            spans += [one] if astray else []
-        elif one not in spans:
-            spans.append(one)
+    _KEPT_WALKS.append({})
+    try:
+        for line, pos in sorted(positions.items()):
+            one, kind = _definition_span(string, language, name, line, pos)
+            if isinstance(one, _Astray):  # (checked first: an _Astray is a tuple too)
+                spans += [one] if astray else []
+            elif one not in spans and (methods or kind != "method"):
+                spans.append(one)
+    finally:
+        _KEPT_WALKS.pop()
     return spans
 
 
 def _definition_span(string, language, name, line, pos):
-    """(start, end) of the definition of `name` at `line` (its name at `pos`), or an _Astray."""
+    """((start, end), kind) of the definition of `name` at `line` (its name at `pos`), or (an
+    _Astray, None)."""
     found, shared = function_range(string, language, line), ()
     one_line = bool(found) and found["start"] == found["end"] == line  # (its own, or a closure in it)
     if one_line:
         shared = _defined_beside(string, language, pos)
     if found and (one_line or _same_name(found.get("name"), name)) and not shared:
-        return found["start"], found["end"]
-    return _Astray(line, found, shared)
+        return (found["start"], found["end"]), found.get("kind")
+    return _Astray(line, found, shared), None
 
 
 def _defined_beside(string, language, pos):
@@ -14041,20 +14064,19 @@ def _spans_in_namespaces(string, language, parts):
         rest = parts[k:]
         if not outer:
             continue
-        inner = (
-            _members_named(string, language, rest[0])
-            if len(rest) == 1
-            else _spans_inside(string, language, rest) + _spans_written_outside(string, language, rest)
-        )
+        if len(rest) == 1:
+            found += _members_named(string, language, rest[0], outer)
+            continue
+        inner = _spans_inside(string, language, rest) + _spans_written_outside(string, language, rest)
         found += [(a, b) for a, b in inner if any(c <= a and b <= d for c, d in outer)]
     return found
 
 
-def _members_named(string, language, name):
-    """The definitions of `name` that a namespace may hold itself: not methods, which their class
-    names (`util::parse` is no `Parser::parse` inside `namespace util`)."""
-    spans = _definition_spans(string, language, name)
-    return [(a, b) for a, b in spans if (function_range(string, language, a) or {}).get("kind") != "method"]
+def _members_named(string, language, name, outer):
+    """The definitions of `name` inside the blocks `outer` that a namespace may hold itself: not
+    methods, which their class names (`util::parse` is no `Parser::parse` inside `namespace util`)."""
+    spans = _definition_spans(string, language, name, methods=False)
+    return [(a, b) for a, b in spans if any(c <= a and b <= d for c, d in outer)]
 
 
 def _nested_in(blocks, names):
