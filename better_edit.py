@@ -4494,15 +4494,19 @@ def _tier(line):
     return 0
 
 
-def placeholder_lines(content, docs=False):
+def placeholder_lines(content, docs=False, insert=False):
     """Yield (1-based number, text) of `content`'s placeholder lines (split at "\\n"). A weak one under a prose comment
     line opening with the same character belongs to it (an example, a sentence's end); with `docs` (Markdown, plain
-    text, where examples use "// ..." and "--snip--" in earnest) no weak one counts."""
+    text, where examples use "// ..." and "--snip--" in earnest) no weak one counts; with `insert` (new lines, which
+    delete nothing: a heading "// Existing tests" above them stands for nothing) a weak one counts only with an
+    ellipsis ("// ...", "# ... same as above ...")."""
     number, last = 1, 0
     for m in _CAND.finditer(content) if _PLACEHOLDER_WORDS.search(content.lower()) else ():
         line, start = m.group(), m.start()
         comment = _comment_of(line)
         tier = _tier(comment)
+        if tier == 2 and insert and not _ELL.search(comment):
+            tier = 0
         if tier == 2 and (docs or start):
             above = content[content.rfind("\n", 0, start - 1) + 1 : start - 1] if start else ""
             prose = above.lstrip()[:1] == comment.lstrip()[:1] and _LINE.fullmatch(above)
@@ -4512,12 +4516,12 @@ def placeholder_lines(content, docs=False):
             yield number, line.rstrip("\r")
 
 
-def find_placeholder(content, replaced, docs=False):
+def find_placeholder(content, replaced, docs=False, insert=False):
     """`content`'s first placeholder line as (line number, text) that `replaced`, the text it replaces,
     does not hold too (ignoring indentation: a line already there is the file's own), or None.
     Outside documentation, two signs that need `replaced` count too (_stands_for_replaced)."""
     kept = {line.strip() for line in replaced.split("\n")} if replaced else set()
-    for number, text in placeholder_lines(content, docs):
+    for number, text in placeholder_lines(content, docs, insert):
         if text.strip() not in kept:
             return number, text
     if docs or not replaced or not _CAND.search(content):
@@ -15387,15 +15391,15 @@ def placeholder_guard(args, opened, content, replaced, cut=None, insert=False, p
     by default `content` and `replaced`; a replace by old: content and old, as the rest of its lines
     stays) was built from a long line shown cut (find_cut_line); unless `force`
     (docs/cli.md#replace). In documentation and plain text (where examples use "// ..." in
-    earnest), in an `insert`, which deletes nothing (a heading "// Existing tests" above new
-    code is no stand-in there), and in content that keeps every line it replaces, only explicit
-    phrases count."""
+    earnest) and in content that keeps every line it replaces, only explicit phrases count; in an
+    `insert`, which deletes nothing (a heading "// Existing tests" above new code is no stand-in
+    there), only lines with an ellipsis."""
     if args.get("force") or not content:
         return
     language = (
         _language_of(opened.real, opened.text) if opened.text.body else detect_language(opened.real, "")
     )
-    strong_only = insert or _prose_file(opened.real, language) or _keeps_every_line(content, replaced)
+    strong_only = _prose_file(opened.real, language) or _keeps_every_line(content, replaced)
     _refuse_placeholder(content, replaced, strong_only, insert)
     _refuse_cut(*(cut or (content, replaced)))
     if language not in _NOT_CODE and not patch:  # (a hunk's lines are the diff's own: never wrapped)
@@ -15431,7 +15435,7 @@ def _prose_file(real, language):
 
 def _refuse_placeholder(content, replaced, strong_only, insert):
     """PLACEHOLDER when a line of `content` stands in for kept code (find_placeholder)."""
-    found = find_placeholder(content, replaced, docs=strong_only)
+    found = find_placeholder(content, replaced, docs=strong_only, insert=insert)
     if found is not None:
         line, text = found
         key = "placeholder_insert" if insert else "placeholder"

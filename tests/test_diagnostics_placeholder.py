@@ -492,6 +492,14 @@ def test_an_insert_takes_a_heading_comment_that_names_existing_things(root, be_e
     lazy = '  // ... existing code ...\n  it("x", () => {});'
     status, answer = _run(root, be_env, "insert", "-f", "c.test.js", "--after-line", "1", "-c", lazy)
     assert status == 1 and "inserting it would add that line" in answer["error"]["message"], answer
+    # (the contract audit: the guard applies to insert, and a comment of an ellipsis alone or with
+    # `same`, `other` is a placeholder; an insert took `# ...` and `# ... same as above ...`)
+    (root / "p.py").write_text("class P:\n    def m1(self):\n        return 1\n")
+    for line in ("    # ...", "    # ... same as above ...", "    # ... all other methods ..."):
+        content = line + "\n    def m2(self):\n        return 2"
+        status, answer = _run(root, be_env, "insert", "-f", "p.py", "--after-line", "3", "-c", content)
+        assert status == 1 and answer["error"]["code"] == "PLACEHOLDER", (line, answer)
+    assert (root / "p.py").read_text() == "class P:\n    def m1(self):\n        return 1\n"
 
 
 def test_content_that_keeps_every_line_may_head_them_with_a_comment(root, be_env):
