@@ -14404,7 +14404,7 @@ def finish_edit(ctx, tool, args, opened, change):
     result = {"status": "ok", "file": file, "path": real, "changed": changed}
     result.update(change.fields)
     result["total"] = change.total
-    view = _written_view(opened, change, args.get("preview"))
+    view = _written_view(opened, change)
     if view:
         result["viewed_code_id"] = view
     change.keep_scan = not args.get("preview")
@@ -14484,12 +14484,12 @@ def _keep_as_chip(ctx, tool, args, text, result):
     return warnings
 
 
-def _written_view(opened, change, preview=False):
-    """The viewed_code_id of the lines an edit wrote, as they now stand (None: it wrote no line, or
-    a `preview` would change the file: its lines were never written)."""
+def _written_view(opened, change):
+    """The viewed_code_id of the lines an edit wrote, as they now stand (a preview's: as they would;
+    None: it wrote no line)."""
     a, block, b = change.plan
     body, eol = opened.text.body, dominant_eol(opened.text.body)
-    if not change.added or (preview and body[a:b] != block):
+    if not change.added:
         return None
     if a == len(body) and body and not body.endswith(b"\n") and block.startswith(eol):
         block = block[len(eol) :]  # (an append first terminated the old last line)
@@ -17148,17 +17148,16 @@ def _group_result(ctx, args, group):
             entry["balance"] = balance_sentence(ctx, opened, combined, warnings)
         else:
             entry["balance"] = tr(ctx.lang, "b.not_checked")
-    view = _group_view(group, written, total, args.get("preview"))
+    view = _group_view(group, written, total)
     if view:
         entry["viewed_code_id"] = view
     return entry, items, warnings
 
 
-def _group_view(group, written, total, preview):
+def _group_view(group, written, total):
     """The viewed_code_id of the lines the items of one file wrote (`written`: (first, last) each),
-    first to last; None when they wrote none, the file goes, or a preview would change it (its
-    lines were never written)."""
-    if not written or group.delete_file or (preview and group.changed):
+    first to last (a preview's: as they would stand); None when they wrote none or the file goes."""
+    if not written or group.delete_file:
         return None
     new_body, (first, last) = group.new_body, (written[0][0], written[-1][1])
     a, b = line_span(new_body, first, last)
@@ -19491,11 +19490,13 @@ class Server:
         self.ctx = ctx
         self.prefix, self.underscore = prefix, underscore
         self._tool_list = None
+        self.version = None  # (the protocol version agreed by `initialize`)
 
     def handle_line(self, line):
         """One input line -> one reply message or None (notifications, blank lines). A batch (a
-        JSON array of messages, which protocol version 2025-03-26 lets a client send) -> the list
-        of their replies, in order, or None when all were notifications."""
+        JSON array of messages, which protocol version 2025-03-26 requires a server to take) ->
+        the list of their replies, in order, or None when all were notifications; under any other
+        version (later ones dropped batches) or before `initialize`, -32600."""
         import json
 
         lead = len(line) - len(line.lstrip())
@@ -19508,7 +19509,7 @@ class Server:
             return self._parse_error(line, exc, lead)
         except MemoryError:
             return self._too_large()
-        if isinstance(message, list) and message:
+        if isinstance(message, list) and message and self.version == "2025-03-26":
             replies = [self.handle_message(one) for one in message]
             return [reply for reply in replies if reply is not None] or None
         return self.handle_message(message)
@@ -19600,6 +19601,7 @@ class Server:
     def _initialize(self, params):
         asked = params.get("protocolVersion")
         version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
+        self.version = version
         return {
             "protocolVersion": version,
             "capabilities": {"tools": {"listChanged": False}},

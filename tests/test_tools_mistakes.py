@@ -674,32 +674,32 @@ def test_the_regression_pass_on_the_target_fixes(root, be_env):
             assert done.returncode == 0 and (result["start"], result["end"]) == lines, (name, result)
 
 
-def test_a_preview_gives_no_viewed_code_id_for_lines_it_never_wrote(root, be_env, server):
-    """Found by the agent-mistakes attack: a preview answered with a viewed_code_id of the lines it
-    would have written; the next edit with it was STALE_VIEW "a.py changed since lines 3-3 were
-    read", though nothing had changed. A preview that would change the file gives none now (one
-    that changes nothing still does: the file holds those lines)."""
-    (root / "a.py").write_text("a = 1\nb = 2\nc = 3\n")
-    result = server.ok("be-replace", file=str(root / "a.py"), start=3, content="c = 4", preview=True)
-    assert result["preview"] is True and "viewed_code_id" not in result, result
-    result = server.ok("be-insert", file=str(root / "a.py"), after_line=1, content="x = 0", preview=True)
-    assert "viewed_code_id" not in result, result
-    result = server.ok("be-replace", file=str(root / "a.py"), start=3, content="c = 3", preview=True)
-    assert result["changed"] is False and result["viewed_code_id"], result
-    done, result = run_json(
-        "replace", "-f", "a.py", "-s", "2", "-c", "b = 5", "--preview", cwd=root, env=be_env
-    )
-    assert done.returncode == 0 and "viewed_code_id" not in result, result
-    # (the regression pass: be-edit and patch previews gave one too)
-    items = {"edits": [{"file": str(root / "a.py"), "start": 3, "content": "c = 4"}]}
-    result = server.ok("be-edit", dict(items, preview=True))
-    assert "viewed_code_id" not in result["files"][0], result
+def test_a_preview_answers_what_the_call_would_but_its_event(root, be_env, server):
+    """The contract audit: a preview left out the viewed_code_id the call would give (0.3 had
+    dropped it, since an edit sent with it before the change is made is STALE_VIEW). A preview
+    answers exactly what the call would, `event_id` aside; an edit sent with a preview's id while
+    the file is unchanged is refused and writes nothing."""
+    source = "a = 1\nb = 2\nc = 3\n"
+    calls = [
+        ("be-replace", {"start": 3, "content": "c = 4"}),
+        ("be-insert", {"after_line": 1, "content": "x = 0"}),
+        ("be-edit", {"edits": [{"file": "a.py", "start": 3, "content": "c = 4"}]}),
+    ]
+    for name, args in calls:
+        (root / "a.py").write_text(source)
+        args = args if name == "be-edit" else dict(args, file="a.py")
+        preview = server.ok(name, dict(args, preview=True))
+        assert (root / "a.py").read_text() == source and preview.pop("preview") is True, preview
+        done = server.ok(name, args)
+        assert done.pop("event_id") and preview == done, (name, preview, done)
+    (root / "a.py").write_text(source)
+    view = server.ok("be-replace", file="a.py", start=3, content="c = 4", preview=True)["viewed_code_id"]
+    server.err("be-replace", "STALE_VIEW", file="a.py", start=3, content="c = 5", viewed_code_id=view)
+    assert (root / "a.py").read_text() == source
     patch = "--- a/a.py\n+++ b/a.py\n@@ -3 +3 @@\n-c = 3\n+c = 4\n"
-    done, result = run_json("patch", "--preview", cwd=root, env=be_env, input=patch.encode())
-    assert done.returncode == 0 and "viewed_code_id" not in result["files"][0], result
-    unchanged = {"edits": [{"file": str(root / "a.py"), "start": 3, "content": "c = 3"}], "preview": True}
-    assert server.ok("be-edit", unchanged)["files"][0]["viewed_code_id"]  # (it holds those lines)
-    assert (root / "a.py").read_text() == "a = 1\nb = 2\nc = 3\n"
+    _done, preview = run_json("patch", "--preview", cwd=root, env=be_env, input=patch.encode())
+    _done, result = run_json("patch", cwd=root, env=be_env, input=patch.encode())
+    assert preview["files"] == result["files"] and result["files"][0]["viewed_code_id"], (preview, result)
 
 
 def test_content_copied_from_the_same_read_loses_its_prefixes_too(root, be_env):
