@@ -1799,8 +1799,7 @@ MESSAGES = {
         "{file}：补丁设置的权限 {mode} 未应用（补丁只改文本）；请用 chmod",
     ),
     "w.hunk_recounted": (
-        "hunk {hunk} of {file}: the header counts {header}, the body holds {old} lines before and {new} "
-        "after: recounted",
+        "hunk {hunk} of {file}: the header counts {header}, the body has {old} and {new} lines: recounted",
         "{file} 的第 {hunk} 块：头部计数为 {header}，正文有 {old} 行旧内容和 {new} 行新内容：已按正文重新计数",
     ),
     "w.hunk_newline_only": (
@@ -2390,6 +2389,8 @@ class ToolError(Exception):
         and the like in texts: tool_names()), and how to pass {force} when not `force: true`."""
         fields = {"force": "force: true" if names else "--force"}
         fields.update(names or tool_names(prefix=False), **self.fields)  # (default: the CLI's words)
+        if self.fields.get("listed"):  # ({tool} is a tool's base name: named as listed in this mode)
+            fields["tool"] = fields.get(fields["tool"].replace("-", "_"), fields["tool"])
         hint = self.hint_key if names else _cli_key(self.hint_key)
         error = {
             "code": self.code,
@@ -18387,7 +18388,11 @@ def validate_args(tool, args):
     """Check `args` against the tool's parameters; returns a new dict without nulls (docs/mcp.md)."""
     args = _arguments_object(args)
     accepted = {p.name: p for p in tool.params}
-    _refuse_unknown(args, accepted, tool.name)
+    try:
+        _refuse_unknown(args, accepted, tool.name)
+    except ToolError as exc:
+        exc.fields["listed"] = True  # (the tool named as listed: be-read, be_read or read)
+        raise
     checked = {}
     for name, value in args.items():
         param = accepted[name]
@@ -18397,7 +18402,7 @@ def validate_args(tool, args):
             checked[name] = _coerce(param, value)
     for param in tool.params:
         if param.required and param.name not in checked:
-            raise invalid("arg_missing", name=param.name, tool=tool.name)
+            raise invalid("arg_missing", name=param.name, tool=tool.name, listed=True)
     return checked
 
 

@@ -168,8 +168,10 @@ def test_notifications_are_never_answered(serve):
 def test_an_invalid_request_is_answered_with_its_id_when_it_has_a_valid_one(serve, line, reply_id, detail):
     """Found by an attack: invalid requests without an id (the JSON-RPC spec's own example) got no
     answer at all, and `jsonrpc` was never checked. Each is -32600, with the request's id when it
-    has a valid one (else null), and the server goes on."""
-    server = serve()
+    has a valid one (else null), and the server goes on (also inside a batch, which protocol
+    version 2025-03-26 takes)."""
+    server = serve(init=False)
+    server.initialize("2025-03-26")
     server.send_raw(line)
     reply = server.recv()
     assert reply["id"] == reply_id and reply["error"]["code"] == -32600, reply
@@ -181,8 +183,10 @@ def test_an_invalid_request_is_answered_with_its_id_when_it_has_a_valid_one(serv
 
 def test_an_id_with_a_lone_surrogate_comes_back_as_it_was_sent(serve):
     """Found by an attack: an id "\\ud800" was answered as "\ufffd", which the client cannot match
-    to its request: it waited forever. It now comes back escaped, exactly as sent."""
-    server = serve()
+    to its request: it waited forever. It now comes back escaped, exactly as sent (also in a
+    batch, which protocol version 2025-03-26 takes)."""
+    server = serve(init=False)
+    server.initialize("2025-03-26")
     server.send_raw(b'{"jsonrpc":"2.0","id":"\\ud800","method":"ping"}')
     assert server.recv() == {"jsonrpc": "2.0", "id": "\ud800", "result": {}}
     server.send_raw(
@@ -1081,6 +1085,12 @@ def test_naming_modes_and_every_spelling_callable(serve, root, flags, expected):
     reply = server.request("tools/call", {"name": "be-nope"})
     assert reply["error"]["code"] == -32602
     assert any(name in reply["error"]["message"] for name in expected)
+    # (the contract audit: argument errors named the tool `func-range`, whatever the mode)
+    listed = expected[TOOL_BASES.index("func-range")]
+    missing = server.err("be-func-range", "INVALID_ARGUMENT", file="a.txt")["message"]
+    assert missing == f"missing required argument 'line' for {listed}", missing
+    unknown = server.err("be-func-range", "INVALID_ARGUMENT", file="a.txt", line=1, x=1)["message"]
+    assert unknown.startswith(f"unknown argument 'x' for {listed};"), unknown
 
 
 def test_lang_zh_descriptions_and_errors(serve, root):
