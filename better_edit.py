@@ -2119,6 +2119,7 @@ MESSAGES = {
     "cli.event": (", event {event_id}", "，事件 {event_id}"),
     # --- server ---
     # details of an error in its text (error_details)
+    "mismatch_words": ("; closest block: {words}", "；最相似的块：{words}"),
     "detail.closest": (
         "closest: lines {start}-{end} (similarity {similarity}, viewed_code_id {viewed_code_id}): {words}",
         "最相似：第 {start}-{end} 行（相似度 {similarity}，viewed_code_id {viewed_code_id}）：{words}",
@@ -2399,6 +2400,10 @@ class ToolError(Exception):
         }
         for name, value in self.data.items():
             error.setdefault(name, value)
+        closest = self.data.get("closest")
+        if self.code == "MISMATCH" and isinstance(closest, dict) and closest.get("first_difference"):
+            words = describe_difference(closest["first_difference"], lang)  # (the kind, in words)
+            error["message"] += tr(lang, "mismatch_words", words=words)
         return error
 
 

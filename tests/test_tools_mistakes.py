@@ -53,6 +53,9 @@ def test_every_mismatch_carries_closest_with_its_first_difference(root, be_env, 
     assert closest["start"] == 2 and 0.5 <= closest["similarity"] <= 1
     assert closest["viewed_code_id"].startswith(f"v1:{closest['start']}-{closest['end']}:")
     assert (root / "cart.py").read_text() == PY
+    # (the contract audit: the message itself names the difference in words, not only the details)
+    where = f"line {closest['first_difference']['line']}"
+    assert f"; closest block: {where}" in error["message"], error["message"]
 
 
 def test_a_minified_line_is_shown_cut_around_its_difference(root, be_env):
