@@ -613,9 +613,22 @@ MESSAGES = {
         "请将其重新挂载为可读写（mount -o remount,rw），或在可写的文件系统上编辑副本。未做任何更改",
     ),
     "permission_sticky.hint": (
-        "ask its owner (or root) to delete it. Nothing was changed",
-        "请让其所有者（或 root）删除它。未做任何修改",
+        "it is another user's file in a folder with the sticky bit (as /tmp): only its owner may delete "
+        "or replace it; ask its owner (or root). Nothing was changed",
+        "这是粘滞位文件夹（如 /tmp）中其他用户的文件：只有其所有者能删除或替换它；请联系其所有者（或 root）。"
+        "未做任何修改",
     ),
+    "permission_read_only.hint": (
+        "the file has no write permission: make it writable (chmod u+w) if it is meant to change. "
+        "Nothing was changed",
+        "该文件没有写权限：如确需修改，请先使其可写（chmod u+w）。未做任何修改",
+    ),
+    "permission_read_only_folder.hint": (
+        "its folder has no write permission (a new or renamed file needs it): make it writable "
+        "(chmod u+w) if it is meant to change. Nothing was changed",
+        "其所在文件夹没有写权限（新建或改名的文件需要它）：如确需修改，请先使其可写（chmod u+w）。未做任何修改",
+    ),
+    "perm.lock_folder": ("the lock folder is not a private folder of ours", "锁文件夹不是本程序的私有文件夹"),
     "permission_eperm.hint": (
         "the system refused the operation itself: the file or its folder may be immutable or "
         "append-only (lsattr shows i or a), or the folder sticky and owned by another user. Nothing "
@@ -2578,7 +2591,9 @@ def os_error(exc, path):
 
 def _link_loop(path):
     """IO for a path whose symbolic links we followed more than the system would (ELOOP)."""
-    return ToolError("IO", "io", "io_link_loop.hint", path=path, detail="too many levels of symbolic links")
+    import errno
+
+    return ToolError("IO", "io", "io_link_loop.hint", path=path, detail=os.strerror(errno.ELOOP))
 
 
 _OS_HINTS = {
@@ -10140,7 +10155,7 @@ class FileLock:
                     "PERMISSION",
                     "permission",
                     path=folder,
-                    detail="lock folder is not a private folder of ours",
+                    detail_key="perm.lock_folder",
                 )
             return os.open(path, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o600)
         except OSError as exc:
@@ -10373,7 +10388,7 @@ def check_writable(place, st):
             if now is None or _identity(now) != _identity(st) or place.folder.access(place.name):
                 raise ToolError("CONFLICT", "conflict", file=place.file)
             raise _refused_anyway(place.real)
-        raise ToolError("PERMISSION", "permission", path=place.real, detail="read-only (no write permission)")
+        raise _read_only(place.real, "permission_read_only.hint")
     if st is None or not written_in_place(place, st):  # (a rename needs the folder)
         _check_folder_writable(place.folder)
 
@@ -10383,8 +10398,9 @@ def _check_deletable(place, st):
     another user's file in a folder with the sticky bit (its kept name, made first, would stay)."""
     _check_folder_writable(place.folder)
     if _rename_refused(place, st):
-        detail = "another user's file in a folder with the sticky bit (as /tmp): only its owner may delete it"
-        raise ToolError("PERMISSION", "permission", "permission_sticky.hint", path=place.real, detail=detail)
+        raise ToolError(  # (the system's words for a rename it refuses there)
+            "PERMISSION", "permission", "permission_sticky.hint", path=place.real, detail=os.strerror(1)
+        )
 
 
 def _check_folder_writable(folder):
@@ -10392,9 +10408,15 @@ def _check_folder_writable(folder):
     if st is not None and (not folder.access(".") or not st.st_mode & 0o222):
         if _bits_allow_writing(st):
             raise _refused_anyway(folder.path)
-        raise ToolError(
-            "PERMISSION", "permission", path=folder.path, detail="read-only folder (no write permission)"
-        )
+        raise _read_only(folder.path, "permission_read_only_folder.hint")
+
+
+def _read_only(path, hint):
+    """PERMISSION for a file or folder without write permission, in the system's words (EACCES:
+    root passes the system's check, so we refuse for it); `hint` says which one it is."""
+    import errno
+
+    return ToolError("PERMISSION", "permission", hint, path=path, detail=os.strerror(errno.EACCES))
 
 
 def _refused_anyway(path):

@@ -3,6 +3,7 @@
 Every failing case also checks that the file's bytes did not change.
 """
 
+import errno
 import json
 import os
 import signal
@@ -864,7 +865,9 @@ def test_read_only_file_and_folder(cli, root):
     f = write(root / "ro.txt", "a\n")
     os.chmod(f, 0o444)
     err = fails(cli, f, "replace", "-f", "ro.txt", "-s", "1", "-c", "b", code="PERMISSION")
-    assert "ro.txt" in err["message"]
+    # (the contract audit: the message carries the system's words, not English of ours, even in zh)
+    assert err["message"].endswith("ro.txt: " + os.strerror(errno.EACCES)), err
+    assert "no write permission" in err["hint"]
     folder = root / "locked"
     g = write(folder / "g.txt", "a\n")
     os.chmod(folder, 0o555)
