@@ -18205,9 +18205,9 @@ def _hunk_mismatch(opened, item, lines, old, stated, key="patch_mismatch", guess
 
 # --- argument checking ----------------------------------------------------------------------------
 
-_INT_TEXT = _LazyPattern(
-    r"\s*[-+]?[0-9]{1,100}\s*"
-)  # (as JSON numbers may be: clamped or OUT_OF_RANGE later)
+_INT_TEXT = _LazyPattern(  # (as JSON numbers may be: clamped or OUT_OF_RANGE later; "3.0" as 3.0)
+    r"\s*([-+]?[0-9]{1,100})(?:\.0*)?\s*"
+)
 
 
 def _as_int(name, value):
@@ -18220,8 +18220,9 @@ def _as_int(name, value):
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and _INT_TEXT.fullmatch(value):
-        return int(value)
+    number = _INT_TEXT.fullmatch(value) if isinstance(value, str) else None
+    if number:
+        return int(number[1])
     raise invalid("arg_type", name=name, expected_key="type.integer", got=_show(value))
 
 

@@ -1275,6 +1275,10 @@ def test_numeric_strings_and_integral_floats_accepted(serve, root):
     (root / "a.txt").write_text("one\ntwo\nthree\n")
     server = serve()
     assert server.ok("be-read", file="a.txt", start="2", end=3.0)["content"] == "2\ttwo\n3\tthree"
+    # (the contract audit: "3.0", a numeric string of an integral number, was refused)
+    assert server.ok("be-read", file="a.txt", start="2.0", end=" 3.00 ")["content"] == "2\ttwo\n3\tthree"
+    for wrong in ("2.5", "1e1", "2.0.0", ".0"):
+        server.err("be-read", "INVALID_ARGUMENT", file="a.txt", start=wrong)
 
 
 def test_tool_errors_never_change_the_file(serve, root):
