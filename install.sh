@@ -252,11 +252,10 @@ version_of_asset() {
 # ---- output ------------------------------------------------------------------------------------
 
 wants_chinese() {
-    # The program's own rule (docs/cli.md): the first set of LC_ALL, LC_MESSAGES, LANG.
+    # The program's own rule (docs/cli.md): the first set of LC_ALL, LC_MESSAGES, LANG; the C
+    # locale names no language (containers set LC_ALL=C.UTF-8), so LANG speaks past it.
     for value in "${LC_ALL:-}" "${LC_MESSAGES:-}" "${LANG:-}"; do
-        if [ -n "$value" ]; then
-            case "$value" in zh*) return 0 ;; *) return 1 ;; esac
-        fi
+        case "$value" in "" | C | C.* | POSIX) continue ;; zh*) return 0 ;; *) return 1 ;; esac
     done
     return 1
 }
