@@ -1370,6 +1370,10 @@ MESSAGES = {
         "自读取第 {start}-{end} 行以来 {file} 在读取结果看不到之处被修改（viewed_code_id {id}）：这些行的文本相同，"
         "但换行符、末尾换行或其周围的字节变了",
     ),
+    "stale_view_empty": (
+        "{file} changed since it was read empty (viewed_code_id {id}): it has {total} line(s) now",
+        "{file} 自读取时为空以来已被修改（viewed_code_id {id}）：现在有 {total} 行",
+    ),
     "stale_view_other_file": (
         "{file} is not the file lines {start}-{end} were read from (viewed_code_id {id}): that read was "
         "of {other}",
@@ -13627,9 +13631,10 @@ def _stale_view(ctx, token, opened, vstart, vend, key="stale_view"):
         data["changes"] = "\n".join(changes)
         if remembered == current and key == "stale_view":
             key = "stale_view_unseen"  # (an empty diff said nothing of what changed)
-    return ToolError(
-        "STALE_VIEW", key, "stale_view.hint", data=data, file=opened.file, start=vstart, end=vend, id=token
-    )
+    if vend < vstart and key in ("stale_view", "stale_view_unseen"):  # (a view of an empty file: no lines)
+        key = "stale_view_empty"
+    fields = {"file": opened.file, "start": vstart, "end": vend, "id": token, "total": text.total()}
+    return ToolError("STALE_VIEW", key, "stale_view.hint", data=data, **fields)
 
 
 def _relocation(viewed, d, edit, now, insert):

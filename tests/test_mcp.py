@@ -769,6 +769,18 @@ def test_a_stale_view_whose_lines_read_the_same_says_what_changed(serve, root):
         "be-replace", "STALE_VIEW", {"file": "a.txt", "start": 1, "content": "A", "viewed_code_id": view}
     )
     assert "their text is the same" not in error["message"] and "+2\tB" in error["changes"], error
+    # (the contract audit: a view of an empty file that gained a line said "their text is the same")
+    (root / "e.txt").write_bytes(b"")
+    view = server.ok("be-read", {"file": "e.txt"})["viewed_code_id"]
+    (root / "e.txt").write_bytes(b"hello\n")
+    error = server.err(
+        "be-insert", "STALE_VIEW", file="e.txt", after_line=0, content="x", viewed_code_id=view
+    )
+    assert (
+        error["message"]
+        == f"e.txt changed since it was read empty (viewed_code_id {view}): it has 1 line now"
+    )
+    assert (root / "e.txt").read_bytes() == b"hello\n"
 
 
 def test_a_reply_holds_no_character_a_unicode_line_splitter_breaks_on(serve, root):
