@@ -8493,18 +8493,27 @@ def _brace_function_range(text, language, line_start, outer, start, end):
 _RESTART_EVERY = 512  # code pieces per join of the walk that finds where a blocks scan may restart
 _RESTARTS_TRIED = 3
 _RESTART_FINE = 16  # pieces per join of Python's second walk, from the latest restart to the line
-_KEPT_WALKS = []  # while _definition_spans asks about many lines of one text: {key: walk} (_restart_walk)
+_KEPT_WALKS = []  # while _definition_spans asks about several lines of one text: {key: walk} (_restart_walk)
 
 
-def _restart_walk(text, quick, start, end, line_start, every=_RESTART_EVERY, joins_at=None):
+def _kept_walks():
+    """The walks kept while _definition_spans asks about several lines of one text, or None."""
+    return _KEPT_WALKS[-1] if _KEPT_WALKS else None
+
+
+def _restart_walk(text, quick, start, end, line_start, every=None, joins_at=None):
     """The quick walk of text[start:end] to the first join after `line_start`, which finds the
-    places a blocks scan may restart at. While _definition_spans asks about many lines of one text,
-    the walk is walked whole once and kept (`get` defined in 600 classes walked the file 600
-    times); the joins before a line are the same either way. A whole walk that gives up (at a
-    problem after the line) is walked again to the line."""
-    if not _KEPT_WALKS or every != _RESTART_EVERY:
+    places a blocks scan may restart at; `every`: pieces a join (_RESTART_EVERY). While
+    _definition_spans asks about the lines of several definitions of one text, the walk is walked
+    whole once, with _RESTART_FINE pieces a join (restart points near every line: a file with few
+    strings had one every 30 KB), and kept (`get` defined in 600 classes walked the file 600
+    times); any join with nothing open is a restart point, whatever the size of the joins. A whole
+    walk that gives up (at a problem after the line) is walked again to the line."""
+    every, kept = _RESTART_EVERY if every is None else every, _kept_walks()
+    if kept is None:
         return _quick_walk(text, quick, start, end, line_start, every, joins_at)
-    kept, key = _KEPT_WALKS[-1], (id(text), id(quick), start, end, joins_at)
+    every = min(every, _RESTART_FINE)
+    key = (id(text), id(quick), start, end, every, joins_at)
     if key not in kept:  # (the text and spec are kept with it: their ids stay theirs)
         kept[key] = (text, quick, _quick_walk(text, quick, start, end, None, every, joins_at))
     return kept[key][2] or _quick_walk(text, quick, start, end, line_start, every, joins_at)
@@ -9236,9 +9245,9 @@ def _python_restarts(text, start, end, line_start):
     no string or comment runs: the starts of joins of the quick walk with nothing open. None at
     all when the walk gives up (a stray closer, an unterminated string...)."""
     found = _walk_restarts(text, "python", start, end, line_start, _RESTART_EVERY)
-    if found:  # a second, finer walk from the latest one finds some nearer the line, so less is read
+    if found and _kept_walks() is None:  # a second, finer walk from the latest one finds some nearer the
         found = _walk_restarts(text, "python", found[0], end, line_start, _RESTART_FINE) + found
-    return found
+    return found  # line, so less is read (a kept walk is that fine already: _restart_walk)
 
 
 def _walk_restarts(text, language, start, end, line_start, every):
@@ -14022,7 +14031,7 @@ def _definition_spans(string, language, name, astray=False, methods=True):
     for _name, pos in _definitions(string, language, 0, len(string), name):
         positions.setdefault(_line_of(string, pos), pos)
     spans = []
-    _KEPT_WALKS.append({})
+    _KEPT_WALKS.append({} if len(positions) > 1 else None)  # (one definition: its walk stops at it)
     try:
         for line, pos in sorted(positions.items()):
             one, kind = _definition_span(string, language, name, line, pos)

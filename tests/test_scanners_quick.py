@@ -151,6 +151,41 @@ def test_a_blocks_scan_from_a_restart_point_finds_the_same_function_range(case, 
         assert be.function_range(text, language, line, outer) == found
 
 
+@st.composite
+def texts_of_definitions(draw):
+    """(language, text) of a brace, Python, Ruby or Lua case, for the definitions of every name in it."""
+    kind = draw(st.sampled_from(["brace", "python", "keyword"]))
+    if kind == "brace":
+        return draw(brace_lines())[:2]
+    if kind == "python":
+        return "python", draw(python_lines())[0]
+    return draw(keyword_lines())[:2]
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=texts_of_definitions(), every=st.sampled_from([1, 2, 5, 512]))
+def test_the_definitions_of_a_name_found_with_one_kept_walk_are_those_found_line_by_line(
+    case, every, monkeypatch
+):
+    """_definition_spans asks function_range about the line of every definition of a name: the
+    restart walk of the file is walked whole once and kept for all of them (_restart_walk), not
+    walked to each line. The spans equal those a walk to each line gives."""
+    language, text = case
+    monkeypatch.setattr(be, "_RESTART_EVERY", every)  # (1: a join per token, many restart points)
+    names = sorted({name for name, _pos in be._definitions(text, language, 0, len(text))})
+    kept = [be._definition_spans(text, language, name, astray=True) for name in names]
+    walk = be._quick_walk
+    with monkeypatch.context() as patch:
+        patch.setattr(
+            be,
+            "_restart_walk",
+            lambda text, quick, start, end, line_start, every=None, joins_at=None: walk(
+                text, quick, start, end, line_start, be._RESTART_EVERY if every is None else every, joins_at
+            ),
+        )
+        assert [be._definition_spans(text, language, name, astray=True) for name in names] == kept
+
+
 def test_func_range_restarts_after_the_functions_before_the_line(monkeypatch):
     monkeypatch.setattr(be, "_RESTART_EVERY", 4)
     text = "".join(
@@ -219,17 +254,17 @@ def test_a_python_range_read_from_a_restart_point_is_the_one_read_from_the_start
     case, outer, every, fine, ahead, monkeypatch
 ):
     """Python func-range reads spans and definitions from the last point before the line where the
-    quick walk has nothing open, to _LOOKAHEAD past the line; when a definition could start
+    quick walk has nothing open, to _LOOKAHEADS past the line; when a definition could start
     before that point, or the one asked for does not end before the part read does, it reads more.
     The range equals a read of the whole text."""
     text, line = case
     monkeypatch.setattr(be, "_RESTART_EVERY", every)  # (1: a join per token, many restart points)
     monkeypatch.setattr(be, "_RESTART_FINE", fine)  # (the second walk's joins, from the latest one)
-    monkeypatch.setattr(be, "_LOOKAHEAD", ahead)  # (1: every function ends past the part read first)
+    monkeypatch.setattr(be, "_LOOKAHEADS", (ahead,))  # (1: every function ends past the part read first)
     found = be.function_range(text, "python", line, outer)
     with monkeypatch.context() as patch:
         patch.setattr(be, "_python_restarts", lambda *args: [])
-        patch.setattr(be, "_LOOKAHEAD", 1 << 40)
+        patch.setattr(be, "_LOOKAHEADS", (1 << 40,))
         assert be.function_range(text, "python", line, outer) == found
 
 
@@ -393,12 +428,12 @@ def test_a_ruby_or_lua_range_read_from_the_definitions_before_the_line_is_the_on
     """Ruby and Lua func-range read the definitions of a part before the line that grows until the
     outermost one around the line is at indentation 0, and the walk up passes over definitions
     that a later one with the same indentation rules out. Ruby reads its strings and comments
-    first from a point of the quick walk before the line where nothing is open, to _LOOKAHEAD
+    first from a point of the quick walk before the line where nothing is open, to _LOOKAHEADS
     past the line. The range equals a walk over every definition of the text that looks at each."""
     language, text, line = case
     monkeypatch.setattr(be, "_KEYWORD_WINDOW", window)
     monkeypatch.setattr(be, "_RESTART_EVERY", every)  # (1: a join per token, many restart points)
-    monkeypatch.setattr(be, "_LOOKAHEAD", ahead)  # (1: every definition ends past the part read first)
+    monkeypatch.setattr(be, "_LOOKAHEADS", (ahead,))  # (1: every definition ends past the part read first)
     found = be.function_range(text, language, line, outer)
     original = be._indented_chain
     with monkeypatch.context() as patch:
