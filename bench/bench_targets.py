@@ -50,8 +50,8 @@ def main():
             text = "".join(snippet.format(n=n) for n in range(count))
             spans = be._definition_spans(text, language, "get")
             assert len(spans) == count, (language, len(spans))
-            took = best_of(lambda: be._definition_spans(text, language, "get"), options.repeat)
-            balance = best_of(lambda: be.check_balance(text, language), options.repeat)
+            took = best_of(lambda t=text, lang=language: be._definition_spans(t, lang, "get"), options.repeat)
+            balance = best_of(lambda t=text, lang=language: be.check_balance(t, lang), options.repeat)
             print(
                 f"{language:10} {count:5} classes ({len(text) / 1000:6.0f} KB): {took:7.3f} s"
                 f" = {took / balance:6.1f}x check_balance ({balance * 1000:.1f} ms)"
