@@ -18416,16 +18416,18 @@ def _meant_name(name, known):
     import difflib
 
     known = [one for one in known if one != name]  # (a name the item's op does not take: no "start → start")
-    said = name.lower()
-    if (
-        "target" in known
-        and said.startswith("oc")
-        and difflib.get_close_matches(said, ["occurrence"], cutoff=0.8)
-    ):
+    if "target" in known and _means_occurrence(name.lower()):
         return "target.occurrence"  # (the CLI's --occurrence stands beside --target)
     near = [ours for ours, theirs in _MEANT.items() if name.lower() in theirs and ours in known]
     near = near or difflib.get_close_matches(name.lower(), known, n=1, cutoff=0.75)
     return near[0] if near else None
+
+
+def _means_occurrence(said):
+    """Whether an argument's name is `occurrence` or a slip of it (`occurence`), not `recurrence`."""
+    import difflib
+
+    return said.startswith("oc") and bool(difflib.get_close_matches(said, ["occurrence"], cutoff=0.8))
 
 
 def validate_args(tool, args):
@@ -19559,9 +19561,13 @@ class Server:
         except MemoryError:
             return self._too_large()
         if isinstance(message, list) and message and self.version == "2025-03-26":
-            replies = [self.handle_message(one) for one in message]
-            return [reply for reply in replies if reply is not None] or None
+            return self._batch(message)
         return self.handle_message(message)
+
+    def _batch(self, messages):
+        """The replies to a batch's messages, in order, or None when all were notifications."""
+        replies = [self.handle_message(one) for one in messages]
+        return [reply for reply in replies if reply is not None] or None
 
     def handle_message(self, message):
         """One parsed JSON-RPC message -> its reply, or None."""
