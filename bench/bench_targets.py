@@ -14,9 +14,11 @@ classes 13.5 -> 2.3 s, 12.3 -> 2.0 s, 11.5 -> 1.6 s. Before, each definition wal
 import argparse
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from bench_scanners import best_of  # noqa: E402
 
 import better_edit as be  # noqa: E402
 
@@ -28,16 +30,6 @@ CLASSES = {
     "ruby": "class C{n}\n  def initialize(a)\n    @a = [a, {{k: a}}]\n  end\n\n"
     "  def get\n    @a # get it\n  end\nend\n\n",
 }
-
-
-def best_of(function, repeat):
-    best = None
-    for _ in range(repeat):
-        started = time.perf_counter()
-        function()
-        elapsed = time.perf_counter() - started
-        best = elapsed if best is None else min(best, elapsed)
-    return best
 
 
 def main():
