@@ -136,6 +136,9 @@ CASES = [
         {"file": "three.txt", "start": 99, "content": "x"},
         {"file": "twice.txt", "old": "dup", "content": "y"},
     ]}),
+    # (0.3, the contract audit) a bare `# ...` inserted; an argument missing, named with the tool
+    ("insert-bare-ellipsis", "PLACEHOLDER", "be-insert", {"file": "indent.py", "after_line": 1, "content": "# ...\nx = 3"}),
+    ("func-range-without-line", "INVALID_ARGUMENT", "be-func-range", {"file": "indent.py"}),
 ]  # fmt: skip
 if os.environ.get("BE_EXE"):  # a one-file executable unpacks itself: under a file-size limit it cannot
     CASES = [case for case in CASES if case[1] != "IO"]
@@ -424,6 +427,19 @@ def test_ts_sdk_carries_this_sessions_refusals(outcomes):
     assert prefixed["candidates"] == [{"start": 1, "end": 1}, {"start": 3, "end": 3}], prefixed
     permission = outcomes["ts"]["edit-read-only-item"]["structuredContent"]["error"]
     assert permission["index"] == 1 and [one["index"] for one in permission["failed"]] == [1], permission
+
+
+def test_ts_sdk_carries_the_contract_audits_messages(outcomes):
+    """The contract audit's fixes reach a TypeScript client: a MISMATCH message ending with its
+    closest block's difference in words, an argument error naming the tool as listed, PERMISSION
+    in the system's words, and a bare `# ...` inserted refused."""
+    mismatch = outcomes["ts"]["closest-stands-twice"]["structuredContent"]["error"]
+    assert "; closest block: line " in mismatch["message"] and mismatch["closest"], mismatch
+    missing = outcomes["ts"]["func-range-without-line"]["structuredContent"]["error"]
+    assert missing["message"] == "missing required argument 'line' for be-func-range", missing
+    permission = outcomes["ts"]["read-only-file"]["structuredContent"]["error"]
+    assert permission["message"].endswith(": Permission denied"), permission
+    assert outcomes["ts"]["insert-bare-ellipsis"]["structuredContent"]["error"]["line"] == 1
 
 
 @pytest.mark.parametrize("case_id", [case[0] for case in CASES])
