@@ -624,9 +624,9 @@ MESSAGES = {
         "该文件没有写权限：如确需修改，请先使其可写（chmod u+w）。未做任何修改",
     ),
     "permission_read_only_folder.hint": (
-        "its folder has no write permission (a new or renamed file needs it): make it writable "
-        "(chmod u+w) if it is meant to change. Nothing was changed",
-        "其所在文件夹没有写权限（新建或改名的文件需要它）：如确需修改，请先使其可写（chmod u+w）。未做任何修改",
+        "the folder has no write permission (a file made, renamed or deleted in it needs it): make it "
+        "writable (chmod u+w) if it is meant to change. Nothing was changed",
+        "该文件夹没有写权限（在其中新建、改名或删除文件都需要它）：如确需修改，请先使其可写（chmod u+w）。未做任何修改",
     ),
     "perm.lock_folder": ("the lock folder is not a private folder of ours", "锁文件夹不是本程序的私有文件夹"),
     "permission_eperm.hint": (
@@ -1569,9 +1569,11 @@ MESSAGES = {
     ),
     "type.boolean": ("true or false", "true 或 false"),
     "type.path": ("a non-empty path", "非空路径"),
-    "rpc.not_object": (
-        "expected a request object (or a non-empty array of them)",
-        "应为请求对象（或由请求对象组成的非空数组）",
+    "rpc.not_object": ("expected a request object", "应为请求对象"),
+    "rpc.batch": (
+        "expected a request object; a batch (an array of them) is taken only under protocol version "
+        "2025-03-26",
+        "应为请求对象；批量请求（请求对象组成的数组）仅在协议版本 2025-03-26 下受理",
     ),
     "rpc.bad_id": (
         "id must be a string or integer and method a string",
@@ -8496,6 +8498,9 @@ _RESTART_FINE = 16  # pieces per join of Python's second walk, from the latest r
 _KEPT_WALKS = []  # while _definition_spans asks about several lines of one text: {key: walk} (_restart_walk)
 
 
+_KEEP_WALK_AT = 1.5  # texts' lengths the walks to the definitions would cover, past which one is kept
+
+
 def _kept_walks():
     """The walks kept while _definition_spans asks about several lines of one text, or None."""
     return _KEPT_WALKS[-1] if _KEPT_WALKS else None
@@ -8512,10 +8517,10 @@ def _restart_walk(text, quick, start, end, line_start, every=None, joins_at=None
     every, kept = _RESTART_EVERY if every is None else every, _kept_walks()
     if kept is None:
         return _quick_walk(text, quick, start, end, line_start, every, joins_at)
-    every = min(every, _RESTART_FINE)
-    key = (id(text), id(quick), start, end, every, joins_at)
+    fine = min(every, _RESTART_FINE)
+    key = (id(text), id(quick), start, end, fine, joins_at)
     if key not in kept:  # (the text and spec are kept with it: their ids stay theirs)
-        kept[key] = (text, quick, _quick_walk(text, quick, start, end, None, every, joins_at))
+        kept[key] = (text, quick, _quick_walk(text, quick, start, end, None, fine, joins_at))
     return kept[key][2] or _quick_walk(text, quick, start, end, line_start, every, joins_at)
 
 
@@ -14031,7 +14036,9 @@ def _definition_spans(string, language, name, astray=False, methods=True):
     for _name, pos in _definitions(string, language, 0, len(string), name):
         positions.setdefault(_line_of(string, pos), pos)
     spans = []
-    _KEPT_WALKS.append({} if len(positions) > 1 else None)  # (one definition: its walk stops at it)
+    # (kept when the walks to each definition would cover more than a whole fine walk does: not
+    # for one definition, nor for two near the top of a large file)
+    _KEPT_WALKS.append({} if sum(positions.values()) > _KEEP_WALK_AT * len(string) else None)
     try:
         for line, pos in sorted(positions.items()):
             one, kind = _definition_span(string, language, name, line, pos)
@@ -17307,12 +17314,32 @@ def _items_payload(opened, group):
 # --- patch: a unified diff as edit items (docs/cli.md#edit-and-patch) -----------------------------
 
 _PATCH_HUNK = _LazyPattern(r"@@ -([0-9]{1,15})(?:,([0-9]{1,15}))? \+([0-9]{1,15})(?:,([0-9]{1,15}))? @@")
-# Changes a patch cannot apply: git header lines (before a section's first hunk: the same words in
-# a mail's message are text) of renames, copies, binary patches and submodules (mode 160000: no
-# file); and diff's, git's and Subversion's words on a binary file, wherever they stand.
+# Changes a patch cannot apply: git header lines of renames, copies, binary patches and submodules
+# (mode 160000: no file), outside a mail's message and the text after a git section's hunks
+# (_refused_line); and diff's, git's and Subversion's words on a binary file, wherever they stand.
 _PATCH_REFUSED = ("rename from", "rename to", "copy from", "copy to", "GIT binary patch")
 _SUBMODULE = _LazyPattern(r"(?:(?:new|deleted) file mode|(?:old|new) mode|index \w+\.\.\w+) 160000")
 _BINARY_FILE = _LazyPattern(r"Binary files .+ differ|Cannot display: file marked as a binary type\.")
+_MAIL_FROM = _LazyPattern(r"From [0-9a-f]{7,40} ")  # (the first line of a `git format-patch` mail)
+
+
+def _refused_line(line, git, message):
+    """Whether a patch line asks for a change a patch cannot apply. git's header words count where
+    a header may stand: not in a mail's message (`message`: _in_mail_message), and not after the
+    hunks of a git section (the next mail's text), but before any `diff --git` line too (a section
+    pasted without it)."""
+    if _BINARY_FILE.fullmatch(line):
+        return True
+    header = not message and not (git is not None and git["hunks"])
+    return header and (line.startswith(_PATCH_REFUSED) or bool(_SUBMODULE.fullmatch(line)))
+
+
+def _in_mail_message(line, before):
+    """Whether `line` stands in a mail's message (`git format-patch`): from its `From <commit>` line
+    to the `---` line after the message (or a `diff --git` line); `before`: whether the line before did."""
+    if _MAIL_FROM.match(line):
+        return True
+    return before and line != "---" and not line.startswith("diff --git ")
 
 
 def parse_patch(patch):
@@ -17324,14 +17351,12 @@ def parse_patch(patch):
     lines = patch.split("\n")
     if lines[-1] == "":
         lines.pop()  # (the patch's own final newline)
-    items, old_path, new_path, pos, git = [], None, None, 0, None
+    items, old_path, new_path, pos, git, message = [], None, None, 0, None, False
     sections = collections.Counter()  # (---/+++ headers seen per file)
     while pos < len(lines):
         line = lines[pos].rstrip("\r")
-        in_header = git is not None and not git["hunks"]
-        if _BINARY_FILE.fullmatch(line) or (
-            in_header and (line.startswith(_PATCH_REFUSED) or _SUBMODULE.fullmatch(line))
-        ):
+        message = _in_mail_message(line, message)
+        if _refused_line(line, git, message):
             raise invalid("patch_unsupported", what=line[:60])
         if line.startswith("diff --git "):
             _git_only_item(items, git)
@@ -17701,9 +17726,18 @@ def _between_files(lines, pos):
     Subversion's `Index:` and `===` lines, and the words on a binary file (refused: _BINARY_FILE).
     (One followed by hunk lines is no such line: an undercounted hunk's `=====` underline whose
     space an editor stripped.)"""
-    while pos < len(lines) and (_BETWEEN_FILES.match(lines[pos].rstrip("\r")) or not lines[pos].strip()):
+    while pos < len(lines) and (
+        _BETWEEN_FILES.match(lines[pos].rstrip("\r")) or _blank_after_hunk(lines[pos])
+    ):
         pos += 1  # (blank lines too: a pasted patch ends with one)
     return pos == len(lines) or _file_header_at(lines, pos) or lines[pos].startswith("diff --git ")
+
+
+def _blank_after_hunk(line):
+    """Whether a line after a hunk that holds its counts is blank text, not a hunk line: a line of
+    white space that does not start with a space (` `, a context line of an empty line, is the
+    hunk's: its header undercounted it)."""
+    return not line.strip() and not line.startswith(" ")
 
 
 _BETWEEN_FILES = _LazyPattern(
@@ -18286,7 +18320,8 @@ def _target_near(value):
     if str(value["value"]).startswith(
         ":"
     ):  # (`Cart::total` sent without its kind, `fn::main` with two colons)
-        kind = _TARGET_WORDS.get(value["kind"].strip().lower())
+        said = value["kind"].strip()  # (a kind word in lowercase; `Function::getName` names a class)
+        kind = _TARGET_WORDS.get(said) if said.islower() else None
         if kind == "function" and _bare_target_near(value["value"][1:]):
             return f"function:{value['value'][1:]}"
         return _bare_target_near(f"{value['kind']}:{value['value']}")
@@ -18434,11 +18469,7 @@ def validate_args(tool, args):
     """Check `args` against the tool's parameters; returns a new dict without nulls (docs/mcp.md)."""
     args = _arguments_object(args)
     accepted = {p.name: p for p in tool.params}
-    try:
-        _refuse_unknown(args, accepted, tool.name)
-    except ToolError as exc:
-        exc.fields["listed"] = True  # (the tool named as listed: be-read, be_read or read)
-        raise
+    _refuse_unknown(args, accepted, tool.name)
     checked = {}
     for name, value in args.items():
         param = accepted[name]
@@ -18448,7 +18479,7 @@ def validate_args(tool, args):
             checked[name] = _coerce(param, value)
     for param in tool.params:
         if param.required and param.name not in checked:
-            raise invalid("arg_missing", name=param.name, tool=tool.name, listed=True)
+            raise invalid("arg_missing", name=param.name, tool=tool.name)
     return checked
 
 
@@ -19095,10 +19126,21 @@ def call_tool(ctx, tool, args):
     return result
 
 
+def _validated(tool, args):
+    """validate_args() of a call of `tool`: its errors name the tool as listed (be-read, be_read),
+    where those of an edit's item name the item's op as it is."""
+    try:
+        return validate_args(tool, args)
+    except ToolError as exc:
+        if "tool" in exc.fields:  # (`arg_missing`, `arg_unknown`: "... for {tool}")
+            exc.fields["listed"] = True
+        raise
+
+
 def _run_handler(ctx, tool, args):
     """The tool's result; running out of descriptors at any step of it is IO (ulimit -n)."""
     try:
-        return tool.handler(ctx, validate_args(tool, args))
+        return tool.handler(ctx, _validated(tool, args))
     except OSError as exc:
         if not _out_of_descriptors(exc):
             raise
@@ -19376,6 +19418,12 @@ _JSON_MOVES = {  # (what is expected, the token) -> what is expected next; "+X" 
 }  # fmt: skip
 
 
+def _not_a_request(lang, message):
+    """-32600 for JSON that is no request object: a batch (a non-empty array) says when one is taken."""
+    detail = "rpc.batch" if isinstance(message, list) and message else "rpc.not_object"
+    return _rpc_error(None, -32600, tr(lang, "mcp.invalid_request", detail_key=detail))
+
+
 def _top_level_id(line):
     """(whether `line` is one JSON value, the `id` of its top-level object, whether that is a
     request, with a `method` and an `id`, or a batch) for a line too deeply nested for json to
@@ -19572,9 +19620,7 @@ class Server:
     def handle_message(self, message):
         """One parsed JSON-RPC message -> its reply, or None."""
         if not isinstance(message, dict):
-            return _rpc_error(
-                None, -32600, tr(self.ctx.lang, "mcp.invalid_request", detail_key="rpc.not_object")
-            )
+            return _not_a_request(self.ctx.lang, message)
         if "method" not in message and ("result" in message or "error" in message):
             return None  # a response to something we never asked: ignore
         wrong = _request_fault(message)

@@ -252,10 +252,11 @@ version_of_asset() {
 # ---- output ------------------------------------------------------------------------------------
 
 wants_chinese() {
-    # The program's own rule (docs/cli.md): the first set of LC_ALL, LC_MESSAGES, LANG; the C
-    # locale names no language (containers set LC_ALL=C.UTF-8), so LANG speaks past it.
+    # The first set of LC_ALL, LC_MESSAGES, LANG that names a language (docs/install.md): the C
+    # locale names none (containers set LC_ALL=C.UTF-8), so a Chinese LANG asks for Chinese even
+    # there, where the program itself (docs/cli.md) would take C for English; `--lang zh` decides.
     for value in "${LC_ALL:-}" "${LC_MESSAGES:-}" "${LANG:-}"; do
-        case "$value" in "" | C | C.* | POSIX) continue ;; zh*) return 0 ;; *) return 1 ;; esac
+        case "$value" in "" | C | C.* | POSIX) continue ;; [Zz][Hh]*) return 0 ;; *) return 1 ;; esac
     done
     return 1
 }

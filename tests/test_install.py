@@ -353,6 +353,7 @@ def test_relative_install_dir_is_printed_absolute(install, tmp_path):
         ({"LANG": "zh_CN.UTF-8", "LC_ALL": "en_US.UTF-8"}, []),
         ({"LANG": "zh_CN.UTF-8", "LC_ALL": "C.UTF-8"}, ["--lang", "zh"]),  # (the C locale is no language)
         ({"LANG": "zh_CN.UTF-8", "LC_MESSAGES": "POSIX"}, ["--lang", "zh"]),
+        ({"LC_ALL": "ZH_CN.UTF-8"}, ["--lang", "zh"]),  # (as the program reads it, in any case)
         ({"LANG": "en_US.UTF-8", "LC_MESSAGES": "zh_CN.UTF-8"}, ["--lang", "zh"]),
         ({"LANG": "en_US.UTF-8"}, []),
     ],

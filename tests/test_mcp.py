@@ -365,6 +365,7 @@ def test_a_batch_gets_one_array_of_replies_in_order(serve, root):
             "name": "be-insert", "arguments": {"file": "a.txt", "after_line": 1, "content": "x"}}}])  # fmt: skip
         reply = server.recv()
         assert reply["id"] is None and reply["error"]["code"] == -32600, reply
+        assert "only under protocol version 2025-03-26" in reply["error"]["message"], reply
     assert (root / "a.txt").read_text() == "a\n"
     server = serve(init=False)
     server.initialize("2025-03-26")
@@ -1103,6 +1104,9 @@ def test_naming_modes_and_every_spelling_callable(serve, root, flags, expected):
     assert missing == f"missing required argument 'line' for {listed}", missing
     unknown = server.err("be-func-range", "INVALID_ARGUMENT", file="a.txt", line=1, x=1)["message"]
     assert unknown.startswith(f"unknown argument 'x' for {listed};"), unknown
+    # (the regression pass: an edit's item is named by its op, not by a tool to call instead)
+    item = server.err("be-edit", "INVALID_ARGUMENT", edits=[{"op": "replace", "file": "a.txt", "start": 1}])
+    assert "missing required argument 'content' for replace" in item["message"], item
 
 
 def test_lang_zh_descriptions_and_errors(serve, root):

@@ -472,7 +472,7 @@ def test_patch_words_of_gits_headers_in_a_mails_message_are_text(root, be_env):
     for name in ("one.txt", "two.txt"):
         (root / name).write_text("a\nb\n")
     hunk = "@@ -1,2 +1,2 @@\n a\n-b\n+B\n"
-    mail = "From 1a2b Mon Sep 17 00:00:00 2001\nSubject: [PATCH {n}/2] {n}\n\n{text}\n---\n"
+    mail = "From 1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b Mon Sep 17 00:00:00 2001\nSubject: [PATCH {n}/2] {n}\n\n{text}\n---\n"
     patch = (
         mail.format(n=1, text="rename from the old API")
         + f"diff --git a/one.txt b/one.txt\nindex 1111111..2222222 100644\n--- a/one.txt\n+++ b/one.txt\n{hunk}"
@@ -490,6 +490,33 @@ def test_patch_words_of_gits_headers_in_a_mails_message_are_text(root, be_env):
         before = f"diff --git a/two.txt b/two.txt\n--- a/two.txt\n+++ b/two.txt\n{hunk.replace('b', 'B', 1)}"
         done, result = run_json("patch", input=(before + after).encode(), cwd=root, env=be_env)
         assert done.returncode == 2 and "not supported" in result["error"]["message"], result
+
+
+def test_patch_header_words_pasted_without_their_diff_git_line_are_still_refused(root, be_env):
+    """The regression pass: with git's header words taken as text outside a git section, a
+    `GIT binary patch` pasted from its `index` line on was dropped in silence and the text hunk
+    applied; a rename became NOT_FOUND of the new name. Outside a mail's message they are refused."""
+    (root / "f.txt").write_text("a\nb\nc\n")
+    hunk = "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"
+    for head in (
+        "index 1111111..2222222 100644\nGIT binary patch\nliteral 5\nMcmZ?l\n\nliteral 3\nKcmZ\n\n",
+        "similarity index 90%\nrename from f.txt\nrename to g.txt\n",
+    ):
+        done, result = run_json("patch", input=(head + hunk).encode(), cwd=root, env=be_env)
+        assert done.returncode == 2 and "not supported" in result["error"]["message"], result
+    assert (root / "f.txt").read_text() == "a\nb\nc\n"
+
+
+def test_a_context_line_of_an_empty_line_after_an_undercounted_hunk_is_the_hunks(root, be_env):
+    """Found by the miscount property test: `@@ -1,0 +1,1 @@`, `+-- a`, ` ` (a context line of an
+    empty line): the ` ` line was taken for a blank line after the hunk, which then inserted after
+    line 1 instead of before it. A line that starts with a space is a hunk line; the hunk is
+    recounted with a warning."""
+    (root / "f.txt").write_text("\n")
+    patch = "--- a/f.txt\n+++ b/f.txt\n@@ -1,0 +1,1 @@\n+-- a\n \n"
+    done, result = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0 and (root / "f.txt").read_text() == "-- a\n\n", result
+    assert any("recounted" in w for w in result["warnings"]), result
 
 
 def test_patch_with_gits_mnemonic_prefixes_patches_the_file(root, be_env):

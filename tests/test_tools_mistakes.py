@@ -393,6 +393,9 @@ def test_a_target_of_another_kind_word_names_the_target_it_likely_meant(root, be
     )
     error = server.err("be-read", "INVALID_ARGUMENT", {"file": "m.py", "target": given})
     assert error["hint"].startswith(f'did you mean "{near}"?'), error
+    # (the second regression pass: a class named like a kind word, `Function::getName`, lost its class)
+    error = server.err("be-read", "INVALID_ARGUMENT", {"file": "m.py", "target": "Function::getName"})
+    assert error["hint"].startswith('did you mean "function:Function::getName"?'), error
     for wrong in ("zzz:main", "3-4", "-5"):  # (the regression pass: "3-4" was "function:3-4")
         error = server.err("be-read", "INVALID_ARGUMENT", {"file": "m.py", "target": wrong})
         assert "did you mean" not in error["hint"], error
