@@ -8496,8 +8496,6 @@ _RESTART_EVERY = 512  # code pieces per join of the walk that finds where a bloc
 _RESTARTS_TRIED = 3
 _RESTART_FINE = 16  # pieces per join of Python's second walk, from the latest restart to the line
 _KEPT_WALKS = []  # while _definition_spans asks about several lines of one text: {key: walk} (_restart_walk)
-
-
 _KEEP_WALK_AT = 1.5  # texts' lengths the walks to the definitions would cover, past which one is kept
 
 
@@ -9250,9 +9248,11 @@ def _python_restarts(text, start, end, line_start):
     no string or comment runs: the starts of joins of the quick walk with nothing open. None at
     all when the walk gives up (a stray closer, an unterminated string...)."""
     found = _walk_restarts(text, "python", start, end, line_start, _RESTART_EVERY)
-    if found and _kept_walks() is None:  # a second, finer walk from the latest one finds some nearer the
+    # (a second, finer walk from the latest one finds some nearer the line, so less is read; a kept
+    # walk is that fine already: _restart_walk)
+    if found and _kept_walks() is None:
         found = _walk_restarts(text, "python", found[0], end, line_start, _RESTART_FINE) + found
-    return found  # line, so less is read (a kept walk is that fine already: _restart_walk)
+    return found
 
 
 def _walk_restarts(text, language, start, end, line_start, every):
@@ -10416,8 +10416,14 @@ def _check_deletable(place, st):
     another user's file in a folder with the sticky bit (its kept name, made first, would stay)."""
     _check_folder_writable(place.folder)
     if _rename_refused(place, st):
+        import errno
+
         raise ToolError(  # (the system's words for a rename it refuses there)
-            "PERMISSION", "permission", "permission_sticky.hint", path=place.real, detail=os.strerror(1)
+            "PERMISSION",
+            "permission",
+            "permission_sticky.hint",
+            path=place.real,
+            detail=os.strerror(errno.EPERM),
         )
 
 
@@ -18317,9 +18323,7 @@ def _target_near(value):
         or value.get("value") in (None, "")
     ):
         return None
-    if str(value["value"]).startswith(
-        ":"
-    ):  # (`Cart::total` sent without its kind, `fn::main` with two colons)
+    if str(value["value"]).startswith(":"):  # (`Cart::total` without its kind, `fn::main` with 2 colons)
         said = value["kind"].strip()  # (a kind word in lowercase; `Function::getName` names a class)
         kind = _TARGET_WORDS.get(said) if said.islower() else None
         if kind == "function" and _bare_target_near(value["value"][1:]):
@@ -19418,9 +19422,10 @@ _JSON_MOVES = {  # (what is expected, the token) -> what is expected next; "+X" 
 }  # fmt: skip
 
 
-def _not_a_request(lang, message):
-    """-32600 for JSON that is no request object: a batch (a non-empty array) says when one is taken."""
-    detail = "rpc.batch" if isinstance(message, list) and message else "rpc.not_object"
+def _not_a_request(lang, message, batches):
+    """-32600 for JSON that is no request object: a batch (a non-empty array) refused because no
+    batch is taken (`batches` false: protocol version 2025-03-26 was not agreed) says when one is."""
+    detail = "rpc.batch" if isinstance(message, list) and message and not batches else "rpc.not_object"
     return _rpc_error(None, -32600, tr(lang, "mcp.invalid_request", detail_key=detail))
 
 
@@ -19620,7 +19625,7 @@ class Server:
     def handle_message(self, message):
         """One parsed JSON-RPC message -> its reply, or None."""
         if not isinstance(message, dict):
-            return _not_a_request(self.ctx.lang, message)
+            return _not_a_request(self.ctx.lang, message, self.version == "2025-03-26")
         if "method" not in message and ("result" in message or "error" in message):
             return None  # a response to something we never asked: ignore
         wrong = _request_fault(message)
