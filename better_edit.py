@@ -742,6 +742,17 @@ MESSAGES = {
         "line {line} of the patch starts a hunk before any ---/+++ file header",
         "补丁第 {line} 行的块前没有 ---/+++ 文件头",
     ),
+    "patch_space_lines": (
+        "hunk {hunk} of {file} holds what its header counts, and line {line} of the patch after it holds only "
+        "white space: a context line of an empty line the header did not count, or a blank line a paste left; "
+        "the two readings put the hunk at different places",
+        "{file} 的第 {hunk} 块已含其头部所计的行，其后补丁第 {line} 行只有空白：它可能是头部漏计的空行上下文，"
+        "也可能是粘贴留下的空行；两种读法会把该块放在不同位置",
+    ),
+    "patch_space_lines.hint": (
+        "count that line in the hunk's header, or delete it from the patch",
+        "请在该块头部计入这一行，或从补丁中删除它",
+    ),
     "patch_stray_line": (
         "line {line} of the patch is inside hunk {hunk} of {file} but is not a hunk line: {text!r}",
         "补丁第 {line} 行位于 {file} 的第 {hunk} 块内，但不是块中的行：{text!r}",
@@ -8518,8 +8529,15 @@ def _restart_walk(text, quick, start, end, line_start, every=None, joins_at=None
     fine = min(every, _RESTART_FINE)
     key = (id(text), id(quick), start, end, fine, joins_at)
     if key not in kept:  # (the text and spec are kept with it: their ids stay theirs)
-        kept[key] = (text, quick, _quick_walk(text, quick, start, end, None, fine, joins_at))
-    return kept[key][2] or _quick_walk(text, quick, start, end, line_start, every, joins_at)
+        walked = _quick_walk(text, quick, start, end, None, fine, joins_at)
+        kept[key] = (text, quick, walked, [join[0] for join in walked[0]] if walked else None)
+    walked, starts = kept[key][2:]
+    if walked is None:
+        return _quick_walk(text, quick, start, end, line_start, every, joins_at)
+    import bisect
+
+    # (the joins a walk stopped at the line has: those that start at or before it)
+    return (walked[0][: bisect.bisect_right(starts, line_start)], *walked[1:])
 
 
 def _brace_restarts(text, language, start, end, line_start):
@@ -9262,10 +9280,12 @@ def _walk_restarts(text, language, start, end, line_start, every):
     walked = _restart_walk(text, quick, start, end, line_start, every, safe) if quick else None
     if walked is None:
         return []
-    found = [
+    import itertools
+
+    found = (
         at for at, open_before, _lowest in reversed(walked[0]) if not open_before and start < at <= line_start
-    ]
-    return found[:_RESTARTS_TRIED]
+    )
+    return list(itertools.islice(found, _RESTARTS_TRIED))  # (the latest: a kept walk has thousands)
 
 
 # The first characters of the tokens a scan may restart at, where some tokens mean what the code
@@ -17326,7 +17346,10 @@ _PATCH_HUNK = _LazyPattern(r"@@ -([0-9]{1,15})(?:,([0-9]{1,15}))? \+([0-9]{1,15}
 _PATCH_REFUSED = ("rename from", "rename to", "copy from", "copy to", "GIT binary patch")
 _SUBMODULE = _LazyPattern(r"(?:(?:new|deleted) file mode|(?:old|new) mode|index \w+\.\.\w+) 160000")
 _BINARY_FILE = _LazyPattern(r"Binary files .+ differ|Cannot display: file marked as a binary type\.")
-_MAIL_FROM = _LazyPattern(r"From [0-9a-f]{7,40} ")  # (the first line of a `git format-patch` mail)
+# (a mail's first lines: `git format-patch`'s `From <commit> `, an mbox `From <sender> `, headers)
+_MAIL_START = _LazyPattern(r"From \S+ \S|From: |Subject: ")
+# (where a mail's message ends: its `---`, or a line only a diff has)
+_MAIL_END = _LazyPattern(r"---$|diff --git |index [0-9a-f]+\.\.[0-9a-f]+|@@ -\d")
 
 
 def _refused_line(line, git, message):
@@ -17340,12 +17363,14 @@ def _refused_line(line, git, message):
     return header and (line.startswith(_PATCH_REFUSED) or bool(_SUBMODULE.fullmatch(line)))
 
 
-def _in_mail_message(line, before):
-    """Whether `line` stands in a mail's message (`git format-patch`): from its `From <commit>` line
-    to the `---` line after the message (or a `diff --git` line); `before`: whether the line before did."""
-    if _MAIL_FROM.match(line):
+def _in_mail_message(lines, pos, before):
+    """Whether lines[pos] stands in a mail's message (`git format-patch`, an mbox): from its `From`
+    or `Subject:` line to the `---` line after the message, or to a line only a diff has (a
+    `diff --git`, `index` or `@@` line, a file header); `before`: whether the line before did."""
+    line = lines[pos].rstrip("\r")
+    if _MAIL_START.match(line):
         return True
-    return before and line != "---" and not line.startswith("diff --git ")
+    return before and not _MAIL_END.match(line) and not _file_header_at(lines, pos)
 
 
 def parse_patch(patch):
@@ -17361,7 +17386,7 @@ def parse_patch(patch):
     sections = collections.Counter()  # (---/+++ headers seen per file)
     while pos < len(lines):
         line = lines[pos].rstrip("\r")
-        message = _in_mail_message(line, message)
+        message = _in_mail_message(lines, pos, message)
         if _refused_line(line, git, message):
             raise invalid("patch_unsupported", what=line[:60])
         if line.startswith("diff --git "):
@@ -17667,6 +17692,8 @@ def _patch_hunk(lines, pos, file, number):
     while pos < len(lines):
         raw = lines[pos]
         line = raw.rstrip("\r")  # (a patch of a CRLF file saved with CRLF ends its lines with \r\r)
+        if line.startswith(" ") and not line.strip():
+            _refuse_space_lines(lines, pos, entries, counts, (file, number))
         end = _hunk_ends(lines, pos, line, entries, counts)
         if end is not None:
             pos = end
@@ -17686,6 +17713,20 @@ def _patch_hunk(lines, pos, file, number):
     old = [text for sign, text in tagged if sign != "+"]
     new = [text for sign, text in tagged if sign != "-"]
     return (old_start, old, new, no_newline, tagged), pos, warnings
+
+
+def _refuse_space_lines(lines, pos, entries, counts, hunk):
+    """INVALID_ARGUMENT when a hunk that holds what its header counts is followed, from `pos`, by
+    lines of white space that start with a space, and then by the end of the patch, a file header
+    or lines between files: context lines of empty lines the header undercounted, or blank lines a
+    paste left; the two readings put the hunk at different places (`hunk`: its file and number)."""
+    if _hunk_counts(entries) != counts:
+        return
+    end = pos
+    while end < len(lines) and lines[end].startswith(" ") and not lines[end].strip():
+        end += 1
+    if _between_files(lines, end):
+        raise invalid("patch_space_lines", "patch_space_lines.hint", hunk=hunk[1], file=hunk[0], line=pos + 1)
 
 
 def _hunk_holds_enough(entries, counts, miscounted, file, number):

@@ -483,6 +483,22 @@ def test_patch_words_of_gits_headers_in_a_mails_message_are_text(root, be_env):
     done, result = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
     assert done.returncode == 0, result
     assert (root / "one.txt").read_text() == (root / "two.txt").read_text() == "a\nB\n"
+    # (the second regression pass: an mbox mail's `From sender date` line, or headers pasted from
+    # `Subject:`, start a message too; and a message ends at a line only a diff has, `index`)
+    for head in ("From git@z Thu Jan  1 00:00:00 1970\nSubject: x\n", "Subject: [PATCH] x\n"):
+        (root / "two.txt").write_text("a\nb\n")
+        text = f"{head}\nrename from the old API\n---\ndiff --git a/two.txt b/two.txt\n--- a/two.txt\n+++ b/two.txt\n{hunk}"
+        done, result = run_json("patch", input=text.encode(), cwd=root, env=be_env)
+        assert done.returncode == 0 and (root / "two.txt").read_text() == "a\nB\n", result
+    binary = "index 1111111..2222222 100644\nGIT binary patch\nliteral 5\nMcmZ?l\n\n"
+    text = (
+        mail.format(n=1, text="msg").replace("\n---\n", "\n")
+        + binary
+        + "--- a/one.txt\n+++ b/one.txt\n"
+        + hunk
+    )
+    done, result = run_json("patch", input=text.encode(), cwd=root, env=be_env)
+    assert done.returncode == 2 and "GIT binary patch" in result["error"]["message"], result
     for after in (
         "diff --git a/one.txt b/six.txt\nsimilarity index 90%\nrename from one.txt\nrename to six.txt\n",
         "diff -ru a/x.png b/x.png\nBinary files a/x.png and b/x.png differ\n",
@@ -507,16 +523,29 @@ def test_patch_header_words_pasted_without_their_diff_git_line_are_still_refused
     assert (root / "f.txt").read_text() == "a\nb\nc\n"
 
 
-def test_a_context_line_of_an_empty_line_after_an_undercounted_hunk_is_the_hunks(root, be_env):
-    """Found by the miscount property test: `@@ -1,0 +1,1 @@`, `+-- a`, ` ` (a context line of an
-    empty line): the ` ` line was taken for a blank line after the hunk, which then inserted after
-    line 1 instead of before it. A line that starts with a space is a hunk line; the hunk is
-    recounted with a warning."""
+def test_a_line_of_a_space_after_a_hunk_that_holds_its_counts_is_refused(root, be_env):
+    """Found by the miscount property test: `@@ -1,0 +1,1 @@`, `+-- a`, ` `: the ` ` line was taken
+    for a blank line after the hunk, which then inserted after line 1, where as a context line of
+    an empty line (the header undercounting it) it inserts before it. The second regression pass:
+    reading it as context put another hunk at another copy of its lines. The two readings put the
+    hunk at different places: refused, naming the line; a blank line (no space) still ends it."""
     (root / "f.txt").write_text("\n")
-    patch = "--- a/f.txt\n+++ b/f.txt\n@@ -1,0 +1,1 @@\n+-- a\n \n"
+    for patch in (
+        "--- a/f.txt\n+++ b/f.txt\n@@ -1,0 +1,1 @@\n+-- a\n \n",
+        "--- a/f.txt\n+++ b/f.txt\n@@ -1,0 +1,1 @@\n+-- a\n \n  \n",
+    ):
+        done, result = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+        assert (
+            done.returncode == 2
+            and "line 5 of the patch after it holds only white space" in result["error"]["message"]
+        )
+    assert (root / "f.txt").read_text() == "\n"
+    (root / "g.txt").write_text("q\nw\na\nb\nc\nd\ne\nf\na\nb\n\n")
+    patch = "--- a/g.txt\n+++ b/g.txt\n@@ -1,2 +1,2 @@\n a\n-b\n+B\n \n"
     done, result = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
-    assert done.returncode == 0 and (root / "f.txt").read_text() == "-- a\n\n", result
-    assert any("recounted" in w for w in result["warnings"]), result
+    assert done.returncode == 2 and result["error"]["code"] == "INVALID_ARGUMENT", result
+    done, result = run_json("patch", input=patch.replace("+B\n \n", "+B\n\n").encode(), cwd=root, env=be_env)
+    assert done.returncode == 1 and result["error"]["code"] == "AMBIGUOUS", result  # (two copies of a, b)
 
 
 def test_patch_with_gits_mnemonic_prefixes_patches_the_file(root, be_env):
