@@ -17349,7 +17349,10 @@ _BINARY_FILE = _LazyPattern(r"Binary files .+ differ|Cannot display: file marked
 # (a mail's first lines: `git format-patch`'s `From <commit> `, an mbox `From <sender> `, headers)
 _MAIL_START = _LazyPattern(r"From \S+ \S|From: |Subject: ")
 # (where a mail's message ends: its `---`, or a line only a diff has)
-_MAIL_END = _LazyPattern(r"---$|diff --git |index [0-9a-f]+\.\.[0-9a-f]+|@@ -\d")
+_MAIL_END = _LazyPattern(
+    r"---\s*$|diff --git |index [0-9a-f]+\.\.[0-9a-f]+|@@ -\d|(?:dis)?similarity index \d+%"
+    r"|(?:new|deleted) file mode \d|(?:old|new) mode \d"
+)
 
 
 def _refused_line(line, git, message):
