@@ -499,6 +499,10 @@ def test_patch_words_of_gits_headers_in_a_mails_message_are_text(root, be_env):
     )
     done, result = run_json("patch", input=text.encode(), cwd=root, env=be_env)
     assert done.returncode == 2 and "GIT binary patch" in result["error"]["message"], result
+    rename = "similarity index 90%\nrename from one.txt\nrename to six.txt\n--- a/one.txt\n+++ b/six.txt\n"
+    text = mail.format(n=1, text="msg").replace("\n---\n", "\n") + rename + hunk  # (was NOT_FOUND six.txt)
+    done, result = run_json("patch", input=text.encode(), cwd=root, env=be_env)
+    assert done.returncode == 2 and "rename from one.txt" in result["error"]["message"], result
     for after in (
         "diff --git a/one.txt b/six.txt\nsimilarity index 90%\nrename from one.txt\nrename to six.txt\n",
         "diff -ru a/x.png b/x.png\nBinary files a/x.png and b/x.png differ\n",
