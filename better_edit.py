@@ -17723,12 +17723,10 @@ def _refuse_space_lines(lines, pos, entries, counts, hunk):
     lines of white space that start with a space, and then by the end of the patch, a file header
     or lines between files: context lines of empty lines the header undercounted, or blank lines a
     paste left; the two readings put the hunk at different places (`hunk`: its file and number)."""
-    if _hunk_counts(entries) != counts:
-        return
     end = pos
     while end < len(lines) and lines[end].startswith(" ") and not lines[end].strip():
         end += 1
-    if _between_files(lines, end):
+    if _between_files(lines, end) and _hunk_counts(entries) == counts:  # (the cheap test first)
         raise invalid("patch_space_lines", "patch_space_lines.hint", hunk=hunk[1], file=hunk[0], line=pos + 1)
 
 
@@ -17764,7 +17762,7 @@ def _hunk_ends(lines, pos, line, entries, counts):
     if _file_header_at(lines, pos) and not _pair_in_body(lines, pos, entries, counts):
         return pos
     if (line == "-- " and _signature_follows(lines, pos, entries, counts)) or (
-        _hunk_counts(entries) == counts and _between_files(lines, pos)
+        _between_files(lines, pos) and _hunk_counts(entries) == counts  # (the cheap test first: each line)
     ):
         return pos  # (skipped up to the next file header, as text before the first one is)
     return None
