@@ -742,17 +742,6 @@ MESSAGES = {
         "line {line} of the patch starts a hunk before any ---/+++ file header",
         "补丁第 {line} 行的块前没有 ---/+++ 文件头",
     ),
-    "patch_space_lines": (
-        "hunk {hunk} of {file} holds what its header counts, and line {line} of the patch after it holds only "
-        "white space: a context line of an empty line the header did not count, or a blank line a paste left; "
-        "the two readings put the hunk at different places",
-        "{file} 的第 {hunk} 块已含其头部所计的行，其后补丁第 {line} 行只有空白：它可能是头部漏计的空行上下文，"
-        "也可能是粘贴留下的空行；两种读法会把该块放在不同位置",
-    ),
-    "patch_space_lines.hint": (
-        "count that line in the hunk's header, or delete it from the patch",
-        "请在该块头部计入这一行，或从补丁中删除它",
-    ),
     "patch_stray_line": (
         "line {line} of the patch is inside hunk {hunk} of {file} but is not a hunk line: {text!r}",
         "补丁第 {line} 行位于 {file} 的第 {hunk} 块内，但不是块中的行：{text!r}",
@@ -17695,8 +17684,6 @@ def _patch_hunk(lines, pos, file, number):
     while pos < len(lines):
         raw = lines[pos]
         line = raw.rstrip("\r")  # (a patch of a CRLF file saved with CRLF ends its lines with \r\r)
-        if line.startswith(" ") and not line.strip():
-            _refuse_space_lines(lines, pos, entries, counts, (file, number))
         end = _hunk_ends(lines, pos, line, entries, counts)
         if end is not None:
             pos = end
@@ -17716,18 +17703,6 @@ def _patch_hunk(lines, pos, file, number):
     old = [text for sign, text in tagged if sign != "+"]
     new = [text for sign, text in tagged if sign != "-"]
     return (old_start, old, new, no_newline, tagged), pos, warnings
-
-
-def _refuse_space_lines(lines, pos, entries, counts, hunk):
-    """INVALID_ARGUMENT when a hunk that holds what its header counts is followed, from `pos`, by
-    lines of white space that start with a space, and then by the end of the patch, a file header
-    or lines between files: context lines of empty lines the header undercounted, or blank lines a
-    paste left; the two readings put the hunk at different places (`hunk`: its file and number)."""
-    end = pos
-    while end < len(lines) and lines[end].startswith(" ") and not lines[end].strip():
-        end += 1
-    if _between_files(lines, end) and _hunk_counts(entries) == counts:  # (the cheap test first)
-        raise invalid("patch_space_lines", "patch_space_lines.hint", hunk=hunk[1], file=hunk[0], line=pos + 1)
 
 
 def _hunk_holds_enough(entries, counts, miscounted, file, number):
