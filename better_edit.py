@@ -19291,7 +19291,7 @@ def _cut_error_data(error):
     an `old` of one letter was found 300,000 times, a 10 MB reply), get a warning saying how many
     there are. Returns the warnings."""
     warnings = []
-    named = dict(_error_parts(error))
+    named = _error_parts(error)
     for data in (error, *(error.get("failed") or ())):
         for name in ("actual", "current", "changes"):
             text = data.get(name)
@@ -19309,14 +19309,14 @@ def _error_parts(error):
     """{id of the data: the prefix of its names} for an error's data, or, when items failed, for each
     failed item's (`failed[1].`): the error's own data repeats the first item's, named once."""
     failed = error.get("failed") or ()
-    return [(id(item), f"failed[{k}].") for k, item in enumerate(failed)] or [(id(error), "")]
+    return {id(item): f"failed[{k}]." for k, item in enumerate(failed)} or {id(error): ""}
 
 
 def _places_cut(error):
     """The warnings of an error (or of its failed items) whose lists of places were cut where
     they were made (_places): each names the list and says how many there are. The CLI's errors
     get them too."""
-    warnings, named = [], dict(_error_parts(error))
+    warnings, named = [], _error_parts(error)
     for data in (error, *(error.get("failed") or ())):
         prefix = named.get(id(data))
         for name in ("candidates", "found_at"):
