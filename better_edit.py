@@ -18606,6 +18606,11 @@ MESSAGES.update(
             "read the JSON array of items from a file, - = stdin",
             "从文件读取条目 JSON 数组，- 表示标准输入",
         ),
+        "p.word_file": (
+            "the file, as --file names it: `read a.py` is `read --file a.py`",
+            "文件，与 --file 相同：`read a.py` 即 `read --file a.py`",
+        ),
+        "p.word_input": ("the same as {option}", "与 {option} 相同"),
         "p.patch_file": (
             "read the diff from a file, - = stdin (the default)",
             "从文件读取 diff，- 表示标准输入（默认）",
@@ -19921,6 +19926,8 @@ _ARGPARSE_ZH = {
     "argument %(argument_name)s: %(message)s": "参数 %(argument_name)s：%(message)s",
     "ambiguous option: %(option)s could match %(matches)s": "有歧义的选项：%(option)s 可匹配 %(matches)s",
     "invalid %(type)s value: %(value)r": "无效的 %(type)s 值：%(value)r",
+    "one of the arguments %s is required": "缺少以下参数之一：%s",
+    "not allowed with argument %s": "不能与参数 %s 同时使用",
 }
 
 
@@ -20074,6 +20081,7 @@ def _command_parser(lang, tool, output=None):
 def _command_arguments(sub, tool, lang, defaults):
     # (as a subparser, no defaults: the values given before the command stay)
     _global_options(sub, lang, defaults, tool)
+    word = _word_option(tool)
     for param in tool.params:
         if param.name == "encoding":
             continue  # a global option, accepted here too
@@ -20086,19 +20094,44 @@ def _command_arguments(sub, tool, lang, defaults):
         required = param.required and not any(also[0] == "file" for also in param.cli_also)
         once = getattr(sub, "once", "store")
         if param.flags:  # (an argument with no flag of its own is given on the CLI by cli_also only)
-            sub.add_argument(*param.flags, metavar=param.metavar, required=required, action=once, **kwargs)
+            kwargs.update(metavar=param.metavar, action=once)
+            _add_option(sub, lang, param.flags, required, param.flags[0] == word, **kwargs)
         for kind, flag, help_key, *_default in param.cli_also:
             metavar = "PATH|-" if kind == "file" else "N"
-            sub.add_argument(
-                flag,
-                dest=_also_dest(flag),
-                metavar=metavar,
-                action=once,
-                help=tr(lang, help_key),
-                required=param.cli_required,
-            )
+            kwargs = {
+                "dest": _also_dest(flag),
+                "metavar": metavar,
+                "action": once,
+                "help": tr(lang, help_key),
+            }
+            _add_option(sub, lang, (flag,), param.cli_required, flag == word, **kwargs)
     output = {"choices": ("text", "json"), "default": "text", "action": getattr(sub, "once", "store")}
     sub.add_argument("-o", "--output", help=tr(lang, "p.output"), **output)
+
+
+def _word_option(tool):
+    """The option a command also takes as a bare word after it (docs/cli.md#the-file-as-a-word):
+    --file, the file it works on (`read a.py`); else, for edit and patch, the option naming the
+    file their input comes from (`patch fix.diff`)."""
+    for param in tool.params:
+        if param.name == "file" and param.flags:
+            return param.flags[0]
+    return next((also[1] for param in tool.params for also in param.cli_also if also[0] == "file"), None)
+
+
+def _add_option(sub, lang, flags, required, word, **kwargs):
+    """Add an option to `sub`; the command's word option (`word`) in a group of two with the bare
+    word, of which argparse takes one at most and, when `required`, one at least."""
+    import argparse
+
+    if not word:
+        sub.add_argument(*flags, required=required, **kwargs)
+        return
+    group = sub.add_mutually_exclusive_group(required=required)
+    group.add_argument(*flags, **kwargs)
+    metavar = {"--file": "FILE", "--patch-file": "PATCH"}.get(flags[0], "EDITS")
+    help_ = tr(lang, "p.word_file") if flags[0] == "--file" else tr(lang, "p.word_input", option=flags[0])
+    group.add_argument(kwargs["dest"], nargs="?", default=argparse.SUPPRESS, metavar=metavar, help=help_)
 
 
 def _also_dest(flag):

@@ -1290,9 +1290,11 @@ def test_chinese_help_and_usage_errors_have_no_english_argparse_words(run_be):
     proc = run_be("--lang", "zh", "read")
     assert (
         proc.returncode == 2
-        and "缺少必需参数" in proc.stderr.decode()
+        and "缺少以下参数之一：--file/-f FILE" in proc.stderr.decode()
         and "required" not in proc.stderr.decode()
     )
+    proc = run_be("--lang", "zh", "read", "a.txt", "-f", "b.txt")
+    assert proc.returncode == 2 and "参数 --file/-f：不能与参数 FILE 同时使用" in proc.stderr.decode()
 
 
 def test_a_large_output_reaches_the_pipe_whole(run_be, root):
@@ -2108,7 +2110,7 @@ def test_edit_without_its_edits_file_names_the_option(run_be, root):
     the server's words, naming neither the option nor a thing the CLI's edit takes."""
     done = run_be("edit", input=b"")
     assert done.returncode == 2
-    assert b"the following arguments are required: --edits-file" in done.stderr, done.stderr
+    assert b"one of the arguments --edits-file EDITS is required" in done.stderr, done.stderr
 
 
 def test_hints_on_the_command_line_name_its_options(cli, root):
@@ -2685,3 +2687,49 @@ def test_argument_errors_name_the_option_that_gave_the_argument(root, be_env):
     items = b'[{"file": "f.txt", "start": "x", "content": "y"}]'
     done = run_cli("edit", "--edits-file", "-", cwd=root, env=be_env, input=items)
     assert done.returncode == 2 and b"argument 'start' must be an integer" in done.stderr, done.stderr
+
+
+# --- the file as a word (docs/cli.md#the-file-as-a-word) ---------------------------------------------
+
+
+def test_a_command_takes_its_file_as_a_bare_word(cli, run_be, root):
+    """(0.3) `read a.py`, `patch fix.diff`: a newcomer's first try was a usage error (`the following
+    arguments are required: --file/-f`); the word is now the file, as --file would name it."""
+    write(root / "a.py", "def f():\n    return 1\n")
+    rc, out = cli("read", "a.py", "-s", "2")
+    assert rc == 0 and out["content"] == "2\t    return 1", out
+    rc, out = cli("replace", "-s", "2", "-c", "    return 2", "a.py")
+    assert rc == 0 and (root / "a.py").read_text() == "def f():\n    return 2\n", out
+    rc, out = cli("func-range", "a.py", "-l", "2")
+    assert rc == 0 and (out["start"], out["end"]) == (1, 2), out
+    rc, out = cli("write", "new/b.txt", "-c", "b")
+    assert rc == 0 and (root / "new" / "b.txt").read_text() == "b", out
+    done = run_be("delete", "-s", "1", "--", "new/b.txt")  # (after --: a name starting with - too)
+    assert done.returncode == 0 and (root / "new" / "b.txt").read_text() == "", done.stderr
+    write(root / "fix.diff", "--- a/a.py\n+++ b/a.py\n@@ -2 +2 @@\n-    return 2\n+    return 3\n")
+    rc, out = cli("patch", "fix.diff")
+    assert rc == 0 and (root / "a.py").read_text() == "def f():\n    return 3\n", out
+    write(root / "items.json", json.dumps([{"file": "a.py", "start": 1, "content": "def g():"}]))
+    rc, out = cli("edit", "items.json")
+    assert rc == 0 and (root / "a.py").read_text() == "def g():\n    return 3\n", out
+
+
+def test_the_file_given_twice_or_not_at_all_is_a_usage_error(cli, run_be, root):
+    """The word and its option together are two files for one: exit 2, nothing written, whether
+    they name the same file or not; a stray word after -f (an unquoted `-c new line`) is refused."""
+    before = write(root / "a.txt", "a\n").read_bytes()
+    for args in (
+        ("replace", "a.txt", "-f", "a.txt", "-s", "1", "-c", "x"),
+        ("replace", "-f", "a.txt", "-s", "1", "-c", "new", "line"),
+        ("patch", "fix.diff", "--patch-file", "fix.diff"),
+        ("edit", "items.json", "--edits-file", "-"),
+    ):
+        done = run_be(*args)
+        assert done.returncode == 2 and b"not allowed with argument" in done.stderr, (args, done.stderr)
+        assert (root / "a.txt").read_bytes() == before
+    done = run_be("read")
+    assert done.returncode == 2 and b"one of the arguments --file/-f FILE is required" in done.stderr
+    rc, out = cli("read")
+    assert (
+        rc == 2 and out["error"]["code"] == "INVALID_ARGUMENT" and "--file/-f FILE" in out["error"]["message"]
+    )
