@@ -2091,6 +2091,10 @@ MESSAGES = {
     "cli.needs": ("{option} needs {other}", "{option} 需要与 {other} 一起使用"),
     "cli.required": ("{command} needs {options}", "{command} 需要 {options}"),
     "cli.prog_error": ("{prog}: error: {message}", "{prog}：错误：{message}"),
+    "cli.option_near": (
+        "{option} is no option of this command: did you mean {near}?",
+        "{option} 不是此命令的选项：是否指 {near}？",
+    ),
     "cli.dash_value": (
         "a value that starts with '-' is written after '=': {option}=-x",
         "以 '-' 开头的值请写在 '=' 之后：{option}=-x",
@@ -19995,6 +19999,9 @@ def _parser_class(lang, output=None):
             said = _translate_argparse(message) if lang == "zh" else message
             option = re.match(r"argument (--[\w-]+)(?:/-\w)?: expected one argument$", message)
             hint = tr(lang, "cli.dash_value", option=option.group(1)) if option else None
+            unknown = re.match(r"unrecognized arguments: (--?[\w-]+)", message)
+            near = _option_near(unknown.group(1), getattr(self, "options", ())) if unknown else None
+            hint = tr(lang, "cli.option_near", option=unknown.group(1), near=near) if near else hint
             if output == "json":
                 usage = self.format_usage()
                 usage = " ".join(usage[usage.find(self.prog) :].split())  # (without "usage: ")
@@ -20075,7 +20082,31 @@ def _command_parser(lang, tool, output=None):
     parser.add_argument("-V", "--version", action="version", version=__version__, help=tr(lang, "p.version"))
     _command_arguments(parser, tool, lang, defaults=True)
     parser.set_defaults(command=tool.cli, dump_tools=None)
+    parser.options = [
+        flag for param in tool.params for flag in param.flags + tuple(a[1] for a in param.cli_also)
+    ]
     return parser
+
+
+# Options agents guess for the ones a command has (`replace --old a --new b`).
+_OPTION_GUESSES = {
+    "--new": "--content", "--text": "--content", "--new-text": "--content", "--replacement": "--content",
+    "--with": "--content", "--old-text": "--old", "--path": "--file", "--after-line-number": "--after-line",
+    "--from": "--start", "--to": "--end", "--line": "--start", "--diff": "--patch-file",
+    "--patch": "--patch-file", "--edits": "--edits-file", "--dry-run": "--preview",
+}  # fmt: skip
+
+
+def _option_near(word, options):
+    """The option of `options` a mistyped or guessed `word` most likely meant, or None."""
+    import difflib
+
+    name = word.split("=", 1)[0]
+    guess = _OPTION_GUESSES.get(name)
+    if guess in options:
+        return guess
+    near = difflib.get_close_matches(name, [o for o in options if o.startswith("--")], 1, 0.75)
+    return near[0] if near else None
 
 
 def _command_arguments(sub, tool, lang, defaults):

@@ -2733,3 +2733,19 @@ def test_the_file_given_twice_or_not_at_all_is_a_usage_error(cli, run_be, root):
     assert (
         rc == 2 and out["error"]["code"] == "INVALID_ARGUMENT" and "--file/-f FILE" in out["error"]["message"]
     )
+
+
+def test_an_option_guessed_or_mistyped_gets_the_one_it_meant(cli, run_be, root):
+    """(0.3) `replace --old a --new b`, agents' most common guess, said only "unrecognized
+    arguments"; the hint now names the option meant, in text and in JSON, in both languages."""
+    before = write(root / "a.txt", "a\n").read_bytes()
+    done = run_be("replace", "a.txt", "--old", "a", "--new", "b")
+    assert done.returncode == 2
+    assert done.stderr.decode().splitlines()[-1] == "hint: --new is no option of this command: did you mean --content?"
+    rc, out = cli("read", "a.txt", "--satrt", "1")
+    assert rc == 2 and out["error"]["hint"] == "--satrt is no option of this command: did you mean --start?", out
+    done = run_be("--lang", "zh", "patch", "--diff=x.diff")
+    assert done.returncode == 2 and "是否指 --patch-file" in done.stderr.decode(), done.stderr
+    done = run_be("read", "a.txt", "--bogus")  # (nothing near: argparse's words alone)
+    assert done.returncode == 2 and b"hint:" not in done.stderr
+    assert (root / "a.txt").read_bytes() == before
