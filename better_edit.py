@@ -14110,15 +14110,16 @@ def _same_name(found, name):
 
 def _function_spans(string, language, name, astray=False):
     """_definition_spans of `name`; when it has none and is qualified (`Cart.total`, `Cart::total`,
-    `shop.Cart.total`), those of its last part inside (at any depth) one of the part before it,
+    `Cart#total`, `shop.Cart.total`), those of its last part inside (at any depth) one of the part before it,
     inside one of the part before that..., and those written outside it (C++ `Cart::total()`
     below the class), in file order: both are that name (an edit picks one by occurrence)."""
+    name = re.sub(r"(^|\.)#(?=\w)", r"\1", name)  # (JavaScript's `#save()` is named `save`)
     spans = _definition_spans(string, language, name, astray)
     if language == "rust":  # (a tuple or unit struct has no block: counted, not left to its impl)
         spans = sorted(set(spans + _rust_bare_structs(string, name)))
     if language in ("ruby", "lua") and len(spans) > 1:
         spans = _outside_strings(string, language, spans)
-    parts = name.replace("::", ".").split(".")
+    parts = re.split(r"::|\.|(?<=\w)#", name)  # (`Cart#total`: Ruby's way to name a method)
     if spans or len(parts) < 2 or not all(parts):
         return spans
     found = _spans_inside(string, language, parts) + _spans_written_outside(string, language, parts)

@@ -2741,9 +2741,14 @@ def test_an_option_guessed_or_mistyped_gets_the_one_it_meant(cli, run_be, root):
     before = write(root / "a.txt", "a\n").read_bytes()
     done = run_be("replace", "a.txt", "--old", "a", "--new", "b")
     assert done.returncode == 2
-    assert done.stderr.decode().splitlines()[-1] == "hint: --new is no option of this command: did you mean --content?"
+    assert (
+        done.stderr.decode().splitlines()[-1]
+        == "hint: --new is no option of this command: did you mean --content?"
+    )
     rc, out = cli("read", "a.txt", "--satrt", "1")
-    assert rc == 2 and out["error"]["hint"] == "--satrt is no option of this command: did you mean --start?", out
+    assert (
+        rc == 2 and out["error"]["hint"] == "--satrt is no option of this command: did you mean --start?"
+    ), out
     done = run_be("--lang", "zh", "patch", "--diff=x.diff")
     assert done.returncode == 2 and "是否指 --patch-file" in done.stderr.decode(), done.stderr
     done = run_be("read", "a.txt", "--bogus")  # (nothing near: argparse's words alone)

@@ -478,6 +478,22 @@ def test_a_ruby_method_on_a_named_receiver_is_named_by_its_method(root, be_env):
     assert (root / "o.rb").read_text() == "obj = Object.new\n\ndef other\n  2\nend\n"
 
 
+def test_a_method_named_as_its_language_writes_it_is_found(root, be_env):
+    """Ruby's `Cart#save!` (how its docs name an instance method) and JavaScript's `#save` (a
+    private method, as the class writes it) were NOT_FOUND, with a hint naming the method found."""
+    (root / "c.rb").write_text(
+        "class Cart\n  def save!\n    1\n  end\nend\n\nclass Box\n  def save!\n    2\n  end\nend\n"
+    )
+    done, result = _by_target(root, be_env, "read", "c.rb", "function:Box#save!")
+    assert done.returncode == 0 and (result["start"], result["end"]) == (8, 10), result
+    (root / "p.js").write_text("class A {\n  #save() {\n    return 1;\n  }\n  load() {}\n}\n")
+    for target in ("function:#save", "function:A.#save", "function:A#save"):
+        done, result = _by_target(root, be_env, "read", "p.js", target)
+        assert done.returncode == 0 and (result["start"], result["end"]) == (2, 4), (target, result)
+    done, result = _by_target(root, be_env, "delete", "p.js", "function:#save")
+    assert done.returncode == 0 and (root / "p.js").read_text() == "class A {\n  load() {}\n}\n", result
+
+
 @pytest.mark.parametrize(
     "name, source, span",
     [
