@@ -4294,9 +4294,15 @@ def _typo_words(lang, ch, side):
 
 
 def _excerpt(text, at):
-    while 0 < at <= len(text) and (text[at - 1].isalnum() or text[at - 1] == "_"):
-        at -= 1  # from the start of the word holding the difference
-    return _quote(text[at:], 30)
+    """`text` quoted from the start of the word holding the difference at `at`; in a long word,
+    from a few characters before the difference, after "…" (from the word's start, both sides
+    showed the same 29 characters)."""
+    start = at
+    while 0 < start <= len(text) and (text[start - 1].isalnum() or text[start - 1] == "_"):
+        start -= 1
+    if at - start > 12:
+        return "…" + _quote(text[at - 8 :], 30)
+    return _quote(text[start:], 30)
 
 
 def describe_difference(first_difference, lang="en"):

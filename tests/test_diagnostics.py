@@ -653,3 +653,20 @@ def test_a_word_common_only_inside_longer_words_still_locates_old():
         found = closest_block(lines, old)
         assert found is not None and found["start"] == start and found["similarity"] >= 0.8, found
         assert found["first_difference"]["kind"] == "text"
+
+
+def test_a_difference_deep_in_a_long_word_is_shown_around_it(run_be, root):
+    """Found by a regression pass: the words began at the start of the word holding the
+    difference and stopped after 29 characters, so a difference further in showed the same text
+    on both sides ("old has 'compute_the_extremely_long_id'… where the file has
+    'compute_the_extremely_long_id'…"). Now the words start a few characters before it."""
+    line = "    return compute_the_extremely_long_identifier_value_for_testing_purposes_x(1)\n"
+    (root / "w.py").write_text("def f():\n" + line)
+    done = run_be("replace", "w.py", "--old", line.replace("_x(1)", "_y(1)").rstrip("\n"), "-c", "pass")
+    message = done.stderr.decode().splitlines()[0]
+    assert done.returncode == 1 and message.endswith(
+        "closest block: line 2, column 77: old has …'urposes_y(1)' where the file has …'urposes_x(1)'"
+    ), message
+    assert (root / "w.py").read_text() == "def f():\n" + line
+    done = run_be("replace", "w.py", "--old", line.replace("compute", "computx").rstrip("\n"), "-c", "pass")
+    assert "old has 'computx_the_extremely_long_id'…" in done.stderr.decode()  # (near its start: from it)
