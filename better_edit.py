@@ -821,6 +821,13 @@ MESSAGES = {
         "{file} 的第 {hunk} 块位于该文件的第二个 ---/+++ 段中：其行不在块头所指的第 {line} 行，而在第 {other} 行，"
         "且前面的段添加了类似的行，这些段可能是要依次应用的",
     ),
+    "patch_sections_mismatch": (
+        "hunk {hunk} of {file} is in a second ---/+++ section for that file and does not match the file "
+        "at line {line} or anywhere else, but an earlier section adds lines like its own: the sections "
+        "look meant one after the other, and each section of a file applies to the file as it is",
+        "{file} 的第 {hunk} 块位于该文件的第二个 ---/+++ 段中，在第 {line} 行及其他位置都不匹配，但前面的段添加了与其相同的行："
+        "这些段看来是要依次应用的，而同一文件的每一段都应用于文件的当前内容",
+    ),
     "patch_sections_insert": (
         "hunk {hunk} of {file} has no context lines and is in a second ---/+++ section for that file, "
         "whose earlier sections add or remove lines above its line {line}: the sections may be meant one "
@@ -18088,6 +18095,17 @@ def _hunk_position(opened, item, lines, sides, stated, removed=()):
                 warnings.append(("w.hunk_whitespace", {"hunk": hunk, "file": file}))
             return start, warnings
     _refuse_applied_nowhere(opened, item, lines, sides, stated)
+    if item.get("earlier") and _on_added_lines(old, item["earlier"]):  # (`git diff A B; git diff B C`)
+        raise _hunk_mismatch(
+            opened,
+            item,
+            lines,
+            old,
+            stated,
+            "patch_sections_mismatch",
+            guess=False,
+            hint="patch_sections.hint",
+        )
     raise _hunk_mismatch(opened, item, lines, old, stated)
 
 
@@ -18315,7 +18333,7 @@ def _hunk_starts(lines, old, stated, loose):
     return [n for n in found if _lines_match(lines, n, old, loose)]
 
 
-def _hunk_mismatch(opened, item, lines, old, stated, key="patch_mismatch", guess=True, **fields):
+def _hunk_mismatch(opened, item, lines, old, stated, key="patch_mismatch", guess=True, hint=None, **fields):
     """MISMATCH with `actual`, the lines at the stated place now, and, with `guess`, the block most
     like the hunk (not when that is a copy the hunk was not made for: _refuse_a_copy)."""
     file = opened.file
@@ -18324,6 +18342,7 @@ def _hunk_mismatch(opened, item, lines, old, stated, key="patch_mismatch", guess
     return ToolError(
         "MISMATCH",
         key,
+        hint,
         data={"actual": actual, "found_at": [], "closest": closest},
         hunk=_hunk_number(item),
         file=file,

@@ -2048,3 +2048,16 @@ def test_an_edit_preview_warns_when_the_edit_itself_would_be_refused(root, be_en
     refused = [w for w in result.get("warnings", []) if "would be refused" in w]
     assert len(refused) == 1 and "ro.txt" in refused[0], result
     assert (root / "ro.txt").read_text() == "a\n" and (root / "rw.txt").read_text() == "b\n"
+
+
+def test_a_later_section_that_changes_lines_an_earlier_one_adds_says_so(root, be_env):
+    """`git diff A B; git diff B C` where the second changes a line the first adds matched
+    nowhere: MISMATCH said "read the file and make the diff again", with the block most like it
+    as a guess. It now says that the sections look meant one after the other, and what to send."""
+    text = "a\nb\nc\nd\n"
+    first = "--- a/s.txt\n+++ b/s.txt\n@@ -1,3 +1,5 @@\n a\n+X1\n+X2\n b\n c\n"
+    second = "--- a/s.txt\n+++ b/s.txt\n@@ -1,4 +1,4 @@\n a\n X1\n-X2\n+Y2\n b\n"
+    error = refused_patch(root, be_env, ("s.txt", text), first + second, "MISMATCH")
+    assert "an earlier section adds lines like its own" in error["message"], error
+    assert error["hint"].startswith("send one ---/+++ section per file"), error
+    assert error["closest"] is None, error
