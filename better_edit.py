@@ -160,6 +160,22 @@ MESSAGES = {
         "{tool} 不接受参数 {name}（是否指 {meant}？）；可用参数：{accepted}",
     ),
     "arg_missing": ("missing required argument {name!r} for {tool}", "{tool} 缺少必需参数 {name!r}"),
+    "arg_range.hint": (
+        "a range is two arguments: start {a} and end {b}",
+        "范围是两个参数：start {a} 与 end {b}",
+    ),
+    "arg_range.hint.cli": (
+        "a range is two options: --start {a} --end {b}",
+        "范围是两个选项：--start {a} --end {b}",
+    ),
+    "arg_after_word.hint": (
+        "after_line 0 inserts at the top of the file, -1 at its end",
+        "after_line 为 0 表示插入到文件开头，-1 表示末尾",
+    ),
+    "arg_after_word.hint.cli": (
+        "--after-line 0 inserts at the top of the file, -1 at its end",
+        "--after-line 0 表示插入到文件开头，-1 表示末尾",
+    ),
     "arg_type": (
         "argument {name!r} must be {expected}, got {got}",
         "参数 {name!r} 应为 {expected}，实际为 {got}",
@@ -726,6 +742,18 @@ MESSAGES = {
         "请合并为一个条目，或修正行号（两者都指调用前的文件）",
     ),
     "patch_empty": ("the patch holds no hunk", "补丁中没有任何块"),
+    "input_inline.hint": (
+        "that is the text itself, and {source} names a file: put the text in a file, or pipe it in and give - "
+        "(printf '%s' \"$TEXT\" | better-edit-tools COMMAND -)",
+        "那是文本本身，而 {source} 需要的是文件名：请把文本写入文件，或通过管道传入并给出 -"
+        "（printf '%s' \"$TEXT\" | better-edit-tools COMMAND -）",
+    ),
+    "patch_empty.hint.cli": (
+        "pass a unified diff (diff -u, git diff): `patch` reads it from the file named right after the command, "
+        "--patch-file or standard input, and the files it changes are named inside it",
+        "请传入统一格式 diff（diff -u、git diff）：`patch` 从紧跟命令的文件、--patch-file 或标准输入读取它，"
+        "要修改的文件名写在 diff 之内",
+    ),
     "patch_empty.hint": (
         "pass a unified diff (diff -u, git diff): ---/+++ file headers, each followed by @@ hunks",
         "请传入统一格式 diff（diff -u、git diff）：---/+++ 文件头，其后是 @@ 块",
@@ -2032,6 +2060,11 @@ MESSAGES = {
         "unknown command {word!r} (did you mean {near}?); valid commands: {commands}",
         "未知命令 {word!r}（是否想用 {near}？）；可用命令：{commands}",
     ),
+    "cli.bad_command_undo": (
+        "unknown command {word!r}: the command line has no undo; an MCP client undoes an event with the "
+        "tool be-trx-rollback; valid commands: {commands}",
+        "未知命令 {word!r}：命令行没有撤销功能；MCP 客户端可用工具 be-trx-rollback 撤销一次事件；可用命令：{commands}",
+    ),
     "cli.bad_command": (
         "unknown command {word!r}; valid commands: {commands} (no command starts the MCP server)",
         "未知命令 {word!r}；可用命令：{commands}（不带命令则启动 MCP 服务器）",
@@ -2098,6 +2131,34 @@ MESSAGES = {
     "cli.needs": ("{option} needs {other}", "{option} 需要与 {other} 一起使用"),
     "cli.required": ("{command} needs {options}", "{command} 需要 {options}"),
     "cli.prog_error": ("{prog}: error: {message}", "{prog}：错误：{message}"),
+    "cli.one_dash": (
+        "{arg}: a long option has two dashes, {option}; with one, its first letter is a short option and "
+        "the rest its value",
+        "{arg}：长选项要用两个短横线，即 {option}；只用一个时，首字母会被当作短选项，其余部分成了它的值",
+    ),
+    "cli.text_dash": (
+        "{option} - would be the text '-': to read standard input, give {other} -; for the text '-', "
+        "{option}=-",
+        "{option} - 会是文本 '-'：要读取标准输入请用 {other} -；确要文本 '-' 请写 {option}=-",
+    ),
+    "cli.stray_word": (
+        "{word} is no option: the file is the word right after the command ({prog} FILE ...) or -f FILE, "
+        "one file a command; quote a value that holds spaces (-c 'new line')",
+        "{word} 不是选项：文件应紧跟在命令之后（{prog} FILE ...）或用 -f FILE 给出，每条命令一个文件；含空格的值请加引号（-c 'new line'）",
+    ),
+    "cli.stray_number": (
+        "{word} is no option: line numbers go with their options, as --start N and --end N (see {prog} --help)",
+        "{word} 不是选项：行号须随其选项给出，如 --start N 与 --end N（见 {prog} --help）",
+    ),
+    "cli.file_word": (
+        "name it right after the command ({prog} FILE ...), or with its option; - reads standard input where "
+        "the option says so",
+        "请紧跟在命令之后给出（{prog} FILE ...），或用其选项给出；选项说明支持时，- 表示读取标准输入",
+    ),
+    "cli.word_twice": (
+        "{word}, the word after the command, and {option} {other} both name the file: name it once",
+        "命令后的 {word} 与 {option} {other} 都指定了文件：只能指定一次",
+    ),
     "cli.option_near": (
         "{option} is no option of this command: did you mean {near}?",
         "{option} 不是此命令的选项：是否指 {near}？",
@@ -18371,7 +18432,16 @@ def _as_int(name, value):
     number = _INT_TEXT.fullmatch(value) if isinstance(value, str) else None
     if number:
         return int(number[1])
-    raise invalid("arg_type", name=name, expected_key="type.integer", got=_show(value))
+    span = (
+        re.fullmatch(r"\s*([0-9]+)\s*(?:-|:|,|\.\.)\s*([0-9]+)\s*", value) if isinstance(value, str) else None
+    )
+    end = name == "after_line" and isinstance(value, str) and value.strip().lower() in _END_WORDS
+    hint = "arg_range.hint" if span else "arg_after_word.hint" if end else None
+    fields = {"a": span[1], "b": span[2]} if span else {}
+    raise invalid("arg_type", hint, name=name, expected_key="type.integer", got=_show(value), **fields)
+
+
+_END_WORDS = ("end", "top", "bottom", "start", "first", "last", "eof", "begin", "beginning")
 
 
 def _as_bool(name, value):
@@ -18683,11 +18753,6 @@ MESSAGES.update(
             "read the JSON array of items from a file, - = stdin",
             "从文件读取条目 JSON 数组，- 表示标准输入",
         ),
-        "p.word_file": (
-            "the file, as --file names it: `read a.py` is `read --file a.py`",
-            "文件，与 --file 相同：`read a.py` 即 `read --file a.py`",
-        ),
-        "p.word_input": ("the same as {option}", "与 {option} 相同"),
         "p.patch_file": (
             "read the diff from a file, - = stdin (the default)",
             "从文件读取 diff，- 表示标准输入（默认）",
@@ -19958,6 +20023,14 @@ class Server:
 # ====================================================================================================
 
 _GLOBAL_VALUE_FLAGS = ("--lang", "--root", "--max-chips", "--encoding", "--dump-tools")
+_GLOBAL_OPTIONS = (
+    *_GLOBAL_VALUE_FLAGS,
+    "--no-prefix",
+    "--underscore-names",
+    "--help",
+    "--version",
+    "--output",
+)
 
 
 class UsageError(Exception):
@@ -20003,8 +20076,6 @@ _ARGPARSE_ZH = {
     "argument %(argument_name)s: %(message)s": "参数 %(argument_name)s：%(message)s",
     "ambiguous option: %(option)s could match %(matches)s": "有歧义的选项：%(option)s 可匹配 %(matches)s",
     "invalid %(type)s value: %(value)r": "无效的 %(type)s 值：%(value)r",
-    "one of the arguments %s is required": "缺少以下参数之一：%s",
-    "not allowed with argument %s": "不能与参数 %s 同时使用",
 }
 
 
@@ -20067,14 +20138,11 @@ def _parser_class(lang, output=None):
         once = StoreOnce
 
         def error(self, message):
-            """argparse's message (translated for Chinese); for an option that met no value, how
-            to give one that starts with '-' (`-c "-x"` reads -x as an option)."""
+            """argparse's message (translated for Chinese), and a hint (_usage_hint)."""
             said = _translate_argparse(message) if lang == "zh" else message
-            option = re.match(r"argument (--[\w-]+)(?:/-\w)?: expected one argument$", message)
-            hint = tr(lang, "cli.dash_value", option=option.group(1)) if option else None
-            unknown = re.match(r"unrecognized arguments: (--?[\w-]+)", message)
-            near = _option_near(unknown.group(1), getattr(self, "options", ())) if unknown else None
-            hint = tr(lang, "cli.option_near", option=unknown.group(1), near=near) if near else hint
+            hint = _usage_hint(
+                lang, message, self.prog, getattr(self, "options", ()), getattr(self, "argv", ())
+            )
             if output == "json":
                 usage = self.format_usage()
                 usage = " ".join(usage[usage.find(self.prog) :].split())  # (without "usage: ")
@@ -20140,7 +20208,7 @@ def _add_command(commands, tool, lang, formatter):
     _command_arguments(sub, tool, lang, defaults=False)
 
 
-def _command_parser(lang, tool, output=None):
+def _command_parser(lang, tool, output=None, word=False):
     """The parser of one command on its own: it takes the command line without the command word,
     global options anywhere, and names the command in its errors (argparse builds no parser of
     parsers: start-up time matters)."""
@@ -20153,39 +20221,84 @@ def _command_parser(lang, tool, output=None):
         formatter_class=formatter,
     )
     parser.add_argument("-V", "--version", action="version", version=__version__, help=tr(lang, "p.version"))
-    _command_arguments(parser, tool, lang, defaults=True)
+    _command_arguments(parser, tool, lang, defaults=True, word=word)
     parser.set_defaults(command=tool.cli, dump_tools=None)
     parser.options = [
-        flag for param in tool.params for flag in param.flags + tuple(a[1] for a in param.cli_also)
+        *_GLOBAL_OPTIONS,
+        *(flag for p in tool.params for flag in p.flags + tuple(a[1] for a in p.cli_also)),
     ]
     return parser
 
 
-# Options agents guess for the ones a command has (`replace --old a --new b`).
+# Options agents guess, and what the command has instead: the first of those it has is the hint.
 _OPTION_GUESSES = {
-    "--new": "--content", "--text": "--content", "--new-text": "--content", "--replacement": "--content",
-    "--with": "--content", "--old-text": "--old", "--path": "--file", "--after-line-number": "--after-line",
-    "--from": "--start", "--to": "--end", "--line": "--start", "--diff": "--patch-file",
-    "--patch": "--patch-file", "--edits": "--edits-file", "--dry-run": "--preview",
+    "--new": ("--content",), "--text": ("--content",), "--new-text": ("--content",),
+    "--replacement": ("--content",), "--replace": ("--content",), "--with": ("--content",),
+    "--old-text": ("--old",), "--find": ("--old",), "--search": ("--old",), "--pattern": ("--old",),
+    "--match": ("--old",), "--path": ("--file",), "--line": ("--start N", "--after-line N"),
+    "--lines": ("--start N --end M",), "--range": ("--start N --end M",), "--at": ("--after-line N",),
+    "--top": ("--after-line 0",), "--prepend": ("--after-line 0",), "--append": ("--after-line -1",),
+    "--function": ("--target function:NAME", "--line N"), "--func": ("--target function:NAME", "--line N"),
+    "--method": ("--target function:NAME", "--line N"), "--diff": ("--patch-file",),
+    "--patch": ("--patch-file",), "--edits": ("--edits-file",), "--dry-run": ("--preview",),
 }  # fmt: skip
 
 
 def _option_near(word, options):
-    """The option of `options` a mistyped or guessed `word` most likely meant, or None."""
+    """What a mistyped or guessed option `word` most likely meant, from the command's `options`
+    (`--after_line`: --after-line; `--satrt`: --start; `--new`: --content), or None."""
     import difflib
 
-    name = word.split("=", 1)[0]
-    guess = _OPTION_GUESSES.get(name)
-    if guess in options:
-        return guess
+    name = word.split("=", 1)[0].replace("_", "-")
+    if name in options and name != word:
+        return name
+    for guess in _OPTION_GUESSES.get(name, ()):
+        if guess.split()[0] in options:
+            return guess
     near = difflib.get_close_matches(name, [o for o in options if o.startswith("--")], 1, 0.75)
     return near[0] if near else None
 
 
-def _command_arguments(sub, tool, lang, defaults):
-    # (as a subparser, no defaults: the values given before the command stay)
+def _check_dashes(lang, args, options):
+    """A usage error for what argparse would take in silence for another thing: a long option
+    with one dash (`-content=x` is -c with the text "ontent=x", `-file=a` names the file "ile=a"),
+    and `-c -`, the text "-" where standard input was meant (--content-file -)."""
+    for arg, before in zip(args, [None, *args]):
+        single = re.fullmatch(r"-([a-z][a-z-]+)(=.*)?", arg, re.S)
+        if single and "--" + single.group(1) in options:
+            raise UsageError(tr(lang, "cli.one_dash", arg=arg, option="--" + single.group(1)))
+        if arg == "-" and before in ("-c", "--content", "--old"):
+            other = "--content-file" if before != "--old" else "--old-file"
+            raise UsageError(tr(lang, "cli.text_dash", option=before, other=other))
+
+
+def _usage_hint(lang, message, prog, options, argv):
+    """The hint of an argparse usage `message`, or None: the option a guessed or mistyped one
+    meant (also when a required option is missing, which argparse says first); where a stray word
+    goes; how to name the file, or to give a value that starts with '-'."""
+    option = re.match(r"argument (--[\w-]+)(?:/-\w)?: expected one argument$", message)
+    if option:
+        return tr(lang, "cli.dash_value", option=option.group(1))
+    for arg in argv if message.startswith(("unrecognized arguments:", "the following")) else ():
+        near = (
+            _option_near(arg, options) if arg.startswith("--") and arg.split("=")[0] not in options else None
+        )
+        if near:
+            return tr(lang, "cli.option_near", option=arg.split("=")[0], near=near)
+    stray = re.match(r"unrecognized arguments: ([^-]\S*)", message)
+    if stray:
+        key = "cli.stray_number" if stray.group(1).lstrip("+-").isdigit() else "cli.stray_word"
+        return tr(lang, key, word=stray.group(1), prog=prog)
+    if re.match(r"the following arguments are required: --(file|edits-file)\b", message):
+        return tr(lang, "cli.file_word", prog=prog)
+    return None
+
+
+def _command_arguments(sub, tool, lang, defaults, word=False):
+    # (as a subparser, no defaults: the values given before the command stay; `word`: the command
+    # line named the file as a word, so its option is not required)
     _global_options(sub, lang, defaults, tool)
-    word = _word_option(tool)
+    word_flag = _word_option(tool)
     for param in tool.params:
         if param.name == "encoding":
             continue  # a global option, accepted here too
@@ -20198,23 +20311,24 @@ def _command_arguments(sub, tool, lang, defaults):
         required = param.required and not any(also[0] == "file" for also in param.cli_also)
         once = getattr(sub, "once", "store")
         if param.flags:  # (an argument with no flag of its own is given on the CLI by cli_also only)
-            kwargs.update(metavar=param.metavar, action=once)
-            _add_option(sub, lang, param.flags, required, param.flags[0] == word, **kwargs)
+            required = required and not (word and param.flags[0] == word_flag)
+            sub.add_argument(*param.flags, metavar=param.metavar, required=required, action=once, **kwargs)
         for kind, flag, help_key, *_default in param.cli_also:
             metavar = "PATH|-" if kind == "file" else "N"
-            kwargs = {
-                "dest": _also_dest(flag),
-                "metavar": metavar,
-                "action": once,
-                "help": tr(lang, help_key),
-            }
-            _add_option(sub, lang, (flag,), param.cli_required, flag == word, **kwargs)
+            sub.add_argument(
+                flag,
+                dest=_also_dest(flag),
+                metavar=metavar,
+                action=once,
+                help=tr(lang, help_key),
+                required=param.cli_required and not (word and flag == word_flag),
+            )
     output = {"choices": ("text", "json"), "default": "text", "action": getattr(sub, "once", "store")}
     sub.add_argument("-o", "--output", help=tr(lang, "p.output"), **output)
 
 
 def _word_option(tool):
-    """The option a command also takes as a bare word after it (docs/cli.md#the-file-as-a-word):
+    """The option a command also takes as the word right after it (docs/cli.md#the-file-as-a-word):
     --file, the file it works on (`read a.py`); else, for edit and patch, the option naming the
     file their input comes from (`patch fix.diff`)."""
     for param in tool.params:
@@ -20223,19 +20337,24 @@ def _word_option(tool):
     return next((also[1] for param in tool.params for also in param.cli_also if also[0] == "file"), None)
 
 
-def _add_option(sub, lang, flags, required, word, **kwargs):
-    """Add an option to `sub`; the command's word option (`word`) in a group of two with the bare
-    word, of which argparse takes one at most and, when `required`, one at least."""
-    import argparse
+def _file_word(argv, position):
+    """The argument right after the command at `position` when it is no option (`read a.py`,
+    `patch fix.diff`, `edit -`): what the command's word option names. Only there: a word
+    further on is more often a value that lost its quotes (`-c new line`)."""
+    word = argv[position + 1] if position + 1 < len(argv) else None
+    return word if word is not None and (word == "-" or not word.startswith("-")) else None
 
-    if not word:
-        sub.add_argument(*flags, required=required, **kwargs)
+
+def _take_word(lang, tool, ns, word):
+    """Into `ns`: what the word right after the command names, as its option would; a usage error
+    when the option is given too (even with the same name: one name for one file)."""
+    if word is None:
         return
-    group = sub.add_mutually_exclusive_group(required=required)
-    group.add_argument(*flags, **kwargs)
-    metavar = {"--file": "FILE", "--patch-file": "PATCH"}.get(flags[0], "EDITS")
-    help_ = tr(lang, "p.word_file") if flags[0] == "--file" else tr(lang, "p.word_input", option=flags[0])
-    group.add_argument(kwargs["dest"], nargs="?", default=argparse.SUPPRESS, metavar=metavar, help=help_)
+    flag = _word_option(tool)
+    dest = "file" if flag == "--file" else _also_dest(flag)
+    if getattr(ns, dest, None) is not None:
+        raise UsageError(tr(lang, "cli.word_twice", word=word, option=flag, other=getattr(ns, dest)))
+    setattr(ns, dest, word)
 
 
 def _also_dest(flag):
@@ -20257,10 +20376,11 @@ def _read_input(lang, path, source):
             with open(path, "rb") as handle:
                 data, piped = _read_whole(handle, source, path)
     except OSError as exc:
+        inline = path.lstrip()[:1] in ("[", "{") or "\n" in path or path.startswith(("--- ", "diff ", "@@ "))
         raise ToolError(
             "INVALID_ARGUMENT",
             "input_unreadable",
-            "arg.hint",
+            "input_inline.hint" if inline else "arg.hint",
             source=source,
             path=path,
             detail=exc.strerror or str(exc),
@@ -20815,10 +20935,24 @@ def _no_command(lang, argv, position):
     command = next((arg for arg in argv[position + 1 :] if arg in names), None)
     if command and position and argv[position - 1].startswith("-"):
         return tr(lang, "cli.option_first", option=argv[position - 1], word=argv[position], command=command)
-    near = difflib.get_close_matches(argv[position], names, 1)
+    word = argv[position]
+    if word.lower() in ("undo", "rollback", "revert"):
+        return tr(lang, "cli.bad_command_undo", word=word, commands=", ".join(names))
+    near = _COMMAND_GUESSES.get(word.lower()) or difflib.get_close_matches(word, names, 1)
+    if not near and os.path.isfile(word):  # (`better-edit-tools app.py`: the file, with no command)
+        near = [f"read {word}"]
     if near:
-        return tr(lang, "cli.bad_command_near", word=argv[position], near=near[0], commands=", ".join(names))
-    return tr(lang, "cli.bad_command", word=argv[position], commands=", ".join(names))
+        return tr(lang, "cli.bad_command_near", word=word, near=near[0], commands=", ".join(names))
+    return tr(lang, "cli.bad_command", word=word, commands=", ".join(names))
+
+
+# Commands of other tools that newcomers type, and ours that do that.
+_COMMAND_GUESSES = {
+    "cat": ["read"], "show": ["read"], "view": ["read"], "apply": ["patch"], "check": ["balance"],
+    "brackets": ["balance"], "append": ["insert --after-line -1"], "prepend": ["insert --after-line 0"],
+    "add": ["insert"], "rm": ["delete"], "remove": ["delete"], "create": ["write"], "sub": ["replace"],
+    "function": ["func-range"], "func": ["func-range"], "tag": ["tag-range"], "diff": ["patch"],
+}  # fmt: skip
 
 
 def _main_command(lang, argv, position, output):
@@ -20829,13 +20963,21 @@ def _main_command(lang, argv, position, output):
     tool = _command_tool(lang, argv, position, output)
     if tool is None:
         return 2
-    parser = _command_parser(lang, tool, output)
-    ns = parser.parse_args(argv[:position] + argv[position + 1 :])  # (exits 2, or 0)
+    file_word = _file_word(argv, position)
+    rest = argv[:position] + argv[position + (1 if file_word is None else 2) :]
+    parser = _command_parser(lang, tool, output, file_word is not None)
+    parser.argv = rest  # (for its error hints)
+    try:
+        _check_dashes(lang, rest, parser.options)
+    except UsageError as exc:
+        return _usage_failed(lang, f"{PROGRAM} {word}: {exc}", parser.prog, output)
+    ns = parser.parse_args(rest)  # (exits 2, or 0)
     try:
         ctx = make_context(lang, ns, os.environ, mcp=False)
     except UsageError as exc:
         return _usage_failed(lang, f"{PROGRAM}: {exc}", parser.prog, ns.output)
     try:
+        _take_word(lang, tool, ns, file_word)
         args = cli_arguments(lang, tool, ns)
     except UsageError as exc:
         return _usage_failed(lang, f"{PROGRAM} {word}: {exc}", parser.prog, ns.output)
