@@ -2062,8 +2062,8 @@ MESSAGES = {
     ),
     "cli.bad_command_undo": (
         "unknown command {word!r}: the command line has no undo; an MCP client undoes an event with the "
-        "tool be-trx-rollback; valid commands: {commands}",
-        "未知命令 {word!r}：命令行没有撤销功能；MCP 客户端可用工具 be-trx-rollback 撤销一次事件；可用命令：{commands}",
+        "tool {rollback}; valid commands: {commands}",
+        "未知命令 {word!r}：命令行没有撤销功能；MCP 客户端可用工具 {rollback} 撤销一次事件；可用命令：{commands}",
     ),
     "cli.bad_command": (
         "unknown command {word!r}; valid commands: {commands} (no command starts the MCP server)",
@@ -20937,7 +20937,10 @@ def _no_command(lang, argv, position):
         return tr(lang, "cli.option_first", option=argv[position - 1], word=argv[position], command=command)
     word = argv[position]
     if word.lower() in ("undo", "rollback", "revert"):
-        return tr(lang, "cli.bad_command_undo", word=word, commands=", ".join(names))
+        rollback = tool_names(prefix=True)[
+            "trx_rollback"
+        ]  # (as a server started with no naming flag lists it)
+        return tr(lang, "cli.bad_command_undo", word=word, commands=", ".join(names), rollback=rollback)
     near = _COMMAND_GUESSES.get(word.lower()) or difflib.get_close_matches(word, names, 1)
     if not near and os.path.isfile(word):  # (`better-edit-tools app.py`: the file, with no command)
         near = [f"read {word}"]
