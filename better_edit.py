@@ -8053,7 +8053,8 @@ def _block_header(text, language, lo, brace, start, may_widen=True):
     offsets = [0]
     for line in lines[:-1]:
         offsets.append(offsets[-1] + len(line) + 1)
-    first = _comments_above(lines, originals, offsets, comments, i, lo, lo > start and text[lo - 1] != "\n")
+    shared_first = lo > start and text[lo - 1] != "\n"
+    first = _comments_above(lines, originals, offsets, comments, i, lo, shared_first, language)
     first, head = lo + offsets[first], lo + offsets[i]
     if language in ("c", "cpp", "csharp"):
         first = _unsplit_conditionals(text, first, brace)
@@ -8089,10 +8090,15 @@ def _span_at(spans, starts, pos):
     return i if i >= 0 and spans[i][0] < pos < spans[i][1] else None
 
 
-def _comments_above(lines, originals, offsets, comments, i, lo, shared_first):
+def _comments_above(lines, originals, offsets, comments, i, lo, shared_first, language):
     """The first line of the comment lines just above line `i` of a header (its doc comment): never
     inside a block comment, which a blank line may split (`/*`, a blank line, `*/` above a
-    function: the comment is taken whole, or not at all when code precedes it on its line)."""
+    function: the comment is taken whole, or not at all when code precedes it on its line). Not
+    a shebang, a preprocessor line other than a conditional (C family: `#include`, `#define`,
+    `#region`), a Rust inner doc
+    comment (`//!`, of the module) or a comment that speaks to a tool about the whole file
+    (`/* eslint-disable */`, `// @ts-check`): none of those belongs to the function below it
+    (an `#if` ... `#endif` around its attributes does)."""
     import bisect
 
     starts = [s for s, _ in comments]  # (in order)
@@ -8100,8 +8106,8 @@ def _comments_above(lines, originals, offsets, comments, i, lo, shared_first):
     while first > 0 and not lines[first - 1].strip() and originals[first - 1].strip():
         if first - 1 == 0 and shared_first:
             break  # that comment shares its line with the code before
-        if originals[first - 1].startswith("#!"):
-            break  # a shebang is no doc comment
+        if _not_a_doc_comment(originals[first - 1], language):
+            break
         first -= 1
         k = _span_at(comments, starts, lo + offsets[first])
         if k is None:
@@ -8116,6 +8122,27 @@ def _comments_above(lines, originals, offsets, comments, i, lo, shared_first):
             return first + 1  # (a file's licence above its first definition is no doc comment of it)
         first = line
     return first
+
+
+def _not_a_doc_comment(line, language):
+    """Whether a comment line (or a line the C family masks as one) above a definition cannot be
+    its doc comment (_comments_above)."""
+    line = line.lstrip()
+    if line.startswith("#!"):
+        return True
+    if language in ("c", "cpp", "csharp") and line.startswith("#"):  # (a conditional is walked over:
+        return not _CONDITIONAL_LINE.match(line)  # _unsplit_conditionals keeps it only when whole)
+    return (language == "rust" and line.startswith(("//!", "/*!"))) or bool(_FILE_DIRECTIVE.match(line))
+
+
+_CONDITIONAL_LINE = _LazyPattern(r"#\s*(?:if|ifdef|ifndef|elif|else|endif)\b")
+# A comment that speaks to a tool about the whole file, or all below it: not the doc comment of the
+# definition it stands above (one about the next line, `eslint-disable-next-line`, is).
+_FILE_DIRECTIVE = _LazyPattern(
+    r"(?://|/\*)\s*(?:eslint-disable(?!-next-line|-line)|eslint-enable|eslint-env\b|globals?\s|"
+    r"@ts-(?:no)?check\b|jshint\b|swiftlint:(?:disable|enable)(?!:next|:this|:previous)|@flow\b|"
+    r"istanbul ignore file|go:build\b|\+build\b|clang-format (?:off|on)\b)"
+)
 
 
 _LICENCE = _LazyPattern(  # (a licence's own words: not a doc comment that mentions copyright)

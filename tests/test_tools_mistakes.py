@@ -478,6 +478,51 @@ def test_a_ruby_method_on_a_named_receiver_is_named_by_its_method(root, be_env):
     assert (root / "o.rb").read_text() == "obj = Object.new\n\ndef other\n  2\nend\n"
 
 
+@pytest.mark.parametrize(
+    "name, source, target, kept",
+    [
+        (  # (the LOG macros of DEBUG and not: the #ifdef block went with the function)
+            "k.c",
+            "#include <stdio.h>\n\n#ifdef DEBUG\n#define LOG(x) puts(x)\n#else\n#define LOG(x)\n#endif\n"
+            'int work(void)\n{\n    LOG("work");\n    return 0;\n}\n',
+            "function:work",
+            "#include <stdio.h>\n\n#ifdef DEBUG\n#define LOG(x) puts(x)\n#else\n#define LOG(x)\n#endif\n",
+        ),
+        (  # (an include guard: its #define went, the header broke)
+            "g.h",
+            "#ifndef G_H\n#define G_H\nstatic inline int add(int a)\n{\n  return a;\n}\n#endif\n",
+            "function:add",
+            "#ifndef G_H\n#define G_H\n#endif\n",
+        ),
+        (  # (#region's #endregion was left alone: CS1028)
+            "A.cs",
+            "class A\n{\n    #region Math\n    public int Add(int a)\n    {\n        return a;\n    }\n    #endregion\n}\n",
+            "function:Add",
+            "class A\n{\n    #region Math\n    #endregion\n}\n",
+        ),
+        (  # (the module's own docs)
+            "geo.rs",
+            "//! Geometry helpers.\n//! All units are pixels.\npub fn area(w: u32) -> u32 {\n    w\n}\n",
+            "function:area",
+            "//! Geometry helpers.\n//! All units are pixels.\n",
+        ),
+        (
+            "e.js",
+            "/* eslint-disable no-console */\n// Adds two numbers.\nfunction add(a, b) {\n  return a + b;\n}\n",
+            "function:add",
+            "/* eslint-disable no-console */\n",
+        ),
+    ],
+)
+def test_a_target_leaves_the_file_s_own_lines_above_its_function(root, be_env, name, source, target, kept):
+    """Found by the wrong-place attack: the doc comment taken with a function by target was every
+    comment-like line right above it, so a delete or replace by target removed `#include`,
+    `#define`, `#region` lines, Rust's module docs and file-wide lint directives, exit 0."""
+    (root / name).write_text(source)
+    done, result = _by_target(root, be_env, "delete", name, target)
+    assert done.returncode == 0 and (root / name).read_text() == kept, (result, (root / name).read_text())
+
+
 def test_a_method_named_as_its_language_writes_it_is_found(root, be_env):
     """Ruby's `Cart#save!` (how its docs name an instance method) and JavaScript's `#save` (a
     private method, as the class writes it) were NOT_FOUND, with a hint naming the method found."""
