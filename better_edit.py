@@ -825,9 +825,10 @@ MESSAGES = {
         "每个块以 @@ -起始,行数 +起始,行数 @@ 行开头，如 git diff 和 diff -u 所写",
     ),
     "patch_stray_line.hint": (
-        "every line of a hunk starts with ' ' (context), '-' (removed), '+' (added) or '\\'; put other "
-        "text outside the patch",
-        "块中每行都以 ' '（上下文）、'-'（删除）、'+'（添加）或 '\\' 开头；其他文字请放到补丁之外",
+        "every line of a hunk starts with ' ' (context), '-' (removed), '+' (added) or '\\ ' (\\ No newline "
+        "at end of file); a context line keeps its leading space; put other text outside the patch",
+        "块中每行都以 ' '（上下文）、'-'（删除）、'+'（添加）或 '\\ '（\\ No newline at end of file）开头；"
+        "上下文行须保留行首空格；其他文字请放到补丁之外",
     ),
     "patch_exists": ("the patch creates {file}, which already exists", "补丁要新建 {file}，但它已存在"),
     "patch_past_end": (
@@ -17827,7 +17828,7 @@ def _patch_hunk(lines, pos, file, number):
     """One hunk: (old start, old lines, new lines, ends without newline, tagged lines), the position
     after it and its warnings. Its body runs to the next hunk, file header or end of the patch; a
     header that miscounts it is recounted from the body, with a warning; a line that is not
-    ' ', '-', '+', '\\' or empty is INVALID_ARGUMENT naming it."""
+    ' ', '-', '+', '\\ ' (`\\ No newline at end of file`) or empty is INVALID_ARGUMENT naming it."""
     header = lines[pos].rstrip("\r")
     match = _PATCH_HUNK.match(header)
     old_start = int(match.group(1))
@@ -17841,7 +17842,7 @@ def _patch_hunk(lines, pos, file, number):
         if end is not None:
             pos = end
             break
-        if line.startswith("\\"):  # (of the line above: old side, new side or both)
+        if line.startswith("\\ "):  # (of the line above: old side, new side or both; `\item` is no marker)
             no_newline |= {"-": {"old"}, "+": {"new"}, " ": {"old", "new"}}[
                 entries[-1][0] if entries else " "
             ]

@@ -2061,3 +2061,16 @@ def test_a_later_section_that_changes_lines_an_earlier_one_adds_says_so(root, be
     assert "an earlier section adds lines like its own" in error["message"], error
     assert error["hint"].startswith("send one ---/+++ section per file"), error
     assert error["closest"] is None, error
+
+
+def test_a_hunk_line_starting_with_a_backslash_is_no_end_of_file_marker(root, be_env):
+    """Found by the wrong-place attack: `\\item old`, a LaTeX context line that lost its leading
+    space, was read as `\\ No newline at end of file`: ignored, the hunk applied without it, with
+    a warning about the file's last newline. Only `\\ ` is that marker (as git reads it)."""
+    patch = "--- a/doc.tex\n+++ b/doc.tex\n@@ -1,3 +1,4 @@\n a\n+\\item new\n\\item old\n b\n c\n"
+    error = refused_patch(root, be_env, ("doc.tex", "a\nb\nc\n"), patch, "INVALID_ARGUMENT", status=2)
+    assert "line 6 of the patch is inside hunk 1 of doc.tex but is not a hunk line" in error["message"], error
+    patch = "--- a/f.txt\n+++ b/f.txt\n@@ -1 +1 @@\n-a\n\\ No newline at end of file\n+b\n\\ No newline at end of file\n"
+    (root / "f.txt").write_text("a")
+    done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
+    assert done.returncode == 0 and (root / "f.txt").read_text() == "b", answer
