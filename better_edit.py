@@ -1445,6 +1445,13 @@ MESSAGES = {
         "自读取第 {start}-{end} 行以来 {file} 已被修改（viewed_code_id {id}）：这些行仍在原处，但别处也有相同的行，"
         "且其周围的行已不是读取时的那些：代码块被移动或交换后，这里可能是另一份副本",
     ),
+    "view_replaced": (
+        "{file} changed since lines {start}-{end} were read (viewed_code_id {id}): they still stand "
+        "there, but the lines around them are others now, and with lines added or removed above, "
+        "these may be a copy put in their place",
+        "自读取第 {start}-{end} 行以来 {file} 已被修改（viewed_code_id {id}）：这些行仍在原处，但其周围的行已不同，"
+        "且上方有行被增删，这里可能是放到原处的一份副本",
+    ),
     "view_copied": (
         "{file} changed since lines {start}-{end} were read (viewed_code_id {id}): they still stand "
         "there, but so they do elsewhere now, and lines added above may have moved yours onto that copy",
@@ -13638,8 +13645,8 @@ def check_view(ctx, args, opened, edit_first, edit_last, now=(False, False), ins
         return [], 0
     vstart, vend, digest, fingerprint = parse_view_id(token)
     if _view_holds(opened, vstart, vend, digest):
-        if fingerprint and fingerprint[3] not in (None, opened.text.total()):
-            _copied_since(ctx, token, opened, vstart, vend)
+        if fingerprint and fingerprint[3] is not None:
+            _copied_since(ctx, token, opened, vstart, vend, fingerprint)
         elif fingerprint is None:
             _shifted_since(ctx, token, opened, vstart, vend)
         return _outside_view(vstart, vend, edit_first, edit_last), 0
@@ -13767,14 +13774,28 @@ def _moved_below(text, viewed, lines, crcs):
     return None
 
 
-def _copied_since(ctx, token, opened, vstart, vend):
-    """STALE_VIEW when lines a view saw unique still stand where they were read in a file whose
-    line count changed, but an identical copy of them stands elsewhere now: lines added above may
-    have moved the lines read onto the copy's place, so which one was read cannot be told."""
+def _copied_since(ctx, token, opened, vstart, vend, fingerprint):
+    """STALE_VIEW when lines a view saw unique still stand where they were read, but may be a copy
+    put there since (lines added or removed above moved the lines read away): in a file whose line
+    count changed, when an identical copy of them stands elsewhere now, or when the nearest lines
+    with a letter or a digit above and below them are both others now (a copy of a function added
+    above the one read, which was then edited: docs/behaviour.md#viewed_code_id); in a file of
+    the same line count, when both are true."""
     body = opened.text.body
     at, stop = line_span(body, vstart, vend)
-    if not view_unique(body, body[at:stop], at):
+    copied = not view_unique(body, body[at:stop], at)
+    counted = fingerprint[3] != opened.text.total()
+    if counted and copied:
         raise _stale_view(ctx, token, opened, vstart, vend, "view_copied")
+    if (counted or copied) and _neighbours_replaced(body, at, stop, fingerprint[6:8]):
+        raise _stale_view(ctx, token, opened, vstart, vend, "view_replaced")
+
+
+def _neighbours_replaced(body, a, b, nearest):
+    """Whether the nearest lines with a letter or a digit above and below body[a:b] are both there
+    and both other lines than `nearest`, the CRC-32 of those a view recorded (_telling_neighbour)."""
+    now = [_telling_neighbour(body, a, b, up) for up in (True, False)]
+    return None not in now and all(found != crc for found, crc in zip(now, nearest))
 
 
 def _view_holds(opened, vstart, vend, digest):

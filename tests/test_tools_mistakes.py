@@ -1486,6 +1486,36 @@ def test_a_view_that_still_holds_in_place_beside_a_new_copy_is_stale(root, be_en
     assert "still stand there, but so they do elsewhere now" in result["error"]["message"], result
 
 
+def test_a_view_holding_in_place_in_a_copy_whose_original_changed_is_stale(root, be_env):
+    """Found by the wrong-place attack: as above, but process() was then edited, so the lines read
+    stand once, in helper(), at the lines read: the edit changed helper(), exit 0. Both nearest
+    lines with a letter or a digit around them (`def process`, `def main`) are others now:
+    STALE_VIEW (`view_replaced`). So it is at the same line count when the lines read still stand
+    below (a function removed further down); lines added below the view, or its neighbours kept,
+    still edit in place."""
+    before = "import os\n\n\ndef process(items):\n    total = 0\n    for item in items:\n        total += item.price\n    return total\n\n\ndef main():\n    print(process([]))\n"
+    (root / "t.py").write_text(before)
+    _done, read = run_json("read", "-f", "t.py", "-s", "5", "-e", "8", cwd=root, env=be_env)
+    token = read["viewed_code_id"]
+    body = "    total = 0\n    for item in items:\n        total += item.price\n    return total\n"
+    now = f"import os\n\n\ndef helper(items):\n{body}\n\ndef process(items):\n{body.replace('price', 'price * item.qty')}\n\ndef main():\n    print(process([]))\n"
+    _view_refused_after_change(root, be_env, token, now, 7, "        total += item.tax")
+    done, result = _replace_line_with_view(root, be_env, token, 7, "        total += item.tax")
+    assert "the lines around them are others now" in result["error"]["message"], result
+    extra = "\n\ndef extra():\n    a = 1\n    b = 2\n    c = 3\n    return a + b + c\n"
+    (root / "t.py").write_text(before + extra)
+    _done, read = run_json("read", "-f", "t.py", "-s", "5", "-e", "8", cwd=root, env=be_env)
+    helper = f"import os\n\n\ndef helper(items):\n{body}\n\n"
+    same_count = helper + before[len("import os\n\n\n") :]  # (helper() above, extra() gone below)
+    assert same_count.count("\n") == (before + extra).count("\n")
+    _view_refused_after_change(
+        root, be_env, read["viewed_code_id"], same_count, 7, "        total += item.tax"
+    )
+    (root / "t.py").write_text(before + "\n\ndef more():\n    pass\n")  # (added below: in place)
+    done, result = _replace_line_with_view(root, be_env, token, 7, "        total += item.tax")
+    assert done.returncode == 0 and "item.tax" in (root / "t.py").read_text().split("\n")[6], result
+
+
 def test_a_view_rewritten_in_place_never_moves_to_its_old_text_kept_below(root, be_env):
     """Found by an attack: process()'s body read while unique, then rewritten in place and its old
     body kept as legacy() right below: the file grew by exactly the distance to the copy, so the
