@@ -2053,9 +2053,11 @@ MESSAGES = {
     ),
     "cli.epilog": (
         "Run `better-edit-tools COMMAND --help` for a command's options and an example.\n"
+        "The word right after a command is its file: `better-edit-tools read app.py -s 10 -e 30`.\n"
         "Every command takes -o json: its result, and any error, as JSON on stdout.\n"
         "Settings also come from BETTER_EDIT_* environment variables (docs/cli.md).",
         "运行 `better-edit-tools COMMAND --help` 查看命令的选项和示例。\n"
+        "紧跟命令的词即其文件：`better-edit-tools read app.py -s 10 -e 30`。\n"
         "每个命令都接受 -o json：结果和错误都以 JSON 输出到 stdout。\n"
         "设置也可来自 BETTER_EDIT_* 环境变量（docs/cli.md）。",
     ),
@@ -18790,8 +18792,8 @@ MESSAGES.update(
             '  echo \'[{{"file": "a.py", "start": 3, "content": "x = 1"}}]\' | better-edit-tools edit --edits-file -',
         ),
         "x.patch": (
-            "example:\n  git diff | better-edit-tools patch --preview\n  better-edit-tools patch --patch-file fix.diff",
-            "示例：\n  git diff | better-edit-tools patch --preview\n  better-edit-tools patch --patch-file fix.diff",
+            "example:\n  git diff | better-edit-tools patch --preview\n  better-edit-tools patch fix.diff",
+            "示例：\n  git diff | better-edit-tools patch --preview\n  better-edit-tools patch fix.diff",
         ),
         "p.edits": (
             "array of edit items {{op, file, ...}}; coordinates of the files before the call",
@@ -18934,8 +18936,8 @@ MESSAGES.update(
         "g.root": ("confine every path to this directory", "把所有路径限制在此目录内"),
         "g.max_chips": ("how many chips to keep (default 30)", "保留的 chip 数量（默认 30）"),
         "x.read": (
-            "example:\n  better-edit-tools read -f app.py -s 10 -e 30\n  better-edit-tools read -f app.py -s 42 -e auto -o json",
-            "示例：\n  better-edit-tools read -f app.py -s 10 -e 30\n  better-edit-tools read -f app.py -s 42 -e auto -o json",
+            "example:\n  better-edit-tools read app.py -s 10 -e 30\n  better-edit-tools read -f app.py -s 42 -e auto -o json",
+            "示例：\n  better-edit-tools read app.py -s 10 -e 30\n  better-edit-tools read -f app.py -s 42 -e auto -o json",
         ),
         "x.replace": (
             "example:\n  better-edit-tools replace -f app.py -s 12 -e 13 -c 'x = 2'\n"
