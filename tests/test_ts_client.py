@@ -139,6 +139,10 @@ CASES = [
     # (0.3, the contract audit) a bare `# ...` inserted; an argument missing, named with the tool
     ("insert-bare-ellipsis", "PLACEHOLDER", "be-insert", {"file": "indent.py", "after_line": 1, "content": "# ...\nx = 3"}),
     ("func-range-without-line", "INVALID_ARGUMENT", "be-func-range", {"file": "indent.py"}),
+    # (0.3, this session) a later ---/+++ section changing a line an earlier one adds (`\\item`:
+    # a stray hunk line, no end-of-file marker)
+    ("patch-sections-in-turn", "MISMATCH", "be-edit", {"patch": "--- a/three.txt\n+++ b/three.txt\n@@ -1,2 +1,4 @@\n one\n+X1\n+X2\n two\n--- a/three.txt\n+++ b/three.txt\n@@ -1,3 +1,3 @@\n one\n X1\n-X2\n+Y2\n"}),
+    ("patch-backslash-line", "INVALID_ARGUMENT", "be-edit", {"patch": "--- a/three.txt\n+++ b/three.txt\n@@ -1,2 +1,3 @@\n one\n+\\item new\n\\item two\n"}),
 ]  # fmt: skip
 if os.environ.get("BE_EXE"):  # a one-file executable unpacks itself: under a file-size limit it cannot
     CASES = [case for case in CASES if case[1] != "IO"]
