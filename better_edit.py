@@ -1705,6 +1705,10 @@ MESSAGES = {
         "{name} lists the first {listed} of {found}",
         "{name} 只列出 {found} 个中的前 {listed} 个",
     ),
+    "w.lists_cut": (
+        "{count} lists of places ({first} and the failed items after it) list {listed} of their {found}",
+        "{count} 个位置列表（{first} 及其后失败的条目）只列出其 {found} 个中的 {listed} 个",
+    ),
     "w.field_cut": (
         "{name} shows the first {shown} of its {length} characters",
         "{name} 只显示其 {length} 个字符中的前 {shown} 个",
@@ -15424,6 +15428,8 @@ def _replace_old(ctx, args, opened):
     tier, spans = locate_old(norm, args["old"])
     if len(spans) > 1 and tier == "exact" and "\r" in args["old"]:
         spans = _the_one_with_crlf(text.decode(), args["old"], spans)
+    if len(spans) > 1 and not args.get("force"):
+        spans = _whole_word_spans(norm, spans)
     if len(spans) != 1:
         raise _not_one_old(opened, args["old"], spans)
     line_s, col_s, line_e, col_e = spans[0]
@@ -15502,6 +15508,20 @@ def _refuse_cut_word(file, region, span):
         ours=text[max(a, ours[0]) : min(b, ours[1])],
         word=text[a:b],
     )
+
+
+def _whole_word_spans(norm, spans):
+    """Of the places `old` stands in the text `norm` (`spans`), those that neither start nor end
+    inside a word, when some do not and some do; else all: a match inside a word is a guess
+    (_refuse_cut_word), so `line 1` is the line `line 1`, not also `line 10` and `line 11`."""
+    lines = norm.split("\n")
+    whole = [
+        (line_s, col_s, line_e, col_e)
+        for line_s, col_s, line_e, col_e in spans
+        if not _inside_word(lines[line_s - 1], col_s)
+        and not (col_e is not None and _inside_word(lines[line_e - 1], col_e))
+    ]
+    return whole or spans
 
 
 def _inside_word(text, at):
@@ -19512,19 +19532,47 @@ def _error_parts(error):
 
 def _places_cut(error):
     """The warnings of an error (or of its failed items) whose lists of places were cut where
-    they were made (_places): each names the list and says how many there are. The CLI's errors
-    get them too."""
-    warnings, named = [], _error_parts(error)
+    they were made (_places), or here, where the failed items' lists hold more than LISTED_MAX
+    places together (_share_places): each names the list and says how many there are; more than
+    _CUT_NAMED such lists, one warning says it of all. The CLI's errors get them too."""
+    _share_places(error)
+    cut, named = [], _error_parts(error)
     for data in (error, *(error.get("failed") or ())):
         prefix = named.get(id(data))
         for name in ("candidates", "found_at"):
             places = data.get(name)
             found = getattr(places, "found", 0)
             if prefix is not None and found > len(places or ()):
-                warnings.append(
-                    ("w.list_cut", {"name": prefix + name, "listed": len(places), "found": found})
-                )
-    return warnings
+                cut.append({"name": prefix + name, "listed": len(places), "found": found})
+    if len(cut) > _CUT_NAMED:
+        listed, found = sum(one["listed"] for one in cut), sum(one["found"] for one in cut)
+        return [
+            ("w.lists_cut", {"count": len(cut), "first": cut[0]["name"], "listed": listed, "found": found})
+        ]
+    return [("w.list_cut", one) for one in cut]
+
+
+_CUT_NAMED = 3  # lists of places cut that each get their own warning
+_SHARE_MIN = 5  # places each failed item lists at least, however many failed
+
+
+def _share_places(error):
+    """The failed items' lists of places, when they hold more than LISTED_MAX places together,
+    cut to an equal share each (at least _SHARE_MIN): 500 AMBIGUOUS items of 100 places each made
+    a 4 MB reply. Each item's message names its first places too."""
+    lists = [
+        (item, name)
+        for item in error.get("failed") or ()
+        for name in ("candidates", "found_at")
+        if item.get(name)
+    ]
+    if sum(len(item[name]) for item, name in lists) <= LISTED_MAX:
+        return
+    share = max(_SHARE_MIN, LISTED_MAX // len(lists))
+    for item, name in lists:
+        places = item[name]
+        if len(places) > share:
+            item[name] = _Places(places[:share], getattr(places, "found", len(places)))
 
 
 def error_details(error, lang="en", limit=30, chars=4000):

@@ -85,7 +85,9 @@ the warning `line N has L characters: content shows the first S (max_lines 0 sho
 `viewed_code_id` still covers the whole line (an edit built from the cut text that would drop the
 part not shown is refused: [behaviour.md](behaviour.md#the-placeholder-guard)). In an error, the file texts `actual`, `current` and
 `changes` stop at 100,000 characters too (at a line's end where one is in reach), with a warning
-in the error's `warnings`, and its lists of places (`candidates`, `found_at`) at 1,000 entries; the
+in the error's `warnings`, and its lists of places (`candidates`, `found_at`) at 1,000 entries (those of a
+be-edit's failed items together: an equal share each, 5 at least, and one warning of them all
+when more than 3 were cut); the
 error's text content shows at most 30 lines and 4,000 characters of each. A line of an edit's `diff` longer than 2,000 characters shows its first 2,000, with the
 warning `diff lines cut to their first 2000 characters: N`; (0.3) a diff longer than 100,000 characters
 shows its first lines up to there, with the warning `the diff of FILE shows its first S of L lines …` (the

@@ -666,9 +666,27 @@ def test_a_cli_error_with_its_places_cut_says_how_many_there_are(root, be_env):
     (root / "e.json").write_text(json.dumps([{"file": "m.txt", "old": "a", "content": "b"}] * 2))
     done, answer = run_json("edit", "--edits-file", "e.json", cwd=root, env=be_env)
     assert answer["error"]["warnings"] == [
-        "failed[0].candidates lists the first 1000 of 1500",
-        "failed[1].candidates lists the first 1000 of 1500",
+        "failed[0].candidates lists the first 500 of 1500",
+        "failed[1].candidates lists the first 500 of 1500",
     ], answer["error"].get("warnings")
+
+
+def test_the_failed_items_of_an_edit_share_one_list_of_places(root, be_env, serve):
+    """500 AMBIGUOUS items whose `old` stood 100 times each made a 4 MB reply: each failed item
+    listed its 100 places (up to 1,000 each). All items' lists now hold LISTED_MAX places together,
+    an equal share each (5 at least), and one warning says so of all of them."""
+    (root / "f.txt").write_text("".join(f"line {n % 50}\n" for n in range(5000)))
+    items = [{"file": "f.txt", "old": f"line {n % 50}", "content": "x"} for n in range(500)]
+    (root / "e.json").write_text(json.dumps(items))
+    done, answer = run_json("edit", "--edits-file", "e.json", cwd=root, env=be_env)
+    error = answer["error"]
+    assert done.returncode == 1 and [len(one["candidates"]) for one in error["failed"]] == [5] * 500
+    assert error["warnings"][-1] == (
+        "500 lists of places (failed[0].candidates and the failed items after it) list 2500 of their 50000"
+    ), error["warnings"]
+    assert len(done.stdout) < 400_000, len(done.stdout)
+    error = serve().err("be-edit", "AMBIGUOUS", {"edits": items[:20]})
+    assert [len(one["candidates"]) for one in error["failed"]] == [50] * 20, error["warnings"]
 
 
 def test_a_verbose_balance_lists_the_first_thousand_pairs(serve, root):

@@ -1908,6 +1908,25 @@ def test_old_that_starts_or_ends_inside_a_word_is_refused(
     assert done.returncode == 0 and (root / "f.txt").read_text() == body.replace(old, content, 1)
 
 
+def test_old_standing_whole_once_and_inside_words_elsewhere_is_the_whole_one(server, root, be_env):
+    """`line 1` in a file with `line 1`, `line 10` and `line 11` was AMBIGUOUS (3 places), while one
+    place alone inside a word is MISMATCH: places inside words are guesses, so the one whole place
+    is the match, through the CLI, the server and a be-edit item; several whole places are still
+    AMBIGUOUS, listing those; force counts every place."""
+    (root / "f.txt").write_text("line 1\nline 10\nline 11\n")
+    done, answer = run_json("replace", "-f", "f.txt", "--old", "line 1", "-c", "LINE 1", cwd=root, env=be_env)
+    assert done.returncode == 0 and (root / "f.txt").read_text() == "LINE 1\nline 10\nline 11\n", answer
+    server.ok("be-edit", {"edits": [{"file": "f.txt", "old": "line 10", "content": "LINE 10"}]})
+    (root / "p.yml").write_text("port: 80\nport: 8080\nport: 80\n")
+    error = server.err("be-replace", "AMBIGUOUS", {"file": "p.yml", "old": "port: 80", "content": "port: 81"})
+    assert error["candidates"] == [{"start": 1, "end": 1}, {"start": 3, "end": 3}], error
+    error = server.err(
+        "be-replace", "AMBIGUOUS", {"file": "p.yml", "old": "port: 80", "content": "x", "force": True}
+    )
+    assert len(error["candidates"]) == 3, error
+    assert (root / "p.yml").read_text() == "port: 80\nport: 8080\nport: 80\n"
+
+
 @pytest.mark.parametrize(
     "body, old",
     [
