@@ -3566,10 +3566,16 @@ def _line_matcher(old, new):
             blocks, i0, j0 = [], 0, 0
             for i, j in [*_unique_anchors(old, new), (len(old), len(new))]:
                 gap = difflib.SequenceMatcher(None, old[i0:i], new[j0:j]).get_matching_blocks()
-                blocks += [difflib.Match(i0 + x, j0 + y, n) for x, y, n in gap if n]
-                blocks += [difflib.Match(i, j, 1)] if i < len(old) else []
+                blocks += [(i0 + x, j0 + y, n) for x, y, n in gap if n]
+                blocks += [(i, j, 1)] if i < len(old) else []
                 i0, j0 = i + 1, j + 1
-            return blocks + [difflib.Match(len(old), len(new), 0)]
+            merged = []  # (blocks that touch are one, as difflib gives them: else a run of equal
+            for i, j, n in blocks:  # lines cut in pieces made hunks of context alone)
+                if merged and merged[-1][0] + merged[-1][2] == i and merged[-1][1] + merged[-1][2] == j:
+                    merged[-1] = (merged[-1][0], merged[-1][1], merged[-1][2] + n)
+                else:
+                    merged.append((i, j, n))
+            return [difflib.Match(*block) for block in merged] + [difflib.Match(len(old), len(new), 0)]
 
     return Anchored(None, old, new)
 

@@ -361,7 +361,8 @@ def _difflib_diff(old, new):
 
 def _applied(old, diff):
     """The lines `diff` (full_diff's text) makes of `old`: its hunks' counts checked, each applied
-    where its header says, the lines between hunks kept."""
+    where its header says, the lines between hunks kept; each hunk changes a line (one of context
+    alone is a corrupt patch to git apply and GNU patch) and starts past the one before."""
     import re
 
     lines, out, at = diff.split("\n")[2:], [], 0
@@ -370,10 +371,12 @@ def _applied(old, diff):
         m = re.fullmatch(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", lines[k])
         a, b = int(m.group(1)), int(m.group(2) or 1)
         start = a - 1 if b else a
+        assert start >= at, (lines[k], at)
         out += old[at:start]
-        at, k, seen = start, k + 1, [0, 0]
+        at, k, seen, changed = start, k + 1, [0, 0], False
         while k < len(lines) and not lines[k].startswith("@@"):
             sign, text = lines[k][0], lines[k][1:]
+            changed = changed or sign in "+-"
             ended = k + 1 < len(lines) and lines[k + 1] == "\\ No newline at end of file"
             if sign in " -":
                 assert old[at] == (text, "" if ended else "\n"), (lines[k], old[at])
@@ -383,6 +386,7 @@ def _applied(old, diff):
                 seen[1] += 1
             k += 2 if ended else 1
         assert seen == [b, int(m.group(4) or 1)], lines
+        assert changed, lines
     return out + old[at:]
 
 
@@ -421,6 +425,18 @@ def test_full_diff_of_large_texts_gives_the_new_text(seed):
         new[-1] = (new[-1][0], "")
     assert len(old) + len(new) >= be._ANCHORED_FROM
     assert _applied(old, be.full_diff("f.txt", old, new)) == new
+
+
+def test_one_change_in_a_large_text_of_unique_lines_is_one_small_hunk():
+    """The regression pass: each unique line matched alone made every run of context a hunk (120
+    hunks, the first of context alone: `git apply` refused the patch) and a file of unique lines
+    one hunk of all its lines."""
+    old = [line for k in range(300) for line in ((f"item {k}", "\n"), *[("    pass", "\n")] * 8)]
+    new = [("item 100 changed", "\n") if line == ("item 100", "\n") else line for line in old]
+    assert be.full_diff("f.txt", old, new) == _difflib_diff(old, new)
+    unique = [(f"value = {n}", "\n") for n in range(1200)]
+    changed = unique[:600] + [("value = six hundred", "\n")] + unique[601:]
+    assert be.full_diff("f.txt", unique, changed) == _difflib_diff(unique, changed)
 
 
 def test_a_rename_on_every_seventh_line_is_diffed_as_difflib_does():
