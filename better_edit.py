@@ -14291,21 +14291,44 @@ def _same_name(found, name):
 
 
 def _function_spans(string, language, name, astray=False):
-    """_definition_spans of `name`; when it has none and is qualified (`Cart.total`, `Cart::total`,
-    `Cart#total`, `shop.Cart.total`), those of its last part inside (at any depth) one of the part before it,
+    """_definition_spans of `name` (JavaScript's `#total`: the private one; Ruby's `Cart#total`:
+    the instance method); when it has none and is qualified (`Cart.total`, `Cart::total`,
+    `shop.Cart.total`), those of its last part inside (at any depth) one of the part before it,
     inside one of the part before that..., and those written outside it (C++ `Cart::total()`
     below the class), in file order: both are that name (an edit picks one by occurrence)."""
-    name = re.sub(r"(^|\.)#(?=\w)", r"\1", name)  # (JavaScript's `#save()` is named `save`)
+    private = re.fullmatch(r"(?:(.+)\.)?#(\w+)", name)  # (JavaScript's `#save()`, named `save`)
+    if private:
+        plain = ".".join(filter(None, private.groups()))
+        spans = _function_spans(string, language, plain, astray)
+        return _written_as(string, spans, rf"#{private[2]}\s*\(", rf"(?<![\w$#]){private[2]}\s*\(")
+    if language == "ruby" and re.fullmatch(r"\w+#\w+[?!=]?", name):  # (`Cart#save`: an instance method)
+        spans = _function_spans(string, language, name.replace("#", "."), astray)
+        return _written_as(
+            string, spans, rf"def\s+{re.escape(name.split('#')[1])}(?![\w?!=])", r"def\s+\w+\."
+        )
     spans = _definition_spans(string, language, name, astray)
     if language == "rust":  # (a tuple or unit struct has no block: counted, not left to its impl)
         spans = sorted(set(spans + _rust_bare_structs(string, name)))
     if language in ("ruby", "lua") and len(spans) > 1:
         spans = _outside_strings(string, language, spans)
-    parts = re.split(r"::|\.|(?<=\w)#", name)  # (`Cart#total`: Ruby's way to name a method)
+    parts = name.replace("::", ".").split(".")
     if spans or len(parts) < 2 or not all(parts):
         return spans
     found = _spans_inside(string, language, parts) + _spans_written_outside(string, language, parts)
     return sorted(set(found + _spans_in_namespaces(string, language, parts)))
+
+
+def _written_as(string, spans, pattern, other=None):
+    """The `spans` whose definition is written as `pattern` says: the first line of each span that
+    matches it or `other` (a definition of the same name written otherwise) must match `pattern`."""
+    lines, kept = string.split("\n"), []
+    for span in spans:
+        start, end = (span.line, span.line) if isinstance(span, _Astray) else span
+        for text in lines[start - 1 : end]:
+            if re.search(pattern, text) or (other and re.search(other, text)):
+                kept += [span] if re.search(pattern, text) else []
+                break
+    return kept
 
 
 def _spans_in_namespaces(string, language, parts):

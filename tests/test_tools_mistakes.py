@@ -532,11 +532,26 @@ def test_a_method_named_as_its_language_writes_it_is_found(root, be_env):
     done, result = _by_target(root, be_env, "read", "c.rb", "function:Box#save!")
     assert done.returncode == 0 and (result["start"], result["end"]) == (8, 10), result
     (root / "p.js").write_text("class A {\n  #save() {\n    return 1;\n  }\n  load() {}\n}\n")
-    for target in ("function:#save", "function:A.#save", "function:A#save"):
+    for target in ("function:#save", "function:A.#save"):
         done, result = _by_target(root, be_env, "read", "p.js", target)
         assert done.returncode == 0 and (result["start"], result["end"]) == (2, 4), (target, result)
     done, result = _by_target(root, be_env, "delete", "p.js", "function:#save")
     assert done.returncode == 0 and (root / "p.js").read_text() == "class A {\n  load() {}\n}\n", result
+    # (the regression pass: `#save` named the public save() too, and `Cart#save` the class method)
+    (root / "c.js").write_text(
+        "class C {\n  save() {\n    return this.#save(1);\n  }\n\n  #save(f) {\n    return f;\n  }\n}\n"
+    )
+    done, result = _by_target(root, be_env, "read", "c.js", "function:#save")
+    assert (
+        done.returncode == 0 and (result["start"], result["end"]) == (6, 8) and not result.get("warnings")
+    ), result
+    (root / "e.rb").write_text(
+        "class Cart\n  def self.save\n    new.save\n  end\n\n  def save\n    true\n  end\nend\n"
+    )
+    done, result = _by_target(root, be_env, "read", "e.rb", "function:Cart#save")
+    assert (
+        done.returncode == 0 and (result["start"], result["end"]) == (6, 8) and not result.get("warnings")
+    ), result
 
 
 @pytest.mark.parametrize(
