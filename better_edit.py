@@ -8113,56 +8113,79 @@ def _span_at(spans, starts, pos):
 def _comments_above(lines, originals, offsets, comments, i, lo, shared_first, language):
     """The first line of the comment lines just above line `i` of a header (its doc comment): never
     inside a block comment, which a blank line may split (`/*`, a blank line, `*/` above a
-    function: the comment is taken whole, or not at all when code precedes it on its line). Not
-    a shebang, a preprocessor line other than a conditional (C family: `#include`, `#define`,
-    `#region`), a Rust inner doc
-    comment (`//!`, of the module) or a comment that speaks to a tool about the whole file
-    (`/* eslint-disable */`, `// @ts-check`): none of those belongs to the function below it
-    (an `#if` ... `#endif` around its attributes does)."""
+    function: the comment is taken whole, or not at all when code precedes it on its line). Not a
+    shebang, a file's licence, a Rust inner doc comment (`//!`, `/*!`: the module's) or a comment
+    that speaks to a tool about the whole file (`/* eslint-disable */`, `// @ts-check`). A run of
+    preprocessor lines other than conditionals (C family: `#include`, `#define`, `#region`) is
+    taken only with a doc comment above it (one about the function, above a `#define` it uses);
+    alone, it is the file's. An `#if` ... `#endif` is walked over: _unsplit_conditionals keeps it
+    only when whole (around attributes)."""
     import bisect
 
     starts = [s for s, _ in comments]  # (in order)
-    first = i
+    first, held = i, None  # (held: the line below a run of preprocessor lines no comment vouched for yet)
     while first > 0 and not lines[first - 1].strip() and originals[first - 1].strip():
-        if first - 1 == 0 and shared_first:
-            break  # that comment shares its line with the code before
-        if _not_a_doc_comment(originals[first - 1], language):
-            break
+        above = originals[first - 1]
+        if first - 1 == 0 and shared_first or _not_a_doc_comment(above, language):
+            break  # (a comment sharing its line with the code before it, or one of the file's)
+        if language in _HASH_DIRECTIVES and above.lstrip().startswith(
+            "#"
+        ):  # (a conditional vouches for none)
+            held = first if held is None and not _CONDITIONAL_LINE.match(above.lstrip()) else held
+            first -= 1
+            continue
         first -= 1
         k = _span_at(comments, starts, lo + offsets[first])
         if k is None:
             if _LICENCE.search(originals[first]):
-                return first + 1  # (a file's licence above its first definition is no doc comment of it)
+                first += 1  # (a file's licence above its first definition is no doc comment of it)
+                break
+            held = None
             continue
         opened, closed = comments[k]
         line = bisect.bisect_right(offsets, opened - lo) - 1
         if lines[line][: opened - lo - offsets[line]].strip() or (line == 0 and shared_first):
-            return min(i, bisect.bisect_right(offsets, closed - lo - 1))
-        if _LICENCE.search("\n".join(originals[line : first + 1])):
-            return first + 1  # (a file's licence above its first definition is no doc comment of it)
-        first = line
-    return first
+            first = min(i, bisect.bisect_right(offsets, closed - lo - 1))
+            break
+        if _LICENCE.search("\n".join(originals[line : first + 1])) or _not_a_doc_comment(
+            originals[line], language
+        ):
+            first += 1  # (a licence, or `/*!` ... `*/`: the file's)
+            break
+        first, held = line, None
+    return first if held is None else held
+
+
+_HASH_DIRECTIVES = ("c", "cpp", "csharp")  # (languages whose `#` lines are the preprocessor's)
 
 
 def _not_a_doc_comment(line, language):
-    """Whether a comment line (or a line the C family masks as one) above a definition cannot be
-    its doc comment (_comments_above)."""
+    """Whether a comment line above a definition (the first of a block comment) cannot be its doc
+    comment, whatever stands above it (_comments_above)."""
     line = line.lstrip()
     if line.startswith("#!"):
         return True
-    if language in ("c", "cpp", "csharp") and line.startswith("#"):  # (a conditional is walked over:
-        return not _CONDITIONAL_LINE.match(line)  # _unsplit_conditionals keeps it only when whole)
-    return (language == "rust" and line.startswith(("//!", "/*!"))) or bool(_FILE_DIRECTIVE.match(line))
+    if language == "rust" and line.startswith(("//!", "/*!")):
+        return True
+    pattern = _FILE_DIRECTIVES.get(language)
+    return bool(pattern and re.match(pattern, line))
 
 
 _CONDITIONAL_LINE = _LazyPattern(r"#\s*(?:if|ifdef|ifndef|elif|else|endif)\b")
-# A comment that speaks to a tool about the whole file, or all below it: not the doc comment of the
-# definition it stands above (one about the next line, `eslint-disable-next-line`, is).
-_FILE_DIRECTIVE = _LazyPattern(
-    r"(?://|/\*)\s*(?:eslint-disable(?!-next-line|-line)|eslint-enable|eslint-env\b|globals?\s|"
-    r"@ts-(?:no)?check\b|jshint\b|swiftlint:(?:disable|enable)(?!:next|:this|:previous)|@flow\b|"
-    r"istanbul ignore file|go:build\b|\+build\b|clang-format (?:off|on)\b)"
+# Comments that speak to a tool about the whole file, or all below them, by language: not the doc
+# comment of the definition they stand above (one about the next line, `eslint-disable-next-line`,
+# is). ESLint's are block comments: `// global state` is prose.
+_JS_DIRECTIVES = (
+    r"/\*\s*(?:eslint-disable(?!-next-line|-line)|eslint-enable|eslint-env\b|globals?\s|istanbul ignore file)"
+    r"|(?://|/\*)\s*(?:@ts-(?:no)?check\b|jshint\b|@flow\b)"
 )
+_FILE_DIRECTIVES = {
+    "javascript": _JS_DIRECTIVES,
+    "typescript": _JS_DIRECTIVES,
+    "swift": r"//\s*swiftlint:(?:disable|enable)(?!:next|:this|:previous)",
+    "go": r"//(?:go:build\b|\s*\+build\b)",
+    **dict.fromkeys(_HASH_DIRECTIVES, r"(?://|/\*)\s*clang-format (?:off|on)\b"),
+}
 
 
 _LICENCE = _LazyPattern(  # (a licence's own words: not a doc comment that mentions copyright)

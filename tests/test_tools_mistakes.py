@@ -512,6 +512,43 @@ def test_a_ruby_method_on_a_named_receiver_is_named_by_its_method(root, be_env):
             "function:add",
             "/* eslint-disable no-console */\n",
         ),
+        (  # (the module's docs as a block)
+            "m.rs",
+            "/*!\nModule doc.\n*/\nfn main() {}\n",
+            "function:main",
+            "/*!\nModule doc.\n*/\n",
+        ),
+        (  # (a licence and an #include: the file's)
+            "lic.c",
+            "/* Copyright 2020 Foo */\n#include <x.h>\nint main(void)\n{\n  return 0;\n}\n",
+            "function:main",
+            "/* Copyright 2020 Foo */\n#include <x.h>\n",
+        ),
+        # (the regression pass: these are the function's, and went on being so)
+        (  # (a doc comment above a #define the function uses: both its)
+            "png.c",
+            "int x;\n/*\n * check_if_png docs\n */\n#define PNG_BYTES 4\nint check_if_png(void)\n{\n  return 1;\n}\n",
+            "function:check_if_png",
+            "int x;\n",
+        ),
+        (  # (prose: ESLint's `global` is a block comment)
+            "gl.js",
+            "x = 1;\n// global error handler:\n// logs and goes on.\nfunction h() {\n  return 1;\n}\n",
+            "function:h",
+            "x = 1;\n",
+        ),
+        (  # (a C comment that starts with "global")
+            "gl.c",
+            "int x;\n/* global lock protecting the cache */\nint lock(void)\n{\n  return 1;\n}\n",
+            "function:lock",
+            "int x;\n",
+        ),
+        (
+            "s.cs",
+            "class A\n{\n    /// <summary>x</summary>\n    #pragma warning disable CS0618\n    public void M()\n    {\n    }\n}\n",
+            "function:M",
+            "class A\n{\n}\n",
+        ),
     ],
 )
 def test_a_target_leaves_the_file_s_own_lines_above_its_function(root, be_env, name, source, target, kept):
