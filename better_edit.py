@@ -1447,10 +1447,10 @@ MESSAGES = {
     ),
     "view_replaced": (
         "{file} changed since lines {start}-{end} were read (viewed_code_id {id}): they still stand "
-        "there, but the lines around them are others now, and with lines added or removed above, "
-        "these may be a copy put in their place",
+        "there, but the lines around them are others now, and the line above them then stands {moved} "
+        "lines from there: these may be a copy put in their place",
         "自读取第 {start}-{end} 行以来 {file} 已被修改（viewed_code_id {id}）：这些行仍在原处，但其周围的行已不同，"
-        "且上方有行被增删，这里可能是放到原处的一份副本",
+        "而当时其上方的那一行如今移动了 {moved} 行：这里可能是放到原处的一份副本",
     ),
     "view_copied": (
         "{file} changed since lines {start}-{end} were read (viewed_code_id {id}): they still stand "
@@ -13812,18 +13812,21 @@ def _moved_below(text, viewed, lines, crcs):
 def _copied_since(ctx, token, opened, vstart, vend, fingerprint):
     """STALE_VIEW when lines a view saw unique still stand where they were read, but may be a copy
     put there since (lines added or removed above moved the lines read away): in a file whose line
-    count changed, when an identical copy of them stands elsewhere now, or when the nearest lines
-    with a letter or a digit above and below them are both others now (a copy of a function added
-    above the one read, which was then edited: docs/behaviour.md#viewed_code_id); in a file of
-    the same line count, when both are true."""
-    body = opened.text.body
+    count changed, when an identical copy of them stands elsewhere now (`view_copied`), or when
+    the nearest lines with a letter or a digit above and below them are both others now and the
+    one above them when read stands as far from them as the count changed (`view_replaced`: a
+    copy of a function added above the one read, which was then edited); in a file of the same
+    line count, when the copy stands elsewhere and both those neighbours are others
+    (docs/behaviour.md#viewed_code_id)."""
+    body, total = opened.text.body, opened.text.total()
     at, stop = line_span(body, vstart, vend)
-    copied = not view_unique(body, body[at:stop], at)
-    counted = fingerprint[3] != opened.text.total()
-    if counted and copied:
+    copied, d = not view_unique(body, body[at:stop], at), total - fingerprint[3]
+    if copied and (d or _neighbours_replaced(body, at, stop, fingerprint[6:8])):
         raise _stale_view(ctx, token, opened, vstart, vend, "view_copied")
-    if (counted or copied) and _neighbours_replaced(body, at, stop, fingerprint[6:8]):
-        raise _stale_view(ctx, token, opened, vstart, vend, "view_replaced")
+    if d and 1 <= vstart + d <= vend + d <= total and _neighbours_replaced(body, at, stop, fingerprint[6:8]):
+        a, b = line_span(body, vstart + d, vend + d)
+        if _telling_neighbour(body, a, b, True) == fingerprint[6]:
+            raise _stale_view(ctx, token, opened, vstart, vend, "view_replaced", moved=f"{d:+d}")
 
 
 def _neighbours_replaced(body, a, b, nearest):
@@ -13841,9 +13844,9 @@ def _view_holds(opened, vstart, vend, digest):
     return view_hash(opened.real, vstart, vend, body[slice(*line_span(body, vstart, vend))], total) == digest
 
 
-def _stale_view(ctx, token, opened, vstart, vend, key="stale_view"):
+def _stale_view(ctx, token, opened, vstart, vend, key="stale_view", **more):
     """STALE_VIEW for the lines `token` viewed: what they hold now, and, when this server showed
-    them, a diff of what it showed against that."""
+    them, a diff of what it showed against that; `more`: fields of the message `key`."""
     text = opened.text
     current = render_numbered(_lines_window(text, text.body, vstart, min(vend, text.total())), vstart)
     data = {"current": current}
@@ -13871,7 +13874,7 @@ def _stale_view(ctx, token, opened, vstart, vend, key="stale_view"):
             key = "stale_view_unseen"  # (an empty diff said nothing of what changed)
     if vend < vstart and key in ("stale_view", "stale_view_unseen"):  # (a view of an empty file: no lines)
         key = "stale_view_empty"
-    fields = {"file": opened.file, "start": vstart, "end": vend, "id": token, "total": text.total()}
+    fields = {"file": opened.file, "start": vstart, "end": vend, "id": token, "total": text.total(), **more}
     return ToolError("STALE_VIEW", key, "stale_view.hint", data=data, **fields)
 
 

@@ -1553,7 +1553,10 @@ def test_a_view_holding_in_place_in_a_copy_whose_original_changed_is_stale(root,
     now = f"import os\n\n\ndef helper(items):\n{body}\n\ndef process(items):\n{body.replace('price', 'price * item.qty')}\n\ndef main():\n    print(process([]))\n"
     _view_refused_after_change(root, be_env, token, now, 7, "        total += item.tax")
     done, result = _replace_line_with_view(root, be_env, token, 7, "        total += item.tax")
-    assert "the lines around them are others now" in result["error"]["message"], result
+    assert (
+        "the lines around them are others now, and the line above them then stands +7"
+        in result["error"]["message"]
+    )
     extra = "\n\ndef extra():\n    a = 1\n    b = 2\n    c = 3\n    return a + b + c\n"
     (root / "t.py").write_text(before + extra)
     _done, read = run_json("read", "-f", "t.py", "-s", "5", "-e", "8", cwd=root, env=be_env)
@@ -1563,6 +1566,20 @@ def test_a_view_holding_in_place_in_a_copy_whose_original_changed_is_stale(root,
     _view_refused_after_change(
         root, be_env, read["viewed_code_id"], same_count, 7, "        total += item.tax"
     )
+    # (the regression pass: its signature edited and a line added right below the view are no copy)
+    beta = (
+        "def beta(items):\n    total = 0\n    for item in items:\n        total += item\n    return total\n"
+    )
+    (root / "b.py").write_text(beta)
+    _done, read = run_json("read", "-f", "b.py", "-s", "2", "-e", "4", cwd=root, env=be_env)
+    (root / "b.py").write_text(
+        beta.replace("(items)", "(items, start=0)").replace("    return", "    assert total\n    return")
+    )
+    done, result = run_json(
+        "replace", "-f", "b.py", "-s", "2", "-c", "    total = start", "--viewed-code-id", read["viewed_code_id"],
+        cwd=root, env=be_env,
+    )  # fmt: skip
+    assert done.returncode == 0 and (root / "b.py").read_text().split("\n")[1] == "    total = start", result
     (root / "t.py").write_text(before + "\n\ndef more():\n    pass\n")  # (added below: in place)
     done, result = _replace_line_with_view(root, be_env, token, 7, "        total += item.tax")
     assert done.returncode == 0 and "item.tax" in (root / "t.py").read_text().split("\n")[6], result
