@@ -18558,9 +18558,8 @@ def _as_int(name, value):
     number = _INT_TEXT.fullmatch(value) if isinstance(value, str) else None
     if number:
         return int(number[1])
-    span = (
-        re.fullmatch(r"\s*([0-9]+)\s*(?:-|:|,|\.\.)\s*([0-9]+)\s*", value) if isinstance(value, str) else None
-    )
+    span = isinstance(value, str) and name in ("start", "end")  # (`2-3`: a range in one argument)
+    span = re.fullmatch(r"\s*([0-9]+)\s*(?:-|:|,|\.\.)\s*([0-9]+)\s*", value) if span else None
     end = name == "after_line" and isinstance(value, str) and value.strip().lower() in _END_WORDS
     hint = "arg_range.hint" if span else "arg_after_word.hint" if end else None
     fields = {"a": span[1], "b": span[2]} if span else {}
@@ -20418,7 +20417,7 @@ def _check_dashes(lang, args, options):
     with one dash (`-content=x` is -c with the text "ontent=x", `-file=a` names the file "ile=a"),
     and `-c -`, the text "-" where standard input was meant (--content-file -)."""
     for arg, before in zip(args, [None, *args]):
-        single = re.fullmatch(r"-([a-z][a-z-]+)(=.*)?", arg, re.S)
+        single = " " not in arg and re.fullmatch(r"-([a-z][a-z-]+)(=.*)?", arg, re.S)
         if single and "--" + single.group(1) in options:
             raise UsageError(tr(lang, "cli.one_dash", arg=arg, option="--" + single.group(1)))
         if arg == "-" and before in ("-c", "--content", "--old"):
@@ -20434,9 +20433,9 @@ def _usage_hint(lang, message, prog, options, argv):
     if option:
         return tr(lang, "cli.dash_value", option=option.group(1))
     for arg in argv if message.startswith(("unrecognized arguments:", "the following")) else ():
-        near = (
-            _option_near(arg, options) if arg.startswith("--") and arg.split("=")[0] not in options else None
-        )
+        name = arg.split("=")[0]
+        taken = name in options or sum(o.startswith(name) for o in options) == 1  # (`--tar`: --target)
+        near = _option_near(arg, options) if arg.startswith("--") and not taken else None
         if near:
             return tr(lang, "cli.option_near", option=arg.split("=")[0], near=near)
     stray = re.match(r"unrecognized arguments: ([^-]\S*)", message)
