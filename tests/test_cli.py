@@ -2751,6 +2751,8 @@ def test_a_long_option_with_one_dash_or_a_dash_for_text_is_refused(run_be, root)
     assert (root / "r.txt").read_bytes() == before and not list(root.glob("*ile=*"))
     done = run_be("write", "r.txt", "--content=-")
     assert done.returncode == 0 and (root / "r.txt").read_text() == "-", done.stderr
+    done = run_be("replace", "r.txt", "-s", "1", "-c", "-target=arm64 -O2")  # (a value: it holds a space)
+    assert done.returncode == 0 and (root / "r.txt").read_text() == "-target=arm64 -O2", done.stderr
 
 
 def test_usage_errors_say_what_was_meant(run_be, cli, root):
@@ -2771,6 +2773,12 @@ def test_usage_errors_say_what_was_meant(run_be, cli, root):
     ):
         rc, out = cli(*args)
         assert rc == 2 and out["error"]["hint"].startswith(hint), out
+    # (the regression pass: an abbreviation argparse took was blamed, not the stray word after it;
+    # and insert's after_line got the range hint of --start and --end, which it lacks)
+    done = run_be("read", "a.txt", "--tar", "marker:a", "3")
+    assert b"hint: 3 is no option: line numbers go with their options" in done.stderr, done.stderr
+    rc, out = cli("insert", "a.txt", "--after-line", "2-3", "-c", "x")
+    assert rc == 2 and "--start" not in out["error"]["hint"], out
     for word, near in (
         ("cat", "did you mean read?"),
         ("a.txt", "did you mean read a.txt?"),
