@@ -3535,17 +3535,26 @@ def full_diff(label, old_lines, new_lines, context=3):
     as difflib.unified_diff makes them, of the lines _line_matcher matches."""
     old = [text + ("" if eol else "\x00") for text, eol in old_lines]  # (\x00: the line has no end)
     new = [text + ("" if eol else "\x00") for text, eol in new_lines]
-    out = []
-    for group in _line_matcher(old, new).get_grouped_opcodes(context):
-        a, b = group[0][1], group[0][3]
-        out.append(f"@@ -{_range_label(a + 1, group[-1][2] - a)} +{_range_label(b + 1, group[-1][4] - b)} @@")
-        for tag, i1, i2, j1, j2 in group:
-            out += [(" " if tag == "equal" else "-") + line for line in old[i1:i2]]
-            out += ["+" + line for line in new[j1:j2]] if tag != "equal" else []
+    out = [
+        line
+        for group in _line_matcher(old, new).get_grouped_opcodes(context)
+        for line in _hunk_of(old, new, group)
+    ]
     out = [f"--- {diff_name('a', label)}", f"+++ {diff_name('b', label)}"] + out if out else []
     return "\n".join(
         line[:-1] + "\n\\ No newline at end of file" if line[-1:] == "\x00" else line for line in out
     )
+
+
+def _hunk_of(old, new, group):
+    """The lines of one hunk of a unified diff of `old` and `new`: its header, then difflib's
+    grouped opcodes `group` as context, removed and added lines."""
+    a, b = group[0][1], group[0][3]
+    out = [f"@@ -{_range_label(a + 1, group[-1][2] - a)} +{_range_label(b + 1, group[-1][4] - b)} @@"]
+    for tag, i1, i2, j1, j2 in group:
+        out += [(" " if tag == "equal" else "-") + line for line in old[i1:i2]]
+        out += ["+" + line for line in new[j1:j2]] if tag != "equal" else []
+    return out
 
 
 _ANCHORED_FROM = 2000  # lines of both sides from which _line_matcher matches unique lines first
@@ -18282,8 +18291,14 @@ def _hunk_position(opened, item, lines, sides, stated, removed=()):
                 warnings.append(("w.hunk_whitespace", {"hunk": hunk, "file": file}))
             return start, warnings
     _refuse_applied_nowhere(opened, item, lines, sides, stated)
-    if item.get("earlier") and _on_added_lines(old, item["earlier"]):  # (`git diff A B; git diff B C`)
-        raise _hunk_mismatch(
+    raise _matched_nowhere(opened, item, lines, old, stated)
+
+
+def _matched_nowhere(opened, item, lines, old, stated):
+    """The MISMATCH of a hunk whose old lines stand nowhere: of one whose lines stand on lines an
+    earlier ---/+++ section of its file adds (`git diff A B; git diff B C`), said so."""
+    if item.get("earlier") and _on_added_lines(old, item["earlier"]):
+        return _hunk_mismatch(
             opened,
             item,
             lines,
@@ -18293,7 +18308,7 @@ def _hunk_position(opened, item, lines, sides, stated, removed=()):
             guess=False,
             hint="patch_sections.hint",
         )
-    raise _hunk_mismatch(opened, item, lines, old, stated)
+    return _hunk_mismatch(opened, item, lines, old, stated)
 
 
 def _refuse_applied_nowhere(opened, item, lines, sides, stated):
@@ -18558,12 +18573,26 @@ def _as_int(name, value):
     number = _INT_TEXT.fullmatch(value) if isinstance(value, str) else None
     if number:
         return int(number[1])
-    span = isinstance(value, str) and name in ("start", "end")  # (`2-3`: a range in one argument)
-    span = re.fullmatch(r"\s*([0-9]+)\s*(?:-|:|,|\.\.)\s*([0-9]+)\s*", value) if span else None
-    end = name == "after_line" and isinstance(value, str) and value.strip().lower() in _END_WORDS
-    hint = "arg_range.hint" if span else "arg_after_word.hint" if end else None
-    fields = {"a": span[1], "b": span[2]} if span else {}
-    raise invalid("arg_type", hint, name=name, expected_key="type.integer", got=_show(value), **fields)
+    raise invalid(
+        "arg_type", name=name, expected_key="type.integer", got=_show(value), **_int_hint(name, value)
+    )
+
+
+def _int_hint(name, value):
+    """The hint of a line number sent as text that is none ({hint, fields}, or {}): a range in one
+    argument (`start: "2-3"`), a word for the end of the file (`after_line: "end"`)."""
+    if not isinstance(value, str):
+        return {}
+    span = (
+        re.fullmatch(r"\s*([0-9]+)\s*(?:-|:|,|\.\.)\s*([0-9]+)\s*", value)
+        if name in ("start", "end")
+        else None
+    )
+    if span:
+        return {"hint": "arg_range.hint", "a": span[1], "b": span[2]}
+    if name == "after_line" and value.strip().lower() in _END_WORDS:
+        return {"hint": "arg_after_word.hint"}
+    return {}
 
 
 _END_WORDS = ("end", "top", "bottom", "start", "first", "last", "eof", "begin", "beginning")
@@ -19590,6 +19619,18 @@ def _places_cut(error):
     places together (_share_places): each names the list and says how many there are; more than
     _CUT_NAMED such lists, one warning says it of all. The CLI's errors get them too."""
     _share_places(error)
+    cut = _lists_cut(error)
+    if len(cut) > _CUT_NAMED:
+        listed, found = sum(one["listed"] for one in cut), sum(one["found"] for one in cut)
+        return [
+            ("w.lists_cut", {"count": len(cut), "first": cut[0]["name"], "listed": listed, "found": found})
+        ]
+    return [("w.list_cut", one) for one in cut]
+
+
+def _lists_cut(error):
+    """[{name, listed, found}] of each list of places of an error (or of its failed items) that
+    holds fewer than were found."""
     cut, named = [], _error_parts(error)
     for data in (error, *(error.get("failed") or ())):
         prefix = named.get(id(data))
@@ -19598,12 +19639,7 @@ def _places_cut(error):
             found = getattr(places, "found", 0)
             if prefix is not None and found > len(places or ()):
                 cut.append({"name": prefix + name, "listed": len(places), "found": found})
-    if len(cut) > _CUT_NAMED:
-        listed, found = sum(one["listed"] for one in cut), sum(one["found"] for one in cut)
-        return [
-            ("w.lists_cut", {"count": len(cut), "first": cut[0]["name"], "listed": listed, "found": found})
-        ]
-    return [("w.list_cut", one) for one in cut]
+    return cut
 
 
 _CUT_NAMED = 3  # lists of places cut that each get their own warning
@@ -20425,6 +20461,18 @@ def _check_dashes(lang, args, options):
             raise UsageError(tr(lang, "cli.text_dash", option=before, other=other))
 
 
+def _guessed_option(argv, options):
+    """(the first unknown long option of `argv`, the option of `options` it meant), or None: not an
+    abbreviation argparse takes (`--tar` for --target)."""
+    for arg in argv:
+        name = arg.split("=")[0]
+        taken = name in options or sum(o.startswith(name) for o in options) == 1
+        near = _option_near(arg, options) if arg.startswith("--") and not taken else None
+        if near:
+            return name, near
+    return None
+
+
 def _usage_hint(lang, message, prog, options, argv):
     """The hint of an argparse usage `message`, or None: the option a guessed or mistyped one
     meant (also when a required option is missing, which argparse says first); where a stray word
@@ -20432,12 +20480,11 @@ def _usage_hint(lang, message, prog, options, argv):
     option = re.match(r"argument (--[\w-]+)(?:/-\w)?: expected one argument$", message)
     if option:
         return tr(lang, "cli.dash_value", option=option.group(1))
-    for arg in argv if message.startswith(("unrecognized arguments:", "the following")) else ():
-        name = arg.split("=")[0]
-        taken = name in options or sum(o.startswith(name) for o in options) == 1  # (`--tar`: --target)
-        near = _option_near(arg, options) if arg.startswith("--") and not taken else None
-        if near:
-            return tr(lang, "cli.option_near", option=arg.split("=")[0], near=near)
+    guessed = (
+        _guessed_option(argv, options) if message.startswith(("unrecognized", "the following")) else None
+    )
+    if guessed:
+        return tr(lang, "cli.option_near", option=guessed[0], near=guessed[1])
     stray = re.match(r"unrecognized arguments: ([^-]\S*)", message)
     if stray:
         key = "cli.stray_number" if stray.group(1).lstrip("+-").isdigit() else "cli.stray_word"
@@ -20451,7 +20498,7 @@ def _command_arguments(sub, tool, lang, defaults, word=False):
     # (as a subparser, no defaults: the values given before the command stay; `word`: the command
     # line named the file as a word, so its option is not required)
     _global_options(sub, lang, defaults, tool)
-    word_flag = _word_option(tool)
+    given = _word_option(tool) if word else None  # (the option the word gave)
     for param in tool.params:
         if param.name == "encoding":
             continue  # a global option, accepted here too
@@ -20464,20 +20511,25 @@ def _command_arguments(sub, tool, lang, defaults, word=False):
         required = param.required and not any(also[0] == "file" for also in param.cli_also)
         once = getattr(sub, "once", "store")
         if param.flags:  # (an argument with no flag of its own is given on the CLI by cli_also only)
-            required = required and not (word and param.flags[0] == word_flag)
+            required = required and param.flags[0] != given
             sub.add_argument(*param.flags, metavar=param.metavar, required=required, action=once, **kwargs)
-        for kind, flag, help_key, *_default in param.cli_also:
-            metavar = "PATH|-" if kind == "file" else "N"
-            sub.add_argument(
-                flag,
-                dest=_also_dest(flag),
-                metavar=metavar,
-                action=once,
-                help=tr(lang, help_key),
-                required=param.cli_required and not (word and flag == word_flag),
-            )
+        _also_options(sub, lang, param, given)
     output = {"choices": ("text", "json"), "default": "text", "action": getattr(sub, "once", "store")}
     sub.add_argument("-o", "--output", help=tr(lang, "p.output"), **output)
+
+
+def _also_options(sub, lang, param, word_flag):
+    """The options of a Param's cli_also (`--content-file`, `--occurrence`); the one `word_flag`
+    names is not required (the word after the command gave it)."""
+    for kind, flag, help_key, *_default in param.cli_also:
+        sub.add_argument(
+            flag,
+            dest=_also_dest(flag),
+            metavar="PATH|-" if kind == "file" else "N",
+            action=getattr(sub, "once", "store"),
+            help=tr(lang, help_key),
+            required=param.cli_required and flag != word_flag,
+        )
 
 
 def _word_option(tool):
@@ -21082,24 +21134,29 @@ def _no_command(lang, argv, position):
     """What to say of a word that is no command: a command's option put before the command
     (`-f a.txt read`) took that word as its value; else the commands there are, and the one
     most like it (`raed`: read)."""
-    import difflib
-
     names = _command_words()
     command = next((arg for arg in argv[position + 1 :] if arg in names), None)
     if command and position and argv[position - 1].startswith("-"):
         return tr(lang, "cli.option_first", option=argv[position - 1], word=argv[position], command=command)
     word = argv[position]
     if word.lower() in ("undo", "rollback", "revert"):
-        rollback = tool_names(prefix=True)[
-            "trx_rollback"
-        ]  # (as a server started with no naming flag lists it)
+        rollback = tool_names(prefix=True)["trx_rollback"]  # (as a server with no naming flag lists it)
         return tr(lang, "cli.bad_command_undo", word=word, commands=", ".join(names), rollback=rollback)
+    near = _command_meant(word, names)
+    if near:
+        return tr(lang, "cli.bad_command_near", word=word, near=near, commands=", ".join(names))
+    return tr(lang, "cli.bad_command", word=word, commands=", ".join(names))
+
+
+def _command_meant(word, names):
+    """The command (with its options) a word that is none most likely meant: another tool's
+    (`cat`: read), one a letter or two off (`raed`), or `read FILE` for a file's name; or None."""
+    import difflib
+
     near = _COMMAND_GUESSES.get(word.lower()) or difflib.get_close_matches(word, names, 1)
     if not near and os.path.isfile(word):  # (`better-edit-tools app.py`: the file, with no command)
         near = [f"read {word}"]
-    if near:
-        return tr(lang, "cli.bad_command_near", word=word, near=near[0], commands=", ".join(names))
-    return tr(lang, "cli.bad_command", word=word, commands=", ".join(names))
+    return near[0] if near else None
 
 
 # Commands of other tools that newcomers type, and ours that do that.
