@@ -797,7 +797,7 @@ def test_an_edit_of_many_ambiguous_items_keeps_little_of_each(be_env, root):
     """Found by the server attack: each failed item of an edit kept its error, whose traceback held
     the item's every place (and whose list of candidates held them all): 40 items whose `old`
     stood on each of 200,000 lines took 2.7 GB, and 500 got the server killed for lack of memory.
-    Each keeps at most 1,000 places now, and no traceback."""
+    Each keeps at most 1,000 places now (all of them together, since), and no traceback."""
     (root / "many.txt").write_text("x = 1 # TODO\n" * 100_000)
     items = [{"file": "many.txt", "old": "x = 1 # TODO", "content": f"y{n}"} for n in range(scaled(20, 100))]
     (root / "e.json").write_text(json.dumps(items))
@@ -805,7 +805,8 @@ def test_an_edit_of_many_ambiguous_items_keeps_little_of_each(be_env, root):
     peak, out = _peak_of(command, root, be_env)
     error = strict_loads(out)["error"]
     assert error["code"] == "AMBIGUOUS" and len(error["failed"]) == len(items)
-    assert all(len(item["candidates"]) == 1000 for item in error["failed"])
+    share = max(5, 1000 // len(items))  # (0.3, later: all failed items' lists hold 1,000 places together)
+    assert all(len(item["candidates"]) == share and item["candidates"] for item in error["failed"])
     assert peak < 200, f"peak {peak:.0f} MiB for {len(items)} items"
     assert (root / "many.txt").read_text() == "x = 1 # TODO\n" * 100_000
 
