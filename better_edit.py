@@ -2177,6 +2177,10 @@ MESSAGES = {
         "{option} is no option of this command: did you mean {near}?",
         "{option} 不是此命令的选项：是否指 {near}？",
     ),
+    "cli.no_value": (
+        "{option} needs a value after it: {option} VALUE (see {prog} --help)",
+        "{option} 后面需要一个值：{option} VALUE（见 {prog} --help）",
+    ),
     "cli.dash_value": (
         "a value that starts with '-' is written after '=': {option}=-x",
         "以 '-' 开头的值请写在 '=' 之后：{option}=-x",
@@ -3558,22 +3562,27 @@ def _hunk_of(old, new, group):
 
 
 _ANCHORED_FROM = 2000  # lines of both sides from which _line_matcher matches unique lines first
+_ANCHORS_PER = 100  # lines of the old side a unique line matched must stand for, at most
 
 
 def _line_matcher(old, new):
     """difflib's SequenceMatcher of two lists of lines. From _ANCHORED_FROM lines on, the lines that
     stand once in each side are matched first, in the longest run that keeps their order, and
     difflib matches only between them: on its own it is quadratic where changes are many and
-    spread (`patch` renaming a call on every 7th line of 20,000 lines: 11 s, bench/bench_patch.py)."""
+    spread (`patch` renaming a call on every 7th line of 20,000 lines: 11 s, bench/bench_patch.py).
+    Fewer such lines than one in _ANCHORS_PER lines leave difflib alone: a few may be a line
+    that moved far, which would then split every other line (a CSV of repeated rows whose header
+    went to its end was diffed whole)."""
     import difflib
 
-    if len(old) + len(new) < _ANCHORED_FROM:
+    anchors = _unique_anchors(old, new) if len(old) + len(new) >= _ANCHORED_FROM else []
+    if len(anchors) * _ANCHORS_PER < len(old):
         return difflib.SequenceMatcher(None, old, new)
 
     class Anchored(difflib.SequenceMatcher):
         def get_matching_blocks(self):  # (the documented method the opcodes are made from)
             blocks, i0, j0 = [], 0, 0
-            for i, j in [*_unique_anchors(old, new), (len(old), len(new))]:
+            for i, j in [*anchors, (len(old), len(new))]:
                 gap = difflib.SequenceMatcher(None, old[i0:i], new[j0:j]).get_matching_blocks()
                 blocks += [(i0 + x, j0 + y, n) for x, y, n in gap if n]
                 blocks += [(i, j, 1)] if i < len(old) else []
@@ -8085,8 +8094,9 @@ def _block_header(text, language, lo, brace, start, may_widen=True):
     shared_first = lo > start and text[lo - 1] != "\n"
     first = _comments_above(lines, originals, offsets, comments, i, lo, shared_first, language)
     first, head = lo + offsets[first], lo + offsets[i]
-    if language in ("c", "cpp", "csharp"):
-        first = _unsplit_conditionals(text, first, brace)
+    if language in _HASH_DIRECTIVES:
+        cut = _unsplit_conditionals(text, first, brace)
+        first = first if cut == first else _past_unvouched_directives(text, cut, brace)
         if first > head:
             head = first
     return first, masked[head - lo :], head
@@ -8108,6 +8118,19 @@ def _unsplit_conditionals(text, first, brace):
     if opened:
         cut = max(cut, opened[-1])
     return first if cut == first else min(brace, cut + 1)
+
+
+def _past_unvouched_directives(text, first, brace):
+    """The start of the first line at or after `first` that is no preprocessor line other than a
+    conditional: the conditional cut above them was what stood between them and the comment that
+    vouched for them (`/* util.h */`, `#ifndef UTIL_H`, `#define UTIL_H` above a function)."""
+    while first < brace:
+        end = text.find("\n", first, brace)
+        line = text[first : end if end >= 0 else brace].lstrip()
+        if end < 0 or not line.startswith("#") or _CONDITIONAL_LINE.match(line):
+            return first
+        first = end + 1
+    return first
 
 
 def _span_at(spans, starts, pos):
@@ -8140,6 +8163,8 @@ def _comments_above(lines, originals, offsets, comments, i, lo, shared_first, la
         if language in _HASH_DIRECTIVES and above.lstrip().startswith(
             "#"
         ):  # (a conditional vouches for none)
+            if _FILE_DIRECTIVE_LINE.match(above.lstrip()):
+                break  # (`#include`, `#pragma once`: the file's, whatever stands above)
             held = first if held is None and not _CONDITIONAL_LINE.match(above.lstrip()) else held
             first -= 1
             continue
@@ -8181,6 +8206,7 @@ def _not_a_doc_comment(line, language):
 
 
 _CONDITIONAL_LINE = _LazyPattern(r"#\s*(?:if|ifdef|ifndef|elif|else|endif)\b")
+_FILE_DIRECTIVE_LINE = _LazyPattern(r"#\s*(?:include|import|pragma\s+once)\b")
 # Comments that speak to a tool about the whole file, or all below them, by language: not the doc
 # comment of the definition they stand above (one about the next line, `eslint-disable-next-line`,
 # is). ESLint's are block comments: `// global state` is prose.
@@ -14334,13 +14360,14 @@ def _function_spans(string, language, name, astray=False):
     private = re.fullmatch(r"(?:(.+)\.)?#(\w+)", name)  # (JavaScript's `#save()`, named `save`)
     if private:
         plain = ".".join(filter(None, private.groups()))
+        head = r"^\s*(?:(?:static|async|get|set|override|readonly)\s+|\*\s*)*"  # (a definition's line)
         spans = _function_spans(string, language, plain, astray)
-        return _written_as(string, spans, rf"#{private[2]}\s*\(", rf"(?<![\w$#]){private[2]}\s*\(")
+        return _written_as(string, spans, rf"{head}#{private[2]}\s*[(<]", rf"{head}{private[2]}\s*[(<]")
     if language == "ruby" and re.fullmatch(r"\w+#\w+[?!=]?", name):  # (`Cart#save`: an instance method)
+        method = re.escape(name.split("#")[1])
         spans = _function_spans(string, language, name.replace("#", "."), astray)
-        return _written_as(
-            string, spans, rf"def\s+{re.escape(name.split('#')[1])}(?![\w?!=])", r"def\s+\w+\."
-        )
+        spans = [span for span in spans if not _in_singleton_class(string, span)]
+        return _written_as(string, spans, rf"^\s*def\s+{method}(?![\w?!=])", rf"^\s*def\s+\w+\.{method}")
     spans = _definition_spans(string, language, name, astray)
     if language == "rust":  # (a tuple or unit struct has no block: counted, not left to its impl)
         spans = sorted(set(spans + _rust_bare_structs(string, name)))
@@ -14353,14 +14380,27 @@ def _function_spans(string, language, name, astray=False):
     return sorted(set(found + _spans_in_namespaces(string, language, parts)))
 
 
-def _written_as(string, spans, pattern, other=None):
-    """The `spans` whose definition is written as `pattern` says: the first line of each span that
-    matches it or `other` (a definition of the same name written otherwise) must match `pattern`."""
+def _in_singleton_class(string, span):
+    """Whether the Ruby definition `span` stands in a `class << self` block: a class method."""
+    lines = string.split("\n")
+    line = span.line if isinstance(span, _Astray) else span[0]
+    text = lines[line - 1]
+    indent = len(text) - len(text.lstrip())
+    for above in reversed(lines[: line - 1]):
+        if above.strip() and len(above) - len(above.lstrip()) < indent:
+            return bool(re.match(r"\s*class\s*<<\s*self\b", above))
+    return False
+
+
+def _written_as(string, spans, pattern, other):
+    """The `spans` whose definition is written as `pattern` says: of the lines of each span that
+    start as a definition of its name does, `pattern` or `other` (written otherwise), the first
+    must match `pattern` (a comment that mentions the name is no such line)."""
     lines, kept = string.split("\n"), []
     for span in spans:
         start, end = (span.line, span.line) if isinstance(span, _Astray) else span
         for text in lines[start - 1 : end]:
-            if re.search(pattern, text) or (other and re.search(other, text)):
+            if re.search(pattern, text) or re.search(other, text):
                 kept += [span] if re.search(pattern, text) else []
                 break
     return kept
@@ -20477,9 +20517,14 @@ def _usage_hint(lang, message, prog, options, argv):
     """The hint of an argparse usage `message`, or None: the option a guessed or mistyped one
     meant (also when a required option is missing, which argparse says first); where a stray word
     goes; how to name the file, or to give a value that starts with '-'."""
-    option = re.match(r"argument (--[\w-]+)(?:/-\w)?: expected one argument$", message)
+    option = re.match(r"argument (--[\w-]+)(?:/(-\w))?: expected one argument$", message)
     if option:
-        return tr(lang, "cli.dash_value", option=option.group(1))
+        flags = [flag for flag in option.groups() if flag]
+        after = [
+            b for a, b in zip(argv, argv[1:]) if a in flags or a.startswith("--") and option[1].startswith(a)
+        ]
+        dash = bool(after) and after[-1].startswith("-") and after[-1].split("=")[0] not in options
+        return tr(lang, "cli.dash_value" if dash else "cli.no_value", option=option.group(1), prog=prog)
     guessed = (
         _guessed_option(argv, options) if message.startswith(("unrecognized", "the following")) else None
     )

@@ -2779,6 +2779,8 @@ def test_usage_errors_say_what_was_meant(run_be, cli, root):
     assert b"hint: 3 is no option: line numbers go with their options" in done.stderr, done.stderr
     rc, out = cli("insert", "a.txt", "--after-line", "2-3", "-c", "x")
     assert rc == 2 and "--start" not in out["error"]["hint"], out
+    done = run_be("read", "a.txt", "--target")  # (the second pass: a missing value is no '-' value)
+    assert b"hint: --target needs a value after it: --target VALUE" in done.stderr, done.stderr
     for word, near in (
         ("cat", "did you mean read?"),
         ("a.txt", "did you mean read a.txt?"),

@@ -439,6 +439,16 @@ def test_one_change_in_a_large_text_of_unique_lines_is_one_small_hunk():
     assert be.full_diff("f.txt", unique, changed) == _difflib_diff(unique, changed)
 
 
+def test_a_few_unique_lines_that_moved_far_leave_the_diff_to_difflib():
+    """The second regression pass: a CSV of repeated rows whose header went to its end had that one
+    unique line as the only anchor, and every other line was removed and added (6,005 lines
+    instead of difflib's 13)."""
+    body = [(f"row {n % 1500}", "\n") for n in range(3000)]
+    old, new = [("id,name", "\n"), *body], [*body, ("id,name", "\n")]
+    assert be.full_diff("f.txt", old, new) == _difflib_diff(old, new)
+    assert len(be.full_diff("f.csv", old, new).split("\n")) < 20
+
+
 def test_a_rename_on_every_seventh_line_is_diffed_as_difflib_does():
     """The case that took 11 s in `patch --preview` (20,000 lines; 3,000 here): the same hunk as
     difflib's, now in linear time."""

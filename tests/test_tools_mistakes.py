@@ -549,6 +549,20 @@ def test_a_ruby_method_on_a_named_receiver_is_named_by_its_method(root, be_env):
             "function:M",
             "class A\n{\n}\n",
         ),
+        # (the second pass: a header guard under the file's comment; `#pragma once`)
+        (
+            "g4.h",
+            "/*\n * util.h - helpers\n */\n#ifndef UTIL_H\n#define UTIL_H\n#include <stddef.h>\n"
+            "static inline int clamp(int v) { return v < 0 ? 0 : v; }\n#endif\n",
+            "function:clamp",
+            "/*\n * util.h - helpers\n */\n#ifndef UTIL_H\n#define UTIL_H\n#include <stddef.h>\n#endif\n",
+        ),
+        (
+            "g3.h",
+            "// util.h - helpers\n#pragma once\n#define UTIL_API static inline\nUTIL_API int clamp(int v) { return v; }\n",
+            "function:clamp",
+            "// util.h - helpers\n#pragma once\n#define UTIL_API static inline\n",
+        ),
     ],
 )
 def test_a_target_leaves_the_file_s_own_lines_above_its_function(root, be_env, name, source, target, kept):
@@ -588,6 +602,28 @@ def test_a_method_named_as_its_language_writes_it_is_found(root, be_env):
     done, result = _by_target(root, be_env, "read", "e.rb", "function:Cart#save")
     assert (
         done.returncode == 0 and (result["start"], result["end"]) == (6, 8) and not result.get("warnings")
+    ), result
+    # (the second pass: a comment naming `save()` decided which was which; a one-line public save()
+    # calling this.#save( counted; a `class << self` method was an instance method)
+    (root / "d.ts").write_text(
+        "class S {\n  // save() is public; this one is private\n  #save(d: string): void {\n    log(d);\n  }\n"
+        "  save(d: string): void { this.#save(d); }\n}\n"
+    )
+    done, result = _by_target(root, be_env, "read", "d.ts", "function:#save")
+    assert (
+        done.returncode == 0 and (result["start"], result["end"]) == (2, 5) and not result.get("warnings")
+    ), result
+    (root / "p.js").write_text(
+        "class S {\n  /** Calls #save() of the backend. */\n  save(d) {\n    return d;\n  }\n}\n"
+    )
+    done, result = _by_target(root, be_env, "read", "p.js", "function:#save")
+    assert done.returncode == 1 and result["error"]["code"] == "NOT_FOUND", result
+    (root / "s.rb").write_text(
+        "class Cart\n  class << self\n    def save\n      1\n    end\n  end\n\n  def save\n    2\n  end\nend\n"
+    )
+    done, result = _by_target(root, be_env, "read", "s.rb", "function:Cart#save")
+    assert (
+        done.returncode == 0 and (result["start"], result["end"]) == (8, 10) and not result.get("warnings")
     ), result
 
 
