@@ -8095,11 +8095,16 @@ def _block_header(text, language, lo, brace, start, may_widen=True):
     first = _comments_above(lines, originals, offsets, comments, i, lo, shared_first, language)
     first, head = lo + offsets[first], lo + offsets[i]
     if language in _HASH_DIRECTIVES:
-        cut = _unsplit_conditionals(text, first, brace)
-        first = first if cut == first else _past_unvouched_directives(text, cut, brace)
-        if first > head:
-            head = first
+        first = _conditionals_whole(text, first, brace)
+        head = max(head, first)
     return first, masked[head - lo :], head
+
+
+def _conditionals_whole(text, first, brace):
+    """_unsplit_conditionals of a range starting at `first`; where it cuts, the preprocessor lines
+    after the cut go too: the comment that vouched for them was above it."""
+    cut = _unsplit_conditionals(text, first, brace)
+    return first if cut == first else _past_unvouched_directives(text, cut, brace)
 
 
 def _unsplit_conditionals(text, first, brace):
@@ -8148,46 +8153,64 @@ def _comments_above(lines, originals, offsets, comments, i, lo, shared_first, la
     function: the comment is taken whole, or not at all when code precedes it on its line). Not a
     shebang, a file's licence, a Rust inner doc comment (`//!`, `/*!`: the module's) or a comment
     that speaks to a tool about the whole file (`/* eslint-disable */`, `// @ts-check`). A run of
-    preprocessor lines other than conditionals (C family: `#include`, `#define`, `#region`) is
-    taken only with a doc comment above it (one about the function, above a `#define` it uses);
-    alone, it is the file's. An `#if` ... `#endif` is walked over: _unsplit_conditionals keeps it
-    only when whole (around attributes)."""
-    import bisect
-
-    starts = [s for s, _ in comments]  # (in order)
+    preprocessor lines other than conditionals (C family: `#define`, `#region`) is taken only with
+    a doc comment above it (one about the function, above a `#define` it uses); alone, it is the
+    file's, and so is `#include` or `#pragma once` whatever stands above. An `#if` ... `#endif` is
+    walked over: _unsplit_conditionals keeps it only when whole (around attributes)."""
+    where = (lines, originals, offsets, comments, [s for s, _ in comments], lo, shared_first, language)
     first, held = i, None  # (held: the line below a run of preprocessor lines no comment vouched for yet)
     while first > 0 and not lines[first - 1].strip() and originals[first - 1].strip():
         above = originals[first - 1]
         if first - 1 == 0 and shared_first or _not_a_doc_comment(above, language):
             break  # (a comment sharing its line with the code before it, or one of the file's)
-        if language in _HASH_DIRECTIVES and above.lstrip().startswith(
-            "#"
-        ):  # (a conditional vouches for none)
-            if _FILE_DIRECTIVE_LINE.match(above.lstrip()):
-                break  # (`#include`, `#pragma once`: the file's, whatever stands above)
-            held = first if held is None and not _CONDITIONAL_LINE.match(above.lstrip()) else held
-            first -= 1
-            continue
-        first -= 1
-        k = _span_at(comments, starts, lo + offsets[first])
-        if k is None:
-            if _LICENCE.search(originals[first]):
-                first += 1  # (a file's licence above its first definition is no doc comment of it)
-                break
-            held = None
-            continue
-        opened, closed = comments[k]
-        line = bisect.bisect_right(offsets, opened - lo) - 1
-        if lines[line][: opened - lo - offsets[line]].strip() or (line == 0 and shared_first):
-            first = min(i, bisect.bisect_right(offsets, closed - lo - 1))
+        directive = _directive_kind(above, language)
+        if directive == "file":
             break
-        if _LICENCE.search("\n".join(originals[line : first + 1])) or _not_a_doc_comment(
-            originals[line], language
-        ):
-            first += 1  # (a licence, or `/*!` ... `*/`: the file's)
+        if directive:  # (a conditional vouches for none)
+            held, first = first if held is None and directive == "other" else held, first - 1
+            continue
+        first, stop = _comment_top(where, first - 1, i)
+        if stop:
             break
-        first, held = line, None
+        held = None
     return first if held is None else held
+
+
+def _directive_kind(line, language):
+    """None for a line that is no preprocessor line (C family); else "file" (`#include`, `#import`,
+    `#pragma once`), "conditional" (`#if` ... `#endif`) or "other" (`#define`, `#region`)."""
+    line = line.lstrip()
+    if language not in _HASH_DIRECTIVES or not line.startswith("#"):
+        return None
+    return (
+        "file"
+        if _FILE_DIRECTIVE_LINE.match(line)
+        else "conditional"
+        if _CONDITIONAL_LINE.match(line)
+        else "other"
+    )
+
+
+def _comment_top(where, first, i):
+    """(the first line of the comment that line `first` is in, whether the walk of _comments_above
+    stops there): a line comment; a block comment, whole; a licence, or a block that is the file's
+    (`/*!`), ends the walk below it; one after code on its line, below the block."""
+    import bisect
+
+    lines, originals, offsets, comments, starts, lo, shared_first, language = where
+    k = _span_at(comments, starts, lo + offsets[first])
+    if k is None:
+        licence = bool(_LICENCE.search(originals[first]))  # (a file's licence above its first definition)
+        return first + licence, licence
+    opened, closed = comments[k]
+    line = bisect.bisect_right(offsets, opened - lo) - 1
+    if lines[line][: opened - lo - offsets[line]].strip() or (line == 0 and shared_first):
+        return min(i, bisect.bisect_right(offsets, closed - lo - 1)), True
+    if _LICENCE.search("\n".join(originals[line : first + 1])) or _not_a_doc_comment(
+        originals[line], language
+    ):
+        return first + 1, True  # (a licence, or `/*!` ... `*/`: the file's)
+    return line, False
 
 
 _HASH_DIRECTIVES = ("c", "cpp", "csharp")  # (languages whose `#` lines are the preprocessor's)
@@ -14357,6 +14380,24 @@ def _function_spans(string, language, name, astray=False):
     `shop.Cart.total`), those of its last part inside (at any depth) one of the part before it,
     inside one of the part before that..., and those written outside it (C++ `Cart::total()`
     below the class), in file order: both are that name (an edit picks one by occurrence)."""
+    written = _spans_as_written(string, language, name, astray)
+    if written is not None:
+        return written
+    spans = _definition_spans(string, language, name, astray)
+    if language == "rust":  # (a tuple or unit struct has no block: counted, not left to its impl)
+        spans = sorted(set(spans + _rust_bare_structs(string, name)))
+    if language in ("ruby", "lua") and len(spans) > 1:
+        spans = _outside_strings(string, language, spans)
+    parts = name.replace("::", ".").split(".")
+    if spans or len(parts) < 2 or not all(parts):
+        return spans
+    found = _spans_inside(string, language, parts) + _spans_written_outside(string, language, parts)
+    return sorted(set(found + _spans_in_namespaces(string, language, parts)))
+
+
+def _spans_as_written(string, language, name, astray):
+    """The spans of a name written as its language names one kind of method, or None: JavaScript's
+    `#total` (`Cart.#total`), the private one; Ruby's `Cart#total`, the instance method."""
     private = re.fullmatch(r"(?:(.+)\.)?#(\w+)", name)  # (JavaScript's `#save()`, named `save`)
     if private:
         plain = ".".join(filter(None, private.groups()))
@@ -14368,16 +14409,7 @@ def _function_spans(string, language, name, astray=False):
         spans = _function_spans(string, language, name.replace("#", "."), astray)
         spans = [span for span in spans if not _in_singleton_class(string, span)]
         return _written_as(string, spans, rf"^\s*def\s+{method}(?![\w?!=])", rf"^\s*def\s+\w+\.{method}")
-    spans = _definition_spans(string, language, name, astray)
-    if language == "rust":  # (a tuple or unit struct has no block: counted, not left to its impl)
-        spans = sorted(set(spans + _rust_bare_structs(string, name)))
-    if language in ("ruby", "lua") and len(spans) > 1:
-        spans = _outside_strings(string, language, spans)
-    parts = name.replace("::", ".").split(".")
-    if spans or len(parts) < 2 or not all(parts):
-        return spans
-    found = _spans_inside(string, language, parts) + _spans_written_outside(string, language, parts)
-    return sorted(set(found + _spans_in_namespaces(string, language, parts)))
+    return None
 
 
 def _in_singleton_class(string, span):
@@ -20513,18 +20545,24 @@ def _guessed_option(argv, options):
     return None
 
 
+def _value_hint(lang, option, prog, options, argv):
+    """The hint of an option that met no value (`option`: argparse's words matched): one that
+    starts with '-' goes after '=' (`-c -x` read -x as an option); else it needs one."""
+    flags = [flag for flag in option.groups() if flag]
+    after = [
+        b for a, b in zip(argv, argv[1:]) if a in flags or a.startswith("--") and option[1].startswith(a)
+    ]
+    dash = bool(after) and after[-1].startswith("-") and after[-1].split("=")[0] not in options
+    return tr(lang, "cli.dash_value" if dash else "cli.no_value", option=option.group(1), prog=prog)
+
+
 def _usage_hint(lang, message, prog, options, argv):
     """The hint of an argparse usage `message`, or None: the option a guessed or mistyped one
     meant (also when a required option is missing, which argparse says first); where a stray word
     goes; how to name the file, or to give a value that starts with '-'."""
     option = re.match(r"argument (--[\w-]+)(?:/(-\w))?: expected one argument$", message)
     if option:
-        flags = [flag for flag in option.groups() if flag]
-        after = [
-            b for a, b in zip(argv, argv[1:]) if a in flags or a.startswith("--") and option[1].startswith(a)
-        ]
-        dash = bool(after) and after[-1].startswith("-") and after[-1].split("=")[0] not in options
-        return tr(lang, "cli.dash_value" if dash else "cli.no_value", option=option.group(1), prog=prog)
+        return _value_hint(lang, option, prog, options, argv)
     guessed = (
         _guessed_option(argv, options) if message.startswith(("unrecognized", "the following")) else None
     )
