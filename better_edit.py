@@ -14397,13 +14397,16 @@ def _function_spans(string, language, name, astray=False):
 
 def _spans_as_written(string, language, name, astray):
     """The spans of a name written as its language names one kind of method, or None: JavaScript's
-    `#total` (`Cart.#total`), the private one; Ruby's `Cart#total`, the instance method."""
+    `#total` (`Cart.#total`), the private one (a method's name is `total`, a field's `#total = () =>`
+    its own); Ruby's `Cart#total`, the instance method."""
     private = re.fullmatch(r"(?:(.+)\.)?#(\w+)", name)  # (JavaScript's `#save()`, named `save`)
     if private:
         plain = ".".join(filter(None, private.groups()))
         head = r"^\s*(?:(?:static|async|get|set|override|readonly)\s+|\*\s*)*"  # (a definition's line)
         spans = _function_spans(string, language, plain, astray)
-        return _written_as(string, spans, rf"{head}#{private[2]}\s*[(<]", rf"{head}{private[2]}\s*[(<]")
+        spans = _written_as(string, spans, rf"{head}#{private[2]}\s*[(<=]", rf"{head}{private[2]}\s*[(<=]")
+        fields = [span for span in _definition_spans(string, language, name, astray) if span not in spans]
+        return sorted(spans + fields, key=lambda span: span.line if isinstance(span, _Astray) else span[0])
     if language == "ruby" and re.fullmatch(r"\w+#\w+[?!=]?", name):  # (`Cart#save`: an instance method)
         method = re.escape(name.split("#")[1])
         spans = _function_spans(string, language, name.replace("#", "."), astray)

@@ -618,6 +618,11 @@ def test_a_method_named_as_its_language_writes_it_is_found(root, be_env):
     )
     done, result = _by_target(root, be_env, "read", "p.js", "function:#save")
     assert done.returncode == 1 and result["error"]["code"] == "NOT_FOUND", result
+    (root / "f.js").write_text(
+        "class S {\n  #save = (d) => {\n    return d;\n  };\n  save(d) {\n    return this.#save(d);\n  }\n}\n"
+    )
+    done, result = _by_target(root, be_env, "read", "f.js", "function:#save")  # (a field: named #save)
+    assert done.returncode == 0 and (result["start"], result["end"]) == (2, 4), result
     (root / "s.rb").write_text(
         "class Cart\n  class << self\n    def save\n      1\n    end\n  end\n\n  def save\n    2\n  end\nend\n"
     )
