@@ -20527,10 +20527,10 @@ def _check_dashes(lang, args, options):
     """A usage error for what argparse would take in silence for another thing: a long option
     with one dash (`-content=x` is -c with the text "ontent=x", `-file=a` names the file "ile=a"),
     and `-c -`, the text "-" where standard input was meant (--content-file -)."""
-    for arg, before in zip(args, [None, *args]):
-        single = " " not in arg and re.fullmatch(r"-([a-z][a-z-]+)(=.*)?", arg, re.S)
-        if single and "--" + single.group(1) in options:
-            raise UsageError(tr(lang, "cli.one_dash", arg=arg, option="--" + single.group(1)))
+    for arg, before in zip(args, [None, *args]):  # (no regex: every command pays for this)
+        name = "-" + arg.split("=", 1)[0] if arg[:1] == "-" and arg[1:2] != "-" and " " not in arg else ""
+        if len(name) > 3 and name in options:
+            raise UsageError(tr(lang, "cli.one_dash", arg=arg, option=name))
         if arg == "-" and before in ("-c", "--content", "--old"):
             other = "--content-file" if before != "--old" else "--old-file"
             raise UsageError(tr(lang, "cli.text_dash", option=before, other=other))
