@@ -574,62 +574,41 @@ def test_a_target_leaves_the_file_s_own_lines_above_its_function(root, be_env, n
     assert done.returncode == 0 and (root / name).read_text() == kept, (result, (root / name).read_text())
 
 
-def test_a_method_named_as_its_language_writes_it_is_found(root, be_env):
+@pytest.mark.parametrize(
+    "name, source, target, span",
+    [
+        ("c.rb", "class Cart\n  def save!\n    1\n  end\nend\n\nclass Box\n  def save!\n    2\n  end\nend\n", "function:Box#save!", (8, 10)),
+        ("p.js", "class A {\n  #save() {\n    return 1;\n  }\n  load() {}\n}\n", "function:#save", (2, 4)),
+        ("p.js", "class A {\n  #save() {\n    return 1;\n  }\n  load() {}\n}\n", "function:A.#save", (2, 4)),
+        # (the regression pass: `#save` named the public save() too, and `Cart#save` the class method)
+        ("c.js", "class C {\n  save() {\n    return this.#save(1);\n  }\n\n  #save(f) {\n    return f;\n  }\n}\n", "function:#save", (6, 8)),
+        ("e.rb", "class Cart\n  def self.save\n    new.save\n  end\n\n  def save\n    true\n  end\nend\n", "function:Cart#save", (6, 8)),
+        # (the second pass: a comment naming `save()` decided which was which; a one-line public
+        # save() calling this.#save( counted; a `class << self` method was an instance method; a
+        # private arrow-function field is named `#save` itself)
+        ("d.ts", "class S {\n  // save() is public; this one is private\n  #save(d: string): void {\n    log(d);\n  }\n  save(d: string): void { this.#save(d); }\n}\n", "function:#save", (2, 5)),
+        ("s.rb", "class Cart\n  class << self\n    def save\n      1\n    end\n  end\n\n  def save\n    2\n  end\nend\n", "function:Cart#save", (8, 10)),
+        ("f.js", "class S {\n  #save = (d) => {\n    return d;\n  };\n  save(d) {\n    return this.#save(d);\n  }\n}\n", "function:#save", (2, 4)),
+        ("n.js", "class S {\n  /** Calls #save() of the backend. */\n  save(d) {\n    return d;\n  }\n}\n", "function:#save", None),
+    ],
+)  # fmt: skip
+def test_a_method_named_as_its_language_writes_it_is_that_one(root, be_env, name, source, target, span):
     """Ruby's `Cart#save!` (how its docs name an instance method) and JavaScript's `#save` (a
-    private method, as the class writes it) were NOT_FOUND, with a hint naming the method found."""
-    (root / "c.rb").write_text(
-        "class Cart\n  def save!\n    1\n  end\nend\n\nclass Box\n  def save!\n    2\n  end\nend\n"
+    private method, as the class writes it) were NOT_FOUND, with a hint naming the method found;
+    each now names that method alone (no "defined 2 times" warning), or none."""
+    (root / name).write_text(source)
+    done, result = _by_target(root, be_env, "read", name, target)
+    if span is None:
+        assert done.returncode == 1 and result["error"]["code"] == "NOT_FOUND", result
+        return
+    assert done.returncode == 0 and (result["start"], result["end"]) == span and not result.get("warnings"), (
+        result
     )
-    done, result = _by_target(root, be_env, "read", "c.rb", "function:Box#save!")
-    assert done.returncode == 0 and (result["start"], result["end"]) == (8, 10), result
-    (root / "p.js").write_text("class A {\n  #save() {\n    return 1;\n  }\n  load() {}\n}\n")
-    for target in ("function:#save", "function:A.#save"):
-        done, result = _by_target(root, be_env, "read", "p.js", target)
-        assert done.returncode == 0 and (result["start"], result["end"]) == (2, 4), (target, result)
-    done, result = _by_target(root, be_env, "delete", "p.js", "function:#save")
-    assert done.returncode == 0 and (root / "p.js").read_text() == "class A {\n  load() {}\n}\n", result
-    # (the regression pass: `#save` named the public save() too, and `Cart#save` the class method)
-    (root / "c.js").write_text(
-        "class C {\n  save() {\n    return this.#save(1);\n  }\n\n  #save(f) {\n    return f;\n  }\n}\n"
+    done, result = _by_target(root, be_env, "delete", name, target)
+    lines = source.split("\n")
+    assert done.returncode == 0 and (root / name).read_text() == "\n".join(
+        lines[: span[0] - 1] + lines[span[1] :]
     )
-    done, result = _by_target(root, be_env, "read", "c.js", "function:#save")
-    assert (
-        done.returncode == 0 and (result["start"], result["end"]) == (6, 8) and not result.get("warnings")
-    ), result
-    (root / "e.rb").write_text(
-        "class Cart\n  def self.save\n    new.save\n  end\n\n  def save\n    true\n  end\nend\n"
-    )
-    done, result = _by_target(root, be_env, "read", "e.rb", "function:Cart#save")
-    assert (
-        done.returncode == 0 and (result["start"], result["end"]) == (6, 8) and not result.get("warnings")
-    ), result
-    # (the second pass: a comment naming `save()` decided which was which; a one-line public save()
-    # calling this.#save( counted; a `class << self` method was an instance method)
-    (root / "d.ts").write_text(
-        "class S {\n  // save() is public; this one is private\n  #save(d: string): void {\n    log(d);\n  }\n"
-        "  save(d: string): void { this.#save(d); }\n}\n"
-    )
-    done, result = _by_target(root, be_env, "read", "d.ts", "function:#save")
-    assert (
-        done.returncode == 0 and (result["start"], result["end"]) == (2, 5) and not result.get("warnings")
-    ), result
-    (root / "p.js").write_text(
-        "class S {\n  /** Calls #save() of the backend. */\n  save(d) {\n    return d;\n  }\n}\n"
-    )
-    done, result = _by_target(root, be_env, "read", "p.js", "function:#save")
-    assert done.returncode == 1 and result["error"]["code"] == "NOT_FOUND", result
-    (root / "f.js").write_text(
-        "class S {\n  #save = (d) => {\n    return d;\n  };\n  save(d) {\n    return this.#save(d);\n  }\n}\n"
-    )
-    done, result = _by_target(root, be_env, "read", "f.js", "function:#save")  # (a field: named #save)
-    assert done.returncode == 0 and (result["start"], result["end"]) == (2, 4), result
-    (root / "s.rb").write_text(
-        "class Cart\n  class << self\n    def save\n      1\n    end\n  end\n\n  def save\n    2\n  end\nend\n"
-    )
-    done, result = _by_target(root, be_env, "read", "s.rb", "function:Cart#save")
-    assert (
-        done.returncode == 0 and (result["start"], result["end"]) == (8, 10) and not result.get("warnings")
-    ), result
 
 
 @pytest.mark.parametrize(
