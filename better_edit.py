@@ -17001,7 +17001,10 @@ def _edit_item(index, item):
     if not isinstance(item, dict):
         raise invalid("item_not_object", got=_show(item))
     op = item.get("op")
-    op = _implied_op(item) if op is None else op
+    if op is None:  # (by the names it means: `new_string` makes a replace, `type` names the op)
+        keys = sorted(_ITEM_KEYS | {"op"})
+        meant = {key if key in keys else _meant_name(key, keys) or key: value for key, value in item.items()}
+        op = meant["op"] if meant.get("op") in _EDIT_OPS else _implied_op(meant)
     if op not in _EDIT_OPS:
         raise invalid("arg_choice", name="op", choices=", ".join(_EDIT_OPS), got=_show(op))
     tool = find_tool(op)
@@ -18844,6 +18847,7 @@ _MEANT = {  # names other edit tools use for our arguments
     "end": ("end_line", "line_end", "to_line"),
     "after_line": ("insert_line", "insert_after", "after", "line", "line_number", "start", "start_line"),
     "edits": ("changes", "operations"),
+    "op": ("type", "action", "operation", "command"),  # (an edit item's)
 }
 
 

@@ -2871,6 +2871,12 @@ def test_every_unknown_argument_is_named_with_the_one_it_likely_means(serve, roo
     item = {"file": "a.txt", "start": 2, "end": 2, "new_content": "TWO"}
     message = server.err("be-edit", "INVALID_ARGUMENT", {"edits": [item]})["message"]
     assert "'new_content' → 'content'" in message, message
+    # (the agent-mistakes probe: that item was still called a delete, with delete's names, and a
+    # `type` for `op` got no name at all)
+    assert "for replace" in message and "accepted: content," in message, message
+    item = {"type": "replace", "file": "a.txt", "start": 2, "content": "TWO"}
+    message = server.err("be-edit", "INVALID_ARGUMENT", {"edits": [item]})["message"]
+    assert "'type' → 'op'" in message and "for replace" in message, message
     item = {"op": "insert", "file": "a.txt", "start": 1, "content": "x"}  # (the regression pass)
     message = server.err("be-edit", "INVALID_ARGUMENT", {"edits": [item]})["message"]
     assert "'start' → 'after_line'" in message and "'start' → 'start'" not in message, message
