@@ -16991,7 +16991,12 @@ def _edit_items(value):
 
 
 def _implied_op(item):
-    """The op of an item that names none: insert with after_line, replace with content, else delete."""
+    """The op of an item that names none, by the names it means (`new_string` makes a replace, not
+    a delete; `type` names the op): insert with after_line, replace with content, else delete."""
+    keys = sorted(_ITEM_KEYS | {"op"})
+    item = {key if key in keys else _meant_name(key, keys) or key: value for key, value in item.items()}
+    if item.get("op") in _EDIT_OPS:
+        return item["op"]
     if "after_line" in item:
         return "insert"
     return "replace" if "content" in item else "delete"
@@ -17001,10 +17006,7 @@ def _edit_item(index, item):
     if not isinstance(item, dict):
         raise invalid("item_not_object", got=_show(item))
     op = item.get("op")
-    if op is None:  # (by the names it means: `new_string` makes a replace, `type` names the op)
-        keys = sorted(_ITEM_KEYS | {"op"})
-        meant = {key if key in keys else _meant_name(key, keys) or key: value for key, value in item.items()}
-        op = meant["op"] if meant.get("op") in _EDIT_OPS else _implied_op(meant)
+    op = _implied_op(item) if op is None else op
     if op not in _EDIT_OPS:
         raise invalid("arg_choice", name="op", choices=", ".join(_EDIT_OPS), got=_show(op))
     tool = find_tool(op)
