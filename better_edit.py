@@ -1212,6 +1212,35 @@ MESSAGES = {
         "send the text without the fence lines; or pass --force if {file} is to hold them",
         "请发送不含围栏行的文本；若 {file} 确实需要这些行请加 --force",
     ),
+    "content_fence_end": (
+        "content ends with {closing!r} (its line {last}), the closing line of a Markdown fence whose "
+        "opening line is not there: it would be written into {file}",
+        "content 以 {closing!r}（第 {last} 行）结尾，这是 Markdown 围栏的结束行，而开始行不在其中：它会被写入 {file}",
+    ),
+    "content_fence_end.hint": (
+        "send the text without that line; or pass {force} if {file} is to hold it",
+        "请发送不含该行的文本；若 {file} 确实需要这一行请传 {force}",
+    ),
+    "content_fence_end.hint.cli": (
+        "send the text without that line; or pass --force if {file} is to hold it",
+        "请发送不含该行的文本；若 {file} 确实需要这一行请加 --force",
+    ),
+    "content_markers": (
+        "content holds the markers of a SEARCH/REPLACE block or a merge conflict ({marker!r}, =======, "
+        ">>>>>>>): they would be written into {file}",
+        "content 含有 SEARCH/REPLACE 块或合并冲突的标记（{marker!r}、=======、>>>>>>>）：它们会被写入 {file}",
+    ),
+    "content_markers.hint": (
+        "send the new text itself (for a SEARCH/REPLACE block: its REPLACE part as content, its SEARCH "
+        "part as old); or pass {force} if {file} is to hold the markers",
+        "请发送新文本本身（SEARCH/REPLACE 块：其 REPLACE 部分作为 content，SEARCH 部分作为 old）；"
+        "若 {file} 确实需要这些标记请传 {force}",
+    ),
+    "content_markers.hint.cli": (
+        "send the new text itself (for a SEARCH/REPLACE block: its REPLACE part with -c, its SEARCH part "
+        "with --old); or pass --force if {file} is to hold the markers",
+        "请发送新文本本身（SEARCH/REPLACE 块：REPLACE 部分用 -c，SEARCH 部分用 --old）；若 {file} 确实需要这些标记请加 --force",
+    ),
     "content_prefixed": (
         "every line of content starts with the line-number prefix of a read ({first}<TAB> to "
         "{last}<TAB>): those numbers would be written into {file}",
@@ -15898,6 +15927,7 @@ def _refuse_wrapped(opened, language, content):
     if language != "shell" and _fenced(lines) and not file_holds(_WRAP_FENCE_LINE):
         fields = {"first": lines[0], "closing": lines[-1], "last": len(lines)}
         raise ToolError("INVALID_ARGUMENT", "content_fenced", file=opened.file, **fields)
+    _refuse_other_formats(opened, language, lines)
     prefixed = _read_prefixed(content) if language != "sql" else None
     if prefixed and not file_holds(_READ_PREFIXED_LINE):
         first, last = prefixed[0], prefixed[0] + len(lines) - 1
@@ -15905,6 +15935,28 @@ def _refuse_wrapped(opened, language, content):
     if _is_diff(lines, lambda: {line.strip() for line in opened.normalized().split("\n")}):
         if not file_holds(_DIFF_HEADER):
             raise ToolError("INVALID_ARGUMENT", "content_diff", file=opened.file)
+
+
+# A SEARCH/REPLACE block (another tool's edit format) or a merge conflict, whole: its markers.
+_MERGE_MARKERS = _LazyPattern(
+    r"^(<{7}(?: [^\n]*)?)\n(?:[^\n]*\n)*?={7}\n(?:[^\n]*\n)*?>{7}(?: [^\n]*)?$", re.M
+)
+
+
+def _refuse_other_formats(opened, language, lines):
+    """INVALID_ARGUMENT (as _refuse_wrapped) for content `lines` ending in a Markdown fence's closing
+    line whose opening one is not there, or holding a whole SEARCH/REPLACE block or merge conflict
+    (another tool's edit format), in a file holding no such lines."""
+    if language != "shell" and len(lines) > 1 and lines[-1].strip() in ("```", "~~~"):
+        opened_fence = any(_WRAP_FENCE_LINE.match(line) for line in lines[:-1])
+        if not opened_fence and not _WRAP_FENCE_LINE.search(opened.normalized()):
+            closing, last = lines[-1], len(lines)
+            raise ToolError(
+                "INVALID_ARGUMENT", "content_fence_end", file=opened.file, closing=closing, last=last
+            )
+    marker = _MERGE_MARKERS.search("\n".join(lines))
+    if marker and not _MERGE_MARKERS.search(opened.normalized()):
+        raise ToolError("INVALID_ARGUMENT", "content_markers", file=opened.file, marker=marker.group(1))
 
 
 def _fenced(lines):

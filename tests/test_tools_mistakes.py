@@ -2480,3 +2480,21 @@ def test_a_path_that_names_what_it_was_not_meant_to_is_refused(server, root, be_
     assert sorted(p.name for p in root.iterdir()) == ["src"] and not list((root / "src").iterdir())
     (root / "odd\\name.txt").write_text("kept\n")  # (a name that holds a backslash, as it stands)
     assert server.ok("be-read", {"file": "odd\\name.txt"})["content"] == "1\tkept"
+
+
+def test_another_tools_edit_format_or_half_a_fence_is_not_written_into_code(server, root):
+    """Found by the agent-mistakes probe: an aider SEARCH/REPLACE block (or a merge conflict) sent
+    as content was written with its markers, and content ending in a fence's closing line alone
+    with that line, status ok. Each is INVALID_ARGUMENT now, in a file holding no such lines;
+    force writes them."""
+    (root / "m.py").write_text("def f():\n    return 1\n")
+    block = "<<<<<<< SEARCH\n    return 1\n=======\n    return 2\n>>>>>>> REPLACE"
+    error = server.err("be-replace", "INVALID_ARGUMENT", {"file": "m.py", "start": 2, "content": block})
+    assert "markers of a SEARCH/REPLACE block" in error["message"] and "as old" in error["hint"], error
+    args = {"file": "m.py", "start": 2, "content": "    return 2\n```"}
+    error = server.err("be-replace", "INVALID_ARGUMENT", args)
+    assert "the closing line of a Markdown fence whose opening line is not there" in error["message"], error
+    assert (root / "m.py").read_text() == "def f():\n    return 1\n"
+    server.ok("be-replace", dict(args, force=True))
+    assert (root / "m.py").read_text() == "def f():\n    return 2\n```\n"
+    server.ok("be-replace", {"file": "m.py", "start": 3, "content": "    x = '======='"})  # (no block)
