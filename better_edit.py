@@ -1212,6 +1212,22 @@ MESSAGES = {
         "send the text without the fence lines; or pass --force if {file} is to hold them",
         "请发送不含围栏行的文本；若 {file} 确实需要这些行请加 --force",
     ),
+    "content_body_only": (
+        "content starts indented deeper than line {start} of {file}, {first}, the first line of the "
+        "function the target names (lines {start}-{end}): it would replace the whole function with a body",
+        "content 的缩进比 {file} 第 {start} 行 {first} 更深，而这一行是目标所指函数（第 {start}-{end} 行）的第一行："
+        "它会用函数体替换整个函数",
+    ),
+    "content_body_only.hint": (
+        "send the whole function from its line {start}, or replace the lines of its body alone by their "
+        "start and end; or pass {force} to write content as given",
+        "请从第 {start} 行起发送整个函数，或按行号（start 与 end）只替换函数体的那些行；若确要按原样写入请传 {force}",
+    ),
+    "content_body_only.hint.cli": (
+        "send the whole function from its line {start}, or replace the lines of its body alone with "
+        "--start and --end; or pass --force to write content as given",
+        "请从第 {start} 行起发送整个函数，或用 --start 与 --end 只替换函数体的那些行；若确要按原样写入请加 --force",
+    ),
     "content_fence_end": (
         "content ends with {closing!r} (its line {last}), the closing line of a Markdown fence whose "
         "opening line is not there: it would be written into {file}",
@@ -15332,6 +15348,8 @@ def _replace_change(ctx, args, opened):
 def _replace_change_of(ctx, args, opened):
     if "target" in args:  # the lines the target names: a function, an element, a marker line
         start, end = resolve_target(ctx, opened, args["target"])
+        if not args.get("force"):
+            _refuse_body_only(opened, args, start, end)
         return _replace_lines(ctx, dict(args, start=start, end=end), opened)
     if "old" in args:
         prefixed = _replace_prefixed(ctx, args, opened)
@@ -15340,6 +15358,26 @@ def _replace_change_of(ctx, args, opened):
     if "start" in args:
         return _replace_lines(ctx, args, opened)
     return _replace_old(ctx, args, opened)
+
+
+def _refuse_body_only(opened, args, start, end):
+    """INVALID_ARGUMENT for content replacing a function by target whose first line is indented
+    deeper than the function's first line: its body alone, which would delete the definition line
+    the target covers (`def add(...)`, `function greet() {` and its `}` went, status ok)."""
+    target = _as_target("target", args["target"])
+    first = next((line for line in str(args.get("content") or "").split("\n") if line.strip()), None)
+    if target["kind"] != "function" or first is None or start == end:
+        return
+    line = _line_text(opened.text, start).rstrip("\r\n")
+    depth = len(line) - len(line.lstrip(" \t"))
+    if first[:depth] == line[:depth] and first[depth : depth + 1] in (" ", "\t"):
+        fields = {
+            "file": opened.file,
+            "start": start,
+            "end": end,
+            "first": _show(line.strip()),
+        }
+        raise ToolError("INVALID_ARGUMENT", "content_body_only", **fields)
 
 
 def _maybe_escaped_twice(ctx, args, change):

@@ -2498,3 +2498,24 @@ def test_another_tools_edit_format_or_half_a_fence_is_not_written_into_code(serv
     server.ok("be-replace", dict(args, force=True))
     assert (root / "m.py").read_text() == "def f():\n    return 2\n```\n"
     server.ok("be-replace", {"file": "m.py", "start": 3, "content": "    x = '======='"})  # (no block)
+
+
+@pytest.mark.parametrize(
+    "name, source, target, body",
+    [
+        ("t.py", "class C:\n    def add(self, a, b):\n        return a + b\n\n    def sub(self, a, b):\n        return a - b\n", "function:add", "        return a + b + 0"),
+        ("g.js", "function greet(name) {\n  return name;\n}\n", "function:greet", '  return "hi " + name;'),
+        ("c.go", "package p\n\nfunc (c *Cart) Total() int {\n\treturn len(c.items)\n}\n", "function:Cart.Total", "\treturn 0"),
+    ],
+)  # fmt: skip
+def test_a_body_sent_for_a_whole_function_target_is_refused(server, root, name, source, target, body):
+    """Found by the agent-mistakes probe: replace by `function:add` with the body alone deleted
+    the definition line (`def add`, `function greet(name) {` and its `}`), status ok, balance ok.
+    Content indented deeper than the function's first line is INVALID_ARGUMENT; force writes it."""
+    (root / name).write_text(source)
+    args = {"file": name, "target": target, "content": body}
+    error = server.err("be-replace", "INVALID_ARGUMENT", args)
+    assert "it would replace the whole function with a body" in error["message"], error
+    assert (root / name).read_text() == source
+    server.ok("be-replace", dict(args, force=True))
+    assert body in (root / name).read_text()
