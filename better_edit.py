@@ -10154,6 +10154,8 @@ def not_found(file, base, real):
     """NOT_FOUND for `file` (at `real`), with the names a slip of the hand would have meant
     (`did_you_mean`: docs/behaviour.md#errors)."""
     near = [os.path.join(os.path.dirname(file), one) for one in _names_like(*os.path.split(real))]
+    if not near and file[:2] in ("a/", "b/") and os.path.isfile(os.path.join(base, file[2:])):
+        near = [file[2:]]  # (a diff's `a/` prefix kept: `a/src/app.py`)
     if not near:
         return ToolError("NOT_FOUND", "not_found", file=file, base=base)
     return ToolError(

@@ -2480,6 +2480,9 @@ def test_a_path_that_names_what_it_was_not_meant_to_is_refused(server, root, be_
     assert sorted(p.name for p in root.iterdir()) == ["src"] and not list((root / "src").iterdir())
     (root / "odd\\name.txt").write_text("kept\n")  # (a name that holds a backslash, as it stands)
     assert server.ok("be-read", {"file": "odd\\name.txt"})["content"] == "1\tkept"
+    (root / "src" / "app.py").write_text("x = 1\n")  # (a diff's `a/` prefix kept: the file without it)
+    error = server.err("be-read", "NOT_FOUND", {"file": "a/src/app.py"})
+    assert error["did_you_mean"] == ["src/app.py"], error
 
 
 def test_another_tools_edit_format_or_half_a_fence_is_not_written_into_code(server, root):
