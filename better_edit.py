@@ -123,19 +123,6 @@ def _sha256_new(data=b"", more=0):
 MESSAGES = {
     # --- errors ---
     "not_found": ("file not found: {file}", "文件不存在：{file}"),
-    "path_tilde": (
-        "{file} starts with '~', which names no home folder inside the root {root}",
-        "{file} 以 '~' 开头，而在根目录 {root} 内它不代表主目录",
-    ),
-    "path_tilde.hint": (
-        "give the path relative to the root, or an absolute path inside it",
-        "请给出相对于根目录的路径，或根目录内的绝对路径",
-    ),
-    "path_backslash": (
-        "{file} holds '\\', which is part of a name on this system, not a folder separator",
-        "{file} 含有 '\\'，在本系统上它是文件名的一部分，而非目录分隔符",
-    ),
-    "path_backslash.hint": ("separate folders with '/': {meant}", "请用 '/' 分隔目录：{meant}"),
     "not_found.hint": (
         "check the path; relative paths resolve against {base}",
         "检查路径；相对路径以 {base} 为基准",
@@ -9958,21 +9945,7 @@ def _full_path(ctx, file):
         if ".." in parts or _WINDOWS_DRIVE.match(path):
             raise ToolError("SANDBOX", "sandbox", file=file, path=path, root=ctx.root)
     base = ctx.root or ctx.cwd
-    full = os.path.join(base, path if ctx.root else os.path.expanduser(path))
-    _path_meant(ctx, file, path, full)
-    return full
-
-
-def _path_meant(ctx, file, path, full):
-    """INVALID_ARGUMENT for a path that names what it was not meant to, when nothing stands there:
-    `~/notes.md` inside a root (no home there: a folder named `~` was made) and `src\\util.js`
-    outside Windows (one name with a backslash, not a folder and a file)."""
-    if os.path.lexists(full):
-        return
-    if ctx.root and path[:1] == "~":
-        raise ToolError("INVALID_ARGUMENT", "path_tilde", file=file, root=ctx.root)
-    if os.name != "nt" and "\\" in path:
-        raise ToolError("INVALID_ARGUMENT", "path_backslash", file=file, meant=path.replace("\\", "/"))
+    return os.path.join(base, path if ctx.root else os.path.expanduser(path))
 
 
 def is_inside(path, root):
