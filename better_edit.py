@@ -10127,14 +10127,22 @@ def not_found(file, base, real):
     """NOT_FOUND for `file` (at `real`), with the names a slip of the hand would have meant
     (`did_you_mean`: docs/behaviour.md#errors)."""
     near = [os.path.join(os.path.dirname(file), one) for one in _names_like(*os.path.split(real))]
-    if not near and file[:2] in ("a/", "b/") and os.path.isfile(os.path.join(base, file[2:])):
-        near = [file[2:]]  # (a diff's `a/` prefix kept: `a/src/app.py`)
+    near = near or _without_diff_prefix(file, base)
     if not near:
         return ToolError("NOT_FOUND", "not_found", file=file, base=base)
     return ToolError(
         "NOT_FOUND", "not_found", "not_found_near.hint", data={"did_you_mean": near},
         file=file, base=base, near=", ".join(_show(one) for one in near[:3]),
     )  # fmt: skip
+
+
+def _without_diff_prefix(file, base):
+    """[`file` without a diff's `a/` or `b/` prefix] when that names a file inside `base`, else []:
+    never a place outside, whose being there no error may tell."""
+    kept = file[2:] if file[:2] in ("a/", "b/") and not os.path.isabs(file[2:]) else None
+    candidate = os.path.realpath(os.path.join(base, kept)) if kept else None
+    inside = candidate and is_inside(candidate, os.path.realpath(base)) and os.path.isfile(candidate)
+    return [kept] if inside else []
 
 
 def _names_like(folder, name):
@@ -15337,22 +15345,32 @@ def _replace_change_of(ctx, args, opened):
 
 def _refuse_body_only(opened, args, start, end):
     """INVALID_ARGUMENT for content replacing a function by target whose first line is indented
-    deeper than the function's first line: its body alone, which would delete the definition line
-    the target covers (`def add(...)`, `function greet() {` and its `}` went, status ok)."""
+    deeper than the function's definition line (the first line of its range that names it, not a
+    comment): its body alone, which would delete that line (`def add(...)`, `function greet() {`
+    and its `}` went, status ok)."""
     target = _as_target("target", args["target"])
     first = next((line for line in str(args.get("content") or "").split("\n") if line.strip()), None)
     if target["kind"] != "function" or first is None or start == end:
         return
-    line = _line_text(opened.text, start).rstrip("\r\n")
+    found = _definition_line(opened, _last_part(str(target["value"])), start, end)
+    if found is None:
+        return
+    number, line = found
     depth = len(line) - len(line.lstrip(" \t"))
     if first[:depth] == line[:depth] and first[depth : depth + 1] in (" ", "\t"):
-        fields = {
-            "file": opened.file,
-            "start": start,
-            "end": end,
-            "first": _show(line.strip()),
-        }
+        fields = {"file": opened.file, "start": number, "end": end, "first": _show(line.strip())}
         raise ToolError("INVALID_ARGUMENT", "content_body_only", **fields)
+
+
+def _definition_line(opened, name, start, end):
+    """(number, text) of the first line of lines start..end that names `name` and is no comment
+    line (a function's definition line, below its comments and attributes), or None."""
+    named = re.compile(rf"(?<![\w$]){re.escape(name)}\b")
+    for number in range(start, end + 1):
+        line = _line_text(opened.text, number).rstrip("\r\n")
+        if named.search(line) and not line.lstrip().startswith(("//", "#", "/*", "*", "--", ";")):
+            return number, line
+    return None
 
 
 def _maybe_escaped_twice(ctx, args, change):
@@ -15967,7 +15985,7 @@ def _refuse_other_formats(opened, language, lines):
             raise ToolError(
                 "INVALID_ARGUMENT", "content_fence_end", file=opened.file, closing=closing, last=last
             )
-    marker = _MERGE_MARKERS.search("\n".join(lines))
+    marker = _MERGE_MARKERS.search("\n".join(lines)) if language != "shell" else None  # (a test's fixture)
     if marker and not _MERGE_MARKERS.search(opened.normalized()):
         raise ToolError("INVALID_ARGUMENT", "content_markers", file=opened.file, marker=marker.group(1))
 

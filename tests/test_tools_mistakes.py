@@ -2477,6 +2477,9 @@ def test_a_path_that_kept_a_diffs_prefix_names_the_file_without_it(server, root,
     (root / "src" / "app.py").write_text("x = 1\n")  # (a diff's `a/` prefix kept: the file without it)
     error = server.err("be-read", "NOT_FOUND", {"file": "a/src/app.py"})
     assert error["did_you_mean"] == ["src/app.py"], error
+    # (the regression pass: `a//etc/hostname` named a file outside the root, telling it is there)
+    error = server.err("be-read", "NOT_FOUND", {"file": "a//etc/hostname"})
+    assert "did_you_mean" not in error and "/etc" not in error["hint"], error
 
 
 def test_another_tools_edit_format_or_half_a_fence_is_not_written_into_code(server, root):
@@ -2495,6 +2498,8 @@ def test_another_tools_edit_format_or_half_a_fence_is_not_written_into_code(serv
     server.ok("be-replace", dict(args, force=True))
     assert (root / "m.py").read_text() == "def f():\n    return 2\n```\n"
     server.ok("be-replace", {"file": "m.py", "start": 3, "content": "    x = '======='"})  # (no block)
+    fixture = "cat >expect <<EOF\n<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> topic\nEOF\n"
+    server.ok("be-write", {"file": "t.sh", "content": fixture})  # (a shell test writes a conflict)
 
 
 @pytest.mark.parametrize(
@@ -2516,3 +2521,11 @@ def test_a_body_sent_for_a_whole_function_target_is_refused(server, root, name, 
     assert (root / name).read_text() == source
     server.ok("be-replace", dict(args, force=True))
     assert body in (root / name).read_text()
+    # (the regression pass: a comment at column 0 above a method starts its range; the whole
+    # method sent is measured against its definition line, not against that comment)
+    (root / "b.js").write_text("class A {\n  x = 1;\n\n// TODO: remove\n  foo() {\n    return 1;\n  }\n}\n")
+    server.ok(
+        "be-replace",
+        {"file": "b.js", "target": "function:A.foo", "content": "  foo() {\n    return 10;\n  }"},
+    )
+    assert (root / "b.js").read_text() == "class A {\n  x = 1;\n\n  foo() {\n    return 10;\n  }\n}\n"
