@@ -15378,8 +15378,16 @@ def _maybe_escaped_twice(ctx, args, change):
     outside strings): one line of replace or insert is written as sent (real code holds `\\n`
     more often than a model's newlines arrive escaped), but the caller is told how to fix it (on
     the command line, `-c 'a\\nb'` in single quotes is two characters: `$'...'` is a newline)."""
-    if _lines_escaped_twice(args.get("content") or ""):
-        change.warnings.append(("w.escaped_twice", {"count": args["content"].count("\\n")}))
+    content = args.get("content") or ""
+    several = (
+        change.fields.get("removed", 0) > 1 and "\n" not in content
+    )  # (lines made one: a `\\n` says why)
+    if (
+        _lines_escaped_twice(content)
+        or several
+        and "\\n" in _BACKQUOTED.sub("", _QUOTED_STRING.sub("", content))
+    ):
+        change.warnings.append(("w.escaped_twice", {"count": content.count("\\n")}))
     return change
 
 

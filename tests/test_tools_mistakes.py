@@ -2529,3 +2529,15 @@ def test_a_body_sent_for_a_whole_function_target_is_refused(server, root, name, 
         {"file": "b.js", "target": "function:A.foo", "content": "  foo() {\n    return 10;\n  }"},
     )
     assert (root / "b.js").read_text() == "class A {\n  x = 1;\n\n  foo() {\n    return 10;\n  }\n}\n"
+
+
+def test_lines_replaced_by_one_line_holding_an_escaped_newline_are_warned_of(server, root):
+    """Found by the agent-mistakes probe: two lines replaced by one line holding one `\\n` outside
+    strings (`def add(...):\\n    return ...` escaped twice) were written with no warning: the
+    warning wanted two pieces with a letter after `\\n`. Several lines made one say why now."""
+    (root / "t.py").write_text("class C:\n    def add(self, a, b):\n        return a + b\n")
+    content = "    def add(self, a, b):\\n        return a + b + 0"
+    result = server.ok("be-replace", {"file": "t.py", "start": 2, "end": 3, "content": content})
+    assert any("escaped twice" in warning for warning in result["warnings"]), result["warnings"]
+    result = server.ok("be-replace", {"file": "t.py", "start": 2, "content": '    x = "a\\nb"'})
+    assert not any("escaped twice" in warning for warning in result.get("warnings", ())), result
