@@ -142,6 +142,9 @@ CASES = [
     # (0.3, this session) a later ---/+++ section changing a line an earlier one adds (`\\item`:
     # a stray hunk line, no end-of-file marker)
     ("patch-sections-in-turn", "MISMATCH", "be-edit", {"patch": "--- a/three.txt\n+++ b/three.txt\n@@ -1,2 +1,4 @@\n one\n+X1\n+X2\n two\n--- a/three.txt\n+++ b/three.txt\n@@ -1,3 +1,3 @@\n one\n X1\n-X2\n+Y2\n"}),
+    # (the agent-mistakes probe) a function's body sent for its whole target; a SEARCH/REPLACE block
+    ("body-for-function-target", "INVALID_ARGUMENT", "be-replace", {"file": "indent.py", "target": "function:f", "content": "    return 2"}),
+    ("search-replace-block", "INVALID_ARGUMENT", "be-replace", {"file": "indent.py", "start": 4, "content": "<<<<<<< SEARCH\n    return x\n=======\n    return 2\n>>>>>>> REPLACE"}),
     ("patch-backslash-line", "INVALID_ARGUMENT", "be-edit", {"patch": "--- a/three.txt\n+++ b/three.txt\n@@ -1,2 +1,3 @@\n one\n+\\item new\n\\item two\n"}),
 ]  # fmt: skip
 if os.environ.get("BE_EXE"):  # a one-file executable unpacks itself: under a file-size limit it cannot
