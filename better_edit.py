@@ -778,6 +778,11 @@ MESSAGES = {
         "no @@ line follows the header of {file} (line {header} of the patch): line {line} is {text!r}",
         "补丁中 {file} 的文件头（第 {header} 行）之后没有 @@ 行：第 {line} 行是 {text!r}",
     ),
+    "patch_bare_hunk": (
+        "line {line} of the patch, {text!r}, opens a hunk of {file} without the line numbers of an @@ "
+        "line (@@ -START,COUNT +START,COUNT @@): where its lines go cannot be read from it",
+        "补丁第 {line} 行 {text!r} 开启了 {file} 的一个块，但没有 @@ 行所需的行号（@@ -起始,行数 +起始,行数 @@）：无法从中得知这些行的位置",
+    ),
     "patch_no_hunk_end": (
         "no @@ line follows the header of {file} (line {header} of the patch): the patch ends there",
         "补丁中 {file} 的文件头（第 {header} 行）之后没有 @@ 行：补丁到此结束",
@@ -17964,7 +17969,8 @@ def _hunk_opens(lines, pos, file):
     if pos == len(lines):
         raise invalid("patch_no_hunk_end", header=header, file=file, hint="patch_no_hunk.hint")
     if not _PATCH_HUNK.match(lines[pos]):
-        raise invalid("patch_no_hunk", header=header, line=pos + 1, text=lines[pos][:80], file=file)
+        key = "patch_bare_hunk" if lines[pos].startswith("@@") else "patch_no_hunk"  # (`@@` alone)
+        raise invalid(key, "patch_no_hunk.hint", header=header, line=pos + 1, text=lines[pos][:80], file=file)
 
 
 def _pair_in_body(lines, pos, entries, counts):

@@ -2074,3 +2074,13 @@ def test_a_hunk_line_starting_with_a_backslash_is_no_end_of_file_marker(root, be
     (root / "f.txt").write_text("a")
     done, answer = run_json("patch", input=patch.encode(), cwd=root, env=be_env)
     assert done.returncode == 0 and (root / "f.txt").read_text() == "b", answer
+
+
+def test_a_bare_hunk_header_is_named_as_one_without_its_line_numbers(root, be_env):
+    """Found by the agent-mistakes probe: `@@` alone after a file header said "no @@ line follows
+    the header …: line 3 is '@@'", which contradicts itself. It says what the line lacks now."""
+    patch = "--- a/h.txt\n+++ b/h.txt\n@@\n-a\n+A\n b\n"
+    error = refused_patch(root, be_env, ("h.txt", "a\nb\n"), patch, "INVALID_ARGUMENT", status=2)
+    assert error["message"].startswith(
+        "line 3 of the patch, '@@', opens a hunk of h.txt without the line numbers"
+    ), error
