@@ -15729,10 +15729,11 @@ def _refuse_cut_word(file, region, span):
     found in `port: 8080` would turn it into `port: 44380` (docs/cli.md#replace)."""
     line_s, col_s, line_e, col_e = span
     first, last = region[0][0], region[-1][0]
-    if _inside_word(first, col_s):
+    edge = _cut_edge(first, col_s, last, col_e)
+    if edge == "start":
         one_line_end = col_e if line_e == line_s and col_e is not None and col_e >= 0 else len(first)
         line, text, cut, ours = line_s, first, col_s, (col_s, one_line_end)
-    elif col_e is not None and _inside_word(last, col_e):
+    elif edge == "end":
         line, text, cut, ours = line_e, last, col_e, (col_s if line_e == line_s else 0, col_e)
     else:
         return
@@ -15754,13 +15755,16 @@ def _whole_word_spans(norm, spans):
     inside a word, when some do not and some do; else all: a match inside a word is a guess
     (_refuse_cut_word), so `line 1` is the line `line 1`, not also `line 10` and `line 11`."""
     lines = norm.split("\n")
-    whole = [
-        (line_s, col_s, line_e, col_e)
-        for line_s, col_s, line_e, col_e in spans
-        if not _inside_word(lines[line_s - 1], col_s)
-        and not (col_e is not None and _inside_word(lines[line_e - 1], col_e))
-    ]
+    whole = [(s, c, e, d) for s, c, e, d in spans if not _cut_edge(lines[s - 1], c, lines[e - 1], d)]
     return whole or spans
+
+
+def _cut_edge(first, col_s, last, col_e):
+    """Which edge of a place (from column `col_s` of its first line `first` to column `col_e` of
+    its last line `last`; None or -1: the line's end) is inside a word: "start", "end" or None."""
+    if _inside_word(first, col_s):
+        return "start"
+    return "end" if col_e is not None and _inside_word(last, col_e) else None
 
 
 def _inside_word(text, at):
