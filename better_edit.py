@@ -20628,12 +20628,10 @@ def _command_parser(lang, tool, output=None, word=False):
     return parser
 
 
-# Options agents guess, and what the command has instead: the first of those it has is the hint.
+# Options agents guess that no argument of the server has under another name (_MEANT: `--new`,
+# `--find`, `--path`, `--line`), and what the command has instead: the first of those it has.
 _OPTION_GUESSES = {
-    "--new": ("--content",), "--text": ("--content",), "--new-text": ("--content",),
-    "--replacement": ("--content",), "--replace": ("--content",), "--with": ("--content",),
-    "--old-text": ("--old",), "--find": ("--old",), "--search": ("--old",), "--pattern": ("--old",),
-    "--match": ("--old",), "--path": ("--file",), "--line": ("--start N", "--after-line N"),
+    "--with": ("--content",), "--pattern": ("--old",), "--match": ("--old",),
     "--lines": ("--start N --end M",), "--range": ("--start N --end M",), "--at": ("--after-line N",),
     "--top": ("--after-line 0",), "--prepend": ("--after-line 0",), "--append": ("--after-line -1",),
     "--function": ("--target function:NAME", "--line N"), "--func": ("--target function:NAME", "--line N"),
@@ -20650,7 +20648,9 @@ def _option_near(word, options):
     name = word.split("=", 1)[0].replace("_", "-")
     if name in options and name != word:
         return name
-    for guess in _OPTION_GUESSES.get(name, ()):
+    said = name[2:].replace("-", "_")  # (the names other tools give our arguments, as options)
+    meant = ["--" + ours.replace("_", "-") for ours, theirs in _MEANT.items() if said in theirs]
+    for guess in meant + list(_OPTION_GUESSES.get(name, ())):
         if guess.split()[0] in options:
             return guess
     near = difflib.get_close_matches(name, [o for o in options if o.startswith("--")], 1, 0.75)
