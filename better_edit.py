@@ -8145,16 +8145,16 @@ def _block_header(text, language, lo, brace, start, may_widen=True):
     first = _comments_above(lines, originals, offsets, comments, i, lo, shared_first, language)
     first, head = lo + offsets[first], lo + offsets[i]
     if language in _HASH_DIRECTIVES:
-        first = _conditionals_whole(text, first, brace)
+        first = _conditionals_whole(text, first, brace, language)
         head = max(head, first)
     return first, masked[head - lo :], head
 
 
-def _conditionals_whole(text, first, brace):
+def _conditionals_whole(text, first, brace, language):
     """_unsplit_conditionals of a range starting at `first`; where it cuts, the preprocessor lines
     after the cut go too: the comment that vouched for them was above it."""
     cut = _unsplit_conditionals(text, first, brace)
-    return first if cut == first else _past_unvouched_directives(text, cut, brace)
+    return first if cut == first else _past_unvouched_directives(text, cut, brace, language)
 
 
 def _unsplit_conditionals(text, first, brace):
@@ -8175,14 +8175,14 @@ def _unsplit_conditionals(text, first, brace):
     return first if cut == first else min(brace, cut + 1)
 
 
-def _past_unvouched_directives(text, first, brace):
+def _past_unvouched_directives(text, first, brace, language):
     """The start of the first line at or after `first` that is no preprocessor line other than a
     conditional: the conditional cut above them was what stood between them and the comment that
     vouched for them (`/* util.h */`, `#ifndef UTIL_H`, `#define UTIL_H` above a function)."""
     while first < brace:
         end = text.find("\n", first, brace)
-        line = text[first : end if end >= 0 else brace].lstrip()
-        if end < 0 or not line.startswith("#") or _CONDITIONAL_LINE.match(line):
+        line = text[first : end if end >= 0 else brace]
+        if end < 0 or _directive_kind(line, language) in (None, "conditional"):
             return first
         first = end + 1
     return first
@@ -14469,15 +14469,16 @@ def _spans_as_written(string, language, name, astray):
         return sorted(spans + fields, key=lambda span: span.line if isinstance(span, _Astray) else span[0])
     if language == "ruby" and re.fullmatch(r"\w+#\w+[?!=]?", name):  # (`Cart#save`: an instance method)
         method = re.escape(name.split("#")[1])
+        lines = string.split("\n")
         spans = _function_spans(string, language, name.replace("#", "."), astray)
-        spans = [span for span in spans if not _in_singleton_class(string, span)]
+        spans = [span for span in spans if not _in_singleton_class(lines, span)]
         return _written_as(string, spans, rf"^\s*def\s+{method}(?![\w?!=])", rf"^\s*def\s+\w+\.{method}")
     return None
 
 
-def _in_singleton_class(string, span):
-    """Whether the Ruby definition `span` stands in a `class << self` block: a class method."""
-    lines = string.split("\n")
+def _in_singleton_class(lines, span):
+    """Whether the Ruby definition `span` (of the file's `lines`) stands in a `class << self`
+    block: a class method."""
     line = span.line if isinstance(span, _Astray) else span[0]
     text = lines[line - 1]
     indent = len(text) - len(text.lstrip())
@@ -15353,7 +15354,7 @@ def _refuse_body_only(opened, args, start, end):
     deeper than the function's definition line (the first line of its range that names it, not a
     comment): its body alone, which would delete that line (`def add(...)`, `function greet() {`
     and its `}` went, status ok)."""
-    target = _as_target("target", args["target"])
+    target = args["target"]  # (validated: {kind, value[, occurrence]})
     first = next((line for line in str(args.get("content") or "").split("\n") if line.strip()), None)
     if target["kind"] != "function" or first is None or start == end:
         return
